@@ -1,0 +1,29 @@
+module github.com/redschema/redschema/bench
+
+go 1.26.0
+
+replace github.com/redschema/redschema => ../
+
+require (
+	github.com/alexedwards/scs/goredisstore v0.0.0-20250212122300-421ef1d8611c
+	github.com/alexedwards/scs/v2 v2.9.0
+	github.com/bsm/redislock v0.9.4
+	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/hibiken/asynq v0.26.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
+	github.com/ulule/limiter/v3 v3.11.2
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/spf13/cast v1.10.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+	google.golang.org/protobuf v1.36.10 // indirect
+)

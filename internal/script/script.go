@@ -1,0 +1,55 @@
+// Package script runs the library's Lua scripts. Each package embeds its
+// *.lua files with //go:embed and wraps each in a Script.
+//
+// Run uses EVALSHA and falls back to EVAL when the server answers NOSCRIPT
+// (a restarted server, a new cluster master, a failover), so callers never
+// load scripts by hand. Inside a pipeline that fallback is impossible, so
+// pipelines use Eval, which sends the body, or call Load first and EvalSha.
+package script
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Script is one Lua script. It is safe for concurrent use.
+type Script struct {
+	s *redis.Script
+}
+
+// New wraps Lua source.
+func New(src string) *Script { return &Script{s: redis.NewScript(src)} }
+
+// Hash returns the script's SHA1, as EVALSHA takes it.
+func (s *Script) Hash() string { return s.s.Hash() }
+
+// Run executes the script: EVALSHA, then EVAL on NOSCRIPT. On a cluster
+// client it is routed by keys[0]; every key must hash to that slot.
+func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.s.Run(ctx, c, keys, args...)
+}
+
+// Eval sends the script body with EVAL. Use it inside pipelines, where Run's
+// NOSCRIPT fallback cannot happen.
+func (s *Script) Eval(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.s.Eval(ctx, c, keys, args...)
+}
+
+// EvalSha runs the script by hash only. Use it in pipelines after Load.
+func (s *Script) EvalSha(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.s.EvalSha(ctx, c, keys, args...)
+}
+
+// Load loads the script on every node that can run it: every master of a
+// cluster, every shard of a ring, or the one server.
+func (s *Script) Load(ctx context.Context, c redis.UniversalClient) error {
+	load := func(ctx context.Context, n *redis.Client) error { return s.s.Load(ctx, n).Err() }
+	switch cc := c.(type) {
+	case *redis.ClusterClient:
+		return cc.ForEachMaster(ctx, load)
+	case *redis.Ring:
+		return cc.ForEachShard(ctx, load)
+	}
+	return s.s.Load(ctx, c).Err()
+}

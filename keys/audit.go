@@ -1,0 +1,228 @@
+package keys
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AuditOptions tunes Registry.Audit. The zero value audits the empty
+// namespace with the defaults below.
+type AuditOptions struct {
+	// Namespace limits the scan to keys under its prefix.
+	Namespace Namespace
+	// Sample is how many keys per pattern get a MEMORY USAGE probe
+	// (default 16; negative disables the probe).
+	Sample int
+	// ScanCount is the COUNT hint per SCAN call (default 1000).
+	ScanCount int64
+	// KeepUnmatched is how many unmatched keys the report lists (default 20).
+	KeepUnmatched int
+}
+
+// PatternStats is what Audit found for one pattern.
+type PatternStats struct {
+	Template  *Template
+	Keys      int64 // keys that matched the template
+	NoTTL     int64 // of those, keys without a TTL although the pattern has one
+	WrongType int64 // of those, keys whose TYPE differs from the pattern's
+	Sampled   int64 // keys probed with MEMORY USAGE
+	Bytes     int64 // total MEMORY USAGE of the sampled keys
+}
+
+// AvgBytes is the mean memory of the sampled keys, or 0.
+func (s PatternStats) AvgBytes() int64 {
+	if s.Sampled == 0 {
+		return 0
+	}
+	return s.Bytes / s.Sampled
+}
+
+// AuditReport is the result of Registry.Audit.
+type AuditReport struct {
+	Scanned   int64          // keys scanned under the namespace
+	Patterns  []PatternStats // one per registered template, registry order
+	Unmatched int64          // keys no template matched
+	// UnmatchedKeys lists up to AuditOptions.KeepUnmatched of them.
+	UnmatchedKeys []string
+}
+
+// Problems lists what the audit found wrong: keys missing a TTL, keys of the
+// wrong type, keys that match no pattern. Empty means the keyspace conforms.
+func (r *AuditReport) Problems() []string {
+	var out []string
+	for _, s := range r.Patterns {
+		if s.NoTTL > 0 {
+			out = append(out, fmt.Sprintf("%d %q keys have no TTL", s.NoTTL, s.Template.String()))
+		}
+		if s.WrongType > 0 {
+			out = append(out, fmt.Sprintf("%d %q keys are not of type %s", s.WrongType, s.Template.String(), s.Template.p.Type))
+		}
+	}
+	if r.Unmatched > 0 {
+		out = append(out, fmt.Sprintf("%d keys match no pattern (e.g. %q)", r.Unmatched, r.UnmatchedKeys))
+	}
+	return out
+}
+
+// Markdown renders the report as a table: pattern, keys, without TTL, wrong
+// type, average bytes per key.
+func (r *AuditReport) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| Key pattern | Keys | No TTL | Wrong type | Avg bytes |\n|---|---|---|---|---|\n")
+	for _, s := range r.Patterns {
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d |\n", s.Template.String(), s.Keys, s.NoTTL, s.WrongType, s.AvgBytes())
+	}
+	fmt.Fprintf(&b, "| (unmatched) | %d | | | |\n", r.Unmatched)
+	return b.String()
+}
+
+// Audit scans the live keyspace under opt.Namespace (on a cluster, every
+// master; on a Ring, every shard) with SCAN, never KEYS, and reports per
+// pattern the key count, keys missing their TTL, keys of the wrong type and
+// a memory sample, plus the keys that match no pattern. It is an admin
+// operation: its cost grows with the keyspace.
+func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt AuditOptions) (*AuditReport, error) {
+	if opt.Sample == 0 {
+		opt.Sample = 16
+	}
+	if opt.ScanCount <= 0 {
+		opt.ScanCount = 1000
+	}
+	if opt.KeepUnmatched <= 0 {
+		opt.KeepUnmatched = 20
+	}
+	a := &auditor{reg: r, opt: opt, rep: &AuditReport{}, idx: map[*Template]int{}}
+	r.mu.RLock()
+	for i, t := range r.ordered {
+		a.idx[t] = i
+		a.rep.Patterns = append(a.rep.Patterns, PatternStats{Template: t})
+	}
+	r.mu.RUnlock()
+	if err := ForEachNode(ctx, c, a.scanNode); err != nil {
+		return nil, fmt.Errorf("keys: audit: %w", err)
+	}
+	return a.rep, nil
+}
+
+// ForEachNode calls fn once per node that holds keys: every master of a
+// *redis.ClusterClient, every shard of a *redis.Ring, or c itself. Admin
+// paths (audit, test clean-up) use it to SCAN a whole keyspace.
+func ForEachNode(ctx context.Context, c redis.UniversalClient, fn func(ctx context.Context, node redis.UniversalClient) error) error {
+	switch cc := c.(type) {
+	case *redis.ClusterClient:
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) })
+	case *redis.Ring:
+		return cc.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) })
+	}
+	return fn(ctx, c)
+}
+
+type auditor struct {
+	reg *Registry
+	opt AuditOptions
+	mu  sync.Mutex
+	rep *AuditReport
+	idx map[*Template]int
+}
+
+func (a *auditor) scanNode(ctx context.Context, node redis.UniversalClient) error {
+	var cursor uint64
+	for {
+		batch, next, err := node.Scan(ctx, cursor, a.opt.Namespace.Match(), a.opt.ScanCount).Result()
+		if err != nil {
+			return err
+		}
+		if err := a.inspect(ctx, node, batch); err != nil {
+			return err
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch []string) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	probes := make([]probe, len(batch))
+	pipe := node.Pipeline()
+	a.mu.Lock()
+	for i, k := range batch {
+		t, _, ok := a.reg.Match(a.opt.Namespace, k)
+		probes[i].t = t
+		if !ok {
+			continue
+		}
+		probes[i].typ = pipe.Type(ctx, k)
+		probes[i].pttl = pipe.PTTL(ctx, k)
+		st := &a.rep.Patterns[a.idx[t]]
+		if a.opt.Sample > 0 && st.Sampled < int64(a.opt.Sample) {
+			st.Sampled++ // reserve the slot; corrected below if the probe fails
+			probes[i].mem = pipe.MemoryUsage(ctx, k)
+		}
+	}
+	a.mu.Unlock()
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		// Per-command errors are read below; a MEMORY USAGE the server
+		// does not support only loses the memory sample.
+		if !anyTypeOK(probes) {
+			return err
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rep.Scanned += int64(len(batch))
+	for i, p := range probes {
+		if p.t == nil {
+			a.rep.Unmatched++
+			if len(a.rep.UnmatchedKeys) < a.opt.KeepUnmatched {
+				a.rep.UnmatchedKeys = append(a.rep.UnmatchedKeys, batch[i])
+			}
+			continue
+		}
+		if p.typ.Err() == redis.Nil || p.typ.Val() == "none" {
+			if p.mem != nil {
+				a.rep.Patterns[a.idx[p.t]].Sampled--
+			}
+			continue // expired between SCAN and TYPE
+		}
+		st := &a.rep.Patterns[a.idx[p.t]]
+		st.Keys++
+		if p.typ.Err() == nil && p.typ.Val() != string(p.t.p.Type) {
+			st.WrongType++
+		}
+		hasTTL := p.t.p.TTL > 0 || p.t.p.TTLNote != ""
+		if hasTTL && p.pttl.Err() == nil && p.pttl.Val() == -1 {
+			st.NoTTL++
+		}
+		if p.mem != nil {
+			if p.mem.Err() != nil {
+				st.Sampled--
+			} else {
+				st.Bytes += p.mem.Val()
+			}
+		}
+	}
+	return nil
+}
+
+type probe struct {
+	t    *Template
+	typ  *redis.StatusCmd
+	pttl *redis.DurationCmd
+	mem  *redis.IntCmd
+}
+
+func anyTypeOK(probes []probe) bool {
+	for _, p := range probes {
+		if p.typ != nil && p.typ.Err() == nil {
+			return true
+		}
+	}
+	return false
+}

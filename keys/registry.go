@@ -1,0 +1,208 @@
+package keys
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Registry holds the patterns of a keyspace. The zero Registry is empty and
+// ready to use; it is safe for concurrent use.
+//
+// Packages declare their patterns in the process-wide registry with Register
+// (the only init-time side effect in redschema); applications and tests may
+// build their own with NewRegistry.
+type Registry struct {
+	mu      sync.RWMutex
+	byText  map[string]*Template
+	ordered []*Template
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{} }
+
+var defaultRegistry Registry
+
+// Default returns the process-wide registry that Register fills.
+func Default() *Registry { return &defaultRegistry }
+
+// Register compiles p and adds it to the process-wide registry. It panics if
+// the pattern is malformed or its template is already registered, which is a
+// programming error caught by the owning package's tests, like
+// regexp.MustCompile. Use it in package-level var declarations.
+func Register(p Pattern) *Template { return defaultRegistry.MustRegister(p) }
+
+// Register compiles p and adds it to r. Registering a template twice is an
+// error wrapping ErrInvalidPattern.
+func (r *Registry) Register(p Pattern) (*Template, error) {
+	t, err := Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byText == nil {
+		r.byText = map[string]*Template{}
+	}
+	if _, dup := r.byText[p.Template]; dup {
+		return nil, fmt.Errorf("%w %q: registered twice", ErrInvalidPattern, p.Template)
+	}
+	r.byText[p.Template] = t
+	r.ordered = append(r.ordered, t)
+	sort.SliceStable(r.ordered, func(i, j int) bool {
+		a, b := r.ordered[i], r.ordered[j]
+		if a.specificity() != b.specificity() {
+			return a.specificity() > b.specificity()
+		}
+		return a.p.Template < b.p.Template
+	})
+	return t, nil
+}
+
+// MustRegister is Register that panics on error.
+func (r *Registry) MustRegister(p Pattern) *Template {
+	t, err := r.Register(p)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Lookup returns the template registered under text.
+func (r *Registry) Lookup(text string) (*Template, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.byText[text]
+	return t, ok
+}
+
+// Templates returns the registered templates sorted by owner, then template.
+func (r *Registry) Templates() []*Template {
+	r.mu.RLock()
+	out := append([]*Template(nil), r.ordered...)
+	r.mu.RUnlock()
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].p.Owner != out[j].p.Owner {
+			return out[i].p.Owner < out[j].p.Owner
+		}
+		return out[i].p.Template < out[j].p.Template
+	})
+	return out
+}
+
+// Owned returns the templates whose Owner is owner.
+func (r *Registry) Owned(owner string) []*Template {
+	var out []*Template
+	for _, t := range r.Templates() {
+		if t.p.Owner == owner {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Match finds the template that key was built from under ns and returns it
+// with the placeholder values. Templates with more literal segments are tried
+// first, so "sensor:motion:{location}" wins over "sensor:{type}:{location}".
+func (r *Registry) Match(ns Namespace, key string) (*Template, []string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.ordered {
+		if args, err := t.Parse(ns, key); err == nil {
+			return t, args, true
+		}
+	}
+	return nil, nil, false
+}
+
+// TableOptions selects what Markdown prints.
+type TableOptions struct {
+	// Namespace is applied to every template shown (its prefix and tag mode).
+	Namespace Namespace
+	// Owner keeps only one package's patterns when non-empty.
+	Owner string
+	// Layout adds a DB column when non-nil.
+	Layout Layout
+}
+
+// Markdown renders the registered patterns as a Markdown table in the style
+// of the seed documents: key pattern, type, TTL, owner, description.
+func (r *Registry) Markdown(opt TableOptions) string {
+	var b strings.Builder
+	b.WriteString("| Key pattern | Type | TTL | ")
+	if opt.Layout != nil {
+		b.WriteString("DB | ")
+	}
+	b.WriteString("Package | Description |\n|---|---|---|")
+	if opt.Layout != nil {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|\n")
+	for _, t := range r.Templates() {
+		if opt.Owner != "" && t.p.Owner != opt.Owner {
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | ", t.Display(opt.Namespace), strings.ToUpper(string(t.p.Type)), t.TTLText())
+		if opt.Layout != nil {
+			fmt.Fprintf(&b, "%d | ", opt.Layout.DB(t.p.Area))
+		}
+		fmt.Fprintf(&b, "%s | %s |\n", t.p.Owner, mdCell(t.p.Purpose))
+	}
+	return b.String()
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// Display renders the template as a key under ns with placeholders shown by
+// name and the hash tag marked as Key would write it:
+// "ha:session:index:{{user_id}}" with tags, "ha:session:index:{user_id}"
+// without.
+func (t *Template) Display(ns Namespace) string {
+	var b strings.Builder
+	b.WriteString(ns.Prefix)
+	for i, s := range t.segs {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		switch {
+		case s.param < 0:
+			b.WriteString(s.lit)
+		case s.tag && !ns.NoHashTags:
+			b.WriteString("{{" + s.name + "}}")
+		default:
+			b.WriteString("{" + s.name + "}")
+		}
+	}
+	return b.String()
+}
+
+// TTLText describes the pattern's lifetime for tables: "1h", "60s (window
+// duration)", "none (bounded: one key per job)".
+func (t *Template) TTLText() string {
+	p := t.p
+	switch {
+	case p.TTL > 0 && p.TTLNote != "":
+		return fmtDuration(p.TTL) + " (" + mdCell(p.TTLNote) + ")"
+	case p.TTL > 0:
+		return fmtDuration(p.TTL)
+	case p.TTLNote != "":
+		return mdCell(p.TTLNote)
+	}
+	return "none (" + mdCell(p.Persistent) + ")"
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}

@@ -1,0 +1,142 @@
+package keys
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxSegmentLen is the longest value, in bytes before encoding, accepted for
+// one placeholder. Longer identifiers should be hashed by the caller.
+const MaxSegmentLen = 1024
+
+const hexDigits = "0123456789ABCDEF"
+
+// escaped reports whether byte b is percent-encoded inside a segment.
+//
+// Everything the seed documents put in IDs (letters, digits, "-_.@/", space,
+// and any non-ASCII UTF-8) passes through unchanged. Escaped are: the
+// separator ':', the escape '%' itself, the hash-tag braces '{' '}', the
+// SCAN glob characters '*?[]\', and ASCII control bytes.
+func escaped(b byte) bool {
+	switch b {
+	case ':', '%', '{', '}', '*', '?', '[', ']', '\\':
+		return true
+	}
+	return b < 0x20 || b == 0x7f
+}
+
+// Escape returns the encoded form of one segment value. Escape is injective:
+// different values give different results, and the result never contains
+// ':', '{', '}' or a glob character. It does not validate; see Template.Key.
+func Escape(v string) string {
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if escaped(v[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return v
+	}
+	var b strings.Builder
+	b.Grow(len(v) + 2*n)
+	appendEscaped(&b, v)
+	return b.String()
+}
+
+func appendEscaped(b *strings.Builder, v string) {
+	start := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !escaped(c) {
+			continue
+		}
+		b.WriteString(v[start:i])
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+		start = i + 1
+	}
+	b.WriteString(v[start:])
+}
+
+func escapedLen(v string) int {
+	n := len(v)
+	for i := 0; i < len(v); i++ {
+		if escaped(v[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// Unescape reverses Escape. It fails on a malformed escape, on an escape of a
+// byte Escape would not have escaped, or on a raw byte Escape would have
+// escaped, so that every key has exactly one decoding.
+func Unescape(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		for i := 0; i < len(s); i++ {
+			if escaped(s[i]) {
+				return "", errBadEscape(s)
+			}
+		}
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			if escaped(c) {
+				return "", errBadEscape(s)
+			}
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", errBadEscape(s)
+		}
+		hi, lo := unhex(s[i+1]), unhex(s[i+2])
+		if hi < 0 || lo < 0 {
+			return "", errBadEscape(s)
+		}
+		d := byte(hi<<4 | lo)
+		if !escaped(d) {
+			return "", errBadEscape(s)
+		}
+		b.WriteByte(d)
+		i += 2
+	}
+	return b.String(), nil
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+type escapeError struct{ s string }
+
+func (e *escapeError) Error() string { return "keys: bad escape in segment " + strconv.Quote(e.s) }
+func (e *escapeError) Unwrap() error { return ErrNoMatch }
+
+func errBadEscape(s string) error { return &escapeError{s} }
+
+// checkSegment returns why v cannot be a segment value, or "".
+func checkSegment(v string) string {
+	switch {
+	case v == "":
+		return "empty"
+	case len(v) > MaxSegmentLen:
+		return "longer than " + strconv.Itoa(MaxSegmentLen) + " bytes"
+	case !utf8.ValidString(v):
+		return "not valid UTF-8"
+	}
+	return ""
+}
