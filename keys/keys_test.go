@@ -158,6 +158,8 @@ func TestParseRejectsForeignKeys(t *testing.T) {
 		"app:session:user:{u}:s:x",  // too many
 		"app:session:users:{u}:s",   // wrong literal
 		"app:session:user:u:s",      // tag missing
+		"app:session:user:u}:s",     // half a tag
+		"app:session:user:{u:s",     // half a tag
 		"app:session:user:{u%zz}:s", // bad escape
 		"app:session:user:{}:s",     // empty
 	} {

@@ -212,11 +212,10 @@ func (t *Template) Parse(ns Namespace, key string) ([]string, error) {
 			continue
 		}
 		if s.tag && !ns.NoHashTags {
-			inner, ok := strings.CutPrefix(part, "{")
-			if inner, ok = strings.CutSuffix(inner, "}"); !ok {
+			if len(part) < 2 || part[0] != '{' || part[len(part)-1] != '}' {
 				return nil, fmt.Errorf("%w: %q lacks the hash tag of %q", ErrNoMatch, key, t.p.Template)
 			}
-			part = inner
+			part = part[1 : len(part)-1]
 		}
 		v, err := Unescape(part)
 		if err != nil {

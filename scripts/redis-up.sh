@@ -52,17 +52,17 @@ if cluster_ok; then
 	exit 0
 fi
 
+# Not ok: a fresh machine, or nodes left half-formed by an earlier run.
+# The ports 7001-7003 are reserved for this cluster: rebuild it from scratch.
 for p in "${ports[@]}"; do
-	if ! answers "$p"; then
-		rm -f "$dir/$p/nodes.conf"
-		start "$p" --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout 5000
+	if answers "$p"; then
+		redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true
+		for _ in $(seq 1 50); do answers "$p" || break; sleep 0.1; done
 	fi
+	rm -rf "${dir:?}/$p"
+	start "$p" --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout 5000
 done
-
-# A node that answers but holds no slots and knows no peers is fresh: create.
-if redis-cli -p "${ports[0]}" cluster info | grep -q 'cluster_slots_assigned:0'; then
-	redis-cli --cluster create 127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003 --cluster-replicas 0 --cluster-yes >/dev/null
-fi
+redis-cli --cluster create 127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003 --cluster-replicas 0 --cluster-yes >/dev/null
 
 for _ in $(seq 1 100); do
 	if cluster_ok; then

@@ -1,0 +1,59 @@
+package script_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/script"
+)
+
+const incrBy = `-- KEYS[1] counter; ARGV[1] increment, ARGV[2] ttl ms; returns the new value
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n`
+
+func TestRunFallsBackToEval(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	// A script body unique to this test, so it is surely not cached.
+	s := script.New(incrBy + "\n-- " + e.NS.Prefix)
+	k := e.NS.Prefix + "{c}"
+	exists, err := e.Client.ScriptExists(ctx, s.Hash()).Result()
+	require.NoError(t, err)
+	require.False(t, exists[0])
+	n, err := s.Run(ctx, e.Client, []string{k}, 2, 60000).Int64()
+	require.NoError(t, err, "NOSCRIPT fell back to EVAL")
+	assert.EqualValues(t, 2, n)
+	n, err = s.Run(ctx, e.Client, []string{k}, 3, 60000).Int64()
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, n)
+}
+
+func TestLoadThenPipelineEvalSha(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	s := script.New(incrBy + "\n-- load " + e.NS.Prefix)
+	require.NoError(t, s.Load(ctx, e.Client), "loaded on every master")
+	pipe := e.Client.Pipeline()
+	var cmds []*redis.Cmd
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} { // spread over slots
+		k := e.NS.Prefix + "{" + id + "}"
+		cmds = append(cmds, s.EvalSha(ctx, pipe, []string{k}, 1, 60000))
+		cmds = append(cmds, s.Eval(ctx, pipe, []string{k}, 1, 60000))
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	for i, c := range cmds {
+		n, err := c.Int64()
+		require.NoError(t, err)
+		assert.EqualValues(t, i%2+1, n)
+	}
+	ttl, err := e.Client.PTTL(ctx, e.NS.Prefix+"{a}").Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 50*time.Second)
+}

@@ -1,0 +1,78 @@
+package keys_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+func Example() {
+	reg := keys.NewRegistry()
+	sessions := reg.MustRegister(keys.Pattern{
+		Template: "session:user:{user_id}:{session_id}",
+		Type:     keys.Hash,
+		TTL:      time.Hour,
+		Tag:      "user_id",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "one login session",
+	})
+	index := reg.MustRegister(keys.Pattern{
+		Template: "session:index:{user_id}",
+		Type:     keys.Set,
+		TTLNote:  "outlives the user's last session",
+		Tag:      "user_id",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "session IDs of a user",
+	})
+	ns := keys.Namespace{Prefix: "ha:"}
+
+	k1, _ := sessions.Key(ns, "42", "s1")
+	k2, _ := index.Key(ns, "42")
+	fmt.Println(k1, k2, keys.SameSlot(k1, k2))
+
+	// A ':' in an ID is escaped: it cannot pose as a separator.
+	k3, _ := sessions.Key(ns, "42:s1", "x")
+	fmt.Println(k3)
+	args, _ := sessions.Parse(ns, k3)
+	fmt.Printf("%q\n", args)
+
+	_, err := sessions.Key(ns, "", "s1")
+	fmt.Println(errors.Is(err, keys.ErrInvalidKey), err)
+
+	fmt.Print(reg.Markdown(keys.TableOptions{Namespace: ns, Layout: keys.SeedLayout()}))
+	// Output:
+	// ha:session:user:{42}:s1 ha:session:index:{42} true
+	// ha:session:user:{42%3As1}:x
+	// ["42:s1" "x"]
+	// true keys: invalid key for "session:user:{user_id}:{session_id}": segment {user_id} is empty
+	// | Key pattern | Type | TTL | DB | Package | Description |
+	// |---|---|---|---|---|---|
+	// | `ha:session:index:{{user_id}}` | SET | outlives the user's last session | 0 | session | session IDs of a user |
+	// | `ha:session:user:{{user_id}}:{session_id}` | HASH | 1h | 0 | session | one login session |
+}
+
+func ExampleNamespace_noHashTags() {
+	presence, _ := keys.Compile(keys.Pattern{Template: "presence:{user_id}", Tag: "user_id", Type: keys.String, TTL: time.Minute, Owner: "presence"})
+	seed, _ := presence.Key(keys.Namespace{NoHashTags: true}, "12345")
+	tagged, _ := presence.Key(keys.Namespace{}, "12345")
+	fmt.Println(seed, tagged)
+	// Output: presence:12345 presence:{12345}
+}
+
+func ExampleTemplate_Match() {
+	meta, _ := keys.Compile(keys.Pattern{Template: "meta:{sensor_type}:{location}", Tag: "location", Type: keys.Hash, TTL: 24 * time.Hour, Owner: "sensor"})
+	fmt.Println(meta.Match(keys.Namespace{}, map[string]string{"location": "kitchen"}))
+	// Output: meta:*:{kitchen}
+}
+
+func ExampleSlot() {
+	fmt.Println(keys.Slot("presence:{12345}") == keys.Slot("connections:{12345}"))
+	fmt.Println(keys.Slot("foo"))
+	// Output:
+	// true
+	// 12182
+}
