@@ -206,3 +206,56 @@ func fmtDuration(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// Overlap is a pair of templates that can produce the same key.
+type Overlap struct{ A, B *Template }
+
+// Overlaps returns every pair of registered templates that can build the
+// same key under ns: same number of segments, and at each position equal
+// literals, or a placeholder that can spell the other side. A tagged
+// placeholder renders with braces, which no literal and no untagged value
+// contains, so with tags on it only overlaps another tagged placeholder.
+// Within one template Key is injective; Overlaps extends the guarantee to
+// the whole registry. Some overlaps are deliberate (a named default such as
+// "lock:file:{file_id}" is an alias of "lock:{resource_type}:{resource_id}");
+// the schema test lists those.
+func (r *Registry) Overlaps(ns Namespace) []Overlap {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []Overlap
+	for i, a := range r.ordered {
+		for _, b := range r.ordered[i+1:] {
+			if canCollide(a, b, ns) {
+				out = append(out, Overlap{a, b})
+			}
+		}
+	}
+	return out
+}
+
+func canCollide(a, b *Template, ns Namespace) bool {
+	if len(a.segs) != len(b.segs) {
+		return false
+	}
+	for k := range a.segs {
+		sa, sb := a.segs[k], b.segs[k]
+		ta, tb := sa.tag && !ns.NoHashTags, sb.tag && !ns.NoHashTags
+		switch {
+		case sa.param < 0 && sb.param < 0:
+			if sa.lit != sb.lit {
+				return false
+			}
+		case sa.param < 0:
+			if tb {
+				return false
+			}
+		case sb.param < 0:
+			if ta {
+				return false
+			}
+		case ta != tb:
+			return false
+		}
+	}
+	return true
+}

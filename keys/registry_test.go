@@ -207,3 +207,38 @@ func TestSlotMatchesServer(t *testing.T) {
 		}
 	}
 }
+
+func TestOverlaps(t *testing.T) {
+	r := keys.NewRegistry()
+	p := func(tmpl, tag string) keys.Pattern {
+		return keys.Pattern{Template: tmpl, Tag: tag, Type: keys.String, TTL: time.Second, Owner: "t"}
+	}
+	for _, pt := range []keys.Pattern{
+		p("lock:{type}:{id}", "id"),
+		p("lock:file:{file_id}", "file_id"),        // alias of the above
+		p("lock:queue:{type}:{id}", "id"),          // 4 segments
+		p("lock:{type}:{id}:fence", "id"),          // collides with the queue when tags are off
+		p("typing:{conv}:{user}", "conv"),          // 3 segments
+		p("typing:throttle:{conv}:{user}", "conv"), // 4 segments
+		p("x:{a}", ""),
+		p("x:y", ""), // the value "y" spells it
+	} {
+		r.MustRegister(pt)
+	}
+	names := func(ov []keys.Overlap) []string {
+		var out []string
+		for _, o := range ov {
+			out = append(out, o.A.String()+" ~ "+o.B.String())
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []string{
+		"lock:file:{file_id} ~ lock:{type}:{id}",
+		"x:y ~ x:{a}",
+	}, names(r.Overlaps(keys.Namespace{})))
+	assert.ElementsMatch(t, []string{
+		"lock:file:{file_id} ~ lock:{type}:{id}",
+		"lock:queue:{type}:{id} ~ lock:{type}:{id}:fence",
+		"x:y ~ x:{a}",
+	}, names(r.Overlaps(keys.Namespace{NoHashTags: true})))
+}
