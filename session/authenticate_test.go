@@ -1,0 +1,77 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/keys"
+)
+
+func TestAuthenticate(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	users, err := NewUsers(e.Client, WithNamespace(e.NS))
+	require.NoError(t, err)
+	sess, _ := mustCreate(t, e, s, "u1")
+	key := sessKey(t, e, "u1", sess.ID)
+
+	_, _, err = s.Authenticate(ctx, users, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrNotFound, "no user record")
+	_, _, err = s.Authenticate(ctx, nil, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrInvalidInput)
+
+	_, err = users.Login(ctx, "u1", LoginInfo{DeviceID: "d", Anonymous: true})
+	require.NoError(t, err)
+	require.NoError(t, e.Client.PExpire(ctx, key, time.Minute).Err())
+	got, usr, err := s.Authenticate(ctx, users, "u1", sess.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sess.ID, got.ID)
+	assert.Equal(t, StatusAnonymous, usr.Status)
+	assert.False(t, usr.CanWrite())
+	assert.True(t, pttl(t, e, key) > 59*time.Minute, "slid")
+
+	require.NoError(t, users.Block(ctx, "u1"))
+	require.NoError(t, e.Client.PExpire(ctx, key, time.Minute).Err())
+	_, _, err = s.Authenticate(ctx, users, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrBlocked)
+	assert.True(t, pttl(t, e, key) <= time.Minute, "a blocked user's session is not slid")
+
+	_, err = s.Revoke(ctx, "u1", sess.ID)
+	require.NoError(t, err)
+	_, _, err = s.Authenticate(ctx, users, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrNotFound)
+
+	ukey, _ := userKey.Key(e.NS, "u1")
+	require.NoError(t, e.Client.HSet(ctx, ukey, "status", "weird").Err())
+	sess, _ = mustCreate(t, e, s, "u1")
+	_, _, err = s.Authenticate(ctx, users, "u1", sess.ID)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+}
+
+func TestAuthenticateWithoutHashTags(t *testing.T) {
+	e, _ := newStore(t)
+	if e.Backend == "cluster" {
+		t.Skip("untagged keys are for standalone servers")
+	}
+	ctx := e.Ctx()
+	ns := e.NS
+	ns.NoHashTags = true
+	s, err := New(e.Client, WithNamespace(ns))
+	require.NoError(t, err)
+	users, err := NewUsers(e.Client, WithNamespace(ns))
+	require.NoError(t, err)
+	sess, _, err := s.Create(ctx, Info{UserID: "42"})
+	require.NoError(t, err)
+	_, err = users.Login(ctx, "42", LoginInfo{DeviceID: "d"})
+	require.NoError(t, err)
+	got, usr, err := s.Authenticate(ctx, users, "42", sess.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sess.ID, got.ID)
+	assert.True(t, usr.CanWrite())
+	for _, k := range e.Keys() {
+		assert.NotContains(t, k, "{", "seed-exact keys: %s", k)
+	}
+}

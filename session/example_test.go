@@ -1,0 +1,150 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/session"
+)
+
+func Example() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, err := session.New(rdb) // seed defaults: 1h sliding, 24h cap
+	if err != nil {
+		panic(err)
+	}
+	sess, refresh, err := store.Create(ctx, session.Info{UserID: "42", Email: "admin@zentoria.local"})
+	if err != nil {
+		panic(err)
+	}
+	got, err := store.Get(ctx, "42", sess.ID) // slides the idle timeout
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("email:", got.Email)
+	fmt.Println("idle timeout left:", rdb.PTTL(ctx, "session:user:{42}:"+sess.ID).Val().Round(time.Minute))
+
+	next, err := store.RotateRefresh(ctx, "42", sess.ID, refresh)
+	fmt.Println("rotated:", err == nil, next != refresh)
+	_, err = store.RotateRefresh(ctx, "42", sess.ID, refresh) // the old one again
+	fmt.Println("reuse:", errors.Is(err, session.ErrTokenReused))
+	_, err = store.Get(ctx, "42", sess.ID)
+	fmt.Println("after reuse:", errors.Is(err, session.ErrNotFound))
+	// Output:
+	// email: admin@zentoria.local
+	// idle timeout left: 1h0m0s
+	// rotated: true true
+	// reuse: true
+	// after reuse: true
+}
+
+func ExampleStore_RevokeOthers() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, _ := session.New(rdb, session.WithMaxSessions(3))
+	var ids []string
+	for i := 0; i < 4; i++ { // the fourth evicts the least recently active
+		s, _, _ := store.Create(ctx, session.Info{UserID: "42"})
+		ids = append(ids, s.ID)
+	}
+	list, _ := store.List(ctx, "42")
+	fmt.Println("live sessions:", len(list))
+
+	n, _ := store.RevokeOthers(ctx, "42", ids[3]) // "log out other devices"
+	fmt.Println("revoked:", n)
+	list, _ = store.List(ctx, "42")
+	fmt.Println("kept the current one:", len(list) == 1 && list[0].ID == ids[3])
+	// Output:
+	// live sessions: 3
+	// revoked: 2
+	// kept the current one: true
+}
+
+func ExampleStore_RevokeToken() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, _ := session.New(rdb)
+	written, _ := store.RevokeToken(ctx, "jti-1", time.Now().Add(15*time.Minute))
+	revoked, _ := store.IsRevoked(ctx, "jti-1")
+	fmt.Println("written:", written, "revoked:", revoked)
+	written, _ = store.RevokeToken(ctx, "jti-2", time.Now().Add(-time.Minute))
+	fmt.Println("expired token written:", written)
+	// Output:
+	// written: true revoked: true
+	// expired token written: false
+}
+
+func ExampleUsers() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	users, _ := session.NewUsers(rdb, session.WithNamespace(keysHA))
+	_, _ = users.Login(ctx, "123", session.LoginInfo{DeviceID: "iPhone_12_ABC123", Anonymous: true})
+	u, _ := users.Validate(ctx, "123") // one round trip: status, last_seen, TTL
+	fmt.Println(u.Status, "can write:", u.CanWrite())
+
+	_ = users.Block(ctx, "123")
+	_, err := users.Validate(ctx, "123")
+	fmt.Println("blocked:", errors.Is(err, session.ErrBlocked))
+	_ = users.Unblock(ctx, "123")
+	u, _ = users.Validate(ctx, "123")
+	fmt.Println("unblocked:", u.Status)
+	fmt.Println(rdb.HGet(ctx, "ha:user:{123}", "device_id").Val())
+	// Output:
+	// anonymous can write: false
+	// blocked: true
+	// unblocked: anonymous
+	// iPhone_12_ABC123
+}
+
+func ExampleStore_Middleware() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+
+	store, _ := session.New(rdb)
+	h := store.Middleware(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "hello", session.FromContext(r.Context()).Email)
+	}))
+	sess, _, _ := store.Create(context.Background(), session.Info{UserID: "42", Email: "a@example.com"})
+
+	r := httptest.NewRequest("GET", "/", nil)
+	r.AddCookie(store.Cookie("", sess))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Print(w.Code, " ", w.Body.String())
+
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	fmt.Println(w.Code)
+	// Output:
+	// 200 hello a@example.com
+	// 401
+}
+
+var keysHA = keys.Namespace{Prefix: "ha:"}

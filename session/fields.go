@@ -1,0 +1,69 @@
+package session
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Limits on what a session stores, checked before anything is written.
+const (
+	// MaxFieldLen is the longest value, in bytes, of any session field.
+	MaxFieldLen = 4096
+	// MaxExtraFields is the most caller-defined fields a session holds.
+	MaxExtraFields = 32
+	// MaxFieldNameLen is the longest caller-defined field name, in bytes.
+	MaxFieldNameLen = 64
+)
+
+// Hash field names. The first eight are seed 001's; absolute_expiry and
+// refresh_token_used are this package's.
+const (
+	fUserID       = "user_id"
+	fEmail        = "email"
+	fCreatedAt    = "created_at"
+	fLastActivity = "last_activity"
+	fIPAddress    = "ip_address"
+	fUserAgent    = "user_agent"
+	fDevice       = "device_fingerprint"
+	fRefreshHash  = "refresh_token_hash"
+	fAbsoluteExp  = "absolute_expiry"
+	fRefreshUsed  = "refresh_token_used"
+)
+
+// reserved are the field names that extras may not use.
+var reserved = map[string]bool{
+	fUserID: true, fEmail: true, fCreatedAt: true, fLastActivity: true,
+	fIPAddress: true, fUserAgent: true, fDevice: true, fRefreshHash: true,
+	fAbsoluteExp: true, fRefreshUsed: true,
+}
+
+// updatable are the seed fields that Update may change.
+var updatable = map[string]bool{fEmail: true, fIPAddress: true, fUserAgent: true, fDevice: true}
+
+func invalid(op, format string, a ...any) error {
+	return fmt.Errorf("session: %s: %w: %s", op, ErrInvalidInput, fmt.Sprintf(format, a...))
+}
+
+func checkValue(op, name, v string) error {
+	if len(v) > MaxFieldLen {
+		return invalid(op, "field %q is %d bytes, more than %d", name, len(v), MaxFieldLen)
+	}
+	if !utf8.ValidString(v) {
+		return invalid(op, "field %q is not valid UTF-8", name)
+	}
+	return nil
+}
+
+func checkExtraName(op, name string) error {
+	switch {
+	case name == "":
+		return invalid(op, "empty extra field name")
+	case len(name) > MaxFieldNameLen:
+		return invalid(op, "extra field name %.16q... is longer than %d bytes", name, MaxFieldNameLen)
+	case !utf8.ValidString(name):
+		return invalid(op, "extra field name %q is not valid UTF-8", name)
+	case reserved[name]:
+		return invalid(op, "extra field name %q is reserved", name)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRevokeNeverUndoneByConcurrentGetUpdate: 100 goroutines Get and
+// Update a session while it is revoked. No call that starts after Revoke
+// returned succeeds, and nothing is left in Redis: no HSET wrote to the
+// deleted hash.
+func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
+	for _, how := range []string{"Revoke", "RevokeAll", "RevokeOthers", "Rotate reuse"} {
+		t.Run(how, func(t *testing.T) {
+			e, s := newStore(t)
+			ctx := e.Ctx()
+			sess, tok := mustCreate(t, e, s, "u1")
+			keep, _ := mustCreate(t, e, s, "u1")
+			var revoked atomic.Bool
+			var late, ok atomic.Int64
+			var wg sync.WaitGroup
+			workers, rounds := 100, 30
+			if !e.Real() {
+				rounds = 8 // gopher-lua under -race is slow; the real servers run the full size
+			}
+			start := make(chan struct{})
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					<-start
+					for i := 0; i < rounds; i++ {
+						after := revoked.Load()
+						var err error
+						if (w+i)%2 == 0 {
+							_, err = s.Get(ctx, "u1", sess.ID)
+						} else {
+							err = s.Update(ctx, "u1", sess.ID, Changes{Set: map[string]string{"w": fmt.Sprint(w)}})
+						}
+						switch {
+						case err == nil && after:
+							late.Add(1)
+						case err == nil:
+							ok.Add(1)
+						case !errors.Is(err, ErrNotFound):
+							t.Errorf("worker %d: %v", w, err)
+							return
+						}
+					}
+				}(w)
+			}
+			close(start)
+			time.Sleep(5 * time.Millisecond)
+			var err error
+			switch how {
+			case "Revoke":
+				_, err = s.Revoke(ctx, "u1", sess.ID)
+			case "RevokeAll":
+				_, err = s.RevokeAll(ctx, "u1")
+			case "RevokeOthers":
+				_, err = s.RevokeOthers(ctx, "u1", keep.ID)
+			case "Rotate reuse":
+				if _, err = s.RotateRefresh(ctx, "u1", sess.ID, tok); err == nil {
+					_, err = s.RotateRefresh(ctx, "u1", sess.ID, tok)
+					if errors.Is(err, ErrTokenReused) {
+						err = nil
+					}
+				}
+			}
+			require.NoError(t, err)
+			revoked.Store(true)
+			wg.Wait()
+			assert.Zero(t, late.Load(), "calls after the revoke succeeded")
+			t.Logf("%d calls succeeded before the revoke", ok.Load())
+			// The hash is gone, or (RevokeAll/Others) unreachable and then
+			// deleted by the next Get that names it.
+			_, err = s.Get(ctx, "u1", sess.ID)
+			require.ErrorIs(t, err, ErrNotFound)
+			n, err := e.Client.Exists(ctx, sessKey(t, e, "u1", sess.ID)).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "the revoked hash was brought back")
+			e.RequireTTLs(nil)
+		})
+	}
+}
+
+// TestExpiryNeverUndoneByConcurrentGet: goroutines keep using a session
+// across its absolute expiry; no call sent after it succeeds, and the hash
+// is gone at the end. The server runs on this machine, so TIME and
+// time.Now share a clock (20 ms margin).
+func TestExpiryNeverUndoneByConcurrentGet(t *testing.T) {
+	e, s := newStore(t, WithIdleTimeout(300*time.Millisecond), WithMaxLifetime(300*time.Millisecond))
+	if !e.Real() {
+		t.Skip("needs the real clock to move while goroutines run; covered by TestSlidingAndAbsoluteExpiry on miniredis")
+	}
+	ctx := e.Ctx()
+	sess, _ := mustCreate(t, e, s, "u1")
+	var late atomic.Int64
+	var wg sync.WaitGroup
+	deadline := sess.AbsoluteExpiry
+	for w := 0; w < 50; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline.Add(200 * time.Millisecond)) {
+				started := time.Now() // same clock as the server's TIME
+				var err error
+				if w%2 == 0 {
+					_, err = s.Get(ctx, "u1", sess.ID)
+				} else {
+					err = s.Update(ctx, "u1", sess.ID, Changes{Set: map[string]string{"w": "x"}})
+				}
+				if err == nil && started.After(deadline.Add(20*time.Millisecond)) {
+					late.Add(1)
+				}
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	assert.Zero(t, late.Load(), "a call succeeded after the absolute expiry")
+	assert.Empty(t, e.Keys(), "nothing brought back")
+}
+
+// TestFaultsReturnErrors: a stalled or cut connection gives errors, never
+// a panic or a partial write.
+func TestFaultsReturnErrors(t *testing.T) {
+	e := newEnvOnly(t)
+	c, p := e.ProxyClient(&redis.Options{MaxRetries: -1, ContextTimeoutEnabled: true})
+	s, err := New(c, WithNamespace(e.NS))
+	require.NoError(t, err)
+	u, err := NewUsers(c, WithNamespace(e.NS))
+	require.NoError(t, err)
+	ctx := e.Ctx()
+	sess, tok, err := s.Create(ctx, Info{UserID: "u1"})
+	require.NoError(t, err)
+
+	p.Stall()
+	sctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	_, err = s.Get(sctx, "u1", sess.ID)
+	cancel()
+	require.Error(t, err, "a stalled server is an error")
+	p.Resume()
+
+	p.CutNow()
+	for i := 0; i < 3; i++ {
+		p.CutAfter(10)
+		_, _, _ = s.Create(ctx, Info{UserID: "u1"})
+		_, _ = s.Get(ctx, "u1", sess.ID)
+		_, _ = s.RotateRefresh(ctx, "u1", sess.ID, tok)
+		_, _ = u.Validate(ctx, "u1")
+		_, _ = s.List(ctx, "u1")
+	}
+	p.CutAfter(-1)
+	// The store still works and the session is intact or cleanly gone.
+	_, err = s.Get(ctx, "u1", sess.ID)
+	if err != nil {
+		require.ErrorIs(t, err, ErrNotFound)
+	}
+	e.RequireTTLs(nil)
+}
