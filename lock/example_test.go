@@ -1,0 +1,171 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/lock"
+)
+
+func connect() (*redis.Client, func()) {
+	m, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	return rdb, func() { _ = rdb.Close(); m.Close() }
+}
+
+func Example() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	locks, err := lock.New(rdb, lock.WithOwner("worker-1"))
+	if err != nil {
+		panic(err)
+	}
+	l, err := locks.TryAcquire(ctx, lock.File, "report.pdf", locks.DefaultTTL(lock.File))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("key:", l.Key())
+	fmt.Println("fence issued:", l.Fence() > 0)
+
+	_, err = locks.TryAcquire(ctx, lock.File, "report.pdf", time.Second)
+	fmt.Println("second holder:", errors.Is(err, lock.ErrNotObtained))
+
+	if err := l.Release(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("release again:", errors.Is(l.Release(ctx), lock.ErrNotHeld))
+	// Output:
+	// key: lock:file:{report.pdf}
+	// fence issued: true
+	// second holder: true
+	// release again: true
+}
+
+func ExampleClient_Acquire_retry() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	held, _ := locks.TryAcquire(ctx, lock.Workflow, "wf-7", 5*time.Second)
+
+	// Wait at most 50ms, trying every 10ms.
+	wait, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err := locks.Acquire(wait, lock.Workflow, "wf-7", 5*time.Second, lock.WithRetry(lock.LinearBackoff(10*time.Millisecond)))
+	fmt.Println("not obtained:", errors.Is(err, lock.ErrNotObtained))
+	fmt.Println("deadline:", errors.Is(err, context.DeadlineExceeded))
+
+	_ = held.Release(ctx)
+	l, err := locks.Acquire(ctx, lock.Workflow, "wf-7", 5*time.Second)
+	fmt.Println("after release:", err == nil, l.Fence() > held.Fence())
+	// Output:
+	// not obtained: true
+	// deadline: true
+	// after release: true true
+}
+
+func ExampleLock_Context_watchdog() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	l, err := locks.TryAcquire(ctx, "index", "rebuild", 500*time.Millisecond, lock.WithWatchdog(50*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	time.Sleep(700 * time.Millisecond) // longer than the TTL: the watchdog refreshes
+	fmt.Println("still held:", l.Context().Err() == nil)
+
+	rdb.Del(ctx, l.Key()) // someone breaks the lock
+	<-l.Context().Done()  // the watchdog notices within one period
+	fmt.Println("lost:", errors.Is(context.Cause(l.Context()), lock.ErrLockLost))
+	// Output:
+	// still held: true
+	// lost: true
+}
+
+func ExampleClient_Interval() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	job, err := locks.Interval("unread-reminder", 2*time.Hour)
+	if err != nil {
+		panic(err)
+	}
+	for instance := 1; instance <= 3; instance++ {
+		ran, err := job.Do(ctx, func(context.Context) error { return nil })
+		fmt.Printf("instance %d ran: %v %v\n", instance, ran, err)
+	}
+	last, _ := job.LastRun(ctx)
+	fmt.Println("last run recorded:", !last.IsZero())
+	// Output:
+	// instance 1 ran: true <nil>
+	// instance 2 ran: false <nil>
+	// instance 3 ran: false <nil>
+	// last run recorded: true
+}
+
+func ExampleClient_Semaphore() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	gpus, err := locks.Semaphore("gpu", "node-1", 2)
+	if err != nil {
+		panic(err)
+	}
+	a, _ := gpus.TryAcquire(ctx, 30*time.Second)
+	b, _ := gpus.TryAcquire(ctx, 30*time.Second)
+	_, err = gpus.TryAcquire(ctx, 30*time.Second)
+	fmt.Println("third permit:", errors.Is(err, lock.ErrNotObtained))
+	n, _ := gpus.Held(ctx)
+	fmt.Println("held:", n)
+	_ = a.Release(ctx)
+	_ = b.Release(ctx)
+	// Output:
+	// third permit: true
+	// held: 2
+}
+
+func ExampleFair() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	held, _ := locks.TryAcquire(ctx, "printer", "p1", 5*time.Second)
+	got := make(chan int, 2)
+	for i := 1; i <= 2; i++ {
+		go func() {
+			l, err := locks.Acquire(ctx, "printer", "p1", 5*time.Second, lock.Fair(time.Second))
+			if err != nil {
+				panic(err)
+			}
+			got <- i
+			_ = l.Release(ctx)
+		}()
+		// Wait until waiter i has joined seed 001's queue list.
+		for rdb.LLen(ctx, "lock:queue:printer:{p1}").Val() < int64(i) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	_ = held.Release(ctx)
+	fmt.Println("served:", <-got, <-got)
+	// Output:
+	// served: 1 2
+}

@@ -1,0 +1,62 @@
+-- fair_acquire: take the lease lock in arrival order, queueing the caller.
+-- KEYS[1] lock key          lock:{resource_type}:{resource_id}
+-- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
+-- KEYS[3] queue             lock:queue:{resource_type}:{resource_id}   (list of owner IDs)
+-- KEYS[4] waiter deadlines  lock:waiters:{resource_type}:{resource_id} (zset owner ID -> ms)
+-- ARGV[1] owner ID (no ':')
+-- ARGV[2] lease, ms
+-- ARGV[3] fence key TTL, ms
+-- ARGV[4] how long the caller keeps its place without asking again, ms
+-- ARGV[5] "1" to join the queue when the lock is not granted, "0" not to
+-- Returns {1, fence token} when acquired, {0, remaining lease ms or 0} when
+-- not, {-1, 0} when the fence key holds anything but a decimal of at most 16 digits.
+local t = redis.call('TIME')
+local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nowms = math.floor(nowus / 1000)
+-- Waiters that stopped asking lose their place.
+local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowms)
+for _, w in ipairs(dead) do
+  redis.call('LREM', KEYS[3], 1, w)
+end
+if #dead > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowms)
+end
+local head = redis.call('LINDEX', KEYS[3], 0)
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 and ((not head) or head == ARGV[1]) then
+  local tok = nowus
+  local last = redis.call('GET', KEYS[2])
+  if last then
+    if #last > 16 or not string.match(last, '^%d+$') then
+      return {-1, 0}
+    end
+    last = tonumber(last)
+    if last + 1 > tok then
+      tok = last + 1
+    end
+  end
+  if head then
+    redis.call('LPOP', KEYS[3])
+    redis.call('ZREM', KEYS[4], ARGV[1])
+  end
+  redis.call('SET', KEYS[2], string.format('%.0f', tok), 'PX', ARGV[3])
+  redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', nowms) .. ':' .. ARGV[2], 'PX', ARGV[2])
+  return {1, tok}
+end
+if ARGV[5] == '1' then
+  local deadline = nowms + tonumber(ARGV[4])
+  if redis.call('ZADD', KEYS[4], string.format('%.0f', deadline), ARGV[1]) == 1 then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  end
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  local keep = tonumber(last[2]) - nowms
+  if keep < 1 then
+    keep = 1
+  end
+  redis.call('PEXPIRE', KEYS[3], string.format('%.0f', keep))
+  redis.call('PEXPIRE', KEYS[4], string.format('%.0f', keep))
+end
+if pttl < 0 then
+  pttl = 0
+end
+return {0, pttl}

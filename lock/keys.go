@@ -1,0 +1,111 @@
+package lock
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Resource types with a registered default TTL (seed 001 §9, "Common Lock
+// Resources"). Pass them as the resourceType of Acquire and get their TTL
+// from Client.DefaultTTL.
+const (
+	File        = "file"         // file processing, 60s
+	Workflow    = "workflow"     // workflow execution, 300s
+	UserSession = "user-session" // session creation for a user, 5s
+	Cache       = "cache"        // cache invalidation ("invalidate"), 10s
+)
+
+// StandardTTL is the lease used for resource types without a registered
+// default (seed 001: "Lock duration (default 30s)").
+const StandardTTL = 30 * time.Second
+
+// DefaultMaxTTL is the longest lease a Client grants unless WithMaxTTL says
+// otherwise (seed 001 §11: locks, max TTL 300s).
+const DefaultMaxTTL = 300 * time.Second
+
+// DefaultFenceTTL is how long a resource's fence counter outlives its last
+// acquisition unless WithFenceTTL says otherwise.
+const DefaultFenceTTL = time.Hour
+
+var (
+	lockKey = keys.Register(keys.Pattern{
+		Template: "lock:{resource_type}:{resource_id}",
+		Type:     keys.String,
+		TTL:      StandardTTL,
+		TTLNote:  "lease duration, at most 300s",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}",
+		Seed:     "001 §9",
+	})
+	fenceKey = keys.Register(keys.Pattern{
+		Template: "lock:fence:{resource_type}:{resource_id}",
+		Type:     keys.String,
+		TTL:      DefaultFenceTTL,
+		TTLNote:  "refreshed by every acquisition",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "last fencing token issued for the resource (decimal)",
+	})
+	queueKey = keys.Register(keys.Pattern{
+		Template: "lock:queue:{resource_type}:{resource_id}",
+		Type:     keys.List,
+		TTLNote:  "latest waiter deadline",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "fair lock: waiter owner IDs in arrival order",
+		Seed:     "001 §9",
+	})
+	waitersKey = keys.Register(keys.Pattern{
+		Template: "lock:waiters:{resource_type}:{resource_id}",
+		Type:     keys.ZSet,
+		TTLNote:  "latest waiter deadline",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue",
+	})
+	semKey = keys.Register(keys.Pattern{
+		Template: "lock:sem:{resource_type}:{resource_id}",
+		Type:     keys.ZSet,
+		TTL:      DefaultMaxTTL,
+		TTLNote:  "latest permit expiry",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "semaphore: permit owner ID -> expiry (Unix ms)",
+	})
+	cronKey = keys.Register(keys.Pattern{
+		Template:   "cron:last-run:{job_name}",
+		Type:       keys.String,
+		Persistent: "bounded: one key per cron job",
+		Tag:        "job_name",
+		Owner:      "lock",
+		Area:       keys.Locks,
+		Purpose:    "interval guard: start of the job's last run, Unix ms as a decimal string",
+		Seed:       "004 §3",
+	})
+)
+
+// The seed's common lock resources, registered as specialisations of
+// lock:{resource_type}:{resource_id}: the same keys, with their own default
+// TTL. The registry's table and audit name them; Client.DefaultTTL reads
+// their TTL.
+var resourceDefaults = map[string]*keys.Template{
+	File: keys.Register(keys.Pattern{Template: "lock:file:{file_id}", Type: keys.String, TTL: 60 * time.Second,
+		TTLNote: "default; callers may pick any lease up to the max", Tag: "file_id", Owner: "lock", Area: keys.Locks,
+		Purpose: "file processing lock (resource type \"file\")", Seed: "001 §9"}),
+	Workflow: keys.Register(keys.Pattern{Template: "lock:workflow:{workflow_id}", Type: keys.String, TTL: 300 * time.Second,
+		TTLNote: "default; callers may pick any lease up to the max", Tag: "workflow_id", Owner: "lock", Area: keys.Locks,
+		Purpose: "workflow execution lock (resource type \"workflow\")", Seed: "001 §9"}),
+	UserSession: keys.Register(keys.Pattern{Template: "lock:user-session:{user_id}", Type: keys.String, TTL: 5 * time.Second,
+		TTLNote: "default; callers may pick any lease up to the max", Tag: "user_id", Owner: "lock", Area: keys.Locks,
+		Purpose: "session creation lock (resource type \"user-session\"; seed: lock:user:{user_id}:session)", Seed: "001 §9"}),
+	Cache: keys.Register(keys.Pattern{Template: "lock:cache:{operation}", Type: keys.String, TTL: 10 * time.Second,
+		TTLNote: "default; callers may pick any lease up to the max", Tag: "operation", Owner: "lock", Area: keys.Locks,
+		Purpose: "cache lock (resource type \"cache\"; seed: lock:cache:invalidate)", Seed: "001 §9"}),
+}

@@ -1,0 +1,66 @@
+package lock
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// RetryStrategy says how long Acquire waits before its next attempt.
+// Implementations must be safe for concurrent use; the ones in this package
+// are stateless values.
+type RetryStrategy interface {
+	// Backoff returns the wait before attempt number attempt+1, given that
+	// attempts 0..attempt failed, or a negative duration to stop trying.
+	Backoff(attempt int) time.Duration
+}
+
+type noRetry struct{}
+
+func (noRetry) Backoff(int) time.Duration { return -1 }
+
+// NoRetry makes Acquire try once, like TryAcquire.
+func NoRetry() RetryStrategy { return noRetry{} }
+
+type linear time.Duration
+
+func (l linear) Backoff(int) time.Duration { return time.Duration(l) }
+
+// LinearBackoff retries every d until the context is done. A d below 1ms
+// is raised to 1ms.
+func LinearBackoff(d time.Duration) RetryStrategy { return linear(max(d, time.Millisecond)) }
+
+type exponential struct{ lo, hi time.Duration }
+
+func (e exponential) Backoff(attempt int) time.Duration {
+	d := e.hi
+	if attempt < 30 {
+		d = min(e.lo<<attempt, e.hi)
+	}
+	// Equal jitter: half fixed, half random, so waiters spread out but
+	// never spin.
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)+1))
+}
+
+// ExponentialBackoff retries after waits that double from lo up to hi, each
+// with random jitter over its upper half, until the context is done. Values
+// below 1ms are raised to 1ms; hi below lo is raised to lo.
+func ExponentialBackoff(lo, hi time.Duration) RetryStrategy {
+	lo = max(lo, time.Millisecond)
+	return exponential{lo: lo, hi: max(hi, lo)}
+}
+
+type limited struct {
+	s RetryStrategy
+	n int
+}
+
+func (l limited) Backoff(attempt int) time.Duration {
+	if attempt >= l.n {
+		return -1
+	}
+	return l.s.Backoff(attempt)
+}
+
+// LimitRetry stops s after n retries (n+1 attempts in all).
+func LimitRetry(s RetryStrategy, n int) RetryStrategy { return limited{s: s, n: n} }
