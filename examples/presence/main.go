@@ -1,0 +1,191 @@
+// Command presence simulates a few devices: they connect, heartbeat, one
+// drops without saying goodbye and is pruned, a user types in a
+// conversation, statuses change, and everyone leaves. Presence events are
+// printed as another app instance would receive them.
+//
+//	go run ./examples/presence                 # embedded Redis
+//	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/presence
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// quick is seed 002's layout with lifetimes short enough to watch: a
+// connection is stale after 1.5 s without a heartbeat (seed 002: 60 s).
+var quick = presence.Profile{
+	Format:         presence.Format002,
+	TTL:            1500 * time.Millisecond,
+	Heartbeat:      500 * time.Millisecond,
+	Retention:      10 * time.Second,
+	TypingTTL:      3 * time.Second,
+	TypingThrottle: 2 * time.Second,
+}
+
+func run() error {
+	ctx := context.Background()
+	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	tr, err := presence.New(rdb, presence.WithProfile(quick), presence.WithNamespace(keys.Namespace{Prefix: "demo:"}))
+	if err != nil {
+		return err
+	}
+
+	// Another app instance would run this loop and push diffs to its
+	// websocket clients.
+	sub, err := tr.Subscribe(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				return // closed
+			}
+			fmt.Printf("  event: %s %s -> %s\n", ev.UserID, ev.Previous, ev.Status)
+		}
+	}()
+	defer func() { _ = sub.Close(); wg.Wait() }()
+
+	ua := "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)"
+	devices := []struct {
+		user string
+		conn presence.Conn
+	}{
+		{"alice", presence.Conn{ID: "conn_web", Metadata: presence.Metadata{Device: "web", UserAgent: ua, IP: "192.168.1.1", SocketID: "socket_a1"}}},
+		{"alice", presence.Conn{ID: "conn_phone", Metadata: presence.Metadata{Device: "mobile", SocketID: "socket_a2"}}},
+		{"bob", presence.Conn{ID: "conn_desk", Metadata: presence.Metadata{Device: "desktop", SocketID: "socket_b1"}}},
+		{"carol", presence.Conn{ID: "conn_web", Metadata: presence.Metadata{Device: "web"}, Status: presence.Invisible}},
+	}
+	fmt.Println("connecting 4 devices")
+	for _, d := range devices {
+		if _, err := tr.Connect(ctx, d.user, d.conn); err != nil {
+			return err
+		}
+	}
+	pause()
+	if err := show(ctx, tr); err != nil {
+		return err
+	}
+
+	fmt.Println("heartbeating for 2 s; alice's phone went into a tunnel and stays silent")
+	for i := 0; i < 4; i++ {
+		time.Sleep(quick.Heartbeat)
+		for _, d := range devices {
+			if d.conn.ID == "conn_phone" {
+				continue
+			}
+			if _, err := tr.Heartbeat(ctx, d.user, d.conn.ID); err != nil {
+				return err
+			}
+		}
+	}
+	p, err := tr.Get(ctx, "alice")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  alice's live connections after pruning: %d (device shown: %s)\n", p.Connections, p.Device)
+	if _, err := tr.Heartbeat(ctx, "alice", "conn_phone"); errors.Is(err, presence.ErrUnknownConnection) {
+		fmt.Println("alice's phone is back: its heartbeat is refused (pruned), so it connects again")
+		if _, err := tr.Connect(ctx, "alice", devices[1].conn); err != nil {
+			return err
+		}
+	}
+	if _, err := tr.SetStatus(ctx, "bob", presence.Busy); err != nil {
+		return err
+	}
+	pause()
+	if err := show(ctx, tr); err != nil {
+		return err
+	}
+
+	fmt.Println("typing in conversation conv-456")
+	for _, u := range []string{"bob", "bob", "alice"} {
+		ok, err := tr.StartTyping(ctx, "conv-456", u, strings.ToUpper(u[:1])+u[1:])
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  StartTyping(%s): written=%v\n", u, ok)
+	}
+	typers, err := tr.Typers(ctx, "conv-456")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, ty := range typers {
+		names = append(names, ty.Username)
+	}
+	sort.Strings(names)
+	fmt.Printf("  typing now: %s\n", strings.Join(names, ", "))
+	if _, err := tr.StopTyping(ctx, "conv-456", "bob"); err != nil {
+		return err
+	}
+	typers, err = tr.Typers(ctx, "conv-456")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  after bob stops: %d typing\n", len(typers))
+
+	fmt.Println("everyone disconnects")
+	for _, d := range devices {
+		r, err := tr.Disconnect(ctx, d.user, d.conn.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %s %s: %d left, went offline=%v\n", d.user, d.conn.ID, r.Connections, r.Changed)
+	}
+	pause()
+	return show(ctx, tr)
+}
+
+// pause lets the event printer catch up so the output reads in order.
+func pause() { time.Sleep(100 * time.Millisecond) }
+
+func show(ctx context.Context, tr *presence.Tracker) error {
+	users := []string{"alice", "bob", "carol"}
+	ps, err := tr.GetMany(ctx, users)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		pub := p.Public()
+		seen := "never"
+		if !p.LastSeen.IsZero() {
+			seen = "just now"
+		}
+		fmt.Printf("  %-5s system: %-9s others see: %-7s connections: %d  last seen: %s\n", p.UserID, p.Status, pub.Status, p.Connections, seen)
+	}
+	online, err := tr.OnlineNow(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Strings(online)
+	fmt.Printf("  online list: [%s]\n", strings.Join(online, " "))
+	return nil
+}

@@ -1,0 +1,120 @@
+// Package presence tracks multi-device online status, heartbeats, last seen,
+// custom statuses and typing indicators in Redis, on the layouts of seed 002
+// (presence service), seed 004 §1-2 (chat presence and typing) and seed 000
+// §5 (admin availability).
+//
+// A Tracker is built with New(client, opts...) and is safe for concurrent
+// use. Every operation is one round trip: Connect, Heartbeat, Disconnect,
+// SetStatus, SetActivity, Connections, StartTyping, StopTyping and Typers
+// are each one Lua script whose keys share one hash tag (one cluster slot);
+// SetAdminStatus and AdminStatus are one command; Get, GetMany, Online,
+// OnlineNow and OnlineCount are one pipeline (split per node on a cluster,
+// never a cross-slot command).
+// Time decisions (staleness, expiry, throttle) use the server's TIME inside
+// the scripts, so app clocks never disagree. All trackers writing one
+// namespace must use the same Profile.
+//
+// A typical server calls Connect when a socket opens, Heartbeat every
+// Profile.Heartbeat, Disconnect when it closes, and runs a Subscription to
+// push Event values (presence diffs) to its own clients. Get, GetMany and
+// Online answer "is this user online" (for the system: Invisible counts as
+// online; Presence.Public gives what others may see); OnlineNow and
+// OnlineCount list everyone visible; Connections lists a user's devices.
+//
+// # Keys
+//
+// | Key pattern | Type | TTL | Purpose |
+// |---|---|---|---|
+// | `presence:{{user_id}}` | STRING | 60s online + 600s offline (seed 002); 300s, deleted offline (seed 004) | presence JSON |
+// | `connections:{{user_id}}` | HASH | 60s after the freshest connection's lastSeen | connection ID -> connection JSON |
+// | `presence:online:{{slot}}` | ZSET | latest member's expiry + retention (60s + 600s) | online index shard of one cluster slot |
+// | `admin:{{admin_id}}:presence` | STRING | 30m | admin availability (seed 000 §5) |
+// | `typing:{{conversation_id}}:{user_id}` | STRING | 3s | typing JSON (seed 004 §2) |
+// | `typers:{{conversation_id}}` | ZSET | 3s after the latest StartTyping | typing values by expiry |
+// | `typing:throttle:{{conversation_id}}:{user_id}` | STRING | 2s | typing throttle marker |
+//
+// The `{{x}}` marks the hash tag: `presence:{{user_id}}` is written
+// `presence:{42}`. With keys.Namespace.NoHashTags the keys are
+// byte-identical to the seeds'. Events are published on the pub/sub channel
+// `presence:events` (after the namespace prefix, see Tracker.Channel;
+// channels are not keys and hold no memory). On a cluster the scripts'
+// PUBLISH reaches subscribers on every node.
+//
+// # Values
+//
+// With the Seed002 profile (the default) the presence key holds
+// {"status","lastSeen","activeConnections","metadata":{"device","lastActivity"}}
+// and each connection {"connectedAt","lastSeen","metadata":{"device",
+// "userAgent","ip","socketId"}}, times in Unix milliseconds, field names as
+// seed 002 writes them, key order as its examples, empty fields omitted.
+// With Seed004 the presence key holds {"userId","status","lastSeen"} as seed
+// 004 writes it. Status is "online", "away", "busy", "invisible" or
+// "offline"; seed 002 readers that test status == "online" &&
+// activeConnections > 0 see away, busy and invisible users as not online.
+//
+// # What changed from the seeds, and why
+//
+//   - Stale connections: seed 002 relies on the hash TTL, which a user's
+//     other devices keep refreshing, so a dead tab stays "connected"
+//     forever. Every script prunes connections whose lastSeen (server time)
+//     is a TTL old before it counts them; activeConnections is always the
+//     live count, and a user whose last live connection goes stale is turned
+//     offline by the next operation on them (or expires with the key).
+//   - Atomicity: seed 002 runs HSET/EXPIRE/SETEX and HDEL/HLEN as separate
+//     commands, so concurrent connect and disconnect can leave a user online
+//     with no connection or offline with one. Here each operation is one
+//     script over the user's keys.
+//   - Seed 004 deletes the presence key on any disconnect, so closing one
+//     of two tabs shows the user offline. The Seed004 profile writes the
+//     seed's presence JSON but counts devices in the connections hash like
+//     seed 002, and deletes the key only when the last one goes.
+//   - Offline retention: seed 002 keeps "last seen" 600 s after going
+//     offline; Disconnect of the last connection writes status "offline" with
+//     a PX of the profile's Retention. Seed 004 deletes the key (Retention 0).
+//     A user whose devices all die silently (no Disconnect and no later
+//     operation) has the key expire at the online TTL as in the seeds (so
+//     seed readers see them offline on time); Get and GetMany then still
+//     report their last seen for the retention, from the online index whose
+//     members are kept that long (not for Invisible users, nor
+//     WithoutOnlineIndex). No event is published for such a silent expiry:
+//     nothing runs in Redis when a key expires.
+//   - Duplicated metadata: seed 002 copies the userAgent into the presence
+//     key; here it lives only in the connection that has it, and the
+//     presence metadata keeps the device (of the freshest connection) and
+//     lastActivity, only when set.
+//   - Heartbeat of an unknown connection returns ErrUnknownConnection and
+//     writes nothing for it (it has no metadata to re-register); the client
+//     calls Connect again.
+//   - Online lists: seed 002 checks a caller's list with MGET (cross-slot on
+//     a cluster); GetMany and Online pipeline GETs. A list of everyone online uses an
+//     index instead of KEYS/SCAN: one sorted set per cluster slot
+//     (`presence:online:{tag}` where the tag is chosen to hash to that slot),
+//     member user ID, score the presence expiry in ms. Because the shard is
+//     in the user's slot, the same script updates it: it is exact, never
+//     lagging Get. Members past expiry + retention are pruned on every write
+//     to the shard and a shard expires with its latest member, so it is
+//     bounded by the users of that slot online within the last TTL +
+//     retention (readers skip members past their expiry). The cost moves to the
+//     reader: OnlineNow reads all 16384 shards in one pipeline. Invisible
+//     users are not indexed. The index costs memory (bench/results/presence.md:
+//     about 27 B per online user at a million users, more per user when few
+//     users share a slot); WithoutOnlineIndex turns it off.
+//   - Typing: seed 004 throttles in process memory (broken with several app
+//     instances) and lists typers with KEYS. Here the throttle is a SET NX PX
+//     in the same script as the write, and each conversation has a sorted
+//     set of its typing values scored by expiry, so Typers is one read-only
+//     script.
+//   - Admin status (seed 000) stays a plain string with its 30 min TTL; it
+//     takes online, away, busy or offline, not invisible.
+//   - Bounds: at most WithMaxConnections live connections per user (32;
+//     Connect beyond gives ErrTooManyConnections), metadata at most
+//     WithMaxMetadata bytes (1024), IDs at most keys.MaxSegmentLen bytes,
+//     connection IDs and usernames at most 256 bytes.
+//
+// # Errors
+//
+// Bad input returns an error wrapping keys.ErrInvalidKey, ErrInvalidInput or
+// ErrInvalidStatus before anything is written. Data in Redis that does not
+// decode returns an error matching keys.ErrCorrupt that names the key.
+// redis.Nil never escapes: a missing key is an Offline user.
+package presence

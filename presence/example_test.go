@@ -1,0 +1,129 @@
+package presence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/presence"
+)
+
+func Example() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	tr, err := presence.New(rdb) // seed 002 profile: 60 s TTL, 600 s retention
+	if err != nil {
+		panic(err)
+	}
+	r, _ := tr.Connect(ctx, "12345", presence.Conn{ID: "conn_123", Metadata: presence.Metadata{Device: "web"}})
+	fmt.Println("came online:", r.Changed, "connections:", r.Connections)
+	r, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_456", Metadata: presence.Metadata{Device: "mobile"}})
+	fmt.Println("came online:", r.Changed, "connections:", r.Connections)
+
+	r, _ = tr.Disconnect(ctx, "12345", "conn_123")
+	fmt.Println("went offline:", r.Changed, "left:", r.Connections)
+	r, _ = tr.Disconnect(ctx, "12345", "conn_456")
+	fmt.Println("went offline:", r.Changed, "left:", r.Connections)
+
+	p, _ := tr.Get(ctx, "12345")
+	fmt.Println(p.Status, "last seen known:", !p.LastSeen.IsZero())
+	// Output:
+	// came online: true connections: 1
+	// came online: false connections: 2
+	// went offline: false left: 1
+	// went offline: true left: 0
+	// offline last seen known: true
+}
+
+func ExampleTracker_Heartbeat_unknownConnection() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb)
+
+	// A heartbeat for a connection the tracker does not know (pruned after
+	// missing heartbeats, or never connected) asks the client to connect.
+	_, err := tr.Heartbeat(ctx, "12345", "conn_999")
+	if errors.Is(err, presence.ErrUnknownConnection) {
+		_, err = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_999"})
+	}
+	fmt.Println(err)
+	// Output:
+	// <nil>
+}
+
+func ExampleTracker_SetStatus_invisible() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb)
+
+	_, _ = tr.Connect(ctx, "ann", presence.Conn{ID: "c1"})
+	_, _ = tr.SetStatus(ctx, "ann", presence.Invisible)
+	p, _ := tr.Get(ctx, "ann")
+	fmt.Println("system sees:", p.Status, p.Online())
+	fmt.Println("others see:", p.Public().Status)
+	listed, _ := tr.OnlineNow(ctx)
+	fmt.Println("listed online:", len(listed))
+	// Output:
+	// system sees: invisible true
+	// others see: offline
+	// listed online: 0
+}
+
+func ExampleTracker_StartTyping() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb, presence.WithProfile(presence.Seed004))
+
+	ok, _ := tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	fmt.Println("written:", ok)
+	ok, _ = tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	fmt.Println("written:", ok, "(throttled: one write per 2 s)")
+	typers, _ := tr.Typers(ctx, "conv-456")
+	for _, ty := range typers {
+		fmt.Println(ty.Username, "is typing")
+	}
+	// Output:
+	// written: true
+	// written: false (throttled: one write per 2 s)
+	// john_doe is typing
+}
+
+func ExampleSubscription_Next() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb)
+
+	sub, err := tr.Subscribe(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer sub.Close()
+	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_123"})
+	_, _ = tr.SetStatus(ctx, "12345", presence.Away)
+	for i := 0; i < 2; i++ {
+		ev, _ := sub.Next(ctx)
+		fmt.Printf("%s: %s -> %s\n", ev.UserID, ev.Previous, ev.Status)
+	}
+	// Output:
+	// 12345: offline -> online
+	// 12345: online -> away
+}

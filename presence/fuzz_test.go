@@ -1,0 +1,44 @@
+package presence
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// FuzzDecoders feeds arbitrary bytes to every decoder of stored data: each
+// returns a value or an error matching keys.ErrCorrupt that names the key,
+// and never panics.
+func FuzzDecoders(f *testing.F) {
+	for _, s := range []string{
+		`{"status":"online","lastSeen":1698000000000,"activeConnections":2,"metadata":{"device":"web","lastActivity":"active"}}`,
+		`{"userId":"user-123","status":"online","lastSeen":1704067200000}`,
+		`{"connectedAt":1698000000000,"lastSeen":1698000000000,"metadata":{"device":"web"}}`,
+		`{"userId":"user-123","username":"john_doe","timestamp":1704067200000}`,
+		`{"userId":"u","status":"away","previous":"online","at":1}`,
+		`{"status":null}`, `[]`, `"x"`, ``, `{"lastSeen":1e400}`,
+	} {
+		f.Add(s)
+	}
+	t := &Tracker{}
+	f.Fuzz(func(tt *testing.T, s string) {
+		check := func(err error) {
+			if err != nil && (!errors.Is(err, keys.ErrCorrupt) || !strings.Contains(err.Error(), "KEY")) {
+				tt.Fatalf("error %v does not match ErrCorrupt with the key", err)
+			}
+		}
+		p, err := t.decode("KEY", "u", []byte(s))
+		check(err)
+		if err == nil && !p.Status.valid() {
+			tt.Fatalf("decoded an invalid status %q", p.Status)
+		}
+		_, err = decodeTyper("KEY", s)
+		check(err)
+		_, err = decodeEvent("KEY", s)
+		check(err)
+		_, err = decodeConn("KEY", "c", s)
+		check(err)
+	})
+}

@@ -1,0 +1,113 @@
+package presence_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
+)
+
+func TestTyping(t *testing.T) {
+	e := harness.New(t)
+	tr := newTracker(t, e, presence.WithProfile(short)) // typing 900 ms, throttle 600 ms
+	ctx := e.Ctx()
+	ok, err := tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	require.NoError(t, err)
+	assert.False(t, ok, "throttled")
+	ok, err = tr.StartTyping(ctx, "conv-456", "user-7", `ann "the" \ one`)
+	require.NoError(t, err)
+	assert.True(t, ok, "the throttle is per user")
+
+	raw, err := e.Client.Get(ctx, key(t, e, "typing:{conversation_id}:{user_id}", "conv-456", "user-123")).Result()
+	require.NoError(t, err)
+	assert.Equal(t, `{"userId":"user-123","username":"john_doe","timestamp":N}`, msRe.ReplaceAllString(raw, "N"))
+
+	ty, err := tr.Typers(ctx, "conv-456")
+	require.NoError(t, err)
+	require.Len(t, ty, 2)
+	names := map[string]string{ty[0].UserID: ty[0].Username, ty[1].UserID: ty[1].Username}
+	assert.Equal(t, map[string]string{"user-123": "john_doe", "user-7": `ann "the" \ one`}, names)
+	assert.WithinDuration(t, e.Now(), ty[0].At, 2*time.Second)
+
+	ok, err = tr.StopTyping(ctx, "conv-456", "user-7")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = tr.StopTyping(ctx, "conv-456", "user-7")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	ty, err = tr.Typers(ctx, "conv-456")
+	require.NoError(t, err)
+	require.Len(t, ty, 1)
+	assert.Equal(t, "user-123", ty[0].UserID)
+
+	e.Advance(650 * time.Millisecond) // throttle over, indicator still alive
+	ok, err = tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	require.NoError(t, err)
+	assert.True(t, ok, "throttle released")
+	ty, err = tr.Typers(ctx, "conv-456")
+	require.NoError(t, err)
+	assert.Len(t, ty, 1, "a refresh replaces the user's entry")
+
+	e.Advance(950 * time.Millisecond) // indicator expired
+	ty, err = tr.Typers(ctx, "conv-456")
+	require.NoError(t, err)
+	assert.Empty(t, ty)
+	assert.Empty(t, e.Keys(), "typing keys all expire")
+
+	ty, err = tr.Typers(ctx, "other")
+	require.NoError(t, err)
+	assert.Empty(t, ty)
+}
+
+func TestTypingSeedThrottle(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(4 * time.Second)
+	tr := newTracker(t, e) // seed 004: 3 s TTL, 2 s throttle
+	ctx := e.Ctx()
+	ok, _ := tr.StartTyping(ctx, "c", "u", "n")
+	assert.True(t, ok)
+	e.Advance(1900 * time.Millisecond)
+	ok, _ = tr.StartTyping(ctx, "c", "u", "n")
+	assert.False(t, ok, "within 2 s")
+	e.Advance(200 * time.Millisecond)
+	ok, _ = tr.StartTyping(ctx, "c", "u", "n")
+	assert.True(t, ok, "after 2 s")
+	e.Advance(2900 * time.Millisecond)
+	ty, _ := tr.Typers(ctx, "c")
+	assert.Len(t, ty, 1, "3 s TTL from the last accepted write")
+	e.Advance(200 * time.Millisecond)
+	ty, _ = tr.Typers(ctx, "c")
+	assert.Empty(t, ty)
+}
+
+func TestTypingBadInput(t *testing.T) {
+	e := harness.New(t)
+	tr := newTracker(t, e)
+	ctx := e.Ctx()
+	_, err := tr.StartTyping(ctx, "", "u", "n")
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	_, err = tr.StartTyping(ctx, "c", "", "n")
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	_, err = tr.StartTyping(ctx, "c", "u", string(make([]byte, presence.MaxUsernameLen+1)))
+	assert.ErrorIs(t, err, presence.ErrInvalidInput)
+	_, err = tr.StopTyping(ctx, "c", "")
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	_, err = tr.Typers(ctx, "")
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	assert.Empty(t, e.Keys())
+
+	k := key(t, e, "typers:{conversation_id}", "c")
+	require.NoError(t, e.Client.ZAdd(ctx, k, redisZ(float64(e.Now().Add(time.Minute).UnixMilli()), "garbage")).Err())
+	require.NoError(t, e.Client.Expire(ctx, k, time.Minute).Err())
+	_, err = tr.Typers(ctx, "c")
+	assert.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Contains(t, err.Error(), k)
+}
