@@ -95,8 +95,7 @@ func TestRequireTTLs(t *testing.T) {
 	e.RequireTTLs(func(k string) bool { return strings.HasSuffix(k, "without") })
 
 	ft := &fakeT{TB: t}
-	inner := *e
-	inner.T = ft
+	inner := &harness.Env{T: ft, Client: e.Client, NS: e.NS, Backend: e.Backend}
 	inner.RequireTTLs(nil)
 	assert.Contains(t, ft.errs, `key "`+e.NS.Prefix+`without" has no TTL`)
 }
