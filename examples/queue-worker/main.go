@@ -1,0 +1,153 @@
+// Command queue-worker runs seed 001's n8n execution queue: a producer
+// enqueues executions at three priorities, a pool of workers runs them,
+// one workflow keeps failing and is retried with backoff into the
+// dead-letter list, and every completion is announced on the
+// pubsub:workflow:completed channel. It prints what happened and exits 0.
+//
+//	go run ./examples/queue-worker                 # embedded Redis
+//	REDIS_URL=redis://127.0.0.1:6379/2 go run ./examples/queue-worker
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/pubsub"
+	"github.com/redschema/redschema/queue"
+)
+
+// Execution is the payload of a job, seed 001's item fields.
+type Execution struct {
+	WorkflowID  string         `json:"workflow_id"`
+	TriggerType string         `json:"trigger_type"`
+	TriggerData map[string]any `json:"trigger_data"`
+}
+
+// Completed is the payload of pubsub:workflow:completed.
+type Completed struct {
+	ExecutionID string `json:"execution_id"`
+	Status      string `json:"status"`
+}
+
+var completed = pubsub.MustTopic[Completed]("workflow", "completed")
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
+	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A namespace of its own, so a run against a shared server touches
+	// nothing else.
+	ns := keys.Namespace{Prefix: fmt.Sprintf("demo-%d:", time.Now().UnixNano())}
+	q, err := queue.New[Execution](rdb, "n8n",
+		queue.WithNamespace(ns),
+		queue.WithMaxRetries(2),
+		queue.WithBackoff(queue.ExponentialBackoff(50*time.Millisecond, time.Second)),
+		queue.WithErrorHandler(func(err error) { log.Println("worker:", err) }),
+	)
+	if err != nil {
+		return err
+	}
+	bus, err := pubsub.New(rdb, pubsub.WithNamespace(ns), pubsub.WithSource("queue-worker"))
+	if err != nil {
+		return err
+	}
+	subCtx, stopSub := context.WithCancel(ctx)
+	defer stopSub()
+	events, err := pubsub.Subscribe(subCtx, bus, completed)
+	if err != nil {
+		return err
+	}
+	var announced atomic.Int64
+	go func() {
+		for ev := range events {
+			if ev.Err == nil {
+				announced.Add(1)
+			}
+		}
+	}()
+
+	// Producer: 12 executions at three priorities, and one that always fails.
+	var items []queue.Item[Execution]
+	prios := []queue.Priority{queue.Low, queue.Normal, queue.High}
+	for i := 0; i < 12; i++ {
+		items = append(items, queue.Item[Execution]{
+			Payload: Execution{WorkflowID: fmt.Sprintf("wf-%02d", i), TriggerType: "webhook", TriggerData: map[string]any{"n": i}},
+			Options: &queue.EnqueueOptions{ID: fmt.Sprintf("exec-%02d", i), Priority: prios[i%3]},
+		})
+	}
+	items = append(items, queue.Item[Execution]{
+		Payload: Execution{WorkflowID: "wf-broken", TriggerType: "schedule"},
+		Options: &queue.EnqueueOptions{ID: "exec-broken", Priority: queue.High},
+	})
+	if _, err := q.EnqueueBatch(ctx, items); err != nil {
+		return err
+	}
+	fmt.Printf("enqueued %d executions (one pipeline)\n", len(items))
+
+	// Workers: a pool of 4 handlers until every job is done or dead.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(runCtx, func(ctx context.Context, j *queue.Job[Execution]) error {
+			if j.Payload.WorkflowID == "wf-broken" {
+				fmt.Printf("  %s attempt %d failed\n", j.ID, j.RetryCount+1)
+				return errors.New("node 'HTTP Request' returned 500")
+			}
+			time.Sleep(5 * time.Millisecond) // the work
+			_, err := pubsub.Publish(ctx, bus, completed, Completed{ExecutionID: j.ID, Status: "success"})
+			return err
+		}, 4)
+	}()
+	for {
+		s, err := q.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if s.TotalProcessed+s.TotalDead == int64(len(items)) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		return err
+	}
+
+	s, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("processed %d, failed attempts %d, dead %d, pending %d, in flight %d\n",
+		s.TotalProcessed, s.TotalFailed, s.TotalDead, s.Pending(), s.InFlight)
+	dead, err := q.List(ctx, queue.Dead, 0, 10)
+	if err != nil {
+		return err
+	}
+	for _, d := range dead {
+		fmt.Printf("dead letter: %s (%s) after %d attempts: %s\n", d.ID, d.Payload.WorkflowID, d.RetryCount, d.LastError)
+	}
+	time.Sleep(50 * time.Millisecond) // let the last announcements arrive
+	fmt.Printf("completions announced on %s: %d\n", completed.Channel(ns), announced.Load())
+
+	// Clean up this run's keys (a real deployment keeps them).
+	return cleanup(ctx, rdb, ns)
+}

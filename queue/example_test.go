@@ -1,0 +1,94 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/queue"
+)
+
+// Execution is the payload of seed 001's n8n execution queue.
+type Execution struct {
+	WorkflowID  string         `json:"workflow_id"`
+	TriggerType string         `json:"trigger_type"` // webhook | schedule | manual
+	TriggerData map[string]any `json:"trigger_data"`
+}
+
+func Example() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	ctx := context.Background()
+
+	q, err := queue.New[Execution](rdb, "n8n")
+	if err != nil {
+		panic(err)
+	}
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "nightly", TriggerType: "schedule"}, &queue.EnqueueOptions{ID: "e1", Priority: queue.Low})
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "signup", TriggerType: "webhook"}, &queue.EnqueueOptions{ID: "e2", Priority: queue.High})
+
+	for {
+		j, err := q.TryDequeue(ctx)
+		if errors.Is(err, queue.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("run", j.ID, j.Payload.WorkflowID, j.Priority)
+		if err := q.Ack(ctx, j); err != nil {
+			panic(err)
+		}
+	}
+	s, _ := q.Stats(ctx)
+	fmt.Println("processed:", s.TotalProcessed)
+	// Output:
+	// run e2 signup high
+	// run e1 nightly low
+	// processed: 2
+}
+
+func ExampleQueue_Nack() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	ctx := context.Background()
+	q, _ := queue.New[Execution](rdb, "n8n")
+
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "broken"}, &queue.EnqueueOptions{ID: "e3", MaxRetries: queue.NoRetries})
+	j, _ := q.TryDequeue(ctx)
+	dead, _ := q.Nack(ctx, j, errors.New("workflow not found"))
+	fmt.Println("dead lettered:", dead)
+
+	d, _ := q.List(ctx, queue.Dead, 0, 10)
+	fmt.Println(d[0].ID, d[0].LastError)
+	_ = q.Requeue(ctx, "e3")
+	j, _ = q.TryDequeue(ctx)
+	fmt.Println("back:", j.ID, j.RetryCount)
+	// Output:
+	// dead lettered: true
+	// e3 workflow not found
+	// back: e3 0
+}
+
+func ExampleQueue_Enqueue_unique() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	ctx := context.Background()
+	q, _ := queue.New[Execution](rdb, "n8n")
+
+	o := &queue.EnqueueOptions{ID: "webhook-7f3a", Unique: 10 * time.Minute}
+	_, err := q.Enqueue(ctx, Execution{WorkflowID: "signup"}, o)
+	fmt.Println(err)
+	_, err = q.Enqueue(ctx, Execution{WorkflowID: "signup"}, o)
+	fmt.Println(errors.Is(err, queue.ErrDuplicate))
+	// Output:
+	// <nil>
+	// true
+}

@@ -1,0 +1,86 @@
+-- list: jobs in one state, oldest first (pending: by priority, then FIFO).
+--
+-- KEYS[1] jobs hash      queue:{q}:jobs
+-- KEYS[2] state hash     queue:{q}:state
+-- KEYS[3] high zset      queue:{q}:priority:high
+-- KEYS[4] normal zset    queue:{q}:priority:normal
+-- KEYS[5] low zset       queue:{q}:priority:low
+-- KEYS[6] active zset    queue:{q}:active
+-- KEYS[7] dead list      queue:dlq:{q}
+-- ARGV[1] state: pending | scheduled | active | dead | id
+-- ARGV[2] offset (or the job ID when ARGV[1] is "id")
+-- ARGV[3] limit
+-- Returns {now_ms, rows...}; a live row is {state, id, state_string, json,
+-- score}, a dead row is {"dead", entry}. For "id" at most one row.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local maxscore = now * 1000 + 999
+local out = {now}
+local function row(state, id, score)
+  local st = redis.call('HGET', KEYS[2], id)
+  local body = redis.call('HGET', KEYS[1], id)
+  if st and body then
+    out[#out + 1] = {state, id, st, body, string.format('%.0f', score)}
+  end
+end
+local what = ARGV[1]
+if what == 'id' then
+  local id = ARGV[2]
+  local lease = redis.call('ZSCORE', KEYS[6], id)
+  if lease then
+    row('active', id, tonumber(lease))
+    return out
+  end
+  for i = 3, 5 do
+    local s = redis.call('ZSCORE', KEYS[i], id)
+    if s then
+      s = tonumber(s)
+      row(s <= maxscore and 'pending' or 'scheduled', id, s)
+      return out
+    end
+  end
+  local prefix = '{"id":' .. cjson.encode(id) .. ','
+  local entries = redis.call('LRANGE', KEYS[7], 0, -1)
+  for _, e in ipairs(entries) do
+    if string.sub(e, 1, #prefix) == prefix then
+      out[#out + 1] = {'dead', e}
+      return out
+    end
+  end
+  return out
+end
+local off, lim = tonumber(ARGV[2]), tonumber(ARGV[3])
+if what == 'dead' then
+  for _, e in ipairs(redis.call('LRANGE', KEYS[7], off, off + lim - 1)) do
+    out[#out + 1] = {'dead', e}
+  end
+  return out
+end
+if what == 'active' then
+  local r = redis.call('ZRANGE', KEYS[6], off, off + lim - 1, 'WITHSCORES')
+  for i = 1, #r, 2 do
+    row('active', r[i], tonumber(r[i + 1]))
+  end
+  return out
+end
+local lo, hi = '-inf', maxscore
+if what ~= 'pending' then
+  lo, hi = '(' .. string.format('%.0f', maxscore), '+inf'
+end
+for i = 3, 5 do
+  if lim <= 0 then
+    break
+  end
+  local count = redis.call('ZCOUNT', KEYS[i], lo, hi)
+  if off >= count then
+    off = off - count
+  else
+    local r = redis.call('ZRANGEBYSCORE', KEYS[i], lo, hi, 'WITHSCORES', 'LIMIT', off, lim)
+    off = 0
+    for j = 1, #r, 2 do
+      row(what, r[j], tonumber(r[j + 1]))
+      lim = lim - 1
+    end
+  end
+end
+return out

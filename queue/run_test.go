@@ -1,0 +1,422 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/queue"
+)
+
+// ticker keeps a miniredis clock moving (its TIME is frozen otherwise), so
+// leases can expire while workers run. On real backends it does nothing.
+func ticker(t *testing.T, e *harness.Env, step time.Duration) {
+	if e.Mini == nil {
+		return
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				e.Advance(step)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done); wg.Wait() })
+}
+
+func enqueueN(t *testing.T, q *queue.Queue[execution], ctx context.Context, n int) []string {
+	t.Helper()
+	var ids []string
+	for start := 0; start < n; start += 1000 {
+		items := make([]queue.Item[execution], min(1000, n-start))
+		for i := range items {
+			id := fmt.Sprintf("job-%05d", start+i)
+			items[i] = queue.Item[execution]{Payload: execution{WorkflowID: id}, Options: &queue.EnqueueOptions{ID: id}}
+		}
+		got, err := q.EnqueueBatch(ctx, items)
+		require.NoError(t, err)
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRunEveryJobExactlyOnce(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	n := 10000
+	if !e.Real() {
+		n = 2000 // miniredis runs Lua in an interpreter; the real servers take the full load
+	}
+	q := newQ(t, e, "bulk")
+	ids := enqueueN(t, q, ctx, n)
+	var mu sync.Mutex
+	seen := make(map[string]int, n)
+	var done atomic.Int64
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ { // 8 workers, as 8 processes would run them
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+				if j.Payload.WorkflowID != j.ID {
+					return errors.New("payload mismatch")
+				}
+				mu.Lock()
+				seen[j.ID]++
+				mu.Unlock()
+				done.Add(1)
+				return nil
+			}, 4))
+		}()
+	}
+	waitFor(t, 40*time.Second, func() bool {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		return s.TotalProcessed == int64(n)
+	})
+	cancel()
+	wg.Wait()
+	assert.Equal(t, int64(n), done.Load())
+	for _, id := range ids {
+		assert.Equal(t, 1, seen[id], id)
+	}
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(n), s.TotalEnqueued)
+	assert.Equal(t, int64(n), s.TotalProcessed)
+	assert.Equal(t, int64(0), s.TotalFailed)
+	assert.Equal(t, int64(0), s.Pending()+s.InFlight+s.Dead)
+	e.RequireTTLs(persistent)
+}
+
+func TestRunRetriesPanicsAndDeadLetters(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "failing", queue.WithBackoff(queue.ConstantBackoff(0)))
+	const n = 60
+	for i := 0; i < n; i++ {
+		_, err := q.Enqueue(ctx, execution{WorkflowID: fmt.Sprint(i % 3)}, &queue.EnqueueOptions{ID: fmt.Sprint(i), MaxRetries: 2})
+		require.NoError(t, err)
+	}
+	// kind 0: succeeds; kind 1: fails twice then succeeds; kind 2: always
+	// panics -> dead after 3 attempts.
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			mu.Lock()
+			attempts[j.ID]++
+			a := attempts[j.ID]
+			mu.Unlock()
+			switch j.Payload.WorkflowID {
+			case "1":
+				if a < 3 {
+					return errors.New("transient")
+				}
+			case "2":
+				panic("handler bug")
+			}
+			return nil
+		}, 8)
+	}()
+	waitFor(t, 20*time.Second, func() bool {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		return s.TotalProcessed+s.TotalDead == n
+	})
+	cancel()
+	require.NoError(t, <-errc)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(40), s.TotalProcessed)
+	assert.Equal(t, int64(20), s.TotalDead)
+	assert.Equal(t, int64(20*2+20*3), s.TotalFailed)
+	assert.Equal(t, int64(20), s.Dead)
+	dead, err := q.List(ctx, queue.Dead, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, dead, 20)
+	for _, d := range dead {
+		assert.Equal(t, "2", d.Payload.WorkflowID)
+		assert.Contains(t, d.LastError, "panic: handler bug")
+		assert.Equal(t, 3, attempts[d.ID])
+	}
+}
+
+func TestRunGracefulShutdown(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "graceful", queue.WithShutdownGrace(5*time.Second))
+	enqueueN(t, q, ctx, 10)
+	started := make(chan string, 10)
+	release := make(chan struct{})
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			started <- j.ID
+			<-release
+			return nil
+		}, 2)
+	}()
+	<-started
+	<-started
+	cancel() // stop taking jobs: the two running finish, the rest go back
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	require.NoError(t, <-errc)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), s.TotalProcessed)
+	assert.Equal(t, int64(0), s.TotalFailed, "released jobs are not failures")
+	assert.Equal(t, int64(8), s.Pending())
+	assert.Equal(t, int64(0), s.InFlight)
+}
+
+func TestRunShutdownGraceCancelsAndReleases(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "grace", queue.WithShutdownGrace(100*time.Millisecond))
+	enqueueN(t, q, ctx, 1)
+	started := make(chan struct{})
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			close(started)
+			<-ctx.Done()
+			assert.ErrorIs(t, context.Cause(ctx), queue.ErrShutdown)
+			return ctx.Err()
+		}, 1)
+	}()
+	<-started
+	cancel()
+	require.NoError(t, <-errc)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.Pending(), "released, ready for the next worker")
+	assert.Equal(t, int64(0), s.TotalFailed)
+}
+
+func TestRunExtendsLeaseOfLongJob(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(2 * time.Second)
+	ctx := e.Ctx()
+	q := newQ(t, e, "long", queue.WithLease(300*time.Millisecond))
+	enqueueN(t, q, ctx, 1)
+	ticker(t, e, 20*time.Millisecond) // miniredis: time moves as fast as real time
+	var runs atomic.Int64
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			runs.Add(1)
+			select {
+			case <-time.After(time.Second): // > 3 leases
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, 1)
+	}()
+	// A second consumer must not get the job while it runs.
+	other := newQ(t, e, "long", queue.WithLease(300*time.Millisecond))
+	waitFor(t, 5*time.Second, func() bool { return runs.Load() == 1 })
+	for i := 0; i < 5; i++ {
+		_, err := other.TryDequeue(ctx)
+		assert.ErrorIs(t, err, queue.ErrEmpty)
+		time.Sleep(150 * time.Millisecond)
+	}
+	waitFor(t, 5*time.Second, func() bool {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		return s.TotalProcessed == 1
+	})
+	cancel()
+	require.NoError(t, <-errc)
+	assert.Equal(t, int64(1), runs.Load())
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), s.TotalFailed)
+}
+
+func TestRunLostLeaseCancelsHandler(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "lost", queue.WithLease(300*time.Millisecond))
+	id := enqueueN(t, q, ctx, 1)[0]
+	got := make(chan error, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			<-ctx.Done()
+			got <- context.Cause(ctx)
+			return ctx.Err()
+		}, 1)
+	}()
+	waitFor(t, 5*time.Second, func() bool {
+		info, err := q.Peek(ctx, id)
+		return err == nil && info.State == queue.Active
+	})
+	require.NoError(t, q.Delete(ctx, id)) // an operator removes the running job
+	if e.Mini != nil {
+		ticker(t, e, 20*time.Millisecond)
+	}
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, queue.ErrLeaseLost)
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler context not cancelled")
+	}
+}
+
+func TestFaultProxyLosesNoJob(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	const n = 300
+	q := newQ(t, e, "faulty", queue.WithLease(400*time.Millisecond), queue.WithMaxRetries(1000))
+	ids := enqueueN(t, q, ctx, n)
+	pc, proxy := e.ProxyClient(nil)
+	pq, err := queue.New[execution](pc, "faulty", queue.WithNamespace(e.NS), queue.WithLease(400*time.Millisecond))
+	require.NoError(t, err)
+	ticker(t, e, 20*time.Millisecond)
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- pq.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			mu.Lock()
+			seen[j.ID]++
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			return nil
+		}, 4)
+	}()
+	// Cut every connection again and again, mid dequeue and mid ack.
+	stop := make(chan struct{})
+	var cw sync.WaitGroup
+	cw.Add(1)
+	go func() {
+		defer cw.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(60 * time.Millisecond):
+			}
+			if i%2 == 0 {
+				proxy.CutNow()
+			} else {
+				proxy.CutAfter(int64(40 + i%200)) // inside the next request
+			}
+		}
+	}()
+	waitFor(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == n
+	})
+	close(stop)
+	cw.Wait()
+	proxy.CutAfter(-1)
+	// With the connection healthy again every job reaches a final state.
+	waitFor(t, 30*time.Second, func() bool {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		return s.TotalProcessed == n
+	})
+	cancel()
+	require.NoError(t, <-errc)
+	assert.Greater(t, proxy.Cuts(), int64(0))
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), s.Pending()+s.InFlight+s.Dead+s.Delayed[queue.Normal], "no job left behind")
+	for _, id := range ids {
+		assert.GreaterOrEqual(t, seen[id], 1, id)
+	}
+	t.Logf("cuts %d, deliveries %d for %d jobs, failed attempts (expired leases) %d", proxy.Cuts(), sum(seen), n, s.TotalFailed)
+}
+
+func sum(m map[string]int) int {
+	t := 0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+func TestManyConsumersNoDoubleDelivery(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "contended")
+	n := 2000
+	if !e.Real() {
+		n = 300 // miniredis serialises every call
+	}
+	enqueueN(t, q, ctx, n)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for g := 0; g < 100; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j, err := q.TryDequeue(ctx)
+				if errors.Is(err, queue.ErrEmpty) {
+					return
+				}
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				seen[j.ID]++
+				mu.Unlock()
+				if !assert.NoError(t, q.Ack(ctx, j)) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, seen, n)
+	for id, c := range seen {
+		assert.Equal(t, 1, c, id)
+	}
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(n), s.TotalProcessed)
+	assert.Equal(t, int64(0), s.Pending()+s.InFlight)
+}
