@@ -39,7 +39,8 @@ func NewProxy(t testing.TB, target string) *Proxy {
 }
 
 // ProxyClient returns a standalone client that reaches the test's server
-// through a new Proxy. On a cluster (whose redirects bypass any proxy) it
+// through a new Proxy, with ContextTimeoutEnabled set so that context
+// deadlines bound calls on a stalled connection. On a cluster (whose redirects bypass any proxy) it
 // skips the test.
 func (e *Env) ProxyClient(opt *redis.Options) (*redis.Client, *Proxy) {
 	e.T.Helper()
@@ -52,6 +53,9 @@ func (e *Env) ProxyClient(opt *redis.Options) (*redis.Client, *Proxy) {
 		o = *opt
 	}
 	o.Addr = p.Addr()
+	// Without this go-redis ignores context deadlines on network I/O, and a
+	// stalled connection holds a call for the full read timeout.
+	o.ContextTimeoutEnabled = true
 	c := redis.NewClient(&o)
 	e.T.Cleanup(func() { _ = c.Close() })
 	return c, p

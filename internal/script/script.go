@@ -9,6 +9,7 @@ package script
 
 import (
 	"context"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,8 +19,10 @@ type Script struct {
 	s *redis.Script
 }
 
-// New wraps Lua source.
-func New(src string) *Script { return &Script{s: redis.NewScript(src)} }
+// New wraps Lua source. Several parts are joined with newlines, so that a
+// package can prepend a shared prelude of local helper functions to each of
+// its scripts.
+func New(parts ...string) *Script { return &Script{s: redis.NewScript(strings.Join(parts, "\n"))} }
 
 // Hash returns the script's SHA1, as EVALSHA takes it.
 func (s *Script) Hash() string { return s.s.Hash() }

@@ -57,3 +57,11 @@ func TestLoadThenPipelineEvalSha(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, ttl, 50*time.Second)
 }
+
+func TestNewJoinsParts(t *testing.T) {
+	e := harness.New(t)
+	s := script.New("local function twice(x) return 2 * x end", "return twice(tonumber(ARGV[1]))")
+	n, err := s.Run(e.Ctx(), e.Client, []string{e.NS.Prefix + "unused"}, 21).Int64()
+	require.NoError(t, err)
+	assert.EqualValues(t, 42, n)
+}
