@@ -44,9 +44,13 @@ type acquireConfig struct {
 func WithRetry(s RetryStrategy) AcquireOption { return func(o *acquireConfig) { o.retry = s } }
 
 // WithWatchdog refreshes the lease every period (a period <= 0 means a third
-// of the TTL) until Release. When a refresh finds the lease lost, the Lock's
-// Context is cancelled with ErrLockLost; transient errors are retried on the
-// next tick and the Context is cancelled when the lease runs out locally.
+// of the TTL) until Release or loss; a period not below the TTL fails with
+// ErrInvalid, and once a Refresh shortens the TTL to at most the period the
+// watchdog refreshes every third of the new TTL. When a refresh finds the
+// lease lost, the Lock's Context is cancelled with ErrLockLost and the
+// watchdog stops; transient errors are retried on the next tick and the
+// Context is cancelled when the lease runs out locally. The watchdog does
+// not watch the context passed to Acquire: call Release to stop it.
 func WithWatchdog(period time.Duration) AcquireOption {
 	return func(o *acquireConfig) {
 		o.watchdog = period
@@ -58,9 +62,10 @@ func WithWatchdog(period time.Duration) AcquireOption {
 
 // Fair serves Acquire calls for a resource in arrival order through the
 // queue lock:queue:{resource_type}:{resource_id}. A waiter keeps its place
-// for keep after each attempt (0 means 2s), so a waiter that disappears
-// stops blocking the others after keep; Acquire polls at least every keep/3
-// to hold its place. Callers that acquire the same resource without Fair
+// for keep after each attempt (0 means 2s; below 3ms or above the client's
+// max TTL fails with ErrInvalid), so a waiter that disappears stops blocking
+// the others after keep; Acquire polls at least every keep/3 to hold its
+// place. Callers that acquire the same resource without Fair
 // are not queued and may overtake. With TryAcquire, Fair grants the lock
 // only when nobody is waiting, and does not join the queue.
 func Fair(keep time.Duration) AcquireOption {
@@ -107,7 +112,11 @@ func (c *Client) TryAcquire(ctx context.Context, resourceType, resourceID string
 // the RetryStrategy says (see WithRetry for the default) until it succeeds,
 // the strategy gives up, or ctx is done. A failed wait returns an error
 // matching ErrNotObtained, joined with ctx.Err() when the context ended it.
-// Each attempt is one round trip.
+// Each attempt is one round trip. When an attempt fails on the wire (a
+// timeout, a cut connection), it may have taken the lease on the server
+// with its reply lost: Acquire and TryAcquire then release that lease (and
+// leave the fair queue) in the background, best effort, so that it does not
+// block the resource for a whole TTL.
 func (c *Client) Acquire(ctx context.Context, resourceType, resourceID string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return c.acquire(ctx, resourceType, resourceID, ttl, true, opts)
 }
@@ -118,6 +127,9 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		return nil, err
 	}
 	if err := c.checkTTL("ttl", ttl); err != nil {
+		return nil, err
+	}
+	if err := c.checkConfig(cfg, ttl); err != nil {
 		return nil, err
 	}
 	r, err := c.resource(typ, id)
@@ -155,7 +167,8 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 			cmdRes, err = acquireScript.Run(ctx, c.rdb, ks, owner, ms(ttl), c.fenceArg).Result()
 		}
 		if err != nil {
-			c.leave(q, owner, attempt > 0 && wait)
+			// The script may have run and only its reply been lost.
+			c.abandon(ctx, r.lock, q, owner)
 			if ctx.Err() != nil {
 				// The wait ran out while the attempt was on the wire.
 				return nil, errors.Join(fmt.Errorf("%w: %q", ErrNotObtained, r.lock), err)
@@ -164,7 +177,7 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		}
 		res, err := ints(cmdRes, 2)
 		if err != nil {
-			c.leave(q, owner, wait)
+			c.abandon(ctx, r.lock, q, owner)
 			return nil, fmt.Errorf("lock: acquire %q: %w", r.lock, err)
 		}
 		switch res[0] {
@@ -197,6 +210,49 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		}
 	}
 }
+
+// checkConfig validates the options that depend on the lease and the
+// client's bounds: a watchdog period must be shorter than the TTL (else the
+// lease runs out between refreshes), and a fair waiter's keep must be at most
+// the max TTL (it bounds how long a vanished waiter blocks the queue).
+func (c *Client) checkConfig(cfg acquireConfig, ttl time.Duration) error {
+	if cfg.watchdog >= ttl {
+		return fmt.Errorf("%w: watchdog period %v not below the TTL %v", ErrInvalid, cfg.watchdog, ttl)
+	}
+	if cfg.fair && cfg.keep > c.maxTTL {
+		return fmt.Errorf("%w: fair keep %v above the max TTL %v", ErrInvalid, cfg.keep, c.maxTTL)
+	}
+	return nil
+}
+
+// abandon cleans up after an attempt whose outcome is unknown (the script
+// may have run on the server and its reply been lost to a timeout or a cut
+// connection): in the background, best effort and bounded by a timeout, it
+// releases the lease if that attempt took it (the owner ID is unique to this
+// call, so no one else's lease is touched) and takes a fair waiter out of
+// the queue, so that nobody waits a whole TTL for a lease no one holds.
+func (c *Client) abandon(ctx context.Context, lockKey string, q []string, owner string) {
+	c.cleanup(ctx, func(ctx context.Context) {
+		_ = releaseScript.Run(ctx, c.rdb, []string{lockKey}, owner).Err()
+		if q != nil {
+			_ = fairLeaveScript.Run(ctx, c.rdb, q[2:], owner).Err()
+		}
+	})
+}
+
+// cleanup runs fn in the background with a bounded context that keeps
+// ctx's values but not its cancellation.
+func (c *Client) cleanup(ctx context.Context, fn func(ctx context.Context)) {
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		defer cancel()
+		fn(ctx)
+	}()
+}
+
+// cleanupTimeout bounds a background cleanup.
+const cleanupTimeout = 2 * time.Second
 
 // leave takes a fair waiter out of the queue, best effort, so that the next
 // waiter does not wait for its place to expire.

@@ -5,7 +5,8 @@
 -- ARGV[2] lease, ms
 -- ARGV[3] fence key TTL, ms
 -- Returns {1, fence token} when acquired, {0, remaining lease ms} when held
--- by someone, {-1, 0} when the fence key holds anything but a decimal of at most 16 digits.
+-- by someone, {-1, 0} when the fence key holds anything but a decimal below 2^53 - 1
+-- (above it, last + 1 is not exact in Lua's doubles).
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl ~= -2 then
   return {0, pttl}
@@ -19,6 +20,9 @@ if last then
     return {-1, 0}
   end
   last = tonumber(last)
+  if last >= 9007199254740991 then
+    return {-1, 0}
+  end
   if last + 1 > tok then
     tok = last + 1
   end

@@ -10,7 +10,8 @@
 // TTL if it is free; Client.Acquire waits for it as a RetryStrategy says
 // (NoRetry, LinearBackoff, ExponentialBackoff with jitter, LimitRetry),
 // bounded by its context. Every operation is one round trip: one Lua
-// script that reads server TIME, so app clocks never matter to Redis. The
+// script, and every decision that involves time uses server TIME, so app
+// clocks never matter to Redis. The
 // key's value is the seed's {owner_id}:{timestamp}:{ttl} (owner ID: an
 // optional WithOwner label, a dot and 24 random hex digits; timestamp:
 // server Unix ms of the acquisition or last refresh; ttl: the lease in ms).
@@ -49,8 +50,16 @@
 // fence key expired or was deleted, tokens resume from server time, which
 // is past every earlier token as long as the resource was not acquired more
 // than once per microsecond on average and the server clock did not step
-// back by more than the fence TTL. The three keys of a resource share the
-// hash tag {resource_id}, so the script is single-slot on a cluster.
+// back by more than the fence TTL. A fence value that is not a decimal below
+// 2^53 - 1 (where Lua's doubles stop counting exactly) is reported as
+// corrupt rather than reused. The three keys of a resource share the hash
+// tag {resource_id}, so the script is single-slot on a cluster. Replication
+// is asynchronous, so a failover can lose the last fence write; the new
+// master's tokens still exceed the lost ones because they follow server
+// time, provided its clock is not behind the old master's by more than the
+// failover took (seconds; keep server clocks NTP-synchronised). The lease
+// itself can be lost in a failover, as with every single-instance Redis
+// lock; the fencing token is what protects the resource then.
 //
 // A resource checks the token on every write: it remembers the highest
 // token it has accepted and rejects a write that carries a lower one (in
@@ -67,8 +76,10 @@
 // place has a deadline in lock:waiters:{resource_type}:{resource_id}
 // (sorted set), renewed by each of its attempts: a waiter that disappears
 // stops blocking the others after its own keep time, and one that gives up
-// leaves at once. Both keys expire at the latest deadline instead of living
-// forever (the seed gives the queue no TTL).
+// leaves at once. An entry without a deadline (evicted, or left behind by
+// a failed cleanup) is dropped when it reaches the head. Both keys expire
+// at the latest deadline instead of living forever (the seed gives the
+// queue no TTL).
 //
 // # Semaphores
 //
@@ -88,7 +99,10 @@
 // off (keys.Namespace.NoHashTags) the key is byte-identical to the seed's,
 // so the seed's application and this guard can share it. WithLease also
 // holds lock:cron:{job_name} while the job runs, so a slow run never
-// overlaps the next. Interval.Do runs a function under the guard.
+// overlaps the next. Interval.Do runs a function under the guard. A claim
+// is at most once: a claim whose reply is lost still counts as this
+// interval's run, and a failover that loses the last-run write (replication
+// is asynchronous) can let the interval run again.
 //
 // # What changed from the seeds
 //

@@ -9,7 +9,8 @@
 -- ARGV[4] how long the caller keeps its place without asking again, ms
 -- ARGV[5] "1" to join the queue when the lock is not granted, "0" not to
 -- Returns {1, fence token} when acquired, {0, remaining lease ms or 0} when
--- not, {-1, 0} when the fence key holds anything but a decimal of at most 16 digits.
+-- not, {-1, 0} when the fence key holds anything but a decimal below 2^53 - 1
+-- (above it, last + 1 is not exact in Lua's doubles).
 local t = redis.call('TIME')
 local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowms = math.floor(nowus / 1000)
@@ -21,7 +22,13 @@ end
 if #dead > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowms)
 end
+-- An entry without a deadline (its waiter left, or the deadline set was
+-- evicted) must not block the queue: drop it when it reaches the head.
 local head = redis.call('LINDEX', KEYS[3], 0)
+while head and not redis.call('ZSCORE', KEYS[4], head) do
+  redis.call('LPOP', KEYS[3])
+  head = redis.call('LINDEX', KEYS[3], 0)
+end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and ((not head) or head == ARGV[1]) then
   local tok = nowus
@@ -31,14 +38,17 @@ if pttl == -2 and ((not head) or head == ARGV[1]) then
       return {-1, 0}
     end
     last = tonumber(last)
+    if last >= 9007199254740991 then
+      return {-1, 0}
+    end
     if last + 1 > tok then
       tok = last + 1
     end
   end
   if head then
     redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], ARGV[1])
   end
+  redis.call('ZREM', KEYS[4], ARGV[1])
   redis.call('SET', KEYS[2], string.format('%.0f', tok), 'PX', ARGV[3])
   redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', nowms) .. ':' .. ARGV[2], 'PX', ARGV[2])
   return {1, tok}

@@ -45,7 +45,9 @@ type IntervalOption func(*Interval)
 // WithLease makes a claim also take the lease lock:cron:{job_name} for ttl
 // (at most the client's max TTL), and makes Claim refuse while that lease
 // is held, so a slow run never overlaps the next one even when it outlasts
-// the interval. Release the lease (Run.Lease) when the job ends; Do does.
+// the interval, as long as the lease is held: Do refreshes it with a
+// watchdog while the job runs and releases it at the end; a caller of Claim
+// must refresh Run.Lease itself for runs longer than ttl, and release it.
 func WithLease(ttl time.Duration) IntervalOption { return func(g *Interval) { g.lease = ttl } }
 
 // Interval returns the guard of job, to run at most once per every. It
@@ -98,7 +100,9 @@ type Run struct {
 // application races and trusts app clocks). Under WithLease a claim also
 // takes the run lease and is refused while a previous run holds it. A
 // last-run value that is not a number is an error matching keys.ErrCorrupt
-// that names the key.
+// that names the key. A claim that fails on the wire may still have been
+// recorded (the interval's run is then lost, never doubled); its lease, if
+// any, is given back in the background.
 func (g *Interval) Claim(ctx context.Context) (Run, error) {
 	owner := ""
 	if g.lease > 0 {
@@ -106,13 +110,22 @@ func (g *Interval) Claim(ctx context.Context) (Run, error) {
 	}
 	start := time.Now()
 	v, err := intervalClaimScript.Run(ctx, g.c.rdb, g.keys, ms(g.every), ms(g.lease), owner, g.c.fenceArg).Result()
-	if err != nil {
-		return Run{}, fmt.Errorf("lock: claim %q: %w", g.key, err)
+	if err == nil {
+		var res [4]int64
+		if res, err = ints(v, 4); err == nil {
+			return g.run(res, owner, start)
+		}
 	}
-	res, err := ints(v, 4)
-	if err != nil {
-		return Run{}, fmt.Errorf("lock: claim %q: %w", g.key, err)
+	if g.lease > 0 {
+		// The claim may have run with its reply lost: give its lease back
+		// so that it does not hold off the next run (see Client.Acquire).
+		g.c.abandon(ctx, g.keys[1], nil, owner)
 	}
+	return Run{}, fmt.Errorf("lock: claim %q: %w", g.key, err)
+}
+
+// run turns the claim script's reply into a Run.
+func (g *Interval) run(res [4]int64, owner string, start time.Time) (Run, error) {
 	switch res[0] {
 	case -1:
 		return Run{}, fmt.Errorf("lock: claim: %w", keys.Corrupt(g.key, errors.New("last run is not Unix milliseconds")))

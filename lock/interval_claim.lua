@@ -9,8 +9,8 @@
 -- Returns {1, now ms, previous run ms or -1, fence token or 0} when claimed,
 -- {0, now ms, previous run ms or -1, remaining lease ms or 0} when not due
 -- or still running, {-1, 0, 0, 0} when the last-run value is not a decimal
--- of at most 15 digits, {-2, 0, 0, 0} when the fence is not a decimal of at
--- most 16 digits.
+-- of at most 15 digits, {-2, 0, 0, 0} when the fence is not a decimal below
+-- 2^53 - 1.
 local t = redis.call('TIME')
 local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowms = math.floor(nowus / 1000)
@@ -41,6 +41,9 @@ if lease > 0 then
       return {-2, 0, 0, 0}
     end
     f = tonumber(f)
+    if f >= 9007199254740991 then
+      return {-2, 0, 0, 0}
+    end
     if f + 1 > tok then
       tok = f + 1
     end

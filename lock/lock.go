@@ -49,6 +49,8 @@ type Lock struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
+	wdDone chan struct{} // closed when the watchdog goroutine returns
+	wdKick chan struct{} // a Refresh changed the TTL: recompute the wait
 }
 
 func newLock(c *Client, ks []string, owner string, fence int64, ttl time.Duration, start time.Time, sem bool) *Lock {
@@ -204,6 +206,12 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	if l.cause == nil {
 		l.deadline = start.Add(ttl)
+		if ttl != l.ttl && l.wdKick != nil {
+			select {
+			case l.wdKick <- struct{}{}:
+			default:
+			}
+		}
 		l.ttl = ttl
 		if l.timer != nil {
 			l.timer.Reset(time.Until(l.deadline))
@@ -242,23 +250,30 @@ func (l *Lock) startWatchdog(period time.Duration) {
 		return
 	}
 	l.mu.Lock()
-	if period < 0 {
-		period = l.ttl / 3
-	}
+	auto := period < 0
 	l.ensureCtx()
 	done := l.ctx.Done()
+	l.wdDone = make(chan struct{})
+	l.wdKick = make(chan struct{}, 1)
+	kick := l.wdKick
 	l.mu.Unlock()
-	go l.watchdog(max(period, time.Millisecond), done)
+	go l.watchdog(period, auto, done, kick)
 }
 
-// watchdog refreshes the lease every period until Release or loss.
-func (l *Lock) watchdog(period time.Duration, done <-chan struct{}) {
-	t := time.NewTicker(period)
+// watchdog refreshes the lease until Release or loss, every period, or a
+// third of the TTL when auto or when a Refresh shortened the TTL to at most
+// the period. It returns as soon as Context is done.
+func (l *Lock) watchdog(period time.Duration, auto bool, done, kick <-chan struct{}) {
+	defer close(l.wdDone)
+	t := time.NewTimer(l.watchdogWait(period, auto))
 	defer t.Stop()
 	for {
 		select {
 		case <-done:
 			return
+		case <-kick:
+			t.Reset(l.watchdogWait(period, auto))
+			continue
 		case <-t.C:
 		}
 		l.mu.Lock()
@@ -275,5 +290,16 @@ func (l *Lock) watchdog(period time.Duration, done <-chan struct{}) {
 		}
 		// Other errors (network) are retried on the next tick; the local
 		// deadline cancels Context if none succeeds in time.
+		t.Reset(l.watchdogWait(period, auto))
 	}
+}
+
+func (l *Lock) watchdogWait(period time.Duration, auto bool) time.Duration {
+	l.mu.Lock()
+	ttl := l.ttl
+	l.mu.Unlock()
+	if auto || period >= ttl {
+		period = ttl / 3
+	}
+	return max(period, time.Millisecond)
 }

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,8 +295,22 @@ func TestRetryStrategies(t *testing.T) {
 			require.LessOrEqual(t, d, hi)
 		}
 	}
-	require.Equal(t, 64*time.Millisecond, ExponentialBackoff(time.Second, time.Millisecond).Backoff(0)*0+64*time.Millisecond)
+	// hi below lo is raised to lo: every wait is in [lo/2, lo].
+	for attempt := range 5 {
+		d := ExponentialBackoff(time.Second, time.Millisecond).Backoff(attempt)
+		require.GreaterOrEqual(t, d, 500*time.Millisecond)
+		require.LessOrEqual(t, d, time.Second)
+	}
 	require.LessOrEqual(t, x.Backoff(1000), 64*time.Millisecond)
+	// Large waits and many attempts must not overflow into a negative
+	// wait (which would panic in the jitter) or stop the retries.
+	for _, b := range []RetryStrategy{ExponentialBackoff(20*time.Second, time.Minute), ExponentialBackoff(time.Hour, math.MaxInt64)} {
+		for _, attempt := range []int{22, 29, 30, 63, 64, 1 << 20} {
+			d := b.Backoff(attempt)
+			require.Positive(t, d, "attempt %d", attempt)
+		}
+	}
+	require.GreaterOrEqual(t, ExponentialBackoff(20*time.Second, time.Minute).Backoff(29), 30*time.Second)
 	lim := LimitRetry(LinearBackoff(time.Millisecond), 2)
 	require.Equal(t, time.Millisecond, lim.Backoff(1))
 	require.Negative(t, lim.Backoff(2))

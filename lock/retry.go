@@ -32,10 +32,17 @@ func LinearBackoff(d time.Duration) RetryStrategy { return linear(max(d, time.Mi
 type exponential struct{ lo, hi time.Duration }
 
 func (e exponential) Backoff(attempt int) time.Duration {
-	d := e.hi
-	if attempt < 30 {
-		d = min(e.lo<<attempt, e.hi)
+	// Double without overflowing: a shift such as lo<<attempt wraps negative
+	// for large lo and attempt, and a negative wait would reach Int64N.
+	d := e.lo
+	for i := 0; i < attempt && d < e.hi; i++ {
+		if d > e.hi/2 {
+			d = e.hi
+		} else {
+			d *= 2
+		}
 	}
+	d = min(d, e.hi)
 	// Equal jitter: half fixed, half random, so waiters spread out but
 	// never spin.
 	half := d / 2

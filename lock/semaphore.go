@@ -64,15 +64,18 @@ func (s *Semaphore) Limit() int { return s.limit }
 // trip (a Lua script that drops expired permits, counts and adds, using
 // server time). It returns ErrNotObtained when all are held and ErrInvalid
 // for a ttl outside (0, max TTL]. The permit is a *Lock whose Fence is 0;
-// WithWatchdog applies, other options are ignored.
+// WithWatchdog applies, Fair fails with ErrInvalid, other options are
+// ignored.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return s.acquire(ctx, ttl, false, opts)
 }
 
 // Acquire is TryAcquire that waits for a permit, retrying as the
-// RetryStrategy says (see WithRetry for the default) until ctx is done. A
-// failed wait matches ErrNotObtained (joined with ctx.Err()). Fair is not
-// supported and fails with ErrInvalid.
+// RetryStrategy says (see WithRetry for the default) until it succeeds, the
+// strategy gives up, or ctx is done. A failed wait matches ErrNotObtained
+// (joined with ctx.Err() when the context ended it). Fair is not supported
+// and fails with ErrInvalid. An attempt that fails on the wire gives back
+// the permit it may have taken, in the background (see Client.Acquire).
 func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return s.acquire(ctx, ttl, true, opts)
 }
@@ -88,11 +91,16 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 	if err := s.c.checkTTL("ttl", ttl); err != nil {
 		return nil, err
 	}
+	if err := s.c.checkConfig(cfg, ttl); err != nil {
+		return nil, err
+	}
 	owner := s.c.newOwner()
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		v, err := semAcquireScript.Run(ctx, s.c.rdb, s.keys, owner, ms(ttl), s.limit).Result()
 		if err != nil {
+			// The script may have run and only its reply been lost.
+			s.abandon(ctx, owner)
 			if ctx.Err() != nil {
 				return nil, errors.Join(fmt.Errorf("%w: %q", ErrNotObtained, s.key), err)
 			}
@@ -100,6 +108,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 		}
 		res, err := ints(v, 2)
 		if err != nil {
+			s.abandon(ctx, owner)
 			return nil, fmt.Errorf("lock: semaphore acquire %q: %w", s.key, err)
 		}
 		if res[0] == 1 {
@@ -118,6 +127,14 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 			return nil, errors.Join(fmt.Errorf("%w: all %d permits of %q are held", ErrNotObtained, s.limit, s.key), err)
 		}
 	}
+}
+
+// abandon gives back, in the background and best effort, a permit that an
+// attempt with an unknown outcome may have taken (see Client.abandon).
+func (s *Semaphore) abandon(ctx context.Context, owner string) {
+	s.c.cleanup(ctx, func(ctx context.Context) {
+		_ = semReleaseScript.Run(ctx, s.c.rdb, s.keys, owner).Err()
+	})
 }
 
 // Held returns the number of live permits: one round trip (read-only

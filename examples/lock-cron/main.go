@@ -66,10 +66,11 @@ func run() error {
 		}
 		// At most once per interval, and never while a run still holds
 		// the lease, however long it takes.
-		job, err = locks.Interval("nightly-digest", every, lock.WithLease(5*time.Second))
+		g, err := locks.Interval("nightly-digest", every, lock.WithLease(5*time.Second))
 		if err != nil {
 			return err
 		}
+		job = g // any instance's guard reads the shared state at the end
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -77,7 +78,7 @@ func run() error {
 				// Each instance wakes up on its own schedule, as cron
 				// daemons on different hosts with skewed clocks do.
 				time.Sleep(10*time.Millisecond + rand.N(20*time.Millisecond))
-				r, err := job.Claim(ctx)
+				r, err := g.Claim(ctx)
 				if err != nil {
 					if ctx.Err() == nil {
 						log.Printf("instance %d: %v", i, err)
