@@ -17,8 +17,9 @@ import (
 // User.CanWrite before writes.
 //
 // The three keys share the user_id hash tag. When they cannot share a
-// slot (hash tags off), Authenticate falls back to Get then Validate, two
-// round trips.
+// slot (hash tags off), Authenticate falls back to Get then Validate: two
+// round trips, not atomic, and the Get slides the session before a block
+// is seen (the call still fails with ErrBlocked).
 func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionID string) (*Session, *User, error) {
 	const op = "Authenticate"
 	if users == nil {

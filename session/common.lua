@@ -41,6 +41,20 @@ local function ct_eq(a, b)
   return diff == 0
 end
 
+-- expire_at sets key to expire at the deadline at (Unix ms, > now) with a
+-- relative PEXPIRE of at - now, never PEXPIREAT: on Redis 7.0, PEXPIREAT
+-- inside a script compares with the live clock (while lookups use the
+-- script's start time), so a deadline that passes while the script runs
+-- deletes the key at once, under the script's feet. The TTL may trail the
+-- deadline by the script's own run time; liveness never depends on it,
+-- because every script compares the index score (the exact deadline)
+-- with now.
+local function expire_at(key, at, now)
+  local ttl = math.ceil(at - now)
+  if ttl < 1 then ttl = 1 end
+  redis.call('PEXPIRE', key, ttl)
+end
+
 -- fix_index drops the index entries whose session has expired (score <=
 -- now) and sets the index to expire with its longest-lived session, so it
 -- never outlives the user's last session. An emptied index is deleted.
@@ -48,7 +62,7 @@ local function fix_index(idx, now)
   redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
   if #last == 2 then
-    redis.call('PEXPIREAT', idx, last[2])
+    expire_at(idx, tonumber(last[2]), now)
   end
 end
 
@@ -77,7 +91,7 @@ local function slide(key, idx, sid, now, idle, abs)
   local exp = now + idle
   if exp > abs then exp = abs end
   redis.call('HSET', key, 'last_activity', rfc3339(now))
-  redis.call('PEXPIREAT', key, exp)
+  expire_at(key, exp, now)
   redis.call('ZADD', idx, exp, sid)
   fix_index(idx, now)
   return exp

@@ -29,7 +29,7 @@ fields[#fields + 1] = 'created_at'; fields[#fields + 1] = ts
 fields[#fields + 1] = 'last_activity'; fields[#fields + 1] = ts
 fields[#fields + 1] = 'absolute_expiry'; fields[#fields + 1] = tostring(abs)
 redis.call('HSET', key, unpack(fields))
-redis.call('PEXPIREAT', key, exp)
+expire_at(key, exp, now)
 redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
 redis.call('ZADD', idx, exp, sid)
 local evicted = 0

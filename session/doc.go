@@ -25,12 +25,18 @@
 // it in the same script: last_activity is set to the server time and the
 // key's expiry moves to now + idle timeout (default 3600 s), capped at
 // created_at + max lifetime (default 86400 s, stored in the
-// absolute_expiry field), which sliding never passes. created_at and
+// absolute_expiry field), which sliding never passes. Liveness is
+// decided by comparing that deadline, kept exactly as the index score,
+// with the server time; the key's TTL is set relative to the script's
+// start (PEXPIRE, never PEXPIREAT, which on Redis 7.0 could delete the key
+// in the middle of the script that is extending it), so it may trail the
+// deadline by the script's run time, never the other way. created_at and
 // last_activity are RFC 3339 strings in UTC with whole seconds, byte for
 // byte as seed 001 shows them ("2026-01-16T10:00:00Z"); the scripts format
 // them from the server's TIME.
 //
-// Every operation is one round trip and every read-then-write is one Lua
+// Every operation is one round trip (Store.Authenticate with hash tags
+// off is the one exception: two) and every read-then-write is one Lua
 // script, so a concurrent Get or Update can never bring back a revoked or
 // expired session: each script checks that the session is live before it
 // writes, and no HSET runs on a deleted key.
@@ -86,9 +92,11 @@
 //
 // # Errors and input
 //
-// Empty IDs, oversize fields (MaxFieldLen), too many or reserved extra
-// fields, and bad durations (≤ 0, idle timeout above the max lifetime)
-// fail with ErrInvalidInput before anything is written; key-building
+// Empty IDs, oversize fields (MaxFieldLen), too many extra fields
+// (MaxExtraFields, checked by Create and, against what the hash already
+// holds, inside Update's script), reserved extra field names, and bad
+// durations (≤ 0, idle timeout above the max lifetime) fail with
+// ErrInvalidInput before anything is written; key-building
 // errors also match keys.ErrInvalidKey. Data in Redis that does not parse
 // is a *keys.CorruptError naming the key. redis.Nil never escapes.
 //

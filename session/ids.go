@@ -18,6 +18,10 @@ const tokenBytes = 32
 
 var b64 = base64.RawURLEncoding
 
+// b64strict decodes only the canonical encoding (unused trailing bits
+// zero), so each handle has exactly one spelling.
+var b64strict = base64.RawURLEncoding.Strict()
+
 // NewID returns a fresh session ID: IDBytes random bytes from crypto/rand
 // in unpadded URL-safe base64 (A-Z a-z 0-9 - _), which keys store
 // unescaped.
@@ -56,17 +60,17 @@ func EncodeHandle(userID, sessionID string) string {
 	return sessionID + "." + b64.EncodeToString([]byte(userID))
 }
 
-// ParseHandle splits a handle made by EncodeHandle. A malformed handle is
-// ErrInvalidToken.
+// ParseHandle splits a handle made by EncodeHandle. A malformed or
+// non-canonical handle is ErrInvalidToken.
 func ParseHandle(h string) (userID, sessionID string, err error) {
 	sid, enc, ok := strings.Cut(h, ".")
 	if !ok || sid == "" || enc == "" || len(h) > 2*MaxFieldLen {
 		return "", "", fmt.Errorf("session: ParseHandle: %w: malformed handle", ErrInvalidToken)
 	}
-	if _, err := b64.DecodeString(sid); err != nil || len(sid) != b64.EncodedLen(IDBytes) {
+	if _, err := b64strict.DecodeString(sid); err != nil || len(sid) != b64.EncodedLen(IDBytes) {
 		return "", "", fmt.Errorf("session: ParseHandle: %w: malformed session ID", ErrInvalidToken)
 	}
-	uid, err := b64.DecodeString(enc)
+	uid, err := b64strict.DecodeString(enc)
 	if err != nil || len(uid) == 0 {
 		return "", "", fmt.Errorf("session: ParseHandle: %w: malformed user ID", ErrInvalidToken)
 	}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"math/bits"
 	"sync"
 	"testing"
 
@@ -31,7 +30,6 @@ func TestIDEntropy(t *testing.T) {
 				ones[j*8+k] += int(b>>k) & 1
 			}
 		}
-		_ = bits.OnesCount8(raw[0])
 	}
 	// Each bit is Binomial(n, 1/2): sd = 158; allow 6 sd.
 	for i, c := range ones {

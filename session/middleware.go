@@ -47,10 +47,13 @@ type MiddlewareOptions struct {
 
 // Middleware returns net/http middleware that authenticates each request.
 // The session handle (Session.Handle) is read from "Authorization: Bearer
-// <handle>" or, without that header, from the cookie. The session is
-// loaded and slid with Get, or Authenticate when Users is set (one round
-// trip either way), and put in the request context (FromContext). A missing, malformed, expired, revoked or blocked session
-// is answered 401 Unauthorized; a Redis failure 503 Service Unavailable.
+// <handle>" or, without that header, from the cookie (any other
+// Authorization scheme is 401). The session is loaded and slid with Get,
+// or Authenticate when Users is set (one round trip either way, unless
+// hash tags are off: see Authenticate), and put in the request context
+// (FromContext). A missing, malformed, expired, revoked or blocked session
+// is answered 401 Unauthorized; a Redis failure or corrupt data 503
+// Service Unavailable.
 func (s *Store) Middleware(opt *MiddlewareOptions) func(http.Handler) http.Handler {
 	var o MiddlewareOptions
 	if opt != nil {
@@ -123,8 +126,12 @@ func fail(w http.ResponseWriter, err error) {
 // Cookie returns a cookie carrying sess's handle with safe defaults:
 // HttpOnly, Secure, SameSite=Lax, Path "/", and Max-Age until the
 // session's absolute expiry (the server enforces the idle timeout). An
-// empty name means DefaultCookieName. Set it with http.SetCookie.
+// empty name means DefaultCookieName. Set it with http.SetCookie. A nil
+// sess gives nil, which http.SetCookie ignores.
 func (s *Store) Cookie(name string, sess *Session) *http.Cookie {
+	if sess == nil {
+		return nil
+	}
 	if name == "" {
 		name = DefaultCookieName
 	}

@@ -75,6 +75,7 @@ func TestMiddleware(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 401, do(func(r *http.Request) { r.AddCookie(cookie) }), "revoked")
 
+	assert.Nil(t, s.Cookie("", nil), "no session, no cookie (and no panic)")
 	clear := ClearCookie("")
 	assert.Equal(t, -1, clear.MaxAge)
 	assert.True(t, clear.HttpOnly && clear.Secure)
@@ -118,7 +119,8 @@ func TestHandle(t *testing.T) {
 		assert.Equal(t, uid, gotUID)
 		assert.Equal(t, id, gotID)
 	}
-	for _, h := range []string{"", ".", "abc", "AAAAAAAAAAAAAAAAAAAAAA.", ".NDI", "AAAA.NDI", "AAAAAAAAAAAAAAAAAAAAAA.!!"} {
+	for _, h := range []string{"", ".", "abc", "AAAAAAAAAAAAAAAAAAAAAA.", ".NDI", "AAAA.NDI", "AAAAAAAAAAAAAAAAAAAAAA.!!",
+		"AAAAAAAAAAAAAAAAAAAAAA.NDJ", "AAAAAAAAAAAAAAAAAAAAAB.NDI"} { // non-canonical spellings of a valid handle
 		_, _, err := ParseHandle(h)
 		require.ErrorIs(t, err, ErrInvalidToken, h)
 	}
@@ -127,6 +129,7 @@ func TestHandle(t *testing.T) {
 func FuzzParseHandle(f *testing.F) {
 	f.Add(EncodeHandle("42", "AAAAAAAAAAAAAAAAAAAAAA"))
 	f.Add("x.y")
+	f.Add("AAAAAAAAAAAAAAAAAAAAAB.NDJ")
 	f.Fuzz(func(t *testing.T, h string) {
 		uid, sid, err := ParseHandle(h)
 		if err != nil {

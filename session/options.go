@@ -22,8 +22,8 @@ const (
 )
 
 // Option configures a Store or Users. Options that do not apply to the
-// type being built are ignored (WithMaxSessions by Users, WithUserTTL by
-// Store).
+// type being built (WithMaxSessions for Users, WithUserTTL for Store)
+// have no effect there, but their values are still validated.
 type Option func(*config)
 
 type config struct {

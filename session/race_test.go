@@ -15,9 +15,11 @@ import (
 )
 
 // TestRevokeNeverUndoneByConcurrentGetUpdate: 100 goroutines Get and
-// Update a session while it is revoked. No call that starts after Revoke
-// returned succeeds, and nothing is left in Redis: no HSET wrote to the
-// deleted hash.
+// Update a session while it is revoked. The revoke is sent only once calls
+// are succeeding, and every goroutine keeps calling for a fixed number of
+// rounds after it returned. No call that starts after Revoke returned
+// succeeds, and nothing is left in Redis: no HSET wrote to the deleted
+// hash.
 func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 	for _, how := range []string{"Revoke", "RevokeAll", "RevokeOthers", "Rotate reuse"} {
 		t.Run(how, func(t *testing.T) {
@@ -26,7 +28,7 @@ func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 			sess, tok := mustCreate(t, e, s, "u1")
 			keep, _ := mustCreate(t, e, s, "u1")
 			var revoked atomic.Bool
-			var late, ok atomic.Int64
+			var late, lateTries, ok atomic.Int64
 			var wg sync.WaitGroup
 			workers, rounds := 100, 30
 			if !e.Real() {
@@ -38,8 +40,12 @@ func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 				go func(w int) {
 					defer wg.Done()
 					<-start
-					for i := 0; i < rounds; i++ {
+					for i, post := 0, 0; post < rounds; i++ {
 						after := revoked.Load()
+						if after {
+							post++
+							lateTries.Add(1)
+						}
 						var err error
 						if (w+i)%2 == 0 {
 							_, err = s.Get(ctx, "u1", sess.ID)
@@ -59,7 +65,10 @@ func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 				}(w)
 			}
 			close(start)
-			time.Sleep(5 * time.Millisecond)
+			// Revoke while calls are in flight: once some have succeeded.
+			for wait := time.Now().Add(10 * time.Second); ok.Load() < int64(workers) && time.Now().Before(wait); {
+				time.Sleep(time.Millisecond)
+			}
 			var err error
 			switch how {
 			case "Revoke":
@@ -80,7 +89,9 @@ func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 			revoked.Store(true)
 			wg.Wait()
 			assert.Zero(t, late.Load(), "calls after the revoke succeeded")
-			t.Logf("%d calls succeeded before the revoke", ok.Load())
+			assert.GreaterOrEqual(t, ok.Load(), int64(workers), "calls were succeeding when the revoke was sent")
+			assert.GreaterOrEqual(t, lateTries.Load(), int64(workers*rounds), "every worker kept calling after the revoke")
+			t.Logf("%d calls succeeded before the revoke, %d tried after", ok.Load(), lateTries.Load())
 			// The hash is gone, or (RevokeAll/Others) unreachable and then
 			// deleted by the next Get that names it.
 			_, err = s.Get(ctx, "u1", sess.ID)
@@ -169,5 +180,91 @@ func TestFaultsReturnErrors(t *testing.T) {
 	if err != nil {
 		require.ErrorIs(t, err, ErrNotFound)
 	}
+	e.RequireTTLs(nil)
+}
+
+// TestRotateRefreshOneWinner: many goroutines present the same refresh
+// token at once. Exactly one gets a new token; the others present a token
+// that has just been rotated away, which is reuse, so the session ends
+// revoked. The token chain never forks.
+func TestRotateRefreshOneWinner(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	sess, tok := mustCreate(t, e, s, "u1")
+	const workers = 100
+	var won, reused, gone atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := s.RotateRefresh(ctx, "u1", sess.ID, tok)
+			switch {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, ErrTokenReused):
+				reused.Add(1)
+			case errors.Is(err, ErrNotFound):
+				gone.Add(1)
+			default:
+				t.Errorf("RotateRefresh: %v", err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	assert.Equal(t, int64(1), won.Load(), "exactly one rotation wins")
+	assert.Equal(t, int64(1), reused.Load(), "the first loser detects reuse and revokes")
+	assert.Equal(t, int64(workers-2), gone.Load(), "the rest find the session revoked")
+	_, err := s.Get(ctx, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.Empty(t, e.Keys())
+}
+
+// TestMaxSessionsUnderConcurrentCreate: 50 goroutines create sessions for
+// one user with a cap of 3; the cap holds exactly at the end and every
+// evicted session is dead.
+func TestMaxSessionsUnderConcurrentCreate(t *testing.T) {
+	e, s := newStore(t, WithMaxSessions(3))
+	ctx := e.Ctx()
+	const workers, each = 50, 4
+	ids := make(chan string, workers*each)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				sess, _, err := s.Create(ctx, Info{UserID: "u1"})
+				if !assert.NoError(t, err) {
+					return
+				}
+				ids <- sess.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	list, err := s.List(ctx, "u1")
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	live := map[string]bool{}
+	for _, en := range list {
+		live[en.ID] = true
+	}
+	n := 0
+	for id := range ids {
+		n++
+		_, err := s.Get(ctx, "u1", id)
+		if live[id] {
+			require.NoError(t, err, "listed session %s", id)
+		} else {
+			require.ErrorIs(t, err, ErrNotFound, "evicted session %s", id)
+		}
+	}
+	assert.Equal(t, workers*each, n)
+	assert.Len(t, e.Keys(), 4, "3 hashes and the index: evicted hashes deleted on sight")
 	e.RequireTTLs(nil)
 }

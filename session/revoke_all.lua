@@ -16,7 +16,7 @@ if keep ~= '' then score = redis.call('ZSCORE', idx, keep) end
 redis.call('DEL', idx)
 if score then
   redis.call('ZADD', idx, score, keep)
-  redis.call('PEXPIREAT', idx, score)
+  expire_at(idx, tonumber(score), now)
   n = n - 1
 end
 return n

@@ -16,9 +16,11 @@ import (
 // Store keeps sessions in seed 001's layout: one hash per session and a
 // per-user index. It is safe for concurrent use.
 //
-// Every method is one round trip (one Lua script or one command) and
-// atomic; the keys of one call share the user_id hash tag, so they are
-// cluster-safe. Times are read from the server (TIME) inside the scripts.
+// Every method that talks to Redis is one round trip (one Lua script or
+// one command) and atomic; the keys of one call share the user_id hash
+// tag, so they are cluster-safe. The one exception is Authenticate with
+// hash tags turned off (see there). Times are read from the server (TIME)
+// inside the scripts.
 type Store struct {
 	c   redis.UniversalClient
 	cfg config
@@ -291,14 +293,18 @@ type Changes struct {
 	// Set writes fields: email, ip_address, user_agent,
 	// device_fingerprint, or caller-defined extras.
 	Set map[string]string
-	// Delete removes caller-defined extra fields.
+	// Delete removes caller-defined extra fields. Deletes apply before
+	// sets, so a name in both ends up set.
 	Delete []string
 }
 
 // Update applies ch to a live session and slides it like Get, in one
 // script and round trip. It never writes to a missing, expired or revoked
 // session (ErrNotFound): no HSET brings a deleted hash back. user_id,
-// created_at, last_activity and the refresh-token fields cannot be set.
+// created_at, last_activity, absolute_expiry and the refresh-token fields
+// cannot be set. Changes that would leave the session with more than
+// MaxExtraFields caller-defined fields are ErrInvalidInput, checked in the
+// same script before anything is written.
 func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes) error {
 	const op = "Update"
 	key, idx, err := s.keyPair(op, userID, sessionID)
@@ -326,8 +332,8 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	args := make([]any, 0, 3+len(ch.Delete)+2*len(names))
-	args = append(args, sessionID, ms(s.cfg.idle), len(ch.Delete))
+	args := make([]any, 0, 4+len(ch.Delete)+2*len(names))
+	args = append(args, sessionID, ms(s.cfg.idle), MaxExtraFields, len(ch.Delete))
 	for _, name := range ch.Delete {
 		args = append(args, name)
 	}
@@ -341,8 +347,13 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 	if v == nil {
 		return fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
 	}
-	if st, ok := status(v); ok && st == "corrupt" {
-		return keys.Corrupt(key, fmt.Errorf("unreadable %s", fAbsoluteExp))
+	if st, ok := status(v); ok {
+		switch st {
+		case "corrupt":
+			return keys.Corrupt(key, fmt.Errorf("unreadable %s", fAbsoluteExp))
+		case "toomany":
+			return invalid(op, "the session would hold more than %d extra fields", MaxExtraFields)
+		}
 	}
 	if _, err := reply.Int64(v); err != nil {
 		return fmt.Errorf("session: %s %q: %w", op, key, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/internal/script"
 	"github.com/redschema/redschema/keys"
 )
@@ -434,4 +435,77 @@ func TestRFC3339MatchesGo(t *testing.T) {
 		want := time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05Z")
 		require.Equal(t, want, got, "ms %s", strconv.FormatInt(ms, 10))
 	}
+}
+
+// TestUpdateBoundsExtraFields: repeated Updates can never grow a session
+// past MaxExtraFields caller-defined fields; a rejected Update writes
+// nothing.
+func TestUpdateBoundsExtraFields(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	sess, tok := mustCreate(t, e, s, "u1")
+	_, err := s.RotateRefresh(ctx, "u1", sess.ID, tok) // adds refresh_token_used, not an extra
+	require.NoError(t, err)
+	for i := 0; i < MaxExtraFields; i += 8 {
+		set := map[string]string{}
+		for j := i; j < i+8; j++ {
+			set[fmt.Sprint("f", j)] = "v"
+		}
+		require.NoError(t, s.Update(ctx, "u1", sess.ID, Changes{Set: set}))
+	}
+	key := sessKey(t, e, "u1", sess.ID)
+	before, err := e.Client.HGetAll(ctx, key).Result()
+	require.NoError(t, err)
+
+	err = s.Update(ctx, "u1", sess.ID, Changes{Set: map[string]string{"one-more": "v", "email": "x@example.com"}})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	after, err := e.Client.HGetAll(ctx, key).Result()
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a rejected Update writes nothing")
+
+	// Overwriting, seed fields and swapping one extra for another stay legal.
+	require.NoError(t, s.Update(ctx, "u1", sess.ID, Changes{Set: map[string]string{"f0": "w", "email": "x@example.com"}}))
+	require.NoError(t, s.Update(ctx, "u1", sess.ID, Changes{Delete: []string{"f1", "f1"}, Set: map[string]string{"swap": "v"}}))
+	got, err := s.Get(ctx, "u1", sess.ID)
+	require.NoError(t, err)
+	assert.Len(t, got.Extra, MaxExtraFields)
+	assert.Equal(t, "w", got.Extra["f0"])
+	assert.Equal(t, "x@example.com", got.Email)
+}
+
+// TestUpdateLuaKnowsReservedFields keeps update.lua's list of the
+// package's own fields in step with fields.go.
+func TestUpdateLuaKnowsReservedFields(t *testing.T) {
+	n := 0
+	for name := range reserved {
+		assert.Contains(t, updateLua, name+" = true", "update.lua must not count %s as an extra", name)
+		n++
+	}
+	listed := regexp.MustCompile(`\b[a-z_]+ = true,`).FindAllString(updateLua, -1)
+	assert.Len(t, listed, n, "update.lua lists a field fields.go does not reserve: %v", listed)
+}
+
+// TestSlideAtTheDeadline is a regression test for Redis 7.0, where
+// PEXPIREAT inside a script compares with the live clock while lookups use
+// the script's start time: a session whose deadline passed while its Get
+// ran was deleted by the slide itself, and Get reported the empty hash as
+// corrupt. The script below holds the clock past the deadline before
+// sliding; the hash must still be there for the HGETALL that follows.
+func TestSlideAtTheDeadline(t *testing.T) {
+	e, s := newStore(t)
+	if !e.Real() {
+		t.Skip("needs a server clock that moves while a script runs (miniredis TIME is fixed)")
+	}
+	ctx := e.Ctx()
+	sess, _ := mustCreate(t, e, s, "u1")
+	sc := script.New(commonLua + `
+local now = now_ms()
+repeat until now_ms() >= now + 3
+slide(KEYS[1], KEYS[2], ARGV[1], now, 1, now + 1)
+return redis.call('HGETALL', KEYS[1])`)
+	v, err := sc.Run(ctx, e.Client, []string{sessKey(t, e, "u1", sess.ID), idxKey(t, e, "u1")}, sess.ID).Result()
+	require.NoError(t, err)
+	flat, err := reply.Strings(v)
+	require.NoError(t, err)
+	assert.NotEmpty(t, flat, "slide deleted the hash it was extending")
 }

@@ -6,22 +6,44 @@
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms
--- ARGV[3] number of fields to delete, n
--- ARGV[4 .. 3+n] fields to delete
--- ARGV[4+n ..] field, value pairs to set
+-- ARGV[3] most caller-defined (extra) fields the session may hold
+-- ARGV[4] number of fields to delete, n
+-- ARGV[5 .. 4+n] fields to delete
+-- ARGV[5+n ..] field, value pairs to set
 --
 -- Returns the new expiry in ms; nil when the session is not live; the
--- status 'corrupt' when absolute_expiry is unreadable.
+-- status 'corrupt' when absolute_expiry is unreadable; the status
+-- 'toomany' (nothing written) when the changes would leave more than
+-- ARGV[3] extra fields.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 local now = now_ms()
 local abs = live(key, idx, sid, now)
 if abs == false then return {'corrupt'} end
 if not abs then return nil end
-local ndel = tonumber(ARGV[3])
-if ndel > 0 then
-  redis.call('HDEL', key, unpack(ARGV, 4, 3 + ndel))
+local max, ndel = tonumber(ARGV[3]), tonumber(ARGV[4])
+-- The seed's and this package's own fields (fields.go: reserved); every
+-- other field is a caller extra.
+local reserved = {
+  user_id = true, email = true, created_at = true, last_activity = true,
+  ip_address = true, user_agent = true, device_fingerprint = true,
+  refresh_token_hash = true, absolute_expiry = true, refresh_token_used = true,
+}
+local extra, count = {}, 0
+for _, f in ipairs(redis.call('HKEYS', key)) do
+  if not reserved[f] then extra[f] = true; count = count + 1 end
 end
-if #ARGV >= 4 + ndel then
-  redis.call('HSET', key, unpack(ARGV, 4 + ndel, #ARGV))
+for i = 5, 4 + ndel do
+  if extra[ARGV[i]] then extra[ARGV[i]] = nil; count = count - 1 end
+end
+for i = 5 + ndel, #ARGV, 2 do
+  local f = ARGV[i]
+  if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
+end
+if count > max then return {'toomany'} end
+if ndel > 0 then
+  redis.call('HDEL', key, unpack(ARGV, 5, 4 + ndel))
+end
+if #ARGV >= 5 + ndel then
+  redis.call('HSET', key, unpack(ARGV, 5 + ndel, #ARGV))
 end
 return slide(key, idx, sid, now, tonumber(ARGV[2]), abs)

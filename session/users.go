@@ -197,7 +197,7 @@ func unixMilli(s string) (time.Time, error) {
 // user without a record gets one holding only the blocked status, so a
 // login within the TTL is refused. The block lasts while the record does
 // (the TTL, refreshed by each Validate); keep permanent bans in your user
-// database. Blocking a blocked user is a no-op.
+// database. Blocking a blocked user only refreshes the TTL.
 func (u *Users) Block(ctx context.Context, userID string) error {
 	const op = "Block"
 	key, err := u.key(op, userID)
