@@ -33,7 +33,8 @@
 // | `pubsub:audit:event` | MustTopic[T]("audit", "event") |
 //
 // On a Redis Cluster, PUBLISH reaches subscribers on every node; go-redis
-// subscribes on the node owning the channel's slot.
+// holds one subscription connection, to the node owning the slot of the
+// first channel subscribed.
 //
 // # Semantics
 //

@@ -175,7 +175,11 @@ func (q *Queue[T]) Ack(ctx context.Context, j *Job[T]) error {
 	if j == nil {
 		return fmt.Errorf("%w: nil job", ErrInvalid)
 	}
-	_, err := q.settleOne(ctx, j, settleOp{op: 'a', num: time.Since(j.delivered).Microseconds()}, "ack")
+	var took int64 // a Job not from a dequeue (built by hand) adds no time
+	if !j.delivered.IsZero() {
+		took = max(time.Since(j.delivered).Microseconds(), 0)
+	}
+	_, err := q.settleOne(ctx, j, settleOp{op: 'a', num: took}, "ack")
 	return err
 }
 
@@ -209,7 +213,8 @@ func (q *Queue[T]) failOp(j *Job[T], cause error) settleOp {
 }
 
 // Release gives j back without counting an attempt: it is ready again at
-// once (at the back of its priority). Use it when a worker stops before
+// once, behind the jobs of its priority that were ready before the current
+// millisecond. Use it when a worker stops before
 // handling a job. One round trip; ErrLeaseLost as for Ack.
 func (q *Queue[T]) Release(ctx context.Context, j *Job[T]) error {
 	_, err := q.settleOne(ctx, j, settleOp{op: 'r'}, "release")

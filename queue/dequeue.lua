@@ -19,6 +19,12 @@
 -- last_error, ...}:
 -- wait is -1 when jobs were leased or nothing is pending, else the ms
 -- until the next delayed job or lease deadline is due.
+--
+-- delivery is the lease token: the stats hash's delivery_seq, one per
+-- delivery in the whole queue, so a stale holder (lease recovered, job
+-- deleted and re-enqueued under its ID, or requeued from the dead letters)
+-- never holds the token of a later delivery. A dead letter pushed past the
+-- cap trims the oldest; total_dead_trimmed counts them.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
@@ -29,10 +35,20 @@ local function dead(id, retry, max, lvl, err)
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   if body then
-    redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
+    -- a body that is not JSON is kept as a string under "raw", so one bad
+    -- job cannot make the whole dead-letter list unreadable
+    local job = '"job":' .. body
+    local ok, v = pcall(cjson.decode, body)
+    if not ok or type(v) ~= 'table' then
+      job = '"raw":' .. cjson.encode(body) .. ',"job":null'
+    end
+    local len = redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
       ',"failed_at":' .. string.format('%.0f', now) .. ',"retry_count":' .. retry .. ',"max_retries":' .. max ..
-      ',"level":"' .. lvl .. '","job":' .. body .. '}')
-    redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
+      ',"level":"' .. lvl .. '",' .. job .. '}')
+    if len > dlqcap then
+      redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
+      redis.call('HINCRBY', KEYS[7], 'total_dead_trimmed', len - dlqcap)
+    end
     redis.call('PEXPIRE', KEYS[8], ARGV[4])
     redis.call('HINCRBY', KEYS[7], 'total_dead', 1)
   end
@@ -76,6 +92,7 @@ for i = 3, 5 do
     local sts = redis.call('HMGET', KEYS[2], unpack(ids))
     local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
     local hset, zadd, orphans = {}, {}, {}
+    local seq = redis.call('HINCRBY', KEYS[7], 'delivery_seq', #ids) - #ids
     for j, id in ipairs(ids) do
       local st, body = sts[j], bodies[j]
       local dlv, rest
@@ -87,13 +104,14 @@ for i = 3, 5 do
         retry, max, lvl, lasterr = string.match(rest, '^(%d+),(%-?%d+),(%a+),(.*)$')
       end
       if body and lvl then
-        dlv = tonumber(dlv) + 1
+        seq = seq + 1
+        dlv = string.format('%d', seq)
         hset[#hset + 1] = id
         hset[#hset + 1] = dlv .. ',' .. rest
         zadd[#zadd + 1] = deadline
         zadd[#zadd + 1] = id
         out[#out + 1] = id
-        out[#out + 1] = dlv
+        out[#out + 1] = seq
         out[#out + 1] = tonumber(retry)
         out[#out + 1] = tonumber(max)
         out[#out + 1] = lvl

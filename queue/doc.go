@@ -22,7 +22,7 @@
 // | `queue:{{queue_name}}:active` | ZSET | none (bounded: jobs in flight) | leases: in-flight job IDs scored by lease deadline (server ms) |
 // | `queue:{{queue_name}}:executions` | LIST | 1m, refreshed; at most one element | wake-up list idle consumers block on (BLPOP) |
 // | `queue:{{queue_name}}:unique:{job_id}` | STRING | the job's uniqueness window | refuses a second enqueue of the ID within the window |
-// | `queue:stats:{{queue_name}}` | HASH | none (one per queue) | total_processed, total_failed, avg_process_time_ms, last_processed_at, total_enqueued, total_dead, total_process_time_us, fifo_seq |
+// | `queue:stats:{{queue_name}}` | HASH | none (one per queue) | total_processed, total_failed, avg_process_time_ms, last_processed_at, total_enqueued, total_dead, total_dead_trimmed, total_process_time_us, fifo_seq, delivery_seq |
 // | `queue:dlq:{{queue_name}}` | LIST | 7d, refreshed on push; trimmed to 10,000 entries (WithDeadLetterCap) | dead letters, newest first |
 //
 // Stored job JSON (the jobs hash) follows seed 001's item format, with the
@@ -44,9 +44,11 @@
 //     scored by a lease deadline (server TIME), and the job stays in the
 //     jobs hash until Ack. Every dequeue first returns expired leases to
 //     ready (at-least-once: a crashed worker's jobs come back, counted as a
-//     failed attempt). Ack, Nack, Release and Extend check the delivery
-//     number, so a worker whose lease was recovered cannot ack the new
-//     delivery.
+//     failed attempt). Every delivery gets a lease token from a per-queue
+//     sequence (delivery_seq in the stats hash), and Ack, Nack, Release
+//     and Extend check it, so a worker whose lease was recovered, or whose
+//     job was deleted and re-enqueued under the same ID or requeued from
+//     the dead letters, cannot settle the new delivery.
 //   - The seed keeps both a FIFO list and priority sorted sets "scored by
 //     time". Only the sorted sets hold jobs: score = ready time in ms × 1000
 //     plus a sequence within the millisecond, which gives FIFO within a
@@ -62,9 +64,14 @@
 //     (errors, panics, Nack, expired leases), total_dead dead letters, and
 //     avg_process_time_ms is total_process_time_us / total_processed.
 //     last_processed_at is Unix ms of the server clock. fifo_seq is the
-//     last priority score given to a job enqueued ready (the FIFO sequence).
+//     last priority score given to a job enqueued ready (the FIFO sequence);
+//     delivery_seq the last lease token handed out.
 //   - The dead-letter list has the seed's 7-day TTL, refreshed on each push,
-//     and is trimmed in the same script, so it cannot grow without bound.
+//     and is trimmed to its cap in the same script, so it cannot grow
+//     without bound; total_dead_trimmed counts the entries the trim
+//     dropped: the list holds total_dead - total_dead_trimmed entries,
+//     less those Delete, Purge and Requeue took out (none once its TTL
+//     ran out).
 //
 // # Round trips
 //

@@ -19,10 +19,13 @@ type Stats struct {
 	TotalProcessed int64 // jobs acked
 	// TotalFailed counts failed attempts: handler errors, panics, Nack,
 	// expired leases.
-	TotalFailed     int64
-	TotalDead       int64         // jobs moved to the dead-letter list
-	AvgProcessTime  time.Duration // mean handler time of acked jobs
-	LastProcessedAt time.Time     // server time of the last ack; zero if none
+	TotalFailed int64
+	TotalDead   int64 // jobs moved to the dead-letter list
+	// TotalDeadTrimmed counts dead letters dropped from the tail of the
+	// dead-letter list because it was at its cap (WithDeadLetterCap).
+	TotalDeadTrimmed int64
+	AvgProcessTime   time.Duration // mean handler time of acked jobs
+	LastProcessedAt  time.Time     // server time of the last ack; zero if none
 
 	Ready    map[Priority]int64 // ready now, per priority
 	Delayed  map[Priority]int64 // waiting for a delay or a retry backoff
@@ -70,6 +73,8 @@ func (q *Queue[T]) Stats(ctx context.Context) (Stats, error) {
 			dst = &s.TotalFailed
 		case "total_dead":
 			dst = &s.TotalDead
+		case "total_dead_trimmed":
+			dst = &s.TotalDeadTrimmed
 		case "last_processed_at":
 			ms, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
@@ -115,22 +120,28 @@ type Info[T any] struct {
 	// lease expires (Active), or when it failed for good (Dead).
 	At time.Time
 	// Raw is the stored job text of a dead job whose JSON did not decode
-	// (its Payload is then zero); empty otherwise.
+	// (its Payload is then zero); empty otherwise. A dead-letter entry that
+	// is not JSON at all is an error matching keys.ErrCorrupt.
 	Raw string
 }
 
-// List returns up to limit jobs in state, skipping offset: pending jobs
-// by priority then FIFO, scheduled jobs by priority then ready time,
-// active jobs by lease deadline, dead jobs newest first. One script (one
-// round trip), read-only.
+// maxList bounds one List call, so a single script never blocks Redis
+// for long.
+const maxList = 10000
+
+// List returns up to limit jobs (1..10,000) in state, skipping offset:
+// pending jobs by priority then FIFO, scheduled jobs by priority then
+// ready time, active jobs by lease deadline, dead jobs newest first. One
+// script (one round trip), read-only. Info.Delivery is the job's last
+// lease token (0 if never delivered).
 func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]Info[T], error) {
 	switch state {
 	case Pending, Scheduled, Active, Dead:
 	default:
 		return nil, fmt.Errorf("%w: state %q", ErrInvalid, state)
 	}
-	if offset < 0 || limit < 1 {
-		return nil, fmt.Errorf("%w: offset %d, limit %d", ErrInvalid, offset, limit)
+	if offset < 0 || limit < 1 || limit > maxList {
+		return nil, fmt.Errorf("%w: offset %d, limit %d (1..%d)", ErrInvalid, offset, limit, maxList)
 	}
 	return q.list(ctx, string(state), strconv.Itoa(offset), limit)
 }
@@ -223,7 +234,12 @@ func (q *Queue[T]) decodeDead(s string, in *Info[T]) error {
 	}
 	if len(e.Job) > 0 && string(e.Job) != "null" {
 		if err := q.decodeBody(q.dead, string(e.Job), &in.Job); err != nil {
-			return err
+			// The entry is readable, its job is not (stored by another
+			// program or payload type): show it raw rather than failing
+			// the whole listing.
+			in.Job = Job[T]{}
+			raw := string(e.Job)
+			e.Raw = &raw
 		}
 	}
 	p, ok := parseLevel(e.Level)

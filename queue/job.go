@@ -25,8 +25,12 @@ type Job[T any] struct {
 	RetryCount int    // failed attempts before this delivery
 	MaxRetries int    // retries allowed after the first attempt
 	LastError  string // error of the previous attempt, if any
-	// Delivery counts deliveries of this job (1 on the first); it is the
-	// lease token Ack checks.
+	// Delivery is the lease token Ack, Nack, Release and Extend check: a
+	// per-queue sequence number (the stats hash's delivery_seq), so it is
+	// unique among all deliveries of the queue and larger for later ones.
+	// A stale holder (its lease recovered, or the job deleted and
+	// re-enqueued under the same ID, or requeued from the dead letters)
+	// can never settle a later delivery.
 	Delivery int64
 	// LeaseDeadline is when the lease expires (server clock) unless extended.
 	LeaseDeadline time.Time

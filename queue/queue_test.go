@@ -98,7 +98,7 @@ func TestEnqueueDequeueAck(t *testing.T) {
 	assert.Equal(t, id, j.ID)
 	assert.Equal(t, "wf-1", j.Payload.WorkflowID)
 	assert.Equal(t, []any{}, j.Payload.TriggerData["a"])
-	assert.Equal(t, int64(1), j.Delivery)
+	assert.Greater(t, j.Delivery, int64(0))
 	assert.Equal(t, queue.Normal, j.Priority)
 	assert.Equal(t, queue.DefaultMaxRetries, j.MaxRetries)
 	assert.WithinDuration(t, e.Now().Add(queue.DefaultLease), j.LeaseDeadline, 2*time.Second)
@@ -386,8 +386,33 @@ func TestDeadLetterCap(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d, 3)
 	assert.Equal(t, []string{"4", "3", "2"}, []string{d[0].ID, d[1].ID, d[2].ID})
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), s.TotalDead)
+	assert.Equal(t, int64(2), s.TotalDeadTrimmed, "every dropped dead letter is counted")
+	assert.Equal(t, s.TotalDead-s.TotalDeadTrimmed, s.Dead)
 	require.NoError(t, q.Delete(ctx, "3"))
 	assert.ErrorIs(t, q.Delete(ctx, "3"), queue.ErrNotFound)
+
+	// A dead letter from lease recovery (the dequeue script) is trimmed
+	// and counted the same way.
+	q2 := newQ(t, e, "cap2", queue.WithDeadLetterCap(1), queue.WithLease(300*time.Millisecond))
+	for _, id := range []string{"x", "y"} {
+		_, err := q2.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: id, MaxRetries: queue.NoRetries})
+		require.NoError(t, err)
+	}
+	_, err = q2.TryDequeue(ctx)
+	require.NoError(t, err)
+	_, err = q2.TryDequeue(ctx)
+	require.NoError(t, err)
+	e.Advance(500 * time.Millisecond)
+	_, err = q2.TryDequeue(ctx)
+	assert.ErrorIs(t, err, queue.ErrEmpty)
+	s, err = q2.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), s.TotalDead)
+	assert.Equal(t, int64(1), s.TotalDeadTrimmed)
+	assert.Equal(t, int64(1), s.Dead)
 }
 
 func TestLeaseExpiryRedelivers(t *testing.T) {
@@ -408,7 +433,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 	j, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, id, j.ID)
-	assert.Equal(t, int64(2), j.Delivery)
+	assert.Greater(t, j.Delivery, crashed.Delivery)
 	assert.Equal(t, 1, j.RetryCount)
 	assert.Equal(t, "lease expired", j.LastError)
 	// The crashed worker's late ack must not ack the new delivery.
@@ -441,7 +466,57 @@ func TestDeleteAndPeek(t *testing.T) {
 	assert.ErrorIs(t, q.Ack(ctx, j), queue.ErrLeaseLost)
 	_, err = q.Peek(ctx, "p")
 	assert.ErrorIs(t, err, queue.ErrNotFound)
-	assert.Empty(t, e.Keys()[:0])
+	assert.ErrorIs(t, q.Delete(ctx, "p"), queue.ErrNotFound)
+	// Nothing of the job is left: only the stats hash and the wake-up list.
+	for _, k := range e.Keys() {
+		assert.True(t, strings.HasSuffix(k, "queue:stats:{del}") || strings.HasSuffix(k, ":executions"), k)
+	}
+
+	// The ID is re-enqueued and delivered to another worker: the stale
+	// holder of the deleted job must not settle the new delivery.
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "w2"}, &queue.EnqueueOptions{ID: "p"})
+	require.NoError(t, err)
+	j2, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	assert.NotEqual(t, j.Delivery, j2.Delivery)
+	assert.ErrorIs(t, q.Ack(ctx, j), queue.ErrLeaseLost)
+	_, err = q.Nack(ctx, j, errors.New("stale"))
+	assert.ErrorIs(t, err, queue.ErrLeaseLost)
+	assert.ErrorIs(t, q.Release(ctx, j), queue.ErrLeaseLost)
+	info, err = q.Peek(ctx, "p")
+	require.NoError(t, err)
+	assert.Equal(t, queue.Active, info.State, "still leased to the new holder")
+	require.NoError(t, q.Ack(ctx, j2))
+}
+
+func TestStaleHolderAfterRequeue(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "stale", queue.WithLease(300*time.Millisecond))
+	_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "r", MaxRetries: queue.NoRetries})
+	require.NoError(t, err)
+	slow, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	e.Advance(500 * time.Millisecond) // the lease runs out: dead-lettered by recovery
+	_, err = q.TryDequeue(ctx)
+	assert.ErrorIs(t, err, queue.ErrEmpty)
+	require.NoError(t, q.Requeue(ctx, "r"))
+	fresh, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, fresh.Delivery, slow.Delivery)
+	// The slow worker finally finishes: its ack must not count for the
+	// fresh delivery, which is still leased.
+	assert.ErrorIs(t, q.Ack(ctx, slow), queue.ErrLeaseLost)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.InFlight)
+	assert.Equal(t, int64(0), s.TotalProcessed)
+	require.NoError(t, q.Ack(ctx, fresh))
+	s, err = q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.TotalProcessed)
+	assert.Equal(t, int64(1), s.TotalFailed)
+	assert.Equal(t, int64(1), s.TotalDead)
 }
 
 func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
@@ -480,6 +555,29 @@ func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
 	assert.Equal(t, "s", d[0].ID)
 	assert.Equal(t, "corrupt job state", d[0].LastError)
 	assert.Equal(t, "s", d[0].Payload.WorkflowID)
+
+	// Both the state and the JSON broken: still dead-lettered, and the
+	// dead-letter list stays readable (the text is kept under "raw").
+	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "both"})
+	require.NoError(t, err)
+	require.NoError(t, e.Client.HSet(ctx, jobs, "both", "{broken").Err())
+	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"queue:{corrupt}:state", "both", "garbage").Err())
+	_, err = q.TryDequeue(ctx)
+	assert.ErrorIs(t, err, queue.ErrEmpty)
+	d, err = q.List(ctx, queue.Dead, 0, 10)
+	require.NoError(t, err, "one bad job must not make the dead letters unreadable")
+	require.Len(t, d, 3)
+	assert.Equal(t, "both", d[0].ID)
+	assert.Equal(t, "{broken", d[0].Raw)
+	// A readable entry whose job is not this queue's type: shown raw.
+	require.NoError(t, e.Client.LPush(ctx, e.NS.Prefix+"queue:dlq:{corrupt}",
+		`{"id":"f","error":"x","failed_at":1,"retry_count":0,"max_retries":0,"level":"low","job":[1]}`).Err())
+	d, err = q.List(ctx, queue.Dead, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, d, 4)
+	assert.Equal(t, "f", d[0].ID)
+	assert.Equal(t, "[1]", d[0].Raw)
+	require.NoError(t, q.Delete(ctx, "f"))
 
 	// ... and when it breaks while the job is leased, lease recovery
 	// dead-letters it too.

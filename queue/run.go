@@ -35,8 +35,9 @@ func WithShutdownGrace(d time.Duration) Option {
 
 // WithErrorHandler receives the errors Run survives: Redis unreachable,
 // a corrupt job dead-lettered, a failed ack (the job is then redelivered
-// after its lease). The default discards them. f must be safe for
-// concurrent use.
+// after its lease), outcomes refused because the lease was lost (matching
+// ErrLeaseLost: the job was recovered, deleted or purged meanwhile). The
+// default discards them. f must be safe for concurrent use.
 func WithErrorHandler(f func(error)) Option {
 	return func(o *options) { o.onError = f }
 }
@@ -55,13 +56,24 @@ type runner[T any] struct {
 	stopHdlr context.CancelCauseFunc
 
 	mu      sync.Mutex
-	running map[string]*lease
+	running map[leaseKey]*lease
+}
+
+// leaseKey names one delivery: the same job ID can be held twice by one
+// runner (a lease lost while Redis was unreachable, then the job fetched
+// again), under different delivery tokens.
+type leaseKey struct {
+	id  string
+	dlv int64
 }
 
 type lease struct {
-	dlv    int64
 	cancel context.CancelCauseFunc
 	ctx    context.Context
+	// expire cancels ctx with ErrLeaseLost when the lease runs out on the
+	// local clock without a successful extension (Redis unreachable): by
+	// then another consumer may hold the job.
+	expire *time.Timer
 }
 
 // Run consumes the queue with concurrency handlers until ctx is done, then
@@ -70,16 +82,20 @@ type lease struct {
 //   - fetching stops at once; jobs fetched but not started are released
 //     (ready again, no attempt counted);
 //   - running handlers get the grace period (WithShutdownGrace) to finish;
-//     then their contexts are cancelled with cause ErrShutdown;
-//   - every outcome is written before Run returns.
+//     then their contexts are cancelled with cause ErrShutdown and their
+//     leases are no longer extended (a handler that ignores its context
+//     loses its job to another consumer once the lease runs out);
+//   - Run returns after every handler has returned and every outcome is
+//     written (or reported to WithErrorHandler).
 //
 // Jobs are leased in batches (one dequeue script for up to 2×concurrency
 // jobs) and their outcomes written in batches (one settle script for all
 // the outcomes ready at once), so a busy queue costs well under one round
 // trip per job. Leases of fetched jobs are extended every third of the
-// lease while they wait or run; a job whose lease is lost anyway (Redis
-// unreachable for a whole lease) has its context cancelled with cause
-// ErrLeaseLost. Expired leases of crashed workers are recovered by every
+// lease while they wait or run; a job whose lease is lost anyway (deleted,
+// or not extended for a whole lease because Redis was unreachable: timed
+// on the local clock from the last request that succeeded) has its
+// context cancelled with cause ErrLeaseLost. Expired leases of crashed workers are recovered by every
 // dequeue. Delivery is at-least-once: a job runs again if its worker
 // crashes or its outcome cannot be written.
 //
@@ -88,7 +104,7 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error
 	if h == nil || concurrency < 1 {
 		return fmt.Errorf("%w: Run needs a handler and concurrency >= 1 (got %d)", ErrInvalid, concurrency)
 	}
-	r := &runner[T]{q: q, h: h, prefetch: int64(2 * concurrency), freed: make(chan struct{}, 1), running: map[string]*lease{}}
+	r := &runner[T]{q: q, h: h, prefetch: int64(2 * concurrency), freed: make(chan struct{}, 1), running: map[leaseKey]*lease{}}
 	r.jobs = make(chan *Job[T], r.prefetch)
 	r.results = make(chan settleOp, r.prefetch)
 	r.hctx, r.stopHdlr = context.WithCancelCause(context.WithoutCancel(ctx))
@@ -149,6 +165,7 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 		// The script runs with a context that a shutdown does not cancel,
 		// so a reply is never dropped after the jobs were leased.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sent := time.Now() // the lease runs from no earlier than this
 		jobs, wait, err := q.dequeue(dctx, int(n))
 		cancel()
 		q.report(err)
@@ -170,9 +187,11 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 		r.held.Add(int64(len(jobs)))
 		r.mu.Lock()
 		for _, j := range jobs {
-			l := &lease{dlv: j.Delivery}
+			l := &lease{}
 			l.ctx, l.cancel = context.WithCancelCause(r.hctx)
-			r.running[j.ID] = l
+			cancel := l.cancel
+			l.expire = time.AfterFunc(time.Until(sent.Add(q.o.lease)), func() { cancel(ErrLeaseLost) })
+			r.running[leaseKey{j.ID, j.Delivery}] = l
 		}
 		r.mu.Unlock()
 		for _, j := range jobs {
@@ -184,13 +203,15 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 func (r *runner[T]) take(j *Job[T]) *lease {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.running[j.ID]
+	return r.running[leaseKey{j.ID, j.Delivery}]
 }
 
 func (r *runner[T]) work(ctx context.Context) {
 	for j := range r.jobs {
 		l := r.take(j)
-		if ctx.Err() != nil || l == nil {
+		if ctx.Err() != nil || l == nil || l.ctx.Err() != nil {
+			// Shutting down, or the lease ran out while the job waited:
+			// give it back (a no-op if it is no longer ours).
 			r.results <- settleOp{op: 'r', id: j.ID, dlv: j.Delivery}
 			continue
 		}
@@ -235,21 +256,36 @@ func (r *runner[T]) settleLoop(ctx context.Context) {
 				break drain
 			}
 		}
-		var err error
+		var (
+			res []int64
+			err error
+		)
 		for attempt := 0; attempt < 3; attempt++ {
-			if _, err = q.settleDetached(ctx, batch); err == nil {
+			if res, err = q.settleDetached(ctx, batch); err == nil {
 				break
 			}
 			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 		}
 		if err != nil {
 			q.report(fmt.Errorf("%w (%d outcomes lost; those jobs run again after their lease)", err, len(batch)))
+		} else {
+			lost := 0
+			for _, v := range res {
+				if v == 0 {
+					lost++
+				}
+			}
+			if lost > 0 {
+				q.report(fmt.Errorf("%w: %d of %d outcomes in queue %q not recorded (lease recovered or job deleted)", ErrLeaseLost, lost, len(batch), q.name))
+			}
 		}
 		r.mu.Lock()
 		for _, o := range batch {
-			if l := r.running[o.id]; l != nil && l.dlv == o.dlv {
+			k := leaseKey{o.id, o.dlv}
+			if l := r.running[k]; l != nil {
+				l.expire.Stop()
 				l.cancel(nil)
-				delete(r.running, o.id)
+				delete(r.running, k)
 			}
 		}
 		r.mu.Unlock()
@@ -274,14 +310,20 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 		r.mu.Lock()
 		ops := make([]settleOp, 0, len(r.running))
 		ls := make([]*lease, 0, len(r.running))
-		for id, l := range r.running {
-			ops = append(ops, settleOp{op: 'e', id: id, dlv: l.dlv, num: ms(q.o.lease)})
+		for k, l := range r.running {
+			if l.ctx.Err() != nil {
+				// Lost, or told to stop at the end of the shutdown grace:
+				// the job is no longer held.
+				continue
+			}
+			ops = append(ops, settleOp{op: 'e', id: k.id, dlv: k.dlv, num: ms(q.o.lease)})
 			ls = append(ls, l)
 		}
 		r.mu.Unlock()
 		for len(ops) > 0 {
 			n := min(len(ops), 512)
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.o.lease/3)
+			sent := time.Now()
 			res, _, err := q.settle(c, ops[:n])
 			cancel()
 			if err != nil {
@@ -291,6 +333,9 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 			for i, v := range res {
 				if v == 0 {
 					ls[i].cancel(ErrLeaseLost)
+				} else {
+					// Renewed from a server time no earlier than sent.
+					ls[i].expire.Reset(time.Until(sent.Add(q.o.lease)))
 				}
 			}
 			ops, ls = ops[n:], ls[n:]

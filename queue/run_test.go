@@ -420,3 +420,111 @@ func TestManyConsumersNoDoubleDelivery(t *testing.T) {
 	assert.Equal(t, int64(n), s.TotalProcessed)
 	assert.Equal(t, int64(0), s.Pending()+s.InFlight)
 }
+
+// With Redis unreachable the lease cannot be extended: the handler's
+// context must end (cause ErrLeaseLost) once the lease has run out on the
+// local clock, since another consumer may take the job from then on.
+func TestRunUnreachableRedisCancelsHandlerAtLeaseEnd(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "unreach", queue.WithLease(400*time.Millisecond), queue.WithBackoff(queue.ConstantBackoff(0)))
+	enqueueN(t, q, ctx, 1)
+	pc, proxy := e.ProxyClient(nil)
+	pq, err := queue.New[execution](pc, "unreach", queue.WithNamespace(e.NS), queue.WithLease(400*time.Millisecond), queue.WithBackoff(queue.ConstantBackoff(0)))
+	require.NoError(t, err)
+
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	var runs atomic.Int64
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- pq.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			if runs.Add(1) > 1 {
+				return nil
+			}
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		}, 1)
+	}()
+	<-started
+	proxy.Stall()
+	stalled := time.Now()
+	select {
+	case err := <-cause:
+		assert.ErrorIs(t, err, queue.ErrLeaseLost)
+		assert.Less(t, time.Since(stalled), 2*time.Second)
+	case <-time.After(5 * time.Second):
+		proxy.Resume()
+		t.Fatal("handler still running with its lease gone")
+	}
+	proxy.Resume()
+	// The job is not lost: it runs again and is acked, and the failed
+	// attempt is counted once (by the runner's settle or by lease recovery,
+	// whichever comes first).
+	if e.Mini != nil {
+		ticker(t, e, 20*time.Millisecond)
+	}
+	waitFor(t, 15*time.Second, func() bool {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		return s.TotalProcessed == 1
+	})
+	cancel()
+	require.NoError(t, <-errc)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.TotalFailed)
+	assert.Equal(t, int64(0), s.Pending()+s.InFlight+s.Dead)
+	assert.Equal(t, int64(2), runs.Load())
+}
+
+// A handler that ignores its cancelled context after the shutdown grace
+// does not keep its job: Run stops extending the lease, and the job goes
+// to another consumer once the lease runs out.
+func TestRunStopsExtendingAfterGrace(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "stubborn", queue.WithLease(300*time.Millisecond), queue.WithShutdownGrace(50*time.Millisecond))
+	id := enqueueN(t, q, ctx, 1)[0]
+	started, unblock := make(chan struct{}), make(chan struct{})
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+			close(started)
+			<-unblock // ignores ctx
+			return nil
+		}, 1)
+	}()
+	<-started
+	cancel()
+	ticker(t, e, 20*time.Millisecond)
+	other := newQ(t, e, "stubborn")
+	var j *queue.Job[execution]
+	waitFor(t, 5*time.Second, func() bool {
+		var err error
+		j, err = other.TryDequeue(ctx)
+		if errors.Is(err, queue.ErrEmpty) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	})
+	assert.Equal(t, id, j.ID)
+	select {
+	case <-errc:
+		t.Fatal("Run returned while a handler still runs")
+	default:
+	}
+	require.NoError(t, other.Ack(ctx, j))
+	close(unblock)
+	require.NoError(t, <-errc)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.TotalProcessed, "the stubborn handler's late ack is not counted")
+	assert.Equal(t, int64(1), s.TotalFailed, "the expired lease")
+	assert.Equal(t, int64(0), s.Pending()+s.InFlight)
+}

@@ -23,7 +23,8 @@
 -- Returns {r1, ..., rN, now_ms}: one integer per group, 0 when the lease
 -- was lost (the job is not in flight under that delivery), 1 when done
 -- (acked, scheduled for retry, released, extended), 2 when the job moved to
--- the dead-letter list; then the server time in ms.
+-- the dead-letter list; then the server time in ms. A dead letter pushed
+-- past the cap trims the oldest; total_dead_trimmed counts them.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
@@ -37,7 +38,7 @@ local function jobpart(op, body)
   return '"job":' .. body
 end
 local out = {}
-local processed, failed, deadn, micros, released = 0, 0, 0, 0, 0
+local processed, failed, deadn, micros, released, trimmed = 0, 0, 0, 0, 0, 0
 local ids = {}
 for i = 4, #ARGV, 5 do
   ids[#ids + 1] = ARGV[i + 1]
@@ -83,10 +84,13 @@ for k = 1, #ids do
       if retry > max or op == 'd' then
         local body = redis.call('HGET', KEYS[1], id)
         forget[#forget + 1] = id
-        redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
+        local len = redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
           ',"failed_at":' .. string.format('%.0f', now) .. ',"retry_count":' .. retry .. ',"max_retries":' .. max ..
           ',"level":"' .. lvl .. '",' .. jobpart(op, body) .. '}')
-        redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
+        if len > dlqcap then
+          redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
+          trimmed = trimmed + len - dlqcap
+        end
         redis.call('PEXPIRE', KEYS[8], ARGV[2])
         deadn = deadn + 1
         out[#out + 1] = 2
@@ -117,6 +121,9 @@ if processed > 0 then
   local sum = redis.call('HINCRBY', KEYS[7], 'total_process_time_us', micros)
   redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
     'last_processed_at', string.format('%.0f', now))
+end
+if trimmed > 0 then
+  redis.call('HINCRBY', KEYS[7], 'total_dead_trimmed', trimmed)
 end
 if failed > 0 then
   redis.call('HINCRBY', KEYS[7], 'total_failed', failed)
