@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -168,145 +169,117 @@ func seedConnectAll(ctx context.Context, s seed002, users []string) error {
 
 const presenceParallelism = 8 // x GOMAXPROCS goroutines, same for both sides
 
+// layouts are the redschema variants the benchmarks compare with seed002:
+// the default (seed 002's keys, byte-compatible) and the single-key layout.
+var layouts = []struct {
+	name   string
+	layout presence.Layout
+}{{"redschema", presence.LayoutHash}, {"redschema-singlekey", presence.LayoutSingleKey}}
+
+// presenceRun times op(i), i counting up from 1, on presenceParallelism
+// goroutines per CPU (the same for every side), reporting allocations and
+// round trips.
+func presenceRun(b *testing.B, e *benchutil.Env, op func(i int) error) {
+	var i atomic.Int64
+	e.Warm(b)
+	b.ReportAllocs()
+	b.SetParallelism(presenceParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := op(int(i.Add(1))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	e.ReportTrips(b)
+}
+
+// benchTracker runs op with presenceRun on a tracker of layout over 1000
+// users with two connections each.
+func benchTracker(b *testing.B, layout presence.Layout, op func(ctx context.Context, tr *presence.Tracker, i int) error) {
+	e := benchutil.New(b)
+	ctx := context.Background()
+	tr, err := presence.New(e.Client, presence.WithNamespace(e.NS), presence.WithLayout(layout))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := connectAll(ctx, tr, userIDs(presenceUsers)); err != nil {
+		b.Fatal(err)
+	}
+	presenceRun(b, e, func(i int) error { return op(ctx, tr, i) })
+}
+
+// benchSeed runs op with presenceRun on the seed002 implementation over
+// 1000 users with two connections each.
+func benchSeed(b *testing.B, op func(ctx context.Context, s seed002, i int) error) {
+	e := benchutil.New(b)
+	ctx := context.Background()
+	s := seed002{c: e.Client, prefix: e.NS.Prefix}
+	if err := seedConnectAll(ctx, s, userIDs(presenceUsers)); err != nil {
+		b.Fatal(err)
+	}
+	presenceRun(b, e, func(i int) error { return op(ctx, s, i) })
+}
+
 // BenchmarkPresenceHeartbeat: one heartbeat of one of 1000 users with two
-// connections each. redschema: one script (prune, refresh, index, events);
-// seed002: the seed's HSET + EXPIRE + SETEX pipeline (no pruning, not
-// atomic).
+// connections each. redschema: one script (prune, refresh, index, events),
+// in each layout; seed002: the seed's HSET + EXPIRE + SETEX pipeline (no
+// pruning, not atomic).
 func BenchmarkPresenceHeartbeat(b *testing.B) {
 	users := userIDs(presenceUsers)
-	b.Run("redschema", func(b *testing.B) {
-		e := benchutil.New(b)
-		ctx := context.Background()
-		tr, err := presence.New(e.Client, presence.WithNamespace(e.NS))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := connectAll(ctx, tr, users); err != nil {
-			b.Fatal(err)
-		}
-		var i atomic.Int64
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(presenceParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				u := users[int(i.Add(1))%len(users)]
-				if _, err := tr.Heartbeat(ctx, u, "conn_123"); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+	for _, l := range layouts {
+		b.Run(l.name, func(b *testing.B) {
+			benchTracker(b, l.layout, func(ctx context.Context, tr *presence.Tracker, i int) error {
+				_, err := tr.Heartbeat(ctx, users[i%len(users)], "conn_123")
+				return err
+			})
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
-	})
+	}
+	start := time.Now().UnixMilli()
 	b.Run("seed002", func(b *testing.B) {
-		e := benchutil.New(b)
-		ctx := context.Background()
-		s := seed002{c: e.Client, prefix: e.NS.Prefix}
-		if err := seedConnectAll(ctx, s, users); err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now().UnixMilli()
-		var i atomic.Int64
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(presenceParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				u := users[int(i.Add(1))%len(users)]
-				if err := s.beat(ctx, u, "conn_123", start, 2); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+		benchSeed(b, func(ctx context.Context, s seed002, i int) error {
+			return s.beat(ctx, users[i%len(users)], "conn_123", start, 2)
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
 	})
 }
 
 // BenchmarkPresenceGetMany1000: the presence of 1000 users in one call.
 func BenchmarkPresenceGetMany1000(b *testing.B) {
 	users := userIDs(presenceUsers)
-	b.Run("redschema", func(b *testing.B) {
-		e := benchutil.New(b)
-		ctx := context.Background()
-		tr, err := presence.New(e.Client, presence.WithNamespace(e.NS))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := connectAll(ctx, tr, users); err != nil {
-			b.Fatal(err)
-		}
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(presenceParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
+	// The single-key layout's GETs carry the connections too.
+	for _, l := range layouts {
+		b.Run(l.name, func(b *testing.B) {
+			benchTracker(b, l.layout, func(ctx context.Context, tr *presence.Tracker, _ int) error {
 				ps, err := tr.GetMany(ctx, users)
-				if err != nil || !ps[0].Online() {
-					b.Error(err, ps[0])
-					return
+				if err == nil && !ps[0].Online() {
+					err = fmt.Errorf("%+v not online", ps[0])
 				}
-			}
+				return err
+			})
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
-	})
+	}
 	// Online is the seed's "Get Online Users from List": GETs only, no
 	// last-seen lookup in the index.
 	b.Run("redschema-Online", func(b *testing.B) {
-		e := benchutil.New(b)
-		ctx := context.Background()
-		tr, err := presence.New(e.Client, presence.WithNamespace(e.NS))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := connectAll(ctx, tr, users); err != nil {
-			b.Fatal(err)
-		}
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(presenceParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				on, err := tr.Online(ctx, users)
-				if err != nil || len(on) != len(users) {
-					b.Error(err, len(on))
-					return
-				}
+		benchTracker(b, presence.LayoutHash, func(ctx context.Context, tr *presence.Tracker, _ int) error {
+			on, err := tr.Online(ctx, users)
+			if err == nil && len(on) != len(users) {
+				err = fmt.Errorf("%d of %d online", len(on), len(users))
 			}
+			return err
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
 	})
 	b.Run("seed002", func(b *testing.B) {
-		e := benchutil.New(b)
-		ctx := context.Background()
-		s := seed002{c: e.Client, prefix: e.NS.Prefix}
-		if err := seedConnectAll(ctx, s, users); err != nil {
-			b.Fatal(err)
-		}
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(presenceParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				ps, err := s.getMany(ctx, users)
-				if err != nil || ps[0].Status != "online" {
-					b.Error(err)
-					return
-				}
+		benchSeed(b, func(ctx context.Context, s seed002, _ int) error {
+			ps, err := s.getMany(ctx, users)
+			if err == nil && ps[0].Status != "online" {
+				err = fmt.Errorf("%+v not online", ps[0])
 			}
+			return err
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
 	})
 }
 
@@ -322,8 +295,8 @@ var (
 
 // measurePresenceMemory writes 1000 online users with two connections each
 // (the seed's example metadata) with the seed's commands and with
-// redschema, with and without the online index, and measures MEMORY USAGE
-// per user. "dense-index" measures the index at the density of one million
+// redschema in both layouts, with and without the online index, and
+// measures MEMORY USAGE per user. "dense-index" measures the index at the density of one million
 // online users (61 per cluster slot).
 func measurePresenceMemory(b *testing.B) map[string]memResult {
 	memOnce.Do(func() {
@@ -346,10 +319,20 @@ func measurePresenceMemory(b *testing.B) map[string]memResult {
 		v, err := per(sp, len(users))
 		memCache["seed002"] = memResult{perUser: v, err: err}
 
-		for variant, sub := range map[string]string{"redschema": "rsindex:", "redschema-noindex": "rsnoidx:"} {
-			ns := e.NS.Sub(sub)
-			opts := []presence.Option{presence.WithNamespace(ns)}
-			if variant == "redschema-noindex" {
+		for _, v := range []struct {
+			name, sub string
+			layout    presence.Layout
+			noIndex   bool
+		}{
+			{"redschema", "rsindex:", presence.LayoutHash, false},
+			{"redschema-noindex", "rsnoidx:", presence.LayoutHash, true},
+			{"redschema-singlekey", "rssgidx:", presence.LayoutSingleKey, false},
+			{"redschema-singlekey-noindex", "rssgnoi:", presence.LayoutSingleKey, true},
+		} {
+			variant := v.name
+			ns := e.NS.Sub(v.sub)
+			opts := []presence.Option{presence.WithNamespace(ns), presence.WithLayout(v.layout)}
+			if v.noIndex {
 				opts = append(opts, presence.WithoutOnlineIndex())
 			}
 			tr, err := presence.New(e.Client, opts...)
@@ -396,7 +379,7 @@ func measurePresenceMemory(b *testing.B) map[string]memResult {
 // connections (B/user) and the online index's share (index-B/user). The
 // timed loop is empty; the numbers are the metrics.
 func BenchmarkPresenceMemory(b *testing.B) {
-	for _, name := range []string{"seed002", "redschema", "redschema-noindex", "dense-index"} {
+	for _, name := range []string{"seed002", "redschema", "redschema-noindex", "redschema-singlekey", "redschema-singlekey-noindex", "dense-index"} {
 		b.Run(name, func(b *testing.B) {
 			r := measurePresenceMemory(b)[name]
 			if r.err != nil {

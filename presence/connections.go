@@ -17,11 +17,11 @@ import (
 var (
 	//go:embed connections.lua
 	connectionsLua    string
-	connectionsScript = script.New(connectionsLua)
+	connectionsScript = script.New(libLua + connectionsLua)
 )
 
 // Connection is one live connection of a user, as stored in the
-// connections hash.
+// connections hash (or, with LayoutSingleKey, the presence JSON).
 type Connection struct {
 	ID          string
 	ConnectedAt time.Time
@@ -36,27 +36,38 @@ type connWire struct {
 }
 
 // Connections returns user's live connections, sorted by ID, with one
-// read-only script (one round trip): connections whose lastSeen is the
+// read-only script (one round trip) over the connections hash or, with
+// LayoutSingleKey, the presence key: connections whose lastSeen is the
 // profile's TTL old (server time) are left out even before a write prunes
 // them. A user with none gives an empty slice. A value that does not decode
 // gives an error matching keys.ErrCorrupt naming the key and connection.
 func (t *Tracker) Connections(ctx context.Context, user string) ([]Connection, error) {
 	const op = "connections"
-	k, err := connsKey.Key(t.cfg.ns, user)
+	k, err := t.userKeys(op, user)
 	if err != nil {
-		return nil, fmt.Errorf("presence: %s: %w", op, err)
+		return nil, err
 	}
-	v, err := connectionsScript.Run(ctx, t.c, []string{k}, ms(t.cfg.profile.TTL)).Result()
+	key := k.conns
+	if t.cfg.layout == LayoutSingleKey {
+		key = k.presence
+	}
+	v, err := connectionsScript.Run(ctx, t.c, []string{k.presence, k.conns, k.index}, t.args(user, "")...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, k, err)
+		return nil, fmt.Errorf("presence: %s %s: %w", op, key, err)
 	}
 	flat, err := reply.Strings(v)
-	if err != nil || len(flat)%2 != 0 {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, k, errors.Join(reply.ErrUnexpected, err))
+	if err != nil || len(flat) == 0 {
+		return nil, fmt.Errorf("presence: %s %s: %w", op, key, errors.Join(reply.ErrUnexpected, err))
+	}
+	if flat[0] == "corrupt" && len(flat) == 3 {
+		return nil, fmt.Errorf("presence: %s: %w", op, corrupt(flat[1], flat[2]))
+	}
+	if flat[0] != "ok" || len(flat)%2 != 1 {
+		return nil, fmt.Errorf("presence: %s %s: %w: code %q, %d elements", op, key, reply.ErrUnexpected, flat[0], len(flat))
 	}
 	out := make([]Connection, 0, len(flat)/2)
-	for i := 0; i < len(flat); i += 2 {
-		c, err := decodeConn(k, flat[i], flat[i+1])
+	for i := 1; i < len(flat); i += 2 {
+		c, err := decodeConn(key, flat[i], flat[i+1])
 		if err != nil {
 			return nil, fmt.Errorf("presence: %s: %w", op, err)
 		}

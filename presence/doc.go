@@ -25,8 +25,8 @@
 //
 // | Key pattern | Type | TTL | Purpose |
 // |---|---|---|---|
-// | `presence:{{user_id}}` | STRING | 60s online + 600s offline (seed 002); 300s, deleted offline (seed 004) | presence JSON |
-// | `connections:{{user_id}}` | HASH | 60s after the freshest connection's lastSeen | connection ID -> connection JSON |
+// | `presence:{{user_id}}` | STRING | 60s online + 600s offline (seed 002); 300s, deleted offline (seed 004) | presence JSON (with LayoutSingleKey: and the connections) |
+// | `connections:{{user_id}}` | HASH | 60s after the freshest connection's lastSeen | connection ID -> connection JSON (LayoutHash only) |
 // | `presence:online:{{slot}}` | ZSET | latest member's expiry + retention (60s + 600s) | online index shard of one cluster slot |
 // | `admin:{{admin_id}}:presence` | STRING | 30m | admin availability (seed 000 §5) |
 // | `typing:{{conversation_id}}:{user_id}` | STRING | 3s | typing JSON (seed 004 §2) |
@@ -48,9 +48,59 @@
 // "userAgent","ip","socketId"}}, times in Unix milliseconds, field names as
 // seed 002 writes them, key order as its examples, empty fields omitted.
 // With Seed004 the presence key holds {"userId","status","lastSeen"} as seed
-// 004 writes it. Status is "online", "away", "busy", "invisible" or
+// 004 writes it. With LayoutSingleKey either ends with a "connections"
+// member (see Layouts). Status is "online", "away", "busy", "invisible" or
 // "offline"; seed 002 readers that test status == "online" &&
 // activeConnections > 0 see away, busy and invisible users as not online.
+//
+// # Layouts
+//
+// WithLayout chooses where connections live. LayoutHash (the default) is
+// seed 002's: every key and value above is byte-compatible with the seed.
+// LayoutSingleKey drops the connections hash and appends the connections to
+// the presence JSON, as its last member:
+//
+//	{"status":"online","lastSeen":1698000000000,"activeConnections":2,
+//	 "metadata":{"device":"web","lastActivity":"active"},
+//	 "connections":{"conn_123":[1698000000000,1698000000000,
+//	   {"device":"web","userAgent":"Mozilla/5.0 ...","ip":"192.168.1.1","socketId":"socket_abc123"}],
+//	   "conn_456":[...]}}
+//
+// A connection is [connectedAt, lastSeen, metadata] (positional: names
+// would add 36 bytes per connection); member order inside is left to the
+// server's JSON encoder. The presence value is otherwise the profile's
+// Format, with the same TTLs, index and events.
+//
+// What keeps working for seed code: GET presence:X, MGET or pipelined GETs,
+// JSON.parse(v).status / lastSeen / activeConnections / metadata, and the
+// key's TTL (seed 004's JSON gains the same member). What breaks: HGETALL
+// connections:X (and HGET, HLEN) find nothing; such readers must read
+// JSON.parse(v).connections instead (Connections does). The two layouts
+// must not write one namespace at once, and there is no migration: a
+// tracker of one layout does not see the other's connections and takes the
+// users offline on its next write.
+//
+// Why: with seed 002's example metadata each connection JSON is about 190
+// bytes, over Redis's hash-max-listpack-value (64), so the hash is a real
+// hashtable with per-field overhead; one string per user saves that, a key
+// and the hash's TTL. Measured (bench/results/presence.md): 600 bytes per
+// online user with two connections against 998 for the seed layout, 40%
+// fewer (the index adds about 27 B per user at a million users). The
+// saving moves with the metadata's size through the allocator's size
+// classes (a 125-character user agent measured 44%).
+//
+// Costs: every GET of the presence key (Get, GetMany, Online, seed
+// readers) transfers the connections too, 466 instead of 118 bytes per
+// user in the benchmark, so GetMany moves about 4x the bytes; Go
+// decodes only the part before "connections" (the scripts write it last),
+// and Presence never carries connections. Each write decodes and
+// re-encodes the whole value: a heartbeat takes about 20 us of Redis time
+// against 17 us with the hash layout. The value is bounded by the connection and metadata limits: the
+// presence part plus at most WithMaxConnections connections of at most
+// 6 x MaxConnIDLen (an ID escaped at worst) + WithMaxMetadata + 40 bytes,
+// about 83 KB with the defaults (32, 1024) in the worst case and a few
+// hundred bytes per connection in practice; lower WithMaxConnections to
+// tighten it.
 //
 // # What changed from the seeds, and why
 //

@@ -2,6 +2,7 @@ package presence_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -40,6 +41,42 @@ func Example() {
 	// went offline: false left: 1
 	// went offline: true left: 0
 	// offline last seen known: true
+}
+
+// The single-key layout keeps a user's connections inside the presence
+// JSON: seed 002's presence readers still work, connection readers move to
+// the "connections" member or to Connections.
+func ExampleWithLayout() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb, presence.WithLayout(presence.LayoutSingleKey))
+
+	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_123", Metadata: presence.Metadata{Device: "web"}})
+	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_456", Metadata: presence.Metadata{Device: "mobile"}})
+
+	// A seed 002 reader: GET presence:12345, JSON.parse(v).status.
+	raw, _ := rdb.Get(ctx, "presence:{12345}").Result()
+	var v struct {
+		Status            string                     `json:"status"`
+		ActiveConnections int                        `json:"activeConnections"`
+		Connections       map[string]json.RawMessage `json:"connections"`
+	}
+	_ = json.Unmarshal([]byte(raw), &v)
+	fmt.Println(v.Status, v.ActiveConnections, "connections in the value:", len(v.Connections))
+	fmt.Println("connections hash exists:", rdb.Exists(ctx, "connections:{12345}").Val() == 1)
+
+	cs, _ := tr.Connections(ctx, "12345")
+	for _, c := range cs {
+		fmt.Println(c.ID, c.Metadata.Device)
+	}
+	// Output:
+	// online 2 connections in the value: 2
+	// connections hash exists: false
+	// conn_123 web
+	// conn_456 mobile
 }
 
 func ExampleTracker_Heartbeat_unknownConnection() {

@@ -18,6 +18,9 @@ func FuzzDecoders(f *testing.F) {
 		`{"connectedAt":1698000000000,"lastSeen":1698000000000,"metadata":{"device":"web"}}`,
 		`{"userId":"user-123","username":"john_doe","timestamp":1704067200000}`,
 		`{"userId":"u","status":"away","previous":"online","at":1}`,
+		`{"status":"online","lastSeen":1,"activeConnections":2,"metadata":{"device":"web"},"connections":{"a":[1,1,{}],"b":[1,1,{"device":"web"}]}}`,
+		`{"status":"online","metadata":{"x":1,"connections":2},"lastSeen":1}`,
+		`{"status":"online","lastSeen":1,"connections":`,
 		`{"status":null}`, `[]`, `"x"`, ``, `{"lastSeen":1e400}`,
 	} {
 		f.Add(s)
@@ -29,7 +32,7 @@ func FuzzDecoders(f *testing.F) {
 				tt.Fatalf("error %v does not match ErrCorrupt with the key", err)
 			}
 		}
-		p, err := t.decode("KEY", "u", []byte(s))
+		p, err := t.decode("KEY", "u", []byte(s), nil)
 		check(err)
 		if err == nil && !p.Status.valid() {
 			tt.Fatalf("decoded an invalid status %q", p.Status)

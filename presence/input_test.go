@@ -38,114 +38,128 @@ func TestNewValidates(t *testing.T) {
 	assert.ErrorIs(t, err, presence.ErrInvalidInput)
 	_, err = presence.New(e.Client, presence.WithMaxConnections(presence.MaxConnections+1))
 	assert.ErrorIs(t, err, presence.ErrInvalidInput)
+	_, err = presence.New(e.Client, presence.WithLayout(7))
+	assert.ErrorIs(t, err, presence.ErrInvalidInput)
 	_, err = presence.New(e.Client, presence.WithMaxMetadata(0))
 	assert.ErrorIs(t, err, presence.ErrInvalidInput)
 	tr, err := presence.New(e.Client, presence.WithNamespace(keys.Namespace{Prefix: "ha:"}))
 	require.NoError(t, err)
 	assert.Equal(t, "ha:presence:events", tr.Channel())
 	assert.Equal(t, presence.Seed002, tr.Profile())
+	assert.Equal(t, presence.LayoutHash, tr.Layout())
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e, presence.WithMaxMetadata(200), presence.WithMaxConnections(2))
-	ctx := e.Ctx()
-	cases := []struct {
-		name string
-		err  error
-		run  func() error
-	}{
-		{"empty user", keys.ErrInvalidKey, func() error { _, err := tr.Connect(ctx, "", presence.Conn{ID: "c"}); return err }},
-		{"long user", keys.ErrInvalidKey, func() error {
-			_, err := tr.Connect(ctx, strings.Repeat("u", keys.MaxSegmentLen+1), presence.Conn{ID: "c"})
-			return err
-		}},
-		{"empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{}); return err }},
-		{"long conn", presence.ErrInvalidInput, func() error {
-			_, err := tr.Connect(ctx, "u", presence.Conn{ID: strings.Repeat("c", presence.MaxConnIDLen+1)})
-			return err
-		}},
-		{"bad utf8 conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{ID: "\xff"}); return err }},
-		{"oversized metadata", presence.ErrInvalidInput, func() error {
-			_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c", Metadata: presence.Metadata{UserAgent: strings.Repeat("M", 190)}})
-			return err
-		}},
-		{"heartbeat empty user", keys.ErrInvalidKey, func() error { _, err := tr.Heartbeat(ctx, "", "c"); return err }},
-		{"heartbeat empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Heartbeat(ctx, "u", ""); return err }},
-		{"disconnect empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Disconnect(ctx, "u", ""); return err }},
-		{"status empty user", keys.ErrInvalidKey, func() error { _, err := tr.SetStatus(ctx, "", presence.Away); return err }},
-		{"empty activity", presence.ErrInvalidInput, func() error { return tr.SetActivity(ctx, "u", "") }},
-		{"get empty", keys.ErrInvalidKey, func() error { _, err := tr.Get(ctx, ""); return err }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { assert.ErrorIs(t, c.run(), c.err) })
-	}
-	assert.Empty(t, e.Keys(), "nothing written")
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt(), presence.WithMaxMetadata(200), presence.WithMaxConnections(2))
+		ctx := e.Ctx()
+		cases := []struct {
+			name string
+			err  error
+			run  func() error
+		}{
+			{"empty user", keys.ErrInvalidKey, func() error { _, err := tr.Connect(ctx, "", presence.Conn{ID: "c"}); return err }},
+			{"long user", keys.ErrInvalidKey, func() error {
+				_, err := tr.Connect(ctx, strings.Repeat("u", keys.MaxSegmentLen+1), presence.Conn{ID: "c"})
+				return err
+			}},
+			{"empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{}); return err }},
+			{"long conn", presence.ErrInvalidInput, func() error {
+				_, err := tr.Connect(ctx, "u", presence.Conn{ID: strings.Repeat("c", presence.MaxConnIDLen+1)})
+				return err
+			}},
+			{"bad utf8 conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{ID: "\xff"}); return err }},
+			{"oversized metadata", presence.ErrInvalidInput, func() error {
+				_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c", Metadata: presence.Metadata{UserAgent: strings.Repeat("M", 190)}})
+				return err
+			}},
+			{"heartbeat empty user", keys.ErrInvalidKey, func() error { _, err := tr.Heartbeat(ctx, "", "c"); return err }},
+			{"heartbeat empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Heartbeat(ctx, "u", ""); return err }},
+			{"disconnect empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Disconnect(ctx, "u", ""); return err }},
+			{"status empty user", keys.ErrInvalidKey, func() error { _, err := tr.SetStatus(ctx, "", presence.Away); return err }},
+			{"empty activity", presence.ErrInvalidInput, func() error { return tr.SetActivity(ctx, "u", "") }},
+			{"get empty", keys.ErrInvalidKey, func() error { _, err := tr.Get(ctx, ""); return err }},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) { assert.ErrorIs(t, c.run(), c.err) })
+		}
+		assert.Empty(t, e.Keys(), "nothing written")
 
-	// Heartbeat of an unknown connection errors and registers nothing.
-	_, err := tr.Heartbeat(ctx, "u", "c")
-	assert.ErrorIs(t, err, presence.ErrUnknownConnection)
-	assert.Empty(t, e.Keys())
+		// Heartbeat of an unknown connection errors and registers nothing.
+		_, err := tr.Heartbeat(ctx, "u", "c")
+		assert.ErrorIs(t, err, presence.ErrUnknownConnection)
+		assert.Empty(t, e.Keys())
 
-	// The connection limit bounds the hash.
-	for _, c := range []string{"a", "b"} {
-		_, err := tr.Connect(ctx, "u", presence.Conn{ID: c})
+		// The connection limit bounds the hash.
+		for _, c := range []string{"a", "b"} {
+			_, err := tr.Connect(ctx, "u", presence.Conn{ID: c})
+			require.NoError(t, err)
+		}
+		r, err := tr.Connect(ctx, "u", presence.Conn{ID: "c"})
+		assert.ErrorIs(t, err, presence.ErrTooManyConnections)
+		assert.Equal(t, 2, r.Connections)
+		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"}) // replacing is fine
 		require.NoError(t, err)
-	}
-	r, err := tr.Connect(ctx, "u", presence.Conn{ID: "c"})
-	assert.ErrorIs(t, err, presence.ErrTooManyConnections)
-	assert.Equal(t, 2, r.Connections)
-	_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"}) // replacing is fine
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), e.Client.HLen(ctx, key(t, e, "connections:{user_id}", "u")).Val())
+		assert.Len(t, l.conns(t, e, "u"), 2)
+	})
 }
 
 func TestCorruptData(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	pk := key(t, e, "presence:{user_id}", "u")
-	for _, bad := range []string{"not json", `{"status":"dancing"}`, `{"lastSeen":1}`, `[1]`} {
-		require.NoError(t, e.Client.Set(ctx, pk, bad, time.Minute).Err())
-		_, err := tr.Get(ctx, "u")
-		assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
-		assert.Contains(t, err.Error(), pk)
-		_, err = tr.GetMany(ctx, []string{"x", "u"})
-		assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
-		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "c"})
-		assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
-		assert.Contains(t, err.Error(), pk)
-	}
-	require.NoError(t, e.Client.Del(ctx, pk).Err())
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		pk := key(t, e, "presence:{user_id}", "u")
+		for _, bad := range []string{"not json", `{"status":"dancing"}`, `{"lastSeen":1}`, `[1]`} {
+			require.NoError(t, e.Client.Set(ctx, pk, bad, time.Minute).Err())
+			_, err := tr.Get(ctx, "u")
+			assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
+			assert.Contains(t, err.Error(), pk)
+			_, err = tr.GetMany(ctx, []string{"x", "u"})
+			assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
+			_, err = tr.Connect(ctx, "u", presence.Conn{ID: "c"})
+			assert.ErrorIs(t, err, keys.ErrCorrupt, bad)
+			assert.Contains(t, err.Error(), pk)
+		}
+		require.NoError(t, e.Client.Del(ctx, pk).Err())
 
-	ck := key(t, e, "connections:{user_id}", "v")
-	require.NoError(t, e.Client.HSet(ctx, ck, "c", "garbage").Err())
-	require.NoError(t, e.Client.Expire(ctx, ck, time.Minute).Err())
-	_, err := tr.Heartbeat(ctx, "v", "c")
-	assert.ErrorIs(t, err, keys.ErrCorrupt)
-	assert.Contains(t, err.Error(), ck)
-	assert.Contains(t, err.Error(), `"c"`)
+		ck := l.plantConn(t, e, "v", "c", "garbage")
+		_, err := tr.Heartbeat(ctx, "v", "c")
+		assert.ErrorIs(t, err, keys.ErrCorrupt)
+		assert.Contains(t, err.Error(), ck)
+		assert.Contains(t, err.Error(), `"c"`)
+	})
 }
 
 // TestSeedWrittenValues: values written by seed code (JSON with spaces, as
 // seed 002's shell examples show) are read and refreshed.
 func TestSeedWrittenValues(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	now := e.Now().UnixMilli()
-	pk, ck := key(t, e, "presence:{user_id}", "12345"), key(t, e, "connections:{user_id}", "12345")
-	require.NoError(t, e.Client.Set(ctx, pk, `{"status": "online", "lastSeen": 1698000000000, "activeConnections": 1, "metadata": {"device": "web", "userAgent": "Mozilla/5.0...", "lastActivity": "typing"}}`, time.Minute).Err())
-	require.NoError(t, e.Client.HSet(ctx, ck, "conn_123", `{"connectedAt": 1698000000000, "lastSeen": `+itoa(now)+`, "metadata": {"device": "web"}}`).Err())
-	require.NoError(t, e.Client.Expire(ctx, ck, time.Minute).Err())
-	p, err := tr.Get(ctx, "12345")
-	require.NoError(t, err)
-	assert.Equal(t, presence.Presence{UserID: "12345", Status: presence.Online, LastSeen: time.UnixMilli(1698000000000), Connections: 1, Device: "web", Activity: "typing"}, p)
-	r, err := tr.Heartbeat(ctx, "12345", "conn_123")
-	require.NoError(t, err)
-	assert.Equal(t, 1, r.Connections)
-	v := e.Client.HGet(ctx, ck, "conn_123").Val()
-	assert.Equal(t, `{"connectedAt": N, "lastSeen": N, "metadata": {"device": "web"}}`, msRe.ReplaceAllString(v, "N"))
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		now := e.Now().UnixMilli()
+		pk, ck := key(t, e, "presence:{user_id}", "12345"), key(t, e, "connections:{user_id}", "12345")
+		pv := `{"status": "online", "lastSeen": 1698000000000, "activeConnections": 1, "metadata": {"device": "web", "userAgent": "Mozilla/5.0...", "lastActivity": "typing"}}`
+		cv := `{"connectedAt": 1698000000000, "lastSeen": ` + itoa(now) + `, "metadata": {"device": "web"}}`
+		if l.single() { // hand-written, spaced like the seed's examples
+			pv = strings.TrimSuffix(pv, "}") + `, "connections": {"conn_123": [1698000000000, ` + itoa(now) + `, {"device": "web"}]}}`
+		} else {
+			require.NoError(t, e.Client.HSet(ctx, ck, "conn_123", cv).Err())
+			require.NoError(t, e.Client.Expire(ctx, ck, time.Minute).Err())
+		}
+		require.NoError(t, e.Client.Set(ctx, pk, pv, time.Minute).Err())
+		p, err := tr.Get(ctx, "12345")
+		require.NoError(t, err)
+		assert.Equal(t, presence.Presence{UserID: "12345", Status: presence.Online, LastSeen: time.UnixMilli(1698000000000), Connections: 1, Device: "web", Activity: "typing"}, p)
+		r, err := tr.Heartbeat(ctx, "12345", "conn_123")
+		require.NoError(t, err)
+		assert.Equal(t, 1, r.Connections)
+		// The hash layout keeps the seed's bytes, spacing included; the
+		// single-key layout rewrites the whole value.
+		l.equalConn(t, `{"connectedAt": N, "lastSeen": N, "metadata": {"device": "web"}}`, l.conns(t, e, "12345")["conn_123"])
+	})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

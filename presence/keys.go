@@ -21,7 +21,7 @@ var (
 		Tag:      "user_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "a user's presence JSON: status, lastSeen, activeConnections, metadata (seed 002) or userId, status, lastSeen (seed 004)",
+		Purpose:  "a user's presence JSON: status, lastSeen, activeConnections, metadata (seed 002) or userId, status, lastSeen (seed 004); with LayoutSingleKey also the connections",
 		Seed:     "002, 004 §1",
 	})
 	connsKey = keys.Register(keys.Pattern{
@@ -32,7 +32,7 @@ var (
 		Tag:      "user_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "a user's live connections: connection ID -> JSON connectedAt, lastSeen, metadata",
+		Purpose:  "a user's live connections: connection ID -> JSON connectedAt, lastSeen, metadata (LayoutHash only)",
 		Seed:     "002",
 	})
 	onlineKey = keys.Register(keys.Pattern{

@@ -1,21 +1,27 @@
--- lib.lua: helpers prepended to connect.lua, heartbeat.lua, disconnect.lua
--- and update.lua. It reads no KEYS or ARGV itself except in settle(), which
--- uses the layout those scripts share:
+-- lib.lua: helpers prepended to connect.lua, heartbeat.lua, disconnect.lua,
+-- update.lua and connections.lua, which share this KEYS and ARGV layout:
 --
 -- KEYS[1] presence:{user_id}        presence JSON (string)
--- KEYS[2] connections:{user_id}     connection ID -> connection JSON (hash)
+-- KEYS[2] connections:{user_id}     connection ID -> connection JSON (hash);
+--                                   never touched with the single-key layout
 -- KEYS[3] presence:online:{slot}    online index shard of the user's slot (zset)
 -- ARGV[1] user ID
--- ARGV[2] connection ID ("" for update.lua)
+-- ARGV[2] connection ID ("" for update.lua and connections.lua)
 -- ARGV[3] format: "002" or "004"
 -- ARGV[4] presence TTL while online, ms (also the connection staleness bound)
 -- ARGV[5] offline retention, ms (0: delete the presence key on going offline)
 -- ARGV[6] events channel
 -- ARGV[7] "1" to maintain the online index, "0" not to touch it
--- ARGV[8...] operation-specific
+-- ARGV[8] layout: "hash" (connections in KEYS[2], seed 002) or "single"
+--         (connections in the presence JSON's last member, "connections":
+--         {ID: [connectedAt, lastSeen, metadata], ...})
+-- ARGV[9...] operation-specific
 --
--- Every script returns {code, live connections, changed (0/1), status}, where
--- code is "ok", or an error code with details: {"corrupt", key, field}.
+-- The tracker scripts return {code, live connections, changed (0/1),
+-- status}, where code is "ok", or an error code with details:
+-- {"corrupt", key, field}.
+
+local single = ARGV[8] == 'single'
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -33,17 +39,101 @@ local function esc(s)
   end))
 end
 
-local function conn_last(v)
-  local s = string.match(v, '"lastSeen"%s*:%s*(%d+)')
-  return s and tonumber(s)
+-- A connection value is its JSON text with the hash layout (as HGETALL
+-- returns it; its bytes are kept) and, with the single-key layout, the
+-- table cjson decodes from its compact form [connectedAt, lastSeen,
+-- metadata] (positional: the names would cost 36 bytes per connection; the
+-- whole value is decoded and encoded at once, in C, far faster than Lua
+-- string work). The conn_* helpers take either.
+
+-- unslash undoes cjson's escaping of "/" as "\/" (JSON allows it, but it
+-- costs a byte and confuses people reading user agents). Where cjson
+-- escapes "/" it escapes every one, so each "\/" it writes is one; where it
+-- does not (other Lua JSON libraries), there is nothing to undo.
+local slash_escaped = cjson.encode('/') == '"\\/"'
+
+local function unslash(s)
+  if not slash_escaped or not string.find(s, '\\/', 1, true) then return s end
+  local out, i = {}, 1
+  while true do
+    local j = string.find(s, '\\/', i, true)
+    if not j then break end
+    out[#out + 1] = string.sub(s, i, j - 1)
+    i = j + 1
+  end
+  out[#out + 1] = string.sub(s, i)
+  return table.concat(out)
 end
 
--- prune deletes the connections whose lastSeen is ttl old. It returns a
+-- conn_new returns a connection connected now with metadata md (JSON).
+local function conn_new(now, md)
+  if single then return {now, now, cjson.decode(md)} end
+  return '{"connectedAt":' .. num(now) .. ',"lastSeen":' .. num(now) .. ',"metadata":' .. md .. '}'
+end
+
+-- conn_last returns a connection's lastSeen, or nil.
+local function conn_last(v)
+  if type(v) == 'table' then
+    if type(v[1]) == 'number' and type(v[2]) == 'number' and type(v[3]) == 'table' then return v[2] end
+    return nil
+  end
+  if type(v) ~= 'string' then return nil end
+  local d = string.match(v, '"lastSeen"%s*:%s*(%d+)')
+  return d and tonumber(d)
+end
+
+-- conn_touch returns connection v with lastSeen set to t (a JSON text
+-- keeps the rest of its bytes, spacing included).
+local function conn_touch(v, t)
+  if type(v) == 'table' then
+    v[2] = t
+    return v
+  end
+  return (string.gsub(v, '("lastSeen"%s*:%s*)%d+', '%1' .. num(t), 1))
+end
+
+-- conn_device returns a connection's metadata.device ('' if none).
+local function conn_device(v)
+  local md
+  if type(v) == 'table' then
+    md = v[3]
+  else
+    local d = string.match(v, '"device"%s*:%s*"([^"\\]*)"')
+    if d then return d end
+    local ok, c = pcall(cjson.decode, v)
+    if ok and type(c) == 'table' then md = c.metadata end
+  end
+  if type(md) == 'table' and type(md.device) == 'string' then return md.device end
+  return ''
+end
+
+-- conn_text returns a connection's JSON text in the hash layout's form,
+-- {"connectedAt","lastSeen","metadata"}.
+local function conn_text(v)
+  if type(v) ~= 'table' then return v end
+  local md = '{}' -- an empty table would be "[]" to some encoders
+  if next(v[3]) then md = unslash(cjson.encode(v[3])) end
+  return '{"connectedAt":' .. num(v[1]) .. ',"lastSeen":' .. num(v[2]) .. ',"metadata":' .. md .. '}'
+end
+
+-- prune loads the user's connections (p is the presence read_presence
+-- returned, used with the single-key layout) and drops those whose lastSeen
+-- is ttl old: with write and the hash layout it deletes them; with the
+-- single-key layout settle() rewrites the value without them. It returns a
 -- table of live connection ID -> lastSeen, their count, the latest lastSeen
--- among pruned ones (0 if none) and a table of live connection ID -> JSON;
+-- among pruned ones (0 if none) and a table of live connection ID -> value;
 -- or nil and the field that holds no lastSeen.
-local function prune(key, now, ttl)
-  local all = redis.call('HGETALL', key)
+local function prune(p, now, ttl, write)
+  local all = {}
+  if not single then
+    all = redis.call('HGETALL', KEYS[2])
+  elseif p and p.conns then
+    for f, c in pairs(p.conns) do
+      if type(f) ~= 'string' then return nil, tostring(f) end
+      all[#all + 1] = f
+      all[#all + 1] = c
+    end
+  end
   local live, n, dead, maxDead, vals = {}, 0, {}, 0, {}
   for i = 1, #all, 2 do
     local last = conn_last(all[i + 1])
@@ -57,8 +147,18 @@ local function prune(key, now, ttl)
       n = n + 1
     end
   end
-  if #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
+  if write and not single and #dead > 0 then redis.call('HDEL', KEYS[2], unpack(dead)) end
   return live, n, maxDead, vals
+end
+
+-- put_conn and del_conn write one connection with the hash layout; with the
+-- single-key layout settle() writes the whole value.
+local function put_conn(conn, v)
+  if not single then redis.call('HSET', KEYS[2], conn, v) end
+end
+
+local function del_conn(conn)
+  if not single then redis.call('HDEL', KEYS[2], conn) end
 end
 
 -- freshest returns the live connection with the latest lastSeen (prefer
@@ -69,19 +169,14 @@ local function freshest(live, vals, prefer)
     if l > last or (l == last and f == prefer) then best, last = f, l end
   end
   if not best or not vals[best] then return '' end
-  local d = string.match(vals[best], '"device"%s*:%s*"([^"\\]*)"')
-  if d then return d end
-  local ok, c = pcall(cjson.decode, vals[best])
-  if ok and type(c) == 'table' and type(c.metadata) == 'table' and type(c.metadata.device) == 'string' then
-    return c.metadata.device
-  end
-  return ''
+  return conn_device(vals[best])
 end
 
 local statuses = {online = true, away = true, busy = true, invisible = true, offline = true}
 
 -- read_presence decodes the presence JSON: nil when absent, false when
--- corrupt, else {status, last, device, activity}.
+-- corrupt, else {status, last, device, activity, conns}; conns is the
+-- decoded "connections" object of the single-key layout (nil otherwise).
 local function read_presence(key)
   local raw = redis.call('GET', key)
   if not raw then return nil end
@@ -94,19 +189,34 @@ local function read_presence(key)
     if type(p.metadata.device) == 'string' then out.device = p.metadata.device end
     if type(p.metadata.lastActivity) == 'string' then out.activity = p.metadata.lastActivity end
   end
+  if single and p.connections ~= nil then
+    if type(p.connections) ~= 'table' then return false end
+    out.conns = p.connections
+  end
   return out
 end
 
-local function presence_json(fmt, user, status, last, count, device, activity)
+-- conns_json is the "connections" member of the single-key layout: the
+-- live connections by ID ('' for the hash layout).
+local function conns_json(live, vals)
+  if not single then return '' end
+  local cs = {}
+  for f in pairs(live) do cs[f] = vals[f] end
+  return ',"connections":' .. unslash(cjson.encode(cs))
+end
+
+-- presence_json encodes the presence value; conns is conns_json's output
+-- (or ''), written last so that readers can stop before it.
+local function presence_json(fmt, user, status, last, count, device, activity, conns)
   if fmt == '004' then
-    return '{"userId":"' .. esc(user) .. '","status":"' .. status .. '","lastSeen":' .. num(last) .. '}'
+    return '{"userId":"' .. esc(user) .. '","status":"' .. status .. '","lastSeen":' .. num(last) .. conns .. '}'
   end
   local s = '{"status":"' .. status .. '","lastSeen":' .. num(last) .. ',"activeConnections":' .. count
   local md = {}
   if device ~= '' then md[#md + 1] = '"device":"' .. esc(device) .. '"' end
   if activity ~= '' then md[#md + 1] = '"lastActivity":"' .. esc(activity) .. '"' end
   if #md > 0 then s = s .. ',"metadata":{' .. table.concat(md, ',') .. '}' end
-  return s .. '}'
+  return s .. conns .. '}'
 end
 
 -- index adds user with score, their presence expiry (nil: removes them).
@@ -145,6 +255,35 @@ local function publish(ch, user, prev, cur, now)
   end
 end
 
+-- load reads the user's presence and live connections, pruning stale ones
+-- when write (a read-only caller with the hash layout does not need, so does
+-- not read, the presence). It returns a corrupt reply for the script to
+-- return, or nil, the presence (nil if absent) and prune's four results.
+local function load(now, write)
+  local p = nil
+  if write or single then
+    p = read_presence(KEYS[1])
+    if p == false then return {'corrupt', KEYS[1], ''} end
+  end
+  local live, n, maxDead, vals = prune(p, now, tonumber(ARGV[4]), write)
+  if not live then
+    if single then return {'corrupt', KEYS[1], n} end
+    return {'corrupt', KEYS[2], n}
+  end
+  return nil, p, live, n, maxDead, vals
+end
+
+-- current returns the status and activity an online user keeps: p's, or
+-- online and none for a user who is offline or absent.
+local function current(p)
+  local status, activity = 'online', ''
+  if p then
+    if p.status ~= 'offline' then status = p.status end
+    activity = p.activity
+  end
+  return status, activity
+end
+
 -- settle brings the presence key, the connections TTL, the index and the
 -- events in line with the live connections after a script changed them.
 -- p is the presence read before the change (nil if absent); live and n the
@@ -162,8 +301,8 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
     local last = 0
     for _, l in pairs(live) do if l > last then last = l end end
     local px = math.max(1, last + ttl - now)
-    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity), 'PX', px)
-    redis.call('PEXPIRE', KEYS[2], px)
+    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', px)
+    if not single then redis.call('PEXPIRE', KEYS[2], px) end
     if status == 'invisible' then index(KEYS[3], user, nil, now) else index(KEYS[3], user, last + ttl, now) end
     publish(ARGV[6], user, was, status, now)
     return status, was == 'offline'
@@ -171,7 +310,7 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
   index(KEYS[3], user, nil, now)
   if was ~= 'offline' then
     if retention > 0 then
-      redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, ''), 'PX', retention)
+      redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', retention)
     else
       redis.call('DEL', KEYS[1])
     end

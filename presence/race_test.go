@@ -26,7 +26,9 @@ type snapshot struct {
 
 // snap reads a user's presence and connections atomically (MULTI on one
 // slot).
-func snap(ctx context.Context, e *harness.Env, pk, ck string) (snapshot, error) {
+func snap(t *testing.T, e *harness.Env, l layout, user string) (snapshot, error) {
+	ctx := e.Ctx()
+	pk, ck := key(t, e, "presence:{user_id}", user), key(t, e, "connections:{user_id}", user)
 	var g *redis.StringCmd
 	var h *redis.MapStringStringCmd
 	_, err := e.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -37,7 +39,11 @@ func snap(ctx context.Context, e *harness.Env, pk, ck string) (snapshot, error) 
 	if err != nil && err != redis.Nil {
 		return snapshot{}, err
 	}
-	return snapshot{raw: g.Val(), conns: h.Val()}, nil
+	if l.single() && len(h.Val()) > 0 {
+		return snapshot{}, fmt.Errorf("single-key layout wrote %s", ck)
+	}
+	cs, err := l.storedConns(g.Val(), h.Val())
+	return snapshot{raw: g.Val(), conns: cs}, err
 }
 
 // check reports a violation of: online <=> at least one connection, and
@@ -73,109 +79,111 @@ func (s snapshot) check() error {
 // throughout; no snapshot and no end state shows a user online with zero
 // live connections or offline with a live one, and the online index agrees.
 func TestConcurrentInvariant(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	users := []string{"u0", "u1", "u2", "u3"}
-	conns := []string{"c0", "c1", "c2"}
-	const workers, ops = 200, 25
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		users := []string{"u0", "u1", "u2", "u3"}
+		conns := []string{"c0", "c1", "c2"}
+		const workers, ops = 200, 25
 
-	stop := make(chan struct{})
-	var obs sync.WaitGroup
-	obs.Add(1)
-	var violations []string
-	go func() {
-		defer obs.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			u := users[i%len(users)]
-			s, err := snap(ctx, e, key(t, e, "presence:{user_id}", u), key(t, e, "connections:{user_id}", u))
-			if err != nil {
-				violations = append(violations, err.Error())
-				return
-			}
-			if err := s.check(); err != nil {
-				violations = append(violations, u+": "+err.Error())
-			}
-		}
-	}()
-
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			rnd := rand.New(rand.NewPCG(seed, 7))
-			for i := 0; i < ops; i++ {
-				u, c := users[rnd.IntN(len(users))], conns[rnd.IntN(len(conns))]
-				var err error
-				switch rnd.IntN(5) {
-				case 0, 1:
-					_, err = tr.Connect(ctx, u, presence.Conn{ID: c, Metadata: presence.Metadata{Device: "web"}})
-				case 2:
-					_, err = tr.Heartbeat(ctx, u, c)
-					if err != nil && errorsIs(err, presence.ErrUnknownConnection) {
-						err = nil
-					}
-				case 3:
-					_, err = tr.Disconnect(ctx, u, c)
-				case 4:
-					st := []presence.Status{presence.Online, presence.Away, presence.Invisible}[rnd.IntN(3)]
-					_, err = tr.SetStatus(ctx, u, st)
-					if err != nil && errorsIs(err, presence.ErrOffline) {
-						err = nil
-					}
+		stop := make(chan struct{})
+		var obs sync.WaitGroup
+		obs.Add(1)
+		var violations []string
+		go func() {
+			defer obs.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
 				}
+				u := users[i%len(users)]
+				s, err := snap(t, e, l, u)
 				if err != nil {
-					errs <- err
+					violations = append(violations, err.Error())
 					return
 				}
+				if err := s.check(); err != nil {
+					violations = append(violations, u+": "+err.Error())
+				}
 			}
-		}(uint64(w))
-	}
-	wg.Wait()
-	close(stop)
-	obs.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	assert.Empty(t, violations)
+		}()
 
-	var visible []string
-	for _, u := range users {
-		s, err := snap(ctx, e, key(t, e, "presence:{user_id}", u), key(t, e, "connections:{user_id}", u))
-		require.NoError(t, err)
-		require.NoError(t, s.check(), u)
-		p, err := tr.Get(ctx, u)
-		require.NoError(t, err)
-		if p.Online() && p.Status != presence.Invisible {
-			visible = append(visible, u)
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(seed uint64) {
+				defer wg.Done()
+				rnd := rand.New(rand.NewPCG(seed, 7))
+				for i := 0; i < ops; i++ {
+					u, c := users[rnd.IntN(len(users))], conns[rnd.IntN(len(conns))]
+					var err error
+					switch rnd.IntN(5) {
+					case 0, 1:
+						_, err = tr.Connect(ctx, u, presence.Conn{ID: c, Metadata: presence.Metadata{Device: "web"}})
+					case 2:
+						_, err = tr.Heartbeat(ctx, u, c)
+						if err != nil && errorsIs(err, presence.ErrUnknownConnection) {
+							err = nil
+						}
+					case 3:
+						_, err = tr.Disconnect(ctx, u, c)
+					case 4:
+						st := []presence.Status{presence.Online, presence.Away, presence.Invisible}[rnd.IntN(3)]
+						_, err = tr.SetStatus(ctx, u, st)
+						if err != nil && errorsIs(err, presence.ErrOffline) {
+							err = nil
+						}
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(uint64(w))
 		}
-	}
-	all, err := tr.OnlineNow(ctx)
-	require.NoError(t, err)
-	sort.Strings(all)
-	assert.Equal(t, visible, nilIfEmpty(all), "the index agrees with the presence keys")
+		wg.Wait()
+		close(stop)
+		obs.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.Empty(t, violations)
 
-	for _, u := range users {
-		for _, c := range conns {
-			_, err := tr.Disconnect(ctx, u, c)
+		var visible []string
+		for _, u := range users {
+			s, err := snap(t, e, l, u)
 			require.NoError(t, err)
+			require.NoError(t, s.check(), u)
+			p, err := tr.Get(ctx, u)
+			require.NoError(t, err)
+			if p.Online() && p.Status != presence.Invisible {
+				visible = append(visible, u)
+			}
 		}
-		p, err := tr.Get(ctx, u)
+		all, err := tr.OnlineNow(ctx)
 		require.NoError(t, err)
-		assert.False(t, p.Online(), u)
-	}
-	n, err := tr.OnlineCount(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, n)
-	e.RequireTTLs(nil)
+		sort.Strings(all)
+		assert.Equal(t, visible, nilIfEmpty(all), "the index agrees with the presence keys")
+
+		for _, u := range users {
+			for _, c := range conns {
+				_, err := tr.Disconnect(ctx, u, c)
+				require.NoError(t, err)
+			}
+			p, err := tr.Get(ctx, u)
+			require.NoError(t, err)
+			assert.False(t, p.Online(), u)
+		}
+		n, err := tr.OnlineCount(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		e.RequireTTLs(nil)
+	})
 }
 
 func nilIfEmpty(s []string) []string {
@@ -188,37 +196,39 @@ func nilIfEmpty(s []string) []string {
 // TestFaults: a stalled or cut connection gives errors, never a panic, and
 // leaves the user's keys consistent.
 func TestFaults(t *testing.T) {
-	e := harness.New(t)
-	c, p := e.ProxyClient(&redis.Options{MaxRetries: -1, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
-	tr, err := presence.New(c, presence.WithNamespace(e.NS))
-	require.NoError(t, err)
-	ctx := e.Ctx()
-	_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
-	require.NoError(t, err)
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		c, p := e.ProxyClient(&redis.Options{MaxRetries: -1, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
+		tr, err := presence.New(c, presence.WithNamespace(e.NS), l.opt())
+		require.NoError(t, err)
+		ctx := e.Ctx()
+		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
+		require.NoError(t, err)
 
-	p.Stall()
-	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	_, err = tr.Heartbeat(sctx, "u", "a")
-	cancel()
-	assert.Error(t, err)
-	p.Resume()
+		p.Stall()
+		sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_, err = tr.Heartbeat(sctx, "u", "a")
+		cancel()
+		assert.Error(t, err)
+		p.Resume()
 
-	p.CutNow()
-	_, _ = tr.Connect(ctx, "u", presence.Conn{ID: "b"}) // may fail or not
-	p.CutAfter(20)
-	_, err = tr.GetMany(ctx, []string{"u", "v", "w"})
-	assert.Error(t, err)
-	p.CutAfter(-1)
+		p.CutNow()
+		_, _ = tr.Connect(ctx, "u", presence.Conn{ID: "b"}) // may fail or not
+		p.CutAfter(20)
+		_, err = tr.GetMany(ctx, []string{"u", "v", "w"})
+		assert.Error(t, err)
+		p.CutAfter(-1)
 
-	var ok bool
-	for i := 0; i < 5 && !ok; i++ {
-		_, err = tr.Heartbeat(ctx, "u", "a")
-		ok = err == nil
-	}
-	require.NoError(t, err, "recovers after the faults")
-	s, err := snap(ctx, e, key(t, e, "presence:{user_id}", "u"), key(t, e, "connections:{user_id}", "u"))
-	require.NoError(t, err)
-	require.NoError(t, s.check())
+		var ok bool
+		for i := 0; i < 5 && !ok; i++ {
+			_, err = tr.Heartbeat(ctx, "u", "a")
+			ok = err == nil
+		}
+		require.NoError(t, err, "recovers after the faults")
+		s, err := snap(t, e, l, "u")
+		require.NoError(t, err)
+		require.NoError(t, s.check())
+	})
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }

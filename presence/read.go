@@ -1,6 +1,7 @@
 package presence
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,10 +57,37 @@ type wire struct {
 	} `json:"metadata"`
 }
 
-func (t *Tracker) decode(key, user string, data []byte) (Presence, error) {
+// connsMember starts the "connections" member of the single-key layout,
+// which the scripts write last. Inside a JSON string every quote is escaped,
+// so the text cannot occur in one.
+var connsMember = []byte(`,"connections":`)
+
+// decode decodes a presence value. scratch, if not nil, is a buffer reused
+// across calls (data may be a Redis reply aliasing a string: it is never
+// written).
+func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presence, error) {
 	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
-		return Presence{}, keys.Corrupt(key, err)
+	// Decode only the presence part when the value ends with the single-key
+	// layout's connections, closed where they start: cutting a nested member
+	// instead leaves unbalanced braces, which fails and falls back to the
+	// whole value.
+	cut := false
+	if i := bytes.Index(data, connsMember); i >= 0 {
+		var buf []byte
+		if scratch != nil {
+			buf = (*scratch)[:0]
+		}
+		buf = append(append(buf, data[:i]...), '}')
+		if scratch != nil {
+			*scratch = buf
+		}
+		cut = json.Unmarshal(buf, &w) == nil
+	}
+	if !cut {
+		w = wire{}
+		if err := json.Unmarshal(data, &w); err != nil {
+			return Presence{}, keys.Corrupt(key, err)
+		}
 	}
 	if w.Status == nil || !w.Status.valid() {
 		return Presence{}, keys.Corrupt(key, errors.New("missing or unknown status"))
@@ -87,7 +115,8 @@ func (t *Tracker) decode(key, user string, data []byte) (Presence, error) {
 // still known for the profile's Retention after their devices all stopped
 // heartbeating without a Disconnect (from the index, unless the tracker is
 // WithoutOnlineIndex or the user was Invisible), else zero. Not found is not
-// an error. Corrupt data gives an error matching keys.ErrCorrupt that names
+// an error. With LayoutSingleKey the GET transfers the user's connections
+// too (Presence does not carry them; only the part before them is decoded). Corrupt data gives an error matching keys.ErrCorrupt that names
 // the key.
 func (t *Tracker) Get(ctx context.Context, user string) (Presence, error) {
 	ps, err := t.getMany(ctx, "get", []string{user}, true)
@@ -160,6 +189,7 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 		return nil, fmt.Errorf("presence: %s: %w", op, err)
 	}
 	ttl := float64(ms(t.cfg.profile.TTL))
+	var scratch []byte
 	for i, c := range gets {
 		b, err := c.Bytes()
 		if errors.Is(err, redis.Nil) {
@@ -174,7 +204,7 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 		if err != nil {
 			return nil, fmt.Errorf("presence: %s %s: %w", op, ks[i], err)
 		}
-		if out[i], err = t.decode(ks[i], users[i], b); err != nil {
+		if out[i], err = t.decode(ks[i], users[i], b, &scratch); err != nil {
 			return nil, fmt.Errorf("presence: %s: %w", op, err)
 		}
 	}

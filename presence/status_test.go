@@ -15,227 +15,243 @@ import (
 )
 
 func TestStatusesAndEvents(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	sub, err := tr.Subscribe(ctx)
-	require.NoError(t, err)
-	defer sub.Close()
-	next := func() presence.Event {
-		t.Helper()
-		ev, err := sub.Next(ctx)
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		sub, err := tr.Subscribe(ctx)
 		require.NoError(t, err)
-		return ev
-	}
+		defer sub.Close()
+		next := func() presence.Event {
+			t.Helper()
+			ev, err := sub.Next(ctx)
+			require.NoError(t, err)
+			return ev
+		}
 
-	_, err = tr.SetStatus(ctx, "u", presence.Away)
-	assert.ErrorIs(t, err, presence.ErrOffline)
-	_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
-	require.NoError(t, err)
-	ev := next()
-	assert.Equal(t, "u", ev.UserID)
-	assert.Equal(t, presence.Online, ev.Status)
-	assert.Equal(t, presence.Offline, ev.Previous)
-	assert.WithinDuration(t, e.Now(), ev.At, 2*time.Second)
+		_, err = tr.SetStatus(ctx, "u", presence.Away)
+		assert.ErrorIs(t, err, presence.ErrOffline)
+		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
+		require.NoError(t, err)
+		ev := next()
+		assert.Equal(t, "u", ev.UserID)
+		assert.Equal(t, presence.Online, ev.Status)
+		assert.Equal(t, presence.Offline, ev.Previous)
+		assert.WithinDuration(t, e.Now(), ev.At, 2*time.Second)
 
-	r, err := tr.SetStatus(ctx, "u", presence.Busy)
-	require.NoError(t, err)
-	assert.Equal(t, presence.Result{Connections: 1, Changed: true, Status: presence.Busy}, r)
-	ev = next()
-	assert.Equal(t, [2]presence.Status{presence.Online, presence.Busy}, [2]presence.Status{ev.Previous, ev.Status})
+		r, err := tr.SetStatus(ctx, "u", presence.Busy)
+		require.NoError(t, err)
+		assert.Equal(t, presence.Result{Connections: 1, Changed: true, Status: presence.Busy}, r)
+		ev = next()
+		assert.Equal(t, [2]presence.Status{presence.Online, presence.Busy}, [2]presence.Status{ev.Previous, ev.Status})
 
-	// A second device keeps the chosen status.
-	r, err = tr.Connect(ctx, "u", presence.Conn{ID: "b", Status: presence.Away})
-	require.NoError(t, err)
-	assert.Equal(t, presence.Busy, r.Status)
+		// A second device keeps the chosen status.
+		r, err = tr.Connect(ctx, "u", presence.Conn{ID: "b", Status: presence.Away})
+		require.NoError(t, err)
+		assert.Equal(t, presence.Busy, r.Status)
 
-	_, err = tr.SetStatus(ctx, "u", presence.Invisible)
-	require.NoError(t, err)
-	ev = next()
-	assert.Equal(t, [2]presence.Status{presence.Busy, presence.Offline}, [2]presence.Status{ev.Previous, ev.Status}, "invisible is published as offline")
+		_, err = tr.SetStatus(ctx, "u", presence.Invisible)
+		require.NoError(t, err)
+		ev = next()
+		assert.Equal(t, [2]presence.Status{presence.Busy, presence.Offline}, [2]presence.Status{ev.Previous, ev.Status}, "invisible is published as offline")
 
-	p, err := tr.Get(ctx, "u")
-	require.NoError(t, err)
-	assert.True(t, p.Online(), "invisible is online for the system")
-	assert.Equal(t, presence.Invisible, p.Status)
-	assert.Equal(t, presence.Offline, p.Public().Status)
-	assert.Zero(t, p.Public().Connections)
-	on, err := tr.Online(ctx, []string{"u", "nobody"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"u"}, on)
-	all, err := tr.OnlineNow(ctx)
-	require.NoError(t, err)
-	assert.Empty(t, all, "invisible users are not listed")
+		p, err := tr.Get(ctx, "u")
+		require.NoError(t, err)
+		assert.True(t, p.Online(), "invisible is online for the system")
+		assert.Equal(t, presence.Invisible, p.Status)
+		assert.Equal(t, presence.Offline, p.Public().Status)
+		assert.Zero(t, p.Public().Connections)
+		on, err := tr.Online(ctx, []string{"u", "nobody"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"u"}, on)
+		all, err := tr.OnlineNow(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, all, "invisible users are not listed")
 
-	// Going offline while invisible publishes nothing; the next event is
-	// the visible user v.
-	_, err = tr.Disconnect(ctx, "u", "a")
-	require.NoError(t, err)
-	r, err = tr.Disconnect(ctx, "u", "b")
-	require.NoError(t, err)
-	assert.True(t, r.Changed)
-	_, err = tr.Connect(ctx, "v", presence.Conn{ID: "x", Status: presence.Away})
-	require.NoError(t, err)
-	ev = next()
-	assert.Equal(t, "v", ev.UserID)
-	assert.Equal(t, presence.Away, ev.Status)
+		// Going offline while invisible publishes nothing; the next event is
+		// the visible user v.
+		_, err = tr.Disconnect(ctx, "u", "a")
+		require.NoError(t, err)
+		r, err = tr.Disconnect(ctx, "u", "b")
+		require.NoError(t, err)
+		assert.True(t, r.Changed)
+		_, err = tr.Connect(ctx, "v", presence.Conn{ID: "x", Status: presence.Away})
+		require.NoError(t, err)
+		ev = next()
+		assert.Equal(t, "v", ev.UserID)
+		assert.Equal(t, presence.Away, ev.Status)
 
-	// Invisible from the first connection: no event, not listed.
-	r, err = tr.Connect(ctx, "w", presence.Conn{ID: "x", Status: presence.Invisible})
-	require.NoError(t, err)
-	assert.Equal(t, presence.Invisible, r.Status)
-	_, err = tr.Disconnect(ctx, "v", "x")
-	require.NoError(t, err)
-	ev = next()
-	assert.Equal(t, [3]any{"v", presence.Away, presence.Offline}, [3]any{ev.UserID, ev.Previous, ev.Status})
+		// Invisible from the first connection: no event, not listed.
+		r, err = tr.Connect(ctx, "w", presence.Conn{ID: "x", Status: presence.Invisible})
+		require.NoError(t, err)
+		assert.Equal(t, presence.Invisible, r.Status)
+		_, err = tr.Disconnect(ctx, "v", "x")
+		require.NoError(t, err)
+		ev = next()
+		assert.Equal(t, [3]any{"v", presence.Away, presence.Offline}, [3]any{ev.UserID, ev.Previous, ev.Status})
 
-	_, err = tr.SetStatus(ctx, "w", presence.Offline)
-	assert.ErrorIs(t, err, presence.ErrInvalidStatus)
-	_, err = tr.SetStatus(ctx, "w", "sleepy")
-	assert.ErrorIs(t, err, presence.ErrInvalidStatus)
-	_, err = tr.Connect(ctx, "w", presence.Conn{ID: "y", Status: presence.Offline})
-	assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		_, err = tr.SetStatus(ctx, "w", presence.Offline)
+		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		_, err = tr.SetStatus(ctx, "w", "sleepy")
+		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		_, err = tr.Connect(ctx, "w", presence.Conn{ID: "y", Status: presence.Offline})
+		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+	})
 }
 
 func TestCorruptEvent(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	sub, err := tr.Subscribe(ctx)
-	require.NoError(t, err)
-	defer sub.Close()
-	require.NoError(t, e.Client.Publish(ctx, tr.Channel(), "{not json").Err())
-	_, err = sub.Next(ctx)
-	assert.ErrorIs(t, err, keys.ErrCorrupt)
-	_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
-	require.NoError(t, err)
-	ev, err := sub.Next(ctx)
-	require.NoError(t, err, "the subscription survives a bad message")
-	assert.Equal(t, "u", ev.UserID)
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		sub, err := tr.Subscribe(ctx)
+		require.NoError(t, err)
+		defer sub.Close()
+		require.NoError(t, e.Client.Publish(ctx, tr.Channel(), "{not json").Err())
+		_, err = sub.Next(ctx)
+		assert.ErrorIs(t, err, keys.ErrCorrupt)
+		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
+		require.NoError(t, err)
+		ev, err := sub.Next(ctx)
+		require.NoError(t, err, "the subscription survives a bad message")
+		assert.Equal(t, "u", ev.UserID)
 
-	odd := "we\"ird\\ü\x01:{x}"
-	_, err = tr.Connect(ctx, odd, presence.Conn{ID: "a"})
-	require.NoError(t, err)
-	ev, err = sub.Next(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, odd, ev.UserID, "user IDs are escaped in the event JSON")
+		odd := "we\"ird\\ü\x01:{x}"
+		_, err = tr.Connect(ctx, odd, presence.Conn{ID: "a"})
+		require.NoError(t, err)
+		ev, err = sub.Next(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, odd, ev.UserID, "user IDs are escaped in the event JSON")
+	})
 }
 
 func TestGetManyAndOnlineIndex(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	var users, want []string
-	for i := 0; i < 60; i++ {
-		u := fmt.Sprintf("user-%d", i)
-		users = append(users, u)
-		if i%3 == 0 {
-			continue
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		var users, want []string
+		for i := 0; i < 60; i++ {
+			u := fmt.Sprintf("user-%d", i)
+			users = append(users, u)
+			if i%3 == 0 {
+				continue
+			}
+			want = append(want, u)
+			_, err := tr.Connect(ctx, u, presence.Conn{ID: "c", Metadata: presence.Metadata{Device: "web"}})
+			require.NoError(t, err)
 		}
-		want = append(want, u)
-		_, err := tr.Connect(ctx, u, presence.Conn{ID: "c", Metadata: presence.Metadata{Device: "web"}})
+		_, err := tr.Connect(ctx, "ghost", presence.Conn{ID: "c", Status: presence.Invisible})
 		require.NoError(t, err)
-	}
-	_, err := tr.Connect(ctx, "ghost", presence.Conn{ID: "c", Status: presence.Invisible})
-	require.NoError(t, err)
-	ps, err := tr.GetMany(ctx, users)
-	require.NoError(t, err)
-	require.Len(t, ps, len(users))
-	for i, p := range ps {
-		assert.Equal(t, users[i], p.UserID)
-		assert.Equal(t, i%3 != 0, p.Online(), users[i])
-	}
-	on, err := tr.Online(ctx, users)
-	require.NoError(t, err)
-	assert.Equal(t, want, on)
-
-	all, err := tr.OnlineNow(ctx)
-	require.NoError(t, err)
-	sort.Strings(all)
-	sorted := append([]string(nil), want...)
-	sort.Strings(sorted)
-	assert.Equal(t, sorted, all)
-	n, err := tr.OnlineCount(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, len(want), n)
-
-	for _, u := range want[:10] {
-		_, err := tr.Disconnect(ctx, u, "c")
+		ps, err := tr.GetMany(ctx, users)
 		require.NoError(t, err)
-	}
-	n, err = tr.OnlineCount(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, len(want)-10, n, "the index is updated by the same script")
+		require.Len(t, ps, len(users))
+		for i, p := range ps {
+			assert.Equal(t, users[i], p.UserID)
+			assert.Equal(t, i%3 != 0, p.Online(), users[i])
+		}
+		on, err := tr.Online(ctx, users)
+		require.NoError(t, err)
+		assert.Equal(t, want, on)
 
-	ps, err = tr.GetMany(ctx, nil)
-	require.NoError(t, err)
-	assert.Empty(t, ps)
-	_, err = tr.GetMany(ctx, []string{"a", ""})
-	assert.ErrorIs(t, err, keys.ErrInvalidKey)
-	e.RequireTTLs(nil)
+		all, err := tr.OnlineNow(ctx)
+		require.NoError(t, err)
+		sort.Strings(all)
+		sorted := append([]string(nil), want...)
+		sort.Strings(sorted)
+		assert.Equal(t, sorted, all)
+		n, err := tr.OnlineCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, len(want), n)
+
+		for _, u := range want[:10] {
+			_, err := tr.Disconnect(ctx, u, "c")
+			require.NoError(t, err)
+		}
+		n, err = tr.OnlineCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, len(want)-10, n, "the index is updated by the same script")
+
+		ps, err = tr.GetMany(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, ps)
+		_, err = tr.GetMany(ctx, []string{"a", ""})
+		assert.ErrorIs(t, err, keys.ErrInvalidKey)
+		e.RequireTTLs(nil)
+	})
 }
 
 func TestOnlineIndexExpires(t *testing.T) {
-	e := harness.New(t)
-	p := short
-	p.Retention = 500 * time.Millisecond
-	tr := newTracker(t, e, presence.WithProfile(p))
-	ctx := e.Ctx()
-	_, err := tr.Connect(ctx, "a", presence.Conn{ID: "c"})
-	require.NoError(t, err)
-	e.Advance(500 * time.Millisecond)
-	_, err = tr.Connect(ctx, "b", presence.Conn{ID: "c"})
-	require.NoError(t, err)
-	e.Advance(600 * time.Millisecond) // a's entry expired, b's not
-	all, err := tr.OnlineNow(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"b"}, all)
-	e.Advance(600 * time.Millisecond)
-	all, err = tr.OnlineNow(ctx)
-	require.NoError(t, err)
-	assert.Empty(t, all)
-	if !e.Real() { // on a real server the 16384-shard reads above take part of the retention
-		assert.NotEmpty(t, e.Keys(), "members are kept for the retention")
-	}
-	e.Advance(400 * time.Millisecond)
-	assert.Empty(t, e.Keys(), "index shards expire with their members + retention")
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		p := short
+		p.Retention = 500 * time.Millisecond
+		tr := newTracker(t, e, l.opt(), presence.WithProfile(p))
+		ctx := e.Ctx()
+		_, err := tr.Connect(ctx, "a", presence.Conn{ID: "c"})
+		require.NoError(t, err)
+		e.Advance(500 * time.Millisecond)
+		_, err = tr.Connect(ctx, "b", presence.Conn{ID: "c"})
+		require.NoError(t, err)
+		e.Advance(600 * time.Millisecond) // a's entry expired, b's not
+		all, err := tr.OnlineNow(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"b"}, all)
+		e.Advance(600 * time.Millisecond)
+		all, err = tr.OnlineNow(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, all)
+		if !e.Real() { // on a real server the 16384-shard reads above take part of the retention
+			assert.NotEmpty(t, e.Keys(), "members are kept for the retention")
+		}
+		e.Advance(400 * time.Millisecond)
+		assert.Empty(t, e.Keys(), "index shards expire with their members + retention")
+	})
 }
 
 func TestAdminStatus(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e)
-	ctx := e.Ctx()
-	s, err := tr.AdminStatus(ctx, "123")
-	require.NoError(t, err)
-	assert.Equal(t, presence.Offline, s)
-	require.NoError(t, tr.SetAdminStatus(ctx, "123", presence.Busy))
-	k := key(t, e, "admin:{admin_id}:presence", "123")
-	assert.Equal(t, "busy", e.Client.Get(ctx, k).Val(), "seed 000 stores the bare word")
-	ttl := e.Client.TTL(ctx, k).Val()
-	assert.True(t, ttl > 29*time.Minute && ttl <= 30*time.Minute, "ttl %v", ttl)
-	s, err = tr.AdminStatus(ctx, "123")
-	require.NoError(t, err)
-	assert.Equal(t, presence.Busy, s)
-	assert.ErrorIs(t, tr.SetAdminStatus(ctx, "123", presence.Invisible), presence.ErrInvalidStatus)
-	assert.ErrorIs(t, tr.SetAdminStatus(ctx, "", presence.Online), keys.ErrInvalidKey)
-	require.NoError(t, e.Client.Set(ctx, k, "napping", time.Minute).Err())
-	_, err = tr.AdminStatus(ctx, "123")
-	assert.ErrorIs(t, err, keys.ErrCorrupt)
-	assert.Contains(t, err.Error(), k)
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt())
+		ctx := e.Ctx()
+		s, err := tr.AdminStatus(ctx, "123")
+		require.NoError(t, err)
+		assert.Equal(t, presence.Offline, s)
+		require.NoError(t, tr.SetAdminStatus(ctx, "123", presence.Busy))
+		k := key(t, e, "admin:{admin_id}:presence", "123")
+		assert.Equal(t, "busy", e.Client.Get(ctx, k).Val(), "seed 000 stores the bare word")
+		ttl := e.Client.TTL(ctx, k).Val()
+		assert.True(t, ttl > 29*time.Minute && ttl <= 30*time.Minute, "ttl %v", ttl)
+		s, err = tr.AdminStatus(ctx, "123")
+		require.NoError(t, err)
+		assert.Equal(t, presence.Busy, s)
+		assert.ErrorIs(t, tr.SetAdminStatus(ctx, "123", presence.Invisible), presence.ErrInvalidStatus)
+		assert.ErrorIs(t, tr.SetAdminStatus(ctx, "", presence.Online), keys.ErrInvalidKey)
+		require.NoError(t, e.Client.Set(ctx, k, "napping", time.Minute).Err())
+		_, err = tr.AdminStatus(ctx, "123")
+		assert.ErrorIs(t, err, keys.ErrCorrupt)
+		assert.Contains(t, err.Error(), k)
+	})
 }
 
 func TestWithoutOnlineIndex(t *testing.T) {
-	e := harness.New(t)
-	tr := newTracker(t, e, presence.WithoutOnlineIndex())
-	ctx := e.Ctx()
-	_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c"})
-	require.NoError(t, err)
-	_, err = tr.OnlineNow(ctx)
-	assert.ErrorIs(t, err, presence.ErrNoIndex)
-	_, err = tr.OnlineCount(ctx)
-	assert.ErrorIs(t, err, presence.ErrNoIndex)
-	assert.Len(t, e.Keys(), 2, "presence and connections only")
-	on, err := tr.Online(ctx, []string{"u"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"u"}, on)
+	eachLayout(t, func(t *testing.T, l layout) {
+		e := harness.New(t)
+		tr := newTracker(t, e, l.opt(), presence.WithoutOnlineIndex())
+		ctx := e.Ctx()
+		_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c"})
+		require.NoError(t, err)
+		_, err = tr.OnlineNow(ctx)
+		assert.ErrorIs(t, err, presence.ErrNoIndex)
+		_, err = tr.OnlineCount(ctx)
+		assert.ErrorIs(t, err, presence.ErrNoIndex)
+		if l.single() {
+			assert.Len(t, e.Keys(), 1, "presence only")
+		} else {
+			assert.Len(t, e.Keys(), 2, "presence and connections only")
+		}
+		on, err := tr.Online(ctx, []string{"u"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"u"}, on)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -116,7 +117,7 @@ func (t *Tracker) args(user, conn string, extra ...any) []any {
 	if t.cfg.noIndex {
 		idx = "0"
 	}
-	a := []any{user, conn, p.Format.arg(), ms(p.TTL), ms(p.Retention), t.cfg.channel, idx}
+	a := []any{user, conn, p.Format.arg(), ms(p.TTL), ms(p.Retention), t.cfg.channel, idx, t.cfg.layout.arg()}
 	return append(a, extra...)
 }
 
@@ -124,7 +125,8 @@ func (t *Tracker) args(user, conn string, extra ...any) []any {
 // user online, in one atomic script (one round trip). Stale connections of
 // the user (no heartbeat for the profile's TTL) are pruned first. A known
 // connection ID is replaced (new connectedAt). The presence key and the
-// connections hash expire TTL after the freshest heartbeat. Result.Changed reports that
+// connections hash (LayoutHash; LayoutSingleKey keeps the connections in
+// the presence key) expire TTL after the freshest heartbeat. Result.Changed reports that
 // the user came online; an "online" event is then published unless the
 // status is Invisible.
 //
@@ -252,11 +254,7 @@ func (t *Tracker) run(ctx context.Context, op string, k userKeys, s *script.Scri
 	if code == "corrupt" && len(a) == 3 {
 		key, _ := a[1].(string)
 		field, _ := a[2].(string)
-		what := "presence JSON does not decode or has an unknown status"
-		if field != "" {
-			what = fmt.Sprintf("connection %q has no lastSeen", field)
-		}
-		return Result{}, fmt.Errorf("presence: %s: %w", op, keys.Corrupt(key, fmt.Errorf("%s", what)))
+		return Result{}, fmt.Errorf("presence: %s: %w", op, corrupt(key, field))
 	}
 	if len(a) != 4 {
 		return Result{}, fmt.Errorf("presence: %s %s: %w: %d elements", op, k.presence, reply.ErrUnexpected, len(a))
@@ -279,6 +277,16 @@ func (t *Tracker) run(ctx context.Context, op string, k userKeys, s *script.Scri
 		return r, fmt.Errorf("presence: %s %s: %w", op, k.presence, ErrOffline)
 	}
 	return Result{}, fmt.Errorf("presence: %s %s: %w: code %q", op, k.presence, reply.ErrUnexpected, code)
+}
+
+// corrupt is the error for a script's {"corrupt", key, field} reply: field
+// names the connection without a lastSeen, or is empty for a presence JSON
+// that does not decode.
+func corrupt(key, field string) error {
+	if field != "" {
+		return keys.Corrupt(key, fmt.Errorf("connection %q does not decode or has no lastSeen", field))
+	}
+	return keys.Corrupt(key, errors.New("presence JSON does not decode or has an unknown status"))
 }
 
 func firstErr(errs ...error) error {

@@ -4,12 +4,14 @@
 // printed as another app instance would receive them.
 //
 //	go run ./examples/presence                 # embedded Redis
+//	go run ./examples/presence -layout single-key  # connections inside presence:{user}
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/presence
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -41,6 +43,16 @@ var quick = presence.Profile{
 }
 
 func run() error {
+	layoutName := flag.String("layout", "hash", `where connections live: "hash" (seed 002's connections:{user}) or "single-key" (inside presence:{user})`)
+	flag.Parse()
+	layout := presence.LayoutHash
+	switch *layoutName {
+	case "hash":
+	case "single-key":
+		layout = presence.LayoutSingleKey
+	default:
+		return fmt.Errorf("unknown -layout %q", *layoutName)
+	}
 	ctx := context.Background()
 	rdb, closeRedis, err := demo.Connect(os.Stdout)
 	if err != nil {
@@ -48,7 +60,7 @@ func run() error {
 	}
 	defer closeRedis()
 
-	tr, err := presence.New(rdb, presence.WithProfile(quick), presence.WithNamespace(keys.Namespace{Prefix: "demo:"}))
+	tr, err := presence.New(rdb, presence.WithProfile(quick), presence.WithNamespace(keys.Namespace{Prefix: "demo:"}), presence.WithLayout(layout))
 	if err != nil {
 		return err
 	}
