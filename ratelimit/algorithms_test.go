@@ -1,0 +1,220 @@
+package ratelimit_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/ratelimit"
+)
+
+func newLimiter(t *testing.T, e *harness.Env, p ratelimit.Policy, opts ...ratelimit.Option) *ratelimit.Limiter {
+	t.Helper()
+	l, err := ratelimit.New(e.Client, p, append([]ratelimit.Option{ratelimit.WithNamespace(e.NS)}, opts...)...)
+	require.NoError(t, err)
+	return l
+}
+
+func one(a ratelimit.Algorithm, l ratelimit.Limit) ratelimit.Policy {
+	return ratelimit.Policy{{Algorithm: a, Limit: l}}
+}
+
+// want checks a result to the millisecond.
+func want(t *testing.T, r ratelimit.Result, allowed bool, limit, remaining int, retry, reset time.Duration) {
+	t.Helper()
+	require.Equal(t, allowed, r.Allowed, "allowed (%+v)", r)
+	require.Equal(t, limit, r.Limit, "limit (%+v)", r)
+	require.Equal(t, remaining, r.Remaining, "remaining (%+v)", r)
+	require.InDelta(t, retry.Milliseconds(), r.RetryAfter.Milliseconds(), 1, "retry after (%+v)", r)
+	require.InDelta(t, reset.Milliseconds(), r.ResetAfter.Milliseconds(), 1, "reset after (%+v)", r)
+}
+
+// exact is want on miniredis, where time stands still between calls; on a
+// real server some milliseconds pass, so only the decision and counts are
+// checked and the durations within 100ms.
+func exact(t *testing.T, e *harness.Env, r ratelimit.Result, allowed bool, limit, remaining int, retry, reset time.Duration) {
+	t.Helper()
+	if !e.Real() {
+		want(t, r, allowed, limit, remaining, retry, reset)
+		return
+	}
+	require.Equal(t, allowed, r.Allowed, "allowed (%+v)", r)
+	require.Equal(t, limit, r.Limit, "limit (%+v)", r)
+	require.Equal(t, remaining, r.Remaining, "remaining (%+v)", r)
+	require.InDelta(t, retry.Milliseconds(), r.RetryAfter.Milliseconds(), 100, "retry after (%+v)", r)
+	require.InDelta(t, reset.Milliseconds(), r.ResetAfter.Milliseconds(), 100, "reset after (%+v)", r)
+}
+
+func TestFixedWindow(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(2 * time.Second)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerSecond(3)))
+	for i := 2; i >= 0; i-- {
+		r, err := l.Allow(ctx, "u1")
+		require.NoError(t, err)
+		exact(t, e, r, true, 3, i, 0, time.Second)
+	}
+	r, err := l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, false, 3, 0, time.Second, time.Second)
+
+	e.Advance(400 * time.Millisecond)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, false, 3, 0, 600*time.Millisecond, 600*time.Millisecond)
+
+	e.Advance(600 * time.Millisecond)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, true, 3, 2, 0, time.Second)
+}
+
+func TestSlidingLog(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(2 * time.Second)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerSecond(3)))
+	step := func(d time.Duration, allowed bool, remaining int, retry, reset time.Duration) {
+		t.Helper()
+		if d > 0 {
+			e.Advance(d)
+		}
+		r, err := l.Allow(ctx, "u1")
+		require.NoError(t, err)
+		exact(t, e, r, allowed, 3, remaining, retry, reset)
+	}
+	step(0, true, 2, 0, time.Second)                                                 // t=0
+	step(300*time.Millisecond, true, 1, 0, time.Second)                              // t=300
+	step(300*time.Millisecond, true, 0, 0, time.Second)                              // t=600
+	step(100*time.Millisecond, false, 0, 300*time.Millisecond, 900*time.Millisecond) // t=700: wait for t=0 to leave
+	step(300*time.Millisecond, true, 0, 0, time.Second)                              // t=1000: the t=0 entry is out
+	step(0, false, 0, 300*time.Millisecond, time.Second)                             // t=1000: next out is t=300
+}
+
+func TestSlidingLogMembersUniqueInOneMillisecond(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerMinute(100)))
+	for i := 0; i < 5; i++ { // miniredis: the clock stands still
+		r, err := l.Allow(ctx, "u1")
+		require.NoError(t, err)
+		require.True(t, r.Allowed)
+	}
+	r, err := l.AllowN(ctx, "u1", 10)
+	require.NoError(t, err)
+	require.True(t, r.Allowed)
+	require.Equal(t, 85, r.Remaining)
+	k := e.NS.Prefix + "sliding_limit:{u1}"
+	n, err := e.Client.ZCard(ctx, k).Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 15, n)
+}
+
+func TestSlidingCounter(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(3 * time.Second)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.SlidingCounter, ratelimit.PerSecond(10)))
+	// Buckets are aligned to whole periods of server time: start at one.
+	now := e.Now()
+	e.Advance(time.Second - time.Duration(now.UnixNano())%time.Second)
+	r, err := l.AllowN(ctx, "u1", 10)
+	require.NoError(t, err)
+	exact(t, e, r, true, 10, 0, 0, 2*time.Second)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	// Refused until 10% into the next bucket, when the previous bucket
+	// weighs 0.9 × 10 = 9.
+	exact(t, e, r, false, 10, 0, 1100*time.Millisecond, 2*time.Second)
+	e.Advance(1100 * time.Millisecond)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, true, 10, 0, 0, 1900*time.Millisecond)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	// 9 + 1 = 10 used: the next fits when the previous weighs 8, at 20%.
+	exact(t, e, r, false, 10, 0, 100*time.Millisecond, 1900*time.Millisecond)
+}
+
+func TestGCRA(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(time.Second)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.GCRA, ratelimit.Limit{Rate: 10, Period: time.Second, Burst: 5}))
+	for i := 4; i >= 0; i-- {
+		r, err := l.Allow(ctx, "u1")
+		require.NoError(t, err)
+		exact(t, e, r, true, 5, i, 0, time.Duration(5-i)*100*time.Millisecond)
+	}
+	r, err := l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, false, 5, 0, 100*time.Millisecond, 500*time.Millisecond)
+	e.Advance(100 * time.Millisecond)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, true, 5, 0, 0, 500*time.Millisecond)
+	e.Advance(500 * time.Millisecond)
+	r, err = l.Peek(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, true, 5, 5, 0, 0)
+	r, err = l.AllowN(ctx, "u1", 5)
+	require.NoError(t, err)
+	exact(t, e, r, true, 5, 0, 0, 500*time.Millisecond)
+	r, err = l.AllowN(ctx, "u1", 3)
+	require.NoError(t, err)
+	exact(t, e, r, false, 5, 0, 300*time.Millisecond, 500*time.Millisecond)
+}
+
+// Burst zero means Rate, as PerSecond and friends leave it.
+func TestGCRADefaultBurst(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.GCRA, ratelimit.PerMinute(60)))
+	r, err := l.AllowN(ctx, "u1", 60)
+	require.NoError(t, err)
+	exact(t, e, r, true, 60, 0, 0, time.Minute)
+	r, err = l.Allow(ctx, "u1")
+	require.NoError(t, err)
+	exact(t, e, r, false, 60, 0, time.Second, time.Minute)
+}
+
+func TestWindowsRollLong(t *testing.T) {
+	// Minute, hour and day windows on miniredis's clock.
+	e := harness.New(t)
+	e.RequireShortWaits(25 * time.Hour)
+	ctx := e.Ctx()
+	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.Sliding, ratelimit.SlidingCounter, ratelimit.GCRA} {
+		t.Run(a.String(), func(t *testing.T) {
+			l := newLimiter(t, e, ratelimit.Policy{
+				{Algorithm: a, Limit: ratelimit.PerMinute(2)},
+				{Algorithm: a, Limit: ratelimit.PerDay(3)},
+			})
+			id := "roll-" + a.String()
+			n := 0
+			for i := 0; i < 4; i++ {
+				r, err := l.Allow(ctx, id)
+				require.NoError(t, err)
+				if r.Allowed {
+					n++
+				}
+			}
+			require.Equal(t, 2, n, "minute limit")
+			e.Advance(2 * time.Minute)
+			r, err := l.Allow(ctx, id)
+			require.NoError(t, err)
+			require.True(t, r.Allowed)
+			r, err = l.Allow(ctx, id)
+			require.NoError(t, err)
+			require.False(t, r.Allowed, "day limit")
+			require.Equal(t, 1, r.Rule, "the day rule binds")
+			require.Greater(t, r.RetryAfter, 7*time.Hour) // GCRA: one per 8h; others: the day
+			e.Advance(25 * time.Hour)
+			r, err = l.Allow(ctx, id)
+			require.NoError(t, err)
+			require.True(t, r.Allowed)
+		})
+	}
+}

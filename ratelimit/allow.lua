@@ -1,0 +1,231 @@
+-- allow.lua: check every rule of a policy and, unless peeking, count the
+-- request in all of them: all or nothing, in one script, on server time.
+--
+-- The policy is compiled into the script: Go replaces the marker in the
+-- table R below with the limiter's numbers (so each distinct policy is its
+-- own cached script, and each call sends three arguments, not 6 per rule):
+--   R[1]       KEYS index of the config hash, or 0 for none
+--   R[2]       n, the number of rules
+--   R[3+6(i-1) ..]  six values per rule i: algorithm (1 fixed window,
+--              2 sliding log, 3 sliding counter, 4 GCRA), KEYS index of its
+--              state, rate, period in ms, burst (GCRA; 0 = rate), config
+--              field (0 none, 1 per_minute, 2 per_hour, 3 per_day)
+--
+-- KEYS[1]    block key     ratelimit:block:{id}   (STRING with a TTL while blocked)
+-- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
+--            keys of the rules (Sliding rules of one limiter share one log);
+--            every key carries the identifier as its hash tag.
+-- ARGV[1]    cost          integer >= 1
+-- ARGV[2]    mode          '0' allow (consume), '1' peek (write nothing)
+-- ARGV[3]    nonce         unique per call; makes sliding-log members unique
+-- Returns {status, allowed, limit, remaining, retry_us, reset_us, index}:
+--   status 0: decided. allowed is 1 or 0; limit, remaining and reset_us
+--             describe the binding rule (fewest remaining), index is its
+--             position (1-based); retry_us is the longest wait among the
+--             refusing rules (0 when allowed).
+--   status 1: the value at KEYS[index] is not what this script writes.
+--   status 2: cost exceeds the (configured) capacity of rule index.
+--   status 3: blocked; retry_us = reset_us = the block's remaining time.
+-- Nothing is written unless every rule admits the request (a fixed-window
+-- counter found without a TTL gets one back, which is a repair).
+
+local R = {--[[rules]]}
+local call, pcall_ = redis.call, redis.pcall
+local tonumber, floor, ceil, min = tonumber, math.floor, math.ceil, math.min
+local fmt, match = string.format, string.match
+
+local cost = tonumber(ARGV[1])
+local peek = ARGV[2] == '1'
+local n = R[2]
+
+local bttl = pcall_('PTTL', KEYS[1])
+if type(bttl) == 'table' then return {1, 0, 0, 0, 0, 0, 1} end
+if bttl > 0 then return {3, 0, 0, 0, bttl * 1000, bttl * 1000, 1} end
+if bttl == -1 then return {1, 0, 0, 0, 0, 0, 1} end
+
+local cfg
+local ci = R[1]
+if ci > 0 then
+  local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
+  if v.err then return {1, 0, 0, 0, 0, 0, ci} end
+  cfg = v
+  for f = 1, 4 do
+    if v[f] then
+      local x = tonumber(v[f])
+      if not x or x < 1 or x > 1099511627776 or x ~= floor(x) then return {1, 0, 0, 0, 0, 0, ci} end
+      cfg[f] = x
+    end
+  end
+end
+
+-- Server time in µs, read only when a rule needs it (a fixed window's clock
+-- is its counter's TTL).
+local now
+-- Per-rule values, 11 slots per rule at o = (i-1)*11: algorithm, KEYS index,
+-- period (µs), capacity, available, retry (µs), reset if nothing is
+-- written (µs; -1 = compute later), reset after the write (µs), then
+-- algorithm state for the write (fixed: TTL; swc: bucket, count, previous;
+-- gcra: new arrival time).
+local S = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+local logk, logmax = 0, 0 -- all Sliding rules share one log
+local ok = true
+for i = 1, n do
+  local b = 2 + (i - 1) * 6
+  local o = (i - 1) * 11
+  local a, k, r, p, bu = R[b + 1], R[b + 2], R[b + 3], R[b + 4] * 1000, R[b + 5]
+  if cfg then
+    local f = R[b + 6]
+    if f > 0 and cfg[f] then r = cfg[f] end
+    if a == 4 and cfg[4] then bu = cfg[4] end
+  end
+  if bu == 0 then bu = r end
+  local c = r
+  if a == 4 then c = bu end
+  if cost > c then return {2, 0, c, 0, 0, 0, i} end
+  if a ~= 1 and not now then
+    local t = call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  local key = KEYS[k]
+  local av, rt, rs0, rs1 = 0, 0, 0, 0
+
+  if a == 1 then
+    local v = pcall_('GET', key)
+    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    local used, ttl = 0, -2
+    if v then
+      used = tonumber(v)
+      if not used then return {1, 0, 0, 0, 0, 0, k} end
+      ttl = call('PTTL', key)
+    end
+    av = r - used
+    if ttl > 0 then rs0 = ttl * 1000; rs1 = rs0
+    elseif v then rs0 = p; rs1 = p
+    else rs1 = p end
+    rt = rs1
+    S[o + 9] = ttl
+
+  elseif a == 2 then
+    local lo = '(' .. fmt('%.3f', (now - p) / 1000)
+    local used = pcall_('ZCOUNT', key, lo, '+inf')
+    if type(used) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    av = r - used
+    if av < cost then
+      local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
+      rt = floor(tonumber(e[2]) * 1000 + 0.5) + p - now
+    end
+    if used > 0 then rs0 = -1 end
+    rs1 = p
+    logk = k
+    if p > logmax then logmax = p end
+
+  elseif a == 3 then
+    local v = pcall_('GET', key)
+    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    local idx = floor(now / p)
+    local cur, prev = 0, 0
+    if v then
+      local w, c1, p1 = match(v, '^(%d+):(%d+):(%d+)$')
+      if not w then return {1, 0, 0, 0, 0, 0, k} end
+      w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
+      if w >= idx then idx, cur, prev = w, c1, p1
+      elseif w == idx - 1 then prev = c1 end
+    end
+    local start = idx * p
+    local frac = (now - start) / p
+    if frac < 0 then frac = 0 end
+    av = floor(r - prev * (1 - frac) - cur + 1e-9)
+    if av < cost then
+      local at
+      if cur + cost <= r then at = start + p * (1 - (r - cur - cost) / prev)
+      else at = start + p + p * (1 - (r - cost) / cur) end
+      rt = ceil(at - now - 1e-6)
+      if rt < 1 then rt = 1 end
+    end
+    if cur > 0 then rs0 = start + 2 * p - now
+    elseif prev > 0 then rs0 = start + p - now end
+    rs1 = start + 2 * p - now
+    S[o + 9], S[o + 10], S[o + 11] = idx, cur, prev
+
+  else
+    local v = pcall_('GET', key)
+    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    local T = p / r
+    local tat = now
+    if v then
+      local x = tonumber(v)
+      if not x then return {1, 0, 0, 0, 0, 0, k} end
+      if x > now then tat = x end
+    end
+    av = floor(bu - (tat - now) / T + 1e-9)
+    if av < cost then
+      rt = ceil(tat - now - (bu - cost) * T - 1e-6)
+      if rt < 1 then rt = 1 end
+    end
+    rs0 = ceil(tat - now - 1e-6)
+    local nt = ceil(tat + cost * T - 1e-6)
+    rs1 = ceil(nt - now - 1e-6)
+    if rs1 < 1 then rs1 = 1 end
+    S[o + 9] = nt
+  end
+  S[o + 1], S[o + 2], S[o + 3], S[o + 4] = a, k, p, c
+  S[o + 5], S[o + 6], S[o + 7], S[o + 8] = av, rt, rs0, rs1
+  if av < cost then ok = false end
+end
+
+local commit = ok and not peek
+if commit then
+  for i = 1, n do
+    local o = (i - 1) * 11
+    local a, key = S[o + 1], KEYS[S[o + 2]]
+    if a == 1 then
+      call('INCRBY', key, cost)
+      if S[o + 9] < 0 then call('PEXPIRE', key, S[o + 3] / 1000) end
+    elseif a == 3 then
+      call('SET', key, fmt('%.0f:%.0f:%.0f', S[o + 9], S[o + 10] + cost, S[o + 11]),
+        'PX', ceil(S[o + 8] / 1000))
+    elseif a == 4 then
+      call('SET', key, fmt('%.0f', S[o + 9]), 'PX', ceil(S[o + 8] / 1000))
+    end
+  end
+  if logk > 0 then
+    local key = KEYS[logk]
+    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.3f', (now - logmax) / 1000))
+    local score = fmt('%.3f', now / 1000)
+    local base = fmt('%.0f', now) .. '-' .. ARGV[3] .. '-'
+    local j = 1
+    while j <= cost do
+      local args = {}
+      local last = min(cost, j + 255)
+      for m = j, last do
+        args[#args + 1] = score
+        args[#args + 1] = base .. m
+      end
+      call('ZADD', key, unpack(args))
+      j = last + 1
+    end
+    call('PEXPIRE', key, logmax / 1000)
+  end
+elseif not peek then
+  for i = 1, n do
+    local o = (i - 1) * 11
+    if S[o + 1] == 1 and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
+  end
+end
+
+local bi, brem, bres, retry = 1, -1, 0, 0
+for i = 1, n do
+  local o = (i - 1) * 11
+  local rem, res = S[o + 5], S[o + 7]
+  if commit then
+    rem = rem - cost; res = S[o + 8]
+  elseif res < 0 then -- a sliding log: until its newest entry leaves the window
+    local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
+    res = floor(tonumber(e[2]) * 1000 + 0.5) + S[o + 3] - now
+    if res < 0 then res = 0 end
+  end
+  if rem < 0 then rem = 0 end
+  if brem < 0 or rem < brem or (rem == brem and res > bres) then bi, brem, bres = i, rem, res end
+  if not ok and S[o + 5] < cost and S[o + 6] > retry then retry = S[o + 6] end
+end
+return {0, ok and 1 or 0, S[(bi - 1) * 11 + 4], brem, retry, bres, bi}

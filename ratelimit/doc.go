@@ -1,0 +1,108 @@
+// Package ratelimit limits request rates per identifier (API key, client
+// IP, user) in Redis: fixed window, sliding log, sliding window counter and
+// GCRA, alone or combined in a multi-limit Policy that is checked and
+// consumed atomically, with per-API-key runtime config, blocking, and
+// net/http middleware.
+//
+//	l, err := ratelimit.New(rdb, ratelimit.Policy{
+//		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 60, Period: time.Minute, Burst: 10}},
+//		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(1000)},
+//		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(10000)},
+//	}, ratelimit.WithRuntimeConfig())
+//	res, err := l.Allow(ctx, apiKeyID)
+//
+// # Guarantees
+//
+//   - One round trip per operation. Allow, AllowN and Peek run one Lua
+//     script (EVALSHA, falling back to EVAL), which reads the server's TIME,
+//     so application clocks never matter; Reset is one DEL, Block one SET,
+//     SetConfig one MULTI/EXEC. The limiter's policy is compiled into its
+//     script (each distinct policy is one cached script on the server), so a
+//     call sends only the keys, the cost and a nonce.
+//   - All or nothing. A Policy's rules are checked first and the request is
+//     counted by all of them only if all admit it: a request refused by the
+//     daily limit consumes nothing from the minute limit. A refusal writes
+//     nothing.
+//   - Cluster-safe. Every key of one identifier carries the identifier as
+//     its hash tag (rate_limit:{42}, ratelimit:api:{42}:minute,
+//     ratelimit:config:{42}), so one script can touch them all on a Redis
+//     Cluster; identifiers still spread over the slots.
+//   - Bounded memory. Every key written has a TTL set in the same script,
+//     except the config hash, which is operator data. A sliding log holds at
+//     most Rate members (Rate is capped at 100 000; use SlidingCounter
+//     above that).
+//   - Errors before writes. Zero or negative rates and periods, a burst on an
+//     algorithm without one, duplicate rules (New); a cost below 1 or above
+//     a rule's capacity (ErrInvalidCost); empty or oversize identifiers
+//     (keys.ErrInvalidKey). A key holding something this package does not
+//     write is a keys.ErrCorrupt error naming the key, never a panic; Redis
+//     and context errors are wrapped with %w.
+//
+// # Algorithms
+//
+// FixedWindow: a counter whose window opens with the first request and
+// lasts Period (its TTL); at most Rate per window, up to 2×Rate across a
+// boundary. Sliding: a sorted set with one member per admitted request,
+// exact over any interval of length Period; requests may be refused by the
+// log but are never logged when refused. SlidingCounter: two buckets
+// aligned to multiples of Period, the previous one weighted by its overlap
+// with the sliding window; O(1) memory. GCRA: token bucket of Burst tokens
+// refilled at Rate per Period, stored as one theoretical arrival time;
+// never admits more than Burst + Rate×elapsed/Period.
+//
+// Result reports the binding rule (fewest remaining): Limit (Rate, or Burst
+// for GCRA), Remaining, ResetAfter (until full capacity), and RetryAfter
+// (until this request would fit; the longest wait among refusing rules).
+//
+// # Keys
+//
+// Seed 000 §3 and seed 001 §8 name the keys; Display shows the hash tag
+// as {{…}} (written {42} in a key). Keys without a seed are new.
+//
+//	| Key pattern                                           | Type   | TTL                                   | Purpose |
+//	|-------------------------------------------------------|--------|---------------------------------------|---------|
+//	| `ratelimit:api:{{api_key_id}}:{window}`               | STRING | window duration                       | FixedWindow counter (seed 001) |
+//	| `ratelimit:ip:{{ip_address}}:{endpoint}:{window}`     | STRING | window duration                       | FixedWindow counter WithEndpoint (seed 001) |
+//	| `sliding_limit:{{identifier}}`                        | ZSET   | longest Sliding period of the policy  | sliding log (seed 000) |
+//	| `rate_limit:{{identifier}}`                           | ZSET   | longest Sliding period of the policy  | sliding log WithRateLimitKey (seed 000) |
+//	| `ratelimit:sliding:{{identifier}}:{endpoint}`         | ZSET   | longest Sliding period of the policy  | sliding log WithEndpoint (seed 001) |
+//	| `ratelimit:swc:{{identifier}}:{window}`               | STRING | at most 2 × window                    | SlidingCounter "bucket:count:previous" |
+//	| `ratelimit:swc:{{identifier}}:{endpoint}:{window}`    | STRING | at most 2 × window                    | SlidingCounter WithEndpoint |
+//	| `ratelimit:gcra:{{identifier}}:{window}`              | STRING | until full, ≤ burst × period / rate   | GCRA arrival time, µs since the epoch |
+//	| `ratelimit:gcra:{{identifier}}:{endpoint}:{window}`   | STRING | until full, ≤ burst × period / rate   | GCRA WithEndpoint |
+//	| `ratelimit:config:{{api_key_id}}`                     | HASH   | none (operator data, one per API key) | per_minute, per_hour, per_day, burst (seed 001) |
+//	| `ratelimit:block:{{identifier}}`                      | STRING | the block's duration                  | Block: refuse the identifier everywhere |
+//
+// {window} is "second", "minute", "hour" or "day" for those periods (seed
+// 001's names), else the period in its largest whole unit ("15m", "1500ms").
+// Sliding-log scores are Unix milliseconds (with microseconds as the
+// fraction) and members "<µs>-<nonce>-<n>", unique even within one
+// millisecond.
+//
+// # What changed from the seeds
+//
+//   - Seed 000's "fixed window" rate_limit:{identifier} is a sorted set of
+//     timestamps, so it was a sliding log, and its members were the
+//     timestamp: two requests in one millisecond collapsed into one member
+//     and were under-counted. It is kept, opt-in, as an exact sliding log
+//     with unique members; FixedWindow uses seed 001's string counters.
+//   - Both seeds do check-then-act from the application (ZCARD then ZADD,
+//     GET then INCR) with application clocks; here each check is one script
+//     on server time, so concurrent requests never over-admit.
+//   - Seed 001 gives no semantics for burst: here it is the GCRA bucket
+//     size, and its config fields override matching rules at request time,
+//     read in the same script (absent fields keep the policy's values).
+//   - Hash tags around the identifier (the one permitted byte difference;
+//     keys.Namespace.NoHashTags restores the seeds' bytes on a standalone
+//     server). IPv6 addresses keep their ':' escaped as %3A.
+//   - New keys for what the seeds lack: the sliding window counter, GCRA
+//     state, and blocks.
+//
+// # Middleware
+//
+// NewMiddleware keys requests by ClientIP (proxy headers only from trusted
+// proxies), Header (an API key), or any KeyFunc; sets RateLimit-Policy,
+// RateLimit, X-RateLimit-* and Retry-After; and must be told what to do when
+// Redis cannot answer: FailOpen (serve unlimited: availability over
+// protection) or FailClosed (503: protection over availability).
+package ratelimit

@@ -1,0 +1,174 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/ratelimit"
+)
+
+func connect() (*redis.Client, func()) {
+	m, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	m.SetTime(time.Date(2025, 6, 27, 12, 0, 0, 0, time.UTC))
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	return c, func() { _ = c.Close(); m.Close() }
+}
+
+// A GCRA limit: 10 requests per second, at most 5 at once.
+func Example() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 10, Period: time.Second, Burst: 5}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < 6; i++ {
+		res, err := l.Allow(ctx, "user:42")
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("allowed=%v remaining=%d retry=%v\n", res.Allowed, res.Remaining, res.RetryAfter)
+	}
+	// Output:
+	// allowed=true remaining=4 retry=0s
+	// allowed=true remaining=3 retry=0s
+	// allowed=true remaining=2 retry=0s
+	// allowed=true remaining=1 retry=0s
+	// allowed=true remaining=0 retry=0s
+	// allowed=false remaining=0 retry=100ms
+}
+
+// Seed 001's API-key limits: 60 per minute with bursts of 10, 1000 per hour,
+// 10000 per day, all checked and consumed together, with per-key overrides
+// read from ratelimit:config:{api_key_id} in the same script.
+func ExamplePolicy() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 60, Period: time.Minute, Burst: 10}},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(1000)},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(10000)},
+	}, ratelimit.WithRuntimeConfig(), ratelimit.WithNamespace(keys.Namespace{Prefix: "zentoria:"}))
+	if err != nil {
+		panic(err)
+	}
+	// A trial key: 3 requests per day.
+	if err := l.SetConfig(ctx, "trial-key", ratelimit.Config{PerDay: 3}); err != nil {
+		panic(err)
+	}
+	for _, key := range []string{"paid-key", "trial-key"} {
+		n := 0
+		for i := 0; i < 20; i++ {
+			res, err := l.Allow(ctx, key)
+			if err != nil {
+				panic(err)
+			}
+			if res.Allowed {
+				n++
+			}
+		}
+		fmt.Printf("%s: %d of 20 admitted\n", key, n)
+	}
+	// Output:
+	// paid-key: 10 of 20 admitted
+	// trial-key: 3 of 20 admitted
+}
+
+// Cost above a limit, and an empty identifier, are errors: nothing is
+// written.
+func ExampleLimiter_AllowN() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerMinute(100)}})
+	if err != nil {
+		panic(err)
+	}
+	res, err := l.AllowN(ctx, "tenant-7", 40)
+	fmt.Println(res.Allowed, res.Remaining, err)
+	_, err = l.AllowN(ctx, "tenant-7", 101)
+	fmt.Println(errors.Is(err, ratelimit.ErrInvalidCost))
+	_, err = l.Allow(ctx, "")
+	fmt.Println(errors.Is(err, keys.ErrInvalidKey))
+	// Output:
+	// true 60 <nil>
+	// true
+	// true
+}
+
+// Blocking an identifier refuses it in every limiter of the namespace.
+func ExampleLimiter_Block() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(100)}})
+	if err != nil {
+		panic(err)
+	}
+	if err := l.Block(ctx, "203.0.113.9", 15*time.Minute); err != nil {
+		panic(err)
+	}
+	res, _ := l.Allow(ctx, "203.0.113.9")
+	fmt.Println(res.Allowed, res.RetryAfter)
+	_ = l.Reset(ctx, "203.0.113.9")
+	res, _ = l.Allow(ctx, "203.0.113.9")
+	fmt.Println(res.Allowed)
+	// Output:
+	// false 15m0s
+	// true
+}
+
+// Five login attempts per IP per 15 minutes, exact (sliding log), failing
+// closed: if Redis is down, logins are refused rather than unlimited.
+func ExampleMiddleware() {
+	rdb, stop := connect()
+	defer stop()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{
+		{Algorithm: ratelimit.Sliding, Limit: ratelimit.Limit{Rate: 5, Period: 15 * time.Minute}},
+	}, ratelimit.WithEndpoint("POST /login"))
+	if err != nil {
+		panic(err)
+	}
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
+		Key:         ratelimit.ClientIP(), // no proxy in front: the TCP peer
+		Unavailable: ratelimit.FailClosed,
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	for i := 0; i < 6; i++ {
+		r := httptest.NewRequest("POST", "/login", nil)
+		r.RemoteAddr = "198.51.100.4:40000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Printf("%d %s retry-after=%q\n", w.Code, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 204 "15m";r=4;t=900 retry-after=""
+	// 204 "15m";r=3;t=900 retry-after=""
+	// 204 "15m";r=2;t=900 retry-after=""
+	// 204 "15m";r=1;t=900 retry-after=""
+	// 204 "15m";r=0;t=900 retry-after=""
+	// 429 "15m";r=0;t=900 retry-after="900"
+}

@@ -1,0 +1,92 @@
+package ratelimit
+
+import "github.com/redschema/redschema/keys"
+
+// Every key of one identifier carries the identifier as its hash tag, so all
+// the keys one script touches (block, config, every rule's state) share a
+// cluster slot whatever the template.
+var (
+	// Seed 000 §3. Its "fixed window" limiter stored a log of timestamps in
+	// a sorted set; here it is an (exact) sliding log, opt-in with
+	// WithRateLimitKey.
+	rateLimitKey = keys.Register(keys.Pattern{
+		Template: "rate_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
+		TTLNote: "longest Sliding period of the policy",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
+		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = ms timestamp",
+	})
+	// Seed 000 §3: sliding log, the default key of Sliding rules.
+	slidingLimitKey = keys.Register(keys.Pattern{
+		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
+		TTLNote: "longest Sliding period of the policy",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
+		Purpose: "sliding log: member per admitted request, score = ms timestamp",
+	})
+	// Seed 001 §8: sliding log per identifier and endpoint.
+	slidingEndpointKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
+		TTLNote: "longest Sliding period of the policy",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "sliding log per endpoint: member per admitted request, score = ms timestamp",
+	})
+	// Seed 001 §8: fixed window counter per API key.
+	apiKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:api:{api_key_id}:{window}", Type: keys.String, Tag: "api_key_id",
+		TTLNote: "window duration",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "FixedWindow counter; window = minute, hour, day, ...",
+	})
+	// Seed 001 §8: fixed window counter per client address and endpoint.
+	ipKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:ip:{ip_address}:{endpoint}:{window}", Type: keys.String, Tag: "ip_address",
+		TTLNote: "window duration",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "FixedWindow counter per endpoint",
+	})
+	// Seed 001 §8: runtime limits of an API key.
+	configKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:config:{api_key_id}", Type: keys.Hash, Tag: "api_key_id",
+		Persistent: "operator-managed, one small hash per API key; DeleteConfig removes it",
+		Owner:      "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "per-key overrides: per_minute, per_hour, per_day, burst",
+	})
+	// Two-bucket sliding window counter (no seed key; O(1) per identifier).
+	swcKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:swc:{identifier}:{window}", Type: keys.String, Tag: "identifier",
+		TTLNote: "at most 2 × window",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: `SlidingCounter state "bucket:count:previous"`,
+	})
+	swcEndpointKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:swc:{identifier}:{endpoint}:{window}", Type: keys.String, Tag: "identifier",
+		TTLNote: "at most 2 × window",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: `SlidingCounter state per endpoint "bucket:count:previous"`,
+	})
+	// GCRA theoretical arrival time (seed 001's burst).
+	gcraKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:gcra:{identifier}:{window}", Type: keys.String, Tag: "identifier",
+		TTLNote: "until the bucket is full again, at most burst × period / rate",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "GCRA theoretical arrival time, µs since the epoch",
+	})
+	gcraEndpointKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:gcra:{identifier}:{endpoint}:{window}", Type: keys.String, Tag: "identifier",
+		TTLNote: "until the bucket is full again, at most burst × period / rate",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "GCRA theoretical arrival time per endpoint, µs since the epoch",
+	})
+	// Block(id, d).
+	blockKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:block:{identifier}", Type: keys.String, Tag: "identifier",
+		TTLNote: "the block's duration",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: "present while the identifier is blocked in every limiter of the namespace",
+	})
+)
+
+// allTemplates lists the package's templates, for tests.
+var allTemplates = []*keys.Template{
+	rateLimitKey, slidingLimitKey, slidingEndpointKey, apiKey, ipKey, configKey,
+	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey,
+}

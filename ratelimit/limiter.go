@@ -1,0 +1,401 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/keys"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidLimit reports a policy, limit, option or config value that
+	// cannot work: a zero or negative rate or period, a burst on an
+	// algorithm without one, two rules sharing a key, an empty endpoint.
+	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
+	// ErrInvalidCost reports a cost below 1 or above the capacity of a rule
+	// (Rate, or Burst for GCRA), which no wait could ever admit. Nothing is
+	// written.
+	ErrInvalidCost = errors.New("ratelimit: invalid cost")
+	// ErrInvalidDuration reports a Block duration below one millisecond.
+	ErrInvalidDuration = errors.New("ratelimit: invalid duration")
+)
+
+// maxSlidingRate bounds the log of a Sliding rule: one sorted-set member per
+// admitted request is kept for a whole period.
+const maxSlidingRate = 100_000
+
+//go:embed allow.lua
+var allowSrc string
+
+// rulesMarker is where a limiter's policy is compiled into allow.lua.
+const rulesMarker = "--[[rules]]"
+
+// Result is the outcome of Allow, AllowN or Peek.
+//
+// When a Policy has several rules, Limit, Remaining and ResetAfter describe
+// the binding rule (the one with the fewest requests remaining; Rule is its
+// index), and RetryAfter is the longest wait among the rules that refused.
+type Result struct {
+	// Allowed reports whether the request was admitted (and counted).
+	Allowed bool
+	// Limit is the binding rule's capacity: its Rate, or Burst for GCRA,
+	// after any runtime config override.
+	Limit int
+	// Remaining is how many more unit-cost requests the binding rule would
+	// admit right now.
+	Remaining int
+	// RetryAfter is zero when allowed; otherwise the time until the same
+	// request would be admitted if nothing else happens meanwhile.
+	RetryAfter time.Duration
+	// ResetAfter is the time until the binding rule is back to its full
+	// capacity if nothing else happens meanwhile (zero if it already is).
+	ResetAfter time.Duration
+	// Rule is the index in the Policy of the binding rule.
+	Rule int
+}
+
+// Option configures a Limiter.
+type Option func(*options)
+
+type options struct {
+	ns         keys.Namespace
+	endpoint   string
+	hasEnd     bool
+	rateLimit  bool
+	runtimeCfg bool
+}
+
+// WithNamespace puts every key under ns (prefix, hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithEndpoint scopes the limiter's counters to an endpoint, giving seed
+// 001's per-endpoint keys: ratelimit:ip:{ip}:{endpoint}:{window} for
+// FixedWindow, ratelimit:sliding:{id}:{endpoint} for Sliding, and the
+// endpoint variants of the SlidingCounter and GCRA keys. The endpoint
+// must be a non-empty key segment ("POST /login" is fine).
+func WithEndpoint(endpoint string) Option {
+	return func(o *options) { o.endpoint, o.hasEnd = endpoint, true }
+}
+
+// WithRateLimitKey stores the log of Sliding rules at seed 000's
+// rate_limit:{id} instead of sliding_limit:{id}. Seed 000 calls that key a
+// fixed window, but it holds a log of timestamps; here it is an exact
+// sliding log like the other. Not combinable with WithEndpoint.
+func WithRateLimitKey() Option { return func(o *options) { o.rateLimit = true } }
+
+// WithRuntimeConfig makes every check read the identifier's config hash
+// ratelimit:config:{id} (see SetConfig) in the same script: per_minute,
+// per_hour and per_day replace the Rate of rules whose Period is one
+// minute, hour or day; burst replaces the Burst of GCRA rules. Absent
+// fields keep the policy's values. Identifiers are then API key IDs.
+func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true } }
+
+// keySpec is one state key of a limiter, built per identifier.
+type keySpec struct {
+	tmpl   *keys.Template
+	window string // "" for sliding logs
+}
+
+// Limiter enforces a Policy per identifier. It is safe for concurrent use.
+//
+// Every check is one round trip: one Lua script that reads the block key,
+// the optional config hash, every rule's state and (unless every rule is a
+// FixedWindow, whose clock is its counter's TTL) the server's TIME, and
+// writes only if every rule admits the request. All keys of one identifier
+// share its hash tag, so this is atomic on a Redis Cluster too. Every key
+// written carries a TTL (see the package key table).
+type Limiter struct {
+	client  redis.UniversalClient
+	ns      keys.Namespace
+	policy  Policy
+	opt     options
+	specs   []keySpec
+	cfgIdx  int            // KEYS index of the config hash, 0 if none
+	script  *script.Script // allow.lua with this policy compiled in
+	minCap  int            // smallest static capacity, for cost checks without config
+	hasLog  bool
+	noncePx string
+	ctr     atomic.Uint64
+}
+
+// New returns a Limiter enforcing policy. It validates the policy and the
+// options and writes nothing.
+func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidLimit)
+	}
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := o.ns.Validate(); err != nil {
+		return nil, fmt.Errorf("ratelimit: %w", err)
+	}
+	if err := policy.validate(); err != nil {
+		return nil, err
+	}
+	if o.hasEnd && o.rateLimit {
+		return nil, fmt.Errorf("%w: WithRateLimitKey and WithEndpoint exclude each other", ErrInvalidLimit)
+	}
+	l := &Limiter{client: client, ns: o.ns, policy: append(Policy(nil), policy...), opt: o, minCap: maxRate}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	l.noncePx = hex.EncodeToString(rnd[:]) + "."
+
+	next := 2 // KEYS[1] is the block key
+	if o.runtimeCfg {
+		l.cfgIdx = next
+		next++
+	}
+	logIdx := 0
+	rules := []string{strconv.Itoa(l.cfgIdx), strconv.Itoa(len(policy))}
+	for _, r := range policy {
+		if r.Algorithm == Sliding && r.Limit.Rate > maxSlidingRate {
+			return nil, fmt.Errorf("%w: a Sliding rule keeps one entry per request; rate %d is above %d, use SlidingCounter", ErrInvalidLimit, r.Limit.Rate, maxSlidingRate)
+		}
+		idx := 0
+		if r.Algorithm == Sliding && logIdx > 0 {
+			idx = logIdx
+		} else {
+			idx = next
+			next++
+			l.specs = append(l.specs, l.spec(r))
+			if r.Algorithm == Sliding {
+				logIdx, l.hasLog = idx, true
+			}
+		}
+		l.minCap = min(l.minCap, r.capacity())
+		field := 0
+		switch r.Limit.Period {
+		case time.Minute:
+			field = 1
+		case time.Hour:
+			field = 2
+		case 24 * time.Hour:
+			field = 3
+		}
+		rules = append(rules,
+			strconv.Itoa(int(r.Algorithm)), strconv.Itoa(idx), strconv.Itoa(r.Limit.Rate),
+			strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10), strconv.Itoa(r.Limit.Burst),
+			strconv.Itoa(field))
+	}
+	l.script = script.New(strings.Replace(allowSrc, rulesMarker, strings.Join(rules, ", "), 1))
+	// Build the keys once with a sample identifier: an unusable endpoint
+	// fails here rather than on the first request.
+	if _, err := l.keys("x"); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidLimit, err)
+	}
+	return l, nil
+}
+
+func (l *Limiter) spec(r Rule) keySpec {
+	end := l.opt.hasEnd
+	w := windowName(r.Limit.Period)
+	switch r.Algorithm {
+	case FixedWindow:
+		if end {
+			return keySpec{ipKey, w}
+		}
+		return keySpec{apiKey, w}
+	case Sliding:
+		switch {
+		case end:
+			return keySpec{slidingEndpointKey, ""}
+		case l.opt.rateLimit:
+			return keySpec{rateLimitKey, ""}
+		}
+		return keySpec{slidingLimitKey, ""}
+	case SlidingCounter:
+		if end {
+			return keySpec{swcEndpointKey, w}
+		}
+		return keySpec{swcKey, w}
+	}
+	if end {
+		return keySpec{gcraEndpointKey, w}
+	}
+	return keySpec{gcraKey, w}
+}
+
+// Policy returns a copy of the limiter's policy.
+func (l *Limiter) Policy() Policy { return append(Policy(nil), l.policy...) }
+
+// keys builds KEYS for id: block key, config key (optional), state keys.
+func (l *Limiter) keys(id string) ([]string, error) {
+	ks := make([]string, 0, 2+len(l.specs))
+	k, err := blockKey.Key(l.ns, id)
+	if err != nil {
+		return nil, err
+	}
+	ks = append(ks, k)
+	if l.cfgIdx > 0 {
+		if k, err = configKey.Key(l.ns, id); err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	var args [3]string
+	for _, s := range l.specs {
+		a := append(args[:0], id)
+		if l.opt.hasEnd {
+			a = append(a, l.opt.endpoint)
+		}
+		if s.window != "" {
+			a = append(a, s.window)
+		}
+		if k, err = s.tmpl.Key(l.ns, a...); err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// Allow is AllowN with cost 1.
+func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
+	return l.run(ctx, "allow", id, 1, "0")
+}
+
+// AllowN admits a request of the given cost for id if every rule of the
+// policy has cost units available, and then consumes cost from every rule;
+// otherwise it consumes nothing. A refusal is a Result with Allowed false
+// and a nil error.
+//
+// While id is blocked (see Block) every request is refused with
+// RetryAfter = ResetAfter = the block's remaining time, Limit the first
+// rule's capacity, and nothing consumed.
+//
+// One round trip (one script, server time). Errors: ErrInvalidCost for a
+// cost below 1 or above a rule's capacity (checked before anything is sent,
+// or in the script against the runtime config, still writing nothing),
+// keys.ErrInvalidKey for an unusable id (before anything is sent),
+// keys.ErrCorrupt when a key holds a value this package does not write (the
+// error names the key), and Redis or context errors, wrapped with %w.
+func (l *Limiter) AllowN(ctx context.Context, id string, cost int) (Result, error) {
+	return l.run(ctx, "allow", id, cost, "0")
+}
+
+// Peek reports what Allow would decide for id now, without consuming or
+// writing anything: Remaining is what is left, RetryAfter the wait for a
+// unit-cost request. One round trip.
+func (l *Limiter) Peek(ctx context.Context, id string) (Result, error) {
+	return l.run(ctx, "peek", id, 1, "1")
+}
+
+func (l *Limiter) run(ctx context.Context, op, id string, cost int, mode string) (Result, error) {
+	if cost < 1 || cost > maxRate || (l.cfgIdx == 0 && cost > l.minCap) {
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w: cost %d (capacity %d)", op, id, ErrInvalidCost, cost, l.minCap)
+	}
+	ks, err := l.keys(id)
+	if err != nil {
+		return Result{}, fmt.Errorf("ratelimit: %s: %w", op, err)
+	}
+	nonce := ""
+	if l.hasLog && mode == "0" {
+		nonce = l.nonce()
+	}
+	v, err := l.script.Run(ctx, l.client, ks, cost, mode, nonce).Result()
+	if err != nil {
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id, err)
+	}
+	return l.result(op, id, ks, v)
+}
+
+func (l *Limiter) nonce() string {
+	var b [32]byte
+	n := copy(b[:], l.noncePx)
+	return string(strconv.AppendUint(b[:n], l.ctr.Add(1), 36))
+}
+
+func (l *Limiter) result(op, id string, ks []string, v any) (Result, error) {
+	a, err := reply.Slice(v, 7)
+	if err != nil {
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id, err)
+	}
+	var n [7]int64
+	for i, e := range a {
+		if n[i], err = reply.Int64(e); err != nil {
+			return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id, err)
+		}
+	}
+	status, idx := n[0], int(n[6])
+	switch status {
+	case 0:
+		if idx < 1 || idx > len(l.policy) {
+			return Result{}, fmt.Errorf("ratelimit: %s %q: %w: rule %d", op, id, reply.ErrUnexpected, idx)
+		}
+		return Result{
+			Allowed:    n[1] == 1,
+			Limit:      int(n[2]),
+			Remaining:  int(n[3]),
+			RetryAfter: time.Duration(n[4]) * time.Microsecond,
+			ResetAfter: time.Duration(n[5]) * time.Microsecond,
+			Rule:       idx - 1,
+		}, nil
+	case 1:
+		if idx < 1 || idx > len(ks) {
+			return Result{}, fmt.Errorf("ratelimit: %s %q: %w: key %d", op, id, reply.ErrUnexpected, idx)
+		}
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id,
+			keys.Corrupt(ks[idx-1], errors.New("not a value this package writes (wrong type, format or missing TTL)")))
+	case 2:
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w: cost above the configured capacity %d of rule %d", op, id, ErrInvalidCost, n[2], idx-1)
+	case 3:
+		d := time.Duration(n[4]) * time.Microsecond
+		return Result{Limit: l.policy[0].capacity(), RetryAfter: d, ResetAfter: d}, nil
+	}
+	return Result{}, fmt.Errorf("ratelimit: %s %q: %w: status %d", op, id, reply.ErrUnexpected, status)
+}
+
+// Reset deletes everything the limiter stores for id: the state of every
+// rule and any Block on id (which every limiter of the namespace shares).
+// The runtime config is kept (see DeleteConfig). One round trip (one DEL;
+// the keys share a slot).
+func (l *Limiter) Reset(ctx context.Context, id string) error {
+	ks, err := l.keys(id)
+	if err != nil {
+		return fmt.Errorf("ratelimit: reset: %w", err)
+	}
+	if l.cfgIdx > 0 {
+		ks = append(ks[:1], ks[2:]...)
+	}
+	if err := l.client.Del(ctx, ks...).Err(); err != nil {
+		return fmt.Errorf("ratelimit: reset %q: %w", id, err)
+	}
+	return nil
+}
+
+// Block refuses every request for id during d (rounded up to whole
+// milliseconds), whatever the counters say, in every limiter of the same
+// namespace: the block is one key per identifier, ratelimit:block:{id}, with
+// TTL d. A new Block replaces the previous one's duration; Reset lifts it.
+// Counters are untouched, and a blocked request consumes nothing. Results
+// during the block have Allowed false and RetryAfter = ResetAfter = the
+// block's remaining time. One round trip (SET PX).
+func (l *Limiter) Block(ctx context.Context, id string, d time.Duration) error {
+	if d < time.Millisecond {
+		return fmt.Errorf("ratelimit: block %q: %w: %v is below 1ms", id, ErrInvalidDuration, d)
+	}
+	k, err := blockKey.Key(l.ns, id)
+	if err != nil {
+		return fmt.Errorf("ratelimit: block: %w", err)
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond * time.Millisecond
+	if err := l.client.Set(ctx, k, "1", ms).Err(); err != nil {
+		return fmt.Errorf("ratelimit: block %q: %w", id, err)
+	}
+	return nil
+}
