@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSchema(t *testing.T) {
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"schema", "-prefix", "ha:", "-layout", "seed", "-owner", "lock"}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out.String(), "| Key pattern | Type | TTL | DB | Package | Description |")
+	assert.Contains(t, out.String(), "`ha:cron:last-run:{{job_name}}`")
+	assert.NotContains(t, out.String(), "| session |")
+
+	out.Reset()
+	_, err = run(context.Background(), []string{"schema", "-no-tags"}, &out)
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "`presence:{user_id}`")
+}
+
+func TestAudit(t *testing.T) {
+	m := miniredis.RunT(t)
+	require.NoError(t, m.Set("app:presence:{42}", `{"status":"online"}`))
+	m.SetTTL("app:presence:{42}", time.Minute)
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"audit", "-url", "redis://" + m.Addr(), "-prefix", "app:"}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code, out.String())
+	assert.Contains(t, out.String(), "1 keys scanned")
+
+	require.NoError(t, m.Set("app:presence:{43}", "{}")) // no TTL
+	require.NoError(t, m.Set("app:stray", "x"))
+	out.Reset()
+	code, err = run(context.Background(), []string{"audit", "-url", "redis://" + m.Addr(), "-prefix", "app:"}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out.String(), `1 "presence:{user_id}" keys have no TTL`)
+	assert.Contains(t, out.String(), "1 keys match no pattern")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{nil, {"nope"}, {"audit", "-url", ""}, {"schema", "-prefix", "a{b"}, {"audit", "-url", "bad://x"}, {"schema", "-bogus"}} {
+		var out bytes.Buffer
+		code, err := run(context.Background(), args, &out)
+		assert.Equal(t, 2, code, strings.Join(args, " "))
+		assert.Error(t, err)
+	}
+}

@@ -1,0 +1,84 @@
+package redschema_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/redschema/redschema/keys"
+	_ "github.com/redschema/redschema/lock"
+	_ "github.com/redschema/redschema/presence"
+	_ "github.com/redschema/redschema/queue"
+	_ "github.com/redschema/redschema/ratelimit"
+	_ "github.com/redschema/redschema/session"
+)
+
+var update = flag.Bool("update", false, "rewrite SCHEMA.md from the registry")
+
+const schemaHeader = `# redschema key schema
+
+Every key pattern the library's packages register, generated from the
+registry (` + "`go test -run TestSchema -update .`" + `; a test fails when this file is
+stale). ` + "`{{name}}`" + ` marks the hash-tagged placeholder, written ` + "`{42}`" + ` in a key;
+with ` + "`keys.Namespace{NoHashTags: true}`" + ` it is written bare, as in the seeds.
+DB is seed 001's allocation (` + "`keys.SeedLayout`" + `); on a cluster everything is DB 0.
+` + "`go run ./cmd/redschema audit -url redis://...`" + ` checks a live Redis against it.
+
+`
+
+// TestSchema keeps SCHEMA.md equal to the registry's table.
+func TestSchema(t *testing.T) {
+	want := schemaHeader + keys.Default().Markdown(keys.TableOptions{Layout: keys.SeedLayout()})
+	if *update {
+		if err := os.WriteFile("SCHEMA.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("SCHEMA.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("SCHEMA.md is stale: run go test -run TestSchema -update .")
+	}
+}
+
+// TestNoOverlaps proves that no two registered patterns can spell the same
+// key, with hash tags on or off, except the deliberate aliases listed.
+func TestNoOverlaps(t *testing.T) {
+	aliases := map[string]bool{
+		// lock's named resource defaults are the generic lock key with a
+		// fixed resource type.
+		"lock:cache:{operation} ~ lock:{resource_type}:{resource_id}":      true,
+		"lock:file:{file_id} ~ lock:{resource_type}:{resource_id}":         true,
+		"lock:user-session:{user_id} ~ lock:{resource_type}:{resource_id}": true,
+		"lock:workflow:{workflow_id} ~ lock:{resource_type}:{resource_id}": true,
+	}
+	for _, ns := range []keys.Namespace{{}, {NoHashTags: true}} {
+		for _, o := range keys.Default().Overlaps(ns) {
+			pair := o.A.String() + " ~ " + o.B.String()
+			if !aliases[pair] && !reservedAway(o) {
+				t.Errorf("NoHashTags=%v: %s can spell the same key", ns.NoHashTags, pair)
+			}
+		}
+	}
+}
+
+// reservedAway accepts overlaps that a package rules out by refusing the
+// literal as an ID: queue names "dlq" and "stats" are reserved, so
+// queue:{queue_name}:jobs can never be queue:dlq:{queue_name}.
+func reservedAway(o keys.Overlap) bool {
+	for _, t := range []*keys.Template{o.A, o.B} {
+		s := t.String()
+		if !strings.HasPrefix(s, "queue:dlq:") && !strings.HasPrefix(s, "queue:stats:") {
+			continue
+		}
+		other := o.A
+		if other == t {
+			other = o.B
+		}
+		return strings.HasPrefix(other.String(), "queue:{queue_name}:")
+	}
+	return false
+}
