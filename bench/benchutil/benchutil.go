@@ -159,6 +159,9 @@ func MemoryUnder(ctx context.Context, c redis.UniversalClient, prefix string) (b
 		it := node.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
 		for it.Next(ctx) {
 			m, err := node.MemoryUsage(ctx, it.Val(), 0).Result()
+			if err == redis.Nil {
+				continue // expired between SCAN and MEMORY USAGE
+			}
 			if err != nil {
 				return err
 			}
