@@ -36,6 +36,7 @@ type SegmentError struct {
 	Reason      string // "empty", "longer than 1024 bytes", ...
 }
 
+// Error names the template, the placeholder and the reason.
 func (e *SegmentError) Error() string {
 	return fmt.Sprintf("keys: invalid key for %q: segment {%s} is %s", e.Template, e.Placeholder, e.Reason)
 }
@@ -50,6 +51,7 @@ type CorruptError struct {
 	Err error  // the decoder's error
 }
 
+// Error names the key and the decoder's complaint.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("keys: corrupt value at %q: %v", e.Key, e.Err)
 }
