@@ -23,10 +23,10 @@ var (
 // Connection is one live connection of a user, as stored in the
 // connections hash (or, with LayoutSingleKey, the presence JSON).
 type Connection struct {
-	ID          string
-	ConnectedAt time.Time
-	LastSeen    time.Time
-	Metadata    Metadata
+	ID          string    // the connection ID given to Connect
+	ConnectedAt time.Time // "connectedAt": server time of its Connect
+	LastSeen    time.Time // "lastSeen": server time of its last Connect or Heartbeat
+	Metadata    Metadata  // "metadata", as given to Connect
 }
 
 type connWire struct {

@@ -23,10 +23,10 @@ import (
 // offline by key expiry, which publishes nothing; subscribers that show
 // presence for long should re-check with GetMany after the profile's TTL.
 type Event struct {
-	UserID   string
-	Status   Status
-	Previous Status
-	At       time.Time
+	UserID   string    // "userId"
+	Status   Status    // "status": the public status now (never Invisible)
+	Previous Status    // "previous": the public status before
+	At       time.Time // "at": server time of the change
 }
 
 type eventWire struct {
@@ -38,31 +38,46 @@ type eventWire struct {
 
 // Subscription receives a tracker's events. Pub/sub delivery is at most
 // once: events published while no subscription is connected are lost, so
-// clients should reconcile with GetMany after (re)subscribing.
+// clients should reconcile with GetMany after (re)subscribing. A
+// Subscription holds one connection and a receiving goroutine (go-redis's
+// PubSub channel, which pings and reconnects a broken connection) until
+// Close. Up to 100 events wait in a buffer for Next; when it is full, the
+// next event is dropped if no Next makes room within a minute.
 type Subscription struct {
-	ps *redis.PubSub
-	ch string
+	ps   *redis.PubSub
+	msgs <-chan *redis.Message
+	ch   string
 }
 
 // Subscribe subscribes to the tracker's events channel and waits for the
 // server's confirmation, so no event published after it returns is missed.
-// Close the subscription when done.
+// ctx bounds only that wait. Close the subscription when done; it releases
+// the connection and stops the receiving goroutine.
 func (t *Tracker) Subscribe(ctx context.Context) (*Subscription, error) {
 	ps := t.c.Subscribe(ctx, t.cfg.channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		return nil, fmt.Errorf("presence: subscribe %s: %w", t.cfg.channel, err)
 	}
-	return &Subscription{ps: ps, ch: t.cfg.channel}, nil
+	return &Subscription{ps: ps, msgs: ps.Channel(), ch: t.cfg.channel}, nil
 }
 
-// Next blocks until the next event or ctx ends. A message that does not
-// decode gives an error matching keys.ErrCorrupt (naming the channel); the
-// subscription stays usable.
+// Next blocks until the next event, ctx is done (cancelled or past its
+// deadline: ctx.Err() is returned, wrapped, and the subscription stays
+// usable) or the subscription is closed and drained (an error matching
+// redis.ErrClosed).
+// A message that does not decode gives an error matching keys.ErrCorrupt
+// (naming the channel); the subscription stays usable.
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
-	m, err := s.ps.ReceiveMessage(ctx)
-	if err != nil {
-		return Event{}, fmt.Errorf("presence: events %s: %w", s.ch, err)
+	var m *redis.Message
+	select {
+	case <-ctx.Done():
+		return Event{}, fmt.Errorf("presence: events %s: %w", s.ch, ctx.Err())
+	case msg, ok := <-s.msgs:
+		if !ok {
+			return Event{}, fmt.Errorf("presence: events %s: %w", s.ch, redis.ErrClosed)
+		}
+		m = msg
 	}
 	ev, err := decodeEvent(s.ch, m.Payload)
 	if err != nil {
@@ -82,5 +97,7 @@ func decodeEvent(ch, payload string) (Event, error) {
 	return Event{UserID: *w.UserID, Status: w.Status, Previous: w.Previous, At: fromMs(w.At)}, nil
 }
 
-// Close unsubscribes and releases the connection.
+// Close unsubscribes, releases the connection and stops the receiving
+// goroutine; Next then returns the events already buffered, if any, and
+// after them an error matching redis.ErrClosed.
 func (s *Subscription) Close() error { return s.ps.Close() }

@@ -29,6 +29,9 @@ func TestNewValidates(t *testing.T) {
 		{TTL: time.Second, Heartbeat: time.Millisecond, Retention: -1, TypingTTL: time.Second},
 		{TTL: time.Second, Heartbeat: time.Millisecond},
 		{Format: 7, TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second},
+		{TTL: time.Second, Heartbeat: time.Millisecond, Retention: time.Microsecond, TypingTTL: time.Second},
+		{TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second, TypingThrottle: -1},
+		{TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second, TypingThrottle: time.Microsecond},
 	}
 	for i, p := range bad {
 		_, err = presence.New(e.Client, presence.WithProfile(p))

@@ -157,12 +157,14 @@ func (p Profile) validate() error {
 		return fmt.Errorf("%w: profile TTL %v must be at least 1ms", ErrInvalidInput, p.TTL)
 	case p.Heartbeat <= 0 || p.Heartbeat >= p.TTL:
 		return fmt.Errorf("%w: heartbeat %v must be positive and below the TTL %v", ErrInvalidInput, p.Heartbeat, p.TTL)
-	case p.Retention < 0:
-		return fmt.Errorf("%w: negative retention %v", ErrInvalidInput, p.Retention)
+	case p.Retention < 0 || (p.Retention > 0 && p.Retention < time.Millisecond):
+		// the scripts take milliseconds: 0 < Retention < 1ms would silently
+		// mean "delete at once"
+		return fmt.Errorf("%w: retention %v must be zero or at least 1ms", ErrInvalidInput, p.Retention)
 	case p.TypingTTL < time.Millisecond:
 		return fmt.Errorf("%w: typing TTL %v must be at least 1ms", ErrInvalidInput, p.TypingTTL)
-	case p.TypingThrottle < 0:
-		return fmt.Errorf("%w: negative typing throttle %v", ErrInvalidInput, p.TypingThrottle)
+	case p.TypingThrottle < 0 || (p.TypingThrottle > 0 && p.TypingThrottle < time.Millisecond):
+		return fmt.Errorf("%w: typing throttle %v must be zero or at least 1ms", ErrInvalidInput, p.TypingThrottle)
 	}
 	return nil
 }

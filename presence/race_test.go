@@ -91,6 +91,7 @@ func TestConcurrentInvariant(t *testing.T) {
 		var obs sync.WaitGroup
 		obs.Add(1)
 		var violations []string
+		snaps := 0
 		go func() {
 			defer obs.Done()
 			for i := 0; ; i++ {
@@ -108,6 +109,7 @@ func TestConcurrentInvariant(t *testing.T) {
 				if err := s.check(); err != nil {
 					violations = append(violations, u+": "+err.Error())
 				}
+				snaps++
 			}
 		}()
 
@@ -153,6 +155,7 @@ func TestConcurrentInvariant(t *testing.T) {
 			t.Error(err)
 		}
 		assert.Empty(t, violations)
+		assert.Positive(t, snaps, "the observer checked snapshots during the run")
 
 		var visible []string
 		for _, u := range users {

@@ -37,10 +37,13 @@ type Presence struct {
 func (p Presence) Online() bool { return p.Status != Offline }
 
 // Public returns the presence as other users may see it: an invisible user
-// is offline, with no connections, device or activity shown.
+// is offline, with no connections, device, activity or last seen shown (the
+// stored LastSeen moves with every heartbeat, so showing it would tell
+// others the user is online). Once the user really goes offline, the last
+// seen kept for the retention is shown again.
 func (p Presence) Public() Presence {
 	if p.Status == Invisible {
-		return Presence{UserID: p.UserID, Status: Offline, LastSeen: p.LastSeen}
+		return Presence{UserID: p.UserID, Status: Offline}
 	}
 	return p
 }
@@ -114,7 +117,9 @@ func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presen
 // user's slot). A user with no presence key is Offline; their LastSeen is
 // still known for the profile's Retention after their devices all stopped
 // heartbeating without a Disconnect (from the index, unless the tracker is
-// WithoutOnlineIndex or the user was Invisible), else zero. Not found is not
+// WithoutOnlineIndex or the user was Invisible; the index member goes on
+// the next write to its shard after that, or with the shard, so it may be
+// reported up to one TTL longer), else zero. Not found is not
 // an error. With LayoutSingleKey the GET transfers the user's connections
 // too (Presence does not carry them; only the part before them is decoded). Corrupt data gives an error matching keys.ErrCorrupt that names
 // the key.
@@ -195,7 +200,11 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 		if errors.Is(err, redis.Nil) {
 			out[i] = Presence{UserID: users[i], Status: Offline}
 			if lastSeen {
-				if s, err := scores[i].Result(); err == nil && s > ttl {
+				s, err := scores[i].Result()
+				if err != nil && !errors.Is(err, redis.Nil) {
+					return nil, fmt.Errorf("presence: %s %s: %w", op, idx[i], err)
+				}
+				if err == nil && s > ttl {
 					out[i].LastSeen = fromMs(int64(s - ttl))
 				}
 			}

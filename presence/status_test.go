@@ -1,11 +1,13 @@
 package presence_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -61,6 +63,8 @@ func TestStatusesAndEvents(t *testing.T) {
 		assert.Equal(t, presence.Invisible, p.Status)
 		assert.Equal(t, presence.Offline, p.Public().Status)
 		assert.Zero(t, p.Public().Connections)
+		assert.False(t, p.LastSeen.IsZero(), "the system sees the last heartbeat")
+		assert.Equal(t, presence.Presence{UserID: "u", Status: presence.Offline}, p.Public(), "others see no device, activity or fresh last seen")
 		on, err := tr.Online(ctx, []string{"u", "nobody"})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"u"}, on)
@@ -123,6 +127,42 @@ func TestCorruptEvent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, odd, ev.UserID, "user IDs are escaped in the event JSON")
 	})
+}
+
+// TestNextHonoursContext: Next returns on a cancelled context without a
+// deadline (go-redis's ReceiveMessage would not), the subscription stays
+// usable, and Close ends a blocked Next.
+func TestNextHonoursContext(t *testing.T) {
+	e := harness.New(t)
+	tr := newTracker(t, e)
+	sub, err := tr.Subscribe(e.Ctx())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	go func() { _, err := sub.Next(ctx); done <- err }()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next ignored the cancellation")
+	}
+
+	_, err = tr.Connect(e.Ctx(), "u", presence.Conn{ID: "a"})
+	require.NoError(t, err)
+	ev, err := sub.Next(e.Ctx())
+	require.NoError(t, err, "usable after a cancelled Next")
+	assert.Equal(t, "u", ev.UserID)
+
+	go func() { _, err := sub.Next(e.Ctx()); done <- err }()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, sub.Close())
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, redis.ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a blocked Next")
+	}
 }
 
 func TestGetManyAndOnlineIndex(t *testing.T) {

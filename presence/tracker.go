@@ -126,9 +126,9 @@ func (t *Tracker) args(user, conn string, extra ...any) []any {
 // the user (no heartbeat for the profile's TTL) are pruned first. A known
 // connection ID is replaced (new connectedAt). The presence key and the
 // connections hash (LayoutHash; LayoutSingleKey keeps the connections in
-// the presence key) expire TTL after the freshest heartbeat. Result.Changed reports that
-// the user came online; an "online" event is then published unless the
-// status is Invisible.
+// the presence key) expire TTL after the freshest heartbeat.
+// Result.Changed reports that the user came online; an event (offline ->
+// the status taken) is then published unless that status is Invisible.
 //
 // Errors: keys.ErrInvalidKey (bad user ID), ErrInvalidInput (empty or long
 // conn, metadata over the limit), ErrInvalidStatus, ErrTooManyConnections,

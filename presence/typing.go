@@ -102,8 +102,10 @@ func (t *Tracker) StopTyping(ctx context.Context, conversation, user string) (bo
 
 // Typers returns who is typing in conversation now, from the
 // conversation's index (one read-only script, one round trip; no KEYS).
-// Indicators written by StartTyping appear until StopTyping or TypingTTL;
-// indicators written around this package (a bare SETEX) are not indexed.
+// Indicators written by StartTyping appear until StopTyping or TypingTTL,
+// one per user (the latest); indicators written around this package (a bare
+// SETEX) are not indexed, and one deleted around it (a bare DEL) stays
+// listed until its TypingTTL. Order: oldest expiry first.
 func (t *Tracker) Typers(ctx context.Context, conversation string) ([]Typer, error) {
 	const op = "typers"
 	k, err := typersKey.Key(t.cfg.ns, conversation)
@@ -118,13 +120,25 @@ func (t *Tracker) Typers(ctx context.Context, conversation string) ([]Typer, err
 	if err != nil {
 		return nil, fmt.Errorf("presence: %s %s: %w", op, k, err)
 	}
-	out := make([]Typer, 0, len(vals))
+	all := make([]Typer, 0, len(vals))
+	last := make(map[string]int, len(vals))
 	for _, s := range vals {
 		ty, err := decodeTyper(k, s)
 		if err != nil {
 			return nil, fmt.Errorf("presence: %s: %w", op, err)
 		}
-		out = append(out, ty)
+		last[ty.UserID] = len(all)
+		all = append(all, ty)
+	}
+	// A user has one entry unless their typing key was deleted or evicted
+	// around StartTyping/StopTyping (seed code's DEL, an LRU eviction);
+	// the values come oldest expiry first, so each user's last one is the
+	// latest.
+	out := all[:0]
+	for i, ty := range all {
+		if last[ty.UserID] == i {
+			out = append(out, ty)
+		}
 	}
 	return out, nil
 }

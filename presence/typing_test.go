@@ -75,21 +75,54 @@ func TestTypingSeedThrottle(t *testing.T) {
 		e.RequireShortWaits(4 * time.Second)
 		tr := newTracker(t, e, l.opt()) // seed 004: 3 s TTL, 2 s throttle
 		ctx := e.Ctx()
-		ok, _ := tr.StartTyping(ctx, "c", "u", "n")
+		start := func() bool {
+			t.Helper()
+			ok, err := tr.StartTyping(ctx, "c", "u", "n")
+			require.NoError(t, err)
+			return ok
+		}
+		typers := func() []presence.Typer {
+			t.Helper()
+			ty, err := tr.Typers(ctx, "c")
+			require.NoError(t, err)
+			return ty
+		}
+		ok := start()
 		assert.True(t, ok)
 		e.Advance(1900 * time.Millisecond)
-		ok, _ = tr.StartTyping(ctx, "c", "u", "n")
+		ok = start()
 		assert.False(t, ok, "within 2 s")
 		e.Advance(200 * time.Millisecond)
-		ok, _ = tr.StartTyping(ctx, "c", "u", "n")
+		ok = start()
 		assert.True(t, ok, "after 2 s")
 		e.Advance(2900 * time.Millisecond)
-		ty, _ := tr.Typers(ctx, "c")
+		ty := typers()
 		assert.Len(t, ty, 1, "3 s TTL from the last accepted write")
 		e.Advance(200 * time.Millisecond)
-		ty, _ = tr.Typers(ctx, "c")
+		ty = typers()
 		assert.Empty(t, ty)
 	})
+}
+
+// TestTypersOnePerUser: a typing key deleted around the package (seed 004's
+// bare DEL on typing:stop, or an LRU eviction) leaves its index entry until
+// it expires; a new StartTyping then must not list the user twice.
+func TestTypersOnePerUser(t *testing.T) {
+	e := harness.New(t)
+	tr := newTracker(t, e, presence.WithProfile(short)) // typing 900 ms, throttle 600 ms
+	ctx := e.Ctx()
+	ok, err := tr.StartTyping(ctx, "c", "u", "old name")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, e.Client.Del(ctx, key(t, e, "typing:{conversation_id}:{user_id}", "c", "u")).Err())
+	e.Advance(650 * time.Millisecond)
+	ok, err = tr.StartTyping(ctx, "c", "u", "new name")
+	require.NoError(t, err)
+	require.True(t, ok)
+	ty, err := tr.Typers(ctx, "c")
+	require.NoError(t, err)
+	require.Len(t, ty, 1)
+	assert.Equal(t, "new name", ty[0].Username, "the latest entry wins")
 }
 
 func TestTypingBadInput(t *testing.T) {

@@ -187,8 +187,8 @@ func show(ctx context.Context, tr *presence.Tracker) error {
 	}
 	for _, p := range ps {
 		pub := p.Public()
-		seen := "never"
-		if !p.LastSeen.IsZero() {
+		seen := "unknown" // as others see it
+		if !pub.LastSeen.IsZero() {
 			seen = "just now"
 		}
 		fmt.Printf("  %-5s system: %-9s others see: %-7s connections: %d  last seen: %s\n", p.UserID, p.Status, pub.Status, p.Connections, seen)
