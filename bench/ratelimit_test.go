@@ -55,9 +55,9 @@ func rlRun(b *testing.B, e *benchutil.Env, allow func(ctx context.Context, id st
 	e.ReportTrips(b)
 }
 
-func rlOurs(b *testing.B, a ratelimit.Algorithm, rate int) (*benchutil.Env, *ratelimit.Limiter) {
+func rlOurs(b *testing.B, a ratelimit.Algorithm, rate int, opts ...ratelimit.Option) (*benchutil.Env, *ratelimit.Limiter) {
 	e := benchutil.New(b)
-	l, err := ratelimit.New(e.Client, ratelimit.Policy{{Algorithm: a, Limit: ratelimit.PerHour(rate)}}, ratelimit.WithNamespace(e.NS))
+	l, err := ratelimit.New(e.Client, ratelimit.Policy{{Algorithm: a, Limit: ratelimit.PerHour(rate)}}, append(opts, ratelimit.WithNamespace(e.NS))...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,26 +104,88 @@ func rlUlule(b *testing.B, rate int) (*benchutil.Env, rlSide) {
 }
 
 // BenchmarkRatelimitAllow compares Allow of every algorithm with the
-// peers: redis_rate (GCRA) and ulule/limiter (fixed window).
+// peers: redis_rate (GCRA) and ulule/limiter (fixed window). Each
+// algorithm is a pair of sub-benchmarks, ours and the peer's, run back to
+// back (go test runs each sub-benchmark -count times, then the next) so
+// that both see about the same load on this shared machine. policy3 is compared with redis_rate's one
+// limit and with "peers3", the same three limits done the peers' way: one
+// redis_rate and two ulule calls, three round trips and not atomic.
 func BenchmarkRatelimitAllow(b *testing.B) {
-	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.Sliding, ratelimit.SlidingCounter, ratelimit.GCRA} {
-		b.Run("redschema-"+a.String(), func(b *testing.B) {
-			e, l := rlOurs(b, a, rlRate)
-			rlRun(b, e, func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err })
-		})
+	ours := func(l *ratelimit.Limiter) rlSide {
+		return func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err }
 	}
-	b.Run("redschema-policy3", func(b *testing.B) {
-		e, l := rlPolicy(b, ratelimit.Limit{Rate: rlRate, Period: time.Minute, Burst: 1000})
-		rlRun(b, e, func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err })
-	})
-	b.Run("redis_rate-gcra", func(b *testing.B) {
-		e, f := rlRedisRate(b, rlRate)
-		rlRun(b, e, f)
-	})
-	b.Run("ulule-fixed", func(b *testing.B) {
-		e, f := rlUlule(b, rlRate)
-		rlRun(b, e, f)
-	})
+	type side struct {
+		name string
+		mk   func(b *testing.B) (*benchutil.Env, rlSide)
+	}
+	single := func(a ratelimit.Algorithm) side {
+		return side{"redschema", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, a, rlRate)
+			return e, ours(l)
+		}}
+	}
+	// The peers have no Block: "noblock" is ours with the same features
+	// (WithoutBlocks), one Redis command fewer per check.
+	noBlock := func(a ratelimit.Algorithm) side {
+		return side{"redschema-noblock", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, a, rlRate, ratelimit.WithoutBlocks())
+			return e, ours(l)
+		}}
+	}
+	gcraPeer := side{"redis_rate", func(b *testing.B) (*benchutil.Env, rlSide) { return rlRedisRate(b, rlRate) }}
+	pairs := []struct {
+		name  string
+		sides []side
+	}{
+		{"fixed", []side{single(ratelimit.FixedWindow), {"ulule", func(b *testing.B) (*benchutil.Env, rlSide) { return rlUlule(b, rlRate) }}, noBlock(ratelimit.FixedWindow)}},
+		{"gcra", []side{single(ratelimit.GCRA), gcraPeer}},
+		{"swc", []side{single(ratelimit.SlidingCounter), gcraPeer}},
+		{"sliding", []side{single(ratelimit.Sliding), gcraPeer, noBlock(ratelimit.Sliding)}},
+		{"policy3", []side{
+			{"redschema", func(b *testing.B) (*benchutil.Env, rlSide) {
+				e, l := rlPolicy(b, ratelimit.Limit{Rate: rlRate, Period: time.Minute, Burst: 1000})
+				return e, ours(l)
+			}},
+			gcraPeer,
+			{"peers3", rlPeers3},
+		}},
+	}
+	for _, p := range pairs {
+		for _, s := range p.sides {
+			b.Run(p.name+"/"+s.name, func(b *testing.B) {
+				e, f := s.mk(b)
+				rlRun(b, e, f)
+			})
+		}
+	}
+}
+
+// rlPeers3 is policy3's three limits with the peers: redis_rate for the
+// GCRA rule, ulule for the hourly and daily windows; three round trips.
+func rlPeers3(b *testing.B) (*benchutil.Env, rlSide) {
+	e := benchutil.New(b)
+	b.Cleanup(func() { _ = benchutil.Clean(context.Background(), e.Client, "rate:"+e.NS.Prefix) })
+	rr := redis_rate.NewLimiter(e.Client)
+	gcra := redis_rate.Limit{Rate: rlRate, Period: time.Minute, Burst: 1000}
+	var ul [2]*limiter.Limiter
+	for i, r := range []limiter.Rate{{Period: time.Hour, Limit: rlRate * 10}, {Period: 24 * time.Hour, Limit: rlRate * 100}} {
+		store, err := sredis.NewStoreWithOptions(e.Client, limiter.StoreOptions{Prefix: e.NS.Prefix + "ulule" + strconv.Itoa(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ul[i] = limiter.New(store, r)
+	}
+	return e, func(ctx context.Context, id string) error {
+		if _, err := rr.Allow(ctx, e.NS.Prefix+id, gcra); err != nil {
+			return err
+		}
+		for _, l := range ul {
+			if _, err := l.Get(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // BenchmarkRatelimitMemory reports Redis memory per tracked identifier

@@ -218,3 +218,52 @@ func TestWindowsRollLong(t *testing.T) {
 		})
 	}
 }
+
+// A one-rule limiter runs a lean script per algorithm for Allow and AllowN;
+// the same rule with WithRuntimeConfig (and no config stored) runs the
+// general allow.lua. Both must decide and report the same.
+func TestSingleRuleScriptsMatchGeneral(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.Sliding, ratelimit.SlidingCounter, ratelimit.GCRA} {
+		t.Run(a.String(), func(t *testing.T) {
+			lim := ratelimit.PerHour(5)
+			if a == ratelimit.GCRA {
+				lim.Burst = 4
+			}
+			lean := newLimiter(t, e, one(a, lim))
+			general := newLimiter(t, e, one(a, lim), ratelimit.WithRuntimeConfig())
+			idL, idG := "lean-"+a.String(), "general-"+a.String()
+			step := func(cost int) {
+				t.Helper()
+				rl, err := lean.AllowN(ctx, idL, cost)
+				require.NoError(t, err)
+				rg, err := general.AllowN(ctx, idG, cost)
+				require.NoError(t, err)
+				if !e.Real() {
+					require.Equal(t, rg, rl, "cost %d", cost)
+					return
+				}
+				require.Equal(t, rg.Allowed, rl.Allowed, "cost %d: %+v vs %+v", cost, rl, rg)
+				require.Equal(t, rg.Limit, rl.Limit)
+				require.InDelta(t, rg.RetryAfter.Milliseconds(), rl.RetryAfter.Milliseconds(), 100)
+				require.InDelta(t, rg.ResetAfter.Milliseconds(), rl.ResetAfter.Milliseconds(), 100)
+			}
+			for _, c := range []int{1, 2, 1, 1, 1, 3, 1} {
+				step(c)
+			}
+			if e.Mini != nil {
+				for _, d := range []time.Duration{20 * time.Minute, 41 * time.Minute, 30 * time.Minute} {
+					e.Advance(d)
+					for _, c := range []int{2, 1, 3, 1} {
+						step(c)
+					}
+				}
+			}
+			require.NoError(t, lean.Block(ctx, idL, time.Minute))
+			require.NoError(t, general.Block(ctx, idG, time.Minute))
+			step(1)
+		})
+	}
+	e.RequireTTLs(nil)
+}

@@ -11,6 +11,9 @@
 --              state, rate, period in ms, burst (GCRA; 0 = rate), config
 --              field (0 none, 1 per_minute, 2 per_hour, 3 per_day)
 --
+-- Go prepends "local CHECK_BLOCK = true" (false for WithoutBlocks: KEYS[1]
+-- is then passed but not read).
+--
 -- KEYS[1]    block key     ratelimit:block:{id}   (STRING with a TTL while blocked)
 -- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
 --            keys of the rules (Sliding rules of one limiter share one log);
@@ -38,10 +41,12 @@ local cost = tonumber(ARGV[1])
 local peek = ARGV[2] == '1'
 local n = R[2]
 
-local bttl = pcall_('PTTL', KEYS[1])
-if type(bttl) == 'table' then return {1, 0, 0, 0, 0, 0, 1} end
-if bttl > 0 then return {3, 0, 0, 0, bttl * 1000, bttl * 1000, 1} end
-if bttl == -1 then return {1, 0, 0, 0, 0, 0, 1} end
+if CHECK_BLOCK then
+  local bttl = pcall_('PTTL', KEYS[1])
+  if type(bttl) == 'table' then return {1, 0, 0, 0, 0, 0, 1} end
+  if bttl > 0 then return {3, 0, 0, 0, bttl * 1000, bttl * 1000, 1} end
+  if bttl == -1 then return {1, 0, 0, 0, 0, 0, 1} end
+end
 
 local cfg
 local ci = R[1]
@@ -106,13 +111,13 @@ for i = 1, n do
     S[o + 9] = ttl
 
   elseif a == 2 then
-    local lo = '(' .. fmt('%.3f', (now - p) / 1000)
+    local lo = '(' .. fmt('%.0f', now - p)
     local used = pcall_('ZCOUNT', key, lo, '+inf')
     if type(used) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
     av = r - used
     if av < cost then
       local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
-      rt = floor(tonumber(e[2]) * 1000 + 0.5) + p - now
+      rt = tonumber(e[2]) + p - now
     end
     if used > 0 then rs0 = -1 end
     rs1 = p
@@ -190,9 +195,9 @@ if commit then
   end
   if logk > 0 then
     local key = KEYS[logk]
-    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.3f', (now - logmax) / 1000))
-    local score = fmt('%.3f', now / 1000)
-    local base = fmt('%.0f', now) .. '-' .. ARGV[3] .. '-'
+    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', now - logmax))
+    local score = fmt('%.0f', now)
+    local base = ARGV[3] .. '-'
     local j = 1
     while j <= cost do
       local args = {}
@@ -221,7 +226,7 @@ for i = 1, n do
     rem = rem - cost; res = S[o + 8]
   elseif res < 0 then -- a sliding log: until its newest entry leaves the window
     local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
-    res = floor(tonumber(e[2]) * 1000 + 0.5) + S[o + 3] - now
+    res = tonumber(e[2]) + S[o + 3] - now
     if res < 0 then res = 0 end
   end
   if rem < 0 then rem = 0 end

@@ -18,11 +18,24 @@
 //     so application clocks never matter; Reset is one DEL, Block one SET,
 //     SetConfig one MULTI/EXEC. The limiter's policy is compiled into its
 //     script (each distinct policy is one cached script on the server), so a
-//     call sends only the keys, the cost and a nonce.
+//     call sends only the keys, the cost and a nonce. A limiter with one
+//     rule and no runtime config runs, for Allow and AllowN, a lean script
+//     for its algorithm (single.lua + fixed.lua, sliding.lua, swc.lua or
+//     gcra.lua) with the same results as the general one: no rule loop, and
+//     two to five Redis commands besides the block check (FixedWindow:
+//     INCRBY and PTTL, no TIME; GCRA and SlidingCounter: TIME, GET, SET).
+//   - Blocks. Block refuses an identifier in every limiter of the namespace,
+//     so every check reads the identifier's block key: one Redis command
+//     per check (the peers' libraries have no such feature). A limiter
+//     created WithoutBlocks skips it (and ignores blocks); see
+//     bench/results/ratelimit.md for what it costs.
 //   - All or nothing. A Policy's rules are checked first and the request is
 //     counted by all of them only if all admit it: a request refused by the
-//     daily limit consumes nothing from the minute limit. A refusal writes
-//     nothing.
+//     daily limit consumes nothing from the minute limit. A refusal
+//     consumes nothing: the general script writes nothing; a single-rule
+//     FixedWindow counts first and takes the count back in the same atomic
+//     script when it overshoots (no client can observe the difference), and
+//     a single-rule Sliding log drops entries that have left the window.
 //   - Cluster-safe. Every key of one identifier carries the identifier as
 //     its hash tag (rate_limit:{42}, ratelimit:api:{42}:minute,
 //     ratelimit:config:{42}), so one script can touch them all on a Redis
@@ -75,9 +88,13 @@
 //
 // {window} is "second", "minute", "hour" or "day" for those periods (seed
 // 001's names), else the period in its largest whole unit ("15m", "1500ms").
-// Sliding-log scores are Unix milliseconds (with microseconds as the
-// fraction) and members "<µs>-<nonce>-<n>", unique even within one
-// millisecond.
+// Sliding-log scores are Unix microseconds (integers, which a small sorted
+// set's listpack stores and compares as integers, where fractional
+// milliseconds were parsed as floats on every scan: about 4× the server time
+// per ZCOUNT or ZADD) and members "<nonce>-<n>": the nonce is 72 random
+// bits per Limiter and a per-call counter, so members are unique even within
+// one microsecond and across processes, and stay short (the time is in the
+// score).
 //
 // # What changed from the seeds
 //

@@ -13,21 +13,21 @@ var (
 		Template: "rate_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = ms timestamp",
+		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = µs timestamp",
 	})
 	// Seed 000 §3: sliding log, the default key of Sliding rules.
 	slidingLimitKey = keys.Register(keys.Pattern{
 		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log: member per admitted request, score = ms timestamp",
+		Purpose: "sliding log: member per admitted request, score = µs timestamp",
 	})
 	// Seed 001 §8: sliding log per identifier and endpoint.
 	slidingEndpointKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
-		Purpose: "sliding log per endpoint: member per admitted request, score = ms timestamp",
+		Purpose: "sliding log per endpoint: member per admitted request, score = µs timestamp",
 	})
 	// Seed 001 §8: fixed window counter per API key.
 	apiKey = keys.Register(keys.Pattern{

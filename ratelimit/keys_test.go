@@ -89,3 +89,14 @@ func TestRulesMarkerInScript(t *testing.T) {
 		t.Fatalf("allow.lua must contain %s exactly once", rulesMarker)
 	}
 }
+
+func TestLimitMarkerInScript(t *testing.T) {
+	if strings.Count(singleSrc, limitMarker) != 1 {
+		t.Fatalf("single.lua must contain %s exactly once", limitMarker)
+	}
+	for _, a := range []Algorithm{FixedWindow, Sliding, SlidingCounter, GCRA} {
+		if singleScript(Rule{Algorithm: a, Limit: PerMinute(5)}, false) == nil {
+			t.Fatalf("no single-rule script for %v", a)
+		}
+	}
+}

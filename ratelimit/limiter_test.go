@@ -164,6 +164,42 @@ func TestPeekBlockReset(t *testing.T) {
 	require.Equal(t, 1, r.Remaining, "Reset cleared the counter and the block")
 }
 
+func TestWithoutBlocks(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	blocked := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
+	policy := ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerMinute(5)},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(50)},
+	}
+	free := []*ratelimit.Limiter{
+		newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerHour(5)), ratelimit.WithoutBlocks()),
+		newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerHour(5)), ratelimit.WithoutBlocks()),
+		newLimiter(t, e, policy, ratelimit.WithoutBlocks()),
+	}
+	require.NoError(t, free[0].Block(ctx, "k", time.Minute))
+	r, err := blocked.Allow(ctx, "k")
+	require.NoError(t, err)
+	require.False(t, r.Allowed, "the block key is still written and honoured by others")
+	for _, l := range free {
+		r, err := l.Allow(ctx, "k")
+		require.NoError(t, err)
+		require.True(t, r.Allowed, "%v ignores blocks", l.Policy())
+		require.Equal(t, 4, r.Remaining)
+		r, err = l.Peek(ctx, "k")
+		require.NoError(t, err)
+		require.True(t, r.Allowed)
+	}
+	// A block key without a TTL is not read, so not reported either.
+	require.NoError(t, e.Client.Persist(ctx, e.NS.Prefix+"ratelimit:block:{k}").Err())
+	_, err = free[0].Allow(ctx, "k")
+	require.NoError(t, err)
+	require.NoError(t, free[0].Reset(ctx, "k"))
+	r, err = blocked.Allow(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, r.Allowed, "Reset lifts the block")
+}
+
 func TestRuntimeConfig(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
@@ -256,6 +292,40 @@ func TestCorruptValuesNameTheKey(t *testing.T) {
 			}
 		})
 	}
+	// In a policy too, a key of another type or format is reported, never
+	// overwritten, and nothing else is written.
+	t.Run("policy", func(t *testing.T) {
+		l := newLimiter(t, e, ratelimit.Policy{
+			{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerMinute(5)},
+			{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(50)},
+			{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerDay(500)},
+		})
+		for _, c := range []struct {
+			key   string
+			write func(k string) error
+		}{
+			{"ratelimit:api:{p1}:hour", func(k string) error { return e.Client.HSet(ctx, k, "a", "b").Err() }},
+			{"ratelimit:gcra:{p2}:minute", func(k string) error { return e.Client.RPush(ctx, k, "x").Err() }},
+			{"ratelimit:swc:{p3}:day", func(k string) error { return e.Client.Set(ctx, k, "1:2", time.Minute).Err() }},
+		} {
+			k := e.NS.Prefix + c.key
+			id := c.key[strings.Index(c.key, "{")+1 : strings.Index(c.key, "}")]
+			require.NoError(t, c.write(k))
+			for _, f := range []func() (ratelimit.Result, error){
+				func() (ratelimit.Result, error) { return l.Allow(ctx, id) },
+				func() (ratelimit.Result, error) { return l.Peek(ctx, id) },
+			} {
+				_, err := f()
+				var ce *keys.CorruptError
+				require.True(t, errors.As(err, &ce), "%v", err)
+				require.Equal(t, k, ce.Key)
+			}
+			require.NoError(t, e.Client.Del(ctx, k).Err())
+			r, err := l.Allow(ctx, id)
+			require.NoError(t, err)
+			require.True(t, r.Allowed)
+		}
+	})
 	t.Run("config", func(t *testing.T) {
 		l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)), ratelimit.WithRuntimeConfig())
 		k := e.NS.Prefix + "ratelimit:config:{c}"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -30,7 +31,10 @@ const (
 // MiddlewareOptions configures NewMiddleware.
 type MiddlewareOptions struct {
 	// Key returns the identifier of a request. Nil means ClientIP() with no
-	// trusted proxies. A key error is answered with 400 Bad Request.
+	// trusted proxies. A key error, or an empty identifier with a nil error,
+	// is passed to OnError (the latter wrapping ErrNoKey) and answered with
+	// 400 Bad Request; the limiter is not called. To answer 401 for unknown
+	// API keys, authenticate in a handler in front of the middleware.
 	Key KeyFunc
 	// Cost returns the cost of a request; nil means 1. A cost the policy
 	// can never admit is answered with 400 Bad Request.
@@ -48,19 +52,42 @@ type MiddlewareOptions struct {
 // Middleware limits HTTP requests with a Limiter. Create it with
 // NewMiddleware and wrap handlers with Handler.
 //
-// Every limited response carries the IETF headers (draft-ietf-httpapi-
-// ratelimit-headers) for the binding rule, e.g.
+// Every limited response carries the IETF fields of
+// draft-ietf-httpapi-ratelimit-headers (08 and later): RateLimit-Policy
+// lists every rule of the policy, and RateLimit reports the binding rule
+// (the one with the fewest remaining requests), e.g. for 60/minute with
+// bursts of 10 (GCRA) and 1000/hour:
 //
-//	RateLimit-Policy: "minute";q=60;w=60
-//	RateLimit: "minute";r=59;t=60
+//	RateLimit-Policy: "minute";q=60;w=60, "hour";q=1000;w=3600
+//	RateLimit: "minute";r=9;t=6
 //
-// and the de-facto X-RateLimit-Limit, X-RateLimit-Remaining and
-// X-RateLimit-Reset (seconds until reset, rounded up). Refused requests also
-// get Retry-After (seconds, rounded up). Each request costs one round trip.
+// Policy names are the rule's window ("second", "minute", "hour", "day",
+// else "15m", "1500ms", ...), prefixed by the algorithm ("gcra-minute")
+// when two rules share a window. q is the rule's Rate (for GCRA too: the
+// sustained rate, not the burst) and w its Period in seconds, rounded up
+// for periods that are not whole seconds. With WithRuntimeConfig, the
+// binding rule's q is the identifier's effective quota when the Result
+// tells it (Limit of a rule that is not GCRA); the other rules show the
+// policy's values (knowing the overrides would cost another round trip).
+// In RateLimit, r is Result.Remaining and t is Result.ResetAfter in seconds,
+// rounded up.
+//
+// The de-facto X-RateLimit-Limit (Result.Limit: the binding rule's
+// capacity, the burst for GCRA), X-RateLimit-Remaining and X-RateLimit-Reset
+// (seconds until full capacity, rounded up) follow the binding rule too.
+// Refused requests also get Retry-After: whole seconds, rounded up, and at
+// least 1. Each request costs one round trip.
+//
+// A request whose KeyFunc fails, or returns ("", nil), is answered with 400
+// Bad Request after OnError sees the error (wrapping ErrNoKey for an empty
+// identifier); the limiter is not called.
 type Middleware struct {
-	l     *Limiter
-	o     MiddlewareOptions
-	names []string
+	l      *Limiter
+	o      MiddlewareOptions
+	policy Policy
+	names  []string // quoted policy names, by rule
+	items  []string // RateLimit-Policy items, by rule
+	header string   // RateLimit-Policy with the policy's quotas
 }
 
 // NewMiddleware returns a Middleware for l. It fails with ErrInvalidLimit
@@ -78,26 +105,49 @@ func NewMiddleware(l *Limiter, o MiddlewareOptions) (*Middleware, error) {
 	if o.Denied == nil {
 		o.Denied = deny
 	}
-	m := &Middleware{l: l, o: o}
+	m := &Middleware{l: l, o: o, policy: l.Policy()}
 	count := map[string]int{}
-	for _, r := range l.policy {
+	for _, r := range m.policy {
 		count[windowName(r.Limit.Period)]++
 	}
-	for _, r := range l.policy {
+	for _, r := range m.policy {
 		n := windowName(r.Limit.Period)
 		if count[n] > 1 {
 			n = r.Algorithm.String() + "-" + n
 		}
+		n = strconv.Quote(n)
 		m.names = append(m.names, n)
+		m.items = append(m.items, policyItem(n, r.Limit.Rate, r.Limit.Period))
 	}
+	m.header = strings.Join(m.items, ", ")
 	return m, nil
+}
+
+// policyItem renders one RateLimit-Policy item: "name";q=quota;w=seconds.
+func policyItem(name string, quota int, period time.Duration) string {
+	return name + ";q=" + strconv.Itoa(quota) + ";w=" + strconv.FormatInt(seconds(period), 10)
+}
+
+// policyHeader returns RateLimit-Policy for res: the policy's quotas, with
+// the binding rule's effective quota when res reports one.
+func (m *Middleware) policyHeader(res Result) string {
+	if res.Rule < 0 || res.Rule >= len(m.policy) {
+		return m.header
+	}
+	r := m.policy[res.Rule]
+	if r.Algorithm == GCRA || res.Limit == r.Limit.Rate || res.Limit <= 0 {
+		return m.header
+	}
+	items := append([]string(nil), m.items...)
+	items[res.Rule] = policyItem(m.names[res.Rule], res.Limit, r.Limit.Period)
+	return strings.Join(items, ", ")
 }
 
 func deny(w http.ResponseWriter, _ *http.Request, res Result) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusTooManyRequests)
-	fmt.Fprintf(w, "rate limit exceeded, retry in %ds\n", seconds(res.RetryAfter))
+	fmt.Fprintf(w, "rate limit exceeded, retry in %ds\n", max(1, seconds(res.RetryAfter)))
 }
 
 // seconds rounds d up to whole seconds.
@@ -141,11 +191,10 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		h := w.Header()
-		name := strconv.Quote(m.names[res.Rule])
+		rule := min(max(res.Rule, 0), len(m.names)-1)
 		limit, remaining, reset := strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining), strconv.FormatInt(seconds(res.ResetAfter), 10)
-		period := seconds(m.l.policy[res.Rule].Limit.Period)
-		h.Set("RateLimit-Policy", name+";q="+limit+";w="+strconv.FormatInt(period, 10))
-		h.Set("RateLimit", name+";r="+remaining+";t="+reset)
+		h.Set("RateLimit-Policy", m.policyHeader(res))
+		h.Set("RateLimit", m.names[rule]+";r="+remaining+";t="+reset)
 		h.Set("X-RateLimit-Limit", limit)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", reset)

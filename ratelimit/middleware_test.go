@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +43,7 @@ func TestMiddlewareHeaders(t *testing.T) {
 	w := serve(h, "192.0.2.1:1234", nil)
 	require.Equal(t, 200, w.Code)
 	require.Equal(t, "ok", w.Body.String())
-	require.Equal(t, `"minute";q=2;w=60`, w.Header().Get("RateLimit-Policy"))
+	require.Equal(t, `"minute";q=2;w=60, "hour";q=100;w=3600`, w.Header().Get("RateLimit-Policy"))
 	require.Equal(t, `"minute";r=1;t=60`, w.Header().Get("RateLimit"))
 	require.Equal(t, "2", w.Header().Get("X-RateLimit-Limit"))
 	require.Equal(t, "1", w.Header().Get("X-RateLimit-Remaining"))
@@ -54,8 +54,13 @@ func TestMiddlewareHeaders(t *testing.T) {
 	w = serve(h, "192.0.2.1:999", nil)
 	require.Equal(t, http.StatusTooManyRequests, w.Code)
 	require.Equal(t, "60", w.Header().Get("Retry-After"))
+	require.Equal(t, `"minute";q=2;w=60, "hour";q=100;w=3600`, w.Header().Get("RateLimit-Policy"))
+	require.Equal(t, `"minute";r=0;t=60`, w.Header().Get("RateLimit"))
+	require.Equal(t, "2", w.Header().Get("X-RateLimit-Limit"))
 	require.Equal(t, "0", w.Header().Get("X-RateLimit-Remaining"))
-	require.Contains(t, w.Body.String(), "rate limit exceeded")
+	require.Equal(t, "60", w.Header().Get("X-RateLimit-Reset"))
+	require.Equal(t, "rate limit exceeded, retry in 60s\n", w.Body.String())
+	require.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"))
 
 	require.Equal(t, 200, serve(h, "192.0.2.2:1234", nil).Code, "another client")
 }
@@ -80,49 +85,10 @@ func TestMiddlewareCustomDenyAndCost(t *testing.T) {
 	require.Equal(t, 429, w.Code)
 	require.Equal(t, `{"error":"slow down"}`, w.Body.String())
 	require.Equal(t, "60", w.Header().Get("Retry-After"), "one token per minute is missing")
-	require.Equal(t, `"minute";q=3;w=60`, w.Header().Get("RateLimit-Policy"))
+	require.Equal(t, `"minute";q=1;w=60`, w.Header().Get("RateLimit-Policy"), "GCRA advertises its rate, not its burst")
+	require.Equal(t, `"minute";r=1;t=120`, w.Header().Get("RateLimit"))
+	require.Equal(t, "3", w.Header().Get("X-RateLimit-Limit"), "the burst")
 	require.Equal(t, 400, serve(h, "192.0.2.1:1", nil).Code, "no API key")
-}
-
-func TestClientIP(t *testing.T) {
-	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-	cases := []struct {
-		name, remote, xff, want string
-		trusted                 bool
-	}{
-		{"peer", "192.0.2.7:5555", "", "192.0.2.7", false},
-		{"headers ignored by default", "10.0.0.1:5555", "198.51.100.1", "10.0.0.1", false},
-		{"ipv6 peer", "[2001:db8::1]:443", "", "2001:db8::1", false},
-		{"mapped", "[::ffff:192.0.2.9]:1", "", "192.0.2.9", false},
-		{"untrusted peer's header ignored", "192.0.2.7:1", "198.51.100.1", "192.0.2.7", true},
-		{"one proxy", "10.0.0.1:1", "198.51.100.1", "198.51.100.1", true},
-		{"spoofed prefix", "10.0.0.1:1", "6.6.6.6, 198.51.100.1, 10.0.0.2", "198.51.100.1", true},
-		{"all trusted", "::1", "10.1.1.1, 10.0.0.2", "10.1.1.1", true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := ratelimit.ClientIP()
-			if c.trusted {
-				f = ratelimit.ClientIP(trusted...)
-			}
-			r := httptest.NewRequest("GET", "/", nil)
-			r.RemoteAddr = c.remote
-			if c.xff != "" {
-				r.Header.Set("X-Forwarded-For", c.xff)
-			}
-			got, err := f(r)
-			require.NoError(t, err)
-			require.Equal(t, c.want, got)
-		})
-	}
-	r := httptest.NewRequest("GET", "/", nil)
-	r.RemoteAddr = "10.0.0.1:1"
-	r.Header.Set("X-Forwarded-For", "junk")
-	_, err := ratelimit.ClientIP(trusted...)(r)
-	require.ErrorIs(t, err, ratelimit.ErrNoKey)
-	r.RemoteAddr = "pipe"
-	_, err = ratelimit.ClientIP()(r)
-	require.ErrorIs(t, err, ratelimit.ErrNoKey)
 }
 
 func TestMiddlewareUnavailable(t *testing.T) {
@@ -152,5 +118,207 @@ func TestMiddlewareUnavailable(t *testing.T) {
 		w := serve(m.Handler(ok), "192.0.2.1:1", nil)
 		require.Equal(t, c.code, w.Code)
 		require.EqualValues(t, 1, hooked.Load())
+		if c.mode == ratelimit.FailClosed {
+			require.Equal(t, "1", w.Header().Get("Retry-After"))
+		}
 	}
+}
+
+// Every rule is listed in RateLimit-Policy, GCRA with its rate per period;
+// RateLimit, X-RateLimit-* follow the binding rule.
+func TestMiddlewarePolicyListsEveryRule(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 60, Period: time.Minute, Burst: 10}},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(1000)},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(10000)},
+	})
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailOpen})
+	require.NoError(t, err)
+	w := serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": "k"})
+	require.Equal(t, 200, w.Code)
+	require.Equal(t, []string{`"minute";q=60;w=60, "hour";q=1000;w=3600, "day";q=10000;w=86400`}, w.Header().Values("RateLimit-Policy"))
+	require.Equal(t, []string{`"minute";r=9;t=1`}, w.Header().Values("RateLimit"))
+	require.Equal(t, "10", w.Header().Get("X-RateLimit-Limit"))
+	require.Equal(t, "9", w.Header().Get("X-RateLimit-Remaining"))
+	require.Equal(t, "1", w.Header().Get("X-RateLimit-Reset"))
+
+	// Two rules with one window are told apart by algorithm.
+	l = newLimiter(t, e, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 120, Period: time.Minute, Burst: 5}},
+		{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerMinute(100)},
+		{Algorithm: ratelimit.Sliding, Limit: ratelimit.Limit{Rate: 7, Period: 1500 * time.Millisecond}},
+	})
+	m, err = ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailOpen})
+	require.NoError(t, err)
+	w = serve(m.Handler(ok), "192.0.2.1:1", nil)
+	require.Equal(t, 200, w.Code)
+	require.Equal(t, `"gcra-minute";q=120;w=60, "swc-minute";q=100;w=60, "1500ms";q=7;w=2`, w.Header().Get("RateLimit-Policy"))
+	require.Equal(t, `"gcra-minute";r=4;t=1`, w.Header().Get("RateLimit"))
+}
+
+// With runtime config, the binding rule's quota is the identifier's.
+func TestMiddlewarePolicyRuntimeConfig(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 60, Period: time.Minute, Burst: 10}},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(10000)},
+	}, ratelimit.WithRuntimeConfig())
+	require.NoError(t, l.SetConfig(e.Ctx(), "trial", ratelimit.Config{PerDay: 3}))
+	key := func(*http.Request) (string, error) { return "trial", nil }
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: key, Unavailable: ratelimit.FailOpen})
+	require.NoError(t, err)
+	w := serve(m.Handler(ok), "192.0.2.1:1", nil)
+	require.Equal(t, 200, w.Code)
+	require.Equal(t, `"minute";q=60;w=60, "day";q=3;w=86400`, w.Header().Get("RateLimit-Policy"))
+	require.Equal(t, `"day";r=2;t=86400`, w.Header().Get("RateLimit"))
+	require.Equal(t, "3", w.Header().Get("X-RateLimit-Limit"))
+}
+
+// Retry-After and the reset fields are whole seconds rounded up, and
+// Retry-After is never 0 while a request is refused.
+func TestMiddlewareRetryAfterRoundsUp(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: 1001 * time.Millisecond}))
+	var last ratelimit.Result
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
+		Unavailable: ratelimit.FailClosed,
+		Denied: func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
+			last = res
+			w.WriteHeader(http.StatusTooManyRequests)
+		},
+	})
+	require.NoError(t, err)
+	h := m.Handler(ok)
+	require.Equal(t, 200, serve(h, "192.0.2.1:1", nil).Code)
+	w := serve(h, "192.0.2.1:1", nil)
+	require.Equal(t, 429, w.Code)
+	ceil := func(d time.Duration) string { return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) }
+	require.Equal(t, ceil(last.RetryAfter), w.Header().Get("Retry-After"))
+	require.Equal(t, ceil(last.ResetAfter), w.Header().Get("X-RateLimit-Reset"))
+	require.Equal(t, `"1001ms";q=1;w=2`, w.Header().Get("RateLimit-Policy"))
+	if e.Mini == nil {
+		return // server time moves on its own: the exact values below need miniredis
+	}
+	require.Equal(t, 1001*time.Millisecond, last.RetryAfter)
+	require.Equal(t, "2", w.Header().Get("Retry-After"), "1.001s rounds up")
+	require.Equal(t, `"1001ms";r=0;t=2`, w.Header().Get("RateLimit"))
+
+	e.Advance(1000 * time.Millisecond)
+	w = serve(h, "192.0.2.1:1", nil)
+	require.Equal(t, 429, w.Code)
+	require.Equal(t, time.Millisecond, last.RetryAfter)
+	require.Equal(t, "1", w.Header().Get("Retry-After"), "1ms left is 1s, never 0")
+	require.Equal(t, "1", w.Header().Get("X-RateLimit-Reset"))
+
+	// The default body rounds the same way.
+	m, err = ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailClosed})
+	require.NoError(t, err)
+	w = serve(m.Handler(ok), "192.0.2.1:1", nil)
+	require.Equal(t, 429, w.Code)
+	require.Equal(t, "rate limit exceeded, retry in 1s\n", w.Body.String())
+}
+
+// A KeyFunc returning ("", nil) or an error gets 400, OnError sees the
+// error, and the limiter is not called (nothing is written).
+func TestMiddlewareNoKey(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
+	custom := errors.New("custom key failure")
+	for _, c := range []struct {
+		name string
+		key  ratelimit.KeyFunc
+		want error
+	}{
+		{"empty identifier", func(*http.Request) (string, error) { return "", nil }, ratelimit.ErrNoKey},
+		{"key error", func(*http.Request) (string, error) { return "", custom }, custom},
+		{"missing header", ratelimit.Header("X-API-Key"), ratelimit.ErrNoKey},
+		{"unparsable peer", ratelimit.ClientIP(), ratelimit.ErrNoKey},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []error
+			var served atomic.Int64
+			m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
+				Key:         c.key,
+				Unavailable: ratelimit.FailOpen,
+				OnError:     func(_ *http.Request, err error) { got = append(got, err) },
+			})
+			require.NoError(t, err)
+			w := serve(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) })), "pipe", nil)
+			require.Equal(t, http.StatusBadRequest, w.Code)
+			require.Zero(t, served.Load(), "next must not run")
+			require.Empty(t, w.Header().Get("RateLimit"))
+			require.Len(t, got, 1)
+			require.ErrorIs(t, got[0], c.want)
+			require.Empty(t, e.Keys(), "the limiter must not run")
+		})
+	}
+}
+
+// A bad cost is a 400 the hook sees; nothing is consumed.
+func TestMiddlewareBadCost(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
+	for _, cost := range []int{0, -1, 6} {
+		var got error
+		m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
+			Cost:        func(*http.Request) int { return cost },
+			Unavailable: ratelimit.FailOpen,
+			OnError:     func(_ *http.Request, err error) { got = err },
+		})
+		require.NoError(t, err)
+		w := serve(m.Handler(ok), "192.0.2.1:1", nil)
+		require.Equal(t, http.StatusBadRequest, w.Code, "cost %d", cost)
+		require.ErrorIs(t, got, ratelimit.ErrInvalidCost)
+	}
+	require.Empty(t, e.Keys())
+}
+
+// Header's secret never reaches Redis keys or the errors the hook sees.
+func TestMiddlewareHeaderKeepsSecrets(t *testing.T) {
+	const secret = "sk_live_do_not_log_me"
+	e := harness.New(t)
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)))
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailClosed})
+	require.NoError(t, err)
+	require.Equal(t, 200, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	require.Equal(t, 429, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	ks := e.Keys()
+	require.NotEmpty(t, ks)
+	for _, k := range ks {
+		require.NotContains(t, k, secret)
+		require.Contains(t, k, ratelimit.HashID(secret))
+	}
+	res, err := l.Peek(e.Ctx(), ratelimit.HashID(secret))
+	require.NoError(t, err)
+	require.Zero(t, res.Remaining, "HashID reaches the same state")
+
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = dead.Close() })
+	dl, err := ratelimit.New(dead, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)), ratelimit.WithNamespace(e.NS))
+	require.NoError(t, err)
+	var got error
+	m, err = ratelimit.NewMiddleware(dl, ratelimit.MiddlewareOptions{
+		Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailClosed,
+		OnError: func(_ *http.Request, err error) { got = err },
+	})
+	require.NoError(t, err)
+	require.Equal(t, 503, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	require.Error(t, got)
+	require.NotContains(t, got.Error(), secret)
+}
+
+// IPv6 clients rotating addresses inside their /64 share one budget.
+func TestMiddlewareIPv6Rotation(t *testing.T) {
+	e := harness.New(t)
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(3)))
+	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailClosed})
+	require.NoError(t, err)
+	h := m.Handler(ok)
+	codes := []int{}
+	for i := 1; i <= 5; i++ {
+		codes = append(codes, serve(h, "[2001:db8:aa:bb::"+strconv.Itoa(i)+"]:443", nil).Code)
+	}
+	require.Equal(t, []int{200, 200, 200, 429, 429}, codes)
+	require.Equal(t, 200, serve(h, "[2001:db8:aa:bc::1]:443", nil).Code, "another /64")
 }

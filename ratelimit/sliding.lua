@@ -1,0 +1,49 @@
+-- sliding.lua: Sliding (log), one rule (appended to single.lua, which
+-- lists KEYS, ARGV and the reply). The state key is the sorted set of admitted
+-- requests, scored by server time in integer µs (listpack stores those as
+-- integers: no float parsing when Redis walks a small log), members
+-- "<nonce>-<i>" (the nonce is unique per call) so requests in the same µs
+-- stay distinct.
+--
+-- Entries that left the window are trimmed first, on every call (this
+-- forgets nothing that could still count, so a refusal still consumes
+-- nothing), so the log's size is the count: ZCARD, O(1), instead of a
+-- ZCOUNT over the range. An admitted request is added and the TTL renewed
+-- to one period.
+
+local t = call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local trimmed = pcall_('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', now - P))
+if type(trimmed) == 'table' then return {-1, KI, 0, 0} end
+local used = call('ZCARD', key)
+local av = RATE - used
+if av < cost then
+  -- every entry is in the window: the one that must leave before cost
+  -- more fit is at rank used + cost - RATE - 1 (0-based, oldest first)
+  local e = call('ZRANGE', key, used + cost - RATE - 1, used + cost - RATE - 1, 'WITHSCORES')
+  local rt = tonumber(e[2]) + P - now
+  e = call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local rs = tonumber(e[2]) + P - now
+  if rs < 0 then rs = 0 end
+  if av < 0 then av = 0 end
+  return {0, av, rt, rs}
+end
+local score = fmt('%.0f', now)
+local base = ARGV[2] .. '-'
+if cost == 1 then
+  call('ZADD', key, score, base .. '1')
+else
+  local j = 1
+  while j <= cost do
+    local args = {}
+    local last = math.min(cost, j + 255)
+    for m = j, last do
+      args[#args + 1] = score
+      args[#args + 1] = base .. m
+    end
+    call('ZADD', key, unpack(args))
+    j = last + 1
+  end
+end
+call('PEXPIRE', key, PMS)
+return {1, av - cost, 0, P}

@@ -1,0 +1,37 @@
+-- swc.lua: SlidingCounter, one rule (appended to single.lua, which lists
+-- KEYS, ARGV and the reply). The state key holds "bucket:count:previous" (bucket
+-- = server µs / period), with a TTL until both buckets have left the
+-- window. Written only when the request is admitted.
+
+local t = call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local v = pcall_('GET', key)
+if type(v) == 'table' then return {-1, KI, 0, 0} end
+local idx = floor(now / P)
+local cur, prev = 0, 0
+if v then
+  local w, c1, p1 = string.match(v, '^(%d+):(%d+):(%d+)$')
+  if not w then return {-1, KI, 0, 0} end
+  w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
+  if w >= idx then idx, cur, prev = w, c1, p1
+  elseif w == idx - 1 then prev = c1 end
+end
+local start = idx * P
+local frac = (now - start) / P
+if frac < 0 then frac = 0 end
+local av = floor(RATE - prev * (1 - frac) - cur + 1e-9)
+if av < cost then
+  local at
+  if cur + cost <= RATE then at = start + P * (1 - (RATE - cur - cost) / prev)
+  else at = start + P + P * (1 - (RATE - cost) / cur) end
+  local rt = ceil(at - now - 1e-6)
+  if rt < 1 then rt = 1 end
+  local rs = 0
+  if cur > 0 then rs = start + 2 * P - now
+  elseif prev > 0 then rs = start + P - now end
+  if av < 0 then av = 0 end
+  return {0, av, rt, rs}
+end
+local rs = start + 2 * P - now
+call('SET', key, fmt('%.0f:%.0f:%.0f', idx, cur + cost, prev), 'PX', ceil(rs / 1000))
+return {1, av - cost, 0, rs}
