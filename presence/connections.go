@@ -17,7 +17,7 @@ import (
 var (
 	//go:embed connections.lua
 	connectionsLua    string
-	connectionsScript = script.New(libLua + connectionsLua)
+	connectionsScript = script.New(indexLua, libLua, connectionsLua)
 )
 
 // Connection is one live connection of a user, as stored in the

@@ -13,15 +13,16 @@ import (
 )
 
 // Event is a presence change as other users see it, published by the
-// scripts of Connect, Heartbeat, Disconnect and SetStatus on the tracker's
-// Channel when the public status changes: offline -> online/away/busy,
-// back to offline, or between online, away and busy. Invisible users are
-// reported as offline, so going invisible publishes "offline" and nothing
-// is published while they come and go. The payload is JSON
-// {"userId","status","previous","at"} with "at" in Unix milliseconds
-// (server time). A user whose devices all stop without Disconnect goes
-// offline by key expiry, which publishes nothing; subscribers that show
-// presence for long should re-check with GetMany after the profile's TTL.
+// scripts of Connect, Heartbeat, Disconnect, SetStatus and Sweep on the
+// tracker's Channel when the public status changes: offline ->
+// online/away/busy, back to offline, or between online, away and busy.
+// Invisible users are reported as offline, so going invisible publishes
+// "offline" and nothing is published while they come and go. The payload
+// is JSON {"userId","status","previous","at"} with "at" in Unix
+// milliseconds (server time). A user whose devices all stop without
+// Disconnect goes offline by key expiry, which publishes nothing by
+// itself: Sweep (RunSweeper) publishes that offline event, with "at" the
+// expiry, within about one sweep cycle.
 type Event struct {
 	UserID   string    // "userId"
 	Status   Status    // "status": the public status now (never Invisible)

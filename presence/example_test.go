@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
 
@@ -163,4 +165,43 @@ func ExampleSubscription_Next() {
 	// Output:
 	// 12345: offline -> online
 	// 12345: online -> away
+}
+
+func ExampleTracker_Sweep() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	now := time.Now()
+	m.SetTime(now)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	tr, _ := presence.New(rdb)
+	sub, err := tr.Subscribe(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer sub.Close()
+
+	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_123"})
+	// The device dies: no heartbeat, no Disconnect. A minute later the
+	// presence key expires, which publishes nothing by itself.
+	m.SetTime(now.Add(61 * time.Second))
+	m.FastForward(61 * time.Second)
+
+	// A sweep announces it, once. RunSweeper cycles through all shards;
+	// here we sweep only the user's shard (with hash tags, the cluster slot
+	// of the user ID).
+	n, _ := tr.Sweep(ctx, keys.Slot("12345"), 1)
+	fmt.Println("announced:", n)
+	n, _ = tr.Sweep(ctx, keys.Slot("12345"), 1)
+	fmt.Println("announced again:", n)
+	for i := 0; i < 2; i++ {
+		ev, _ := sub.Next(ctx)
+		fmt.Printf("%s: %s -> %s\n", ev.UserID, ev.Previous, ev.Status)
+	}
+	// Output:
+	// announced: 1
+	// announced again: 0
+	// 12345: offline -> online
+	// 12345: online -> offline
 }

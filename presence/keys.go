@@ -39,11 +39,11 @@ var (
 		Template: "presence:online:{slot}",
 		Type:     keys.ZSet,
 		TTL:      660 * time.Second,
-		TTLNote:  "latest member's presence expiry + offline retention (seed 002: 60s + 600s); members past it pruned on every write",
+		TTLNote:  "latest member's presence expiry + offline retention (seed 002: 60s + 600s; the TTL when the retention is 0); members past it pruned on every write",
 		Tag:      "slot",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "online index shard for one cluster slot: visible users scored by presence expiry (ms), kept for the retention to remember last seen",
+		Purpose:  "online index shard for one cluster slot: visible users scored by presence expiry (ms) + status fraction, kept after expiry to remember last seen and for Sweep to announce silent offlines (announced: score negated)",
 	})
 	adminKey = keys.Register(keys.Pattern{
 		Template: "admin:{admin_id}:presence",

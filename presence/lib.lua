@@ -1,5 +1,6 @@
--- lib.lua: helpers prepended to connect.lua, heartbeat.lua, disconnect.lua,
--- update.lua and connections.lua, which share this KEYS and ARGV layout:
+-- lib.lua: helpers (after index.lua) prepended to connect.lua, heartbeat.lua,
+-- disconnect.lua, update.lua and connections.lua (and ARGV[4..7] of
+-- sweep.lua), which share this KEYS and ARGV layout:
 --
 -- KEYS[1] presence:{user_id}        presence JSON (string)
 -- KEYS[2] connections:{user_id}     connection ID -> connection JSON (hash);
@@ -22,22 +23,6 @@
 -- {"corrupt", key, field}.
 
 local single = ARGV[8] == 'single'
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local function num(n) return string.format('%.0f', n) end
-
--- esc escapes s for a JSON string literal.
-local function esc(s)
-  return (string.gsub(s, '[%c"\\]', function(c)
-    if c == '"' then return '\\"' end
-    if c == '\\' then return '\\\\' end
-    return string.format('\\u%04x', string.byte(c))
-  end))
-end
 
 -- A connection value is its JSON text with the hash layout (as HGETALL
 -- returns it; its bytes are kept) and, with the single-key layout, the
@@ -219,42 +204,6 @@ local function presence_json(fmt, user, status, last, count, device, activity, c
   return s .. conns .. '}'
 end
 
--- index adds user with score, their presence expiry (nil: removes them).
--- A member stays for the retention after its expiry, so that the last seen
--- time of a user whose devices all died silently can still be read
--- (score - TTL). It prunes members past that and sets the shard's TTL to
--- its latest member's expiry plus the retention.
-local function index(key, user, score, now)
-  if ARGV[7] ~= '1' then return end
-  local keep = tonumber(ARGV[5])
-  if score then
-    redis.call('ZADD', key, num(score), user)
-  else
-    redis.call('ZREM', key, user)
-  end
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', num(now - keep))
-  if score and score >= now + tonumber(ARGV[4]) then
-    -- no member of this profile can expire later than this one
-    redis.call('PEXPIRE', key, score + keep - now)
-    return
-  end
-  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if top[2] then redis.call('PEXPIRE', key, math.max(1, tonumber(top[2]) + keep - now)) end
-end
-
-local function public(status)
-  if status == 'invisible' then return 'offline' end
-  return status
-end
-
-local function publish(ch, user, prev, cur, now)
-  prev, cur = public(prev), public(cur)
-  if ch ~= '' and prev ~= cur then
-    redis.call('PUBLISH', ch, '{"userId":"' .. esc(user) .. '","status":"' .. cur ..
-      '","previous":"' .. prev .. '","at":' .. num(now) .. '}')
-  end
-end
-
 -- load reads the user's presence and live connections, pruning stale ones
 -- when write (a read-only caller with the hash layout does not need, so does
 -- not read, the presence). It returns a corrupt reply for the script to
@@ -303,19 +252,26 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
     local px = math.max(1, last + ttl - now)
     redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', px)
     if not single then redis.call('PEXPIRE', KEYS[2], px) end
-    if status == 'invisible' then index(KEYS[3], user, nil, now) else index(KEYS[3], user, last + ttl, now) end
+    if status == 'invisible' then
+      -- coming back invisible after a silent expiry nobody announced yet:
+      -- others still see the user online, so announce it now
+      if was == 'offline' then announce_pending(KEYS[3], user, now) end
+      index(KEYS[3], user, nil, now)
+    else
+      index(KEYS[3], user, last + ttl + status_frac[status], now)
+    end
     publish(ARGV[6], user, was, status, now)
     return status, was == 'offline'
   end
+  -- already offline: the index member, if any, is a silent expiry (pending
+  -- for the sweeper, or announced and keeping last seen) and stays
+  if was == 'offline' then return 'offline', false end
   index(KEYS[3], user, nil, now)
-  if was ~= 'offline' then
-    if retention > 0 then
-      redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', retention)
-    else
-      redis.call('DEL', KEYS[1])
-    end
-    publish(ARGV[6], user, was, 'offline', now)
-    return 'offline', true
+  if retention > 0 then
+    redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', retention)
+  else
+    redis.call('DEL', KEYS[1])
   end
-  return 'offline', false
+  publish(ARGV[6], user, was, 'offline', now)
+  return 'offline', true
 end

@@ -27,8 +27,8 @@ var (
 	// ErrInvalidStatus is returned for a status the operation does not
 	// accept.
 	ErrInvalidStatus = errors.New("presence: invalid status")
-	// ErrNoIndex is returned by OnlineNow and OnlineCount on a tracker
-	// built WithoutOnlineIndex.
+	// ErrNoIndex is returned by OnlineNow, OnlineCount, Sweep and
+	// RunSweeper on a tracker built WithoutOnlineIndex.
 	ErrNoIndex = errors.New("presence: online index disabled")
 	// ErrInvalidInput is returned for bad arguments (connection ID, oversized
 	// metadata or username, bad options) before anything is written.
@@ -217,8 +217,9 @@ func WithMaxConnections(n int) Option { return func(c *config) { c.maxConns = n 
 
 // WithoutOnlineIndex stops maintaining the online index
 // (presence:online:{slot}), saving its memory (one sorted-set member per
-// visible online user) and a few commands per operation. OnlineNow and
-// OnlineCount then return ErrNoIndex; Get, GetMany and Online still work.
+// visible online user) and a few commands per operation. OnlineNow,
+// OnlineCount, Sweep and RunSweeper then return ErrNoIndex (silent offlines
+// are not announced); Get, GetMany and Online still work.
 func WithoutOnlineIndex() Option { return func(c *config) { c.noIndex = true } }
 
 // WithLayout selects where connections are stored (default LayoutHash, seed

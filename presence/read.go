@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,9 +118,9 @@ func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presen
 // user's slot). A user with no presence key is Offline; their LastSeen is
 // still known for the profile's Retention after their devices all stopped
 // heartbeating without a Disconnect (from the index, unless the tracker is
-// WithoutOnlineIndex or the user was Invisible; the index member goes on
-// the next write to its shard after that, or with the shard, so it may be
-// reported up to one TTL longer), else zero. Not found is not
+// WithoutOnlineIndex, the Retention is zero or the user was Invisible; the
+// index member goes on the next write to its shard after that, or with the
+// shard, so it may be reported up to one TTL longer), else zero. Not found is not
 // an error. With LayoutSingleKey the GET transfers the user's connections
 // too (Presence does not carry them; only the part before them is decoded). Corrupt data gives an error matching keys.ErrCorrupt that names
 // the key.
@@ -159,7 +160,9 @@ func (t *Tracker) Online(ctx context.Context, users []string) ([]string, error) 
 }
 
 func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSeen bool) ([]Presence, error) {
-	lastSeen = lastSeen && !t.cfg.noIndex
+	// With no retention there is no last seen to report after expiry (the
+	// index keeps silent expiries then only for Sweep).
+	lastSeen = lastSeen && !t.cfg.noIndex && t.cfg.profile.Retention > 0
 	ks := make([]string, len(users))
 	var idx []string
 	if lastSeen {
@@ -204,7 +207,9 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 				if err != nil && !errors.Is(err, redis.Nil) {
 					return nil, fmt.Errorf("presence: %s %s: %w", op, idx[i], err)
 				}
-				if err == nil && s > ttl {
+				// |score| is the expiry plus a status fraction, negated
+				// once Sweep announced the user offline
+				if s = math.Floor(math.Abs(s)); err == nil && s > ttl {
 					out[i].LastSeen = fromMs(int64(s - ttl))
 				}
 			}
@@ -266,7 +271,7 @@ func (t *Tracker) scanIndex(ctx context.Context, fn func(user string)) error {
 	cut := float64(tm.UnixMilli())
 	for i, c := range cmds {
 		for _, z := range c.Val() {
-			if z.Score <= cut {
+			if math.Floor(z.Score) <= cut { // expired, or announced offline (negative)
 				continue
 			}
 			u, ok := z.Member.(string)

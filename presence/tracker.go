@@ -15,6 +15,8 @@ import (
 )
 
 var (
+	//go:embed index.lua
+	indexLua string
 	//go:embed lib.lua
 	libLua string
 	//go:embed connect.lua
@@ -26,10 +28,10 @@ var (
 	//go:embed update.lua
 	updateLua string
 
-	connectScript    = script.New(libLua + connectLua)
-	heartbeatScript  = script.New(libLua + heartbeatLua)
-	disconnectScript = script.New(libLua + disconnectLua)
-	updateScript     = script.New(libLua + updateLua)
+	connectScript    = script.New(indexLua, libLua, connectLua)
+	heartbeatScript  = script.New(indexLua, libLua, heartbeatLua)
+	disconnectScript = script.New(indexLua, libLua, disconnectLua)
+	updateScript     = script.New(indexLua, libLua, updateLua)
 )
 
 // Metadata describes one connection, stored in its JSON under "metadata"
@@ -128,7 +130,9 @@ func (t *Tracker) args(user, conn string, extra ...any) []any {
 // connections hash (LayoutHash; LayoutSingleKey keeps the connections in
 // the presence key) expire TTL after the freshest heartbeat.
 // Result.Changed reports that the user came online; an event (offline ->
-// the status taken) is then published unless that status is Invisible.
+// the status taken) is then published unless that status is Invisible (if
+// the user's previous presence expired silently and no Sweep has announced
+// it yet, its offline event is published instead, as Sweep would have).
 //
 // Errors: keys.ErrInvalidKey (bad user ID), ErrInvalidInput (empty or long
 // conn, metadata over the limit), ErrInvalidStatus, ErrTooManyConnections,

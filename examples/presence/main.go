@@ -1,7 +1,8 @@
 // Command presence simulates a few devices: they connect, heartbeat, one
 // drops without saying goodbye and is pruned, a user types in a
-// conversation, statuses change, and everyone leaves. Presence events are
-// printed as another app instance would receive them.
+// conversation, statuses change, everyone leaves but one whose desktop
+// crashes, and a sweeper announces that silent offline. Presence events
+// are printed as another app instance would receive them.
 //
 //	go run ./examples/presence                 # embedded Redis
 //	go run ./examples/presence -layout single-key  # connections inside presence:{user}
@@ -73,6 +74,7 @@ func run() error {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
+	offline := make(chan string, 16) // users announced offline
 	go func() {
 		defer wg.Done()
 		for {
@@ -81,6 +83,12 @@ func run() error {
 				return // closed
 			}
 			fmt.Printf("  event: %s %s -> %s\n", ev.UserID, ev.Previous, ev.Status)
+			if ev.Status == presence.Offline {
+				select {
+				case offline <- ev.UserID:
+				default:
+				}
+			}
 		}
 	}()
 	defer func() { _ = sub.Close(); wg.Wait() }()
@@ -164,8 +172,11 @@ func run() error {
 	}
 	fmt.Printf("  after bob stops: %d typing\n", len(typers))
 
-	fmt.Println("everyone disconnects")
+	fmt.Println("everyone disconnects, except bob: his desktop crashes")
 	for _, d := range devices {
+		if d.user == "bob" {
+			continue
+		}
 		r, err := tr.Disconnect(ctx, d.user, d.conn.ID)
 		if err != nil {
 			return err
@@ -173,7 +184,38 @@ func run() error {
 		fmt.Printf("  %s %s: %d left, went offline=%v\n", d.user, d.conn.ID, r.Connections, r.Changed)
 	}
 	pause()
-	return show(ctx, tr)
+	for len(offline) > 0 {
+		<-offline
+	}
+	time.Sleep(quick.TTL)
+	// (the embedded miniredis does not expire keys in real time, so Get
+	// would still show bob's key; the scripts and the index go by TIME)
+	fmt.Println("bob's presence expired silently: nothing ran, no event")
+
+	// One or more app instances run a sweeper: it visits every index shard
+	// once per cycle (here 16384/2048 x 100 ms; seed 002 would use e.g. 512
+	// shards a second) and announces each silent offline once.
+	fmt.Println("a sweeper runs")
+	sweep, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- tr.RunSweeper(sweep, 100*time.Millisecond, presence.Shards/8, nil) }()
+	select {
+	case <-offline:
+	case <-sweep.Done():
+		fmt.Println("  no announcement within 30 s")
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	pause()
+	on, err := tr.OnlineNow(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  online list: %v\n", on)
+	return nil
 }
 
 // pause lets the event printer catch up so the output reads in order.
