@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 func newLimiter(t *testing.T, e *harness.Env, p ratelimit.Policy, opts ...ratelimit.Option) *ratelimit.Limiter {
 	t.Helper()
+	startClock(e)
 	l, err := ratelimit.New(e.Client, p, append([]ratelimit.Option{ratelimit.WithNamespace(e.NS)}, opts...)...)
 	require.NoError(t, err)
 	return l
@@ -20,6 +22,70 @@ func newLimiter(t *testing.T, e *harness.Env, p ratelimit.Policy, opts ...rateli
 func one(a ratelimit.Algorithm, l ratelimit.Limit) ratelimit.Policy {
 	return ratelimit.Policy{{Algorithm: a, Limit: l}}
 }
+
+// clock tracks, per test environment, the server time at the test's start
+// and the time the test meant to let pass (advance), so that on a real
+// server, where advance sleeps and a loaded machine oversleeps, the tests
+// know how late they are (see late).
+type clock struct {
+	t0  time.Time
+	adv time.Duration
+}
+
+var (
+	clocksMu sync.Mutex
+	clocks   = map[*harness.Env]*clock{}
+)
+
+// startClock records the server time when a test builds its first limiter.
+func startClock(e *harness.Env) {
+	clocksMu.Lock()
+	_, ok := clocks[e]
+	clocksMu.Unlock()
+	if ok {
+		return
+	}
+	c := &clock{t0: e.Now()}
+	clocksMu.Lock()
+	clocks[e] = c
+	clocksMu.Unlock()
+	e.T.Cleanup(func() {
+		clocksMu.Lock()
+		delete(clocks, e)
+		clocksMu.Unlock()
+	})
+}
+
+// advance is e.Advance, remembered by late.
+func advance(e *harness.Env, d time.Duration) {
+	e.T.Helper()
+	startClock(e)
+	e.Advance(d)
+	clocksMu.Lock()
+	clocks[e].adv += d
+	clocksMu.Unlock()
+}
+
+// late is how much more server time has passed since the test started
+// than it advanced: zero on miniredis; on a real server the time spent in
+// calls plus any oversleep.
+func late(e *harness.Env) time.Duration {
+	if !e.Real() {
+		return 0
+	}
+	clocksMu.Lock()
+	c := clocks[e]
+	clocksMu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return e.Now().Sub(c.t0) - c.adv
+}
+
+// maxLate is how late a real-server test may run and still assert exact
+// decisions: the time-based tests keep every decision at least this far
+// from its boundary.
+const maxLate = 60 * time.Millisecond
 
 // want checks a result to the millisecond.
 func want(t *testing.T, r ratelimit.Result, allowed bool, limit, remaining int, retry, reset time.Duration) {
@@ -31,20 +97,29 @@ func want(t *testing.T, r ratelimit.Result, allowed bool, limit, remaining int, 
 	require.InDelta(t, reset.Milliseconds(), r.ResetAfter.Milliseconds(), 1, "reset after (%+v)", r)
 }
 
-// exact is want on miniredis, where time stands still between calls; on a
-// real server some milliseconds pass, so only the decision and counts are
-// checked and the durations within 100ms.
+// exact is want on miniredis, where time stands still between calls. On a
+// real server, time runs on between calls and sleeps overshoot under load:
+// the server time elapsed is measured (late), and if the test is so late
+// that a decision could legitimately differ, the rest of the test is
+// skipped (miniredis covers it exactly) rather than failing on timing;
+// otherwise decisions and counts must match and durations be within the
+// measured lateness plus 20ms (the time of this call).
 func exact(t *testing.T, e *harness.Env, r ratelimit.Result, allowed bool, limit, remaining int, retry, reset time.Duration) {
 	t.Helper()
 	if !e.Real() {
 		want(t, r, allowed, limit, remaining, retry, reset)
 		return
 	}
-	require.Equal(t, allowed, r.Allowed, "allowed (%+v)", r)
+	lt := late(e)
+	if lt > maxLate {
+		t.Skipf("real server ran %v late (loaded machine); the exact timeline is covered on miniredis", lt)
+	}
+	tol := float64((lt + 20*time.Millisecond).Milliseconds())
+	require.Equal(t, allowed, r.Allowed, "allowed (%+v, %v late)", r, lt)
 	require.Equal(t, limit, r.Limit, "limit (%+v)", r)
-	require.Equal(t, remaining, r.Remaining, "remaining (%+v)", r)
-	require.InDelta(t, retry.Milliseconds(), r.RetryAfter.Milliseconds(), 100, "retry after (%+v)", r)
-	require.InDelta(t, reset.Milliseconds(), r.ResetAfter.Milliseconds(), 100, "reset after (%+v)", r)
+	require.Equal(t, remaining, r.Remaining, "remaining (%+v, %v late)", r, lt)
+	require.InDelta(t, retry.Milliseconds(), r.RetryAfter.Milliseconds(), tol, "retry after (%+v, %v late)", r, lt)
+	require.InDelta(t, reset.Milliseconds(), r.ResetAfter.Milliseconds(), tol, "reset after (%+v, %v late)", r, lt)
 }
 
 func TestFixedWindow(t *testing.T) {
@@ -61,12 +136,12 @@ func TestFixedWindow(t *testing.T) {
 	require.NoError(t, err)
 	exact(t, e, r, false, 3, 0, time.Second, time.Second)
 
-	e.Advance(400 * time.Millisecond)
+	advance(e, 400*time.Millisecond)
 	r, err = l.Allow(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, false, 3, 0, 600*time.Millisecond, 600*time.Millisecond)
 
-	e.Advance(600 * time.Millisecond)
+	advance(e, 600*time.Millisecond)
 	r, err = l.Allow(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, true, 3, 2, 0, time.Second)
@@ -80,7 +155,7 @@ func TestSlidingLog(t *testing.T) {
 	step := func(d time.Duration, allowed bool, remaining int, retry, reset time.Duration) {
 		t.Helper()
 		if d > 0 {
-			e.Advance(d)
+			advance(e, d)
 		}
 		r, err := l.Allow(ctx, "u1")
 		require.NoError(t, err)
@@ -107,7 +182,7 @@ func TestSlidingLogMembersUniqueInOneMillisecond(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, r.Allowed)
 	require.Equal(t, 85, r.Remaining)
-	k := e.NS.Prefix + "sliding_limit:{u1}"
+	k := e.NS.Prefix + "sliding_limit:{u1}:minute"
 	n, err := e.Client.ZCard(ctx, k).Result()
 	require.NoError(t, err)
 	require.EqualValues(t, 15, n)
@@ -120,7 +195,7 @@ func TestSlidingCounter(t *testing.T) {
 	l := newLimiter(t, e, one(ratelimit.SlidingCounter, ratelimit.PerSecond(10)))
 	// Buckets are aligned to whole periods of server time: start at one.
 	now := e.Now()
-	e.Advance(time.Second - time.Duration(now.UnixNano())%time.Second)
+	advance(e, time.Second-time.Duration(now.UnixNano())%time.Second)
 	r, err := l.AllowN(ctx, "u1", 10)
 	require.NoError(t, err)
 	exact(t, e, r, true, 10, 0, 0, 2*time.Second)
@@ -129,7 +204,7 @@ func TestSlidingCounter(t *testing.T) {
 	// Refused until 10% into the next bucket, when the previous bucket
 	// weighs 0.9 × 10 = 9.
 	exact(t, e, r, false, 10, 0, 1100*time.Millisecond, 2*time.Second)
-	e.Advance(1100 * time.Millisecond)
+	advance(e, 1100*time.Millisecond)
 	r, err = l.Allow(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, true, 10, 0, 0, 1900*time.Millisecond)
@@ -152,11 +227,11 @@ func TestGCRA(t *testing.T) {
 	r, err := l.Allow(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, false, 5, 0, 100*time.Millisecond, 500*time.Millisecond)
-	e.Advance(100 * time.Millisecond)
+	advance(e, 100*time.Millisecond)
 	r, err = l.Allow(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, true, 5, 0, 0, 500*time.Millisecond)
-	e.Advance(500 * time.Millisecond)
+	advance(e, 500*time.Millisecond)
 	r, err = l.Peek(ctx, "u1")
 	require.NoError(t, err)
 	exact(t, e, r, true, 5, 5, 0, 0)
@@ -234,20 +309,27 @@ func TestSingleRuleScriptsMatchGeneral(t *testing.T) {
 			lean := newLimiter(t, e, one(a, lim))
 			general := newLimiter(t, e, one(a, lim), ratelimit.WithRuntimeConfig())
 			idL, idG := "lean-"+a.String(), "general-"+a.String()
+			var maxGap time.Duration
 			step := func(cost int) {
 				t.Helper()
+				start := time.Now()
 				rl, err := lean.AllowN(ctx, idL, cost)
 				require.NoError(t, err)
 				rg, err := general.AllowN(ctx, idG, cost)
 				require.NoError(t, err)
+				// on a real server the two calls are this far apart, and
+				// state written by earlier pairs up to maxGap
+				gap := time.Since(start)
+				maxGap = max(maxGap, gap)
+				tol := float64((gap + maxGap + 20*time.Millisecond).Milliseconds())
 				if !e.Real() {
 					require.Equal(t, rg, rl, "cost %d", cost)
 					return
 				}
 				require.Equal(t, rg.Allowed, rl.Allowed, "cost %d: %+v vs %+v", cost, rl, rg)
 				require.Equal(t, rg.Limit, rl.Limit)
-				require.InDelta(t, rg.RetryAfter.Milliseconds(), rl.RetryAfter.Milliseconds(), 100)
-				require.InDelta(t, rg.ResetAfter.Milliseconds(), rl.ResetAfter.Milliseconds(), 100)
+				require.InDelta(t, rg.RetryAfter.Milliseconds(), rl.RetryAfter.Milliseconds(), tol)
+				require.InDelta(t, rg.ResetAfter.Milliseconds(), rl.ResetAfter.Milliseconds(), tol)
 			}
 			for _, c := range []int{1, 2, 1, 1, 1, 3, 1} {
 				step(c)

@@ -28,9 +28,13 @@
 --             refusing rules (0 when allowed).
 --   status 1: the value at KEYS[index] is not what this script writes.
 --   status 2: cost exceeds the (configured) capacity of rule index.
---   status 3: blocked; retry_us = reset_us = the block's remaining time.
--- Nothing is written unless every rule admits the request (a fixed-window
--- counter found without a TTL gets one back, which is a repair).
+--   status 3: blocked; retry_us = reset_us = the block's remaining time
+--             (MaxBlock for a block key without a TTL).
+--   status 4: the config field (limit slot) = value (remaining slot) is above
+--             what rule (reset slot) allows: ErrInvalidLimit, nothing written.
+-- Nothing is written unless every rule admits the request, except that a
+-- refused check gives a fixed-window counter found without a TTL its TTL
+-- back (a repair; the count is unchanged). Peek writes nothing at all.
 
 local R = {--[[rules]]}
 local call, pcall_ = redis.call, redis.pcall
@@ -43,9 +47,10 @@ local n = R[2]
 
 if CHECK_BLOCK then
   local bttl = pcall_('PTTL', KEYS[1])
-  if type(bttl) == 'table' then return {1, 0, 0, 0, 0, 0, 1} end
   if bttl > 0 then return {3, 0, 0, 0, bttl * 1000, bttl * 1000, 1} end
-  if bttl == -1 then return {1, 0, 0, 0, 0, 0, 1} end
+  -- a block key without a TTL (not written by Block) counts as blocked
+  -- for MaxBlock (366 days, in µs)
+  if bttl == -1 then return {3, 0, 0, 0, 31622400000000, 31622400000000, 1} end
 end
 
 local cfg
@@ -56,8 +61,10 @@ if ci > 0 then
   cfg = v
   for f = 1, 4 do
     if v[f] then
+      -- strictly what SetConfig writes: a decimal integer in 1 .. 2^40
+      if #v[f] > 13 or not match(v[f], '^[1-9]%d*$') then return {1, 0, 0, 0, 0, 0, ci} end
       local x = tonumber(v[f])
-      if not x or x < 1 or x > 1099511627776 or x ~= floor(x) then return {1, 0, 0, 0, 0, 0, ci} end
+      if x > 1099511627776 then return {1, 0, 0, 0, 0, 0, ci} end
       cfg[f] = x
     end
   end
@@ -80,7 +87,12 @@ for i = 1, n do
   local a, k, r, p, bu = R[b + 1], R[b + 2], R[b + 3], R[b + 4] * 1000, R[b + 5]
   if cfg then
     local f = R[b + 6]
-    if f > 0 and cfg[f] then r = cfg[f] end
+    if f > 0 and cfg[f] then
+      r = cfg[f]
+      -- the caps New enforces: a log of at most 100 000 entries, and a
+      -- GCRA emission interval of at least 10 µs
+      if (a == 2 and r > 100000) or (a == 4 and p / r < 10) then return {4, 0, f, r, 0, i, ci} end
+    end
     if a == 4 and cfg[4] then bu = cfg[4] end
   end
   if bu == 0 then bu = r end
@@ -99,8 +111,9 @@ for i = 1, n do
     if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
     local used, ttl = 0, -2
     if v then
+      -- strictly a non-negative decimal integer, as INCRBY writes it
+      if #v > 15 or not match(v, '^%d+$') then return {1, 0, 0, 0, 0, 0, k} end
       used = tonumber(v)
-      if not used then return {1, 0, 0, 0, 0, 0, k} end
       ttl = call('PTTL', key)
     end
     av = r - used
@@ -117,7 +130,9 @@ for i = 1, n do
     av = r - used
     if av < cost then
       local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
-      rt = tonumber(e[2]) + p - now
+      rt = (tonumber(e[2]) or 1 / 0) + p - now
+      -- scores are server times: far future (inf, nan) is corrupt
+      if not (rt <= 2 * p) then return {1, 0, 0, 0, 0, 0, k} end
     end
     if used > 0 then rs0 = -1 end
     rs1 = p
@@ -131,7 +146,7 @@ for i = 1, n do
     local cur, prev = 0, 0
     if v then
       local w, c1, p1 = match(v, '^(%d+):(%d+):(%d+)$')
-      if not w then return {1, 0, 0, 0, 0, 0, k} end
+      if not w or #v > 50 then return {1, 0, 0, 0, 0, 0, k} end
       w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
       if w >= idx then idx, cur, prev = w, c1, p1
       elseif w == idx - 1 then prev = c1 end
@@ -158,8 +173,10 @@ for i = 1, n do
     local T = p / r
     local tat = now
     if v then
+      -- strictly µs since the epoch as written here: digits only (no sign,
+      -- exponent, hex, inf or nan), at most 17 of them
+      if #v > 17 or not match(v, '^%d+$') then return {1, 0, 0, 0, 0, 0, k} end
       local x = tonumber(v)
-      if not x then return {1, 0, 0, 0, 0, 0, k} end
       if x > now then tat = x end
     end
     av = floor(bu - (tat - now) / T + 1e-9)
@@ -209,7 +226,8 @@ if commit then
       call('ZADD', key, unpack(args))
       j = last + 1
     end
-    call('PEXPIRE', key, logmax / 1000)
+    -- never shorten a TTL another limiter sharing the key has set
+    if call('PTTL', key) < logmax / 1000 then call('PEXPIRE', key, logmax / 1000) end
   end
 elseif not peek then
   for i = 1, n do
@@ -226,7 +244,8 @@ for i = 1, n do
     rem = rem - cost; res = S[o + 8]
   elseif res < 0 then -- a sliding log: until its newest entry leaves the window
     local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
-    res = tonumber(e[2]) + S[o + 3] - now
+    res = (tonumber(e[2]) or 1 / 0) + S[o + 3] - now
+    if not (res <= 2 * S[o + 3]) then return {1, 0, 0, 0, 0, 0, S[o + 2]} end
     if res < 0 then res = 0 end
   end
   if rem < 0 then rem = 0 end

@@ -132,7 +132,7 @@ func TestConcurrentPolicy(t *testing.T) {
 	v, err = e.Client.Get(ctx, e.NS.Prefix+"ratelimit:api:{hot}:day").Int64()
 	require.NoError(t, err)
 	require.Equal(t, got, v)
-	n, err := e.Client.ZCard(ctx, e.NS.Prefix+"sliding_limit:{hot}").Result()
+	n, err := e.Client.ZCard(ctx, e.NS.Prefix+"sliding_limit:{hot}:minute").Result()
 	require.NoError(t, err)
 	require.Equal(t, got, n)
 	e.RequireTTLs(nil)

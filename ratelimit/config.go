@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,20 +31,32 @@ func (c Config) values() [4]int { return [4]int{c.PerMinute, c.PerHour, c.PerDay
 // SetConfig stores c for apiKeyID, replacing the previous config: positive
 // fields are written, zero fields removed, and an all-zero Config deletes
 // the hash. The hash has no TTL (it is operator data, one per API key).
-// Negative values fail with ErrInvalidLimit before anything is written.
-// One round trip (MULTI/EXEC on one key).
+//
+// Each field is validated against the rules of this limiter it overrides,
+// with the limits New enforces (Rate up to 2^40, a Sliding rate up to
+// 100 000, a GCRA interval Period/Rate of at least 10µs, Burst up to 2^40):
+// a negative or out-of-range value fails with ErrInvalidLimit naming the
+// field, before anything is written. The checks re-validate the stored
+// config in the script, so a hash written by other means cannot bypass
+// these limits either. On a Limiter built without WithRuntimeConfig,
+// SetConfig fails with ErrNoRuntimeConfig (its checks would never read the
+// config). One round trip (MULTI/EXEC on one key).
 func (l *Limiter) SetConfig(ctx context.Context, apiKeyID string, c Config) error {
+	if l.cfgIdx == 0 {
+		return fmt.Errorf("ratelimit: set config %q: %w", apiKeyID, ErrNoRuntimeConfig)
+	}
 	k, err := configKey.Key(l.ns, apiKeyID)
 	if err != nil {
 		return fmt.Errorf("ratelimit: set config: %w", err)
+	}
+	if err := l.checkConfig(c); err != nil {
+		return fmt.Errorf("ratelimit: set config %q: %w", apiKeyID, err)
 	}
 	vals := c.values()
 	var set []any
 	var del []string
 	for i, v := range vals {
 		switch {
-		case v < 0 || v > maxRate:
-			return fmt.Errorf("ratelimit: set config %q: %w: %s = %d", apiKeyID, ErrInvalidLimit, configFields[i], v)
 		case v == 0:
 			del = append(del, configFields[i])
 		default:
@@ -67,10 +80,68 @@ func (l *Limiter) SetConfig(ctx context.Context, apiKeyID string, c Config) erro
 	return nil
 }
 
+// checkConfig validates c against the rules it overrides, as New would.
+func (l *Limiter) checkConfig(c Config) error {
+	vals := c.values()
+	for i, v := range vals {
+		if v < 0 || v > maxRate {
+			return fmt.Errorf("%w: %s = %d must be between 0 and 2^40", ErrInvalidLimit, configFields[i], v)
+		}
+	}
+	for i, r := range l.policy {
+		f := -1
+		switch r.Limit.Period {
+		case time.Minute:
+			f = 0
+		case time.Hour:
+			f = 1
+		case 24 * time.Hour:
+			f = 2
+		}
+		lim := r.Limit
+		if f >= 0 && vals[f] > 0 {
+			lim.Rate = vals[f]
+			if r.Algorithm == Sliding && lim.Rate > maxSlidingRate {
+				return fmt.Errorf("%w: %s = %d: rule %d is a Sliding log, at most %d", ErrInvalidLimit, configFields[f], lim.Rate, i, maxSlidingRate)
+			}
+			if err := lim.validate(r.Algorithm); err != nil {
+				return fmt.Errorf("%s = %d (rule %d, %v): %w", configFields[f], lim.Rate, i, r.Algorithm, err)
+			}
+		}
+		if r.Algorithm == GCRA && vals[3] > 0 {
+			lim.Burst = vals[3]
+			if err := lim.validate(r.Algorithm); err != nil {
+				return fmt.Errorf("burst = %d (rule %d, %v): %w", lim.Burst, i, r.Algorithm, err)
+			}
+		}
+	}
+	return nil
+}
+
+// isCount reports whether s is what SetConfig writes: a decimal integer
+// without sign, spaces or leading zeros (the scripts accept nothing else).
+func isCount(s string) bool {
+	if s == "" || len(s) > 13 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Config returns the stored config of apiKeyID; a zero Config when there is
-// none. A field that is not a positive integer gives a keys.ErrCorrupt error
-// naming the key. One round trip (HMGET).
+// none. A field that is not a decimal integer in 1..2^40 written as
+// SetConfig writes it (no sign, spaces, leading zeros, exponent or hex)
+// gives a keys.ErrCorrupt error naming the key; the scripts reject exactly
+// the same values. ErrNoRuntimeConfig on a Limiter built without
+// WithRuntimeConfig. One round trip (HMGET).
 func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
+	if l.cfgIdx == 0 {
+		return Config{}, fmt.Errorf("ratelimit: config %q: %w", apiKeyID, ErrNoRuntimeConfig)
+	}
 	k, err := configKey.Key(l.ns, apiKeyID)
 	if err != nil {
 		return Config{}, fmt.Errorf("ratelimit: config: %w", err)
@@ -89,7 +160,7 @@ func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
 		}
 		s, ok := v.(string)
 		n, perr := strconv.Atoi(s)
-		if !ok || perr != nil || n < 1 || n > maxRate {
+		if !ok || !isCount(s) || perr != nil || n < 1 || n > maxRate {
 			return Config{}, fmt.Errorf("ratelimit: config %q: %w", apiKeyID,
 				keys.Corrupt(k, fmt.Errorf("field %s = %v is not a positive integer", configFields[i], v)))
 		}

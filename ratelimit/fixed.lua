@@ -10,6 +10,11 @@
 
 local n = pcall_('INCRBY', key, cost)
 if type(n) == 'table' then return {-1, KI, 0, 0} end
+if n < cost then
+  -- the counter was negative: not a value this package writes; undo
+  call('DECRBY', key, cost)
+  return {-1, KI, 0, 0}
+end
 local ttl
 if n == cost then
   ttl = PMS

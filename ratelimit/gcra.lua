@@ -10,8 +10,10 @@ if type(v) == 'table' then return {-1, KI, 0, 0} end
 local T = P / RATE -- emission interval, µs
 local tat = now
 if v then
+  -- strictly µs since the epoch as written here: digits only (no sign,
+  -- exponent, hex, inf or nan), at most 17 of them
+  if #v > 17 or not string.match(v, '^%d+$') then return {-1, KI, 0, 0} end
   local x = tonumber(v)
-  if not x then return {-1, KI, 0, 0} end
   if x > now then tat = x end
 end
 local av = floor(CAP - (tat - now) / T + 1e-9)

@@ -15,19 +15,36 @@ var (
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
 		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = µs timestamp",
 	})
-	// Seed 000 §3: sliding log, the default key of Sliding rules.
+	// Seed 000 §3: sliding log, exact seed key (WithSeedSlidingKey: one
+	// limiter per identifier, since the key has no window).
 	slidingLimitKey = keys.Register(keys.Pattern{
 		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log WithSeedSlidingKey: member per admitted request, score = µs timestamp",
 	})
-	// Seed 001 §8: sliding log per identifier and endpoint.
+	// Seed 000 §3 plus a window segment: the default key of Sliding rules,
+	// so limiters with different windows never trim each other's log.
+	slidingWindowKey = keys.Register(keys.Pattern{
+		Template: "sliding_limit:{identifier}:{window}", Type: keys.ZSet, Tag: "identifier",
+		TTLNote: "window (longest Sliding period of the policy)",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
+		Purpose: "sliding log per window: member per admitted request, score = µs timestamp",
+	})
+	// Seed 001 §8: sliding log per identifier and endpoint, exact seed key
+	// (WithEndpoint + WithSeedSlidingKey).
 	slidingEndpointKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
-		Purpose: "sliding log per endpoint: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log per endpoint WithSeedSlidingKey: member per admitted request, score = µs timestamp",
+	})
+	// Seed 001 §8 plus a window segment: the default WithEndpoint log.
+	slidingEndpointWindowKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:sliding:{identifier}:{endpoint}:{window}", Type: keys.ZSet, Tag: "identifier",
+		TTLNote: "window (longest Sliding period of the policy)",
+		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
+		Purpose: "sliding log per endpoint and window: member per admitted request, score = µs timestamp",
 	})
 	// Seed 001 §8: fixed window counter per API key.
 	apiKey = keys.Register(keys.Pattern{
@@ -87,6 +104,6 @@ var (
 
 // allTemplates lists the package's templates, for tests.
 var allTemplates = []*keys.Template{
-	rateLimitKey, slidingLimitKey, slidingEndpointKey, apiKey, ipKey, configKey,
+	rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey, apiKey, ipKey, configKey,
 	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey,
 }

@@ -20,8 +20,10 @@ const (
 	FixedWindow Algorithm = iota + 1
 	// Sliding keeps a log of admitted requests in a sorted set: at most Rate
 	// in any interval of length Period, exactly. Memory grows with Rate.
-	// Keys: sliding_limit:{id} or rate_limit:{id} (seed 000), or with an
-	// endpoint ratelimit:sliding:{id}:{endpoint} (seed 001).
+	// Keys: sliding_limit:{id}:{window} (seed 000 plus the window), or with
+	// an endpoint ratelimit:sliding:{id}:{endpoint}:{window} (seed 001 plus
+	// the window); the seeds' exact keys with WithSeedSlidingKey or
+	// WithRateLimitKey (rate_limit:{id}).
 	Sliding
 	// SlidingCounter approximates Sliding with two fixed buckets aligned to
 	// multiples of Period, weighting the previous one by how much of it still
@@ -54,8 +56,11 @@ func (a Algorithm) String() string {
 // (the most requests admitted at once); zero means Rate. The other
 // algorithms have no burst and refuse a non-zero Burst.
 //
-// Period must be a whole number of milliseconds, at least 1ms (TTLs are set
-// in milliseconds).
+// Rate and Burst are at most 2^40 (a Sliding rule's Rate at most 100 000,
+// see New); Period must be a whole number of milliseconds, at least 1ms
+// (TTLs are set in milliseconds), and at most one year (366 days); a GCRA
+// rule needs Period/Rate of at least 10µs. Runtime config (SetConfig) is
+// held to the same limits.
 type Limit struct {
 	Rate   int
 	Period time.Duration

@@ -26,12 +26,26 @@ var (
 	// algorithm without one, two rules sharing a key, an empty endpoint.
 	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
 	// ErrInvalidCost reports a cost below 1 or above the capacity of a rule
-	// (Rate, or Burst for GCRA), which no wait could ever admit. Nothing is
-	// written.
+	// (Rate, or Burst for GCRA; with runtime config, above the largest
+	// capacity a config could give it), which no wait could ever admit.
+	// Nothing is written.
 	ErrInvalidCost = errors.New("ratelimit: invalid cost")
-	// ErrInvalidDuration reports a Block duration below one millisecond.
+	// ErrInvalidDuration reports a Block duration below one millisecond or
+	// above MaxBlock.
 	ErrInvalidDuration = errors.New("ratelimit: invalid duration")
+	// ErrNoRuntimeConfig reports SetConfig or Config on a Limiter built
+	// without WithRuntimeConfig, whose checks would never read the config.
+	ErrNoRuntimeConfig = errors.New("ratelimit: limiter has no runtime config")
 )
+
+// MaxBlock is the longest Block: one year (366 days), like the longest
+// Period.
+const MaxBlock = 366 * 24 * time.Hour
+
+//go:embed block.lua
+var blockSrc string
+
+var blockScript = script.New(blockSrc)
 
 // maxSlidingRate bounds the log of a Sliding rule: one sorted-set member per
 // admitted request is kept for a whole period.
@@ -116,6 +130,7 @@ type options struct {
 	endpoint   string
 	hasEnd     bool
 	rateLimit  bool
+	seedLog    bool
 	runtimeCfg bool
 	noBlocks   bool
 }
@@ -132,17 +147,30 @@ func WithEndpoint(endpoint string) Option {
 	return func(o *options) { o.endpoint, o.hasEnd = endpoint, true }
 }
 
-// WithRateLimitKey stores the log of Sliding rules at seed 000's
-// rate_limit:{id} instead of sliding_limit:{id}. Seed 000 calls that key a
-// fixed window, but it holds a log of timestamps; here it is an exact
-// sliding log like the other. Not combinable with WithEndpoint.
+// WithRateLimitKey stores the log of Sliding rules at seed 000's exact key
+// rate_limit:{id} instead of sliding_limit:{id}:{window}. Seed 000 calls
+// that key a fixed window, but it holds a log of timestamps; here it is an
+// exact sliding log like the other. The key has no window: as with
+// WithSeedSlidingKey, only one limiter per identifier may use it. Not
+// combinable with WithEndpoint.
 func WithRateLimitKey() Option { return func(o *options) { o.rateLimit = true } }
+
+// WithSeedSlidingKey stores the log of Sliding rules at the seeds' exact
+// keys, which have no window segment: sliding_limit:{id} (seed 000) or,
+// WithEndpoint, ratelimit:sliding:{id}:{endpoint} (seed 001). By default
+// the key ends with the window (the policy's longest Sliding period), so
+// that limiters with different windows keep separate logs. With this
+// option only ONE limiter (one longest Sliding period) may use Sliding
+// rules per identifier (and endpoint) in the namespace: a limiter with a
+// shorter window would trim the other's log. Never shortens a TTL.
+func WithSeedSlidingKey() Option { return func(o *options) { o.seedLog = true } }
 
 // WithRuntimeConfig makes every check read the identifier's config hash
 // ratelimit:config:{id} (see SetConfig) in the same script: per_minute,
 // per_hour and per_day replace the Rate of rules whose Period is one
 // minute, hour or day; burst replaces the Burst of GCRA rules. Absent
-// fields keep the policy's values. Identifiers are then API key IDs.
+// fields keep the policy's values. Identifiers are then API key IDs. The
+// script holds config values to the limits New enforces (see SetConfig).
 func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true } }
 
 // WithoutBlocks makes the limiter ignore blocks: its checks do not read
@@ -180,6 +208,8 @@ type Limiter struct {
 	script  *script.Script // allow.lua with this policy compiled in
 	single  *script.Script // lean script for Allow of a one-rule policy without config, else nil
 	minCap  int            // smallest static capacity, for cost checks without config
+	maxCost int            // largest cost any config could admit
+	logWin  time.Duration  // longest Sliding period: the log's window
 	hasLog  bool
 	noncePx string
 	ctr     atomic.Uint64
@@ -204,7 +234,15 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	if o.hasEnd && o.rateLimit {
 		return nil, fmt.Errorf("%w: WithRateLimitKey and WithEndpoint exclude each other", ErrInvalidLimit)
 	}
-	l := &Limiter{client: client, ns: o.ns, policy: append(Policy(nil), policy...), opt: o, minCap: maxRate}
+	if o.rateLimit && o.seedLog {
+		return nil, fmt.Errorf("%w: WithRateLimitKey and WithSeedSlidingKey exclude each other", ErrInvalidLimit)
+	}
+	l := &Limiter{client: client, ns: o.ns, policy: append(Policy(nil), policy...), opt: o, minCap: maxRate, maxCost: maxRate}
+	for _, r := range policy {
+		if r.Algorithm == Sliding {
+			l.logWin = max(l.logWin, r.Limit.Period)
+		}
+	}
 	// 72 random bits per Limiter, then a counter: sliding-log members are
 	// unique across processes without carrying the timestamp (the score
 	// has it), which keeps each log entry short.
@@ -244,6 +282,16 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 		case 24 * time.Hour:
 			field = 3
 		}
+		// The largest capacity a runtime config could give this rule
+		// bounds the cost sent to the script.
+		switch {
+		case !o.runtimeCfg:
+			l.maxCost = min(l.maxCost, r.capacity())
+		case r.Algorithm == Sliding && field > 0:
+			l.maxCost = min(l.maxCost, maxSlidingRate)
+		case r.Algorithm != GCRA && field == 0:
+			l.maxCost = min(l.maxCost, r.capacity())
+		}
 		rules = append(rules,
 			strconv.Itoa(int(r.Algorithm)), strconv.Itoa(idx), strconv.Itoa(r.Limit.Rate),
 			strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10), strconv.Itoa(r.Limit.Burst),
@@ -271,13 +319,18 @@ func (l *Limiter) spec(r Rule) keySpec {
 		}
 		return keySpec{apiKey, w}
 	case Sliding:
+		lw := windowName(l.logWin)
 		switch {
-		case end:
-			return keySpec{slidingEndpointKey, ""}
 		case l.opt.rateLimit:
 			return keySpec{rateLimitKey, ""}
+		case end && l.opt.seedLog:
+			return keySpec{slidingEndpointKey, ""}
+		case end:
+			return keySpec{slidingEndpointWindowKey, lw}
+		case l.opt.seedLog:
+			return keySpec{slidingLimitKey, ""}
 		}
-		return keySpec{slidingLimitKey, ""}
+		return keySpec{slidingWindowKey, lw}
 	case SlidingCounter:
 		if end {
 			return keySpec{swcEndpointKey, w}
@@ -342,8 +395,12 @@ func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 // cost below 1 or above a rule's capacity (checked before anything is sent,
 // or in the script against the runtime config, still writing nothing),
 // keys.ErrInvalidKey for an unusable id (before anything is sent),
-// keys.ErrCorrupt when a key holds a value this package does not write (the
-// error names the key), and Redis or context errors, wrapped with %w.
+// ErrInvalidLimit when the stored runtime config sets a rate New would
+// refuse for a rule (the error names the config key and field; nothing is
+// written), keys.ErrCorrupt when a key holds a value this package does not
+// write, in a format other than exactly the one it writes (the error names
+// the key), and Redis or context errors, wrapped with %w. A block key
+// without a TTL counts as a block of MaxBlock.
 func (l *Limiter) AllowN(ctx context.Context, id string, cost int) (Result, error) {
 	return l.run(ctx, "allow", id, cost, "0")
 }
@@ -356,8 +413,8 @@ func (l *Limiter) Peek(ctx context.Context, id string) (Result, error) {
 }
 
 func (l *Limiter) run(ctx context.Context, op, id string, cost int, mode string) (Result, error) {
-	if cost < 1 || cost > maxRate || (l.cfgIdx == 0 && cost > l.minCap) {
-		return Result{}, fmt.Errorf("ratelimit: %s %q: %w: cost %d (capacity %d)", op, id, ErrInvalidCost, cost, l.minCap)
+	if cost < 1 || cost > l.maxCost {
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w: cost %d (capacity %d)", op, id, ErrInvalidCost, cost, l.maxCost)
 	}
 	ks, err := l.keys(id)
 	if err != nil {
@@ -470,6 +527,13 @@ func (l *Limiter) result(op, id string, ks []string, v any) (Result, error) {
 	case 3:
 		d := time.Duration(n[4]) * time.Microsecond
 		return Result{Limit: l.policy[0].capacity(), RetryAfter: d, ResetAfter: d}, nil
+	case 4:
+		f := int(n[2])
+		if idx < 1 || idx > len(ks) || f < 1 || f > len(configFields) {
+			return Result{}, fmt.Errorf("ratelimit: %s %q: %w: config field %d", op, id, reply.ErrUnexpected, f)
+		}
+		return Result{}, fmt.Errorf("ratelimit: %s %q: %w: config %s field %s = %d is above what rule %d allows (see Limit and New)",
+			op, id, ErrInvalidLimit, ks[idx-1], configFields[f-1], n[3], n[5]-1)
 	}
 	return Result{}, fmt.Errorf("ratelimit: %s %q: %w: status %d", op, id, reply.ErrUnexpected, status)
 }
@@ -492,23 +556,31 @@ func (l *Limiter) Reset(ctx context.Context, id string) error {
 	return nil
 }
 
-// Block refuses every request for id during d (rounded up to whole
-// milliseconds), whatever the counters say, in every limiter of the same
-// namespace: the block is one key per identifier, ratelimit:block:{id}, with
-// TTL d. A new Block replaces the previous one's duration; Reset lifts it.
-// Counters are untouched, and a blocked request consumes nothing. Results
-// during the block have Allowed false and RetryAfter = ResetAfter = the
-// block's remaining time. One round trip (SET PX).
+// Block refuses every request for id for d (rounded up to whole
+// milliseconds, at most MaxBlock), whatever the counters say, in every
+// limiter of the same namespace (except those created WithoutBlocks): the
+// block is one key per identifier, ratelimit:block:{id}, with TTL d.
+// Blocks only lengthen: if id is already blocked for longer than d, the
+// longer block stays (a short automatic block never cuts an operator's ban
+// short); Reset lifts any block. A block key without a TTL (not written by
+// this package) counts as blocked for MaxBlock. Counters are untouched, and
+// a blocked request consumes nothing. Results during the block have Allowed
+// false and RetryAfter = ResetAfter = the block's remaining time.
+//
+// One round trip (a script: PTTL, then SET PX when the new block ends
+// later). Errors: ErrInvalidDuration for d below 1ms or above MaxBlock and
+// keys.ErrInvalidKey for an unusable id (nothing written); Redis and
+// context errors wrapped with %w.
 func (l *Limiter) Block(ctx context.Context, id string, d time.Duration) error {
-	if d < time.Millisecond {
-		return fmt.Errorf("ratelimit: block %q: %w: %v is below 1ms", id, ErrInvalidDuration, d)
+	if d < time.Millisecond || d > MaxBlock {
+		return fmt.Errorf("ratelimit: block %q: %w: %v is not between 1ms and %v", id, ErrInvalidDuration, d, MaxBlock)
 	}
 	k, err := blockKey.Key(l.ns, id)
 	if err != nil {
 		return fmt.Errorf("ratelimit: block: %w", err)
 	}
-	ms := (d + time.Millisecond - 1) / time.Millisecond * time.Millisecond
-	if err := l.client.Set(ctx, k, "1", ms).Err(); err != nil {
+	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
+	if err := blockScript.Run(ctx, l.client, []string{k}, ms).Err(); err != nil {
 		return fmt.Errorf("ratelimit: block %q: %w", id, err)
 	}
 	return nil

@@ -16,8 +16,10 @@
 -- Returns {code, remaining, retry_us, reset_us}:
 --   code 1: admitted and counted; retry_us is 0.
 --   code 0: refused, nothing consumed.
---   code 3: blocked; retry_us = reset_us = the block's remaining time.
---   code -1: KEYS[remaining] holds a value these scripts do not write.
+--   code 3: blocked; retry_us = reset_us = the block's remaining time
+--           (MaxBlock for a block key without a TTL).
+--   code -1: KEYS[remaining] holds a value these scripts do not write
+--            (wrong type, or a number not in the strict format they write).
 -- remaining and reset_us are the rule's, as in allow.lua.
 
 local RATE, PMS, CAP = --[[limit]]
@@ -32,5 +34,7 @@ local key = KEYS[KI]
 if CHECK_BLOCK then
   local bttl = call('PTTL', KEYS[1])
   if bttl > 0 then return {3, 0, bttl * 1000, bttl * 1000} end
-  if bttl == -1 then return {-1, 1, 0, 0} end
+  -- a block key without a TTL (not written by Block) counts as blocked
+  -- for MaxBlock (366 days, in µs)
+  if bttl == -1 then return {3, 0, 31622400000000, 31622400000000} end
 end

@@ -21,9 +21,12 @@ if av < cost then
   -- every entry is in the window: the one that must leave before cost
   -- more fit is at rank used + cost - RATE - 1 (0-based, oldest first)
   local e = call('ZRANGE', key, used + cost - RATE - 1, used + cost - RATE - 1, 'WITHSCORES')
-  local rt = tonumber(e[2]) + P - now
+  local rt = (tonumber(e[2]) or 1 / 0) + P - now
   e = call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  local rs = tonumber(e[2]) + P - now
+  local rs = (tonumber(e[2]) or 1 / 0) + P - now
+  -- scores are server times: one far in the future (or inf, nan) is not
+  -- what this script writes
+  if not (rs <= 2 * P) then return {-1, KI, 0, 0} end
   if rs < 0 then rs = 0 end
   if av < 0 then av = 0 end
   return {0, av, rt, rs}
@@ -45,5 +48,6 @@ else
     j = last + 1
   end
 end
-call('PEXPIRE', key, PMS)
+-- never shorten a TTL another limiter sharing the key has set
+if call('PTTL', key) < PMS then call('PEXPIRE', key, PMS) end
 return {1, av - cost, 0, P}

@@ -11,7 +11,7 @@ local idx = floor(now / P)
 local cur, prev = 0, 0
 if v then
   local w, c1, p1 = string.match(v, '^(%d+):(%d+):(%d+)$')
-  if not w then return {-1, KI, 0, 0} end
+  if not w or #v > 50 then return {-1, KI, 0, 0} end
   w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
   if w >= idx then idx, cur, prev = w, c1, p1
   elseif w == idx - 1 then prev = c1 end
