@@ -86,7 +86,7 @@
 // Why: with seed 002's example metadata each connection JSON is about 190
 // bytes, over Redis's hash-max-listpack-value (64), so the hash is a real
 // hashtable with per-field overhead; one string per user saves that, a key
-// and the hash's TTL. Measured (bench/results/presence.md): 600 bytes per
+// and the hash's TTL. Measured (bench/RESULTS.md): 600 bytes per
 // online user with two connections against 998 for the seed layout, 40%
 // fewer (the index adds about 27 B per user at a million users). The
 // saving moves with the metadata's size through the allocator's size
@@ -151,7 +151,7 @@
 //     so it is bounded by the users of that slot online within the last
 //     TTL + window (readers skip members past their expiry). The cost moves to the
 //     reader: OnlineNow reads all 16384 shards in one pipeline. Invisible
-//     users are not indexed. The index costs memory (bench/results/presence.md:
+//     users are not indexed. The index costs memory (bench/RESULTS.md:
 //     about 27 B per online user at a million users, more per user when few
 //     users share a slot); WithoutOnlineIndex turns it off.
 //   - Typing: seed 004 throttles in process memory (broken with several app

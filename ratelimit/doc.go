@@ -28,7 +28,7 @@
 //     so every check reads the identifier's block key: one Redis command
 //     per check (the peers' libraries have no such feature). A limiter
 //     created WithoutBlocks skips it (and ignores blocks); see
-//     bench/results/ratelimit.md for what it costs.
+//     bench/RESULTS.md for what it costs.
 //   - All or nothing. A Policy's rules are checked first and the request is
 //     counted by all of them only if all admit it: a request refused by the
 //     daily limit consumes nothing from the minute limit. A refusal
