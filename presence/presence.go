@@ -93,7 +93,7 @@ const (
 	// the presence key (GET, JSON.parse(v).status, activeConnections) keep
 	// working; HGETALL connections:{user_id} finds nothing. It takes about
 	// 40% fewer bytes per user with two connections than seed 002's layout
-	// (bench/results/presence.md) because it saves a key and the hash's
+	// (bench/RESULTS.md) because it saves a key and the hash's
 	// per-field overhead, at the cost of a larger value that every GET
 	// (Get, GetMany, Online) transfers. See the package doc, "Layouts".
 	LayoutSingleKey
