@@ -167,12 +167,19 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 		}
 	}
 	a.mu.Unlock()
-	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-		// Per-command errors are read below; a MEMORY USAGE the server
-		// does not support only loses the memory sample.
-		if !anyTypeOK(probes) {
-			return err
+	_, _ = pipe.Exec(ctx)
+	// Per-command errors are read here: a failed TYPE or PTTL fails the
+	// audit (its counts would be wrong), while a MEMORY USAGE the server
+	// refuses only loses the memory sample.
+	if err := probeErr(probes); err != nil {
+		a.mu.Lock()
+		for _, p := range probes {
+			if p.mem != nil {
+				a.rep.Patterns[a.idx[p.t]].Sampled--
+			}
 		}
+		a.mu.Unlock()
+		return err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -218,11 +225,17 @@ type probe struct {
 	mem  *redis.IntCmd
 }
 
-func anyTypeOK(probes []probe) bool {
+func probeErr(probes []probe) error {
 	for _, p := range probes {
-		if p.typ != nil && p.typ.Err() == nil {
-			return true
+		if p.typ == nil {
+			continue
+		}
+		if err := p.typ.Err(); err != nil && err != redis.Nil {
+			return err
+		}
+		if err := p.pttl.Err(); err != nil && err != redis.Nil {
+			return err
 		}
 	}
-	return false
+	return nil
 }

@@ -1,6 +1,8 @@
 package keys_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -241,4 +243,46 @@ func TestOverlaps(t *testing.T) {
 		"lock:queue:{type}:{id} ~ lock:{type}:{id}:fence",
 		"x:y ~ x:{a}",
 	}, names(r.Overlaps(keys.Namespace{NoHashTags: true})))
+}
+
+// failTypeHook fails the TYPE probe of one key inside pipelines, as a
+// connection lost mid-pipeline would.
+type failTypeHook struct{ key string }
+
+func (failTypeHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (failTypeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h failTypeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if a := c.Args(); c.Name() == "type" && len(a) == 2 && a[1] == h.key {
+				c.SetErr(errors.New("broken pipe"))
+			}
+		}
+		return err
+	}
+}
+
+// A probe that fails for another reason than expiry fails the audit instead
+// of counting the key without its TTL and type checks.
+func TestAuditProbeFailure(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend == harness.Cluster {
+		t.Skip("the hook is installed on a standalone client")
+	}
+	ctx := e.Ctx()
+	r, ts := testRegistry(t)
+	c := redis.NewClient(&redis.Options{Addr: e.Addr})
+	defer c.Close()
+	var bad string
+	for _, loc := range []string{"study", "hall"} {
+		k, err := ts["sensor:motion:{location}"].Key(e.NS, loc)
+		require.NoError(t, err)
+		require.NoError(t, c.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}).Err())
+		bad = k
+	}
+	c.AddHook(failTypeHook{key: bad})
+	_, err := r.Audit(ctx, c, keys.AuditOptions{Namespace: e.NS})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "broken pipe")
 }

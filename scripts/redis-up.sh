@@ -45,7 +45,17 @@ else
 	echo "redis-up: started standalone Redis on 127.0.0.1:6379"
 fi
 
-cluster_ok() { redis-cli -p "${ports[0]}" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; }
+# Every node must see the same healthy 3-master cluster: one node that holds
+# all slots alone also says cluster_state:ok.
+cluster_ok() {
+	local p info
+	for p in "${ports[@]}"; do
+		info=$(redis-cli -p "$p" cluster info 2>/dev/null) || return 1
+		grep -q 'cluster_state:ok' <<<"$info" || return 1
+		grep -q "cluster_known_nodes:${#ports[@]}" <<<"$info" || return 1
+		grep -q "cluster_size:${#ports[@]}" <<<"$info" || return 1
+	done
+}
 
 if cluster_ok; then
 	echo "redis-up: cluster already up on 127.0.0.1:7001-7003"

@@ -18,7 +18,8 @@ type Proxy struct {
 	target string
 
 	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
+	conns   map[net.Conn]net.Conn // client side -> server side, while open
+	closed  bool
 	stalled chan struct{} // non-nil and open while stalled
 	budget  atomic.Int64  // bytes left before a cut; < 0 means no limit
 	cuts    atomic.Int64
@@ -31,7 +32,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("harness: proxy listen: %v", err)
 	}
-	p := &Proxy{t: t, ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{t: t, ln: ln, target: target, conns: map[net.Conn]net.Conn{}}
 	p.budget.Store(-1)
 	go p.accept()
 	t.Cleanup(p.close)
@@ -64,7 +65,8 @@ func (e *Env) ProxyClient(opt *redis.Options) (*redis.Client, *Proxy) {
 // Addr is the address clients dial.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Cuts counts the connections the proxy has cut.
+// Cuts counts the client connections the proxy has cut (by CutNow or
+// CutAfter); connections that closed on their own are not counted.
 func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
 
 // Stall holds all traffic, in both directions, until Resume.
@@ -90,19 +92,53 @@ func (p *Proxy) Resume() {
 func (p *Proxy) CutNow() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for c := range p.conns {
+	for c, s := range p.conns {
 		_ = c.Close()
+		_ = s.Close()
 		delete(p.conns, c)
 		p.cuts.Add(1)
 	}
 }
 
+// cutSpent closes every connection once the CutAfter budget is spent and
+// then lifts the limit, so later connections pass.
+func (p *Proxy) cutSpent() {
+	p.CutNow()
+	p.budget.CompareAndSwap(0, -1)
+}
+
+// forget drops a connection pair that closed on its own.
+func (p *Proxy) forget(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// take reserves up to n bytes of the cut budget and reports how many may
+// pass and whether the connection must be cut after them. The budget is
+// shared by all connections, so the reservation is atomic.
+func (p *Proxy) take(n int64) (int64, bool) {
+	for {
+		b := p.budget.Load()
+		if b < 0 {
+			return n, false
+		}
+		pass := min(n, b)
+		if p.budget.CompareAndSwap(b, b-pass) {
+			return pass, n > b
+		}
+	}
+}
+
 // CutAfter closes every open connection once n more bytes have gone from
-// clients to the server (the n-th byte is delivered, the next is not).
-// A negative n cancels a pending cut.
+// clients to the server (the n-th byte is delivered, the next is not),
+// counted over all connections together. A negative n cancels a pending cut.
 func (p *Proxy) CutAfter(n int64) { p.budget.Store(n) }
 
 func (p *Proxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 	_ = p.ln.Close()
 	p.Resume()
 	p.CutNow()
@@ -120,11 +156,16 @@ func (p *Proxy) accept() {
 			continue
 		}
 		p.mu.Lock()
-		p.conns[c] = struct{}{}
-		p.conns[s] = struct{}{}
+		if p.closed { // accepted while the proxy was closing
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = s.Close()
+			return
+		}
+		p.conns[c] = s
 		p.mu.Unlock()
-		go p.pipe(s, c, true)
-		go p.pipe(c, s, false)
+		go p.pipe(s, c, c, true)
+		go p.pipe(c, s, c, false)
 	}
 }
 
@@ -137,10 +178,10 @@ func (p *Proxy) wait() {
 	}
 }
 
-// pipe copies src to dst; upstream marks the client-to-server direction,
-// which the byte budget counts.
-func (p *Proxy) pipe(dst, src net.Conn, upstream bool) {
-	defer func() { _ = dst.Close(); _ = src.Close() }()
+// pipe copies src to dst; client is the pair's client side, and upstream
+// marks the client-to-server direction, which the byte budget counts.
+func (p *Proxy) pipe(dst, src, client net.Conn, upstream bool) {
+	defer func() { p.forget(client); _ = dst.Close(); _ = src.Close() }()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -149,19 +190,15 @@ func (p *Proxy) pipe(dst, src net.Conn, upstream bool) {
 			chunk := buf[:n]
 			cut := false
 			if upstream {
-				if b := p.budget.Load(); b >= 0 {
-					if int64(n) > b {
-						chunk, cut = chunk[:b], true
-					}
-					p.budget.Add(-int64(len(chunk)))
-				}
+				var pass int64
+				pass, cut = p.take(int64(n))
+				chunk = chunk[:pass]
 			}
 			if _, werr := dst.Write(chunk); werr != nil {
 				return
 			}
 			if cut {
-				p.budget.Store(-1)
-				p.CutNow()
+				p.cutSpent()
 				return
 			}
 		}
