@@ -12,6 +12,8 @@ import (
 )
 
 var (
+	//go:embed fence.lua
+	fenceSrc string
 	//go:embed acquire.lua
 	acquireSrc string
 	//go:embed fair_acquire.lua
@@ -19,8 +21,8 @@ var (
 	//go:embed fair_leave.lua
 	fairLeaveSrc string
 
-	acquireScript     = script.New(acquireSrc)
-	fairAcquireScript = script.New(fairAcquireSrc)
+	acquireScript     = script.New(fenceSrc, acquireSrc)
+	fairAcquireScript = script.New(fenceSrc, fairAcquireSrc)
 	fairLeaveScript   = script.New(fairLeaveSrc)
 )
 

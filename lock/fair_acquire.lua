@@ -1,4 +1,5 @@
--- fair_acquire: take the lease lock in arrival order, queueing the caller.
+-- fair_acquire: take the lease lock in arrival order, queueing the caller
+-- (issue_fence comes from fence.lua, prepended).
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
 -- KEYS[3] queue             lock:queue:{resource_type}:{resource_id}   (list of owner IDs)
@@ -31,25 +32,14 @@ while head and not redis.call('ZSCORE', KEYS[4], head) do
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and ((not head) or head == ARGV[1]) then
-  local tok = nowus
-  local last = redis.call('GET', KEYS[2])
-  if last then
-    if #last > 16 or not string.match(last, '^%d+$') then
-      return {-1, 0}
-    end
-    last = tonumber(last)
-    if last >= 9007199254740991 then
-      return {-1, 0}
-    end
-    if last + 1 > tok then
-      tok = last + 1
-    end
+  local tok = issue_fence(KEYS[2], nowus, ARGV[3])
+  if not tok then
+    return {-1, 0}
   end
   if head then
     redis.call('LPOP', KEYS[3])
   end
   redis.call('ZREM', KEYS[4], ARGV[1])
-  redis.call('SET', KEYS[2], string.format('%.0f', tok), 'PX', ARGV[3])
   redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', nowms) .. ':' .. ARGV[2], 'PX', ARGV[2])
   return {1, tok}
 end

@@ -18,7 +18,7 @@ import (
 var (
 	//go:embed interval_claim.lua
 	intervalClaimSrc    string
-	intervalClaimScript = script.New(intervalClaimSrc)
+	intervalClaimScript = script.New(fenceSrc, intervalClaimSrc)
 )
 
 // CronResource is the resource type of the lease an Interval holds while

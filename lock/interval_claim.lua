@@ -1,4 +1,5 @@
--- interval_claim: claim a cron job's run if its interval has passed.
+-- interval_claim: claim a cron job's run if its interval has passed
+-- (issue_fence comes from fence.lua, prepended).
 -- KEYS[1] last run          cron:last-run:{job_name} (Unix ms, decimal, no TTL)
 -- KEYS[2] run lease         lock:cron:{job_name}
 -- KEYS[3] fence key         lock:fence:cron:{job_name}
@@ -34,21 +35,10 @@ if last >= 0 and nowms - last < tonumber(ARGV[1]) then
 end
 local tok = 0
 if lease > 0 then
-  tok = nowus
-  local f = redis.call('GET', KEYS[3])
-  if f then
-    if #f > 16 or not string.match(f, '^%d+$') then
-      return {-2, 0, 0, 0}
-    end
-    f = tonumber(f)
-    if f >= 9007199254740991 then
-      return {-2, 0, 0, 0}
-    end
-    if f + 1 > tok then
-      tok = f + 1
-    end
+  tok = issue_fence(KEYS[3], nowus, ARGV[4])
+  if not tok then
+    return {-2, 0, 0, 0}
   end
-  redis.call('SET', KEYS[3], string.format('%.0f', tok), 'PX', ARGV[4])
   redis.call('SET', KEYS[2], ARGV[3] .. ':' .. string.format('%.0f', nowms) .. ':' .. ARGV[2], 'PX', ARGV[2])
 end
 redis.call('SET', KEYS[1], string.format('%.0f', nowms))
