@@ -57,7 +57,7 @@ func BenchmarkRoundTripCounter(b *testing.B) {
 		}
 	}
 	e.ReportTrips(b)
-	if got := e.Trips.Count(); got != int64(b.N) {
+	if got := e.Trips.Total(); got != int64(b.N) {
 		b.Fatalf("counted %d trips for %d pipelines", got, b.N)
 	}
 }

@@ -66,13 +66,13 @@ func rlOurs(b *testing.B, a ratelimit.Algorithm, rate int, opts ...ratelimit.Opt
 
 // rlPolicy is seed 001's shape: a GCRA rule with a burst, hourly and daily
 // fixed windows, and the runtime config hash read on every call.
-func rlPolicy(b *testing.B, gcra ratelimit.Limit) (*benchutil.Env, *ratelimit.Limiter) {
+func rlPolicy(b *testing.B, gcra ratelimit.Limit, opts ...ratelimit.Option) (*benchutil.Env, *ratelimit.Limiter) {
 	e := benchutil.New(b)
 	l, err := ratelimit.New(e.Client, ratelimit.Policy{
 		{Algorithm: ratelimit.GCRA, Limit: gcra},
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(rlRate * 10)},
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(rlRate * 100)},
-	}, ratelimit.WithNamespace(e.NS), ratelimit.WithRuntimeConfig())
+	}, append(opts, ratelimit.WithNamespace(e.NS), ratelimit.WithRuntimeConfig())...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,15 +132,24 @@ func BenchmarkRatelimitAllow(b *testing.B) {
 			return e, ours(l)
 		}}
 	}
+	// "unpipelined" is ours with auto-pipelining off: one round trip per
+	// check, as the peers send them.
+	unpiped := func(a ratelimit.Algorithm) side {
+		return side{"redschema-unpipelined", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, a, rlRate, ratelimit.WithPipelining(0))
+			return e, ours(l)
+		}}
+	}
 	gcraPeer := side{"redis_rate", func(b *testing.B) (*benchutil.Env, rlSide) { return rlRedisRate(b, rlRate) }}
 	pairs := []struct {
 		name  string
 		sides []side
 	}{
-		{"fixed", []side{single(ratelimit.FixedWindow), {"ulule", func(b *testing.B) (*benchutil.Env, rlSide) { return rlUlule(b, rlRate) }}, noBlock(ratelimit.FixedWindow)}},
-		{"gcra", []side{single(ratelimit.GCRA), gcraPeer}},
-		{"swc", []side{single(ratelimit.SlidingCounter), gcraPeer}},
-		{"sliding", []side{single(ratelimit.Sliding), gcraPeer, noBlock(ratelimit.Sliding)}},
+		{"fixed", []side{single(ratelimit.FixedWindow), {"ulule", func(b *testing.B) (*benchutil.Env, rlSide) { return rlUlule(b, rlRate) }},
+			unpiped(ratelimit.FixedWindow), noBlock(ratelimit.FixedWindow)}},
+		{"gcra", []side{single(ratelimit.GCRA), gcraPeer, unpiped(ratelimit.GCRA)}},
+		{"swc", []side{single(ratelimit.SlidingCounter), gcraPeer, unpiped(ratelimit.SlidingCounter)}},
+		{"sliding", []side{single(ratelimit.Sliding), gcraPeer, unpiped(ratelimit.Sliding), noBlock(ratelimit.Sliding)}},
 		{"policy3", []side{
 			{"redschema", func(b *testing.B) (*benchutil.Env, rlSide) {
 				e, l := rlPolicy(b, ratelimit.Limit{Rate: rlRate, Period: time.Minute, Burst: 1000})
@@ -148,6 +157,10 @@ func BenchmarkRatelimitAllow(b *testing.B) {
 			}},
 			gcraPeer,
 			{"peers3", rlPeers3},
+			{"redschema-unpipelined", func(b *testing.B) (*benchutil.Env, rlSide) {
+				e, l := rlPolicy(b, ratelimit.Limit{Rate: rlRate, Period: time.Minute, Burst: 1000}, ratelimit.WithPipelining(0))
+				return e, ours(l)
+			}},
 		}},
 	}
 	for _, p := range pairs {
@@ -157,6 +170,47 @@ func BenchmarkRatelimitAllow(b *testing.B) {
 				rlRun(b, e, f)
 			})
 		}
+	}
+}
+
+// BenchmarkRatelimitAllowSerial is one goroutine checking in a loop: the
+// latency of one check when nothing else is in flight, where
+// auto-pipelining must cost nothing (a lone check is sent at once, alone).
+func BenchmarkRatelimitAllowSerial(b *testing.B) {
+	sides := []struct {
+		name string
+		mk   func(b *testing.B) (*benchutil.Env, rlSide)
+	}{
+		{"fixed/redschema", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, ratelimit.FixedWindow, rlRate)
+			return e, func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err }
+		}},
+		{"fixed/redschema-unpipelined", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, ratelimit.FixedWindow, rlRate, ratelimit.WithPipelining(0))
+			return e, func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err }
+		}},
+		{"fixed/ulule", func(b *testing.B) (*benchutil.Env, rlSide) { return rlUlule(b, rlRate) }},
+		{"gcra/redschema", func(b *testing.B) (*benchutil.Env, rlSide) {
+			e, l := rlOurs(b, ratelimit.GCRA, rlRate)
+			return e, func(ctx context.Context, id string) error { _, err := l.Allow(ctx, id); return err }
+		}},
+		{"gcra/redis_rate", func(b *testing.B) (*benchutil.Env, rlSide) { return rlRedisRate(b, rlRate) }},
+	}
+	for _, s := range sides {
+		b.Run(s.name, func(b *testing.B) {
+			e, f := s.mk(b)
+			ctx := context.Background()
+			e.Warm(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := f(ctx, rlIDNames[i%rlIDs]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			e.ReportTrips(b)
+		})
 	}
 }
 

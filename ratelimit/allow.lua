@@ -12,7 +12,8 @@
 --              field (0 none, 1 per_minute, 2 per_hour, 3 per_day)
 --
 -- Go prepends "local CHECK_BLOCK = true" (false for WithoutBlocks: KEYS[1]
--- is then passed but not read).
+-- is then passed but not read) and "local SHARED_KEY = false" (true when
+-- the sliding log has a seed key without a window segment).
 --
 -- KEYS[1]    block key     ratelimit:block:{id}   (STRING with a TTL while blocked)
 -- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
@@ -226,8 +227,9 @@ if commit then
       call('ZADD', key, unpack(args))
       j = last + 1
     end
-    -- never shorten a TTL another limiter sharing the key has set
-    if call('PTTL', key) < logmax / 1000 then call('PEXPIRE', key, logmax / 1000) end
+    -- a seed key without a window segment may be shared with a limiter of
+    -- a longer window: never shorten its TTL (see sliding.lua)
+    if not SHARED_KEY or call('PTTL', key) < logmax / 1000 then call('PEXPIRE', key, logmax / 1000) end
   end
 elseif not peek then
   for i = 1, n do

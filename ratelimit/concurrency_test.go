@@ -42,28 +42,75 @@ func hammer(t *testing.T, g, n int, f func(i int) (ratelimit.Result, error)) int
 	return admitted.Load()
 }
 
+// pipelining is the two ways a Limiter sends checks: shared pipelines
+// (the default) and one round trip each.
+var pipelining = []struct {
+	name string
+	opt  ratelimit.Option
+}{
+	{"autopipelined", ratelimit.WithPipelining(ratelimit.DefaultPipelines)},
+	{"unpipelined", ratelimit.WithPipelining(0)},
+}
+
+// countedLimiter builds a limiter on a client of the test's own that counts
+// round trips.
+func countedLimiter(t *testing.T, e *harness.Env, p ratelimit.Policy, opts ...ratelimit.Option) (*ratelimit.Limiter, *harness.Trips) {
+	t.Helper()
+	startClock(e)
+	c := e.FreshClient()
+	trips := harness.CountTrips(c)
+	l, err := ratelimit.New(c, p, append([]ratelimit.Option{ratelimit.WithNamespace(e.NS)}, opts...)...)
+	require.NoError(t, err)
+	return l, trips
+}
+
+// requireShared checks, on a real backend, that calls concurrent checks
+// made went out in fewer round trips than calls: the invariants above were
+// then proven through shared pipelines.
+func requireShared(t *testing.T, e *harness.Env, mode string, trips *harness.Trips, calls int) {
+	t.Helper()
+	t.Logf("%s: %d checks in %d round trips (%d pipelines)", mode, calls, trips.Total(), trips.Pipelines())
+	switch {
+	case mode == "unpipelined":
+		require.Zero(t, trips.Pipelines())
+	case e.Real():
+		require.Positive(t, trips.Pipelines())
+		require.Less(t, trips.Total(), int64(calls))
+	}
+}
+
 // 200 goroutines on one identifier admit exactly the limit.
 func TestConcurrentExactLimit(t *testing.T) {
 	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.Sliding} {
-		t.Run(a.String(), func(t *testing.T) {
-			e := harness.New(t)
-			ctx := e.Ctx()
-			l := newLimiter(t, e, one(a, ratelimit.PerMinute(137)))
-			got := hammer(t, 200, 3, func(int) (ratelimit.Result, error) { return l.Allow(ctx, "hot") })
-			require.EqualValues(t, 137, got)
-			r, err := l.Peek(ctx, "hot")
-			require.NoError(t, err)
-			require.Equal(t, 0, r.Remaining)
-		})
+		for _, m := range pipelining {
+			t.Run(a.String()+"/"+m.name, func(t *testing.T) {
+				e := harness.New(t)
+				ctx := e.Ctx()
+				l, trips := countedLimiter(t, e, one(a, ratelimit.PerMinute(137)), m.opt)
+				got := hammer(t, 200, 3, func(int) (ratelimit.Result, error) { return l.Allow(ctx, "hot") })
+				require.EqualValues(t, 137, got)
+				requireShared(t, e, m.name, trips, 600)
+				r, err := l.Peek(ctx, "hot")
+				require.NoError(t, err)
+				require.Equal(t, 0, r.Remaining)
+			})
+		}
 	}
 }
 
 // GCRA never admits more than burst + rate × elapsed.
 func TestConcurrentGCRABound(t *testing.T) {
+	for _, m := range pipelining {
+		t.Run(m.name, func(t *testing.T) { testConcurrentGCRABound(t, m.name, m.opt) })
+	}
+}
+
+func testConcurrentGCRABound(t *testing.T, mode string, opt ratelimit.Option) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	lim := ratelimit.Limit{Rate: 50, Period: time.Second, Burst: 20}
-	l := newLimiter(t, e, one(ratelimit.GCRA, lim))
+	l, trips := countedLimiter(t, e, one(ratelimit.GCRA, lim), opt)
+	var calls atomic.Int64
 	start := e.Now()
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
@@ -75,6 +122,7 @@ func TestConcurrentGCRABound(t *testing.T) {
 			defer wg.Done()
 			for time.Now().Before(stop) {
 				r, err := l.Allow(ctx, "hot")
+				calls.Add(1)
 				if err != nil {
 					failed.Store(err)
 					return
@@ -98,11 +146,18 @@ func TestConcurrentGCRABound(t *testing.T) {
 	t.Logf("admitted %d in %v, bound %d", got, elapsed, bound)
 	require.LessOrEqual(t, got, bound)
 	require.GreaterOrEqual(t, got, int64(lim.Burst), "the burst is always admitted")
+	requireShared(t, e, mode, trips, int(calls.Load()))
 }
 
 // A multi-limit policy never over-consumes any of its limits, with mixed
 // costs and every algorithm in one script.
 func TestConcurrentPolicy(t *testing.T) {
+	for _, m := range pipelining {
+		t.Run(m.name, func(t *testing.T) { testConcurrentPolicy(t, m.name, m.opt) })
+	}
+}
+
+func testConcurrentPolicy(t *testing.T, mode string, opt ratelimit.Option) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	p := ratelimit.Policy{
@@ -112,7 +167,7 @@ func TestConcurrentPolicy(t *testing.T) {
 		{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerHour(1000)},
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(75)},
 	}
-	l := newLimiter(t, e, p)
+	l, trips := countedLimiter(t, e, p, opt)
 	var units atomic.Int64
 	hammer(t, 200, 3, func(i int) (ratelimit.Result, error) {
 		cost := 1 + i%3
@@ -122,6 +177,7 @@ func TestConcurrentPolicy(t *testing.T) {
 		}
 		return r, err
 	})
+	requireShared(t, e, mode, trips, 600)
 	got := units.Load()
 	require.LessOrEqual(t, got, int64(75))
 	require.GreaterOrEqual(t, got, int64(73), "only a cost that no longer fits is refused")

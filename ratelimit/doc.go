@@ -24,6 +24,15 @@
 //     gcra.lua) with the same results as the general one: no rule loop, and
 //     two to five Redis commands besides the block check (FixedWindow:
 //     INCRBY and PTTL, no TIME; GCRA and SlidingCounter: TIME, GET, SET).
+//   - Auto-pipelining. A Limiter keeps at most DefaultPipelines round
+//     trips in flight (WithPipelining changes it, 0 turns it off); checks
+//     made by other goroutines meanwhile wait and go out together, as one
+//     pipeline. Each check is still its own atomic script with its own
+//     reply; only the network reads and writes are shared, which under
+//     load cost the client and Redis more than the scripts do (see
+//     bench/RESULTS.md for what it is worth against the peers). A check
+//     made while none is in flight is sent at once, alone, so a lone
+//     caller sees no difference. go-redis hooks see the shared pipelines.
 //   - Blocks. Block refuses an identifier in every limiter of the namespace,
 //     so every check reads the identifier's block key: one Redis command
 //     per check (the peers' libraries have no such feature). A limiter

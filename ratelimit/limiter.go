@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/autopipe"
 	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/internal/script"
 	"github.com/redschema/redschema/keys"
@@ -73,11 +74,20 @@ var (
 // single.lua.
 const limitMarker = "--[[limit]]"
 
-// singleScript returns the lean script of a one-rule policy.
-func singleScript(r Rule, noBlocks bool) *script.Script {
+// singleScript returns the lean script of a one-rule policy. A sliding log
+// at a seed key (no window segment) may be shared with limiters of other
+// windows, so its TTL is only ever lengthened (PTTL first); a log whose key
+// names its window always gets the window as its TTL.
+func singleScript(r Rule, o options) *script.Script {
 	body := map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}[r.Algorithm]
 	nums := strconv.Itoa(r.Limit.Rate) + ", " + strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10) + ", " + strconv.Itoa(r.capacity())
-	return script.New(blockFlag(noBlocks), strings.Replace(singleSrc, limitMarker, nums, 1), body)
+	return script.New(blockFlag(o.noBlocks), sharedFlag(o), strings.Replace(singleSrc, limitMarker, nums, 1), body)
+}
+
+// sharedFlag is the second line of every script: whether the sliding log's
+// key is a seed key without a window segment.
+func sharedFlag(o options) string {
+	return "local SHARED_KEY = " + strconv.FormatBool(o.seedLog || o.rateLimit)
 }
 
 // blockFlag is the first line of every script: whether it checks the
@@ -133,6 +143,8 @@ type options struct {
 	seedLog    bool
 	runtimeCfg bool
 	noBlocks   bool
+	pipelines  int
+	pipeSet    bool
 }
 
 // WithNamespace puts every key under ns (prefix, hash-tag mode).
@@ -182,6 +194,24 @@ func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true 
 // Block.
 func WithoutBlocks() Option { return func(o *options) { o.noBlocks = true } }
 
+// DefaultPipelines is the number of round trips a Limiter keeps in flight
+// before further checks wait and share a pipeline (see WithPipelining).
+const DefaultPipelines = 4
+
+// WithPipelining sets how many round trips one Limiter keeps in flight at
+// once for Allow, AllowN and Peek (auto-pipelining). A check made while
+// none is in flight is sent at once, on its own. Checks made while some
+// are in flight wait; they go out together, as one pipeline, when a round
+// trip comes back, or at once in a new round trip (up to n) when as many
+// wait as are in flight. Every check is still one atomic script with its
+// own reply; many goroutines checking at once share the network reads and
+// writes, which under load cost the client and Redis more than the scripts
+// do (see bench/RESULTS.md). The default is DefaultPipelines; n = 0 turns
+// auto-pipelining off: every check is its own round trip, sent at once
+// (go-redis hooks then see one EVALSHA per check instead of pipelines). A
+// negative n is ErrInvalidLimit.
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
+
 // keySpec is one state key of a limiter, built per identifier.
 type keySpec struct {
 	tmpl   *keys.Template
@@ -213,6 +243,7 @@ type Limiter struct {
 	hasLog  bool
 	noncePx string
 	ctr     atomic.Uint64
+	pipe    *autopipe.Group // nil without auto-pipelining
 }
 
 // New returns a Limiter enforcing policy. It validates the policy and the
@@ -236,6 +267,12 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	}
 	if o.rateLimit && o.seedLog {
 		return nil, fmt.Errorf("%w: WithRateLimitKey and WithSeedSlidingKey exclude each other", ErrInvalidLimit)
+	}
+	if !o.pipeSet {
+		o.pipelines = DefaultPipelines
+	}
+	if o.pipelines < 0 {
+		return nil, fmt.Errorf("%w: WithPipelining(%d): want 0 or more", ErrInvalidLimit, o.pipelines)
 	}
 	l := &Limiter{client: client, ns: o.ns, policy: append(Policy(nil), policy...), opt: o, minCap: maxRate, maxCost: maxRate}
 	for _, r := range policy {
@@ -297,16 +334,28 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 			strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10), strconv.Itoa(r.Limit.Burst),
 			strconv.Itoa(field))
 	}
-	l.script = script.New(blockFlag(o.noBlocks), strings.Replace(allowSrc, rulesMarker, strings.Join(rules, ", "), 1))
+	l.script = script.New(blockFlag(o.noBlocks), sharedFlag(o), strings.Replace(allowSrc, rulesMarker, strings.Join(rules, ", "), 1))
 	if len(policy) == 1 && !o.runtimeCfg {
-		l.single = singleScript(policy[0], o.noBlocks)
+		l.single = singleScript(policy[0], o)
 	}
 	// Build the keys once with a sample identifier: an unusable endpoint
 	// fails here rather than on the first request.
 	if _, err := l.keys("x"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidLimit, err)
 	}
+	if o.pipelines > 0 {
+		l.pipe = autopipe.New(client, o.pipelines)
+	}
 	return l, nil
+}
+
+// eval runs one check's script: through the auto-pipelining group, or on
+// its own.
+func (l *Limiter) eval(ctx context.Context, s *script.Script, ks []string, args ...any) (any, error) {
+	if l.pipe != nil {
+		return l.pipe.Run(ctx, s, ks, args...)
+	}
+	return s.Run(ctx, l.client, ks, args...).Result()
 }
 
 func (l *Limiter) spec(r Rule) keySpec {
@@ -427,7 +476,7 @@ func (l *Limiter) run(ctx context.Context, op, id string, cost int, mode string)
 	if l.hasLog && mode == "0" {
 		nonce = l.nonce()
 	}
-	v, err := l.script.Run(ctx, l.client, ks, cost, mode, nonce).Result()
+	v, err := l.eval(ctx, l.script, ks, cost, mode, nonce)
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id, err)
 	}
@@ -448,7 +497,7 @@ func (l *Limiter) runSingle(ctx context.Context, op, id string, ks []string, cos
 	if l.opt.noBlocks {
 		ks = ks[1:] // one key fewer to send and to bind: measurably cheaper
 	}
-	v, err := l.single.Run(ctx, l.client, ks, args...).Result()
+	v, err := l.eval(ctx, l.single, ks, args...)
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: %s %q: %w", op, id, err)
 	}

@@ -45,7 +45,8 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		"empty endpoint":   {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithEndpoint("")}, keys.ErrInvalidKey},
 		"endpoint+rate_limit key": {one(ratelimit.Sliding, ratelimit.PerSecond(1)),
 			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalidLimit},
-		"bad namespace": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
+		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
+		"negative pipelining": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(-1)}, ratelimit.ErrInvalidLimit},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -6,7 +6,9 @@
 --
 -- Go replaces the marker below with the rule's numbers: rate, period in
 -- milliseconds, capacity (the rate, or the burst for GCRA), and prepends
--- "local CHECK_BLOCK = true" (false for WithoutBlocks).
+-- "local CHECK_BLOCK = true" (false for WithoutBlocks) and "local
+-- SHARED_KEY = false" (true when a sliding log has a seed key without a
+-- window segment, which limiters of other windows may share).
 --
 -- KEYS[1]  block key   ratelimit:block:{id}   (STRING with a TTL while blocked);
 --          not passed at all for WithoutBlocks (then CHECK_BLOCK is false)

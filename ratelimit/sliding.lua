@@ -48,6 +48,8 @@ else
     j = last + 1
   end
 end
--- never shorten a TTL another limiter sharing the key has set
-if call('PTTL', key) < PMS then call('PEXPIRE', key, PMS) end
+-- A seed key without a window segment may be shared with a limiter of a
+-- longer window: never shorten the TTL it set. A key naming its window is
+-- only ever given that window as its TTL.
+if not SHARED_KEY or call('PTTL', key) < PMS then call('PEXPIRE', key, PMS) end
 return {1, av - cost, 0, P}

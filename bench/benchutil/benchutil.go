@@ -19,57 +19,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
 
-// Counter is a go-redis hook that counts round trips: one per command sent
-// on its own, one per pipeline (or transaction) sent as a batch. The
-// connection handshake (HELLO, CLIENT, AUTH, SELECT, READONLY), which
-// go-redis also sends through hooks whenever the pool opens a connection, is
-// not counted: it is not the operation's.
-type Counter struct{ n atomic.Int64 }
-
-func handshake(cmd redis.Cmder) bool {
-	switch cmd.Name() {
-	case "hello", "client", "auth", "select", "readonly":
-		return true
-	}
-	return false
-}
-
-var _ redis.Hook = (*Counter)(nil)
-
-// DialHook implements redis.Hook.
-func (c *Counter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-// ProcessHook implements redis.Hook.
-func (c *Counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !handshake(cmd) {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-// ProcessPipelineHook implements redis.Hook.
-func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			if !handshake(cmd) {
-				c.n.Add(1)
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// Count returns the round trips counted so far.
-func (c *Counter) Count() int64 { return c.n.Load() }
-
-// Reset sets the count to zero.
-func (c *Counter) Reset() { c.n.Store(0) }
+// Counter is the go-redis hook that counts round trips: one per command
+// sent on its own, one per pipeline (or transaction); the connection
+// handshake is not counted (see harness.Trips).
+type Counter = harness.Trips
 
 // Env is one benchmark's Redis.
 type Env struct {
@@ -98,8 +55,7 @@ func New(b testing.TB) *Env {
 		_ = c.Close()
 		b.Skipf("benchutil: no Redis: %v", err)
 	}
-	e := &Env{Client: c, NS: keys.Namespace{Prefix: "rsb:" + randHex() + ":"}, Trips: &Counter{}}
-	c.AddHook(e.Trips)
+	e := &Env{Client: c, NS: keys.Namespace{Prefix: "rsb:" + randHex() + ":"}, Trips: harness.CountTrips(c)}
 	b.Cleanup(func() {
 		_ = Clean(context.Background(), c, e.NS.Prefix)
 		_ = c.Close()
@@ -135,7 +91,7 @@ func (e *Env) Warm(b testing.TB) {
 // ReportTrips reports the round trips per operation counted since Warm
 // as the metric "trips/op".
 func (e *Env) ReportTrips(b *testing.B) {
-	b.ReportMetric(float64(e.Trips.Count())/float64(b.N), "trips/op")
+	b.ReportMetric(float64(e.Trips.Total())/float64(b.N), "trips/op")
 }
 
 // Clean unlinks every key under prefix on every node (SCAN, never KEYS).

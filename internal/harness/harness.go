@@ -125,6 +125,21 @@ func New(t testing.TB) *Env {
 	return e
 }
 
+// FreshClient returns a new client of the test's backend, closed when the
+// test ends, for a test that installs hooks (the real backends' client is
+// shared by every test of the package).
+func (e *Env) FreshClient() redis.UniversalClient {
+	e.T.Helper()
+	var c redis.UniversalClient
+	if e.Backend == Cluster {
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), PoolSize: 64})
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: e.Addr, PoolSize: 64})
+	}
+	e.T.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // Real reports whether the test runs on a real server or cluster.
 func (e *Env) Real() bool { return e.Backend != Mini }
 

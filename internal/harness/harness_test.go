@@ -157,3 +157,32 @@ func TestSelected(t *testing.T) {
 	cancel()
 	assert.Error(t, e.Client.Ping(ctx).Err())
 }
+
+// FreshClient reaches the test's backend; CountTrips counts commands and
+// pipelines apart, never the connection handshake.
+func TestFreshClientCountsTrips(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := e.FreshClient()
+	trips := harness.CountTrips(c)
+	k := e.NS.Prefix + "{t}"
+	if err := c.Set(ctx, k, "1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pipe := c.Pipeline()
+	pipe.Incr(ctx, k)
+	pipe.Incr(ctx, k)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Client.Get(ctx, k).Result(); err != nil || got != "3" {
+		t.Fatalf("the shared client reads %q, %v; want 3", got, err)
+	}
+	if trips.Single() != 1 || trips.Pipelines() != 1 || trips.Total() != 2 {
+		t.Fatalf("counted %d single, %d pipelines; want 1 and 1", trips.Single(), trips.Pipelines())
+	}
+	trips.Reset()
+	if trips.Total() != 0 {
+		t.Fatal("Reset")
+	}
+}

@@ -1,0 +1,362 @@
+package autopipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/script"
+)
+
+// echoIncr increments KEYS[1] (with a TTL) and returns {KEYS[1], ARGV[1],
+// the new count}: each caller can check it got its own reply.
+const echoIncr = `local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], 60000)
+return {KEYS[1], ARGV[1], n}`
+
+// fixture is one test's group: a fresh client of the test's backend with a
+// round-trip counter, a group of lanes on it, and a script unique to the
+// test (so that the server surely does not hold it yet).
+type fixture struct {
+	e     *harness.Env
+	c     redis.UniversalClient
+	trips *harness.Trips
+	g     *Group
+	s     *script.Script
+}
+
+func newFixture(t *testing.T, lanes int) *fixture {
+	e := harness.New(t)
+	c := e.FreshClient()
+	return &fixture{e: e, c: c, trips: harness.CountTrips(c), g: New(c, lanes), s: newScript(e)}
+}
+
+// key is a key of the test's namespace, tagged with id.
+func (f *fixture) key(id string) string { return f.e.NS.Prefix + "{" + id + "}" }
+
+// queueThenFree holds every lane, starts n goroutines that each call
+// call(i), waits until all n calls are queued, then frees one lane (which
+// drains the queue) and waits for the goroutines.
+func (f *fixture) queueThenFree(t *testing.T, n int, call func(i int)) {
+	t.Helper()
+	hold(f.g)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			call(i)
+		}(i)
+	}
+	waitFor(t, "every call queued", func() bool { return queueLen(f.g) == n })
+	free(f.g)
+	wg.Wait()
+}
+
+// newScript returns echoIncr made unique to the test, so that the server
+// surely does not hold it yet.
+func newScript(e *harness.Env) *script.Script {
+	return script.New(echoIncr, "-- "+e.NS.Prefix)
+}
+
+// hold marks every lane of g as in flight, as if round trips were pending,
+// so that calls queue; free hands one lane back, as a returning direct call
+// does, which drains the queue.
+func hold(g *Group) {
+	g.mu.Lock()
+	g.busy = g.lanes
+	g.mu.Unlock()
+}
+
+func free(g *Group) { g.release() }
+
+func queueLen(g *Group) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+func busy(g *Group) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.busy
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+type reply struct {
+	key, arg string
+	n        int64
+}
+
+// parse reads an echoIncr reply: parse(t)(g.Run(...)). It only asserts, so
+// goroutines may call it.
+func parse(t *testing.T) func(v any, err error) reply {
+	return func(v any, err error) reply { return parseReply(t, v, err) }
+}
+
+func parseReply(t *testing.T, v any, err error) reply {
+	t.Helper()
+	a, ok := v.([]any)
+	if !assert.NoError(t, err) || !assert.True(t, ok, "reply %#v", v) || !assert.Len(t, a, 3) {
+		return reply{}
+	}
+	k, _ := a[0].(string)
+	arg, _ := a[1].(string)
+	n, _ := a[2].(int64)
+	return reply{k, arg, n}
+}
+
+// A call made while nothing is in flight is sent at once, alone.
+func TestRunAlone(t *testing.T) {
+	f := newFixture(t, 4)
+	k := f.key("a")
+	for i := 1; i <= 3; i++ {
+		r := parse(t)(f.g.Run(f.e.Ctx(), f.s, []string{k}, "x"))
+		assert.Equal(t, reply{k, "x", int64(i)}, r)
+	}
+	assert.Zero(t, f.trips.Pipelines(), "no pipeline for lone calls")
+	assert.EqualValues(t, 4, f.trips.Single(), "EVALSHA, EVAL (NOSCRIPT), then EVALSHA twice")
+	assert.Zero(t, busy(f.g))
+}
+
+// Calls that queue behind busy lanes go out together, each with its own
+// reply, as one pipeline (split per node on a cluster), after NOSCRIPT
+// once: EVALSHA for the batch, then EVAL for the batch.
+func TestQueuedCallsShareOnePipeline(t *testing.T) {
+	f := newFixture(t, 2)
+	ctx := f.e.Ctx()
+	const n = 40
+	got := make([]reply, n)
+	key := func(i int) string { return f.key("k" + strconv.Itoa(i%7)) } // over many slots
+	f.queueThenFree(t, n, func(i int) {
+		got[i] = parse(t)(f.g.Run(ctx, f.s, []string{key(i)}, strconv.Itoa(i)))
+	})
+	counts := map[string][]int64{}
+	for i, r := range got {
+		assert.Equal(t, key(i), r.key)
+		assert.Equal(t, strconv.Itoa(i), r.arg, "each caller gets its own reply")
+		counts[r.key] = append(counts[r.key], r.n)
+	}
+	for k, ns := range counts {
+		assert.ElementsMatch(t, seq(len(ns)), ns, "every INCR of %s ran exactly once", k)
+	}
+	assert.EqualValues(t, 2, f.trips.Pipelines(), "one EVALSHA pipeline, one EVAL pipeline after NOSCRIPT")
+	assert.Zero(t, f.trips.Single())
+	waitFor(t, "the drainer's lane freed", func() bool { return busy(f.g) == f.g.lanes-1 })
+
+	// Now the server holds the script: one pipeline.
+	f.queueThenFree(t, n, func(i int) {
+		_, err := f.g.Run(ctx, f.s, []string{key(i)}, "again")
+		assert.NoError(t, err)
+	})
+	assert.EqualValues(t, 3, f.trips.Pipelines())
+	waitFor(t, "the drainer's lane freed", func() bool { return busy(f.g) == f.g.lanes-1 })
+}
+
+func seq(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i + 1)
+	}
+	return out
+}
+
+// A queue longer than MaxBatch goes out in MaxBatch-sized pipelines.
+func TestBatchesAreBounded(t *testing.T) {
+	f := newFixture(t, 1)
+	ctx := f.e.Ctx()
+	k := f.key("one")
+	require.NoError(t, f.s.Load(ctx, f.c))
+	f.trips.Reset()
+	n := 2*MaxBatch + 10
+	var seen sync.Map
+	f.queueThenFree(t, n, func(int) {
+		r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "b"))
+		_, dup := seen.LoadOrStore(r.n, true)
+		assert.False(t, dup, "count %d returned twice", r.n)
+	})
+	assert.EqualValues(t, 3, f.trips.Pipelines(), "%d calls in batches of %d", n, MaxBatch)
+	v, err := f.c.Get(ctx, k).Int()
+	require.NoError(t, err)
+	assert.Equal(t, n, v)
+	waitFor(t, "the lane freed", func() bool { return busy(f.g) == 0 })
+}
+
+// A caller whose context ends while its call waits gets the context's error
+// and its call is never sent.
+func TestAbandonedCallIsNotSent(t *testing.T) {
+	f := newFixture(t, 1)
+	g := f.g
+	gone, stays := f.key("gone"), f.key("stays")
+	hold(g)
+	ctx, cancel := context.WithCancel(f.e.Ctx())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := g.Run(ctx, f.s, []string{gone}, "x")
+		errc <- err
+	}()
+	waitFor(t, "the call queued", func() bool { return queueLen(g) == 1 })
+	done := make(chan reply, 1)
+	go func() { done <- parse(t)(g.Run(f.e.Ctx(), f.s, []string{stays}, "y")) }()
+	waitFor(t, "both queued", func() bool { return queueLen(g) == 2 })
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	free(g)
+	assert.Equal(t, reply{stays, "y", 1}, <-done)
+	n, err := f.c.Exists(f.e.Ctx(), gone).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the abandoned call never ran")
+	waitFor(t, "the lane freed", func() bool { return busy(g) == 0 })
+}
+
+// Many goroutines through few lanes: every call runs exactly once and gets
+// its own reply, and the group is idle afterwards.
+func TestManyGoroutines(t *testing.T) {
+	f := newFixture(t, 2)
+	e, c, h, g, s := f.e, f.c, f.trips, f.g, f.s
+	const workers, each, keys = 64, 50, 8
+	var mu sync.Mutex
+	seen := map[string]map[int64]bool{}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				k := e.NS.Prefix + "{m" + strconv.Itoa((w+i)%keys) + "}"
+				arg := fmt.Sprintf("%d/%d", w, i)
+				v, err := g.Run(e.Ctx(), s, []string{k}, arg)
+				r := parseReply(t, v, err)
+				assert.Equal(t, k, r.key)
+				assert.Equal(t, arg, r.arg)
+				mu.Lock()
+				if seen[k] == nil {
+					seen[k] = map[int64]bool{}
+				}
+				assert.False(t, seen[k][r.n], "count %d of %s twice", r.n, k)
+				seen[k][r.n] = true
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	total := 0
+	for k, ns := range seen {
+		v, err := c.Get(e.Ctx(), k).Int()
+		require.NoError(t, err)
+		assert.Equal(t, len(ns), v, "%s ran exactly the calls made", k)
+		total += v
+	}
+	assert.Equal(t, workers*each, total)
+	trips := h.Total()
+	t.Logf("%d calls in %d round trips (%d pipelines)", total, trips, h.Pipelines())
+	if e.Real() {
+		assert.Less(t, trips, int64(total), "calls shared round trips")
+	}
+	waitFor(t, "the group idle", func() bool { return busy(g) == 0 && queueLen(g) == 0 })
+}
+
+// A stalled connection: every caller returns at its own deadline with an
+// error, nothing panics, and the group works again once the connection
+// does.
+func TestStalledConnection(t *testing.T) {
+	e := harness.New(t)
+	pc, p := e.ProxyClient(&redis.Options{MaxRetries: -1})
+	g := New(pc, 1)
+	s := newScript(e)
+	k := e.NS.Prefix + "{stall}"
+	require.NoError(t, s.Load(e.Ctx(), pc))
+	p.Stall()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(e.Ctx(), 300*time.Millisecond)
+			defer cancel()
+			_, errs[i] = g.Run(ctx, s, []string{k}, "s")
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.Error(t, err)
+		var ne net.Error
+		assert.True(t, errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()), "%v", err)
+	}
+	p.Resume()
+	waitFor(t, "the group idle", func() bool { return busy(g) == 0 })
+	r := parse(t)(g.Run(e.Ctx(), s, []string{k}, "after"))
+	assert.Equal(t, "after", r.arg)
+}
+
+// A connection cut in the middle of a shared pipeline: every caller gets
+// an error or its reply, none hangs, nothing panics, and the group works
+// again on a new connection.
+func TestCutConnection(t *testing.T) {
+	e := harness.New(t)
+	pc, p := e.ProxyClient(&redis.Options{MaxRetries: -1})
+	f := &fixture{e: e, c: pc, g: New(pc, 1), s: newScript(e)}
+	ctx := e.Ctx()
+	k := f.key("cut")
+	require.NoError(t, f.s.Load(ctx, pc))
+	const n = 20
+	var failed atomic.Int64
+	p.CutAfter(300) // a few commands into the pipeline
+	f.queueThenFree(t, n, func(int) {
+		if _, err := f.g.Run(ctx, f.s, []string{k}, "c"); err != nil {
+			failed.Add(1)
+		}
+	})
+	assert.EqualValues(t, n, failed.Load(), "the cut pipeline fails as a whole")
+	assert.EqualValues(t, 1, p.Cuts())
+	waitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
+	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
+	assert.Equal(t, "after", r.arg)
+}
+
+func TestBatchContext(t *testing.T) {
+	type key struct{}
+	base := context.WithValue(context.Background(), key{}, "v")
+	soon, c1 := context.WithTimeout(base, time.Minute)
+	defer c1()
+	later, c2 := context.WithTimeout(context.Background(), time.Hour)
+	defer c2()
+	cancelled, c3 := context.WithCancel(soon)
+	c3()
+
+	ctx, cancel := batchContext([]*call{{ctx: cancelled}, {ctx: later}})
+	defer cancel()
+	require.NoError(t, ctx.Err(), "a caller's cancellation does not cancel the batch")
+	assert.Equal(t, "v", ctx.Value(key{}), "the first caller's values")
+	d, ok := ctx.Deadline()
+	require.True(t, ok)
+	ld, _ := later.Deadline()
+	assert.Equal(t, ld, d, "the latest deadline")
+
+	ctx, cancel = batchContext([]*call{{ctx: soon}, {ctx: context.Background()}})
+	defer cancel()
+	_, ok = ctx.Deadline()
+	assert.False(t, ok, "no deadline when a caller has none")
+}
