@@ -125,18 +125,20 @@ for i = 1, n do
     S[o + 9] = ttl
 
   elseif a == 2 then
-    local lo = '(' .. fmt('%.0f', now - p)
+    -- scores are Unix ms, rounded up (see sliding.lua): an entry scored s
+    -- counts while s ms + p is ahead, so those above floor((now - p) / 1000)
+    local lo = '(' .. fmt('%.0f', floor((now - p) / 1000))
     local used = pcall_('ZCOUNT', key, lo, '+inf')
     if type(used) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
     av = r - used
     if av < cost then
       local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
-      rt = (tonumber(e[2]) or 1 / 0) + p - now
+      rt = (tonumber(e[2]) or 1 / 0) * 1000 + p - now
       -- scores are server times: far future (inf, nan) is corrupt
       if not (rt <= 2 * p) then return {1, 0, 0, 0, 0, 0, k} end
     end
     if used > 0 then rs0 = -1 end
-    rs1 = p
+    rs1 = ceil(now / 1000) * 1000 + p - now -- once this request is logged
     logk = k
     if p > logmax then logmax = p end
 
@@ -213,8 +215,8 @@ if commit then
   end
   if logk > 0 then
     local key = KEYS[logk]
-    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', now - logmax))
-    local score = fmt('%.0f', now)
+    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', floor((now - logmax) / 1000)))
+    local score = fmt('%.0f', ceil(now / 1000))
     local base = ARGV[3] .. '-'
     local j = 1
     while j <= cost do
@@ -229,7 +231,8 @@ if commit then
     end
     -- a seed key without a window segment may be shared with a limiter of
     -- a longer window: never shorten its TTL (see sliding.lua)
-    if not SHARED_KEY or call('PTTL', key) < logmax / 1000 then call('PEXPIRE', key, logmax / 1000) end
+    -- one period after the rounded-up score: + 1 ms
+    if not SHARED_KEY or call('PTTL', key) < logmax / 1000 + 1 then call('PEXPIRE', key, logmax / 1000 + 1) end
   end
 elseif not peek then
   for i = 1, n do
@@ -246,7 +249,7 @@ for i = 1, n do
     rem = rem - cost; res = S[o + 8]
   elseif res < 0 then -- a sliding log: until its newest entry leaves the window
     local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
-    res = (tonumber(e[2]) or 1 / 0) + S[o + 3] - now
+    res = (tonumber(e[2]) or 1 / 0) * 1000 + S[o + 3] - now
     if not (res <= 2 * S[o + 3]) then return {1, 0, 0, 0, 0, 0, S[o + 2]} end
     if res < 0 then res = 0 end
   end

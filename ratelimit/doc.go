@@ -113,11 +113,11 @@
 //	|-------------------------------------------------------|--------|---------------------------------------|---------|
 //	| `ratelimit:api:{{api_key_id}}:{window}`               | STRING | window duration                       | FixedWindow counter (seed 001) |
 //	| `ratelimit:ip:{{ip_address}}:{endpoint}:{window}`     | STRING | window duration                       | FixedWindow counter WithEndpoint (seed 001) |
-//	| `sliding_limit:{{identifier}}:{window}`               | ZSET   | window (longest Sliding period of the policy) | sliding log (seed 000 + window) |
-//	| `sliding_limit:{{identifier}}`                        | ZSET   | longest Sliding period of the policy  | sliding log WithSeedSlidingKey (seed 000) |
-//	| `rate_limit:{{identifier}}`                           | ZSET   | longest Sliding period of the policy  | sliding log WithRateLimitKey (seed 000) |
-//	| `ratelimit:sliding:{{identifier}}:{endpoint}:{window}` | ZSET  | window (longest Sliding period of the policy) | sliding log WithEndpoint (seed 001 + window) |
-//	| `ratelimit:sliding:{{identifier}}:{endpoint}`         | ZSET   | longest Sliding period of the policy  | sliding log WithEndpoint, WithSeedSlidingKey (seed 001) |
+//	| `sliding_limit:{{identifier}}:{window}`               | ZSET   | window (longest Sliding period of the policy), + 1 ms | sliding log (seed 000 + window) |
+//	| `sliding_limit:{{identifier}}`                        | ZSET   | longest Sliding period of the policy, + 1 ms | sliding log WithSeedSlidingKey (seed 000) |
+//	| `rate_limit:{{identifier}}`                           | ZSET   | longest Sliding period of the policy, + 1 ms | sliding log WithRateLimitKey (seed 000) |
+//	| `ratelimit:sliding:{{identifier}}:{endpoint}:{window}` | ZSET  | window (longest Sliding period of the policy), + 1 ms | sliding log WithEndpoint (seed 001 + window) |
+//	| `ratelimit:sliding:{{identifier}}:{endpoint}`         | ZSET   | longest Sliding period of the policy, + 1 ms | sliding log WithEndpoint, WithSeedSlidingKey (seed 001) |
 //	| `ratelimit:swc:{{identifier}}:{window}`               | STRING | at most 2 × window                    | SlidingCounter "bucket:count:previous" |
 //	| `ratelimit:swc:{{identifier}}:{endpoint}:{window}`    | STRING | at most 2 × window                    | SlidingCounter WithEndpoint |
 //	| `ratelimit:gcra:{{identifier}}:{window}`              | STRING | until full, ≤ burst × period / rate   | GCRA arrival time, µs since the epoch |
@@ -127,13 +127,14 @@
 //
 // {window} is "second", "minute", "hour" or "day" for those periods (seed
 // 001's names), else the period in its largest whole unit ("15m", "1500ms").
-// Sliding-log scores are Unix microseconds (integers, which a small sorted
-// set's listpack stores and compares as integers, where fractional
-// milliseconds were parsed as floats on every scan: about 4× the server time
-// per ZCOUNT or ZADD) and members "<nonce>-<n>": the nonce is 72 random
-// bits per Limiter and a per-call counter, so members are unique even within
-// one microsecond and across processes, and stay short (the time is in the
-// score).
+// Sliding-log scores are Unix milliseconds, as in the seeds (Date.now()),
+// written as integers (which a small sorted set's listpack stores and
+// compares as integers) and rounded up, so that a request stays in the
+// window at least a full period; members are "<nonce>-<n>": the nonce is 72
+// random bits per Limiter and a per-call counter, so members are unique
+// even within one millisecond and across processes, and stay short (the
+// time is in the score). A seed application writing Date.now() scores into
+// the same log is counted alike.
 //
 // # What changed from the seeds
 //

@@ -11,40 +11,40 @@ var (
 	// WithRateLimitKey.
 	rateLimitKey = keys.Register(keys.Pattern{
 		Template: "rate_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
-		TTLNote: "longest Sliding period of the policy",
+		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = µs timestamp",
+		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 000 §3: sliding log, exact seed key (WithSeedSlidingKey: one
 	// limiter per identifier, since the key has no window).
 	slidingLimitKey = keys.Register(keys.Pattern{
 		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
-		TTLNote: "longest Sliding period of the policy",
+		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log WithSeedSlidingKey: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log WithSeedSlidingKey: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 000 §3 plus a window segment: the default key of Sliding rules,
 	// so limiters with different windows never trim each other's log.
 	slidingWindowKey = keys.Register(keys.Pattern{
 		Template: "sliding_limit:{identifier}:{window}", Type: keys.ZSet, Tag: "identifier",
-		TTLNote: "window (longest Sliding period of the policy)",
+		TTLNote: "window (longest Sliding period of the policy), + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log per window: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log per window: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8: sliding log per identifier and endpoint, exact seed key
 	// (WithEndpoint + WithSeedSlidingKey).
 	slidingEndpointKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
-		TTLNote: "longest Sliding period of the policy",
+		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
-		Purpose: "sliding log per endpoint WithSeedSlidingKey: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log per endpoint WithSeedSlidingKey: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8 plus a window segment: the default WithEndpoint log.
 	slidingEndpointWindowKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}:{window}", Type: keys.ZSet, Tag: "identifier",
-		TTLNote: "window (longest Sliding period of the policy)",
+		TTLNote: "window (longest Sliding period of the policy), + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
-		Purpose: "sliding log per endpoint and window: member per admitted request, score = µs timestamp",
+		Purpose: "sliding log per endpoint and window: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8: fixed window counter per API key.
 	apiKey = keys.Register(keys.Pattern{

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -248,5 +249,65 @@ func TestSlidingLogFutureScoreIsCorrupt(t *testing.T) {
 			require.ErrorIs(t, err, keys.ErrCorrupt, "%v: %+v", score, r)
 		}
 		require.NoError(t, e.Client.Del(ctx, k).Err())
+	}
+}
+
+// The sliding log is the seeds' own: Unix-millisecond scores. Requests a
+// seed application logged (Date.now() scores) count against the limit and
+// are trimmed once out of the window, and a seed reader's ZCOUNT over the
+// last window counts ours.
+func TestSlidingLogSharedWithSeedApp(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerMinute(5)), ratelimit.WithSeedSlidingKey())
+	k := e.NS.Prefix + "sliding_limit:{app}"
+	ms := e.Now().UnixMilli()
+	require.NoError(t, e.Client.ZAdd(ctx, k,
+		redis.Z{Score: float64(ms - 10_000), Member: fmt.Sprint(ms-10_000) + "-seed"},
+		redis.Z{Score: float64(ms - 70_000), Member: fmt.Sprint(ms-70_000) + "-old"}).Err())
+	require.NoError(t, e.Client.Expire(ctx, k, time.Minute).Err())
+
+	r, err := l.Allow(ctx, "app")
+	require.NoError(t, err)
+	require.True(t, r.Allowed)
+	require.Equal(t, 3, r.Remaining, "5 - the seed's request in the window - this one")
+
+	zs, err := e.Client.ZRangeWithScores(ctx, k, 0, -1).Result()
+	require.NoError(t, err)
+	require.Len(t, zs, 2, "the seed's request from 70 s ago was trimmed")
+	require.Equal(t, fmt.Sprint(ms-10_000)+"-seed", zs[0].Member)
+	after := e.Now().UnixMilli()
+	require.GreaterOrEqual(t, zs[1].Score, float64(ms), "ours is scored in Unix ms")
+	require.LessOrEqual(t, zs[1].Score, float64(after+1))
+	n, err := e.Client.ZCount(ctx, k, fmt.Sprint(after-60_000), "+inf").Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n, "a seed reader's count over the last minute")
+}
+
+// A request logged in the middle of a millisecond counts a whole period
+// after it, never less: its score is rounded up.
+func TestSlidingLogRoundsUp(t *testing.T) {
+	e := harness.New(t)
+	if e.Mini == nil {
+		t.Skip("needs a clock between milliseconds; miniredis only")
+	}
+	ctx := e.Ctx()
+	for _, opts := range [][]ratelimit.Option{nil, {ratelimit.WithRuntimeConfig()}} {
+		l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerSecond(1)), opts...)
+		id := fmt.Sprint("r", len(opts))
+		e.Advance(400 * time.Microsecond) // now x.4 ms
+		r, err := l.Allow(ctx, id)
+		require.NoError(t, err)
+		require.True(t, r.Allowed)
+		require.Equal(t, time.Second+600*time.Microsecond, r.ResetAfter, "logged at the next millisecond")
+		e.Advance(time.Second) // x.4 ms + 1 s: the log says x+1 ms + 1 s
+		r, err = l.Allow(ctx, id)
+		require.NoError(t, err)
+		require.False(t, r.Allowed, "still in the window by the rounded score (%d opts): %+v", len(opts), r)
+		require.Equal(t, 600*time.Microsecond, r.RetryAfter)
+		e.Advance(600 * time.Microsecond)
+		r, err = l.Allow(ctx, id)
+		require.NoError(t, err)
+		require.True(t, r.Allowed)
 	}
 }
