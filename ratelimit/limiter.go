@@ -210,6 +210,13 @@ const DefaultPipelines = 4
 // auto-pipelining off: every check is its own round trip, sent at once
 // (go-redis hooks then see one EVALSHA per check instead of pipelines). A
 // negative n is ErrInvalidLimit.
+//
+// On a Redis Cluster the n round trips are per master, so a slow master
+// holds up only the checks of identifiers it owns. When a connection breaks
+// mid-pipeline, go-redis resends the whole pipeline (up to the client's
+// MaxRetries), so checks that had already run are counted again: a fault
+// can make the limiter stricter, never admit more. A client with
+// MaxRetries: -1 rules that out.
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
 
 // keySpec is one state key of a limiter, built per identifier.

@@ -16,12 +16,24 @@
 // heavy load from many goroutines the system calls per call fall several
 // fold on both sides (see bench/RESULTS.md).
 //
+// On a Redis Cluster the lanes and the queue are per master (found from the
+// call's first key), so a slow or unreachable master holds up only the
+// calls bound for it.
+//
 // A Group starts goroutines only while calls are queued, and they exit when
 // the queue is empty: there is nothing to close.
+//
+// Faults: when a connection breaks in the middle of a pipeline, go-redis
+// sends the whole pipeline again (up to the client's MaxRetries), so the
+// scripts of a batch that had already run can run twice; a single command
+// has the same exposure in a narrower window. Scripts meant for shared
+// pipelines should be harmless to repeat, or the client should have
+// MaxRetries: -1.
 package autopipe
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -38,9 +50,16 @@ const MaxBatch = 128
 // Group coalesces concurrent script calls on one client. It is safe for
 // concurrent use. Create it with New.
 type Group struct {
-	client redis.UniversalClient
-	lanes  int
+	client  redis.UniversalClient
+	cluster *redis.ClusterClient // client, when it is one
+	lanes   int
+	one     node     // every call, unless on a cluster
+	nodes   sync.Map // cluster master address -> *node
+}
 
+// node is the lanes and the queue of one server.
+type node struct {
+	g     *Group
 	mu    sync.Mutex
 	queue []*call
 	spare []*call // a drained batch's slice, reused as the next queue
@@ -48,9 +67,31 @@ type Group struct {
 }
 
 // New returns a Group keeping at most lanes round trips of client in
-// flight; lanes below 1 count as 1.
+// flight (per master on a cluster); lanes below 1 count as 1.
 func New(client redis.UniversalClient, lanes int) *Group {
-	return &Group{client: client, lanes: max(lanes, 1)}
+	g := &Group{client: client, lanes: max(lanes, 1)}
+	g.cluster, _ = client.(*redis.ClusterClient)
+	g.one.g = g
+	return g
+}
+
+// nodeFor returns the node that serves keys: the Group's one node, or on a
+// cluster the node of the master that owns keys[0] (nil if the cluster
+// cannot tell).
+func (g *Group) nodeFor(ctx context.Context, keys []string) *node {
+	if g.cluster == nil || len(keys) == 0 {
+		return &g.one
+	}
+	m, err := g.cluster.MasterForKey(ctx, keys[0])
+	if err != nil {
+		return nil
+	}
+	addr := m.Options().Addr
+	if n, ok := g.nodes.Load(addr); ok {
+		return n.(*node)
+	}
+	n, _ := g.nodes.LoadOrStore(addr, &node{g: g})
+	return n.(*node)
 }
 
 // call is one queued script call and, once sent, its outcome.
@@ -77,8 +118,9 @@ var calls = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1
 
 // Run executes s with keys and args, alone or in a shared pipeline, and
 // returns its reply. On a cluster client it is routed by keys[0]; every key
-// must hash to that slot. args are read until Run returns; go-redis copies
-// them into the command, so a shared read-only slice is fine.
+// must hash to that slot. keys and args must not change until the call is
+// done, which can be after Run returned on a cancelled context; a shared
+// read-only slice is fine (go-redis copies them into the command).
 //
 // Cancellation: a call whose context ends while it waits in the queue
 // returns the context's error and is never sent; one whose context ends
@@ -88,27 +130,34 @@ var calls = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1
 // bounded by the latest deadline among its callers (none if one of them
 // has none).
 func (g *Group) Run(ctx context.Context, s *script.Script, keys []string, args ...any) (any, error) {
-	g.mu.Lock()
-	if g.busy == 0 {
-		g.busy++
-		g.mu.Unlock()
-		v, err := s.Run(ctx, g.client, keys, args...).Result()
-		g.release()
-		return v, err
+	n := g.nodeFor(ctx, keys)
+	if n == nil {
+		return s.Run(ctx, g.client, keys, args...).Result()
+	}
+	return n.run(ctx, s, keys, args)
+}
+
+func (n *node) run(ctx context.Context, s *script.Script, keys []string, args []any) (any, error) {
+	n.mu.Lock()
+	if n.busy == 0 {
+		n.busy++
+		n.mu.Unlock()
+		defer n.release()
+		return s.Run(ctx, n.g.client, keys, args...).Result()
 	}
 	c := calls.Get().(*call)
 	c.ctx, c.s, c.keys, c.args = ctx, s, keys, args
 	c.state.Store(queued)
-	g.queue = append(g.queue, c)
+	n.queue = append(n.queue, c)
 	// Open another lane only for a queue that would make a fair batch:
 	// lanes opened for one call each would share nothing.
-	start := g.busy < g.lanes && len(g.queue) >= g.busy
+	start := n.busy < n.g.lanes && len(n.queue) >= n.busy
 	if start {
-		g.busy++
+		n.busy++
 	}
-	g.mu.Unlock()
+	n.mu.Unlock()
 	if start {
-		go g.drain()
+		go n.drain()
 	}
 	select {
 	case <-c.done:
@@ -139,47 +188,47 @@ func (c *call) outcome() (any, error) {
 
 // release ends a direct call's use of its lane: the lane passes to a
 // drainer if calls queued meanwhile, else it is free again.
-func (g *Group) release() {
-	g.mu.Lock()
-	if len(g.queue) == 0 {
-		g.busy--
-		g.mu.Unlock()
+func (n *node) release() {
+	n.mu.Lock()
+	if len(n.queue) == 0 {
+		n.busy--
+		n.mu.Unlock()
 		return
 	}
-	g.mu.Unlock()
-	go g.drain()
+	n.mu.Unlock()
+	go n.drain()
 }
 
 // drain sends the queue, a batch at a time, until it is empty, then frees
 // its lane.
-func (g *Group) drain() {
+func (n *node) drain() {
 	var batch []*call
 	for {
-		g.mu.Lock()
-		n := len(g.queue)
-		if n == 0 {
-			g.busy--
-			g.mu.Unlock()
+		n.mu.Lock()
+		q := len(n.queue)
+		if q == 0 {
+			n.busy--
+			n.mu.Unlock()
 			return
 		}
-		if n <= MaxBatch {
+		if q <= MaxBatch {
 			// The queue becomes the batch; a drained batch's slice, the
 			// queue.
-			batch, g.queue, g.spare = g.queue, g.spare, nil
+			batch, n.queue, n.spare = n.queue, n.spare, nil
 		} else {
-			batch = append(batch[:0], g.queue[:MaxBatch]...)
-			rest := copy(g.queue, g.queue[MaxBatch:])
-			clear(g.queue[rest:])
-			g.queue = g.queue[:rest]
+			batch = append(batch[:0], n.queue[:MaxBatch]...)
+			rest := copy(n.queue, n.queue[MaxBatch:])
+			clear(n.queue[rest:])
+			n.queue = n.queue[:rest]
 		}
-		g.mu.Unlock()
-		g.send(batch)
+		n.mu.Unlock()
+		n.g.send(batch)
 		clear(batch)
-		g.mu.Lock()
-		if g.spare == nil && cap(batch) <= 4*MaxBatch {
-			g.spare, batch = batch[:0], nil
+		n.mu.Lock()
+		if n.spare == nil && cap(batch) <= 4*MaxBatch {
+			n.spare, batch = batch[:0], nil
 		}
-		g.mu.Unlock()
+		n.mu.Unlock()
 		// Let the callers just answered run first: most make their next
 		// call at once, and it joins the next batch instead of trailing it.
 		runtime.Gosched()
@@ -187,7 +236,9 @@ func (g *Group) drain() {
 }
 
 // send runs one batch: the calls still wanted, as one pipeline of EVALSHA,
-// then those whose script the server did not hold again, with EVAL.
+// then those whose script the server did not hold again, with EVAL. A panic
+// (in a go-redis hook, say) becomes every undelivered call's error instead
+// of ending the process from a goroutine no caller owns.
 func (g *Group) send(batch []*call) {
 	live := batch[:0] // filtered in place
 	for _, c := range batch {
@@ -195,6 +246,15 @@ func (g *Group) send(batch []*call) {
 			live = append(live, c)
 		}
 	}
+	delivered := 0
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range live[delivered:] {
+				c.val, c.err = nil, fmt.Errorf("autopipe: panic in a shared pipeline: %v", r)
+				c.done <- struct{}{}
+			}
+		}
+	}()
 	switch len(live) {
 	case 0:
 		return
@@ -202,6 +262,7 @@ func (g *Group) send(batch []*call) {
 		c := live[0]
 		c.val, c.err = c.s.Run(c.ctx, g.client, c.keys, c.args...).Result()
 		c.done <- struct{}{}
+		delivered = 1
 		return
 	}
 	ctx, cancel := batchContext(live)
@@ -228,6 +289,7 @@ func (g *Group) send(batch []*call) {
 	for i, c := range live {
 		c.val, c.err = cmds[i].Result()
 		c.done <- struct{}{}
+		delivered = i + 1
 	}
 }
 

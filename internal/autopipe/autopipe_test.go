@@ -45,12 +45,13 @@ func newFixture(t *testing.T, lanes int) *fixture {
 // key is a key of the test's namespace, tagged with id.
 func (f *fixture) key(id string) string { return f.e.NS.Prefix + "{" + id + "}" }
 
-// queueThenFree holds every lane, starts n goroutines that each call
-// call(i), waits until all n calls are queued, then frees one lane (which
-// drains the queue) and waits for the goroutines.
-func (f *fixture) queueThenFree(t *testing.T, n int, call func(i int)) {
+// queueThenFree holds every lane of the nodes serving keys, starts n
+// goroutines that each call call(i), waits until all n calls are queued,
+// then frees one lane of each node (which drains its queue) and waits for
+// the goroutines. It returns those nodes.
+func (f *fixture) queueThenFree(t *testing.T, keys []string, n int, call func(i int)) []*node {
 	t.Helper()
-	hold(f.g)
+	nodes := hold(f.g, keys...)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -60,8 +61,11 @@ func (f *fixture) queueThenFree(t *testing.T, n int, call func(i int)) {
 		}(i)
 	}
 	waitFor(t, "every call queued", func() bool { return queueLen(f.g) == n })
-	free(f.g)
+	for _, nd := range nodes {
+		nd.release()
+	}
 	wg.Wait()
+	return nodes
 }
 
 // newScript returns echoIncr made unique to the test, so that the server
@@ -70,27 +74,61 @@ func newScript(e *harness.Env) *script.Script {
 	return script.New(echoIncr, "-- "+e.NS.Prefix)
 }
 
-// hold marks every lane of g as in flight, as if round trips were pending,
-// so that calls queue; free hands one lane back, as a returning direct call
-// does, which drains the queue.
-func hold(g *Group) {
-	g.mu.Lock()
-	g.busy = g.lanes
-	g.mu.Unlock()
+// nodesOf returns the nodes of g serving keys (one unless on a cluster),
+// creating them.
+func nodesOf(g *Group, keys ...string) []*node {
+	var out []*node
+	seen := map[*node]bool{}
+	for _, k := range keys {
+		if n := g.nodeFor(context.Background(), []string{k}); !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
-func free(g *Group) { g.release() }
+// all returns every node g has.
+func all(g *Group) []*node {
+	out := []*node{&g.one}
+	g.nodes.Range(func(_, v any) bool { out = append(out, v.(*node)); return true })
+	return out
+}
 
+// hold marks every lane of the nodes serving keys as in flight, as if
+// round trips were pending, so that calls to them queue; a node's release
+// then hands one lane back, as a returning direct call does, which drains
+// its queue.
+func hold(g *Group, keys ...string) []*node {
+	nodes := nodesOf(g, keys...)
+	for _, n := range nodes {
+		n.mu.Lock()
+		n.busy = g.lanes
+		n.mu.Unlock()
+	}
+	return nodes
+}
+
+// queueLen counts the calls queued on every node.
 func queueLen(g *Group) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.queue)
+	q := 0
+	for _, n := range all(g) {
+		n.mu.Lock()
+		q += len(n.queue)
+		n.mu.Unlock()
+	}
+	return q
 }
 
+// busy counts the lanes in flight on every node.
 func busy(g *Group) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.busy
+	b := 0
+	for _, n := range all(g) {
+		n.mu.Lock()
+		b += n.busy
+		n.mu.Unlock()
+	}
+	return b
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -148,8 +186,12 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	ctx := f.e.Ctx()
 	const n = 40
 	got := make([]reply, n)
-	key := func(i int) string { return f.key("k" + strconv.Itoa(i%7)) } // over many slots
-	f.queueThenFree(t, n, func(i int) {
+	var keys []string
+	for i := 0; i < 7; i++ {
+		keys = append(keys, f.key("k"+strconv.Itoa(i))) // over many slots
+	}
+	key := func(i int) string { return keys[i%len(keys)] }
+	nodes := f.queueThenFree(t, keys, n, func(i int) {
 		got[i] = parse(t)(f.g.Run(ctx, f.s, []string{key(i)}, strconv.Itoa(i)))
 	})
 	counts := map[string][]int64{}
@@ -161,17 +203,21 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	for k, ns := range counts {
 		assert.ElementsMatch(t, seq(len(ns)), ns, "every INCR of %s ran exactly once", k)
 	}
-	assert.EqualValues(t, 2, f.trips.Pipelines(), "one EVALSHA pipeline, one EVAL pipeline after NOSCRIPT")
+	if f.e.Backend == harness.Cluster {
+		assert.Len(t, nodes, 3, "seven tags over three masters")
+	}
+	assert.EqualValues(t, 2*len(nodes), f.trips.Pipelines(), "per node, one EVALSHA pipeline, one EVAL pipeline after NOSCRIPT")
 	assert.Zero(t, f.trips.Single())
-	waitFor(t, "the drainer's lane freed", func() bool { return busy(f.g) == f.g.lanes-1 })
+	held := len(nodes) * (f.g.lanes - 1)
+	waitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 
-	// Now the server holds the script: one pipeline.
-	f.queueThenFree(t, n, func(i int) {
+	// Now the server holds the script: one pipeline per node.
+	f.queueThenFree(t, keys, n, func(i int) {
 		_, err := f.g.Run(ctx, f.s, []string{key(i)}, "again")
 		assert.NoError(t, err)
 	})
-	assert.EqualValues(t, 3, f.trips.Pipelines())
-	waitFor(t, "the drainer's lane freed", func() bool { return busy(f.g) == f.g.lanes-1 })
+	assert.EqualValues(t, 3*len(nodes), f.trips.Pipelines())
+	waitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 }
 
 func seq(n int) []int64 {
@@ -191,7 +237,7 @@ func TestBatchesAreBounded(t *testing.T) {
 	f.trips.Reset()
 	n := 2*MaxBatch + 10
 	var seen sync.Map
-	f.queueThenFree(t, n, func(int) {
+	f.queueThenFree(t, []string{k}, n, func(int) {
 		r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "b"))
 		_, dup := seen.LoadOrStore(r.n, true)
 		assert.False(t, dup, "count %d returned twice", r.n)
@@ -209,7 +255,7 @@ func TestAbandonedCallIsNotSent(t *testing.T) {
 	f := newFixture(t, 1)
 	g := f.g
 	gone, stays := f.key("gone"), f.key("stays")
-	hold(g)
+	nodes := hold(g, gone, stays)
 	ctx, cancel := context.WithCancel(f.e.Ctx())
 	errc := make(chan error, 1)
 	go func() {
@@ -222,7 +268,9 @@ func TestAbandonedCallIsNotSent(t *testing.T) {
 	waitFor(t, "both queued", func() bool { return queueLen(g) == 2 })
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
-	free(g)
+	for _, n := range nodes {
+		n.release()
+	}
 	assert.Equal(t, reply{stays, "y", 1}, <-done)
 	n, err := f.c.Exists(f.e.Ctx(), gone).Result()
 	require.NoError(t, err)
@@ -324,13 +372,145 @@ func TestCutConnection(t *testing.T) {
 	const n = 20
 	var failed atomic.Int64
 	p.CutAfter(300) // a few commands into the pipeline
-	f.queueThenFree(t, n, func(int) {
+	f.queueThenFree(t, []string{k}, n, func(int) {
 		if _, err := f.g.Run(ctx, f.s, []string{k}, "c"); err != nil {
 			failed.Add(1)
 		}
 	})
 	assert.EqualValues(t, n, failed.Load(), "the cut pipeline fails as a whole")
 	assert.EqualValues(t, 1, p.Cuts())
+	waitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
+	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
+	assert.Equal(t, "after", r.arg)
+}
+
+// On a cluster a stalled master holds up only the calls bound for it:
+// calls to the other masters, made at the same time, go through.
+func TestStalledMasterHoldsUpOnlyItsCalls(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend != harness.Cluster {
+		t.Skip("needs a cluster")
+	}
+	ctx := e.Ctx()
+	cc := e.Client.(*redis.ClusterClient)
+	master := func(k string) string {
+		m, err := cc.MasterForKey(ctx, k)
+		require.NoError(t, err)
+		return m.Options().Addr
+	}
+	stalled := e.NS.Prefix + "{s}"
+	victim := master(stalled)
+	var healthy string
+	for i := 0; healthy == ""; i++ {
+		if k := e.NS.Prefix + "{h" + strconv.Itoa(i) + "}"; master(k) != victim {
+			healthy = k
+		}
+	}
+	p := harness.NewProxy(t, victim)
+	c := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: []string{master(healthy)}, MaxRetries: -1, ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == victim {
+				addr = p.Addr()
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	g := New(c, 1)
+	s := newScript(e)
+	require.NoError(t, s.Load(ctx, c))
+	p.Stall()
+	var wg sync.WaitGroup
+	var ok, timedOut atomic.Int64
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			k := healthy
+			if i%2 == 0 {
+				k = stalled
+			}
+			cctx, cancel := context.WithTimeout(ctx, 700*time.Millisecond)
+			defer cancel()
+			r := parse(t)
+			if k == stalled {
+				if _, err := g.Run(cctx, s, []string{k}, "x"); err != nil {
+					timedOut.Add(1)
+				}
+				return
+			}
+			if got := r(g.Run(cctx, s, []string{k}, "x")); got.key == k {
+				ok.Add(1)
+			}
+		}(i)
+	}
+	wg.Wait()
+	assert.EqualValues(t, 10, ok.Load(), "every call to the healthy master went through")
+	assert.EqualValues(t, 10, timedOut.Load(), "every call to the stalled master timed out")
+	p.Resume()
+	waitFor(t, "the group idle", func() bool { return busy(g) == 0 })
+}
+
+// panicky is a hook that panics on any command carrying the argument
+// "boom", as a faulty user hook might.
+type panicky struct{}
+
+func boom(cmd redis.Cmder) bool {
+	for _, a := range cmd.Args() {
+		if a == "boom" {
+			return true
+		}
+	}
+	return false
+}
+
+func (panicky) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (panicky) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if boom(cmd) {
+			panic("boom")
+		}
+		return next(ctx, cmd)
+	}
+}
+func (panicky) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if boom(cmd) {
+				panic("boom")
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A panic in a lone call reaches its caller and frees the lane; a panic in
+// a shared pipeline becomes every waiting caller's error, never a crash.
+func TestPanicsFreeTheLane(t *testing.T) {
+	f := newFixture(t, 1)
+	f.c.AddHook(panicky{})
+	ctx := f.e.Ctx()
+	k := f.key("p")
+	func() {
+		defer func() { assert.Equal(t, "boom", recover()) }()
+		_, _ = f.g.Run(ctx, f.s, []string{k}, "boom")
+	}()
+	assert.Zero(t, busy(f.g), "the lane is free after the panic")
+
+	var failed atomic.Int64
+	f.queueThenFree(t, []string{k}, 4, func(i int) {
+		arg := "fine"
+		if i == 0 {
+			arg = "boom"
+		}
+		if _, err := f.g.Run(ctx, f.s, []string{k}, arg); err != nil {
+			assert.Contains(t, err.Error(), "panic")
+			failed.Add(1)
+		}
+	})
+	assert.EqualValues(t, 4, failed.Load(), "the whole batch failed with the panic")
 	waitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
 	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
 	assert.Equal(t, "after", r.arg)
