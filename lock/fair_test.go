@@ -20,17 +20,6 @@ func queueLen(t *testing.T, e *harness.Env, typ, id string) int64 {
 	return n
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func TestFairArrivalOrder(t *testing.T) {
 	e := harness.New(t)
 	c := newClient(t, e)
@@ -59,7 +48,7 @@ func TestFairArrivalOrder(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitFor(t, "waiter to queue", func() bool { return queueLen(t, e, "doc", "fair") == int64(i+1) })
+		harness.WaitFor(t, "waiter to queue", func() bool { return queueLen(t, e, "doc", "fair") == int64(i+1) })
 	}
 	// A fair TryAcquire does not jump the queue, and does not join it.
 	require.NoError(t, holder.Release(ctx))
@@ -97,7 +86,7 @@ func TestFairVanishedWaiterStopsBlocking(t *testing.T) {
 		}
 		got <- l
 	}()
-	waitFor(t, "second waiter", func() bool { return queueLen(t, e, "doc", "ghost") == 2 })
+	harness.WaitFor(t, "second waiter", func() bool { return queueLen(t, e, "doc", "ghost") == 2 })
 	require.NoError(t, holder.Release(ctx))
 	select {
 	case <-got:
@@ -127,7 +116,7 @@ func TestFairWaiterThatGivesUpLeaves(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	// At once, or in the background when the deadline caught an attempt on
 	// the wire (its outcome unknown, Acquire cleans up asynchronously).
-	waitFor(t, "the waiter left", func() bool { return queueLen(t, e, "doc", "quit") == 0 })
+	harness.WaitFor(t, "the waiter left", func() bool { return queueLen(t, e, "doc", "quit") == 0 })
 	// With the queue empty, the lock is free for anyone once released.
 	require.NoError(t, holder.Release(ctx))
 	l, err := c.TryAcquire(ctx, "doc", "quit", time.Second, Fair(0))

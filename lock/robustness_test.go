@@ -223,7 +223,7 @@ func TestLostReplyGivesLeaseBack(t *testing.T) {
 	ctx := e.Ctx()
 	free := func(what string, held func() bool) {
 		t.Helper()
-		waitFor(t, what, func() bool { return !held() })
+		harness.WaitFor(t, what, func() bool { return !held() })
 	}
 
 	for _, fair := range []bool{false, true} {

@@ -60,7 +60,7 @@ func (f *fixture) queueThenFree(t *testing.T, keys []string, n int, call func(i 
 			call(i)
 		}(i)
 	}
-	waitFor(t, "every call queued", func() bool { return queueLen(f.g) == n })
+	harness.WaitFor(t, "every call queued", func() bool { return queueLen(f.g) == n })
 	for _, nd := range nodes {
 		nd.release()
 	}
@@ -109,38 +109,22 @@ func hold(g *Group, keys ...string) []*node {
 	return nodes
 }
 
-// queueLen counts the calls queued on every node.
-func queueLen(g *Group) int {
-	q := 0
+// sum adds f over every node of g, each read under its lock.
+func sum(g *Group, f func(n *node) int) int {
+	total := 0
 	for _, n := range all(g) {
 		n.mu.Lock()
-		q += len(n.queue)
+		total += f(n)
 		n.mu.Unlock()
 	}
-	return q
+	return total
 }
+
+// queueLen counts the calls queued on every node.
+func queueLen(g *Group) int { return sum(g, func(n *node) int { return len(n.queue) }) }
 
 // busy counts the lanes in flight on every node.
-func busy(g *Group) int {
-	b := 0
-	for _, n := range all(g) {
-		n.mu.Lock()
-		b += n.busy
-		n.mu.Unlock()
-	}
-	return b
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func busy(g *Group) int { return sum(g, func(n *node) int { return n.busy }) }
 
 type reply struct {
 	key, arg string
@@ -209,7 +193,7 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	assert.EqualValues(t, 2*len(nodes), f.trips.Pipelines(), "per node, one EVALSHA pipeline, one EVAL pipeline after NOSCRIPT")
 	assert.Zero(t, f.trips.Single())
 	held := len(nodes) * (f.g.lanes - 1)
-	waitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
+	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 
 	// Now the server holds the script: one pipeline per node.
 	f.queueThenFree(t, keys, n, func(i int) {
@@ -217,7 +201,7 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 		assert.NoError(t, err)
 	})
 	assert.EqualValues(t, 3*len(nodes), f.trips.Pipelines())
-	waitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
+	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 }
 
 func seq(n int) []int64 {
@@ -246,7 +230,7 @@ func TestBatchesAreBounded(t *testing.T) {
 	v, err := f.c.Get(ctx, k).Int()
 	require.NoError(t, err)
 	assert.Equal(t, n, v)
-	waitFor(t, "the lane freed", func() bool { return busy(f.g) == 0 })
+	harness.WaitFor(t, "the lane freed", func() bool { return busy(f.g) == 0 })
 }
 
 // A caller whose context ends while its call waits gets the context's error
@@ -262,10 +246,10 @@ func TestAbandonedCallIsNotSent(t *testing.T) {
 		_, err := g.Run(ctx, f.s, []string{gone}, "x")
 		errc <- err
 	}()
-	waitFor(t, "the call queued", func() bool { return queueLen(g) == 1 })
+	harness.WaitFor(t, "the call queued", func() bool { return queueLen(g) == 1 })
 	done := make(chan reply, 1)
 	go func() { done <- parse(t)(g.Run(f.e.Ctx(), f.s, []string{stays}, "y")) }()
-	waitFor(t, "both queued", func() bool { return queueLen(g) == 2 })
+	harness.WaitFor(t, "both queued", func() bool { return queueLen(g) == 2 })
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	for _, n := range nodes {
@@ -275,7 +259,7 @@ func TestAbandonedCallIsNotSent(t *testing.T) {
 	n, err := f.c.Exists(f.e.Ctx(), gone).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the abandoned call never ran")
-	waitFor(t, "the lane freed", func() bool { return busy(g) == 0 })
+	harness.WaitFor(t, "the lane freed", func() bool { return busy(g) == 0 })
 }
 
 // Many goroutines through few lanes: every call runs exactly once and gets
@@ -322,7 +306,7 @@ func TestManyGoroutines(t *testing.T) {
 	if e.Real() {
 		assert.Less(t, trips, int64(total), "calls shared round trips")
 	}
-	waitFor(t, "the group idle", func() bool { return busy(g) == 0 && queueLen(g) == 0 })
+	harness.WaitFor(t, "the group idle", func() bool { return busy(g) == 0 && queueLen(g) == 0 })
 }
 
 // A stalled connection: every caller returns at its own deadline with an
@@ -354,7 +338,7 @@ func TestStalledConnection(t *testing.T) {
 		assert.True(t, errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()), "%v", err)
 	}
 	p.Resume()
-	waitFor(t, "the group idle", func() bool { return busy(g) == 0 })
+	harness.WaitFor(t, "the group idle", func() bool { return busy(g) == 0 })
 	r := parse(t)(g.Run(e.Ctx(), s, []string{k}, "after"))
 	assert.Equal(t, "after", r.arg)
 }
@@ -379,7 +363,7 @@ func TestCutConnection(t *testing.T) {
 	})
 	assert.EqualValues(t, n, failed.Load(), "the cut pipeline fails as a whole")
 	assert.EqualValues(t, 1, p.Cuts())
-	waitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
+	harness.WaitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
 	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
 	assert.Equal(t, "after", r.arg)
 }
@@ -456,7 +440,7 @@ func TestStalledMasterHoldsUpOnlyItsCalls(t *testing.T) {
 	assert.EqualValues(t, 10, ok.Load(), "every call to the healthy master went through")
 	assert.EqualValues(t, 10, timedOut.Load(), "every call to the stalled master timed out")
 	p.Resume()
-	waitFor(t, "the group idle", func() bool { return busy(g) == 0 })
+	harness.WaitFor(t, "the group idle", func() bool { return busy(g) == 0 })
 }
 
 // panicky is a hook that panics on any command carrying the argument
@@ -517,7 +501,7 @@ func TestPanicsFreeTheLane(t *testing.T) {
 		}
 	})
 	assert.EqualValues(t, 4, failed.Load(), "the whole batch failed with the panic")
-	waitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
+	harness.WaitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
 	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
 	assert.Equal(t, "after", r.arg)
 }

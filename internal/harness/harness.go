@@ -140,6 +140,19 @@ func (e *Env) FreshClient() redis.UniversalClient {
 	return c
 }
 
+// WaitFor polls cond every millisecond until it holds, and fails the test
+// (naming what it waited for) after 10 s.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Real reports whether the test runs on a real server or cluster.
 func (e *Env) Real() bool { return e.Backend != Mini }
 
