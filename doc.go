@@ -28,3 +28,5 @@
 // bad input is refused before anything is written; corrupt data yields an
 // error naming the key. See README.md for the set-up commands.
 package redschema
+
+//go:generate go run ./internal/cmd/gendoc

@@ -13,5 +13,6 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sync v0.18.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )

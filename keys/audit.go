@@ -21,6 +21,12 @@ type AuditOptions struct {
 	ScanCount int64
 	// KeepUnmatched is how many unmatched keys the report lists (default 20).
 	KeepUnmatched int
+	// Layout, with DB, checks that every key is in its area's database:
+	// a key whose pattern's area the layout puts in another database
+	// than DB counts as WrongDB. Nil checks nothing.
+	Layout Layout
+	// DB is the database the audited client is connected to (with Layout).
+	DB int
 }
 
 // PatternStats is what Audit found for one pattern.
@@ -29,8 +35,15 @@ type PatternStats struct {
 	Keys      int64 // keys that matched the template
 	NoTTL     int64 // of those, keys without a TTL although the pattern has one
 	WrongType int64 // of those, keys whose TYPE differs from the pattern's
+	WrongDB   int64 // of those, keys outside their area's database (AuditOptions.Layout)
 	Sampled   int64 // keys probed with MEMORY USAGE
 	Bytes     int64 // total MEMORY USAGE of the sampled keys
+	wantDB    int
+}
+
+// Active reports whether the pattern has keys or problems.
+func (s PatternStats) Active() bool {
+	return s.Keys > 0 || s.NoTTL > 0 || s.WrongType > 0 || s.WrongDB > 0
 }
 
 // AvgBytes is the mean memory of the sampled keys, or 0.
@@ -61,6 +74,9 @@ func (r *AuditReport) Problems() []string {
 		if s.WrongType > 0 {
 			out = append(out, fmt.Sprintf("%d %q keys are not of type %s", s.WrongType, s.Template.String(), s.Template.p.Type))
 		}
+		if s.WrongDB > 0 {
+			out = append(out, fmt.Sprintf("%d %q keys are outside DB %d", s.WrongDB, s.Template.String(), s.wantDB))
+		}
 	}
 	if r.Unmatched > 0 {
 		out = append(out, fmt.Sprintf("%d keys match no pattern (e.g. %q)", r.Unmatched, r.UnmatchedKeys))
@@ -68,15 +84,23 @@ func (r *AuditReport) Problems() []string {
 	return out
 }
 
-// Markdown renders the report as a table: pattern, keys, without TTL, wrong
-// type, average bytes per key.
-func (r *AuditReport) Markdown() string {
+// Markdown renders the report as a table (pattern, keys, without TTL,
+// wrong type, wrong DB, average bytes per key) of the patterns that have
+// keys or problems.
+func (r *AuditReport) Markdown() string { return r.markdown(false) }
+
+// MarkdownAll is Markdown with a row for every pattern, empty or not.
+func (r *AuditReport) MarkdownAll() string { return r.markdown(true) }
+
+func (r *AuditReport) markdown(all bool) string {
 	var b strings.Builder
-	b.WriteString("| Key pattern | Keys | No TTL | Wrong type | Avg bytes |\n|---|---|---|---|---|\n")
+	b.WriteString("| Key pattern | Keys | No TTL | Wrong type | Wrong DB | Avg bytes |\n|---|---|---|---|---|---|\n")
 	for _, s := range r.Patterns {
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d |\n", s.Template.String(), s.Keys, s.NoTTL, s.WrongType, s.AvgBytes())
+		if all || s.Active() {
+			fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d |\n", s.Template.String(), s.Keys, s.NoTTL, s.WrongType, s.WrongDB, s.AvgBytes())
+		}
 	}
-	fmt.Fprintf(&b, "| (unmatched) | %d | | | |\n", r.Unmatched)
+	fmt.Fprintf(&b, "| (unmatched) | %d | | | | |\n", r.Unmatched)
 	return b.String()
 }
 
@@ -97,9 +121,12 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 	}
 	a := &auditor{reg: r, opt: opt, rep: &AuditReport{}, idx: map[*Template]int{}}
 	r.mu.RLock()
-	for i, t := range r.ordered {
-		a.idx[t] = i
-		a.rep.Patterns = append(a.rep.Patterns, PatternStats{Template: t})
+	for _, t := range r.ordered {
+		if t.IsChannel() {
+			continue
+		}
+		a.idx[t] = len(a.rep.Patterns)
+		a.rep.Patterns = append(a.rep.Patterns, PatternStats{Template: t, wantDB: opt.Layout.DB(t.p.Area)})
 	}
 	r.mu.RUnlock()
 	if err := ForEachNode(ctx, c, a.scanNode); err != nil {
@@ -203,6 +230,9 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 		if p.typ.Err() == nil && p.typ.Val() != string(p.t.p.Type) {
 			st.WrongType++
 		}
+		if a.opt.Layout != nil && st.wantDB != a.opt.DB {
+			st.WrongDB++
+		}
 		hasTTL := p.t.p.TTL > 0 || p.t.p.TTLNote != ""
 		if hasTTL && p.pttl.Err() == nil && p.pttl.Val() == -1 {
 			st.NoTTL++
@@ -238,4 +268,31 @@ func probeErr(probes []probe) error {
 		}
 	}
 	return nil
+}
+
+// DBReport is the audit of one database of a Layout.
+type DBReport struct {
+	DB int
+	*AuditReport
+}
+
+// AuditLayout audits every database of cs (one client per database of a
+// Layout, see Layout.Clients) in one run, and checks that each key sits in
+// its area's database. On a cluster there is one database, 0, and no such
+// check. opt.Layout and opt.DB are set per database.
+func (r *Registry) AuditLayout(ctx context.Context, cs *Clients, opt AuditOptions) ([]DBReport, error) {
+	var out []DBReport
+	for _, db := range cs.DBs() {
+		o := opt
+		o.Layout, o.DB = nil, db
+		if !cs.cluster {
+			o.Layout = cs.layout
+		}
+		rep, err := r.Audit(ctx, cs.byDB[db], o)
+		if err != nil {
+			return nil, fmt.Errorf("keys: audit DB %d: %w", db, err)
+		}
+		out = append(out, DBReport{DB: db, AuditReport: rep})
+	}
+	return out, nil
 }

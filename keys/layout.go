@@ -52,12 +52,20 @@ type Clients struct {
 // (several addresses, or IsClusterMode) there are no databases: every area
 // gets the one cluster client, DB 0, and key prefixes keep areas apart.
 func (l Layout) Clients(opts *redis.UniversalOptions) *Clients {
-	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l}
-	if len(opts.Addrs) > 1 || opts.IsClusterMode {
+	return l.Open(len(opts.Addrs) > 1 || opts.IsClusterMode, func(db int) redis.UniversalClient {
 		o := *opts
-		o.DB = 0
-		c.byDB[0] = redis.NewUniversalClient(&o)
-		c.cluster = true
+		o.DB = db
+		return redis.NewUniversalClient(&o)
+	})
+}
+
+// Open builds the layout's clients with open, called once per distinct
+// database (0 included); on a cluster (cluster true) once, for DB 0, and
+// that client serves every area.
+func (l Layout) Open(cluster bool, open func(db int) redis.UniversalClient) *Clients {
+	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l, cluster: cluster}
+	if cluster {
+		c.byDB[0] = open(0)
 		return c
 	}
 	dbs := map[int]bool{0: true}
@@ -65,12 +73,13 @@ func (l Layout) Clients(opts *redis.UniversalOptions) *Clients {
 		dbs[db] = true
 	}
 	for db := range dbs {
-		o := *opts
-		o.DB = db
-		c.byDB[db] = redis.NewUniversalClient(&o)
+		c.byDB[db] = open(db)
 	}
 	return c
 }
+
+// Cluster reports whether the clients serve a cluster (every area in DB 0).
+func (c *Clients) Cluster() bool { return c.cluster }
 
 // For returns the client for area a.
 func (c *Clients) For(a Area) redis.UniversalClient {
@@ -79,6 +88,9 @@ func (c *Clients) For(a Area) redis.UniversalClient {
 	}
 	return c.byDB[c.layout.DB(a)]
 }
+
+// ForDB returns the client of database db, or nil.
+func (c *Clients) ForDB(db int) redis.UniversalClient { return c.byDB[db] }
 
 // DBs returns the database numbers that have a client, ascending.
 func (c *Clients) DBs() []int {

@@ -17,6 +17,10 @@ const (
 	Set    Type = "set"
 	ZSet   Type = "zset"
 	Stream Type = "stream"
+	// Channel is a pub/sub channel, not a key: it has no TTL, SCAN never
+	// sees it, and it lives in the pub/sub namespace of the server (not
+	// in a database), so it neither matches nor collides with keys.
+	Channel Type = "channel"
 )
 
 // Pattern declares one kind of key: its template, type, lifetime, owner and
@@ -81,14 +85,18 @@ func Compile(p Pattern) (*Template, error) {
 	}
 	switch p.Type {
 	case String, Hash, List, Set, ZSet, Stream:
+		if p.TTL < 0 {
+			return bad("negative TTL")
+		}
+		if p.TTL == 0 && p.TTLNote == "" && p.Persistent == "" {
+			return bad("no TTL and no reason to persist")
+		}
+	case Channel:
+		if p.TTL != 0 || p.TTLNote != "" || p.Persistent != "" {
+			return bad("a channel has no TTL")
+		}
 	default:
 		return bad("unknown type %q", p.Type)
-	}
-	if p.TTL < 0 {
-		return bad("negative TTL")
-	}
-	if p.TTL == 0 && p.TTLNote == "" && p.Persistent == "" {
-		return bad("no TTL and no reason to persist")
 	}
 	if p.Owner == "" {
 		return bad("no owner")
@@ -144,6 +152,9 @@ func (t *Template) Pattern() Pattern { return t.p }
 
 // String returns the template text.
 func (t *Template) String() string { return t.p.Template }
+
+// IsChannel reports whether the pattern is a pub/sub channel.
+func (t *Template) IsChannel() bool { return t.p.Type == Channel }
 
 // TTL returns the pattern's default TTL (zero for persistent keys).
 func (t *Template) TTL() time.Duration { return t.p.TTL }

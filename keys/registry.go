@@ -110,7 +110,26 @@ func (r *Registry) Match(ns Namespace, key string) (*Template, []string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, t := range r.ordered {
+		if t.IsChannel() {
+			continue
+		}
 		if args, err := t.Parse(ns, key); err == nil {
+			return t, args, true
+		}
+	}
+	return nil, nil, false
+}
+
+// MatchChannel is Match for pub/sub channel names: it finds the channel
+// pattern that ch was built from under ns.
+func (r *Registry) MatchChannel(ns Namespace, ch string) (*Template, []string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.ordered {
+		if !t.IsChannel() {
+			continue
+		}
+		if args, err := t.Parse(ns, ch); err == nil {
 			return t, args, true
 		}
 	}
@@ -183,6 +202,8 @@ func (t *Template) Display(ns Namespace) string {
 func (t *Template) TTLText() string {
 	p := t.p
 	switch {
+	case p.Type == Channel:
+		return "(channel)"
 	case p.TTL > 0 && p.TTLNote != "":
 		return fmtDuration(p.TTL) + " (" + mdCell(p.TTLNote) + ")"
 	case p.TTL > 0:
@@ -234,7 +255,7 @@ func (r *Registry) Overlaps(ns Namespace) []Overlap {
 }
 
 func canCollide(a, b *Template, ns Namespace) bool {
-	if len(a.segs) != len(b.segs) {
+	if len(a.segs) != len(b.segs) || a.IsChannel() != b.IsChannel() {
 		return false
 	}
 	for k := range a.segs {

@@ -267,25 +267,11 @@ func (g *Group) send(batch []*call) {
 	}
 	ctx, cancel := batchContext(live)
 	defer cancel()
-	cmds := make([]*redis.Cmd, len(live))
-	pipe := g.client.Pipeline()
+	calls := make([]script.Call, len(live))
 	for i, c := range live {
-		cmds[i] = c.s.EvalSha(ctx, pipe, c.keys, c.args...)
+		calls[i] = script.Call{S: c.s, Keys: c.keys, Args: c.args}
 	}
-	_, _ = pipe.Exec(ctx) // every command carries its own error
-	var again redis.Pipeliner
-	for i, cmd := range cmds {
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			if again == nil {
-				again = g.client.Pipeline()
-			}
-			c := live[i]
-			cmds[i] = c.s.Eval(ctx, again, c.keys, c.args...)
-		}
-	}
-	if again != nil {
-		_, _ = again.Exec(ctx)
-	}
+	cmds := script.Pipeline(ctx, g.client, calls)
 	for i, c := range live {
 		c.val, c.err = cmds[i].Result()
 		c.done <- struct{}{}

@@ -190,8 +190,15 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	if f.e.Backend == harness.Cluster {
 		assert.Len(t, nodes, 3, "seven tags over three masters")
 	}
-	assert.EqualValues(t, 2*len(nodes), f.trips.Pipelines(), "per node, one EVALSHA pipeline, one EVAL pipeline after NOSCRIPT")
-	assert.Zero(t, f.trips.Single())
+	// Per node, one EVALSHA pipeline, and one more after NOSCRIPT and a
+	// SCRIPT LOAD, which loads every master: on a cluster, a node whose
+	// batch went out after another node's load needs no second pipeline.
+	first := f.trips.Pipelines()
+	assert.LessOrEqual(t, first, int64(2*len(nodes)))
+	assert.Greater(t, first, int64(len(nodes)))
+	if f.e.Backend != harness.Cluster { // a cluster loads through its node clients, which the hook does not see
+		assert.EqualValues(t, 1, f.trips.Single(), "the script was loaded once")
+	}
 	held := len(nodes) * (f.g.lanes - 1)
 	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 
@@ -200,7 +207,7 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 		_, err := f.g.Run(ctx, f.s, []string{key(i)}, "again")
 		assert.NoError(t, err)
 	})
-	assert.EqualValues(t, 3*len(nodes), f.trips.Pipelines())
+	assert.EqualValues(t, first+int64(len(nodes)), f.trips.Pipelines())
 	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 }
 
@@ -353,16 +360,31 @@ func TestCutConnection(t *testing.T) {
 	ctx := e.Ctx()
 	k := f.key("cut")
 	require.NoError(t, f.s.Load(ctx, pc))
+	// Warm the client first: a cluster client's first commands (its slot
+	// map) would spend the byte budget elsewhere.
+	_ = parse(t)(f.g.Run(ctx, f.s, []string{k}, "warm"))
 	const n = 20
-	var failed atomic.Int64
+	var failed, answered atomic.Int64
 	p.CutAfter(300) // a few commands into the pipeline
 	f.queueThenFree(t, []string{k}, n, func(int) {
-		if _, err := f.g.Run(ctx, f.s, []string{k}, "c"); err != nil {
+		v, err := f.g.Run(ctx, f.s, []string{k}, "c")
+		if err != nil {
 			failed.Add(1)
+			return
+		}
+		if r := parseReply(t, v, nil); r.arg == "c" {
+			answered.Add(1)
 		}
 	})
-	assert.EqualValues(t, n, failed.Load(), "the cut pipeline fails as a whole")
-	assert.EqualValues(t, 1, p.Cuts())
+	assert.EqualValues(t, n, failed.Load()+answered.Load(), "every call answered or failed")
+	if e.Backend != harness.Cluster {
+		// A standalone client fails a broken pipeline as a whole; a cluster
+		// client keeps the replies it read before the cut.
+		assert.EqualValues(t, n, failed.Load(), "the cut pipeline fails as a whole")
+	} else {
+		assert.Positive(t, failed.Load())
+	}
+	assert.GreaterOrEqual(t, p.Cuts(), int64(1), "every open connection is cut (one per node on a cluster)")
 	harness.WaitFor(t, "the group idle", func() bool { return busy(f.g) == 0 })
 	r := parse(t)(f.g.Run(ctx, f.s, []string{k}, "after"))
 	assert.Equal(t, "after", r.arg)

@@ -75,9 +75,9 @@ func sharedClient() (redis.UniversalClient, error) {
 		var c redis.UniversalClient
 		switch Selected() {
 		case Cluster:
-			c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), PoolSize: 64})
+			c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), PoolSize: 64, ContextTimeoutEnabled: true})
 		case Server:
-			c = redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), PoolSize: 64})
+			c = redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), PoolSize: 64, ContextTimeoutEnabled: true})
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -105,7 +105,7 @@ func New(t testing.TB) *Env {
 		e.now = time.Now().Truncate(time.Millisecond)
 		e.Mini.SetTime(e.now)
 		e.Addr = e.Mini.Addr()
-		c := redis.NewClient(&redis.Options{Addr: e.Addr})
+		c := redis.NewClient(&redis.Options{Addr: e.Addr, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		e.Client = c
 		return e
@@ -132,9 +132,9 @@ func (e *Env) FreshClient() redis.UniversalClient {
 	e.T.Helper()
 	var c redis.UniversalClient
 	if e.Backend == Cluster {
-		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), PoolSize: 64})
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("REDIS_CLUSTER_ADDRS"), ","), PoolSize: 64, ContextTimeoutEnabled: true})
 	} else {
-		c = redis.NewClient(&redis.Options{Addr: e.Addr, PoolSize: 64})
+		c = redis.NewClient(&redis.Options{Addr: e.Addr, PoolSize: 64, ContextTimeoutEnabled: true})
 	}
 	e.T.Cleanup(func() { _ = c.Close() })
 	return c

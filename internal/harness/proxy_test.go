@@ -3,11 +3,13 @@ package harness_test
 import (
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -96,4 +98,31 @@ func TestProxyCutsCountsConnections(t *testing.T) {
 	_ = live.SetReadDeadline(time.Now().Add(time.Second))
 	_, err = io.ReadAll(live)
 	assert.NoError(t, err, "the cut connection reads EOF")
+}
+
+// LoseReply lets a command run on the server and loses its reply: go-redis
+// retries it (so it runs twice), or with MaxRetries -1 reports the broken
+// connection. On the cluster every node is reached through the proxy.
+func TestProxyLoseReply(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	for _, retries := range []int{0, -1} {
+		c, p := e.ProxyClient(&redis.Options{MaxRetries: retries})
+		k := e.NS.Prefix + "{lose}:" + strconv.Itoa(retries)
+		require.NoError(t, c.Ping(ctx).Err())
+		p.LoseReply("marker-" + strconv.Itoa(retries))
+		_, err := c.RPush(ctx, k, "marker-"+strconv.Itoa(retries)).Result()
+		n, lerr := e.Client.LLen(ctx, k).Result()
+		require.NoError(t, lerr)
+		if retries < 0 {
+			require.Error(t, err, "no retry: the lost reply is an error")
+			assert.EqualValues(t, 1, n)
+		} else {
+			require.NoError(t, err, "retried on a new connection")
+			assert.EqualValues(t, 2, n, "the command ran twice")
+		}
+		assert.EqualValues(t, 1, p.Lost())
+		assert.Zero(t, p.Pending())
+		require.NoError(t, e.Client.Expire(ctx, k, time.Minute).Err())
+	}
 }

@@ -16,13 +16,20 @@ import (
 
 // Script is one Lua script. It is safe for concurrent use.
 type Script struct {
-	s *redis.Script
+	s   *redis.Script
+	src string
 }
 
 // New wraps Lua source. Several parts are joined with newlines, so that a
 // package can prepend a shared prelude of local helper functions to each of
 // its scripts.
-func New(parts ...string) *Script { return &Script{s: redis.NewScript(strings.Join(parts, "\n"))} }
+func New(parts ...string) *Script {
+	src := strings.Join(parts, "\n")
+	return &Script{s: redis.NewScript(src), src: src}
+}
+
+// Source returns the script's Lua source.
+func (s *Script) Source() string { return s.src }
 
 // Hash returns the script's SHA1, as EVALSHA takes it.
 func (s *Script) Hash() string { return s.s.Hash() }
@@ -55,4 +62,55 @@ func (s *Script) Load(ctx context.Context, c redis.UniversalClient) error {
 		return cc.ForEachShard(ctx, load)
 	}
 	return s.s.Load(ctx, c).Err()
+}
+
+// Call is one script call of a pipeline.
+type Call struct {
+	S    *Script
+	Keys []string
+	Args []any
+}
+
+// Pipeline runs calls as one pipeline of EVALSHA. Calls whose script a
+// node did not hold (NOSCRIPT: a restarted server, a new master) are sent
+// again in a second pipeline, by hash, after each such script was loaded
+// once on every master; only if a node still lacks it (a failover between
+// the two) does the body go out, with EVAL, in a third. So a batch of
+// thousands of calls of one script sends its body once, not once per call.
+// The commands are returned in the order of calls, each with its own reply
+// or error. On a cluster client go-redis splits the pipelines per node.
+func Pipeline(ctx context.Context, c redis.UniversalClient, calls []Call) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := c.Pipeline()
+	for i, x := range calls {
+		cmds[i] = x.S.EvalSha(ctx, pipe, x.Keys, x.Args...)
+	}
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	for _, eval := range []bool{false, true} {
+		var again redis.Pipeliner
+		loaded := map[*Script]bool{}
+		for i, cmd := range cmds {
+			if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+				continue
+			}
+			x := calls[i]
+			if again == nil {
+				again = c.Pipeline()
+			}
+			if eval {
+				cmds[i] = x.S.Eval(ctx, again, x.Keys, x.Args...)
+				continue
+			}
+			if !loaded[x.S] {
+				loaded[x.S] = true
+				_ = x.S.Load(ctx, c) // on failure the EVAL round below sends the body
+			}
+			cmds[i] = x.S.EvalSha(ctx, again, x.Keys, x.Args...)
+		}
+		if again == nil {
+			break
+		}
+		_, _ = again.Exec(ctx)
+	}
+	return cmds
 }

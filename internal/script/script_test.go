@@ -1,6 +1,10 @@
 package script_test
 
 import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,4 +68,56 @@ func TestNewJoinsParts(t *testing.T) {
 	n, err := s.Run(e.Ctx(), e.Client, []string{e.NS.Prefix + "unused"}, 21).Int64()
 	require.NoError(t, err)
 	assert.EqualValues(t, 42, n)
+}
+
+// A pipeline of many calls of a script the server does not hold sends the
+// body once (SCRIPT LOAD), not once per call.
+func TestPipelineLoadsOnceOnNoScript(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := e.FreshClient()
+	s := script.New(incrBy + "\n-- pipeline " + e.NS.Prefix)
+	var sent bodyCounter
+	sent.body = s
+	c.AddHook(&sent)
+	var calls []script.Call
+	for i := range 200 {
+		calls = append(calls, script.Call{S: s, Keys: []string{e.NS.Prefix + "{p" + strconv.Itoa(i%9) + "}"}, Args: []any{1, 60000}})
+	}
+	for i, cmd := range script.Pipeline(ctx, c, calls) {
+		n, err := cmd.Int64()
+		require.NoError(t, err)
+		assert.EqualValues(t, 1+i/9, n)
+	}
+	assert.Zero(t, sent.evals.Load(), "no EVAL with the body")
+	if e.Backend != harness.Cluster { // a cluster loads through its node clients, which the hook does not see
+		assert.EqualValues(t, 1, sent.loads.Load(), "loaded once")
+	}
+}
+
+// bodyCounter counts the commands that carry the script's body.
+type bodyCounter struct {
+	body         *script.Script
+	evals, loads atomic.Int64
+}
+
+func (h *bodyCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *bodyCounter) count(cmd redis.Cmder) {
+	switch strings.ToLower(cmd.Name()) {
+	case "eval":
+		h.evals.Add(1)
+	case "script":
+		h.loads.Add(1)
+	}
+}
+func (h *bodyCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
+}
+func (h *bodyCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -1,0 +1,82 @@
+package connect
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/keys"
+)
+
+func TestOpenEmbedded(t *testing.T) {
+	ctx := context.Background()
+	c, closeAll, err := Open(ctx, "")
+	require.NoError(t, err)
+	defer closeAll()
+	require.NoError(t, c.Set(ctx, "k", "v", time.Minute).Err())
+	assert.True(t, c.(*redis.Client).Options().ContextTimeoutEnabled)
+	assert.Equal(t, "embedded miniredis", Describe(""))
+	assert.Equal(t, "cluster a:1,b:2", Describe("a:1,b:2"))
+	assert.Equal(t, "h:7 db 3", Describe("redis://:secret@h:7/3"), "no password")
+	_, _, err = Open(ctx, "bad://x")
+	require.Error(t, err)
+}
+
+func TestHTTPAddr(t *testing.T) {
+	t.Setenv("ADDR", "")
+	assert.Equal(t, "127.0.0.1:8080", HTTPAddr())
+	t.Setenv("ADDR", ":9")
+	assert.Equal(t, ":9", HTTPAddr())
+}
+
+// The slot map comes from the first node that answers: a dead node first
+// in the list costs at most SlotsTimeout.
+func TestFirstSlotsSkipsDeadNodes(t *testing.T) {
+	addrs := os.Getenv("REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		t.Skip("needs a cluster (REDIS_CLUSTER_ADDRS)")
+	}
+	ctx := context.Background()
+	start := time.Now()
+	slots, err := firstSlots(ctx, append([]string{"127.0.0.1:1"}, strings.Split(addrs, ",")...))
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 4*SlotsTimeout)
+	covered := 0
+	for _, s := range slots {
+		covered += s.End - s.Start + 1
+		require.NotEmpty(t, s.Nodes)
+	}
+	assert.Equal(t, 16384, covered)
+	_, err = firstSlots(ctx, []string{"127.0.0.1:1"})
+	require.Error(t, err)
+
+	c := redis.NewClusterClient(ClusterOptions(strings.Split(addrs, ",")))
+	defer c.Close()
+	require.NoError(t, c.Set(ctx, "connect-test", "v", time.Minute).Err())
+}
+
+func TestOpenLayout(t *testing.T) {
+	ctx := context.Background()
+	cs, closeAll, err := OpenLayout(ctx, "", keys.SeedLayout())
+	require.NoError(t, err)
+	defer closeAll()
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, cs.DBs())
+	assert.False(t, cs.Cluster())
+	require.NoError(t, cs.For(keys.Locks).Set(ctx, "k", "locks", time.Minute).Err())
+	v, err := cs.For(keys.Sessions).Get(ctx, "k").Result()
+	assert.ErrorIs(t, err, redis.Nil, "another database: %q", v)
+	if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
+		cc, closeC, err := OpenLayout(ctx, addrs, keys.SeedLayout())
+		require.NoError(t, err)
+		defer closeC()
+		assert.True(t, cc.Cluster())
+		assert.Equal(t, []int{0}, cc.DBs())
+		assert.Same(t, cc.For(keys.Locks), cc.For(keys.Sessions))
+	}
+}

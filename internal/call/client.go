@@ -1,0 +1,38 @@
+package call
+
+import "github.com/redis/go-redis/v9"
+
+// CheckClient returns the package's invalid-input error for op when rdb is
+// nil, or when it is a go-redis client created without
+// ContextTimeoutEnabled: such a client ignores context deadlines on the
+// network (a call on a hung server waits for its read timeout, seconds,
+// whatever the caller's deadline), which breaks every method's contract.
+// Clients of other types are accepted as they are.
+func (p *Pkg) CheckClient(op string, rdb redis.UniversalClient) error {
+	var on bool
+	switch c := rdb.(type) {
+	case nil:
+		return p.Invalidf(op, "nil redis client")
+	case *redis.Client:
+		if c == nil {
+			return p.Invalidf(op, "nil redis client")
+		}
+		on = c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		if c == nil {
+			return p.Invalidf(op, "nil redis client")
+		}
+		on = c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		if c == nil {
+			return p.Invalidf(op, "nil redis client")
+		}
+		on = c.Options().ContextTimeoutEnabled
+	default:
+		return nil
+	}
+	if !on {
+		return p.Invalidf(op, "the redis client ignores context deadlines: create it with ContextTimeoutEnabled: true")
+	}
+	return nil
+}
