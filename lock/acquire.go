@@ -4,10 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -21,9 +20,17 @@ var (
 	//go:embed fair_leave.lua
 	fairLeaveSrc string
 
-	acquireScript     = script.New(fenceSrc, acquireSrc)
-	fairAcquireScript = script.New(fenceSrc, fairAcquireSrc)
-	fairLeaveScript   = script.New(fairLeaveSrc)
+	// fenceLib is the fencing-token rule, written once.
+	fenceLib = call.NewLibrary(fenceSrc)
+
+	// Every operation of this package is Shared: each recognises its own
+	// request when a broken connection makes go-redis resend the pipeline
+	// it rode in (see Guarantees in the package doc).
+	acquireOp = pkg.Declare("acquire", acquireSrc, []*keys.Template{lockKey, fenceKey},
+		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+	fairAcquireOp = pkg.Declare("acquire", fairAcquireSrc, []*keys.Template{lockKey, fenceKey, queueKey, waitersKey},
+		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+	fairLeaveOp = pkg.Declare("leave queue", fairLeaveSrc, []*keys.Template{queueKey, waitersKey}, call.Shared())
 )
 
 // defaultRetry is the strategy Acquire uses without WithRetry.
@@ -81,20 +88,26 @@ func Fair(keep time.Duration) AcquireOption {
 // unless Fair says otherwise.
 const DefaultFairKeep = 2 * time.Second
 
-func (c *Client) config(opts []AcquireOption) (acquireConfig, error) {
+func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) {
 	cfg := acquireConfig{retry: defaultRetry}
-	for _, o := range opts {
-		o(&cfg)
+	if len(opts) > 0 {
+		// A copy for the options: the one they point to moves to the heap,
+		// so calls without options allocate nothing here.
+		o := cfg
+		for _, f := range opts {
+			f(&o)
+		}
+		cfg = o
 	}
 	if cfg.retry == nil {
-		return cfg, fmt.Errorf("%w: nil retry strategy", ErrInvalid)
+		return cfg, pkg.Invalidf(op, "nil retry strategy")
 	}
 	if cfg.fair {
 		if cfg.keep == 0 {
 			cfg.keep = DefaultFairKeep
 		}
 		if cfg.keep < 3*time.Millisecond {
-			return cfg, fmt.Errorf("%w: fair keep %v below 3ms", ErrInvalid, cfg.keep)
+			return cfg, pkg.Invalidf(op, "fair keep %v below 3ms", cfg.keep)
 		}
 	}
 	return cfg, nil
@@ -112,103 +125,107 @@ func (c *Client) TryAcquire(ctx context.Context, resourceType, resourceID string
 
 // Acquire is TryAcquire that waits while the resource is held: it retries as
 // the RetryStrategy says (see WithRetry for the default) until it succeeds,
-// the strategy gives up, or ctx is done. A failed wait returns an error
-// matching ErrNotObtained, joined with ctx.Err() when the context ended it.
-// Each attempt is one round trip. When an attempt fails on the wire (a
-// timeout, a cut connection), it may have taken the lease on the server
-// with its reply lost: Acquire and TryAcquire then release that lease (and
-// leave the fair queue) in the background, best effort, so that it does not
-// block the resource for a whole TTL.
+// the strategy gives up, or ctx is done. A wait that ends while the
+// resource is held returns an error matching ErrNotObtained (and ctx.Err()
+// when the context ended it). Each attempt is one round trip. An attempt
+// that fails on the wire (a timeout, a cut connection, a cluster error)
+// ends the call with that error, never with ErrNotObtained, unless the
+// context ended it after an earlier attempt found the resource held. Such
+// an attempt may have taken the lease on the server with its reply lost:
+// Acquire and TryAcquire then release that lease (and leave the fair
+// queue) in the background, best effort, so that it does not block the
+// resource for a whole TTL.
 func (c *Client) Acquire(ctx context.Context, resourceType, resourceID string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return c.acquire(ctx, resourceType, resourceID, ttl, true, opts)
 }
 
 func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration, wait bool, opts []AcquireOption) (*Lock, error) {
-	cfg, err := c.config(opts)
+	const op = "acquire"
+	cfg, err := c.config(op, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkTTL("ttl", ttl); err != nil {
+	if err := c.checkTTL(op, "ttl", ttl); err != nil {
 		return nil, err
 	}
-	if err := c.checkConfig(cfg, ttl); err != nil {
+	if err := c.checkConfig(op, cfg, ttl); err != nil {
 		return nil, err
 	}
-	r, err := c.resource(typ, id)
+	r, err := c.resource(op, typ, id)
 	if err != nil {
 		return nil, err
 	}
-	var q []string
-	if cfg.fair {
-		qk, err := buildKey(queueKey, c.ns, typ, id)
-		if err != nil {
-			return nil, err
-		}
-		wk, err := buildKey(waitersKey, c.ns, typ, id)
-		if err != nil {
-			return nil, err
-		}
-		q = []string{r.lock, r.fenc, qk, wk}
-	}
+	// The Lock is made before the first attempt: it holds the script's
+	// keys and arguments, so that an attempt allocates none of its own.
 	owner := c.newOwner()
-	var ks []string
-	if !cfg.fair {
-		ks = []string{r.lock, r.fenc}
+	l := &Lock{c: c, key: r.lock, owner: owner, ops: lockOps, ttl: ttl, own: [2]string{r.lock, r.fenc}}
+	l.argv = [3]any{owner, c.msArg(ttl), c.fenceArg}
+	ks := l.own[:]
+	var q []string // the fair queue's keys
+	if cfg.fair {
+		qk, err := pkg.Key(op, queueKey, c.opt.ns, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		wk, err := pkg.Key(op, waitersKey, c.opt.ns, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		q = []string{qk, wk}
+		ks = []string{r.lock, r.fenc, qk, wk}
 	}
+	join := "0"
+	if wait {
+		join = "1"
+	}
+	held := false // an attempt found the resource held
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
-		var cmdRes any
-		var err error
+		start := c.now()
+		var rep call.Reply
 		if cfg.fair {
-			join := "0"
-			if wait {
-				join = "1"
-			}
-			cmdRes, err = fairAcquireScript.Run(ctx, c.rdb, q, owner, ms(ttl), c.fenceArg, ms(cfg.keep), join).Result()
+			rep, err = c.run.Run(ctx, fairAcquireOp, ks, l.argv[0], l.argv[1], c.fenceArg, ms(cfg.keep), join, ms(c.opt.maxTTL))
 		} else {
-			cmdRes, err = acquireScript.Run(ctx, c.rdb, ks, owner, ms(ttl), c.fenceArg).Result()
+			rep, err = c.run.Run(ctx, acquireOp, ks, l.argv[:]...)
 		}
-		if err != nil {
-			// The script may have run and only its reply been lost.
-			c.abandon(ctx, r.lock, q, owner)
-			if ctx.Err() != nil {
-				// The wait ran out while the attempt was on the wire.
-				return nil, errors.Join(fmt.Errorf("%w: %q", ErrNotObtained, r.lock), err)
+		switch {
+		case err == nil:
+			tok := rep.Int(0)
+			if err := rep.Err(); err != nil {
+				c.abandon(ctx, r.lock, q, owner)
+				return nil, err
 			}
-			return nil, fmt.Errorf("lock: acquire %q: %w", r.lock, err)
-		}
-		res, err := ints(cmdRes, 2)
-		if err != nil {
-			c.abandon(ctx, r.lock, q, owner)
-			return nil, fmt.Errorf("lock: acquire %q: %w", r.lock, err)
-		}
-		switch res[0] {
-		case 1:
-			lk := ks
-			if cfg.fair {
-				lk = q
-			}
-			l := newLock(c, lk[:1:1], owner, res[1], ttl, start, false)
+			l.keys, l.fence, l.deadline = l.own[:1:1], tok, start.Add(ttl)
 			l.startWatchdog(cfg.watchdog)
 			return l, nil
-		case -1:
+		case errors.Is(err, ErrNotObtained):
+			held = true
+		case errors.Is(err, keys.ErrCorrupt):
 			c.leave(q, owner, wait)
-			return nil, fmt.Errorf("lock: acquire %q: %w", r.lock, keys.Corrupt(r.fenc, errors.New("fence is not a number")))
+			return nil, err
+		default:
+			// On the wire: the script may have run and only its reply been
+			// lost.
+			c.abandon(ctx, r.lock, q, owner)
+			if held && ctx.Err() != nil {
+				// The wait ran out while the attempt was on the wire.
+				return nil, pkg.Fail(op, r.lock, ErrNotObtained, ctx.Err())
+			}
+			return nil, err
 		}
 		if !wait {
-			return nil, fmt.Errorf("%w: %q is held", ErrNotObtained, r.lock)
+			return nil, err
 		}
 		d := cfg.retry.Backoff(attempt)
 		if d < 0 {
 			c.leave(q, owner, true)
-			return nil, fmt.Errorf("%w: %q is held", ErrNotObtained, r.lock)
+			return nil, err
 		}
 		if cfg.fair {
 			d = min(d, cfg.keep/3)
 		}
-		if err := sleep(ctx, d); err != nil {
+		if serr := sleep(ctx, d); serr != nil {
 			c.leave(q, owner, true)
-			return nil, errors.Join(fmt.Errorf("%w: %q is held", ErrNotObtained, r.lock), err)
+			return nil, pkg.Fail(op, r.lock, ErrNotObtained, serr)
 		}
 	}
 }
@@ -217,12 +234,12 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 // client's bounds: a watchdog period must be shorter than the TTL (else the
 // lease runs out between refreshes), and a fair waiter's keep must be at most
 // the max TTL (it bounds how long a vanished waiter blocks the queue).
-func (c *Client) checkConfig(cfg acquireConfig, ttl time.Duration) error {
+func (c *Client) checkConfig(op string, cfg acquireConfig, ttl time.Duration) error {
 	if cfg.watchdog >= ttl {
-		return fmt.Errorf("%w: watchdog period %v not below the TTL %v", ErrInvalid, cfg.watchdog, ttl)
+		return pkg.Invalidf(op, "watchdog period %v not below the TTL %v", cfg.watchdog, ttl)
 	}
-	if cfg.fair && cfg.keep > c.maxTTL {
-		return fmt.Errorf("%w: fair keep %v above the max TTL %v", ErrInvalid, cfg.keep, c.maxTTL)
+	if cfg.fair && cfg.keep > c.opt.maxTTL {
+		return pkg.Invalidf(op, "fair keep %v above the max TTL %v", cfg.keep, c.opt.maxTTL)
 	}
 	return nil
 }
@@ -235,9 +252,9 @@ func (c *Client) checkConfig(cfg acquireConfig, ttl time.Duration) error {
 // the queue, so that nobody waits a whole TTL for a lease no one holds.
 func (c *Client) abandon(ctx context.Context, lockKey string, q []string, owner string) {
 	c.cleanup(ctx, func(ctx context.Context) {
-		_ = releaseScript.Run(ctx, c.rdb, []string{lockKey}, owner).Err()
+		_, _ = c.run.Run(ctx, releaseOp, []string{lockKey}, owner)
 		if q != nil {
-			_ = fairLeaveScript.Run(ctx, c.rdb, q[2:], owner).Err()
+			_, _ = c.run.Run(ctx, fairLeaveOp, q, owner)
 		}
 	})
 }
@@ -264,7 +281,7 @@ func (c *Client) leave(q []string, owner string, queued bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = fairLeaveScript.Run(ctx, c.rdb, q[2:], owner).Err()
+	_, _ = c.run.Run(ctx, fairLeaveOp, q, owner)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

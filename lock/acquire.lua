@@ -1,22 +1,40 @@
--- acquire: take a free lease lock and issue its fencing token (issue_fence
--- comes from fence.lua, prepended).
+-- acquire: take a free lease lock and issue its fencing token (after
+-- fence.lua).
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
--- ARGV[1] owner ID (no ':')
+-- ARGV[1] owner ID (no ':'), new for each Acquire or TryAcquire call
 -- ARGV[2] lease, ms
--- ARGV[3] fence key TTL, ms
--- Returns {1, fence token} when acquired, {0, remaining lease ms} when held
--- by someone, {-1, 0} when the fence key holds anything but a decimal below 2^53 - 1
--- (above it, last + 1 is not exact in Lua's doubles).
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl ~= -2 then
-  return {0, pttl}
+-- ARGV[3] fence key keep, ms (the fence TTL plus at least 1/4096 of it)
+-- Returns ok(fence token) when acquired, conflict(remaining lease ms) when
+-- held by someone, corrupt(2, why) when the fence key is not a token,
+-- corrupt(1, why) when the lock key has no TTL (nothing this package writes
+-- lives forever; such a key would block the resource for good).
+-- A replay of a call that already took the lease (go-redis resends a
+-- command whose reply was lost) finds its own owner ID and reports the
+-- token it was given: the fence key still holds it, since nobody else can
+-- have acquired the resource while the caller holds it.
+-- The hot path returns table literals instead of the prelude's ok() and
+-- conflict(), whose closures would be created on every run.
+local v = redis.call('GET', KEYS[1])
+if v then
+  if string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
+    local tok = redis.call('GET', KEYS[2])
+    tok = tok and #tok <= 16 and string.find(tok, '^%d+$') and tonumber(tok)
+    if not tok or tok < 1 or tok > 9007199254740991 then
+      return {'corrupt', 2, FENCE_CORRUPT}
+    end
+    return {'ok', tok}
+  end
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl < 0 then
+    return {'corrupt', 1, 'lease lock without a TTL'}
+  end
+  return {'conflict', pttl}
 end
 local t = redis.call('TIME')
-local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local tok = issue_fence(KEYS[2], nowus, ARGV[3])
+local tok, us = issue_fence(KEYS[2], t, ARGV[3])
 if not tok then
-  return {-1, 0}
+  return {'corrupt', 2, FENCE_CORRUPT}
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', math.floor(nowus / 1000)) .. ':' .. ARGV[2], 'PX', ARGV[2])
-return {1, tok}
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. string.sub(us, 1, 3) .. ':' .. ARGV[2], 'PX', ARGV[2])
+return {'ok', tok}

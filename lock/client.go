@@ -2,93 +2,39 @@ package lock
 
 import (
 	"crypto/rand"
-	"errors"
-	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/keys"
-)
-
-// Errors returned by this package. Match them with errors.Is: they are
-// often wrapped or joined with a context error.
-var (
-	// ErrNotObtained means the lock, permit or interval run was not
-	// obtained: someone else holds it, or the wait ran out.
-	ErrNotObtained = errors.New("lock: not obtained")
-	// ErrNotHeld means a Release, Refresh or TTL found that the caller no
-	// longer holds the lease: it expired, was released, or another owner
-	// holds the resource now.
-	ErrNotHeld = errors.New("lock: not held")
-	// ErrLockLost is the cause of a Lock's Context when the lease was lost
-	// (its refresh failed or its lease ran out), and the error of Refresh
-	// after that moment.
-	ErrLockLost = errors.New("lock: lock lost")
-	// ErrInvalid marks bad input (an empty resource, a TTL <= 0 or above
-	// the client's maximum, a bad option); nothing is written to Redis.
-	ErrInvalid = errors.New("lock: invalid argument")
+	"github.com/redschema/redschema/internal/call"
 )
 
 // Client takes leases on resources in one Redis keyspace. It is safe for
 // concurrent use; create one per process and namespace.
 type Client struct {
-	rdb      redis.UniversalClient
-	ns       keys.Namespace
-	maxTTL   time.Duration
-	fenceTTL time.Duration
-	owner    string // label put before each owner ID, may be empty
-	fenceArg any    // fenceTTL in ms, boxed once
+	run      *call.Runner
+	opt      options
+	fenceArg any              // fence key keep in ms (fenceKeep), boxed once
+	now      func() time.Time // the local clock of lease deadlines; tests move it with a simulated server clock
+	lastMS   atomic.Pointer[boxedMS]
 }
 
-// Option configures a Client.
-type Option func(*Client)
+// boxedMS is a duration in whole ms (see ms), boxed as a script argument.
+type boxedMS struct {
+	d time.Duration
+	v any
+}
 
-// WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
-func WithNamespace(ns keys.Namespace) Option { return func(c *Client) { c.ns = ns } }
-
-// WithMaxTTL sets the longest lease, permit or interval lease the client
-// grants (default DefaultMaxTTL, 300s as seed 001 prescribes). Longer
-// requests fail with ErrInvalid.
-func WithMaxTTL(d time.Duration) Option { return func(c *Client) { c.maxTTL = d } }
-
-// WithFenceTTL sets how long a resource's fence counter key lives after its
-// last acquisition (default DefaultFenceTTL, 1h). Fencing tokens stay
-// strictly increasing after the key expired as long as the server clock
-// never steps back by more than this; it must be at least the max TTL.
-func WithFenceTTL(d time.Duration) Option { return func(c *Client) { c.fenceTTL = d } }
-
-// WithOwner sets a label (a host or worker name) that starts every owner ID
-// this client writes, so that a lock's value says who holds it. It must not
-// contain ':' or control bytes and must be at most 64 bytes.
-func WithOwner(label string) Option { return func(c *Client) { c.owner = label } }
-
-// New returns a Client over rdb. It fails with ErrInvalid (or
-// keys.ErrInvalidNamespace) on a bad option; it does not contact Redis.
-func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
-	c := &Client{rdb: rdb, maxTTL: DefaultMaxTTL, fenceTTL: DefaultFenceTTL}
-	for _, o := range opts {
-		o(c)
+// msArg returns ms(d) boxed as a script argument, reusing the box of the
+// last duration asked for: callers mostly repeat one lease, and a box per
+// call is an allocation per call.
+func (c *Client) msArg(d time.Duration) any {
+	if b := c.lastMS.Load(); b != nil && b.d == d {
+		return b.v
 	}
-	if rdb == nil {
-		return nil, fmt.Errorf("%w: nil redis client", ErrInvalid)
-	}
-	if err := c.ns.Validate(); err != nil {
-		return nil, err
-	}
-	if c.maxTTL < time.Millisecond {
-		return nil, fmt.Errorf("%w: max TTL %v below 1ms", ErrInvalid, c.maxTTL)
-	}
-	if c.fenceTTL < c.maxTTL {
-		return nil, fmt.Errorf("%w: fence TTL %v below max TTL %v", ErrInvalid, c.fenceTTL, c.maxTTL)
-	}
-	if len(c.owner) > 64 || strings.ContainsFunc(c.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }) {
-		return nil, fmt.Errorf("%w: owner label %q", ErrInvalid, c.owner)
-	}
-	c.fenceArg = ms(c.fenceTTL)
-	return c, nil
+	b := &boxedMS{d: d, v: ms(d)}
+	c.lastMS.Store(b)
+	return b.v
 }
 
 // DefaultTTL returns the registered default lease of a resource type (File
@@ -99,14 +45,14 @@ func (c *Client) DefaultTTL(resourceType string) time.Duration {
 	if t, ok := resourceDefaults[resourceType]; ok {
 		d = t.TTL()
 	}
-	return min(d, c.maxTTL)
+	return min(d, c.opt.maxTTL)
 }
 
-// checkTTL rejects a lease outside (0, maxTTL]; leases are whole
-// milliseconds.
-func (c *Client) checkTTL(what string, ttl time.Duration) error {
-	if ttl < time.Millisecond || ttl > c.maxTTL {
-		return fmt.Errorf("%w: %s %v outside [1ms, %v]", ErrInvalid, what, ttl, c.maxTTL)
+// checkTTL rejects a lease outside [1ms, maxTTL]; leases go to the
+// server in whole milliseconds, rounded up (see ms).
+func (c *Client) checkTTL(op, what string, ttl time.Duration) error {
+	if ttl < time.Millisecond || ttl > c.opt.maxTTL {
+		return pkg.Invalidf(op, "%s %v outside [1ms, %v]", what, ttl, c.opt.maxTTL)
 	}
 	return nil
 }
@@ -117,9 +63,9 @@ func (c *Client) newOwner() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	var sb strings.Builder
-	sb.Grow(len(c.owner) + 1 + 2*len(b))
-	if c.owner != "" {
-		sb.WriteString(c.owner)
+	sb.Grow(len(c.opt.owner) + 1 + 2*len(b))
+	if c.opt.owner != "" {
+		sb.WriteString(c.opt.owner)
 		sb.WriteByte('.')
 	}
 	for _, x := range b {
@@ -129,48 +75,25 @@ func (c *Client) newOwner() string {
 	return sb.String()
 }
 
-// ints type-checks a script's array reply of n integers without
-// allocating.
-func ints(v any, n int) ([4]int64, error) {
-	var out [4]int64
-	a, err := reply.Slice(v, n)
-	if err != nil {
-		return out, err
-	}
-	for i, e := range a {
-		if out[i], err = reply.Int64(e); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
 // resource is the set of keys of one (type, id) pair, all in one slot.
 type resource struct {
-	typ, id    string
 	lock, fenc string
 }
 
-func (c *Client) resource(resourceType, resourceID string) (resource, error) {
-	lk, err := buildKey(lockKey, c.ns, resourceType, resourceID)
+func (c *Client) resource(op, resourceType, resourceID string) (resource, error) {
+	lk, err := pkg.Key(op, lockKey, c.opt.ns, resourceType, resourceID)
 	if err != nil {
 		return resource{}, err
 	}
-	fk, err := buildKey(fenceKey, c.ns, resourceType, resourceID)
+	fk, err := pkg.Key(op, fenceKey, c.opt.ns, resourceType, resourceID)
 	if err != nil {
 		return resource{}, err
 	}
-	return resource{typ: resourceType, id: resourceID, lock: lk, fenc: fk}, nil
+	return resource{lock: lk, fenc: fk}, nil
 }
 
-// buildKey renders t with args under ns; a bad segment is an error that
-// matches both ErrInvalid and keys.ErrInvalidKey.
-func buildKey(t *keys.Template, ns keys.Namespace, args ...string) (string, error) {
-	k, err := t.Key(ns, args...)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	return k, nil
-}
-
-func ms(d time.Duration) int64 { return int64(d / time.Millisecond) }
+// ms is d in whole milliseconds, rounded up: a lease of 2000.3ms is
+// 2001ms on the server, never less than the holder counts from its start
+// (leases never end early); intervals and keep times round the safe way
+// too.
+func ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }

@@ -1,18 +1,114 @@
-// Package lock implements seed 001's distributed locks (§9) and seed 004's
-// cron interval guard (§3) on Redis: lease locks with fencing tokens, a
-// watchdog that turns a lost lease into a cancelled context, a fair
-// (first-come, first-served) variant, a counting semaphore, and a guard
-// that runs a cron job at most once per interval across instances.
+// Package lock gives Go services distributed locks on Redis: lease locks
+// with fencing tokens, a watchdog that turns a lost lease into a cancelled
+// context, a fair (first-come, first-served) variant, a counting
+// semaphore, and a guard that runs a cron job at most once per interval
+// across instances.
+//
+//	locks, err := lock.New(rdb, lock.WithOwner("worker-1"))
+//	...
+//	l, err := locks.Acquire(ctx, lock.File, "report.pdf", locks.DefaultTTL(lock.File), lock.WithWatchdog(0))
+//	if err != nil {
+//		return err // errors.Is(err, lock.ErrNotObtained): someone else held it
+//	}
+//	defer l.Release(ctx)
+//	return process(l.Context(), l.Fence()) // cancelled if the lease is lost
+//
+// # Guarantees
+//
+//   - One round trip per operation: each is one Lua script whose keys
+//     share the resource's hash tag, so it is atomic and single-slot on a
+//     cluster. Calls made while others are in flight share round trips
+//     (auto-pipelining, see below); each is still its own script with its
+//     own reply. Needs Redis 6.2 or newer (SET ... KEEPTTL GET).
+//   - Server time: every decision that involves time reads the server's
+//     TIME, so application clocks never matter.
+//   - Nobody releases, refreshes or reads the TTL of a lease it does not
+//     hold: the owner ID, random per acquisition, is compared in Lua.
+//   - Idempotent under retry: go-redis sends a command again when its
+//     reply was lost after the server ran it. Acquire, TryAcquire, permits
+//     and Claim recognise their own owner (or claim) ID and report the
+//     lease, token or claim they already got; Refresh extends again;
+//     Release, finding its lease gone while the lease had not run out
+//     locally, reports the release it made (see Lock.Release); TTL, Held
+//     and LastRun read again. The same holds when a connection breaks
+//     under a shared pipeline and go-redis resends the whole pipeline:
+//     each call in it is one of these scripts, and recognises its own
+//     request again whatever the others in the batch did (a resent
+//     Refresh extends from the later server time, which only lengthens the
+//     lease on the server; the local deadline still counts from before the
+//     first send).
+//   - A lease is valid until its TTL runs out on the server; the Lock's
+//     local deadline (its TTL counted from just before the request) is
+//     never later than that, so Lock.Context is cancelled before another
+//     holder can get the lease.
+//   - Fencing tokens strictly increase per resource (see below).
+//   - Everything written has a TTL, except an interval's last-run key (one
+//     per job). Inputs are bounded (MaxLease, MaxFenceTTL, MaxInterval,
+//     MaxPermits); data this package did not write (a lock key without a
+//     TTL, a fence or last-run value that is not a number, a last run more
+//     than a day ahead of the server clock, a key of the wrong type) is an
+//     error naming the key, except foreign waiters and permits that would
+//     never expire, which are dropped.
+//   - Failover: Redis replicates asynchronously, so a failover can lose a
+//     lease (another caller may then take the resource while the first
+//     still works) or the last fence write; the new master's tokens still
+//     exceed the lost ones (see Fencing tokens).
+//   - Errors: ErrNotObtained (held by another, or the wait ran out while
+//     it was), ErrNotHeld (release, refresh or TTL of a lease the caller no
+//     longer holds), ErrLockLost (the cause of a lost lease's context),
+//     ErrInvalid (bad input, before any I/O; a bad key segment also matches
+//     keys.ErrInvalidKey), and keys.ErrCorrupt for a fence or last-run
+//     value this package did not write, naming the key. A network failure,
+//     a timeout or a cluster error is returned as such, never as
+//     ErrNotObtained. Every error names the operation and the key;
+//     redis.Nil never escapes.
+//   - Deadlines: create the client with ContextTimeoutEnabled: true, or
+//     go-redis ignores context deadlines while a server hangs.
+//
+// # Keys
+//
+//	Key pattern                                   Type    TTL                                                                 Purpose
+//	cron:last-run:{{job_name}}                    STRING  none (bounded: one key per cron job)                                interval guard: start of the job's last run, Unix ms as a decimal string
+//	lock:cache:{{operation}}                      STRING  10s (default; callers may pick any lease up to the max)             cache lock (resource type "cache"; seed: lock:cache:invalidate)
+//	lock:fence:{resource_type}:{{resource_id}}    STRING  1h (at least this after the last acquisition, at most 1/4096 more)  last fencing token issued for the resource (decimal)
+//	lock:file:{{file_id}}                         STRING  1m (default; callers may pick any lease up to the max)              file processing lock (resource type "file")
+//	lock:queue:{resource_type}:{{resource_id}}    LIST    latest waiter deadline                                              fair lock: waiter owner IDs in arrival order
+//	lock:sem:{resource_type}:{{resource_id}}      ZSET    5m (latest permit expiry)                                           semaphore: permit owner ID -> expiry (Unix ms)
+//	lock:user-session:{{user_id}}                 STRING  5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; seed: lock:user:{user_id}:session)
+//	lock:waiters:{resource_type}:{{resource_id}}  ZSET    latest waiter deadline                                              fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue
+//	lock:workflow:{{workflow_id}}                 STRING  5m (default; callers may pick any lease up to the max)              workflow execution lock (resource type "workflow")
+//	lock:{resource_type}:{{resource_id}}          STRING  30s (lease duration, at most 300s)                                  lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}
+//
+// # Compatibility with existing layouts
+//
+// Keys and values follow the layouts of seed 001 (§9, distributed locks)
+// and seed 004 (§3, the cron interval guard), with these changes:
+//
+//   - Hash tags: the resource ID (or job name) is the tag, so a resource's
+//     keys are co-located on a cluster; keys.Namespace.NoHashTags gives the
+//     seeds' exact bytes on a standalone server.
+//   - Seed 001's lock:user:{user_id}:session is lock:user-session:{user_id}
+//     (resource type UserSession): every lock has the one shape
+//     lock:{resource_type}:{resource_id}, so fence, queue and semaphore keys
+//     follow from it. lock:cache:invalidate is resource type Cache with ID
+//     "invalidate".
+//   - The fair queue has a TTL and a companion deadline set, so crashed
+//     waiters neither block the queue nor leak keys.
+//   - Seed 004's read-compare-write from the application races (two
+//     instances can both see "due") and trusts app clocks; Claim does not.
+//     Its cron:last-run:{job_name} keeps its value (Unix ms as a decimal
+//     string) and its lack of TTL, so the seed's application and this
+//     guard can share it.
+//   - Owner IDs are random per acquisition, so a holder that lost its
+//     lease can never release its successor's.
 //
 // # Leases
 //
 // Client.TryAcquire takes the lease lock:{resource_type}:{resource_id} for a
 // TTL if it is free; Client.Acquire waits for it as a RetryStrategy says
 // (NoRetry, LinearBackoff, ExponentialBackoff with jitter, LimitRetry),
-// bounded by its context. Every operation is one round trip: one Lua
-// script, and every decision that involves time uses server TIME, so app
-// clocks never matter to Redis. The
-// key's value is the seed's {owner_id}:{timestamp}:{ttl} (owner ID: an
+// bounded by its context. The key's value is
+// {owner_id}:{timestamp}:{ttl} (owner ID: an
 // optional WithOwner label, a dot and 24 random hex digits; timestamp:
 // server Unix ms of the acquisition or last refresh; ttl: the lease in ms).
 // Lock.Release and Lock.Refresh compare the owner ID in Lua and fail with
@@ -44,22 +140,29 @@
 //
 //	token = max(last token + 1, server TIME in microseconds)
 //
-// and stores it in lock:fence:{resource_type}:{resource_id}, whose TTL (1h,
-// WithFenceTTL) is refreshed by each acquisition, so no counter key lives
-// forever (a known peer leaked tens of millions of such keys). When the
+// and stores it in lock:fence:{resource_type}:{resource_id}, which lives at
+// least the fence TTL (1h, WithFenceTTL) after the last acquisition and at
+// most 1/4096 of it longer, so no counter key lives forever (a known peer
+// leaked tens of millions of such keys). One command both reads the last
+// token and writes the new one (SET ... KEEPTTL GET); the key's TTL is
+// set again only when the key is new, when the token is last + 1, or when
+// the token enters a new window of 1/4097 of the keep time (about 0.9s for
+// 1h), so a busy resource pays for it about once a second while the key
+// still outlives every token by the fence TTL (see fence.lua). When the
 // fence key expired or was deleted, tokens resume from server time, which
 // is past every earlier token as long as the resource was not acquired more
 // than once per microsecond on average and the server clock did not step
 // back by more than the fence TTL. A fence value that is not a decimal below
 // 2^53 - 1 (where Lua's doubles stop counting exactly) is reported as
-// corrupt rather than reused. The three keys of a resource share the hash
-// tag {resource_id}, so the script is single-slot on a cluster. Replication
-// is asynchronous, so a failover can lose the last fence write; the new
-// master's tokens still exceed the lost ones because they follow server
-// time, provided its clock is not behind the old master's by more than the
-// failover took (seconds; keep server clocks NTP-synchronised). The lease
-// itself can be lost in a failover, as with every single-instance Redis
-// lock; the fencing token is what protects the resource then.
+// corrupt rather than reused, and left as it was, TTL included. The three
+// keys of a resource share the hash tag {resource_id}, so the script is
+// single-slot on a cluster. Replication is asynchronous, so a failover can
+// lose the last fence write; the new master's tokens still exceed the lost
+// ones because they follow server time, provided its clock is not behind
+// the old master's by more than the failover took (seconds; keep server
+// clocks NTP-synchronised). The lease itself can be lost in a failover, as
+// with every single-instance Redis lock; the fencing token is what
+// protects the resource then.
 //
 // A resource checks the token on every write: it remembers the highest
 // token it has accepted and rejects a write that carries a lower one (in
@@ -67,6 +170,20 @@
 // Redis, a script that compares a stored fence). A holder whose lease ran
 // out while it was paused then fails at the resource instead of
 // overwriting the new holder's work.
+//
+// # Auto-pipelining
+//
+// A Client keeps at most DefaultPipelines round trips in flight
+// (WithPipelining changes it, 0 turns it off); calls made by other
+// goroutines meanwhile wait and go out together, as one pipeline. Each
+// call is still its own atomic script with its own reply; only the network
+// reads and writes are shared, which under load cost the client and Redis
+// more than the scripts do (see bench/RESULTS.md). A call made while none
+// is in flight is sent at once, alone, so a lone caller sees no
+// difference. go-redis hooks see the shared pipelines. A call whose
+// context ends while it waits is never sent; one whose context ends in
+// flight returns the context's error, and Acquire then gives back the
+// lease it may have taken, as after any error on the wire.
 //
 // # Fair locks
 //
@@ -103,45 +220,4 @@
 // is at most once: a claim whose reply is lost still counts as this
 // interval's run, and a failover that loses the last-run write (replication
 // is asynchronous) can let the interval run again.
-//
-// # What changed from the seeds
-//
-//   - Hash tags: the resource ID (or job name) is the tag, so a resource's
-//     keys are co-located on a cluster; keys.Namespace.NoHashTags gives the
-//     seeds' exact bytes on a standalone server.
-//   - Seed 001's lock:user:{user_id}:session is lock:user-session:{user_id}
-//     (resource type UserSession): every lock has the one shape
-//     lock:{resource_type}:{resource_id}, so fence, queue and semaphore keys
-//     follow from it. lock:cache:invalidate is resource type Cache with ID
-//     "invalidate".
-//   - The fair queue has a TTL and a companion deadline set, so crashed
-//     waiters neither block the queue nor leak keys.
-//   - Seed 004's read-compare-write from the application races (two
-//     instances can both see "due") and trusts app clocks; Claim does not.
-//   - Owner IDs are random per acquisition, so a holder that lost its
-//     lease can never release its successor's.
-//
-// # Keys
-//
-// | Key pattern | Type | TTL | Purpose |
-// |---|---|---|---|
-// | `lock:{resource_type}:{{resource_id}}` | STRING | lease (default 30s, at most 300s) | lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms} |
-// | `lock:file:{{file_id}}` | STRING | 60s default | file processing lock (resource type "file") |
-// | `lock:workflow:{{workflow_id}}` | STRING | 300s default | workflow execution lock (resource type "workflow") |
-// | `lock:user-session:{{user_id}}` | STRING | 5s default | session creation lock (resource type "user-session") |
-// | `lock:cache:{{operation}}` | STRING | 10s default | cache lock (resource type "cache"; ID "invalidate") |
-// | `lock:fence:{resource_type}:{{resource_id}}` | STRING | 1h, refreshed by every acquisition | last fencing token issued (decimal) |
-// | `lock:queue:{resource_type}:{{resource_id}}` | LIST | latest waiter deadline | fair lock: waiter owner IDs in arrival order |
-// | `lock:waiters:{resource_type}:{{resource_id}}` | ZSET | latest waiter deadline | fair lock: owner ID -> deadline of its place (Unix ms) |
-// | `lock:sem:{resource_type}:{{resource_id}}` | ZSET | latest permit expiry | semaphore: owner ID -> permit expiry (Unix ms) |
-// | `cron:last-run:{{job_name}}` | STRING | none (bounded: one key per job) | interval guard: start of the last run, Unix ms (decimal) |
-//
-// # Errors
-//
-// ErrNotObtained (held by another, or the wait ran out; joined with the
-// context's error when that ended it), ErrNotHeld (release, refresh or TTL
-// of a lease the caller no longer holds), ErrLockLost (the cause of a lost
-// lease's context), ErrInvalid (bad input, before any I/O; key errors also
-// match keys.ErrInvalidKey), and keys.ErrCorrupt for a fence or last-run
-// value that is not a number, naming the key. redis.Nil never escapes.
 package lock

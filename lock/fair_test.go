@@ -69,11 +69,12 @@ func TestFairVanishedWaiterStopsBlocking(t *testing.T) {
 	require.NoError(t, err)
 
 	// A waiter queues once with a 1s keep, then disappears.
-	r, err := c.resource("doc", "ghost")
+	r, err := c.resource("test", "doc", "ghost")
 	require.NoError(t, err)
 	qk, _ := queueKey.Key(e.NS, "doc", "ghost")
 	wk, _ := waitersKey.Key(e.NS, "doc", "ghost")
-	require.NoError(t, fairAcquireScript.Run(ctx, e.Client, []string{r.lock, r.fenc, qk, wk}, "ghost", 1000, 3600000, 1000, "1").Err())
+	_, err = c.run.Run(ctx, fairAcquireOp, []string{r.lock, r.fenc, qk, wk}, "ghost", 1000, 3600000, 1000, "1", 300000)
+	require.ErrorIs(t, err, ErrNotObtained)
 	pttl, err := e.Client.PTTL(ctx, qk).Result()
 	require.NoError(t, err)
 	require.Positive(t, pttl, "the queue has a TTL")

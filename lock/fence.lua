@@ -1,28 +1,55 @@
--- fence: the prelude that acquire.lua, fair_acquire.lua and
--- interval_claim.lua are appended to (script.New joins them), so the
--- fencing-token rule is written once.
+-- fence: the lock package's library (call.Uses), used by acquire.lua,
+-- fair_acquire.lua and interval_claim.lua, so the fencing-token rule is
+-- written once.
 --
--- issue_fence(fence_key, nowus, ttl_ms) returns the next token for the
--- resource: max(last + 1, server TIME in µs), stored back with the fence
--- key's TTL, so tokens keep increasing after the key expires or is deleted
--- as long as server time moves forward. It returns nil, writing nothing,
--- when the key holds anything but a decimal below 2^53 - 1 (above it,
--- last + 1 is not exact in Lua's doubles); the caller reports corruption.
-local function issue_fence(fence_key, nowus, ttl_ms)
-  local tok = nowus
-  local last = redis.call('GET', fence_key)
-  if last then
-    if #last > 16 or not string.match(last, '^%d+$') then
-      return nil
-    end
-    last = tonumber(last)
-    if last >= 9007199254740991 then
-      return nil
-    end
-    if last + 1 > tok then
-      tok = last + 1
+-- issue_fence(fence_key, t, keep_ms) returns the next token for the
+-- resource, max(last + 1, server time in µs), t being the reply of TIME,
+-- and stores it back; its second result is t's microseconds as six
+-- digits. It returns nil, leaving the key as it was, when the key holds
+-- anything but a decimal below 2^53 - 1 (above it, last + 1 is not exact
+-- in Lua's doubles); the caller reports corruption. A key of another type
+-- raises WRONGTYPE before anything is written.
+--
+-- The token is written with SET ... KEEPTTL GET, which returns the last
+-- token in the same command. keep_ms is the fence TTL plus at least
+-- 1/4096 of it: a write (re)sets that TTL when the key is new, when the
+-- token comes from last + 1, or when the token's µs, divided by keep_ms *
+-- 1000 / 4097, fall in another window than the last token's; other writes
+-- keep the TTL the key has. Every token written with KEEPTTL lies in the
+-- window of the token that last set the TTL, so less than keep_ms / 4097
+-- ms after it, and the key lives at least keep_ms * 4096 / 4097 (at least
+-- the fence TTL) after every token it stores: the rule that tokens exceed
+-- every earlier one after the key expired, as long as the server clock
+-- never steps back by more than the fence TTL, holds as if each write set
+-- the TTL.
+local function issue_fence(fence_key, t, keep_ms)
+  local us = t[2]
+  if #us < 6 then
+    us = string.sub('00000' .. us, -6)
+  end
+  local s = t[1] .. us
+  local tok = tonumber(s)
+  local last = redis.call('SET', fence_key, s, 'KEEPTTL', 'GET')
+  if not last then
+    redis.call('PEXPIRE', fence_key, keep_ms)
+    return tok, us
+  end
+  local n = #last <= 16 and string.find(last, '^%d+$') and tonumber(last)
+  if not n or n > 9007199254740990 then
+    redis.call('SET', fence_key, last, 'KEEPTTL')
+    return nil
+  end
+  if n >= tok then
+    tok = n + 1
+    redis.call('SET', fence_key, string.format('%.0f', tok), 'PX', keep_ms)
+  else
+    local w = tonumber(keep_ms) * 1000 / 4097
+    if math.floor(n / w) ~= math.floor(tok / w) then
+      redis.call('PEXPIRE', fence_key, keep_ms)
     end
   end
-  redis.call('SET', fence_key, string.format('%.0f', tok), 'PX', ttl_ms)
-  return tok
+  return tok, us
 end
+
+-- FENCE_CORRUPT is the reason given when the fence key is not a token.
+local FENCE_CORRUPT = 'fence is not a decimal below 2^53 - 1'

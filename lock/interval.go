@@ -4,21 +4,21 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
 var (
 	//go:embed interval_claim.lua
-	intervalClaimSrc    string
-	intervalClaimScript = script.New(fenceSrc, intervalClaimSrc)
+	intervalClaimSrc string
+	//go:embed last_run.lua
+	lastRunSrc string
+
+	intervalClaimOp = pkg.Declare("claim", intervalClaimSrc, []*keys.Template{cronKey, lockKey, fenceKey},
+		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+	lastRunOp = pkg.Declare("last run", lastRunSrc, []*keys.Template{cronKey}, call.Shared())
 )
 
 // CronResource is the resource type of the lease an Interval holds while
@@ -51,26 +51,27 @@ type IntervalOption func(*Interval)
 func WithLease(ttl time.Duration) IntervalOption { return func(g *Interval) { g.lease = ttl } }
 
 // Interval returns the guard of job, to run at most once per every. It
-// fails with ErrInvalid for an empty or oversize job name, every below 1ms
-// or a bad lease; it does not contact Redis.
+// fails with ErrInvalid for an empty or oversize job name, every outside
+// [1ms, MaxInterval] or a bad lease; it does not contact Redis.
 func (c *Client) Interval(job string, every time.Duration, opts ...IntervalOption) (*Interval, error) {
+	const op = "interval"
 	g := &Interval{c: c, job: job, every: every}
 	for _, o := range opts {
 		o(g)
 	}
-	if every < time.Millisecond {
-		return nil, fmt.Errorf("%w: interval %v below 1ms", ErrInvalid, every)
+	if every < time.Millisecond || every > MaxInterval {
+		return nil, pkg.Invalidf(op, "interval %v outside [1ms, %v]", every, MaxInterval)
 	}
 	if g.lease != 0 {
-		if err := c.checkTTL("lease", g.lease); err != nil {
+		if err := c.checkTTL(op, "lease", g.lease); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	if g.key, err = buildKey(cronKey, c.ns, job); err != nil {
+	if g.key, err = pkg.Key(op, cronKey, c.opt.ns, job); err != nil {
 		return nil, err
 	}
-	r, err := c.resource(CronResource, job)
+	r, err := c.resource(op, CronResource, job)
 	if err != nil {
 		return nil, err
 	}
@@ -100,57 +101,55 @@ type Run struct {
 // application races and trusts app clocks). Under WithLease a claim also
 // takes the run lease and is refused while a previous run holds it. A
 // last-run value that is not a number is an error matching keys.ErrCorrupt
-// that names the key. A claim that fails on the wire may still have been
-// recorded (the interval's run is then lost, never doubled); its lease, if
-// any, is given back in the background.
+// that names the key (so is one more than a day ahead of the server
+// clock). A claim whose reply was lost and that go-redis sends again is
+// recognised by its claim ID and reports the same claim. A claim that
+// fails on the wire for good may still have been recorded (the interval's
+// run is then lost, never doubled); its lease, if any, is given back in the
+// background.
 func (g *Interval) Claim(ctx context.Context) (Run, error) {
-	owner := ""
-	if g.lease > 0 {
-		owner = g.c.newOwner()
-	}
-	start := time.Now()
-	v, err := intervalClaimScript.Run(ctx, g.c.rdb, g.keys, ms(g.every), ms(g.lease), owner, g.c.fenceArg).Result()
-	if err == nil {
-		var res [4]int64
-		if res, err = ints(v, 4); err == nil {
-			return g.run(res, owner, start)
+	owner := g.c.newOwner()
+	start := g.c.now()
+	rep, err := g.c.run.Run(ctx, intervalClaimOp, g.keys, ms(g.every), ms(g.lease), owner, g.c.fenceArg)
+	if err == nil || errors.Is(err, ErrNotObtained) {
+		run := Run{Claimed: err == nil, At: time.UnixMilli(rep.Int(0))}
+		prev, third := rep.Int(1), rep.Int(2)
+		if rerr := rep.Err(); rerr == nil {
+			return g.run(run, prev, third, owner, start), nil
+		} else {
+			err = rerr
 		}
 	}
-	if g.lease > 0 {
+	if g.lease > 0 && !errors.Is(err, keys.ErrCorrupt) {
 		// The claim may have run with its reply lost: give its lease back
 		// so that it does not hold off the next run (see Client.Acquire).
 		g.c.abandon(ctx, g.keys[1], nil, owner)
 	}
-	return Run{}, fmt.Errorf("lock: claim %q: %w", g.key, err)
+	return Run{}, err
 }
 
-// run turns the claim script's reply into a Run.
-func (g *Interval) run(res [4]int64, owner string, start time.Time) (Run, error) {
-	switch res[0] {
-	case -1:
-		return Run{}, fmt.Errorf("lock: claim: %w", keys.Corrupt(g.key, errors.New("last run is not Unix milliseconds")))
-	case -2:
-		return Run{}, fmt.Errorf("lock: claim: %w", keys.Corrupt(g.keys[2], errors.New("fence is not a number")))
-	}
-	run := Run{Claimed: res[0] == 1, At: time.UnixMilli(res[1])}
-	if res[2] >= 0 {
-		run.Previous = time.UnixMilli(res[2])
+// run completes a Run from the claim script's reply: the previous run (ms,
+// or -1) and the fence token (when claimed) or the remaining lease (when
+// not).
+func (g *Interval) run(run Run, prev, third int64, owner string, start time.Time) Run {
+	if prev >= 0 {
+		run.Previous = time.UnixMilli(prev)
 	}
 	if run.Claimed {
 		run.Next = run.At.Add(g.every)
 		if g.lease > 0 {
-			run.Lease = newLock(g.c, g.keys[1:2:2], owner, res[3], g.lease, start, false)
+			run.Lease = newLock(g.c, g.keys[1:2:2], owner, third, g.lease, start, lockOps)
 		}
-		return run, nil
+		return run
 	}
 	run.Next = run.At
-	if res[2] >= 0 {
+	if prev >= 0 {
 		run.Next = run.Previous.Add(g.every)
 	}
-	if held := run.At.Add(time.Duration(res[3]) * time.Millisecond); held.After(run.Next) {
+	if held := run.At.Add(time.Duration(third) * time.Millisecond); held.After(run.Next) {
 		run.Next = held
 	}
-	return run, nil
+	return run
 }
 
 // Do claims the run and, if this caller won it, calls fn. Under WithLease,
@@ -181,30 +180,19 @@ func (g *Interval) Do(ctx context.Context, fn func(ctx context.Context) error) (
 }
 
 // LastRun returns the start of the job's last run, or the zero time if it
-// never ran: one GET. A value that is not a number is an error matching
-// keys.ErrCorrupt that names the key.
+// never ran: one round trip. A value that Claim would not accept (not Unix
+// milliseconds, or more than a day ahead of the server clock) is an error
+// matching keys.ErrCorrupt that names the key.
 func (g *Interval) LastRun(ctx context.Context) (time.Time, error) {
-	s, err := g.c.rdb.Get(ctx, g.key).Result()
-	if errors.Is(err, redis.Nil) {
-		return time.Time{}, nil
-	}
+	rep, err := g.c.run.Run(ctx, lastRunOp, g.keys[:1])
 	if err != nil {
-		return time.Time{}, fmt.Errorf("lock: last run %q: %w", g.key, err)
+		return time.Time{}, err
 	}
-	n, err := parseMillis(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("lock: last run: %w", keys.Corrupt(g.key, err))
+	n := rep.Int(0)
+	if err := rep.Err(); err != nil || n < 0 {
+		return time.Time{}, err
 	}
 	return time.UnixMilli(n), nil
-}
-
-// parseMillis accepts what interval_claim.lua accepts: 1 to 15 decimal
-// digits.
-func parseMillis(s string) (int64, error) {
-	if len(s) == 0 || len(s) > 15 || strings.Trim(s, "0123456789") != "" {
-		return 0, fmt.Errorf("last run %q is not Unix milliseconds", s)
-	}
-	return strconv.ParseInt(s, 10, 64)
 }
 
 // Job returns the job name.

@@ -24,6 +24,19 @@ const StandardTTL = 30 * time.Second
 // otherwise (seed 001 §11: locks, max TTL 300s).
 const DefaultMaxTTL = 300 * time.Second
 
+// MaxLease bounds WithMaxTTL: no lease, permit or fair waiter's place
+// lasts longer than a day.
+const MaxLease = 24 * time.Hour
+
+// MaxFenceTTL bounds WithFenceTTL.
+const MaxFenceTTL = 30 * 24 * time.Hour
+
+// MaxInterval bounds the interval of Client.Interval.
+const MaxInterval = 366 * 24 * time.Hour
+
+// MaxPermits bounds a Semaphore's limit.
+const MaxPermits = 100000
+
 // DefaultFenceTTL is how long a resource's fence counter outlives its last
 // acquisition unless WithFenceTTL says otherwise.
 const DefaultFenceTTL = time.Hour
@@ -44,7 +57,7 @@ var (
 		Template: "lock:fence:{resource_type}:{resource_id}",
 		Type:     keys.String,
 		TTL:      DefaultFenceTTL,
-		TTLNote:  "refreshed by every acquisition",
+		TTLNote:  "at least this after the last acquisition, at most 1/4096 more",
 		Tag:      "resource_id",
 		Owner:    "lock",
 		Area:     keys.Locks,

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
 )
 
 var (
@@ -20,9 +20,19 @@ var (
 	//go:embed ttl.lua
 	ttlSrc string
 
-	releaseScript = script.New(releaseSrc)
-	refreshScript = script.New(refreshSrc)
-	ttlScript     = script.New(ttlSrc)
+	lockKeys  = []*keys.Template{lockKey}
+	releaseOp = pkg.Declare("release", releaseSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	refreshOp = pkg.Declare("refresh", refreshSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	ttlOp     = pkg.Declare("ttl", ttlSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+)
+
+// leaseOps are the operations on a held lease: of a lock, or of a
+// semaphore's permit.
+type leaseOps struct{ release, refresh, ttl *call.Op }
+
+var (
+	lockOps   = &leaseOps{release: releaseOp, refresh: refreshOp, ttl: ttlOp}
+	permitOps = &leaseOps{release: semReleaseOp, refresh: semRefreshOp, ttl: semTTLOp}
 )
 
 // Lock is a held lease: a lock from Acquire or TryAcquire, or a permit from
@@ -37,8 +47,10 @@ type Lock struct {
 	key   string
 	keys  []string // script keys: the lock key, or the semaphore key
 	owner string
+	argv  [3]any // owner ID boxed once (the argument of release and ttl); acquire's arguments
+	own   [2]string
 	fence int64
-	sem   bool
+	ops   *leaseOps
 
 	mu       sync.Mutex
 	ttl      time.Duration
@@ -53,8 +65,8 @@ type Lock struct {
 	wdKick chan struct{} // a Refresh changed the TTL: recompute the wait
 }
 
-func newLock(c *Client, ks []string, owner string, fence int64, ttl time.Duration, start time.Time, sem bool) *Lock {
-	return &Lock{c: c, key: ks[0], keys: ks, owner: owner, fence: fence, sem: sem, ttl: ttl, deadline: start.Add(ttl)}
+func newLock(c *Client, ks []string, owner string, fence int64, ttl time.Duration, start time.Time, ops *leaseOps) *Lock {
+	return &Lock{c: c, key: ks[0], keys: ks, owner: owner, argv: [3]any{owner}, fence: fence, ops: ops, ttl: ttl, deadline: start.Add(ttl)}
 }
 
 // ensureCtx creates the context and its deadline timer; l.mu is held.
@@ -67,7 +79,7 @@ func (l *Lock) ensureCtx() {
 		l.cancel(l.cause)
 		return
 	}
-	left := time.Until(l.deadline)
+	left := l.deadline.Sub(l.c.now())
 	if left <= 0 {
 		l.lose(l.ranOut())
 		return
@@ -94,7 +106,7 @@ func (l *Lock) lose(cause error) {
 // lost reports whether the lease is over, marking it lost if its local
 // deadline passed; l.mu is held.
 func (l *Lock) lost() bool {
-	if l.cause == nil && !time.Now().Before(l.deadline) {
+	if l.cause == nil && !l.c.now().Before(l.deadline) {
 		l.lose(l.ranOut())
 	}
 	return l.cause != nil
@@ -107,7 +119,7 @@ func (l *Lock) expire() {
 	if l.cause != nil {
 		return
 	}
-	if left := time.Until(l.deadline); left > 0 {
+	if left := l.deadline.Sub(l.c.now()); left > 0 {
 		l.timer.Reset(left)
 		return
 	}
@@ -139,32 +151,28 @@ func (l *Lock) Context() context.Context {
 }
 
 // Release gives the lease up: one round trip, a compare-and-delete in Lua
-// that deletes the key only while it holds this acquisition's owner ID. It
-// returns ErrNotHeld when the lease had already expired or another owner
-// holds the resource. Context is cancelled and the watchdog stopped either
-// way.
+// that deletes the key only while it holds this acquisition's owner ID.
+// Context is cancelled and the watchdog stopped either way.
+//
+// It returns ErrNotHeld when the server finds the lease gone or held by
+// someone else and the lease had already run out locally when Release was
+// called. While the local deadline has not passed, the server cannot have
+// let the lease go (the local deadline never comes after the server's
+// expiry), so finding it gone means an earlier send of this same Release
+// deleted it and lost its reply, which go-redis then sent again: Release
+// reports that first outcome, success. (A failover that lost the lease, or
+// a hand deletion, is reported as a success too: the fencing token is what
+// protects the resource then.)
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
+	live := !l.lost()
 	l.lose(context.Canceled)
 	l.mu.Unlock()
-	var res any
-	var err error
-	if l.sem {
-		res, err = semReleaseScript.Run(ctx, l.c.rdb, l.keys, l.owner).Result()
-	} else {
-		res, err = releaseScript.Run(ctx, l.c.rdb, l.keys, l.owner).Result()
+	_, err := l.c.run.Run(ctx, l.ops.release, l.keys, l.argv[:1]...)
+	if live && errors.Is(err, ErrNotHeld) {
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("lock: release %q: %w", l.key, err)
-	}
-	n, err := reply.Int64(res)
-	if err != nil {
-		return fmt.Errorf("lock: release %q: %w", l.key, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: release %q", ErrNotHeld, l.key)
-	}
-	return nil
+	return err
 }
 
 // Refresh extends the lease to ttl from now (server time): one round trip,
@@ -174,35 +182,26 @@ func (l *Lock) Release(ctx context.Context) error {
 // Redis, an error matching both ErrNotHeld and ErrLockLost. It returns
 // ErrInvalid for a ttl outside (0, max TTL].
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if err := l.c.checkTTL("ttl", ttl); err != nil {
+	const op = "refresh"
+	if err := l.c.checkTTL(op, "ttl", ttl); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	lost := l.lost()
 	l.mu.Unlock()
 	if lost {
-		return fmt.Errorf("%w: %w: refresh %q", ErrNotHeld, ErrLockLost, l.key)
+		return pkg.Fail(op, l.key, ErrNotHeld, ErrLockLost)
 	}
-	start := time.Now()
-	var res any
-	var err error
-	if l.sem {
-		res, err = semRefreshScript.Run(ctx, l.c.rdb, l.keys, l.owner, ms(ttl)).Result()
-	} else {
-		res, err = refreshScript.Run(ctx, l.c.rdb, l.keys, l.owner, ms(ttl)).Result()
-	}
-	if err != nil {
-		return fmt.Errorf("lock: refresh %q: %w", l.key, err)
-	}
-	n, err := reply.Int64(res)
-	if err != nil {
-		return fmt.Errorf("lock: refresh %q: %w", l.key, err)
-	}
+	start := l.c.now()
+	_, err := l.c.run.Run(ctx, l.ops.refresh, l.keys, l.argv[0], l.c.msArg(ttl))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n != 1 {
+	if errors.Is(err, ErrNotHeld) {
 		l.lose(fmt.Errorf("%w: %q is no longer held by %s", ErrLockLost, l.key, l.owner))
-		return fmt.Errorf("%w: refresh %q", ErrNotHeld, l.key)
+		return err
+	}
+	if err != nil {
+		return err
 	}
 	if l.cause == nil {
 		l.deadline = start.Add(ttl)
@@ -214,7 +213,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		}
 		l.ttl = ttl
 		if l.timer != nil {
-			l.timer.Reset(time.Until(l.deadline))
+			l.timer.Reset(l.deadline.Sub(l.c.now()))
 		}
 	}
 	return nil
@@ -223,22 +222,13 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // TTL returns the remaining lease as the server sees it: one round trip.
 // It returns ErrNotHeld when the caller no longer holds the lease.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	var res any
-	var err error
-	if l.sem {
-		res, err = semTTLScript.Run(ctx, l.c.rdb, l.keys, l.owner).Result()
-	} else {
-		res, err = ttlScript.Run(ctx, l.c.rdb, l.keys, l.owner).Result()
-	}
+	rep, err := l.c.run.Run(ctx, l.ops.ttl, l.keys, l.argv[:1]...)
 	if err != nil {
-		return 0, fmt.Errorf("lock: ttl %q: %w", l.key, err)
+		return 0, err
 	}
-	n, err := reply.Int64(res)
-	if err != nil {
-		return 0, fmt.Errorf("lock: ttl %q: %w", l.key, err)
-	}
-	if n < 0 {
-		return 0, fmt.Errorf("%w: ttl %q", ErrNotHeld, l.key)
+	n := rep.Int(0)
+	if err := rep.Err(); err != nil {
+		return 0, err
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }
@@ -277,7 +267,7 @@ func (l *Lock) watchdog(period time.Duration, auto bool, done, kick <-chan struc
 		case <-t.C:
 		}
 		l.mu.Lock()
-		ttl, left, ctx := l.ttl, time.Until(l.deadline), l.ctx
+		ttl, left, ctx := l.ttl, l.deadline.Sub(l.c.now()), l.ctx
 		l.mu.Unlock()
 		if left <= 0 {
 			return

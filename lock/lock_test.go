@@ -22,7 +22,19 @@ func newClient(t *testing.T, e *harness.Env, opts ...Option) *Client {
 	t.Helper()
 	c, err := New(e.Client, append([]Option{WithNamespace(e.NS)}, opts...)...)
 	require.NoError(t, err)
+	followServerClock(e, c)
 	return c
+}
+
+// followServerClock makes c's lease deadlines follow the simulated server
+// clock on miniredis (where harness Advance moves TIME without time
+// passing), as they follow real time on a real server.
+func followServerClock(e *harness.Env, c *Client) {
+	if e.Mini == nil {
+		return
+	}
+	base, real := e.Now(), time.Now()
+	c.now = func() time.Time { return real.Add(time.Since(real) + e.Now().Sub(base)) }
 }
 
 func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "lock") }

@@ -182,10 +182,10 @@ func isAcquire(cmd redis.Cmder) bool {
 	for _, s := range []struct {
 		hash, src string
 	}{
-		{acquireScript.Hash(), acquireSrc},
-		{fairAcquireScript.Hash(), fairAcquireSrc},
-		{semAcquireScript.Hash(), semAcquireSrc},
-		{intervalClaimScript.Hash(), intervalClaimSrc},
+		{acquireOp.Script().Hash(), acquireSrc},
+		{fairAcquireOp.Script().Hash(), fairAcquireSrc},
+		{semAcquireOp.Script().Hash(), semAcquireSrc},
+		{intervalClaimOp.Script().Hash(), intervalClaimSrc},
 	} {
 		if body == s.hash || strings.HasSuffix(body, s.src) {
 			return true
@@ -260,4 +260,69 @@ func TestLostReplyGivesLeaseBack(t *testing.T) {
 	run, err := g.Claim(ctx)
 	require.NoError(t, err)
 	require.False(t, run.Claimed)
+}
+
+// The fence key's TTL is set only now and then (see fence.lua), yet after
+// every acquisition the key lives at least the fence TTL, and at most the
+// fence TTL plus 1/4096 of it: over steps of server time within and across
+// the windows that decide it, and through a step back of the clock.
+func TestFenceKeyOutlivesEveryToken(t *testing.T) {
+	e := harness.New(t)
+	const fenceTTL = 2 * time.Second
+	c := newClient(t, e, WithMaxTTL(time.Second), WithFenceTTL(fenceTTL))
+	keep := time.Duration(fenceKeep(fenceTTL)) * time.Millisecond
+	require.Greater(t, keep, fenceTTL)
+	ctx := e.Ctx()
+	fk, err := fenceKey.Key(e.NS, "doc", "keep")
+	require.NoError(t, err)
+	// slack covers the time a real server's clock moves between the
+	// acquisition and the PTTL read.
+	slack := time.Duration(0)
+	if e.Real() {
+		slack = 20 * time.Millisecond
+	}
+	var last int64
+	for i := range 60 {
+		l, err := c.TryAcquire(ctx, "doc", "keep", 100*time.Millisecond)
+		require.NoError(t, err)
+		require.Greater(t, l.Fence(), last)
+		last = l.Fence()
+		pttl, err := e.Client.PTTL(ctx, fk).Result()
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, pttl, fenceTTL-slack, "step %d", i)
+		require.LessOrEqual(t, pttl, keep, "step %d", i)
+		require.NoError(t, l.Release(ctx))
+		e.Advance(time.Duration(i%4+1) * 150 * time.Microsecond) // windows are ~0.5ms
+		if i == 30 && e.Mini != nil {
+			e.Mini.SetTime(e.Now().Add(-time.Second)) // tokens go on from last + 1
+		}
+	}
+}
+
+// A fence value this package did not write is reported and left exactly as
+// it was, its TTL included, although the token is written before the last
+// one is checked.
+func TestCorruptFenceLeftAsItWas(t *testing.T) {
+	e := harness.New(t)
+	c := newClient(t, e)
+	ctx := e.Ctx()
+	fk, err := fenceKey.Key(e.NS, "doc", "foreign")
+	require.NoError(t, err)
+	for _, ttl := range []time.Duration{0, time.Minute} {
+		require.NoError(t, e.Client.Set(ctx, fk, "12ab", ttl).Err())
+		_, err = c.TryAcquire(ctx, "doc", "foreign", time.Second)
+		require.ErrorIs(t, err, keys.ErrCorrupt)
+		v, err := e.Client.Get(ctx, fk).Result()
+		require.NoError(t, err)
+		require.Equal(t, "12ab", v)
+		pttl, err := e.Client.PTTL(ctx, fk).Result()
+		require.NoError(t, err)
+		if ttl == 0 {
+			require.Equal(t, time.Duration(-1), pttl, "still without a TTL")
+		} else {
+			require.InDelta(t, float64(ttl), float64(pttl), float64(time.Second))
+		}
+		lk, _ := lockKey.Key(e.NS, "doc", "foreign")
+		require.Zero(t, e.Client.Exists(ctx, lk).Val(), "no lease taken")
+	}
 }

@@ -1,18 +1,30 @@
 -- sem_acquire: take one of limit permits, each a lease of its own.
 -- KEYS[1] semaphore         lock:sem:{resource_type}:{resource_id} (zset owner ID -> expiry ms)
--- ARGV[1] owner ID
+-- ARGV[1] owner ID, new for each Acquire or TryAcquire call
 -- ARGV[2] lease, ms
 -- ARGV[3] limit (>= 1)
--- Returns {1, 0} when a permit was taken, {0, ms until the first permit
--- expires} when all are held.
-local t = redis.call('TIME')
-local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- ARGV[4] the client's max lease, ms
+-- Returns ok() when a permit was taken, conflict(ms until the first permit
+-- expires) when all are held.
+-- A permit expires at the first whole ms at or after now + lease, never
+-- earlier than the holder's local deadline; it is live while its expiry is
+-- above now (ms, rounded down). A member whose expiry lies beyond now +
+-- max lease was not written by this package (a foreign or hand-made
+-- member that would never expire): it is dropped, not counted. A replay
+-- of a call that already took a permit finds it and reports ok.
+local nowus = now_us()
+local nowms = math.floor(nowus / 1000)
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if mine and tonumber(mine) > nowms then
+  return ok()
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowms)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. int_str(math.ceil(nowus / 1000) + tonumber(ARGV[4])), '+inf')
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return {0, tonumber(first[2]) - nowms}
+  return conflict(tonumber(first[2]) - nowms)
 end
-redis.call('ZADD', KEYS[1], string.format('%.0f', nowms + tonumber(ARGV[2])), ARGV[1])
+redis.call('ZADD', KEYS[1], int_str(math.ceil(nowus / 1000) + tonumber(ARGV[2])), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[1], string.format('%.0f', tonumber(last[2]) - nowms))
-return {1, 0}
+expire_at(KEYS[1], tonumber(last[2]), nowms)
+return ok()

@@ -1,6 +1,9 @@
 -- sem_count: number of live permits.
 -- KEYS[1] semaphore         lock:sem:{resource_type}:{resource_id}
--- Returns the count of permits whose lease has not run out.
-local t = redis.call('TIME')
-local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', nowms), '+inf')
+-- ARGV[1] the client's max lease, ms
+-- Returns ok(count of permits whose lease has not run out). Members whose
+-- expiry lies beyond now + max lease (not written by this package) are
+-- not counted; sem_acquire drops them.
+local nowus = now_us()
+return ok(redis.call('ZCOUNT', KEYS[1], '(' .. int_str(math.floor(nowus / 1000)),
+  int_str(math.ceil(nowus / 1000) + tonumber(ARGV[1]))))

@@ -4,11 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
 )
 
 var (
@@ -23,11 +22,12 @@ var (
 	//go:embed sem_count.lua
 	semCountSrc string
 
-	semAcquireScript = script.New(semAcquireSrc)
-	semReleaseScript = script.New(semReleaseSrc)
-	semRefreshScript = script.New(semRefreshSrc)
-	semTTLScript     = script.New(semTTLSrc)
-	semCountScript   = script.New(semCountSrc)
+	semKeys      = []*keys.Template{semKey}
+	semAcquireOp = pkg.Declare("semaphore acquire", semAcquireSrc, semKeys, call.On(call.Conflict, ErrNotObtained), call.Shared())
+	semReleaseOp = pkg.Declare("semaphore release", semReleaseSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	semRefreshOp = pkg.Declare("semaphore refresh", semRefreshSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	semTTLOp     = pkg.Declare("semaphore ttl", semTTLSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	semCountOp   = pkg.Declare("semaphore count", semCountSrc, semKeys, call.Shared())
 )
 
 // Semaphore admits up to a limit of concurrent holders of one resource.
@@ -45,12 +45,14 @@ type Semaphore struct {
 // Semaphore returns the semaphore of (resourceType, resourceID) with limit
 // permits. Every caller of one resource should use the same limit: each
 // acquisition checks its own. It fails with ErrInvalid for an empty or
-// oversize resource or a limit below 1; it does not contact Redis.
+// oversize resource or a limit outside [1, MaxPermits]; it does not
+// contact Redis.
 func (c *Client) Semaphore(resourceType, resourceID string, limit int) (*Semaphore, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("%w: semaphore limit %d", ErrInvalid, limit)
+	const op = "semaphore"
+	if limit < 1 || limit > MaxPermits {
+		return nil, pkg.Invalidf(op, "semaphore limit %d outside [1, %d]", limit, MaxPermits)
 	}
-	k, err := buildKey(semKey, c.ns, resourceType, resourceID)
+	k, err := pkg.Key(op, semKey, c.opt.ns, resourceType, resourceID)
 	if err != nil {
 		return nil, err
 	}
@@ -81,50 +83,50 @@ func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...Acqu
 }
 
 func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, opts []AcquireOption) (*Lock, error) {
-	cfg, err := s.c.config(opts)
+	const op = "semaphore acquire"
+	cfg, err := s.c.config(op, opts)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.fair {
-		return nil, fmt.Errorf("%w: a semaphore cannot be fair", ErrInvalid)
+		return nil, pkg.Invalidf(op, "a semaphore cannot be fair")
 	}
-	if err := s.c.checkTTL("ttl", ttl); err != nil {
+	if err := s.c.checkTTL(op, "ttl", ttl); err != nil {
 		return nil, err
 	}
-	if err := s.c.checkConfig(cfg, ttl); err != nil {
+	if err := s.c.checkConfig(op, cfg, ttl); err != nil {
 		return nil, err
 	}
 	owner := s.c.newOwner()
+	held := false
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
-		v, err := semAcquireScript.Run(ctx, s.c.rdb, s.keys, owner, ms(ttl), s.limit).Result()
-		if err != nil {
-			// The script may have run and only its reply been lost.
-			s.abandon(ctx, owner)
-			if ctx.Err() != nil {
-				return nil, errors.Join(fmt.Errorf("%w: %q", ErrNotObtained, s.key), err)
-			}
-			return nil, fmt.Errorf("lock: semaphore acquire %q: %w", s.key, err)
-		}
-		res, err := ints(v, 2)
-		if err != nil {
-			s.abandon(ctx, owner)
-			return nil, fmt.Errorf("lock: semaphore acquire %q: %w", s.key, err)
-		}
-		if res[0] == 1 {
-			l := newLock(s.c, s.keys, owner, 0, ttl, start, true)
+		start := s.c.now()
+		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL))
+		switch {
+		case err == nil:
+			l := newLock(s.c, s.keys, owner, 0, ttl, start, permitOps)
 			l.startWatchdog(cfg.watchdog)
 			return l, nil
+		case errors.Is(err, ErrNotObtained):
+			held = true
+		default:
+			// On the wire: the script may have run and only its reply been
+			// lost.
+			s.abandon(ctx, owner)
+			if held && ctx.Err() != nil {
+				return nil, pkg.Fail(op, s.key, ErrNotObtained, ctx.Err())
+			}
+			return nil, err
 		}
 		d := time.Duration(-1)
 		if wait {
 			d = cfg.retry.Backoff(attempt)
 		}
 		if d < 0 {
-			return nil, fmt.Errorf("%w: all %d permits of %q are held", ErrNotObtained, s.limit, s.key)
+			return nil, err
 		}
-		if err := sleep(ctx, d); err != nil {
-			return nil, errors.Join(fmt.Errorf("%w: all %d permits of %q are held", ErrNotObtained, s.limit, s.key), err)
+		if serr := sleep(ctx, d); serr != nil {
+			return nil, pkg.Fail(op, s.key, ErrNotObtained, serr)
 		}
 	}
 }
@@ -133,20 +135,17 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 // attempt with an unknown outcome may have taken (see Client.abandon).
 func (s *Semaphore) abandon(ctx context.Context, owner string) {
 	s.c.cleanup(ctx, func(ctx context.Context) {
-		_ = semReleaseScript.Run(ctx, s.c.rdb, s.keys, owner).Err()
+		_, _ = s.c.run.Run(ctx, semReleaseOp, s.keys, owner)
 	})
 }
 
 // Held returns the number of live permits: one round trip (read-only
 // script with server time).
 func (s *Semaphore) Held(ctx context.Context) (int, error) {
-	v, err := semCountScript.Run(ctx, s.c.rdb, s.keys).Result()
+	rep, err := s.c.run.Run(ctx, semCountOp, s.keys, ms(s.c.opt.maxTTL))
 	if err != nil {
-		return 0, fmt.Errorf("lock: semaphore count %q: %w", s.key, err)
+		return 0, err
 	}
-	n, err := reply.Int64(v)
-	if err != nil {
-		return 0, fmt.Errorf("lock: semaphore count %q: %w", s.key, err)
-	}
-	return int(n), nil
+	n := rep.Int(0)
+	return int(n), rep.Err()
 }

@@ -1,6 +1,9 @@
 package lock
 
 import (
+	"errors"
+	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -112,4 +115,70 @@ func TestSemaphoreWatchdog(t *testing.T) {
 	held, err := s.Held(ctx)
 	require.NoError(t, err)
 	require.Zero(t, held)
+}
+
+// A lease that is not a whole number of milliseconds is rounded up on the
+// server: the lock's value and the permit's score never promise less than
+// the TTL the holder counts from. On a real server, with N=1, a second
+// holder never gets the permit before the first holder's local deadline
+// (its TTL counted from just before its request), in 1,000 rounds.
+func TestLeasesNeverEndEarly(t *testing.T) {
+	e := harness.New(t)
+	c := newClient(t, e)
+	ctx := e.Ctx()
+	const ttl = 2*time.Second + 300*time.Microsecond
+	l, err := c.TryAcquire(ctx, "doc", "frac", ttl)
+	require.NoError(t, err)
+	v, err := e.Client.Get(ctx, l.Key()).Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(v, ":2001"), "lease %q: 2000.3ms rounds up to 2001ms", v)
+	require.NoError(t, l.Refresh(ctx, ttl))
+	v, err = e.Client.Get(ctx, l.Key()).Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(v, ":2001"), "refreshed lease %q", v)
+	require.NoError(t, l.Release(ctx))
+
+	s, err := c.Semaphore("gpu", "frac", 1)
+	require.NoError(t, err)
+	before := e.Now()
+	p, err := s.TryAcquire(ctx, ttl)
+	require.NoError(t, err)
+	score, err := e.Client.ZScore(ctx, s.key, p.Token()).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, int64(score), before.Add(ttl).Add(time.Millisecond-1).UnixMilli(),
+		"the permit expires no earlier than the holder's deadline, rounded up")
+	require.NoError(t, p.Release(ctx))
+	if !e.Real() {
+		return // the edge rounds need a running server clock
+	}
+
+	s, err = c.Semaphore("gpu", "edge", 1)
+	require.NoError(t, err)
+	const short = 3*time.Millisecond + 700*time.Microsecond
+	const rounds = 1000
+	overlaps := 0
+	earliest := time.Duration(math.MaxInt64)
+	for r := 0; r < rounds; r++ {
+		sent := time.Now()
+		_, err := s.TryAcquire(ctx, short)
+		require.NoError(t, err)
+		for {
+			p, err := s.TryAcquire(ctx, short)
+			if errors.Is(err, ErrNotObtained) {
+				continue
+			}
+			require.NoError(t, err)
+			at := time.Since(sent)
+			earliest = min(earliest, at)
+			if at < short {
+				overlaps++
+			}
+			if err := p.Release(ctx); !errors.Is(err, ErrNotHeld) {
+				require.NoError(t, err) // its own short lease may have run out already
+			}
+			break
+		}
+	}
+	t.Logf("%s: %d rounds, %d overlaps, earliest takeover %v after the holder's send (lease %v)", e.Backend, rounds, overlaps, earliest, short)
+	require.Zero(t, overlaps)
 }

@@ -1,0 +1,114 @@
+package lock
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+// Option configures a Client. Options are checked by New.
+type Option func(*options)
+
+type options struct {
+	ns        keys.Namespace
+	maxTTL    time.Duration
+	fenceTTL  time.Duration
+	owner     string
+	pipelines int
+	pipeSet   bool
+}
+
+// WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithMaxTTL sets the longest lease, permit or interval lease the client
+// grants (default DefaultMaxTTL, 300s as seed 001 prescribes; at most
+// MaxLease). Longer requests fail with ErrInvalid.
+func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d } }
+
+// WithFenceTTL sets how long a resource's fence counter key lives after its
+// last acquisition (default DefaultFenceTTL, 1h): at least d, and at most
+// d plus 1/4096 of it (see Fencing tokens in the package doc). Fencing
+// tokens stay strictly increasing after the key expired as long as the
+// server clock never steps back by more than d; it must be at least the
+// max TTL and at most MaxFenceTTL.
+func WithFenceTTL(d time.Duration) Option { return func(o *options) { o.fenceTTL = d } }
+
+// WithOwner sets a label (a host or worker name) that starts every owner ID
+// this client writes, so that a lock's value says who holds it. It must be
+// valid UTF-8 of at most 64 bytes without ':' or control bytes.
+func WithOwner(label string) Option { return func(o *options) { o.owner = label } }
+
+// DefaultPipelines is the number of round trips a Client keeps in flight
+// before further calls wait and share a pipeline (see WithPipelining).
+const DefaultPipelines = 4
+
+// MaxPipelines bounds WithPipelining.
+const MaxPipelines = 1024
+
+// WithPipelining sets how many round trips one Client keeps in flight at
+// once for its lease operations (auto-pipelining): Acquire, TryAcquire,
+// Release, Refresh and TTL of locks and permits, the fair queue, Held,
+// Claim and LastRun. A call made while none is in flight is sent at once,
+// on its own. Calls made while some are in flight wait; they go out
+// together, as one pipeline, when a round trip comes back, or at once in
+// a new round trip (up to n) when as many wait as are in flight. Every
+// call is still one atomic script with its own reply; many goroutines
+// locking at once share the network reads and writes, which under load
+// cost the client and Redis more than the scripts do (see
+// bench/RESULTS.md). Without this option a Client keeps
+// DefaultPipelines; n = 0 turns auto-pipelining off (every call is its
+// own round trip, sent at once); n outside 0..MaxPipelines fails New with
+// ErrInvalid.
+//
+// On a Redis Cluster the n round trips are per master, so a slow master
+// holds up only the calls for resources it owns. When a connection breaks
+// mid-pipeline, go-redis resends the whole pipeline; what a resent call
+// does is in the package doc (Guarantees).
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
+
+// New returns a Client over rdb. It fails with ErrInvalid on a bad option,
+// a nil client, or a go-redis client without ContextTimeoutEnabled (which
+// would ignore the deadlines of every call); it does not contact Redis.
+func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
+	o := options{maxTTL: DefaultMaxTTL, fenceTTL: DefaultFenceTTL}
+	for _, f := range opts {
+		f(&o)
+	}
+	if !o.pipeSet {
+		o.pipelines = DefaultPipelines
+	}
+	const op = "new"
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.maxTTL < time.Millisecond || o.maxTTL > MaxLease:
+		return nil, pkg.Invalidf(op, "max TTL %v outside [1ms, %v]", o.maxTTL, MaxLease)
+	case o.fenceTTL < o.maxTTL || o.fenceTTL > MaxFenceTTL:
+		return nil, pkg.Invalidf(op, "fence TTL %v outside [max TTL %v, %v]", o.fenceTTL, o.maxTTL, MaxFenceTTL)
+	case len(o.owner) > 64 || !utf8.ValidString(o.owner) ||
+		strings.ContainsFunc(o.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }):
+		return nil, pkg.Invalidf(op, "owner label %q", o.owner)
+	case o.pipelines < 0 || o.pipelines > MaxPipelines:
+		return nil, pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	}
+	if err := o.ns.Validate(); err != nil {
+		return nil, pkg.Invalid(op, err)
+	}
+	return &Client{run: call.NewRunner(rdb, o.pipelines), opt: o, fenceArg: fenceKeep(o.fenceTTL), now: time.Now}, nil
+}
+
+// fenceKeep is the TTL, in ms, that a fence write sets when it sets one:
+// the fence TTL plus 1/4096 of it, rounded up, so that the key outlives
+// every token it stores by at least the fence TTL although most writes
+// keep the TTL the key has (see fence.lua).
+func fenceKeep(d time.Duration) int64 {
+	m := ms(d)
+	return m + (m+4095)/4096
+}
