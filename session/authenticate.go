@@ -2,13 +2,23 @@ package session
 
 import (
 	"context"
-	"fmt"
+	_ "embed"
 
-	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
-// Authenticate is Get and users.Validate in one script and one round trip,
+var (
+	//go:embed user_touch.lua
+	userTouchLib string
+	//go:embed authenticate.lua
+	authenticateSrc string
+
+	authenticateOp = pkg.Declare("authenticate", liveLib+"\n"+userTouchLib+"\n"+authenticateSrc,
+		[]*keys.Template{sessionKey, indexKey, userKey})
+)
+
+// Authenticate is Get and Users.Validate in one script and one round trip,
 // as the middleware runs them: the user record is checked and touched
 // (last_seen, TTL) and, only if the user may proceed, the session is slid
 // and returned with the record. A session that is not live is ErrNotFound;
@@ -21,11 +31,11 @@ import (
 // round trips, not atomic, and the Get slides the session before a block
 // is seen (the call still fails with ErrBlocked).
 func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionID string) (*Session, *User, error) {
-	const op = "Authenticate"
+	const op = "authenticate"
 	if users == nil {
-		return nil, nil, invalid(op, "nil Users")
+		return nil, nil, pkg.Invalidf(op, "nil Users")
 	}
-	key, idx, err := s.keyPair(op, userID, sessionID)
+	ks, err := s.keyPair(op, userID, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,7 +43,7 @@ func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionI
 	if err != nil {
 		return nil, nil, err
 	}
-	if !keys.SameSlot(key, idx, ukey) {
+	if !keys.SameSlot(ks[0], ks[1], ukey) {
 		sess, err := s.Get(ctx, userID, sessionID)
 		if err != nil {
 			return nil, nil, err
@@ -44,36 +54,26 @@ func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionI
 		}
 		return sess, usr, nil
 	}
-	v, err := run(ctx, s.c, authenticateScript, []string{key, idx, ukey}, sessionID, ms(s.cfg.idle), ms(users.cfg.userTTL))
-	if err != nil {
-		return nil, nil, fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	if v == nil {
-		return nil, nil, fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
-	}
-	if st, ok := status(v); ok {
-		switch st {
-		case "corrupt":
-			return nil, nil, keys.Corrupt(key, fmt.Errorf("unreadable %s", fAbsoluteExp))
-		case "nouser":
-			return nil, nil, fmt.Errorf("session: %s %q: %w", op, ukey, ErrNotFound)
-		case "usercorrupt":
-			return nil, nil, keys.Corrupt(ukey, fmt.Errorf("missing or unknown status"))
-		case "blocked":
-			return nil, nil, fmt.Errorf("session: %s %q: %w", op, ukey, ErrBlocked)
-		}
-		return nil, nil, fmt.Errorf("session: %s %q: %w: status %q", op, key, reply.ErrUnexpected, st)
-	}
-	a, err := reply.Slice(v, 4)
-	if err != nil {
-		return nil, nil, fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	sess, err := decodeLive(op, key, userID, sessionID, a[1], a[2])
+	ks = append(ks, ukey)
+	rep, err := s.run.Run(ctx, authenticateOp, ks, sessionID, ms(s.opt.idle), ms(users.opt.userTTL))
 	if err != nil {
 		return nil, nil, err
 	}
-	usr, err := decodeUser(op, ukey, userID, a[3])
-	if err != nil {
+	switch rep.Status {
+	case call.None:
+		if what := rep.Str(0); what == "user" && rep.Err() == nil {
+			return nil, nil, pkg.Fail(op, ukey, ErrNotFound, nil)
+		}
+		if err := rep.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, pkg.Fail(op, ks[0], ErrNotFound, nil)
+	case call.Conflict:
+		return nil, nil, pkg.Fail(op, ukey, ErrBlocked, nil)
+	}
+	sess := decodeLive(&rep, 1, ks[0], userID, sessionID)
+	usr := decodeUser(&rep, 3, ukey, userID)
+	if err := rep.Err(); err != nil {
 		return nil, nil, err
 	}
 	return sess, usr, nil

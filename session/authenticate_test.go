@@ -21,7 +21,7 @@ func TestAuthenticate(t *testing.T) {
 	_, _, err = s.Authenticate(ctx, users, "u1", sess.ID)
 	require.ErrorIs(t, err, ErrNotFound, "no user record")
 	_, _, err = s.Authenticate(ctx, nil, "u1", sess.ID)
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 
 	_, err = users.Login(ctx, "u1", LoginInfo{DeviceID: "d", Anonymous: true})
 	require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestAuthenticateWithoutHashTags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sess.ID, got.ID)
 	assert.True(t, usr.CanWrite())
-	for _, k := range e.Keys() {
+	for _, k := range dataKeys(t, e) {
 		assert.NotContains(t, k, "{", "seed-exact keys: %s", k)
 	}
 }

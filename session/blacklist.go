@@ -2,46 +2,69 @@ package session
 
 import (
 	"context"
-	"fmt"
+	_ "embed"
+	"errors"
 	"time"
 
-	"github.com/redschema/redschema/internal/reply"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed blacklist.lua
+	blacklistSrc string
+
+	blacklistOp = pkg.Declare("revoke token", blacklistSrc, []*keys.Template{blacklistKey})
 )
 
 // RevokeToken blacklists the JWT whose ID is jti until expiresAt, its own
-// expiry (seed 001: value "1", TTL = the token's remaining validity). One
-// script compares expiresAt with the server clock: a token that has
-// already expired is not written. It reports whether an entry was written.
-// A zero expiresAt is ErrInvalidInput.
+// expiry (value "1", TTL = the token's remaining validity), and reports
+// whether the token is blacklisted. One script compares expiresAt with the
+// server clock: a token that has already expired is not written (false),
+// and an expiresAt more than TokenExpiryLimit ahead is ErrInvalid, nothing
+// written. Revoking a blacklisted token again, or the same call resent by
+// go-redis after a lost reply, leaves the entry as it is and reports true.
+// A zero expiresAt is ErrInvalid.
 func (s *Store) RevokeToken(ctx context.Context, jti string, expiresAt time.Time) (bool, error) {
-	const op = "RevokeToken"
-	key, err := blacklistKey.Key(s.cfg.ns, jti)
+	const op = "revoke token"
+	key, err := pkg.Key(op, blacklistKey, s.opt.ns, jti)
 	if err != nil {
-		return false, fmt.Errorf("session: %s: %w: %w", op, ErrInvalidInput, err)
+		return false, err
 	}
-	if expiresAt.IsZero() || expiresAt.UnixMilli() <= 0 {
-		return false, invalid(op, "zero expiry")
+	at := expiresAt.UnixMilli()
+	if expiresAt.IsZero() || at <= 0 {
+		return false, pkg.Invalidf(op, "expiry %v not after 1970", expiresAt)
 	}
-	v, err := run(ctx, s.c, blacklistScript, []string{key}, expiresAt.UnixMilli())
+	// The script checks the bound by the server's clock; this early check
+	// (with a day's slack for clock skew) keeps absurd values off the wire.
+	if expiresAt.After(time.Now().Add(TokenExpiryLimit + 24*time.Hour)) {
+		return false, pkg.Invalidf(op, "expiry %v more than %v ahead", expiresAt, TokenExpiryLimit)
+	}
+	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, ms(TokenExpiryLimit))
 	if err != nil {
-		return false, fmt.Errorf("session: %s %q: %w", op, key, err)
+		return false, err
 	}
-	n, err := reply.Int64(v)
-	if err != nil {
-		return false, fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	return n == 1, nil
+	n := rep.Int(0)
+	return n == 1, rep.Err()
 }
 
-// IsRevoked reports whether the JWT jti is blacklisted. One EXISTS.
+// IsRevoked reports whether the JWT jti is blacklisted. One GET; an entry
+// holding anything but "1" is keys.ErrCorrupt.
 func (s *Store) IsRevoked(ctx context.Context, jti string) (bool, error) {
-	key, err := blacklistKey.Key(s.cfg.ns, jti)
+	const op = "is revoked"
+	key, err := pkg.Key(op, blacklistKey, s.opt.ns, jti)
 	if err != nil {
-		return false, fmt.Errorf("session: IsRevoked: %w: %w", ErrInvalidInput, err)
+		return false, err
 	}
-	n, err := s.c.Exists(ctx, key).Result()
-	if err != nil {
-		return false, fmt.Errorf("session: IsRevoked %q: %w", key, err)
+	v, err := s.run.Client().Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, pkg.Wrap(op, key, err)
+	case v != "1":
+		return false, pkg.Fail(op, key, nil, keys.Corrupt(key, errors.New(`not "1"`)))
 	}
-	return n == 1, nil
+	return true, nil
 }

@@ -36,16 +36,41 @@ func TestJWTBlacklist(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, revoked)
 
+	ok, err = s.RevokeToken(ctx, "jti-live", now.Add(time.Hour))
+	require.NoError(t, err)
+	assert.True(t, ok, "already blacklisted")
+	assert.True(t, pttl(t, e, key) <= time.Second, "the entry is left as it was")
+
+	// Bounds: an expiry in year 9999 never writes an 8,000-year TTL.
+	for name, at := range map[string]time.Time{
+		"year 9999":            time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+		"a day past the max":   now.Add(TokenExpiryLimit + 48*time.Hour),
+		"an hour past the max": now.Add(TokenExpiryLimit + time.Hour), // passes the early check, the script refuses
+		"before 1970":          time.UnixMilli(-5),
+	} {
+		_, err = s.RevokeToken(ctx, "jti-far", at)
+		require.ErrorIs(t, err, ErrInvalid, name)
+	}
+	revoked, err = s.IsRevoked(ctx, "jti-far")
+	require.NoError(t, err)
+	assert.False(t, revoked, "nothing written")
+	ok, err = s.RevokeToken(ctx, "jti-year", now.Add(TokenExpiryLimit-time.Hour))
+	require.NoError(t, err)
+	assert.True(t, ok, "up to the bound")
+	yk, _ := blacklistKey.Key(e.NS, "jti-year")
+	assert.InDelta(t, (TokenExpiryLimit - time.Hour).Hours(), pttl(t, e, yk).Hours(), 0.1)
+	require.NoError(t, e.Client.Del(ctx, yk).Err())
+
 	_, err = s.RevokeToken(ctx, "", now.Add(time.Hour))
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = s.RevokeToken(ctx, "j", time.Time{})
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = s.IsRevoked(ctx, "")
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 
 	e.Advance(1100 * time.Millisecond)
 	revoked, err = s.IsRevoked(ctx, "jti-live")
 	require.NoError(t, err)
 	assert.False(t, revoked, "gone once the token would have expired")
-	assert.Empty(t, e.Keys())
+	assert.Empty(t, dataKeys(t, e))
 }

@@ -1,37 +1,68 @@
--- create.lua: write a new session hash and list it in the user's index.
+-- create.lua: write a new session hash and list it in the user's index
+-- (live.lua's paragraphs it uses are put before it).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
--- ARGV[1] session ID
--- ARGV[2] idle timeout, ms (> 0)
+-- ARGV[1] session ID (the digest of a secret this request drew)
+-- ARGV[2] idle timeout, ms (> 0, a decimal integer)
 -- ARGV[3] absolute lifetime, ms (>= idle)
 -- ARGV[4] max sessions per user (0 = unlimited)
--- ARGV[5..] field, value pairs (user_id, email, ..., refresh_token_hash,
---           caller extras); created_at, last_activity and absolute_expiry
---           are written here from server time.
+-- ARGV[5] hex SHA-256 of the first refresh token
+-- ARGV[6..10] user_id, email, ip_address, user_agent, device_fingerprint
+-- ARGV[11..] field, value pairs of the caller's extra fields;
+--           created_at, last_activity, absolute_expiry and
+--           refresh_token_hash are written here.
 --
--- Returns {now_ms, expiry_ms, absolute_expiry_ms, evicted} or the status
--- 'exists' when the session ID is taken (nothing written).
+-- Returns ok(created_ms, expiry_ms, absolute_expiry_ms, evicted). The ID
+-- is the digest of 256 random bits, so a hash already at KEYS[1] is this
+-- same request sent again (go-redis resends a command whose reply was
+-- lost, and a whole pipeline after a broken connection): it reports what
+-- the first run did and writes nothing; corrupt(i, why) when KEYS[i] holds
+-- anything else, or the index data this package did not write (nothing
+-- is written then).
+--
+-- The index is pruned up to the current second (entries that expired in
+-- the last second wait for the next script that prunes); one ZCOUNT tells
+-- whether the new session is the user's longest-lived (the index TTL is
+-- then its own) and whether the index holds deadlines this package never
+-- writes.
 local key, idx = KEYS[1], KEYS[2]
-local sid = ARGV[1]
-local idle, life, max = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if redis.call('EXISTS', key) == 1 then
-  return {'exists'}
-end
-local now = now_ms()
+local sid, idle, rth = ARGV[1], ARGV[2], ARGV[5]
+local life, max = tonumber(ARGV[3]), tonumber(ARGV[4])
+local now, sec, secs = clock()
+redis.call('ZREMRANGEBYSCORE', idx, '-inf', secs .. '000')
 local abs = now + life
-local exp = now + idle
-if exp > abs then exp = abs end
-local fields = {}
-for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
-local ts = rfc3339(now)
-fields[#fields + 1] = 'created_at'; fields[#fields + 1] = ts
-fields[#fields + 1] = 'last_activity'; fields[#fields + 1] = ts
-fields[#fields + 1] = 'absolute_expiry'; fields[#fields + 1] = tostring(abs)
-redis.call('HSET', key, unpack(fields))
-expire_at(key, exp, now)
-redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
-redis.call('ZADD', idx, exp, sid)
+local exp = now + tonumber(idle)
+local ttl = idle
+if exp > abs then
+  exp = abs
+  ttl = ARGV[3]
+end
+local at = int_str(exp)
+local top, bad = outlived(idx, at, now)
+if bad then return {'corrupt', 2, bad} end
+if redis.call('EXISTS', key) == 1 then
+  local h = redis.call('HMGET', key, 'refresh_token_hash', 'absolute_expiry')
+  local first = to_int(h[2])
+  if h[1] ~= rth or not first then
+    return {'corrupt', 1, 'a new session ID is taken by a hash this request did not write'}
+  end
+  local created = first - life
+  local e = tonumber(redis.call('ZSCORE', idx, sid)) or math.min(created + tonumber(idle), first)
+  return {'ok', created, e, first, 0}
+end
+local ts = stamp(sec)
+if #ARGV == 10 then
+  redis.call('HSET', key, 'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
+    'user_agent', ARGV[9], 'device_fingerprint', ARGV[10], 'created_at', ts, 'last_activity', ts,
+    'absolute_expiry', int_str(abs), 'refresh_token_hash', rth)
+else
+  batched('HSET', key, ARGV, 11, #ARGV, {'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
+    'user_agent', ARGV[9], 'device_fingerprint', ARGV[10], 'created_at', ts, 'last_activity', ts,
+    'absolute_expiry', int_str(abs), 'refresh_token_hash', rth})
+end
+redis.call('PEXPIRE', key, ttl)
+redis.call('ZADD', idx, at, sid)
 local evicted = 0
 if max > 0 then
   local extra = redis.call('ZCARD', idx) - max
@@ -48,5 +79,12 @@ if max > 0 then
     end
   end
 end
-fix_index(idx, now)
-return {now, exp, abs, evicted}
+if evicted > 0 and top then
+  -- the longest-lived entry may be gone: the TTL follows what is left
+  index_ttl(idx, now)
+elseif top then
+  expire_at(idx, top, now)
+else
+  redis.call('PEXPIRE', idx, ttl)
+end
+return {'ok', now, exp, abs, evicted}

@@ -1,17 +1,22 @@
 package session
 
-import "errors"
+import (
+	"errors"
 
-// Sentinel errors. Match them with errors.Is: the package wraps them with
-// the operation and key at fault.
+	"github.com/redschema/redschema/internal/call"
+)
+
+// Errors returned by this package. Match them with errors.Is: they come
+// wrapped in an error that names the operation and the key at fault.
 var (
 	// ErrNotFound: no live session (never created, expired, evicted or
 	// revoked), or no user record.
 	ErrNotFound = errors.New("session: not found")
-	// ErrInvalidInput: an argument was rejected before anything was
-	// written (empty ID, oversize field, bad duration, reserved field name).
-	// Key-building errors also match keys.ErrInvalidKey.
-	ErrInvalidInput = errors.New("session: invalid input")
+	// ErrInvalid: an argument was rejected before anything was written
+	// (a nil client, an empty ID, an oversize field, a bad duration, a
+	// reserved field name). A value that cannot be a key segment also
+	// matches keys.ErrInvalidKey.
+	ErrInvalid = errors.New("session: invalid argument")
 	// ErrInvalidToken: a refresh token or session handle does not match.
 	ErrInvalidToken = errors.New("session: invalid token")
 	// ErrTokenReused: a refresh token that was already rotated away was
@@ -20,3 +25,6 @@ var (
 	// ErrBlocked: the user record's status is "blocked".
 	ErrBlocked = errors.New("session: user blocked")
 )
+
+// pkg is the package's error vocabulary for the call layer.
+var pkg = &call.Pkg{Name: "session", ErrInvalid: ErrInvalid}

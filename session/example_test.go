@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -18,7 +19,7 @@ import (
 func Example() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 
@@ -26,26 +27,34 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	sess, refresh, err := store.Create(ctx, session.Info{UserID: "42", Email: "admin@zentoria.local"})
+	sess, tok, err := store.Create(ctx, session.Info{UserID: "42", Email: "admin@zentoria.local"})
 	if err != nil {
 		panic(err)
 	}
-	got, err := store.Get(ctx, "42", sess.ID) // slides the idle timeout
+	// The client gets tok.Handle (cookie or bearer) and tok.Refresh; a
+	// request presents the handle, which names its user and session.
+	userID, sessionID, err := session.ParseHandle(tok.Handle)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("email:", got.Email)
+	got, err := store.Get(ctx, userID, sessionID) // slides the idle timeout
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("email:", got.Email, "same session:", got.ID == sess.ID)
 	fmt.Println("idle timeout left:", rdb.PTTL(ctx, "session:user:{42}:"+sess.ID).Val().Round(time.Minute))
+	fmt.Println("handle stored:", strings.Contains(rdb.Keys(ctx, "*").String(), tok.Handle))
 
-	next, err := store.RotateRefresh(ctx, "42", sess.ID, refresh)
-	fmt.Println("rotated:", err == nil, next != refresh)
-	_, err = store.RotateRefresh(ctx, "42", sess.ID, refresh) // the old one again
+	next, err := store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh)
+	fmt.Println("rotated:", err == nil, next != tok.Refresh)
+	_, err = store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh) // the old one again
 	fmt.Println("reuse:", errors.Is(err, session.ErrTokenReused))
 	_, err = store.Get(ctx, "42", sess.ID)
 	fmt.Println("after reuse:", errors.Is(err, session.ErrNotFound))
 	// Output:
-	// email: admin@zentoria.local
+	// email: admin@zentoria.local same session: true
 	// idle timeout left: 1h0m0s
+	// handle stored: false
 	// rotated: true true
 	// reuse: true
 	// after reuse: true
@@ -54,7 +63,7 @@ func Example() {
 func ExampleStore_RevokeOthers() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 
@@ -67,38 +76,48 @@ func ExampleStore_RevokeOthers() {
 	list, _ := store.List(ctx, "42")
 	fmt.Println("live sessions:", len(list))
 
+	other := list[0].ID
+	if other == ids[3] {
+		other = list[1].ID
+	}
+	ok, _ := store.Revoke(ctx, "42", other) // a listed ID revokes, never authenticates
+	fmt.Println("revoked one:", ok)
 	n, _ := store.RevokeOthers(ctx, "42", ids[3]) // "log out other devices"
-	fmt.Println("revoked:", n)
+	fmt.Println("revoked the others:", n)
 	list, _ = store.List(ctx, "42")
 	fmt.Println("kept the current one:", len(list) == 1 && list[0].ID == ids[3])
 	// Output:
 	// live sessions: 3
-	// revoked: 2
+	// revoked one: true
+	// revoked the others: 1
 	// kept the current one: true
 }
 
 func ExampleStore_RevokeToken() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 
 	store, _ := session.New(rdb)
-	written, _ := store.RevokeToken(ctx, "jti-1", time.Now().Add(15*time.Minute))
+	listed, _ := store.RevokeToken(ctx, "jti-1", time.Now().Add(15*time.Minute))
 	revoked, _ := store.IsRevoked(ctx, "jti-1")
-	fmt.Println("written:", written, "revoked:", revoked)
-	written, _ = store.RevokeToken(ctx, "jti-2", time.Now().Add(-time.Minute))
-	fmt.Println("expired token written:", written)
+	fmt.Println("blacklisted:", listed, "revoked:", revoked)
+	listed, _ = store.RevokeToken(ctx, "jti-2", time.Now().Add(-time.Minute))
+	fmt.Println("expired token blacklisted:", listed)
+	_, err := store.RevokeToken(ctx, "jti-3", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println("expiry in 9999:", errors.Is(err, session.ErrInvalid))
 	// Output:
-	// written: true revoked: true
-	// expired token written: false
+	// blacklisted: true revoked: true
+	// expired token blacklisted: false
+	// expiry in 9999: true
 }
 
 func ExampleUsers() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 
@@ -121,20 +140,20 @@ func ExampleUsers() {
 	// iPhone_12_ABC123
 }
 
-func ExampleStore_Middleware() {
+func ExampleMiddleware() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 
 	store, _ := session.New(rdb)
-	h := store.Middleware(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := session.Middleware(store)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "hello", session.FromContext(r.Context()).Email)
 	}))
-	sess, _, _ := store.Create(context.Background(), session.Info{UserID: "42", Email: "a@example.com"})
+	sess, tok, _ := store.Create(context.Background(), session.Info{UserID: "42", Email: "a@example.com"})
 
 	r := httptest.NewRequest("GET", "/", nil)
-	r.AddCookie(store.Cookie("", sess))
+	r.AddCookie(session.Cookie("", tok.Handle, sess))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	fmt.Print(w.Code, " ", w.Body.String())

@@ -1,9 +1,6 @@
 package session
 
-import (
-	"fmt"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Limits on what a session stores, checked before anything is written.
 const (
@@ -15,7 +12,7 @@ const (
 	MaxFieldNameLen = 64
 )
 
-// Hash field names. The first eight are seed 001's; absolute_expiry and
+// Hash field names. The first eight are the seed layout's; absolute_expiry and
 // refresh_token_used are this package's.
 const (
 	fUserID       = "user_id"
@@ -40,16 +37,12 @@ var reserved = map[string]bool{
 // updatable are the seed fields that Update may change.
 var updatable = map[string]bool{fEmail: true, fIPAddress: true, fUserAgent: true, fDevice: true}
 
-func invalid(op, format string, a ...any) error {
-	return fmt.Errorf("session: %s: %w: %s", op, ErrInvalidInput, fmt.Sprintf(format, a...))
-}
-
 func checkValue(op, name, v string) error {
 	if len(v) > MaxFieldLen {
-		return invalid(op, "field %q is %d bytes, more than %d", name, len(v), MaxFieldLen)
+		return pkg.Invalidf(op, "field %q is %d bytes, more than %d", name, len(v), MaxFieldLen)
 	}
 	if !utf8.ValidString(v) {
-		return invalid(op, "field %q is not valid UTF-8", name)
+		return pkg.Invalidf(op, "field %q is not valid UTF-8", name)
 	}
 	return nil
 }
@@ -57,13 +50,13 @@ func checkValue(op, name, v string) error {
 func checkExtraName(op, name string) error {
 	switch {
 	case name == "":
-		return invalid(op, "empty extra field name")
+		return pkg.Invalidf(op, "empty extra field name")
 	case len(name) > MaxFieldNameLen:
-		return invalid(op, "extra field name %.16q... is longer than %d bytes", name, MaxFieldNameLen)
+		return pkg.Invalidf(op, "extra field name %.16q... is longer than %d bytes", name, MaxFieldNameLen)
 	case !utf8.ValidString(name):
-		return invalid(op, "extra field name %q is not valid UTF-8", name)
+		return pkg.Invalidf(op, "extra field name %q is not valid UTF-8", name)
 	case reserved[name]:
-		return invalid(op, "extra field name %q is reserved", name)
+		return pkg.Invalidf(op, "extra field name %q is reserved", name)
 	}
 	return nil
 }

@@ -1,17 +1,68 @@
--- get.lua: read a live session and slide its idle deadline.
+-- get.lua: read a live session and slide its idle deadline (live.lua's
+-- paragraphs it uses are put before it).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
--- ARGV[2] idle timeout, ms
+-- ARGV[2] idle timeout, ms (a decimal integer)
 --
--- Returns {now_ms, expiry_ms, {field, value, ...}} for a live session; nil
--- when the session is missing, expired, evicted or revoked (its leftovers
--- are deleted); the status 'corrupt' when absolute_expiry is unreadable.
-local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
-local now = now_ms()
-local abs = live(key, idx, sid, now)
-if abs == false then return {'corrupt'} end
-if not abs then return nil end
-local exp = slide(key, idx, sid, now, tonumber(ARGV[2]), abs)
-return {now, exp, redis.call('HGETALL', key)}
+-- Returns, for a live session, ok(now_ms, expiry_ms, {value, ...},
+-- 'fields') with the values of user_id, email, created_at, last_activity,
+-- ip_address, user_agent, device_fingerprint and absolute_expiry in that
+-- order (false for a missing one) when the hash holds no other field but
+-- the refresh digests, else ok(now_ms, expiry_ms, {field, value, ...},
+-- 'pairs') with the whole hash; none() when the session is missing,
+-- expired, evicted or revoked (its leftovers are deleted); corrupt(i, why)
+-- when KEYS[i] holds data this package did not write (nothing is written
+-- then).
+--
+-- The hot path: liveness from one ZSCORE and the fields that the reply
+-- needs anyway (live.lua's live() is the same test), read by name with
+-- HLEN to tell whether there are caller extras (half the elements of
+-- HGETALL to carry into Lua and back); one ZCOUNT tells whether this
+-- session is now the user's longest-lived (the index TTL is then its
+-- deadline) and whether the index holds deadlines this package never
+-- writes; last_activity is written only when the second it names has
+-- changed; the replies are spelled as table literals. Expired index
+-- entries are left to the scripts that add entries or list them (Create,
+-- List and the rest prune): Get adds none.
+local key, idx, sid, idle = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local now, sec = clock()
+local score = redis.call('ZSCORE', idx, sid)
+local v = redis.call('HMGET', key, 'user_id', 'email', 'created_at', 'last_activity', 'ip_address',
+  'user_agent', 'device_fingerprint', 'absolute_expiry', 'refresh_token_hash', 'refresh_token_used')
+local abs = v[8]
+local n = abs and to_int(abs)
+if not (n and n <= now + MAX_AHEAD_MS and n > now and score and tonumber(score) > now) then
+  -- not live, or corrupt: live() decides it as every other script does,
+  -- deleting the leftovers
+  local _, fail = live(key, idx, sid, now)
+  return fail or {'none'}
+end
+local exp, ttl = now + tonumber(idle), idle
+if exp > n then
+  exp = n
+  ttl = int_str(n - now)
+end
+local at = int_str(exp)
+local top, bad = outlived(idx, at, now)
+if bad then return {'corrupt', 2, bad} end
+local held = 0
+for i = 1, 10 do
+  if v[i] then held = held + 1 end
+end
+local ts = stamp(sec)
+if v[4] ~= ts then
+  redis.call('HSET', key, 'last_activity', ts)
+end
+redis.call('PEXPIRE', key, ttl)
+redis.call('ZADD', idx, at, sid)
+if top then
+  expire_at(idx, top, now)
+else
+  redis.call('PEXPIRE', idx, ttl)
+end
+if redis.call('HLEN', key) == held + (v[4] and 0 or 1) then
+  return {'ok', now, exp, {v[1], v[2], v[3], ts, v[5], v[6], v[7], abs}, 'fields'}
+end
+return {'ok', now, exp, redis.call('HGETALL', key), 'pairs'}

@@ -1,13 +1,9 @@
 package session
 
-import (
-	"time"
+import "github.com/redschema/redschema/keys"
 
-	"github.com/redschema/redschema/keys"
-)
-
-// The key patterns of this package. The session hash and the index share
-// the user_id hash tag, so the scripts that touch both run on one slot.
+// The key patterns of this package. The keys of one user share the
+// user_id hash tag, so the scripts that touch several run on one slot.
 var (
 	sessionKey = keys.Register(keys.Pattern{
 		Template: "session:user:{user_id}:{session_id}",
@@ -17,7 +13,7 @@ var (
 		Tag:      "user_id",
 		Owner:    "session",
 		Area:     keys.Sessions,
-		Purpose:  "one session: seed 001 fields, absolute_expiry, refresh-token hashes, caller extras",
+		Purpose:  "one session: user_id, email, created_at, last_activity, client fields, absolute_expiry, refresh-token hashes, caller extras",
 		Seed:     "001 §3",
 	})
 	indexKey = keys.Register(keys.Pattern{
@@ -28,7 +24,7 @@ var (
 		Tag:      "user_id",
 		Owner:    "session",
 		Area:     keys.Sessions,
-		Purpose:  "live session IDs of a user, scored by expiry (Unix ms); pruned by every script that touches it",
+		Purpose:  "live session IDs (digests of the handles' secrets) of a user, scored by expiry (Unix ms); pruned by every script that adds to it or lists it",
 		Seed:     "001 §3",
 	})
 	blacklistKey = keys.Register(keys.Pattern{
@@ -39,6 +35,16 @@ var (
 		Area:     keys.Sessions,
 		Purpose:  `revoked JWT ID, value "1"`,
 		Seed:     "001 §3",
+	})
+	requestKey = keys.Register(keys.Pattern{
+		Template: "session:request:{user_id}:{request_id}",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "the replay window",
+		Tag:      "user_id",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "outcome of one revoke, login or unblock call, or of a rotation that found a reused token (an integer), so that the call resent after a lost reply reports its first outcome",
 	})
 	userKey = keys.Register(keys.Pattern{
 		Template: "user:{user_id}",
@@ -52,6 +58,3 @@ var (
 		Seed:     "000 §4",
 	})
 )
-
-// ms is d in whole milliseconds, for script arguments.
-func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -1,8 +1,22 @@
--- list.lua: the live sessions of a user, pruning dead index entries.
+-- list.lua: the live sessions of a user, pruning dead index entries
+-- (after live.lua).
 --
 -- KEYS[1] user index     session:index:{user_id}
 --
--- Returns {session_id, expiry_ms, ...} ordered by expiry, soonest first.
+-- Returns ok({session_id, expiry_ms, ...}) ordered by expiry, soonest
+-- first; corrupt(1, why) when an entry is not one this package writes (a
+-- member that is not a session ID, a score that is not a deadline).
 local idx = KEYS[1]
-fix_index(idx, now_ms())
-return redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+local now = now_ms()
+local bad = prune(idx, now)
+if bad then return corrupt(1, bad) end
+local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+for i = 1, #all, 2 do
+  if #all[i] ~= 22 or string.find(all[i], '[^%w_%-]') then
+    return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID')
+  end
+  if not to_int(all[i + 1]) then
+    return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' has a score that is not Unix ms')
+  end
+end
+return ok(all)

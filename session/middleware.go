@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // DefaultCookieName is the cookie the middleware and Cookie use when no
@@ -25,46 +24,68 @@ func FromContext(ctx context.Context) *Session {
 	return s
 }
 
-// UserFromContext returns the user record the middleware put in ctx (when
-// MiddlewareOptions.Users is set), or nil.
+// UserFromContext returns the user record the middleware put in ctx (with
+// WithUsers), or nil.
 func UserFromContext(ctx context.Context) *User {
 	u, _ := ctx.Value(userCtxKey).(*User)
 	return u
 }
 
-// MiddlewareOptions configures Store.Middleware. A nil *MiddlewareOptions
-// means the defaults.
-type MiddlewareOptions struct {
-	// CookieName is the cookie holding the session handle; default
-	// DefaultCookieName.
-	CookieName string
-	// Users, when set, also validates the user record of the session's
-	// user, in the same script and round trip (Store.Authenticate): a
-	// blocked or missing record is 401, and the record is put in the
-	// request context (UserFromContext).
-	Users *Users
+// MiddlewareOption configures Middleware. The zero configuration (no
+// options) reads the handle from the bearer header or the cookie
+// DefaultCookieName and does not check user records.
+type MiddlewareOption func(*middlewareOptions)
+
+type middlewareOptions struct {
+	cookie string
+	users  *Users
 }
 
-// Middleware returns net/http middleware that authenticates each request.
-// The session handle (Session.Handle) is read from "Authorization: Bearer
-// <handle>" or, without that header, from the cookie (any other
-// Authorization scheme is 401). The session is loaded and slid with Get,
-// or Authenticate when Users is set (one round trip either way, unless
-// hash tags are off: see Authenticate), and put in the request context
-// (FromContext). A missing, malformed, expired, revoked or blocked session
-// is answered 401 Unauthorized; a Redis failure or corrupt data 503
-// Service Unavailable.
-func (s *Store) Middleware(opt *MiddlewareOptions) func(http.Handler) http.Handler {
-	var o MiddlewareOptions
-	if opt != nil {
-		o = *opt
+// WithCookieName sets the cookie that holds the session handle; "" means
+// DefaultCookieName. A name that is not a valid cookie name (RFC 6265
+// token) makes Middleware panic.
+func WithCookieName(name string) MiddlewareOption {
+	return func(o *middlewareOptions) { o.cookie = name }
+}
+
+// WithUsers also validates the user record of the session's user, in the
+// same script and round trip (Store.Authenticate): a blocked or missing
+// record is 401, and the record is put in the request context
+// (UserFromContext). nil, the default, checks no user record.
+func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { o.users = u } }
+
+// Middleware returns net/http middleware that authenticates each request
+// against store. The session handle (Tokens.Handle, from Create) is read from
+// "Authorization: Bearer <handle>" or, without that header, from the
+// cookie (any other Authorization scheme is 401). The session is loaded
+// and slid with Get, or Authenticate with WithUsers (one round trip
+// either way, unless hash tags are off: see Authenticate), and put in the
+// request context (FromContext). A missing, malformed, expired, revoked or
+// blocked session is answered 401 Unauthorized; a Redis failure or
+// corrupt data 503 Service Unavailable.
+//
+// Middleware panics, with an error matching ErrInvalid, on a nil store or
+// an invalid option: a configuration mistake, found at start-up.
+func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.Handler {
+	o := middlewareOptions{}
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
 	}
-	if o.CookieName == "" {
-		o.CookieName = DefaultCookieName
+	if o.cookie == "" {
+		o.cookie = DefaultCookieName
+	}
+	const op = "middleware"
+	switch {
+	case store == nil:
+		panic(pkg.Invalidf(op, "nil Store"))
+	case !validCookieName(o.cookie):
+		panic(pkg.Invalidf(op, "cookie name %q is not an RFC 6265 token", o.cookie))
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := handleFrom(r, o.CookieName)
+			h := handleFrom(r, o.cookie)
 			if h == "" {
 				unauthorized(w)
 				return
@@ -77,10 +98,10 @@ func (s *Store) Middleware(opt *MiddlewareOptions) func(http.Handler) http.Handl
 			ctx := r.Context()
 			var sess *Session
 			var usr *User
-			if o.Users != nil {
-				sess, usr, err = s.Authenticate(ctx, o.Users, userID, sid)
+			if o.users != nil {
+				sess, usr, err = store.Authenticate(ctx, o.users, userID, sid)
 			} else {
-				sess, err = s.Get(ctx, userID, sid)
+				sess, err = store.Get(ctx, userID, sid)
 			}
 			if err != nil {
 				fail(w, err)
@@ -93,6 +114,20 @@ func (s *Store) Middleware(opt *MiddlewareOptions) func(http.Handler) http.Handl
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// validCookieName reports whether name is an RFC 6265 cookie name (an RFC
+// 2616 token).
+func validCookieName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func handleFrom(r *http.Request, cookie string) string {
@@ -116,44 +151,9 @@ func unauthorized(w http.ResponseWriter) {
 
 func fail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrBlocked), errors.Is(err, ErrInvalidInput), errors.Is(err, ErrInvalidToken):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrBlocked), errors.Is(err, ErrInvalid), errors.Is(err, ErrInvalidToken):
 		unauthorized(w)
 	default:
 		http.Error(w, "session store unavailable", http.StatusServiceUnavailable)
-	}
-}
-
-// Cookie returns a cookie carrying sess's handle with safe defaults:
-// HttpOnly, Secure, SameSite=Lax, Path "/", and Max-Age until the
-// session's absolute expiry (the server enforces the idle timeout). An
-// empty name means DefaultCookieName. Set it with http.SetCookie. A nil
-// sess gives nil, which http.SetCookie ignores.
-func (s *Store) Cookie(name string, sess *Session) *http.Cookie {
-	if sess == nil {
-		return nil
-	}
-	if name == "" {
-		name = DefaultCookieName
-	}
-	age := int(time.Until(sess.AbsoluteExpiry) / time.Second)
-	if age < 1 {
-		age = 1
-	}
-	return &http.Cookie{
-		Name: name, Value: sess.Handle(), Path: "/", MaxAge: age,
-		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
-	}
-}
-
-// ClearCookie returns a cookie that deletes the session cookie (Max-Age
-// -1), with the same attributes as Cookie. An empty name means
-// DefaultCookieName.
-func ClearCookie(name string) *http.Cookie {
-	if name == "" {
-		name = DefaultCookieName
-	}
-	return &http.Cookie{
-		Name: name, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	}
 }

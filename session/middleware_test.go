@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,13 +18,13 @@ func TestMiddleware(t *testing.T) {
 	ctx := e.Ctx()
 	users, err := NewUsers(e.Client, WithNamespace(e.NS))
 	require.NoError(t, err)
-	sess, _ := mustCreate(t, e, s, "alice")
+	sess, tok := mustCreateTokens(t, e, s, "alice")
 	_, err = users.Login(ctx, "alice", LoginInfo{DeviceID: "d"})
 	require.NoError(t, err)
 
 	var seen *Session
 	var seenUser *User
-	h := s.Middleware(&MiddlewareOptions{Users: users})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Middleware(s, WithUsers(users))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = FromContext(r.Context())
 		seenUser = UserFromContext(r.Context())
 		w.WriteHeader(http.StatusNoContent)
@@ -36,7 +37,7 @@ func TestMiddleware(t *testing.T) {
 		h.ServeHTTP(w, r)
 		return w.Code
 	}
-	cookie := s.Cookie("", sess)
+	cookie := Cookie("", tok.Handle, sess)
 	assert.True(t, cookie.HttpOnly)
 	assert.True(t, cookie.Secure)
 	assert.Equal(t, http.SameSiteLaxMode, cookie.SameSite)
@@ -49,17 +50,23 @@ func TestMiddleware(t *testing.T) {
 	assert.Equal(t, sess.ID, seen.ID)
 	require.NotNil(t, seenUser)
 	assert.True(t, seenUser.CanWrite())
-	assert.Equal(t, 204, do(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+sess.Handle()) }))
+	assert.Equal(t, 204, do(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok.Handle) }))
 	assert.Equal(t, sess.ID, seen.ID)
 
+	unknown, _, err := newHandle("alice")
+	require.NoError(t, err)
+	secret, _, _ := strings.Cut(tok.Handle, ".")
+	bearer := func(h string) func(r *http.Request) {
+		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+h) }
+	}
 	for name, mod := range map[string]func(*http.Request){
-		"none":    func(r *http.Request) {},
-		"garbage": func(r *http.Request) { r.Header.Set("Authorization", "Bearer garbage") },
-		"basic":   func(r *http.Request) { r.Header.Set("Authorization", "Basic eDp5") },
-		"unknown": func(r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+EncodeHandle("alice", "AAAAAAAAAAAAAAAAAAAAAA"))
-		},
-		"other user":    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+EncodeHandle("bob", sess.ID)) },
+		"none":          func(r *http.Request) {},
+		"garbage":       bearer("garbage"),
+		"basic":         func(r *http.Request) { r.Header.Set("Authorization", "Basic eDp5") },
+		"unknown":       bearer(unknown),
+		"other user":    bearer(secret + "." + b64.EncodeToString([]byte("bob"))),
+		"listed ID":     bearer(sess.ID),
+		"ID as handle":  bearer(sess.ID + "." + b64.EncodeToString([]byte("alice"))),
 		"cookie broken": func(r *http.Request) { r.AddCookie(&http.Cookie{Name: DefaultCookieName, Value: "x.y"}) },
 	} {
 		assert.Equal(t, 401, do(mod), name)
@@ -75,7 +82,8 @@ func TestMiddleware(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 401, do(func(r *http.Request) { r.AddCookie(cookie) }), "revoked")
 
-	assert.Nil(t, s.Cookie("", nil), "no session, no cookie (and no panic)")
+	assert.Nil(t, Cookie("", tok.Handle, nil), "no session, no cookie (and no panic)")
+	assert.Nil(t, Cookie("", "", sess), "no handle, no cookie")
 	clear := ClearCookie("")
 	assert.Equal(t, -1, clear.MaxAge)
 	assert.True(t, clear.HttpOnly && clear.Secure)
@@ -84,10 +92,10 @@ func TestMiddleware(t *testing.T) {
 func TestMiddlewareExpiredAndUnavailable(t *testing.T) {
 	t.Parallel()
 	e, s := newStore(t, WithIdleTimeout(time.Second), WithMaxLifetime(time.Second))
-	sess, _ := mustCreate(t, e, s, "alice")
-	h := s.Middleware(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	sess, tok := mustCreateTokens(t, e, s, "alice")
+	h := Middleware(s)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	r := httptest.NewRequest("GET", "/", nil)
-	r.AddCookie(s.Cookie("", sess))
+	r.AddCookie(Cookie("", tok.Handle, sess))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	assert.Equal(t, 200, w.Code)
@@ -101,7 +109,7 @@ func TestMiddlewareExpiredAndUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	p.Stall()
 	defer p.Resume()
-	h = broken.Middleware(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	h = Middleware(broken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	w = httptest.NewRecorder()
 	rctx, cancel := context.WithTimeout(r.Context(), 200*time.Millisecond)
 	defer cancel()
@@ -109,42 +117,47 @@ func TestMiddlewareExpiredAndUnavailable(t *testing.T) {
 	assert.Equal(t, 503, w.Code, "store unreachable")
 }
 
-func TestHandle(t *testing.T) {
-	for _, uid := range []string{"42", "user:with:colons", "a.b.c", "ü/é"} {
-		id, err := NewID()
-		require.NoError(t, err)
-		h := EncodeHandle(uid, id)
-		gotUID, gotID, err := ParseHandle(h)
-		require.NoError(t, err)
-		assert.Equal(t, uid, gotUID)
-		assert.Equal(t, id, gotID)
-	}
-	for _, h := range []string{"", ".", "abc", "AAAAAAAAAAAAAAAAAAAAAA.", ".NDI", "AAAA.NDI", "AAAAAAAAAAAAAAAAAAAAAA.!!",
-		"AAAAAAAAAAAAAAAAAAAAAA.NDJ", "AAAAAAAAAAAAAAAAAAAAAB.NDI"} { // non-canonical spellings of a valid handle
-		_, _, err := ParseHandle(h)
-		require.ErrorIs(t, err, ErrInvalidToken, h)
-	}
-}
-
-func FuzzParseHandle(f *testing.F) {
-	f.Add(EncodeHandle("42", "AAAAAAAAAAAAAAAAAAAAAA"))
-	f.Add("x.y")
-	f.Add("AAAAAAAAAAAAAAAAAAAAAB.NDJ")
-	f.Fuzz(func(t *testing.T, h string) {
-		uid, sid, err := ParseHandle(h)
-		if err != nil {
-			return
-		}
-		if EncodeHandle(uid, sid) != h {
-			t.Fatalf("round trip of %q gave %q", h, EncodeHandle(uid, sid))
-		}
-	})
-}
-
 func FuzzParseSession(f *testing.F) {
 	f.Add("user_id", "u", "created_at", "2026-01-16T10:00:00Z", "absolute_expiry", "123")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
-		_, _ = parseSession("k", "u", "s", []string{k1, v1, k2, v2, k3, v3, "last_activity", v2})
-		_, _ = parseUser("k", "u", []string{k1, v1, k2, v2, k3, v3})
+		_, _ = parseSession("u", "s", []string{k1, v1, k2, v2, k3, v3, "last_activity", v2})
+		_, _ = parseUser("u", []string{k1, v1, k2, v2, k3, v3})
 	})
+}
+
+func TestMiddlewareOptions(t *testing.T) {
+	e, s := newStore(t)
+	sess, tok := mustCreateTokens(t, e, s, "alice")
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for name, opts := range map[string][]MiddlewareOption{
+		"defaults":         nil,
+		"empty name":       {WithCookieName(""), WithUsers(nil)},
+		"custom name":      {WithCookieName("sid")},
+		"nil option skips": {nil},
+	} {
+		h := Middleware(s, opts...)(ok)
+		r := httptest.NewRequest("GET", "/", nil)
+		cookie := DefaultCookieName
+		if name == "custom name" {
+			cookie = "sid"
+		}
+		r.AddCookie(Cookie(cookie, tok.Handle, sess))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, 200, w.Code, name)
+	}
+	for name, f := range map[string]func(){
+		"nil store":       func() { Middleware(nil) },
+		"bad cookie name": func() { Middleware(s, WithCookieName("a b")) },
+		"separator":       func() { Middleware(s, WithCookieName("a;b")) },
+	} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				require.ErrorIs(t, err, ErrInvalid, name)
+			}()
+			f()
+			t.Errorf("%s: no panic", name)
+		}()
+	}
 }

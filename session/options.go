@@ -1,92 +1,145 @@
 package session
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
 )
 
-// Defaults, from the seeds: seed 001 §11 (sessions 3600 s sliding, 86400 s
-// max) and seed 000 §4 (user records 7 days, refreshed on each request).
+// Defaults (see "Compatibility with existing layouts" in the package doc
+// for where they come from).
 const (
-	// DefaultIdleTimeout is the sliding idle timeout (seed 001: 3600 s).
+	// DefaultIdleTimeout is the sliding idle timeout: 3600 s.
 	DefaultIdleTimeout = time.Hour
-	// DefaultMaxLifetime is the absolute lifetime cap (seed 001: 86400 s).
+	// DefaultMaxLifetime is the absolute lifetime cap: 86400 s.
 	DefaultMaxLifetime = 24 * time.Hour
-	// DefaultUserTTL is the user record TTL (seed 000: 604800 s).
+	// DefaultUserTTL is the user record TTL: 7 days, refreshed on each
+	// request.
 	DefaultUserTTL = 7 * 24 * time.Hour
 	// DefaultRefreshHistory is how many rotated-away refresh-token hashes a
 	// session remembers for reuse detection.
 	DefaultRefreshHistory = 8
 )
 
-// Option configures a Store or Users. Options that do not apply to the
-// type being built (WithMaxSessions for Users, WithUserTTL for Store)
-// have no effect there, but their values are still validated.
-type Option func(*config)
+// Bounds on durations and sizes; beyond them New, NewUsers and
+// RevokeToken fail with ErrInvalid before anything is written.
+const (
+	// MaxLifetimeLimit bounds WithMaxLifetime and WithIdleTimeout: 365
+	// days. A deadline further ahead in Redis is not one this package
+	// wrote (keys.ErrCorrupt).
+	MaxLifetimeLimit = 365 * 24 * time.Hour
+	// UserTTLLimit bounds WithUserTTL: 365 days.
+	UserTTLLimit = 365 * 24 * time.Hour
+	// MaxSessionsLimit bounds WithMaxSessions: 10000 sessions per user.
+	MaxSessionsLimit = 10000
+	// MaxRefreshHistory bounds WithRefreshHistory: 64 hashes.
+	MaxRefreshHistory = 64
+	// TokenExpiryLimit bounds how far ahead (by the server's clock) the
+	// expiry given to RevokeToken may lie: 365 days.
+	TokenExpiryLimit = 365 * 24 * time.Hour
+	// DefaultPipelines is the number of round trips a Store keeps in
+	// flight for Get and Create before further calls wait and share a
+	// pipeline (see WithPipelining).
+	DefaultPipelines = 4
+	// MaxPipelines bounds WithPipelining.
+	MaxPipelines = 256
+	// ReplayWindow is how long the server remembers the outcome of a
+	// Revoke, RevokeAll, RevokeOthers, Login or Unblock call, or of a
+	// RotateRefresh that found a reused token, so that the
+	// same call resent by go-redis after a lost reply reports its first
+	// outcome: 1 minute, far more than go-redis's retries take (MaxRetries
+	// times the read timeout and backoff).
+	ReplayWindow = time.Minute
+)
 
-type config struct {
+// Option configures a Store or Users; New and NewUsers check every option
+// and fail with ErrInvalid on a bad one. Options that do not apply to the
+// type being built (WithMaxSessions for Users, WithUserTTL for Store) have
+// no effect there, but their values are still checked.
+type Option func(*options)
+
+type options struct {
 	ns          keys.Namespace
 	idle        time.Duration
 	life        time.Duration
 	maxSessions int
 	history     int
 	userTTL     time.Duration
+	lanes       int
 }
 
-func newConfig(opts []Option) (config, error) {
-	c := config{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, userTTL: DefaultUserTTL}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+// newOptions applies opts over the defaults and checks the client and the
+// result.
+func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
+	o := options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
 		}
 	}
-	if err := c.ns.Validate(); err != nil {
-		return c, err
-	}
-	bad := func(format string, a ...any) (config, error) {
-		return c, fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, a...))
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return o, err
 	}
 	switch {
-	case c.idle < time.Millisecond:
-		return bad("idle timeout %v must be at least 1ms", c.idle)
-	case c.life < time.Millisecond:
-		return bad("max lifetime %v must be at least 1ms", c.life)
-	case c.idle > c.life:
-		return bad("idle timeout %v exceeds the max lifetime %v", c.idle, c.life)
-	case c.maxSessions < 0:
-		return bad("max sessions %d is negative", c.maxSessions)
-	case c.history < 1 || c.history > 64:
-		return bad("refresh history %d is outside 1..64", c.history)
-	case c.userTTL < time.Millisecond:
-		return bad("user TTL %v must be at least 1ms", c.userTTL)
+	case o.life < time.Millisecond || o.life > MaxLifetimeLimit:
+		return o, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", o.life, MaxLifetimeLimit)
+	case o.idle < time.Millisecond || o.idle > o.life:
+		return o, pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", o.idle, o.life)
+	case o.maxSessions < 0 || o.maxSessions > MaxSessionsLimit:
+		return o, pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, MaxSessionsLimit)
+	case o.history < 1 || o.history > MaxRefreshHistory:
+		return o, pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, MaxRefreshHistory)
+	case o.userTTL < time.Millisecond || o.userTTL > UserTTLLimit:
+		return o, pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
+	case o.lanes < 0 || o.lanes > MaxPipelines:
+		return o, pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
 	}
-	return c, nil
+	if err := o.ns.Validate(); err != nil {
+		return o, pkg.Invalid(op, err)
+	}
+	return o, nil
 }
 
-// WithNamespace puts every key under ns (prefix, hash-tag mode). The
-// constructor validates it.
-func WithNamespace(ns keys.Namespace) Option { return func(c *config) { c.ns = ns } }
+// WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithIdleTimeout sets the sliding idle timeout: a session not used for d
-// ends. Default DefaultIdleTimeout (seed: 3600 s). It must be > 0 and at
-// most the max lifetime.
-func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
+// ends. Default DefaultIdleTimeout (1h); from 1ms to the max lifetime.
+func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idle = d } }
 
 // WithMaxLifetime sets the absolute lifetime cap, counted from creation,
-// that sliding never passes. Default DefaultMaxLifetime (seed: 86400 s).
-func WithMaxLifetime(d time.Duration) Option { return func(c *config) { c.life = d } }
+// that sliding never passes. Default DefaultMaxLifetime (24h); from 1ms
+// to MaxLifetimeLimit.
+func WithMaxLifetime(d time.Duration) Option { return func(o *options) { o.life = d } }
 
 // WithMaxSessions caps the live sessions per user; Create evicts the
 // sessions that would expire first (the least recently active) to stay
-// within n. Zero, the default, means no cap.
-func WithMaxSessions(n int) Option { return func(c *config) { c.maxSessions = n } }
+// within n (at most MaxSessionsLimit). Zero, the default, means no cap.
+func WithMaxSessions(n int) Option { return func(o *options) { o.maxSessions = n } }
 
 // WithRefreshHistory sets how many rotated-away refresh-token hashes each
-// session keeps for reuse detection (1..64, default 8).
-func WithRefreshHistory(n int) Option { return func(c *config) { c.history = n } }
+// session keeps for reuse detection: 1 to MaxRefreshHistory, default
+// DefaultRefreshHistory.
+func WithRefreshHistory(n int) Option { return func(o *options) { o.history = n } }
 
 // WithUserTTL sets the user record TTL that Login, Validate and Block
-// refresh. Default DefaultUserTTL (seed 000: 7 days).
-func WithUserTTL(d time.Duration) Option { return func(c *config) { c.userTTL = d } }
+// refresh. Default DefaultUserTTL (7 days); from 1ms to UserTTLLimit.
+func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL = d } }
+
+// WithPipelining sets how many round trips one Store keeps in flight at
+// once for Get and Create (auto-pipelining), in [0, MaxPipelines]; the
+// default is DefaultPipelines. A call made while none is in flight is
+// sent at once, on its own; calls made while some are in flight wait and
+// go out together, as one pipeline, when a round trip comes back, or at
+// once in a new round trip (up to n) when as many wait as are in flight.
+// Every call is still one atomic script with its own reply; many
+// goroutines calling at once share the network reads and writes, which
+// under load cost the client and Redis more than the scripts do. n = 0
+// turns auto-pipelining off (every call its own round trip). On a Redis
+// Cluster the n round trips are per master. When a connection breaks
+// mid-pipeline, go-redis resends the whole pipeline: a resent Create
+// finds its own session and reports it, a resent Get slides the session
+// again (see the package doc, "Guarantees"). Users ignores it.
+func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }

@@ -142,7 +142,7 @@ func TestExpiryNeverUndoneByConcurrentGet(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, late.Load(), "a call succeeded after the absolute expiry")
-	assert.Empty(t, e.Keys(), "nothing brought back")
+	assert.Empty(t, dataKeys(t, e), "nothing brought back")
 }
 
 // TestFaultsReturnErrors: a stalled or cut connection gives errors, never
@@ -155,8 +155,9 @@ func TestFaultsReturnErrors(t *testing.T) {
 	u, err := NewUsers(c, WithNamespace(e.NS))
 	require.NoError(t, err)
 	ctx := e.Ctx()
-	sess, tok, err := s.Create(ctx, Info{UserID: "u1"})
+	sess, toks, err := s.Create(ctx, Info{UserID: "u1"})
 	require.NoError(t, err)
+	tok := toks.Refresh
 
 	p.Stall()
 	sctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
@@ -220,7 +221,7 @@ func TestRotateRefreshOneWinner(t *testing.T) {
 	assert.Equal(t, int64(workers-2), gone.Load(), "the rest find the session revoked")
 	_, err := s.Get(ctx, "u1", sess.ID)
 	require.ErrorIs(t, err, ErrNotFound)
-	assert.Empty(t, e.Keys())
+	assert.Empty(t, dataKeys(t, e))
 }
 
 // TestMaxSessionsUnderConcurrentCreate: 50 goroutines create sessions for
@@ -230,23 +231,7 @@ func TestMaxSessionsUnderConcurrentCreate(t *testing.T) {
 	e, s := newStore(t, WithMaxSessions(3))
 	ctx := e.Ctx()
 	const workers, each = 50, 4
-	ids := make(chan string, workers*each)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				sess, _, err := s.Create(ctx, Info{UserID: "u1"})
-				if !assert.NoError(t, err) {
-					return
-				}
-				ids <- sess.ID
-			}
-		}()
-	}
-	wg.Wait()
-	close(ids)
+	ids := createConcurrently(t, e, s, "u1", workers, each)
 	list, err := s.List(ctx, "u1")
 	require.NoError(t, err)
 	require.Len(t, list, 3)
@@ -255,7 +240,7 @@ func TestMaxSessionsUnderConcurrentCreate(t *testing.T) {
 		live[en.ID] = true
 	}
 	n := 0
-	for id := range ids {
+	for _, id := range ids {
 		n++
 		_, err := s.Get(ctx, "u1", id)
 		if live[id] {
@@ -265,6 +250,6 @@ func TestMaxSessionsUnderConcurrentCreate(t *testing.T) {
 		}
 	}
 	assert.Equal(t, workers*each, n)
-	assert.Len(t, e.Keys(), 4, "3 hashes and the index: evicted hashes deleted on sight")
+	assert.Len(t, dataKeys(t, e), 4, "3 hashes and the index: evicted hashes deleted on sight")
 	e.RequireTTLs(nil)
 }

@@ -3,10 +3,21 @@ package session
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
+	_ "embed"
 
-	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed refresh_hash.lua
+	refreshHashSrc string
+	//go:embed rotate.lua
+	rotateSrc string
+
+	refreshHashOp = pkg.Declare("verify refresh", liveLib+"\n"+refreshHashSrc, sessionKeys, call.On(call.None, ErrNotFound))
+	rotateOp      = pkg.Declare("rotate refresh", liveLib+"\n"+replayLib+"\n"+rotateSrc,
+		[]*keys.Template{sessionKey, indexKey, requestKey}, call.On(call.None, ErrNotFound))
 )
 
 // maxTokenLen bounds a presented refresh token; ours are 43 bytes.
@@ -14,7 +25,7 @@ const maxTokenLen = 512
 
 func checkToken(op, token string) error {
 	if token == "" || len(token) > maxTokenLen {
-		return fmt.Errorf("session: %s: %w", op, ErrInvalidToken)
+		return pkg.Fail(op, "", ErrInvalidToken, nil)
 	}
 	return nil
 }
@@ -25,30 +36,27 @@ func checkToken(op, token string) error {
 // a mismatch (including a rotated-away token: use RotateRefresh to have
 // reuse revoke the session).
 func (s *Store) VerifyRefresh(ctx context.Context, userID, sessionID, token string) error {
-	const op = "VerifyRefresh"
-	key, idx, err := s.keyPair(op, userID, sessionID)
+	const op = "verify refresh"
+	ks, err := s.keyPair(op, userID, sessionID)
 	if err != nil {
 		return err
 	}
 	if err := checkToken(op, token); err != nil {
 		return err
 	}
-	v, err := run(ctx, s.c, refreshHashScript, []string{key, idx}, sessionID)
+	rep, err := s.run.Run(ctx, refreshHashOp, ks, sessionID)
 	if err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
+		return err
 	}
-	if v == nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
+	stored := rep.Str(0)
+	if stored != "" && !isHexDigest(stored) {
+		rep.Corruptf(ks[0], "%s is not a hex SHA-256", fRefreshHash)
 	}
-	if st, ok := status(v); ok && st == "corrupt" {
-		return keys.Corrupt(key, fmt.Errorf("unreadable %s", fAbsoluteExp))
-	}
-	stored, err := reply.String(v)
-	if err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
+	if err := rep.Err(); err != nil {
+		return err
 	}
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hashToken(token))) != 1 {
-		return fmt.Errorf("session: %s %q: %w", op, key, ErrInvalidToken)
+		return pkg.Fail(op, ks[0], ErrInvalidToken, nil)
 	}
 	return nil
 }
@@ -60,9 +68,16 @@ func (s *Store) VerifyRefresh(ctx context.Context, userID, sessionID, token stri
 // revoked and ErrTokenReused returned. Any other mismatch is
 // ErrInvalidToken and changes nothing; a session that is not live is
 // ErrNotFound. Hashes are compared in constant time inside the script.
+//
+// The new token is drawn before the request is sent, so the same call
+// resent by go-redis after a lost reply recognises its own rotation (the
+// current hash is the new token's) and succeeds again: an honest rotation
+// is never taken for reuse. A call that finds a reuse records that outcome
+// for ReplayWindow under a request ID of its own (as Revoke does), so its
+// resend reports ErrTokenReused again, not ErrNotFound.
 func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token string) (string, error) {
-	const op = "RotateRefresh"
-	key, idx, err := s.keyPair(op, userID, sessionID)
+	const op = "rotate refresh"
+	ks, err := s.keyPair(op, userID, sessionID)
 	if err != nil {
 		return "", err
 	}
@@ -71,29 +86,38 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 	}
 	fresh, freshHash, err := newRefreshToken()
 	if err != nil {
-		return "", fmt.Errorf("session: %s: %w", op, err)
+		return "", pkg.Fail(op, "", nil, err)
 	}
-	v, err := run(ctx, s.c, rotateScript, []string{key, idx}, sessionID, hashToken(token), freshHash, s.cfg.history)
+	rk, err := newRequestKey(op, s.opt.ns, userID)
 	if err != nil {
-		return "", fmt.Errorf("session: %s %q: %w", op, key, err)
+		return "", err
 	}
-	if v == nil {
-		return "", fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
-	}
-	if st, ok := status(v); ok && st == "corrupt" {
-		return "", keys.Corrupt(key, fmt.Errorf("unreadable %s", fAbsoluteExp))
-	}
-	st, err := reply.String(v)
+	rep, err := s.run.Run(ctx, rotateOp, append(ks, rk), sessionID, hashToken(token), freshHash, s.opt.history, ms(ReplayWindow))
 	if err != nil {
-		return "", fmt.Errorf("session: %s %q: %w", op, key, err)
+		return "", err
 	}
-	switch st {
-	case "ok":
-		return fresh, nil
-	case "reused":
-		return "", fmt.Errorf("session: %s %q: %w", op, key, ErrTokenReused)
-	case "invalid":
-		return "", fmt.Errorf("session: %s %q: %w", op, key, ErrInvalidToken)
+	if rep.Status == call.Conflict {
+		why := rep.Str(0)
+		if err := rep.Err(); err != nil {
+			return "", err
+		}
+		if why == "reused" {
+			return "", pkg.Fail(op, ks[0], ErrTokenReused, nil)
+		}
+		return "", pkg.Fail(op, ks[0], ErrInvalidToken, nil)
 	}
-	return "", fmt.Errorf("session: %s %q: %w: status %q", op, key, reply.ErrUnexpected, st)
+	return fresh, nil
+}
+
+// isHexDigest reports whether s is a lower-case hex SHA-256.
+func isHexDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,14 +1,15 @@
--- refresh_hash.lua: the stored refresh-token hash of a live session.
+-- refresh_hash.lua: the stored refresh-token hash of a live session
+-- (after live.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
 --
--- Returns the hex SHA-256 stored in refresh_token_hash ('' when none); nil
--- when the session is not live; the status 'corrupt' when
--- absolute_expiry is unreadable.
+-- Returns ok(hex SHA-256 stored in refresh_token_hash, '' when none);
+-- none() when the session is not live; corrupt(i, why).
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
-local abs = live(key, idx, sid, now_ms())
-if abs == false then return {'corrupt'} end
-if not abs then return nil end
-return redis.call('HGET', key, 'refresh_token_hash') or ''
+local now = now_ms()
+local abs, fail = live(key, idx, sid, now)
+if fail then return fail end
+if not abs then return none() end
+return ok(redis.call('HGET', key, 'refresh_token_hash') or '')

@@ -1,16 +1,26 @@
--- revoke.lua: end one session at once.
+-- revoke.lua: end one session at once (after live.lua and replay.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
+-- KEYS[3] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID
+-- ARGV[2] replay window, ms
 --
--- Returns 1 when a live session was revoked, 0 when there was none (any
--- leftovers are deleted either way).
+-- Returns ok(1) when a live session was revoked, ok(0) when there was none
+-- (any leftovers are deleted either way). A revocation is recorded at
+-- KEYS[3], so the same request sent again within the window reports ok(1);
+-- a run that found nothing records nothing, and runs again the same way. corrupt(i, why) when
+-- KEYS[i] holds data this package did not write (nothing written).
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
+local done = replayed(3, 1)
+if done == false then return corrupt(3, 'not a recorded outcome') end
+if done then return ok(done) end
 local now = now_ms()
-local abs = live(key, idx, sid, now)
+local abs, fail = live(key, idx, sid, now)
+if fail then return fail end
+if not abs then return ok(0) end
 redis.call('DEL', key)
 redis.call('ZREM', idx, sid)
-fix_index(idx, now)
-if abs then return 1 end
-return 0
+index_ttl(idx, now)
+remember(3, 1, ARGV[2])
+return ok(1)

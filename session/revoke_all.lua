@@ -1,15 +1,26 @@
--- revoke_all.lua: end every session of a user, or every one but one.
+-- revoke_all.lua: end every session of a user, or every one but one
+-- (after live.lua and replay.lua).
 --
 -- KEYS[1] user index     session:index:{user_id}
+-- KEYS[2] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID to keep, or '' for none
+-- ARGV[2] replay window, ms
 --
--- Returns the number of live sessions revoked. Revoked sessions leave the
--- index, which every operation checks, so they are dead at once; their
+-- Returns ok(number of live sessions revoked); a count above 0 is recorded
+-- at KEYS[2], so the same request sent again within the window reports it
+-- (a run that revoked nothing records nothing, and runs again the same
+-- way). Revoked sessions leave
+-- the index, which every operation checks, so they are dead at once; their
 -- hashes are deleted by the next operation that names them or expire with
--- their idle TTL.
+-- their idle TTL. corrupt(i, why) when KEYS[i] holds data this package did
+-- not write (nothing written).
 local idx, keep = KEYS[1], ARGV[1]
+local done = replayed(2, 9007199254740991)
+if done == false then return corrupt(2, 'not a recorded outcome') end
+if done then return ok(done) end
 local now = now_ms()
-redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
+local bad = prune(idx, now)
+if bad then return corrupt(1, bad) end
 local n = redis.call('ZCARD', idx)
 local score = nil
 if keep ~= '' then score = redis.call('ZSCORE', idx, keep) end
@@ -19,4 +30,5 @@ if score then
   expire_at(idx, tonumber(score), now)
   n = n - 1
 end
-return n
+if n > 0 then remember(2, n, ARGV[2]) end
+return ok(n)

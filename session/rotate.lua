@@ -1,40 +1,64 @@
--- rotate.lua: replace a session's refresh token, detecting reuse.
+-- rotate.lua: replace a session's refresh token, detecting reuse (after
+-- live.lua and replay.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
+-- KEYS[3] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID
 -- ARGV[2] hex SHA-256 of the presented token
--- ARGV[3] hex SHA-256 of the new token
+-- ARGV[3] hex SHA-256 of the new token (drawn by this request)
 -- ARGV[4] how many retired hashes to remember
+-- ARGV[5] replay window, ms
 --
--- Returns 'ok' (rotated; the presented hash joins refresh_token_used),
--- 'reused' (the presented token was already rotated away: the session is
--- revoked), 'invalid' (no match; nothing changed), nil when the session is
--- not live, or 'corrupt'. Hashes are compared in constant time.
+-- Returns ok() (rotated; the presented hash joins refresh_token_used),
+-- conflict('reused') (the presented token was already rotated away: the
+-- session is revoked), conflict('mismatch') (no match; nothing changed),
+-- none() when the session is not live, or corrupt(i, why). When the
+-- current hash is already ARGV[3], this same request was sent twice (its
+-- first reply lost): only it knows the new token, so it reports ok() again
+-- and changes nothing. A run that finds a reuse records it at KEYS[3] for
+-- the replay window, so that the same request sent again reports the
+-- reuse too, not a session that is merely gone. Hashes are compared in
+-- constant time.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 local presented, fresh, keep = ARGV[2], ARGV[3], tonumber(ARGV[4])
+local done = replayed(3, 1)
+if done == false then return corrupt(3, 'not a recorded outcome') end
+if done == 1 then return conflict('reused') end
 local now = now_ms()
-local abs = live(key, idx, sid, now)
-if abs == false then return {'corrupt'} end
-if not abs then return nil end
-local cur = redis.call('HGET', key, 'refresh_token_hash') or ''
-local used = redis.call('HGET', key, 'refresh_token_used') or ''
+local abs, fail = live(key, idx, sid, now)
+if fail then return fail end
+if not abs then return none() end
+local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
+local cur, used = h[1] or '', h[2] or ''
+if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
+  return corrupt(1, 'refresh_token_hash is not a hex SHA-256')
+end
+local list = {}
+for w in string.gmatch(used, '%S+') do
+  if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
+    return corrupt(1, 'refresh_token_used is not a list of at most 64 hex SHA-256')
+  end
+  list[#list + 1] = w
+end
+if cur ~= '' and ct_eq(cur, fresh) then
+  return ok()
+end
 if cur ~= '' and ct_eq(cur, presented) then
-  local list = {}
-  for h in string.gmatch(used, '%S+') do list[#list + 1] = h end
   list[#list + 1] = cur
   while #list > keep do table.remove(list, 1) end
   redis.call('HSET', key, 'refresh_token_hash', fresh, 'refresh_token_used', table.concat(list, ' '))
-  return 'ok'
+  return ok()
 end
 local reused = false
-for h in string.gmatch(used, '%S+') do
-  if ct_eq(h, presented) then reused = true end
+for _, w in ipairs(list) do
+  if ct_eq(w, presented) then reused = true end
 end
 if reused then
   redis.call('DEL', key)
   redis.call('ZREM', idx, sid)
-  fix_index(idx, now)
-  return 'reused'
+  index_ttl(idx, now)
+  remember(3, 1, ARGV[5])
+  return conflict('reused')
 end
-return 'invalid'
+return conflict('mismatch')

@@ -1,6 +1,6 @@
--- update.lua: change fields of a live session and slide its idle deadline.
--- A missing, expired or revoked session is never written (no HSET brings
--- a deleted hash back).
+-- update.lua: change fields of a live session and slide its idle deadline
+-- (after live.lua). A missing, expired or revoked session is never
+-- written (no HSET brings a deleted hash back).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
@@ -11,15 +11,16 @@
 -- ARGV[5 .. 4+n] fields to delete
 -- ARGV[5+n ..] field, value pairs to set
 --
--- Returns the new expiry in ms; nil when the session is not live; the
--- status 'corrupt' when absolute_expiry is unreadable; the status
--- 'toomany' (nothing written) when the changes would leave more than
--- ARGV[3] extra fields.
+-- Returns ok(expiry_ms); none() when the session is not live;
+-- corrupt(i, why) when KEYS[i] holds data this package did not write;
+-- invalid(why) (nothing written) when the changes would leave more than
+-- ARGV[3] extra fields. Sent twice (a reply lost and resent), it writes
+-- the same fields again and reports the same.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 local now = now_ms()
-local abs = live(key, idx, sid, now)
-if abs == false then return {'corrupt'} end
-if not abs then return nil end
+local abs, fail = live(key, idx, sid, now)
+if fail then return fail end
+if not abs then return none() end
 local max, ndel = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- The seed's and this package's own fields (fields.go: reserved); every
 -- other field is a caller extra.
@@ -39,11 +40,13 @@ for i = 5 + ndel, #ARGV, 2 do
   local f = ARGV[i]
   if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
 end
-if count > max then return {'toomany'} end
+if count > max then
+  return invalid('the session would hold more than ' .. ARGV[3] .. ' extra fields')
+end
 if ndel > 0 then
-  redis.call('HDEL', key, unpack(ARGV, 5, 4 + ndel))
+  batched('HDEL', key, ARGV, 5, 4 + ndel)
 end
 if #ARGV >= 5 + ndel then
-  redis.call('HSET', key, unpack(ARGV, 5 + ndel, #ARGV))
+  batched('HSET', key, ARGV, 5 + ndel, #ARGV)
 end
-return slide(key, idx, sid, now, tonumber(ARGV[2]), abs)
+return ok(slide(key, idx, sid, now, tonumber(ARGV[2]), abs))

@@ -3,17 +3,24 @@
 -- KEYS[1] user record   user:{user_id}
 -- ARGV[1] TTL, ms
 --
--- Sets status to 'blocked' and the TTL to ARGV[1]. The previous status is
--- kept in status_before_block for Unblock. A user without a record gets a
--- record holding only status = 'blocked', so a Login within the TTL is
--- refused. Returns 1 when the status changed, 0 when already blocked.
+-- Sets status to 'blocked' and the TTL to ARGV[1]. A previous status of
+-- login or anonymous is kept in status_before_block for Unblock; any other
+-- status (data this package did not write) is overwritten, so a block
+-- always takes effect. A user without a record gets a record holding only
+-- status = 'blocked', so a Login within the TTL is refused. Returns ok(1)
+-- when the status changed, ok(0) when already blocked (the same request
+-- sent twice reports that, which the caller does not see).
 local key = KEYS[1]
 local status = redis.call('HGET', key, 'status')
-redis.call('PEXPIRE', key, ARGV[1])
-if status == 'blocked' then return 0 end
-if status then
+if status == 'blocked' then
+  redis.call('PEXPIRE', key, ARGV[1])
+  return ok(0)
+end
+if status == 'login' or status == 'anonymous' then
   redis.call('HSET', key, 'status_before_block', status)
+else
+  redis.call('HDEL', key, 'status_before_block')
 end
 redis.call('HSET', key, 'status', 'blocked')
 redis.call('PEXPIRE', key, ARGV[1])
-return 1
+return ok(1)

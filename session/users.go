@@ -2,76 +2,55 @@ package session
 
 import (
 	"context"
-	"fmt"
-	"strconv"
+	_ "embed"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
-// Status is a user record's status (seed 000). The status field is the
-// truth: the seed's JavaScript example also writes an "active" field,
-// which this package neither writes nor reads.
-type Status string
+var (
+	//go:embed user_login.lua
+	userLoginSrc string
+	//go:embed user_validate.lua
+	userValidateSrc string
+	//go:embed user_block.lua
+	userBlockSrc string
+	//go:embed user_unblock.lua
+	userUnblockSrc string
+	//go:embed user_logout.lua
+	userLogoutSrc string
 
-// The statuses of seed 000.
-const (
-	// StatusLogin: full access.
-	StatusLogin Status = "login"
-	// StatusAnonymous: may read (view) but not write.
-	StatusAnonymous Status = "anonymous"
-	// StatusBlocked: no access, even with a valid session.
-	StatusBlocked Status = "blocked"
+	userKeys        = []*keys.Template{userKey}
+	userRequestKeys = []*keys.Template{userKey, requestKey}
+	userLoginOp     = pkg.Declare("login", replayLib+"\n"+userLoginSrc, userRequestKeys, call.On(call.Conflict, ErrBlocked))
+	userValidateOp  = pkg.Declare("validate", userTouchLib+"\n"+userValidateSrc, userKeys, call.On(call.None, ErrNotFound))
+	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys)
+	userUnblockOp   = pkg.Declare("unblock", replayLib+"\n"+userUnblockSrc, userRequestKeys, call.On(call.None, ErrNotFound))
+	userLogoutOp    = pkg.Declare("logout", userLogoutSrc, userKeys)
 )
 
-// CanWrite reports whether the status allows writes: only StatusLogin.
-func (s Status) CanWrite() bool { return s == StatusLogin }
-
-// User is a user record (seed 000's user:{user_id} hash).
-type User struct {
-	ID        string
-	DeviceID  string
-	IPAddress string
-	// LoginTime and LastSeen are stored as Unix milliseconds strings, as in
-	// seed 000 ("1672531200000").
-	LoginTime time.Time
-	LastSeen  time.Time
-	Status    Status
-}
-
-// CanWrite reports whether the user may write (create topics, chat):
-// status login. Anonymous users may only read; blocked users nothing.
-func (u *User) CanWrite() bool { return u != nil && u.Status.CanWrite() }
-
-// Users keeps seed 000's user records. It is safe for concurrent use;
-// every method is one round trip (one script or one command).
+// Users keeps user records (user:{user_id}) with a status. It is safe for
+// concurrent use; every method is one round trip (one script).
 type Users struct {
-	c   redis.UniversalClient
-	cfg config
+	run *call.Runner
+	opt options
 }
 
 // NewUsers returns a Users over client. Options: WithNamespace,
-// WithUserTTL (default 7 days).
+// WithUserTTL (default 7 days). It fails like New.
 func NewUsers(client redis.UniversalClient, opts ...Option) (*Users, error) {
-	if client == nil {
-		return nil, fmt.Errorf("session: NewUsers: %w: nil client", ErrInvalidInput)
-	}
-	cfg, err := newConfig(opts)
+	o, err := newOptions("new users", client, opts)
 	if err != nil {
-		return nil, fmt.Errorf("session: NewUsers: %w", err)
+		return nil, err
 	}
-	return &Users{c: client, cfg: cfg}, nil
+	return &Users{run: call.NewRunner(client, 0), opt: o}, nil
 }
 
 func (u *Users) key(op, userID string) (string, error) {
-	k, err := userKey.Key(u.cfg.ns, userID)
-	if err != nil {
-		return "", fmt.Errorf("session: %s: %w: %w", op, ErrInvalidInput, err)
-	}
-	return k, nil
+	return pkg.Key(op, userKey, u.opt.ns, userID)
 }
 
 // LoginInfo describes a login.
@@ -85,14 +64,17 @@ type LoginInfo struct {
 // Login writes a fresh record for userID (status login, or anonymous),
 // with login_time and last_seen set to the server time and the user TTL,
 // in one script. A blocked user stays blocked: ErrBlocked, nothing written.
+// A record holding a status this package does not write is
+// keys.ErrCorrupt. The same call resent by go-redis after a lost reply
+// reports its first login (see ReplayWindow).
 func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, error) {
-	const op = "Login"
+	const op = "login"
 	key, err := u.key(op, userID)
 	if err != nil {
 		return nil, err
 	}
 	if in.DeviceID == "" {
-		return nil, invalid(op, "empty device ID")
+		return nil, pkg.Invalidf(op, "empty device ID")
 	}
 	if err := checkValue(op, "device_id", in.DeviceID); err != nil {
 		return nil, err
@@ -104,16 +86,17 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 	if in.Anonymous {
 		st = StatusAnonymous
 	}
-	v, err := run(ctx, u.c, userLoginScript, []string{key}, ms(u.cfg.userTTL), string(st), in.DeviceID, in.IPAddress)
+	rk, err := newRequestKey(op, u.opt.ns, userID)
 	if err != nil {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, err)
+		return nil, err
 	}
-	if s, ok := status(v); ok && s == "blocked" {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, ErrBlocked)
-	}
-	now, err := reply.Int64(v)
+	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, ms(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, ms(ReplayWindow))
 	if err != nil {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, err)
+		return nil, err
+	}
+	now := rep.Int(0)
+	if err := rep.Err(); err != nil {
+		return nil, err
 	}
 	t := time.UnixMilli(now)
 	return &User{ID: userID, DeviceID: in.DeviceID, IPAddress: in.IPAddress, LoginTime: t, LastSeen: t, Status: st}, nil
@@ -125,71 +108,23 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 // (the TTL is refreshed then too, so a block does not lapse while the user
 // keeps trying). An anonymous user is returned with CanWrite false.
 func (u *Users) Validate(ctx context.Context, userID string) (*User, error) {
-	const op = "Validate"
+	const op = "validate"
 	key, err := u.key(op, userID)
 	if err != nil {
 		return nil, err
 	}
-	v, err := run(ctx, u.c, userValidateScript, []string{key}, ms(u.cfg.userTTL))
-	if err != nil {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	if v == nil {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
-	}
-	if s, ok := status(v); ok && s == "corrupt" {
-		return nil, keys.Corrupt(key, fmt.Errorf("missing or unknown status"))
-	}
-	return decodeUser(op, key, userID, v)
-}
-
-// decodeUser builds the User from an HGETALL reply; a blocked user is
-// ErrBlocked.
-func decodeUser(op, key, userID string, v any) (*User, error) {
-	flat, err := reply.Strings(v)
-	if err != nil || len(flat)%2 != 0 {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, replyErr(err))
-	}
-	usr, err := parseUser(key, userID, flat)
+	rep, err := u.run.Run(ctx, userValidateOp, []string{key}, ms(u.opt.userTTL))
 	if err != nil {
 		return nil, err
 	}
+	usr := decodeUser(&rep, 0, key, userID)
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
 	if usr.Status == StatusBlocked {
-		return nil, fmt.Errorf("session: %s %q: %w", op, key, ErrBlocked)
+		return nil, pkg.Fail(op, key, ErrBlocked, nil)
 	}
 	return usr, nil
-}
-
-func parseUser(key, userID string, flat []string) (*User, error) {
-	usr := &User{ID: userID}
-	for i := 0; i < len(flat); i += 2 {
-		name, v := flat[i], flat[i+1]
-		var err error
-		switch name {
-		case "device_id":
-			usr.DeviceID = v
-		case "ip_address":
-			usr.IPAddress = v
-		case "status":
-			usr.Status = Status(v)
-		case "login_time":
-			usr.LoginTime, err = unixMilli(v)
-		case "last_seen":
-			usr.LastSeen, err = unixMilli(v)
-		}
-		if err != nil {
-			return nil, keys.Corrupt(key, fmt.Errorf("%s: %w", name, err))
-		}
-	}
-	return usr, nil
-}
-
-func unixMilli(s string) (time.Time, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return time.UnixMilli(n), nil
 }
 
 // Block sets the user's status to blocked at once and refreshes the TTL,
@@ -197,57 +132,50 @@ func unixMilli(s string) (time.Time, error) {
 // user without a record gets one holding only the blocked status, so a
 // login within the TTL is refused. The block lasts while the record does
 // (the TTL, refreshed by each Validate); keep permanent bans in your user
-// database. Blocking a blocked user only refreshes the TTL.
+// database. Blocking a blocked user only refreshes the TTL; a status this
+// package does not write is overwritten (Unblock then deletes the record).
 func (u *Users) Block(ctx context.Context, userID string) error {
-	const op = "Block"
-	key, err := u.key(op, userID)
-	if err != nil {
-		return err
-	}
-	if err := userBlockScript.Run(ctx, u.c, []string{key}, ms(u.cfg.userTTL)).Err(); err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	return nil
+	return u.simple(ctx, userBlockOp, userID, "", ms(u.opt.userTTL))
 }
 
 // Unblock lifts a block at once, in one script: the status before the
 // block (login or anonymous) comes back. A record that Block created for a
 // user without one is deleted. ErrNotFound when there is no record;
-// unblocking a user who is not blocked is a no-op.
+// unblocking a user who is not blocked is a no-op. The same call resent by
+// go-redis after a lost reply reports its first outcome (see
+// ReplayWindow).
 func (u *Users) Unblock(ctx context.Context, userID string) error {
-	const op = "Unblock"
-	key, err := u.key(op, userID)
+	const op = "unblock"
+	rk, err := newRequestKey(op, u.opt.ns, userID)
 	if err != nil {
 		return err
 	}
-	v, err := run(ctx, u.c, userUnblockScript, []string{key})
-	if err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	if v == nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, ErrNotFound)
-	}
-	if s, ok := status(v); ok && s == "corrupt" {
-		return keys.Corrupt(key, fmt.Errorf("missing status"))
-	}
-	if _, err := reply.Int64(v); err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
-	}
-	return nil
+	return u.simple(ctx, userUnblockOp, userID, rk, ms(ReplayWindow))
 }
 
-// Logout deletes the user record at once, as seed 000 does, in one
-// script. It does not touch the user's sessions: call Store.RevokeAll for
-// that. A blocked record is kept, so that logging out never lifts a block.
-// Logging out a user without a record is a no-op.
+// Logout deletes the user record at once, in one script. It does not
+// touch the user's sessions: call Store.RevokeAll for that. A blocked
+// record is kept, so that logging out never lifts a block. Logging out a
+// user without a record is a no-op.
 func (u *Users) Logout(ctx context.Context, userID string) error {
-	const op = "Logout"
-	key, err := u.key(op, userID)
+	return u.simple(ctx, userLogoutOp, userID, "")
+}
+
+// simple runs a user-record op whose payload is one integer, with the
+// request key rk ("" for none) after the user record.
+func (u *Users) simple(ctx context.Context, op *call.Op, userID, rk string, args ...any) error {
+	key, err := u.key(op.Name(), userID)
 	if err != nil {
 		return err
 	}
-	if err := userLogoutScript.Run(ctx, u.c, []string{key}).Err(); err != nil {
-		return fmt.Errorf("session: %s %q: %w", op, key, err)
+	ks := []string{key}
+	if rk != "" {
+		ks = append(ks, rk)
 	}
-	return nil
+	rep, err := u.run.Run(ctx, op, ks, args...)
+	if err != nil {
+		return err
+	}
+	rep.Int(0)
+	return rep.Err()
 }

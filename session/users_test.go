@@ -56,9 +56,9 @@ func TestUsersLoginValidateSeedLayout(t *testing.T) {
 	_, err = u.Validate(ctx, "nobody")
 	require.ErrorIs(t, err, ErrNotFound)
 	_, err = u.Validate(ctx, "")
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = u.Login(ctx, "x", LoginInfo{})
-	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, ErrInvalid)
 
 	require.NoError(t, u.Logout(ctx, "123"))
 	_, err = u.Validate(ctx, "123")

@@ -1,0 +1,125 @@
+package session
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"time"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed live.lua
+	liveLib string
+	//go:embed create.lua
+	createSrc string
+
+	// liveLibrary is live.lua as a library: a script gets only the
+	// paragraphs it uses.
+	liveLibrary = call.NewLibrary(liveLib)
+
+	// sessionKeys are the KEYS of the scripts on one session.
+	sessionKeys = []*keys.Template{sessionKey, indexKey}
+
+	// Create may share pipelines: a resent Create finds its own session
+	// (see create.lua).
+	createOp = pkg.Declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared())
+)
+
+// Create starts a session for in.UserID and returns it with its Tokens:
+// the handle (the bearer credential: 256 random bits from crypto/rand and
+// the user ID) and the first refresh token. Neither is stored: the
+// session's ID is a digest of the handle's secret, and the refresh token
+// is kept as its SHA-256. The hash, its TTL and the index entry are
+// written by one script in one round trip; with WithMaxSessions, the same
+// script evicts the user's sessions that would expire first.
+//
+// The ID and token are drawn before the request is sent, so a request that
+// go-redis resends after a lost reply finds its own session and reports it
+// once: no duplicate, no orphan. When the call fails on the wire anyway
+// (retries off or exhausted, a timeout), the session may exist on the
+// server with nobody holding its handle: Create then revokes it in the
+// background, best effort, so that it neither lingers in List nor counts
+// against WithMaxSessions. Bad input fails with ErrInvalid before anything
+// is written.
+func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
+	const op = "create"
+	if in.UserID == "" {
+		return nil, Tokens{}, pkg.Invalidf(op, "empty user ID")
+	}
+	fields := [...][2]string{{fUserID, in.UserID}, {fEmail, in.Email}, {fIPAddress, in.IPAddress}, {fUserAgent, in.UserAgent}, {fDevice, in.DeviceFingerprint}}
+	for _, f := range fields {
+		if err := checkValue(op, f[0], f[1]); err != nil {
+			return nil, Tokens{}, err
+		}
+	}
+	if len(in.Extra) > MaxExtraFields {
+		return nil, Tokens{}, pkg.Invalidf(op, "%d extra fields, more than %d", len(in.Extra), MaxExtraFields)
+	}
+	for name, v := range in.Extra {
+		if err := checkExtraName(op, name); err != nil {
+			return nil, Tokens{}, err
+		}
+		if err := checkValue(op, name, v); err != nil {
+			return nil, Tokens{}, err
+		}
+	}
+	handle, sid, err := newHandle(in.UserID)
+	if err != nil {
+		return nil, Tokens{}, pkg.Fail(op, "", nil, err)
+	}
+	refresh, refreshHash, err := newRefreshToken()
+	if err != nil {
+		return nil, Tokens{}, pkg.Fail(op, "", nil, err)
+	}
+	ks, err := s.keyPair(op, in.UserID, sid)
+	if err != nil {
+		return nil, Tokens{}, err
+	}
+	args := make([]any, 0, 5+len(fields)+2*len(in.Extra))
+	args = append(args, sid, s.idleArg, s.lifeArg, s.maxArg, refreshHash)
+	for _, f := range fields {
+		args = append(args, f[1])
+	}
+	for name, v := range in.Extra {
+		args = append(args, name, v)
+	}
+	rep, err := s.run.Run(ctx, createOp, ks, args...)
+	if err != nil {
+		if !errors.Is(err, keys.ErrCorrupt) && !errors.Is(err, ErrInvalid) {
+			s.abandon(ctx, in.UserID, sid)
+		}
+		return nil, Tokens{}, err
+	}
+	now, exp, abs := rep.Int(0), rep.Int(1), rep.Int(2)
+	if err := rep.Err(); err != nil {
+		return nil, Tokens{}, err
+	}
+	created := time.UnixMilli(now).UTC().Truncate(time.Second)
+	sess := &Session{
+		ID: sid, UserID: in.UserID, Email: in.Email, IPAddress: in.IPAddress,
+		UserAgent: in.UserAgent, DeviceFingerprint: in.DeviceFingerprint,
+		CreatedAt: created, LastActivity: created,
+		ExpiresAt: time.UnixMilli(exp), AbsoluteExpiry: time.UnixMilli(abs),
+		Extra: copyMap(in.Extra),
+	}
+	return sess, Tokens{Handle: handle, Refresh: refresh}, nil
+}
+
+// abandonTimeout bounds the background clean-up of an abandoned session.
+const abandonTimeout = 2 * time.Second
+
+// abandon revokes session sid of userID in the background, best effort,
+// after a Create whose outcome is unknown (its reply lost to a timeout or
+// a cut connection). The ID is unique to that call, so no one else's
+// session is touched.
+func (s *Store) abandon(ctx context.Context, userID, sid string) {
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, abandonTimeout)
+		defer cancel()
+		_, _ = s.Revoke(ctx, userID, sid)
+	}()
+}

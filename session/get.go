@@ -1,0 +1,75 @@
+package session
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+var (
+	//go:embed get.lua
+	getSrc string
+
+	// Get may share pipelines: a resent Get slides the session again, as a
+	// second Get would.
+	getOp = pkg.Declare("get", getSrc, sessionKeys, call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Shared())
+)
+
+// Get returns a live session and, in the same script and round trip,
+// slides it: last_activity becomes the server time and the idle deadline
+// moves to now + idle timeout, never past the absolute expiry. A missing,
+// expired, evicted or revoked session is ErrNotFound, and any leftovers of
+// it are deleted; it is never written back.
+//
+// sessionID is the session's ID: the second result of ParseHandle on the
+// handle a client presented (as Middleware does), or Session.ID. Get
+// trusts it: never let a client authenticate with an ID it sends (a
+// listed Entry.ID, say) instead of a handle.
+func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, error) {
+	ks, err := s.keyPair("get", userID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.run.Run(ctx, getOp, ks, sessionID, s.idleArg)
+	if err != nil {
+		return nil, err
+	}
+	var sess *Session
+	if mode, _ := rep.OptStr(3); mode == "fields" {
+		sess = decodeFields(&rep, ks[0], userID, sessionID)
+	} else {
+		sess = decodeLive(&rep, 1, ks[0], userID, sessionID)
+	}
+	return sess, rep.Err()
+}
+
+// getFields are the fields get.lua returns by position when the session
+// holds no caller extras.
+var getFields = [...]string{fUserID, fEmail, fCreatedAt, fLastActivity, fIPAddress, fUserAgent, fDevice, fAbsoluteExp}
+
+// decodeFields builds the Session from get.lua's expiry (payload element
+// 1) and the values of getFields (element 2), recording corruption in rep.
+func decodeFields(rep *call.Reply, key, userID, sessionID string) *Session {
+	exp := rep.Int(1)
+	vals := rep.Strs(2)
+	if rep.Err() != nil {
+		return nil
+	}
+	if len(vals) != len(getFields) {
+		rep.Corruptf(key, "get returned %d fields, want %d", len(vals), len(getFields))
+		return nil
+	}
+	flat := make([]string, 0, 2*len(getFields))
+	for i, f := range getFields {
+		flat = append(flat, f, vals[i])
+	}
+	sess, err := parseSession(userID, sessionID, flat)
+	if err != nil {
+		rep.Corruptf(key, "%v", err)
+		return nil
+	}
+	sess.ExpiresAt = time.UnixMilli(exp)
+	return sess
+}

@@ -1,0 +1,158 @@
+-- live.lua: the session package's library, put before every script that
+-- reads or writes a session or an index (not run alone). It builds no key:
+-- the callers pass the session hash and the user's index in KEYS. Scripts
+-- declared with call.Uses get only the paragraphs they use.
+
+-- MAX_AHEAD_MS: the furthest past the server's now that a deadline this
+-- package writes can lie: the longest lifetime a Store accepts
+-- (MaxLifetimeLimit, 365 days) plus one day for a clock that steps back in
+-- a failover. An index score or an absolute_expiry beyond it is not ours.
+--
+-- prune(idx, now): drops the index entries whose session has expired
+-- (score <= now) and checks the entry that expires last; returns nil, or
+-- why the index holds data this package did not write (nothing else is
+-- written then). Every script that adds to an index or lists it calls it
+-- first (Create prunes to the second, on its own); Get adds nothing, and
+-- checks the index with outlived instead.
+--
+-- index_ttl(idx, now): makes the (pruned) index expire with its
+-- longest-lived session, so it never outlives the user's last session. An
+-- emptied index is deleted by Redis itself.
+--
+-- index_added(idx, at, now): index_ttl after this script, having pruned
+-- the index, added or moved an entry to expire at at: when no entry
+-- outlived at at the prune (pruned_top), at is the latest expiry and no
+-- second read is needed.
+--
+-- live(key, idx, sid, now), with key = KEYS[1] and idx = KEYS[2]: prunes
+-- the index, then returns the absolute expiry (ms) of session sid when it
+-- is live (listed in the index with a score above now, and its hash
+-- present with an absolute_expiry above now); nil when it is not (its
+-- leftovers, hash or index entry, are removed); or nil and the corrupt
+-- reply to return when either key holds data this package did not write
+-- (nothing else is written then).
+--
+-- slide(key, idx, sid, now, idle, abs): moves a live session's idle
+-- deadline to now + idle, capped at abs, on the hash (last_activity), its
+-- TTL and its index score; returns the new deadline.
+--
+-- clock(): the server's time (one TIME) as whole Unix milliseconds, whole
+-- Unix seconds, and those seconds as TIME spells them (a decimal string).
+--
+-- stamp(s): Unix seconds s as the seed's timestamps, "2026-01-16T10:00:00Z"
+-- (the prelude's rfc3339 of s * 1000, in two thirds of its instructions:
+-- no math.floor calls, the digits cut from a string of all two-digit
+-- numbers; TestStampMatchesGo).
+--
+-- outlived(idx, at, now): nil when no entry of the index expires at or
+-- after at (a decimal string of Unix ms; one ZCOUNT), so that a session
+-- moved to at is the longest-lived and at is the index's TTL; else the
+-- latest deadline in the index, or nil and why it is not a deadline this
+-- package writes (the index holds data this package did not write).
+local MAX_AHEAD_MS = 366 * 86400000
+
+local pruned_top = nil
+
+local function prune(idx, now)
+  redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
+  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  if #last == 2 then
+    pruned_top = to_int(last[2], now + 1, now + MAX_AHEAD_MS)
+    if not pruned_top then
+      return 'an entry expires at ' .. last[2] .. ', not a deadline this package writes'
+    end
+  end
+  return nil
+end
+
+local function index_ttl(idx, now)
+  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  if #last == 2 then
+    expire_at(idx, tonumber(last[2]), now)
+  end
+end
+
+local function index_added(idx, at, now)
+  if pruned_top and at < pruned_top then
+    index_ttl(idx, now)
+  else
+    expire_at(idx, at, now)
+  end
+end
+
+local function live(key, idx, sid, now)
+  local bad = prune(idx, now)
+  if bad then return nil, corrupt(2, bad) end
+  local score = redis.call('ZSCORE', idx, sid)
+  local abs = redis.call('HGET', key, 'absolute_expiry')
+  if abs then
+    local n = to_int(abs)
+    if not n or n > now + MAX_AHEAD_MS then
+      return nil, corrupt(1, 'absolute_expiry ' .. abs .. ' is not a deadline this package writes')
+    end
+    if score and n > now then return n end
+  elseif redis.call('EXISTS', key) == 1 then
+    return nil, corrupt(1, 'no absolute_expiry')
+  end
+  redis.call('DEL', key)
+  if score then
+    redis.call('ZREM', idx, sid)
+    index_ttl(idx, now)
+  end
+  return nil
+end
+
+local function slide(key, idx, sid, now, idle, abs)
+  local exp = now + idle
+  if exp > abs then exp = abs end
+  redis.call('HSET', key, 'last_activity', rfc3339(now))
+  expire_at(key, exp, now)
+  redis.call('ZADD', idx, int_str(exp), sid)
+  index_added(idx, exp, now)
+  return exp
+end
+
+local function clock()
+  local t = redis.call('TIME')
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  return s * 1000 + (us - us % 1000) / 1000, s, t[1]
+end
+
+local DIGITS2 = '00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899'
+
+local function stamp(s)
+  local sub, D = string.sub, DIGITS2
+  local rem = s % 86400
+  local z = (s - rem) / 86400 + 719468
+  local doe = z % 146097
+  local a = doe - (doe - doe % 1460) / 1460 + (doe - doe % 36524) / 36524 - (doe - doe % 146096) / 146096
+  local yoe = (a - a % 365) / 365
+  local y = yoe + (z - doe) / 146097 * 400
+  local doy = doe - (365 * yoe + (yoe - yoe % 4) / 4 - (yoe - yoe % 100) / 100)
+  local b = 5 * doy + 2
+  local mp = (b - b % 153) / 153
+  local c = 153 * mp + 2
+  local d = doy - (c - c % 5) / 5 + 1
+  local m = mp + 3
+  if mp >= 10 then m = mp - 9 end
+  if m <= 2 then y = y + 1 end
+  local ss = rem % 60
+  local mm = (rem - ss) / 60 % 60
+  local hh = (rem - rem % 3600) / 3600
+  local yy = y % 100
+  local cc = (y - yy) / 100
+  return sub(D, 2 * cc + 1, 2 * cc + 2) .. sub(D, 2 * yy + 1, 2 * yy + 2) .. '-' ..
+    sub(D, 2 * m + 1, 2 * m + 2) .. '-' .. sub(D, 2 * d + 1, 2 * d + 2) .. 'T' ..
+    sub(D, 2 * hh + 1, 2 * hh + 2) .. ':' .. sub(D, 2 * mm + 1, 2 * mm + 2) .. ':' ..
+    sub(D, 2 * ss + 1, 2 * ss + 2) .. 'Z'
+end
+
+local function outlived(idx, at, now)
+  if redis.call('ZCOUNT', idx, at, '+inf') == 0 then return nil end
+  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  local top = to_int(last[2], now + 1, now + MAX_AHEAD_MS)
+  if not top then
+    return nil, 'an entry expires at ' .. tostring(last[2]) .. ', not a deadline this package writes'
+  end
+  return top
+end
