@@ -4,20 +4,19 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
 var (
 	//go:embed connections.lua
-	connectionsLua    string
-	connectionsScript = script.New(indexLua, libLua, connectionsLua)
+	connectionsLua string
+
+	connectionsOp = pkg.Declare("connections", userLib+connectionsLua, userKeyTemplates[:3], call.Shared())
 )
 
 // Connection is one live connection of a user, as stored in the
@@ -30,7 +29,7 @@ type Connection struct {
 }
 
 type connWire struct {
-	ConnectedAt int64    `json:"connectedAt"`
+	ConnectedAt *int64   `json:"connectedAt"`
 	LastSeen    *int64   `json:"lastSeen"`
 	Metadata    Metadata `json:"metadata"`
 }
@@ -39,7 +38,9 @@ type connWire struct {
 // read-only script (one round trip) over the connections hash or, with
 // LayoutSingleKey, the presence key: connections whose lastSeen is the
 // profile's TTL old (server time) are left out even before a write prunes
-// them. A user with none gives an empty slice. A value that does not decode
+// them. A user with none gives an empty slice. A connection this package
+// did not write (JSON that does not decode, a lastSeen or connectedAt that
+// is missing, negative or more than MaxClockSkew ahead of server time)
 // gives an error matching keys.ErrCorrupt naming the key and connection.
 func (t *Tracker) Connections(ctx context.Context, user string) ([]Connection, error) {
 	const op = "connections"
@@ -47,29 +48,26 @@ func (t *Tracker) Connections(ctx context.Context, user string) ([]Connection, e
 	if err != nil {
 		return nil, err
 	}
-	key := k.conns
-	if t.cfg.layout == LayoutSingleKey {
-		key = k.presence
+	key := k[1]
+	if t.opt.layout == LayoutSingleKey {
+		key = k[0]
 	}
-	v, err := connectionsScript.Run(ctx, t.c, []string{k.presence, k.conns, k.index}, t.args(user, "")...).Result()
+	rep, err := t.run.Run(ctx, connectionsOp, k[:3], t.args(user, "", "")...)
 	if err != nil {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, key, err)
+		return nil, err
 	}
-	flat, err := reply.Strings(v)
-	if err != nil || len(flat) == 0 {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, key, errors.Join(reply.ErrUnexpected, err))
+	flat := rep.Strs(0)
+	if err := rep.Err(); err != nil {
+		return nil, err
 	}
-	if flat[0] == "corrupt" && len(flat) == 3 {
-		return nil, fmt.Errorf("presence: %s: %w", op, corrupt(flat[1], flat[2]))
-	}
-	if flat[0] != "ok" || len(flat)%2 != 1 {
-		return nil, fmt.Errorf("presence: %s %s: %w: code %q, %d elements", op, key, reply.ErrUnexpected, flat[0], len(flat))
+	if len(flat)%2 != 0 {
+		return nil, pkg.Fail(op, key, nil, fmt.Errorf("odd connection list of %d", len(flat)))
 	}
 	out := make([]Connection, 0, len(flat)/2)
-	for i := 1; i < len(flat); i += 2 {
+	for i := 0; i < len(flat); i += 2 {
 		c, err := decodeConn(key, flat[i], flat[i+1])
 		if err != nil {
-			return nil, fmt.Errorf("presence: %s: %w", op, err)
+			return nil, pkg.Fail(op, key, nil, err)
 		}
 		out = append(out, c)
 	}
@@ -82,8 +80,11 @@ func decodeConn(key, id, s string) (Connection, error) {
 	if err := json.Unmarshal([]byte(s), &w); err != nil {
 		return Connection{}, keys.Corrupt(key, fmt.Errorf("connection %q: %w", id, err))
 	}
-	if w.LastSeen == nil {
-		return Connection{}, keys.Corrupt(key, fmt.Errorf("connection %q has no lastSeen", id))
+	switch {
+	case w.LastSeen == nil || *w.LastSeen < 0 || *w.LastSeen > latest(0):
+		return Connection{}, keys.Corrupt(key, fmt.Errorf("connection %q has no valid lastSeen", id))
+	case w.ConnectedAt == nil || *w.ConnectedAt < 0 || *w.ConnectedAt > latest(0):
+		return Connection{}, keys.Corrupt(key, fmt.Errorf("connection %q has no valid connectedAt", id))
 	}
-	return Connection{ID: id, ConnectedAt: fromMs(w.ConnectedAt), LastSeen: fromMs(*w.LastSeen), Metadata: w.Metadata}, nil
+	return Connection{ID: id, ConnectedAt: fromMs(*w.ConnectedAt), LastSeen: fromMs(*w.LastSeen), Metadata: w.Metadata}, nil
 }

@@ -1,7 +1,12 @@
--- disconnect.lua: remove one connection; mark the user offline if it was
--- the last live one. Removing an unknown connection is not an error.
--- Prepended with lib.lua; KEYS[1..3] and ARGV[1..8] as described there.
--- Returns {"ok", live left, went offline (0/1), status} | {"corrupt", key, field}
+-- disconnect: remove one connection; mark the user offline if it was the
+-- last live one (after index.lua, lib.lua and replay.lua). Removing an
+-- unknown connection is not an error.
+-- KEYS[1..4] and ARGV[1..9] as lib.lua describes them
+-- Returns ok(live left, went offline 0/1, status) or corrupt(i, why); a
+-- replay returns the first run's reply.
+local rec, old = replayed(KEYS[4], ARGV[9])
+if rec == false then return corrupt(4, REPLAY_CORRUPT) end
+if rec then return rec end
 local now = now_ms()
 local bad, p, live, n, maxDead, vals = load(now, true)
 if bad then return bad end
@@ -17,4 +22,4 @@ if seen == 0 and p then seen = p.last end
 if seen == 0 then seen = now end
 local status, activity = current(p)
 local st, changed = settle(p, live, vals, '', n, status, activity, seen, now)
-return {'ok', n, (changed and n == 0) and 1 or 0, st}
+return remember(KEYS[4], ARGV[9], ok(n, (changed and n == 0) and 1 or 0, st), old)

@@ -1,67 +1,168 @@
-// Package presence tracks multi-device online status, heartbeats, last seen,
-// custom statuses and typing indicators in Redis, on the layouts of seed 002
-// (presence service), seed 004 §1-2 (chat presence and typing) and seed 000
-// §5 (admin availability).
+// Package presence tracks who is online in Redis: multi-device connections
+// with heartbeats and stale-connection pruning, last seen, statuses
+// (invisible included), change events, typing indicators (Typing) and
+// admin availability (Availability).
 //
-// A Tracker is built with New(client, opts...) and is safe for concurrent
-// use. Every operation is one round trip: Connect, Heartbeat, Disconnect,
-// SetStatus, SetActivity, Connections, StartTyping, StopTyping and Typers
-// are each one Lua script whose keys share one hash tag (one cluster slot);
-// SetAdminStatus and AdminStatus are one command; Get, GetMany, Online,
-// OnlineNow and OnlineCount are one pipeline (split per node on a cluster,
-// never a cross-slot command); Sweep is one pipeline of one script per
-// index shard it visits.
-// Time decisions (staleness, expiry, throttle) use the server's TIME inside
-// the scripts, so app clocks never disagree. All trackers writing one
-// namespace must use the same Profile.
+//	tr, err := presence.New(rdb) // rdb created with ContextTimeoutEnabled: true
+//	...
+//	r, err := tr.Connect(ctx, "42", presence.Conn{ID: "tab-1", Metadata: presence.Metadata{Device: "web"}})
+//	// every DetailedProfile().Heartbeat (30 s), while the socket lives:
+//	_, err = tr.Heartbeat(ctx, "42", "tab-1") // errors.Is(err, presence.ErrUnknownConnection): Connect again
+//	p, err := tr.Get(ctx, "42")               // p.Online(), p.LastSeen, p.Public()
+//	_, err = tr.Disconnect(ctx, "42", "tab-1")
 //
-// A typical server calls Connect when a socket opens, Heartbeat every
-// Profile.Heartbeat, Disconnect when it closes, and runs a Subscription to
-// push Event values (presence diffs) to its own clients; one or more
-// instances run RunSweeper so that users whose devices all died without a
-// Disconnect are announced offline too (see "Silent offlines"). Get, GetMany and
-// Online answer "is this user online" (for the system: Invisible counts as
-// online; Presence.Public gives what others may see); OnlineNow and
-// OnlineCount list everyone visible; Connections lists a user's devices.
+// # Guarantees
+//
+//   - One round trip per operation: Connect, Heartbeat, Disconnect,
+//     SetStatus, SetActivity, Connections, Typing.Start, Typing.Stop,
+//     Typing.Typers and Availability.Get are each one Lua script whose keys
+//     share one hash tag (one cluster slot); Availability.Set is one SET;
+//     Get, GetMany, Online, OnlineNow and OnlineCount are one pipeline
+//     (split per node on a cluster, never a cross-slot command); Sweep is
+//     one pipeline of one script per shard it visits. Calls made while
+//     others are in flight share pipelines (WithPipelining).
+//   - Atomicity: each script reads and writes a user's presence,
+//     connections and online-index shard together, so no reader ever sees
+//     a user online with no live connection, offline with one, or an
+//     activeConnections that is not the live count.
+//   - Server time: staleness, expiry, throttles and event times come from
+//     the server's TIME inside the scripts, so app clocks never disagree.
+//   - Idempotence under retry: go-redis resends a command whose reply was
+//     lost after the server ran it, and a whole pipeline after a cut
+//     connection. Every write draws a request ID before its first send;
+//     Connect, Disconnect, SetStatus, SetActivity, Typing.Stop, Sweep (and
+//     Typing.Start, through its throttle marker) record their first
+//     outcome under it, and a replay within ReplayWindow (1 min) returns
+//     that outcome and changes nothing: a replayed Connect does not report
+//     Changed twice, a replayed Typing.Start does not report itself
+//     throttled, a replayed Sweep reports the users it announced. Heartbeat
+//     and Availability.Set are idempotent as they are (running them twice
+//     is running them once); a Heartbeat whose prune took the user offline
+//     records that outcome too. Events are published once, by the run
+//     that made the change; a replay publishes nothing.
+//   - Bounded memory: every key has a TTL (see the table); connections
+//     per user, metadata, IDs and usernames have limits; the online index
+//     is pruned by every write that may add a member to a shard (all but
+//     the heartbeat of a live connection, which only moves its member's
+//     score) and by Sweep; replay records keep at most 8
+//     outcomes per user (or shard, or user and conversation) for
+//     ReplayWindow.
+//   - Errors: ErrInvalid for bad input, before anything is written (a bad
+//     ID also matches keys.ErrInvalidKey); ErrUnknownConnection,
+//     ErrOffline, ErrTooManyConnections and ErrNoIndex as documented per
+//     method; keys.ErrCorrupt, naming the exact key, for data this package
+//     did not write (bad JSON, an unknown status, a lastSeen or score that
+//     is negative, not an integer or more than MaxClockSkew ahead of server
+//     time, a key of the wrong type, a throttle marker or availability
+//     without a bounded TTL). A network failure, a timeout or a cluster
+//     error is returned as such, never as a sentinel. Every error names the
+//     operation and the key; redis.Nil never escapes.
+//   - Deadlines: New, NewTyping and NewAvailability refuse a go-redis
+//     client without ContextTimeoutEnabled, which would ignore context
+//     deadlines while a server hangs.
 //
 // # Keys
 //
-// | Key pattern | Type | TTL | Purpose |
-// |---|---|---|---|
-// | `presence:{{user_id}}` | STRING | 60s online + 600s offline (seed 002); 300s, deleted offline (seed 004) | presence JSON (with LayoutSingleKey: and the connections) |
-// | `connections:{{user_id}}` | HASH | 60s after the freshest connection's lastSeen | connection ID -> connection JSON (LayoutHash only) |
-// | `presence:online:{{slot}}` | ZSET | latest member's expiry + retention (60s + 600s; + the TTL with no retention) | online index shard of one cluster slot; keeps silent expiries for Sweep |
-// | `admin:{{admin_id}}:presence` | STRING | 30m | admin availability (seed 000 §5) |
-// | `typing:{{conversation_id}}:{user_id}` | STRING | 3s | typing JSON (seed 004 §2) |
-// | `typers:{{conversation_id}}` | ZSET | 3s after the latest StartTyping | typing values by expiry |
-// | `typing:throttle:{{conversation_id}}:{user_id}` | STRING | 2s | typing throttle marker |
+//	Key pattern                                    Type     TTL                                                                                                                                                                                                            Purpose
+//	admin:{{admin_id}}:presence                    STRING   30m                                                                                                                                                                                                            admin availability: online, away, busy or offline
+//	admin:{{tag}}:{admin_id}:presence              STRING   30m                                                                                                                                                                                                            admin availability under a deployment-wide hash tag (WithAvailabilityTag), for scripts that read it with other {tag} keys
+//	connections:{{user_id}}                        HASH     1m (until the freshest connection goes stale (profile TTL after its lastSeen); stale fields pruned in Lua)                                                                                                     a user's live connections: connection ID -> JSON connectedAt, lastSeen, metadata (LayoutHash only)
+//	presence:online:{{slot}}                       ZSET     11m (latest member's presence expiry + offline retention (the TTL when the retention is 0); members past it pruned on every write that may add one (all but the heartbeat of a live connection) and by Sweep)  online index shard for one cluster slot: visible users scored by presence expiry (ms) + status fraction, kept after expiry to remember last seen and for Sweep to announce silent offlines (announced: score negated)
+//	presence:replay:{{user_id}}                    STRING   1m (after the user's last recorded request)                                                                                                                                                                    first outcomes of a user's last 8 Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests, for replays
+//	presence:sweep:{{slot}}                        STRING   1m (after the shard's last sweep that announced someone)                                                                                                                                                       first outcomes of the last 8 sweeps of an online index shard that announced someone, for replays
+//	presence:{{user_id}}                           STRING   1m (profile TTL after the freshest heartbeat; the retention after going offline (default 60s, 600s))                                                                                                           a user's presence JSON: status, lastSeen, activeConnections, metadata (FormatDetailed) or userId, status, lastSeen (FormatCompact); with LayoutSingleKey also the connections
+//	typers:{{conversation_id}}                     ZSET     3s (typing TTL after the latest Typing.Start; expired members pruned on every write)                                                                                                                           index of a conversation's typing JSON values scored by expiry (ms), replaces the seed's KEYS
+//	typing:replay:{{conversation_id}}:{user_id}    STRING   1m (after the last recorded request)                                                                                                                                                                           first outcomes of a user's last 8 Typing.Stop (and unthrottled Typing.Start) requests in a conversation, for replays
+//	typing:throttle:{{conversation_id}}:{user_id}  STRING   2s (profile typing throttle)                                                                                                                                                                                   typing throttle: set NX to the request ID of each accepted Typing.Start
+//	typing:{{conversation_id}}:{user_id}           STRING   3s (profile typing TTL)                                                                                                                                                                                        typing indicator JSON: userId, username, timestamp
+//	presence:events                                CHANNEL  -                                                                                                                                                                                                              presence changes as others see them: JSON userId, status, previous, at
 //
-// The `{{x}}` marks the hash tag: `presence:{{user_id}}` is written
-// `presence:{42}`. With keys.Namespace.NoHashTags the keys are
-// byte-identical to the seeds'. Events are published on the pub/sub channel
-// `presence:events` (after the namespace prefix, see Tracker.Channel;
-// channels are not keys and hold no memory). On a cluster the scripts'
-// PUBLISH reaches subscribers on every node.
+// The {{x}} marks the hash tag: presence:{{user_id}} is written
+// presence:{42}. With keys.Namespace.NoHashTags the keys are byte-identical
+// to the seed layouts' (on a standalone server only).
+//
+// # Compatibility with existing layouts
+//
+// Keys and values follow seed 002 (presence service: presence:{user_id},
+// connections:{user_id}), seed 004 §1-2 (chat presence presence:{user_id}
+// and typing:{conversation_id}:{user_id}) and seed 000 §5 (admin presence
+// admin:{admin_id}:presence), so applications written against those
+// documents can read what this package writes, with these changes:
+//
+//   - Formats and profiles: DetailedProfile is seed 002's (60 s TTL,
+//     heartbeat 30 s, 600 s offline retention, FormatDetailed: the seed's
+//     field names and key order, empty fields omitted); CompactProfile is
+//     seed 004's (300 s TTL, deleted offline, FormatCompact: the seed's
+//     {"userId","status","lastSeen"}; the 100 s heartbeat is ours, the seed
+//     names none). With LayoutHash every key and value of seed 002 is
+//     byte-compatible; LayoutSingleKey moves the connections into the
+//     presence value (see "Layouts").
+//   - Hash tags: the user (conversation, admin) ID is the tag, so an
+//     entity's keys share a slot; keys.Namespace.NoHashTags gives the seeds'
+//     exact bytes on a standalone server.
+//   - Stale connections: seed 002 relies on the hash TTL, which a user's
+//     other devices keep refreshing, so a dead tab stays "connected"
+//     forever. Every script prunes connections whose lastSeen (server time)
+//     is a TTL old before it counts them; activeConnections is always the
+//     live count.
+//   - Atomicity: seed 002 runs HSET/EXPIRE/SETEX and HDEL/HLEN as separate
+//     commands, so concurrent connect and disconnect can leave a user online
+//     with no connection or offline with one. Here each operation is one
+//     script over the user's keys.
+//   - Seed 004 deletes the presence key on any disconnect, so closing one of
+//     two tabs shows the user offline. CompactProfile writes the seed's
+//     JSON but counts devices in the connections hash, and deletes the key
+//     only when the last one goes.
+//   - Offline retention: Disconnect of the last connection writes status
+//     "offline" with a PX of the profile's Retention (seed 002: 600 s; seed
+//     004 deletes the key: Retention 0). A user whose devices all die
+//     silently has the key expire at the online TTL as in the seeds; Get
+//     still reports their last seen for the retention, from the online
+//     index.
+//   - Duplicated metadata: seed 002 copies the userAgent into the presence
+//     key; here it lives only in the connection that has it, and the
+//     presence metadata keeps the device (of the freshest connection) and
+//     lastActivity, only when set.
+//   - Heartbeat of an unknown connection returns ErrUnknownConnection and
+//     writes nothing for it (it has no metadata to register it again).
+//   - Lists: seed 002 checks a list of users with MGET (cross-slot on a
+//     cluster); GetMany and Online pipeline GETs. Everyone online is listed
+//     from an index (presence:online:{slot}, below) instead of KEYS or
+//     SCAN.
+//   - Typing: seed 004 throttles in process memory (broken with several app
+//     instances) and lists typers with KEYS. Here the throttle is a SET NX
+//     PX in the same script as the write, and each conversation has a
+//     sorted set of its typing values (typers:{conversation_id}), so
+//     Typers is one read-only script.
+//   - Admin availability (seed 000) stays the bare word with its 30 min
+//     TTL; it takes online, away, busy or offline, not invisible.
+//     WithAvailabilityTag moves it to admin:{tag}:{admin_id}:presence for
+//     scripts of a deployment that reads it with other {tag} keys on a
+//     cluster (a chat assignment).
+//   - Keys the seeds do not have: the online index, the typing index and
+//     throttle, and the replay records (presence:replay:{user_id},
+//     presence:sweep:{slot}, typing:replay:{conversation_id}:{user_id}).
+//   - Events: the seeds name none; changes are published on the channel
+//     presence:events (see Event).
 //
 // # Values
 //
-// With the Seed002 profile (the default) the presence key holds
+// With FormatDetailed the presence key holds
 // {"status","lastSeen","activeConnections","metadata":{"device","lastActivity"}}
 // and each connection {"connectedAt","lastSeen","metadata":{"device",
-// "userAgent","ip","socketId"}}, times in Unix milliseconds, field names as
-// seed 002 writes them, key order as its examples, empty fields omitted.
-// With Seed004 the presence key holds {"userId","status","lastSeen"} as seed
-// 004 writes it. With LayoutSingleKey either ends with a "connections"
-// member (see Layouts). Status is "online", "away", "busy", "invisible" or
-// "offline"; seed 002 readers that test status == "online" &&
-// activeConnections > 0 see away, busy and invisible users as not online.
+// "userAgent","ip","socketId"}}, times in Unix milliseconds. With
+// FormatCompact the presence key holds {"userId","status","lastSeen"}.
+// With LayoutSingleKey either ends with a "connections" member (see
+// Layouts). Status is "online", "away", "busy", "invisible" or "offline";
+// readers that test status == "online" && activeConnections > 0 see away,
+// busy and invisible users as not online.
 //
 // # Layouts
 //
-// WithLayout chooses where connections live. LayoutHash (the default) is
-// seed 002's: every key and value above is byte-compatible with the seed.
-// LayoutSingleKey drops the connections hash and appends the connections to
-// the presence JSON, as its last member:
+// WithLayout chooses where connections live. LayoutHash (the default)
+// keeps them in the hash connections:{user_id}. LayoutSingleKey drops the
+// hash and appends the connections to the presence JSON, as its last
+// member:
 //
 //	{"status":"online","lastSeen":1698000000000,"activeConnections":2,
 //	 "metadata":{"device":"web","lastActivity":"active"},
@@ -74,97 +175,56 @@
 // server's JSON encoder. The presence value is otherwise the profile's
 // Format, with the same TTLs, index and events.
 //
-// What keeps working for seed code: GET presence:X, MGET or pipelined GETs,
-// JSON.parse(v).status / lastSeen / activeConnections / metadata, and the
-// key's TTL (seed 004's JSON gains the same member). What breaks: HGETALL
+// What keeps working for readers of the presence key: GET presence:X,
+// MGET or pipelined GETs, JSON.parse(v).status / lastSeen /
+// activeConnections / metadata, and the key's TTL. What breaks: HGETALL
 // connections:X (and HGET, HLEN) find nothing; such readers must read
 // JSON.parse(v).connections instead (Connections does). The two layouts
 // must not write one namespace at once, and there is no migration: a
 // tracker of one layout does not see the other's connections and takes the
 // users offline on its next write.
 //
-// Why: with seed 002's example metadata each connection JSON is about 190
-// bytes, over Redis's hash-max-listpack-value (64), so the hash is a real
-// hashtable with per-field overhead; one string per user saves that, a key
-// and the hash's TTL. Measured (bench/RESULTS.md): 600 bytes per
-// online user with two connections against 998 for the seed layout, 40%
-// fewer (the index adds about 27 B per user at a million users). The
-// saving moves with the metadata's size through the allocator's size
-// classes (a 125-character user agent measured 44%).
+// Why: with typical metadata each connection JSON is about 190 bytes, over
+// Redis's hash-max-listpack-value (64), so the hash is a real hashtable
+// with per-field overhead; one string per user saves that, a key and the
+// hash's TTL. Measured (bench/RESULTS.md): 600 bytes per online user with
+// two connections against 998 for the hash layout, 40% fewer (the index
+// adds about 27 B per user at a million users). The saving moves with the
+// metadata's size through the allocator's size classes (a 125-character
+// user agent measured 44%).
 //
-// Costs: every GET of the presence key (Get, GetMany, Online, seed
+// Costs: every GET of the presence key (Get, GetMany, Online, other
 // readers) transfers the connections too, 466 instead of 118 bytes per
-// user in the benchmark, so GetMany moves about 4x the bytes; Go
-// decodes only the part before "connections" (the scripts write it last),
-// and Presence never carries connections. Each write decodes and
-// re-encodes the whole value: a heartbeat takes about 20 us of Redis time
-// against 17 us with the hash layout. The value is bounded by the connection and metadata limits: the
-// presence part plus at most WithMaxConnections connections of at most
-// 6 x MaxConnIDLen (an ID escaped at worst) + WithMaxMetadata + 40 bytes,
-// about 83 KB with the defaults (32, 1024) in the worst case and a few
-// hundred bytes per connection in practice; lower WithMaxConnections to
-// tighten it.
+// user in the benchmark, so GetMany moves about 4x the bytes; Go decodes
+// only the part before "connections" (the scripts write it last), and
+// Presence never carries connections. Each write decodes and re-encodes
+// the whole value: a heartbeat takes about 20 us of Redis time against
+// 17 us with the hash layout. The value is bounded by the connection and
+// metadata limits: the presence part plus at most WithMaxConnections
+// connections of at most 6 x MaxConnIDLen (an ID escaped at worst) +
+// WithMaxMetadata + 40 bytes, about 83 KB with the defaults (32, 1024) in
+// the worst case and a few hundred bytes per connection in practice; lower
+// WithMaxConnections to tighten it.
 //
-// # What changed from the seeds, and why
+// # Online index
 //
-//   - Stale connections: seed 002 relies on the hash TTL, which a user's
-//     other devices keep refreshing, so a dead tab stays "connected"
-//     forever. Every script prunes connections whose lastSeen (server time)
-//     is a TTL old before it counts them; activeConnections is always the
-//     live count, and a user whose last live connection goes stale is turned
-//     offline by the next operation on them (or expires with the key).
-//   - Atomicity: seed 002 runs HSET/EXPIRE/SETEX and HDEL/HLEN as separate
-//     commands, so concurrent connect and disconnect can leave a user online
-//     with no connection or offline with one. Here each operation is one
-//     script over the user's keys.
-//   - Seed 004 deletes the presence key on any disconnect, so closing one
-//     of two tabs shows the user offline. The Seed004 profile writes the
-//     seed's presence JSON but counts devices in the connections hash like
-//     seed 002, and deletes the key only when the last one goes.
-//   - Offline retention: seed 002 keeps "last seen" 600 s after going
-//     offline; Disconnect of the last connection writes status "offline" with
-//     a PX of the profile's Retention. Seed 004 deletes the key (Retention 0).
-//     A user whose devices all die silently (no Disconnect and no later
-//     operation) has the key expire at the online TTL as in the seeds (so
-//     seed readers see them offline on time); Get and GetMany then still
-//     report their last seen for the retention, from the online index whose
-//     members are kept that long (not for Invisible users, nor
-//     WithoutOnlineIndex). Nothing runs in Redis when a key expires, so
-//     the expiry publishes nothing by itself: Sweep announces it (see
-//     "Silent offlines").
-//   - Duplicated metadata: seed 002 copies the userAgent into the presence
-//     key; here it lives only in the connection that has it, and the
-//     presence metadata keeps the device (of the freshest connection) and
-//     lastActivity, only when set.
-//   - Heartbeat of an unknown connection returns ErrUnknownConnection and
-//     writes nothing for it (it has no metadata to re-register); the client
-//     calls Connect again.
-//   - Online lists: seed 002 checks a caller's list with MGET (cross-slot on
-//     a cluster); GetMany and Online pipeline GETs. A list of everyone online uses an
-//     index instead of KEYS/SCAN: one sorted set per cluster slot
-//     (`presence:online:{tag}` where the tag is chosen to hash to that slot),
-//     member user ID, score the presence expiry in ms (plus a status
-//     fraction, see "Silent offlines"). Because the shard is in the user's
-//     slot, the same script updates it: it is exact, never lagging Get.
-//     Members past expiry + retention (the sweep window) are pruned on
-//     every write to the shard and a shard expires with its latest member,
-//     so it is bounded by the users of that slot online within the last
-//     TTL + window (readers skip members past their expiry). The cost moves to the
-//     reader: OnlineNow reads all 16384 shards in one pipeline. Invisible
-//     users are not indexed. The index costs memory (bench/RESULTS.md:
-//     about 27 B per online user at a million users, more per user when few
-//     users share a slot); WithoutOnlineIndex turns it off.
-//   - Typing: seed 004 throttles in process memory (broken with several app
-//     instances) and lists typers with KEYS. Here the throttle is a SET NX PX
-//     in the same script as the write, and each conversation has a sorted
-//     set of its typing values scored by expiry, so Typers is one read-only
-//     script.
-//   - Admin status (seed 000) stays a plain string with its 30 min TTL; it
-//     takes online, away, busy or offline, not invisible.
-//   - Bounds: at most WithMaxConnections live connections per user (32;
-//     Connect beyond gives ErrTooManyConnections), metadata at most
-//     WithMaxMetadata bytes (1024), IDs at most keys.MaxSegmentLen bytes,
-//     connection IDs and usernames at most 256 bytes.
+// A list of everyone online uses an index instead of KEYS/SCAN: one sorted
+// set per cluster slot (presence:online:{tag} where the tag is chosen to
+// hash to that slot), member the user ID, score the presence expiry in ms
+// (plus a status fraction, see "Silent offlines"). Because the shard is in
+// the user's slot, the same script updates it: it is exact, never lagging
+// Get. Members past expiry + retention (the sweep window) are pruned on
+// every write that may add a member to the shard (a heartbeat of a live
+// connection only moves its own member's score) and by Sweep, and a
+// shard expires with its latest member, so it is bounded by the users of
+// that slot online within the last TTL + window (readers skip members
+// past their expiry). The cost moves to the
+// reader: OnlineNow reads all 16384 shards in one pipeline. Invisible
+// users are not indexed. The index costs memory (bench/RESULTS.md: about
+// 27 B per online user at a million users, more per user when few users
+// share a slot); WithoutOnlineIndex turns it off. A member whose score no
+// script of this package writes is corrupt for OnlineNow and Get, and is
+// dropped by the next write that recomputes the shard's TTL and by Sweep.
 //
 // # Silent offlines
 //
@@ -197,11 +257,10 @@
 // to sweep (Sweep and RunSweeper return ErrNoIndex).
 //
 // Window: writes to a shard prune unannounced members once they are
-// SweepWindow old (the retention, or the TTL when it is zero: with Seed004
-// the index now keeps a silent expiry for 300 s, not until the next write
-// to its shard, and Get reports no last seen since the retention is zero).
-// So every shard must be swept within the window; RunSweeper refuses a
-// cycle longer than it.
+// SweepWindow old (the retention, or the TTL when it is zero: with
+// CompactProfile the index keeps a silent expiry for 300 s, and Get
+// reports no last seen since the retention is zero). So every shard must
+// be swept within the window; RunSweeper refuses a cycle longer than it.
 //
 // Latency and cost: RunSweeper(ctx, every, batch, onError) sweeps batch
 // shards per interval (one pipeline, one round trip) and cycles through all
@@ -213,10 +272,27 @@
 // machine), plus a ZADD and a PUBLISH per announced user. Any number of
 // instances may sweep one namespace; one or two suffice.
 //
-// # Errors
+// # Typing indicators
 //
-// Bad input returns an error wrapping keys.ErrInvalidKey, ErrInvalidInput or
-// ErrInvalidStatus before anything is written. Data in Redis that does not
-// decode returns an error matching keys.ErrCorrupt that names the key.
-// redis.Nil never escapes: a missing key is an Offline user.
+// A Typing (NewTyping, the same options as New) writes a user's indicator
+// {"userId","username","timestamp"} at typing:{conversation_id}:{user_id}
+// for the profile's TypingTTL, throttled in Redis to one write per
+// TypingThrottle, and lists a conversation's typers from its index.
+//
+// # Admin availability
+//
+// An Availability (NewAvailability, the same options as New) keeps each
+// admin's availability as the bare word "online", "away", "busy" or
+// "offline" with a 30 minute TTL, as seed 000's assignment code reads it
+// (GET, compare with "online"). It is the library's one home for it: a
+// chat package reads it from its own scripts, passing Availability.Key in
+// their KEYS; on a cluster, with WithAvailabilityTag set to the chat
+// deployment's hash tag, so that the script stays single-slot.
+//
+// # Failover
+//
+// Replication is asynchronous: a failover can lose the last writes to a
+// user (a connect, a heartbeat, an announcement) and their replay records.
+// A lost heartbeat is repaired by the next; a lost Connect makes the next
+// Heartbeat return ErrUnknownConnection, and the client connects again.
 package presence

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/internal/sub"
 )
 
 // Event is a presence change as other users see it, published by the
@@ -23,6 +20,10 @@ import (
 // Disconnect goes offline by key expiry, which publishes nothing by
 // itself: Sweep (RunSweeper) publishes that offline event, with "at" the
 // expiry, within about one sweep cycle.
+//
+// An event is published once, by the run of the request that made the
+// change: a replayed request (go-redis resending it after a lost reply)
+// publishes nothing.
 type Event struct {
 	UserID   string    // "userId"
 	Status   Status    // "status": the public status now (never Invisible)
@@ -34,20 +35,37 @@ type eventWire struct {
 	UserID   *string `json:"userId"`
 	Status   Status  `json:"status"`
 	Previous Status  `json:"previous"`
-	At       int64   `json:"at"`
+	At       *int64  `json:"at"`
+}
+
+// decodeEvent decodes an event payload; the subscription names the channel
+// in the error.
+func decodeEvent(payload string) (Event, error) {
+	var w eventWire
+	if err := json.Unmarshal([]byte(payload), &w); err != nil {
+		return Event{}, err
+	}
+	switch {
+	case w.UserID == nil || *w.UserID == "":
+		return Event{}, errors.New("missing userId")
+	case !w.Status.valid() || w.Status == Invisible || !w.Previous.valid() || w.Previous == Invisible:
+		return Event{}, errors.New("status or previous not online, away, busy or offline")
+	case w.At == nil || *w.At < 0 || *w.At > latest(0):
+		return Event{}, errors.New("at is not a time")
+	}
+	return Event{UserID: *w.UserID, Status: w.Status, Previous: w.Previous, At: fromMs(*w.At)}, nil
 }
 
 // Subscription receives a tracker's events. Pub/sub delivery is at most
 // once: events published while no subscription is connected are lost, so
 // clients should reconcile with GetMany after (re)subscribing. A
-// Subscription holds one connection and a receiving goroutine (go-redis's
-// PubSub channel, which pings and reconnects a broken connection) until
-// Close. Up to 100 events wait in a buffer for Next; when it is full, the
-// next event is dropped if no Next makes room within a minute.
+// Subscription holds one connection and a receiving goroutine (go-redis
+// resubscribes after a broken connection) until Close. Up to 100 events
+// wait in a buffer for Next; when it is full, the next event is dropped if
+// no Next makes room within a minute. It is safe for one reader at a time.
 type Subscription struct {
-	ps   *redis.PubSub
-	msgs <-chan *redis.Message
-	ch   string
+	s  *sub.Subscription[Event]
+	ch string
 }
 
 // Subscribe subscribes to the tracker's events channel and waits for the
@@ -55,50 +73,60 @@ type Subscription struct {
 // ctx bounds only that wait. Close the subscription when done; it releases
 // the connection and stops the receiving goroutine.
 func (t *Tracker) Subscribe(ctx context.Context) (*Subscription, error) {
-	ps := t.c.Subscribe(ctx, t.cfg.channel)
-	if _, err := ps.Receive(ctx); err != nil {
-		_ = ps.Close()
-		return nil, fmt.Errorf("presence: subscribe %s: %w", t.cfg.channel, err)
-	}
-	return &Subscription{ps: ps, msgs: ps.Channel(), ch: t.cfg.channel}, nil
-}
-
-// Next blocks until the next event, ctx is done (cancelled or past its
-// deadline: ctx.Err() is returned, wrapped, and the subscription stays
-// usable) or the subscription is closed and drained (an error matching
-// redis.ErrClosed).
-// A message that does not decode gives an error matching keys.ErrCorrupt
-// (naming the channel); the subscription stays usable.
-func (s *Subscription) Next(ctx context.Context) (Event, error) {
-	var m *redis.Message
-	select {
-	case <-ctx.Done():
-		return Event{}, fmt.Errorf("presence: events %s: %w", s.ch, ctx.Err())
-	case msg, ok := <-s.msgs:
-		if !ok {
-			return Event{}, fmt.Errorf("presence: events %s: %w", s.ch, redis.ErrClosed)
-		}
-		m = msg
-	}
-	ev, err := decodeEvent(s.ch, m.Payload)
+	s, err := sub.Open(ctx, t.run.Client(), []string{t.channel}, decodeEvent, 0)
 	if err != nil {
-		return Event{}, fmt.Errorf("presence: events: %w", err)
+		return nil, pkg.Fail("subscribe", t.channel, nil, err)
 	}
-	return ev, nil
+	return &Subscription{s: s, ch: t.channel}, nil
 }
 
-func decodeEvent(ch, payload string) (Event, error) {
-	var w eventWire
-	if err := json.Unmarshal([]byte(payload), &w); err != nil {
-		return Event{}, keys.Corrupt(ch, err)
+// Next blocks until the next event, ctx is done (its error is returned,
+// wrapped, and the subscription stays usable) or the subscription is
+// closed and drained (an error matching redis.ErrClosed). A message that
+// does not decode is reported, not delivered: Next returns an error
+// matching keys.ErrCorrupt that names the channel, and the next call goes
+// on with the following message.
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	m, err := s.s.Next(ctx)
+	if err != nil {
+		return Event{}, pkg.Fail("events", s.ch, nil, err)
 	}
-	if w.UserID == nil || !w.Status.valid() || !w.Previous.valid() {
-		return Event{}, keys.Corrupt(ch, errors.New("missing userId or unknown status"))
+	if m.Err != nil {
+		return Event{}, pkg.Fail("events", s.ch, nil, m.Err)
 	}
-	return Event{UserID: *w.UserID, Status: w.Status, Previous: w.Previous, At: fromMs(w.At)}, nil
+	return m.Value, nil
+}
+
+// Events delivers the subscription's events on a channel until ctx is
+// done, then closes the subscription and the channel: the way to consume
+// events in a range loop. A message that does not decode is passed to
+// malformed (if not nil) as an error matching keys.ErrCorrupt that names
+// the channel, and skipped. Do not call Next after Events.
+func (s *Subscription) Events(ctx context.Context, malformed func(error)) <-chan Event {
+	in := s.s.Pump(ctx, 0)
+	out := make(chan Event, cap(in))
+	go func() {
+		defer close(out)
+		for m := range in {
+			if m.Err != nil {
+				if malformed != nil {
+					malformed(pkg.Fail("events", s.ch, nil, m.Err))
+				}
+				continue
+			}
+			select {
+			case out <- m.Value:
+			case <-ctx.Done():
+				for range in { // let Pump close the subscription
+				}
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // Close unsubscribes, releases the connection and stops the receiving
 // goroutine; Next then returns the events already buffered, if any, and
 // after them an error matching redis.ErrClosed.
-func (s *Subscription) Close() error { return s.ps.Close() }
+func (s *Subscription) Close() error { return s.s.Close() }

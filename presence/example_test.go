@@ -17,11 +17,11 @@ import (
 func Example() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 
-	tr, err := presence.New(rdb) // seed 002 profile: 60 s TTL, 600 s retention
+	tr, err := presence.New(rdb) // DetailedProfile: 60 s TTL, 600 s retention
 	if err != nil {
 		panic(err)
 	}
@@ -46,12 +46,12 @@ func Example() {
 }
 
 // The single-key layout keeps a user's connections inside the presence
-// JSON: seed 002's presence readers still work, connection readers move to
+// JSON: readers of the presence key still work, connection readers move to
 // the "connections" member or to Connections.
 func ExampleWithLayout() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	tr, _ := presence.New(rdb, presence.WithLayout(presence.LayoutSingleKey))
@@ -59,7 +59,7 @@ func ExampleWithLayout() {
 	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_123", Metadata: presence.Metadata{Device: "web"}})
 	_, _ = tr.Connect(ctx, "12345", presence.Conn{ID: "conn_456", Metadata: presence.Metadata{Device: "mobile"}})
 
-	// A seed 002 reader: GET presence:12345, JSON.parse(v).status.
+	// A reader of the presence key: GET presence:12345, JSON.parse(v).status.
 	raw, _ := rdb.Get(ctx, "presence:{12345}").Result()
 	var v struct {
 		Status            string                     `json:"status"`
@@ -84,7 +84,7 @@ func ExampleWithLayout() {
 func ExampleTracker_Heartbeat_unknownConnection() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	tr, _ := presence.New(rdb)
@@ -103,7 +103,7 @@ func ExampleTracker_Heartbeat_unknownConnection() {
 func ExampleTracker_SetStatus_invisible() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	tr, _ := presence.New(rdb)
@@ -121,19 +121,22 @@ func ExampleTracker_SetStatus_invisible() {
 	// listed online: 0
 }
 
-func ExampleTracker_StartTyping() {
+func ExampleTyping_Start() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	tr, _ := presence.New(rdb, presence.WithProfile(presence.Seed004))
+	typing, err := presence.NewTyping(rdb)
+	if err != nil {
+		panic(err)
+	}
 
-	ok, _ := tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	ok, _ := typing.Start(ctx, "conv-456", "user-123", "john_doe")
 	fmt.Println("written:", ok)
-	ok, _ = tr.StartTyping(ctx, "conv-456", "user-123", "john_doe")
+	ok, _ = typing.Start(ctx, "conv-456", "user-123", "john_doe")
 	fmt.Println("written:", ok, "(throttled: one write per 2 s)")
-	typers, _ := tr.Typers(ctx, "conv-456")
+	typers, _ := typing.Typers(ctx, "conv-456")
 	for _, ty := range typers {
 		fmt.Println(ty.Username, "is typing")
 	}
@@ -146,7 +149,7 @@ func ExampleTracker_StartTyping() {
 func ExampleSubscription_Next() {
 	m, _ := miniredis.Run()
 	defer m.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	tr, _ := presence.New(rdb)
@@ -172,7 +175,7 @@ func ExampleTracker_Sweep() {
 	defer m.Close()
 	now := time.Now()
 	m.SetTime(now)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	tr, _ := presence.New(rdb)
@@ -204,4 +207,40 @@ func ExampleTracker_Sweep() {
 	// announced again: 0
 	// 12345: offline -> online
 	// 12345: online -> offline
+}
+
+// Admin availability is the bare word a chat assignment reads. With a
+// deployment-wide tag every admin's key is in the slot of the chat's own
+// keys, so one script can read them all on a Redis Cluster.
+func ExampleAvailability() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+	av, err := presence.NewAvailability(rdb, presence.WithAvailabilityTag("support"))
+	if err != nil {
+		panic(err)
+	}
+
+	_ = av.Set(ctx, "123", presence.Online)
+	_ = av.Set(ctx, "456", presence.Busy)
+	s, _ := av.Get(ctx, "789")
+	fmt.Println("never set:", s)
+
+	// What a chat script does: GET each candidate's key from its KEYS.
+	k1, _ := av.Key("123")
+	k2, _ := av.Key("456")
+	fmt.Println(k1)
+	online, _ := rdb.Eval(ctx, `
+		local out = {}
+		for i = 1, #KEYS do
+			if redis.call('GET', KEYS[i]) == 'online' then out[#out + 1] = KEYS[i] end
+		end
+		return out`, []string{k1, k2}).StringSlice()
+	fmt.Println("available:", online)
+	// Output:
+	// never set: offline
+	// admin:{support}:123:presence
+	// available: [admin:{support}:123:presence]
 }

@@ -1,32 +1,18 @@
--- index.lua: helpers prepended to every presence tracker script (before
--- lib.lua) and to sweep.lua: server time, JSON escaping, the online index
--- and events. ARGV[4..7] as lib.lua describes them.
+-- index.lua: the presence package's library for the online index and the
+-- events channel, put before lib.lua in every tracker script and before
+-- sweep.lua. It reads ARGV[4..7] as lib.lua describes them, and SKEW_MS
+-- (the constants tracker.go puts first).
+--
+-- The online index shard (KEYS[3] of the tracker scripts) holds, per
+-- visible user, a score that is the presence expiry in ms plus a fraction
+-- naming the public status the user had (online .0, away .25, busy .5), so
+-- that a silent expiry can be announced later with the right "previous". A
+-- positive score <= now is a silent expiry not yet announced (pending);
+-- sweep.lua announces it and negates the score. Writes keep pending members
+-- for the sweep window (the retention, or the TTL when the retention is 0)
+-- and announced ones for the retention, so that the last seen time of a
+-- user whose devices all died silently can still be read (|score| - TTL).
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local function num(n) return string.format('%.0f', n) end
-
--- esc escapes s for a JSON string literal.
-local function esc(s)
-  return (string.gsub(s, '[%c"\\]', function(c)
-    if c == '"' then return '\\"' end
-    if c == '\\' then return '\\\\' end
-    return string.format('\\u%04x', string.byte(c))
-  end))
-end
-
--- The online index shard (KEYS[3]) holds, per visible user, a score that is
--- the presence expiry in ms plus a fraction naming the public status the
--- user had (online .0, away .25, busy .5), so that a silent expiry can be
--- announced later with the right "previous". A score <= now that is
--- positive is a silent expiry not yet announced (pending); sweep.lua
--- announces it and negates the score. Writes keep pending members for the
--- sweep window (the retention, or the TTL when the retention is 0) and
--- announced ones for the retention, so that the last seen time of a user
--- whose devices all died silently can still be read (|score| - TTL).
 local status_frac = {online = 0, away = 0.25, busy = 0.5}
 
 local function score_status(s)
@@ -47,12 +33,22 @@ end
 -- prune_index drops pending members past the sweep window and announced
 -- ones past the retention.
 local function prune_index(key, now)
-  redis.call('ZREMRANGEBYSCORE', key, '0', num(now - sweep_window()))
-  redis.call('ZREMRANGEBYSCORE', key, num(tonumber(ARGV[5]) - now), '(0')
+  redis.call('ZREMRANGEBYSCORE', key, '0', int_str(now - sweep_window()))
+  redis.call('ZREMRANGEBYSCORE', key, int_str(tonumber(ARGV[5]) - now), '(0')
+end
+
+-- repair_index drops members whose score no script of this package writes
+-- (further from zero than now + TTL + SKEW_MS): data from elsewhere must
+-- neither list a user forever nor keep the shard alive.
+local function repair_index(key, now)
+  local far = int_str(now + tonumber(ARGV[4]) + SKEW_MS + 1)
+  redis.call('ZREMRANGEBYSCORE', key, '(' .. far, '+inf')
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(-' .. far)
 end
 
 -- expire_index sets the shard's TTL to what its members need.
 local function expire_index(key, now)
+  repair_index(key, now)
   local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if not top[2] then return end
   local ttl = 0
@@ -61,7 +57,7 @@ local function expire_index(key, now)
   local bot = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   local b = tonumber(bot[2])
   if b < 0 then ttl = math.max(ttl, -b + tonumber(ARGV[5]) - now) end
-  redis.call('PEXPIRE', key, num(math.max(1, math.ceil(ttl))))
+  redis.call('PEXPIRE', key, int_str(math.max(1, math.ceil(ttl))))
 end
 
 -- index adds user with score, their presence expiry plus the status
@@ -76,7 +72,7 @@ local function index(key, user, score, now)
   prune_index(key, now)
   if score and score >= now + tonumber(ARGV[4]) then
     -- no member of this profile needs the shard longer than this one
-    redis.call('PEXPIRE', key, num(math.ceil(score + sweep_window() - now)))
+    redis.call('PEXPIRE', key, int_str(math.ceil(score + sweep_window() - now)))
     return
   end
   expire_index(key, now)
@@ -87,11 +83,13 @@ local function public(status)
   return status
 end
 
-local function publish(ch, user, prev, cur, now)
+-- publish sends the event of user's public status going from prev to cur
+-- at time at (ms) on channel ch, unless it did not change.
+local function publish(ch, user, prev, cur, at)
   prev, cur = public(prev), public(cur)
   if ch ~= '' and prev ~= cur then
-    redis.call('PUBLISH', ch, '{"userId":"' .. esc(user) .. '","status":"' .. cur ..
-      '","previous":"' .. prev .. '","at":' .. num(now) .. '}')
+    redis.call('PUBLISH', ch, '{"userId":' .. json_str(user) .. ',"status":"' .. cur ..
+      '","previous":"' .. prev .. '","at":' .. int_str(at) .. '}')
   end
 end
 
@@ -105,4 +103,3 @@ local function announce_pending(key, user, now)
     publish(ARGV[6], user, score_status(s), 'offline', math.floor(s))
   end
 end
-

@@ -15,41 +15,73 @@ import (
 	"github.com/redschema/redschema/presence"
 )
 
-func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
-
 func TestNewValidates(t *testing.T) {
 	e := harness.New(t)
-	_, err := presence.New(nil)
-	assert.ErrorIs(t, err, presence.ErrInvalidInput)
-	_, err = presence.New(e.Client, presence.WithNamespace(keys.Namespace{Prefix: "a{b"}))
+	ok := func(p presence.Profile) presence.Profile { return p }
+	base := presence.Profile{TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second}
+	with := func(f func(p *presence.Profile)) presence.Profile { p := base; f(&p); return p }
+	cases := map[string][]presence.Option{
+		"zero TTL":            {presence.WithProfile(with(func(p *presence.Profile) { p.TTL = 0 }))},
+		"TTL over max":        {presence.WithProfile(with(func(p *presence.Profile) { p.TTL, p.Heartbeat = presence.MaxTTL+1, time.Second }))},
+		"heartbeat = TTL":     {presence.WithProfile(with(func(p *presence.Profile) { p.Heartbeat = time.Second }))},
+		"zero heartbeat":      {presence.WithProfile(with(func(p *presence.Profile) { p.Heartbeat = 0 }))},
+		"negative retention":  {presence.WithProfile(with(func(p *presence.Profile) { p.Retention = -1 }))},
+		"sub-ms retention":    {presence.WithProfile(with(func(p *presence.Profile) { p.Retention = time.Microsecond }))},
+		"retention over max":  {presence.WithProfile(with(func(p *presence.Profile) { p.Retention = presence.MaxRetention + 1 }))},
+		"zero typing TTL":     {presence.WithProfile(with(func(p *presence.Profile) { p.TypingTTL = 0 }))},
+		"typing TTL over max": {presence.WithProfile(with(func(p *presence.Profile) { p.TypingTTL = presence.MaxTypingTTL + 1 }))},
+		"negative throttle":   {presence.WithProfile(with(func(p *presence.Profile) { p.TypingThrottle = -1 }))},
+		"sub-ms throttle":     {presence.WithProfile(with(func(p *presence.Profile) { p.TypingThrottle = time.Microsecond }))},
+		"throttle over max":   {presence.WithProfile(with(func(p *presence.Profile) { p.TypingThrottle = presence.MaxTypingTTL + 1 }))},
+		"unknown format":      {presence.WithProfile(with(func(p *presence.Profile) { p.Format = 7 }))},
+		"zero profile":        {presence.WithProfile(presence.Profile{})},
+		"negative conns":      {presence.WithMaxConnections(-1)},
+		"too many conns":      {presence.WithMaxConnections(presence.MaxConnections + 1)},
+		"unknown layout":      {presence.WithLayout(7)},
+		"metadata 1":          {presence.WithMaxMetadata(1)},
+		"metadata over max":   {presence.WithMaxMetadata(presence.MaxMetadata + 1)},
+		"negative pipelining": {presence.WithPipelining(-1)},
+		"pipelining over max": {presence.WithPipelining(presence.MaxPipelines + 1)},
+		"bad tag":             {presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1))},
+	}
+	for name, opts := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := presence.New(e.Client, opts...)
+			assert.ErrorIs(t, err, presence.ErrInvalid)
+			_, err = presence.NewTyping(e.Client, opts...)
+			assert.ErrorIs(t, err, presence.ErrInvalid)
+			_, err = presence.NewAvailability(e.Client, opts...)
+			assert.ErrorIs(t, err, presence.ErrInvalid)
+		})
+	}
+	for _, c := range []redis.UniversalClient{nil, (*redis.Client)(nil), redis.NewClient(&redis.Options{Addr: e.Addr})} {
+		_, err := presence.New(c)
+		assert.ErrorIs(t, err, presence.ErrInvalid, "nil, or no ContextTimeoutEnabled")
+	}
+	_, err := presence.New(e.Client, presence.WithNamespace(keys.Namespace{Prefix: "a{b"}))
 	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
-	bad := []presence.Profile{
-		{TTL: 0, Heartbeat: time.Second, TypingTTL: time.Second},
-		{TTL: time.Second, Heartbeat: time.Second, TypingTTL: time.Second},
-		{TTL: time.Second, Heartbeat: time.Millisecond, Retention: -1, TypingTTL: time.Second},
-		{TTL: time.Second, Heartbeat: time.Millisecond},
-		{Format: 7, TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second},
-		{TTL: time.Second, Heartbeat: time.Millisecond, Retention: time.Microsecond, TypingTTL: time.Second},
-		{TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second, TypingThrottle: -1},
-		{TTL: time.Second, Heartbeat: time.Millisecond, TypingTTL: time.Second, TypingThrottle: time.Microsecond},
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+
+	// Zero values are the defaults; bounds are accepted.
+	for _, opts := range [][]presence.Option{
+		{presence.WithMaxConnections(0), presence.WithMaxMetadata(0), presence.WithPipelining(0)},
+		{presence.WithMaxConnections(presence.MaxConnections), presence.WithMaxMetadata(presence.MaxMetadata), presence.WithPipelining(presence.MaxPipelines)},
+		{presence.WithProfile(ok(presence.Profile{TTL: presence.MaxTTL, Heartbeat: time.Hour, Retention: presence.MaxRetention, TypingTTL: presence.MaxTypingTTL, TypingThrottle: presence.MaxTypingTTL}))},
+	} {
+		_, err := presence.New(e.Client, opts...)
+		assert.NoError(t, err)
 	}
-	for i, p := range bad {
-		_, err = presence.New(e.Client, presence.WithProfile(p))
-		assert.ErrorIs(t, err, presence.ErrInvalidInput, i)
-	}
-	_, err = presence.New(e.Client, presence.WithMaxConnections(0))
-	assert.ErrorIs(t, err, presence.ErrInvalidInput)
-	_, err = presence.New(e.Client, presence.WithMaxConnections(presence.MaxConnections+1))
-	assert.ErrorIs(t, err, presence.ErrInvalidInput)
-	_, err = presence.New(e.Client, presence.WithLayout(7))
-	assert.ErrorIs(t, err, presence.ErrInvalidInput)
-	_, err = presence.New(e.Client, presence.WithMaxMetadata(0))
-	assert.ErrorIs(t, err, presence.ErrInvalidInput)
 	tr, err := presence.New(e.Client, presence.WithNamespace(keys.Namespace{Prefix: "ha:"}))
 	require.NoError(t, err)
 	assert.Equal(t, "ha:presence:events", tr.Channel())
-	assert.Equal(t, presence.Seed002, tr.Profile())
+	assert.Equal(t, presence.DetailedProfile(), tr.Profile())
 	assert.Equal(t, presence.LayoutHash, tr.Layout())
+
+	// Durations are whole milliseconds, rounded up.
+	tr, err = presence.New(e.Client, presence.WithProfile(presence.Profile{TTL: 1500 * time.Microsecond, Heartbeat: time.Millisecond, Retention: 1001 * time.Microsecond, TypingTTL: time.Millisecond}))
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Millisecond, tr.Profile().TTL)
+	assert.Equal(t, 2*time.Millisecond, tr.Profile().Retention)
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
@@ -67,21 +99,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 				_, err := tr.Connect(ctx, strings.Repeat("u", keys.MaxSegmentLen+1), presence.Conn{ID: "c"})
 				return err
 			}},
-			{"empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{}); return err }},
-			{"long conn", presence.ErrInvalidInput, func() error {
+			{"empty conn", presence.ErrInvalid, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{}); return err }},
+			{"long conn", presence.ErrInvalid, func() error {
 				_, err := tr.Connect(ctx, "u", presence.Conn{ID: strings.Repeat("c", presence.MaxConnIDLen+1)})
 				return err
 			}},
-			{"bad utf8 conn", presence.ErrInvalidInput, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{ID: "\xff"}); return err }},
-			{"oversized metadata", presence.ErrInvalidInput, func() error {
+			{"bad utf8 conn", presence.ErrInvalid, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{ID: "\xff"}); return err }},
+			{"oversized metadata", presence.ErrInvalid, func() error {
 				_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c", Metadata: presence.Metadata{UserAgent: strings.Repeat("M", 190)}})
 				return err
 			}},
 			{"heartbeat empty user", keys.ErrInvalidKey, func() error { _, err := tr.Heartbeat(ctx, "", "c"); return err }},
-			{"heartbeat empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Heartbeat(ctx, "u", ""); return err }},
-			{"disconnect empty conn", presence.ErrInvalidInput, func() error { _, err := tr.Disconnect(ctx, "u", ""); return err }},
+			{"heartbeat empty conn", presence.ErrInvalid, func() error { _, err := tr.Heartbeat(ctx, "u", ""); return err }},
+			{"disconnect empty conn", presence.ErrInvalid, func() error { _, err := tr.Disconnect(ctx, "u", ""); return err }},
 			{"status empty user", keys.ErrInvalidKey, func() error { _, err := tr.SetStatus(ctx, "", presence.Away); return err }},
-			{"empty activity", presence.ErrInvalidInput, func() error { return tr.SetActivity(ctx, "u", "") }},
+			{"empty activity", presence.ErrInvalid, func() error { return tr.SetActivity(ctx, "u", "") }},
 			{"get empty", keys.ErrInvalidKey, func() error { _, err := tr.Get(ctx, ""); return err }},
 		}
 		for _, c := range cases {

@@ -17,11 +17,11 @@ var (
 		Template: "presence:{user_id}",
 		Type:     keys.String,
 		TTL:      60 * time.Second,
-		TTLNote:  "profile: 60s online, 600s offline retention (seed 002); 300s online, deleted offline (seed 004)",
+		TTLNote:  "profile TTL after the freshest heartbeat; the retention after going offline (default 60s, 600s)",
 		Tag:      "user_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "a user's presence JSON: status, lastSeen, activeConnections, metadata (seed 002) or userId, status, lastSeen (seed 004); with LayoutSingleKey also the connections",
+		Purpose:  "a user's presence JSON: status, lastSeen, activeConnections, metadata (FormatDetailed) or userId, status, lastSeen (FormatCompact); with LayoutSingleKey also the connections",
 		Seed:     "002, 004 §1",
 	})
 	connsKey = keys.Register(keys.Pattern{
@@ -39,26 +39,57 @@ var (
 		Template: "presence:online:{slot}",
 		Type:     keys.ZSet,
 		TTL:      660 * time.Second,
-		TTLNote:  "latest member's presence expiry + offline retention (seed 002: 60s + 600s; the TTL when the retention is 0); members past it pruned on every write",
+		TTLNote:  "latest member's presence expiry + offline retention (the TTL when the retention is 0); members past it pruned on every write that may add one (all but the heartbeat of a live connection) and by Sweep",
 		Tag:      "slot",
 		Owner:    "presence",
 		Area:     keys.Presence,
 		Purpose:  "online index shard for one cluster slot: visible users scored by presence expiry (ms) + status fraction, kept after expiry to remember last seen and for Sweep to announce silent offlines (announced: score negated)",
 	})
+	replayKey = keys.Register(keys.Pattern{
+		Template: "presence:replay:{user_id}",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "after the user's last recorded request",
+		Tag:      "user_id",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "first outcomes of a user's last 8 Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests, for replays",
+	})
+	sweepKey = keys.Register(keys.Pattern{
+		Template: "presence:sweep:{slot}",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "after the shard's last sweep that announced someone",
+		Tag:      "slot",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "first outcomes of the last 8 sweeps of an online index shard that announced someone, for replays",
+	})
 	adminKey = keys.Register(keys.Pattern{
 		Template: "admin:{admin_id}:presence",
 		Type:     keys.String,
-		TTL:      30 * time.Minute,
+		TTL:      AvailabilityTTL,
 		Tag:      "admin_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
 		Purpose:  "admin availability: online, away, busy or offline",
 		Seed:     "000 §5",
 	})
+	availTaggedKey = keys.Register(keys.Pattern{
+		Template: "admin:{tag}:{admin_id}:presence",
+		Type:     keys.String,
+		TTL:      AvailabilityTTL,
+		Tag:      "tag",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "admin availability under a deployment-wide hash tag (WithAvailabilityTag), for scripts that read it with other {tag} keys",
+		Seed:     "000 §5",
+	})
 	typingKey = keys.Register(keys.Pattern{
 		Template: "typing:{conversation_id}:{user_id}",
 		Type:     keys.String,
 		TTL:      3 * time.Second,
+		TTLNote:  "profile typing TTL",
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
@@ -69,7 +100,7 @@ var (
 		Template: "typers:{conversation_id}",
 		Type:     keys.ZSet,
 		TTL:      3 * time.Second,
-		TTLNote:  "typing TTL after the latest StartTyping; expired members pruned on every write",
+		TTLNote:  "typing TTL after the latest Typing.Start; expired members pruned on every write",
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
@@ -80,11 +111,29 @@ var (
 		Template: "typing:throttle:{conversation_id}:{user_id}",
 		Type:     keys.String,
 		TTL:      2 * time.Second,
+		TTLNote:  "profile typing throttle",
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "typing throttle: set NX for the throttle interval on each accepted StartTyping",
+		Purpose:  "typing throttle: set NX to the request ID of each accepted Typing.Start",
 		Seed:     "004 §2",
+	})
+	typingReplayKey = keys.Register(keys.Pattern{
+		Template: "typing:replay:{conversation_id}:{user_id}",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "after the last recorded request",
+		Tag:      "conversation_id",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "first outcomes of a user's last 8 Typing.Stop (and unthrottled Typing.Start) requests in a conversation, for replays",
+	})
+	eventsChannel = keys.Register(keys.Pattern{
+		Template: "presence:events",
+		Type:     keys.Channel,
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "presence changes as others see them: JSON userId, status, previous, at",
 	})
 )
 

@@ -1,26 +1,30 @@
--- lib.lua: helpers (after index.lua) prepended to connect.lua, heartbeat.lua,
--- disconnect.lua, update.lua and connections.lua (and ARGV[4..7] of
--- sweep.lua), which share this KEYS and ARGV layout:
+-- lib.lua: the presence package's library for a user's presence and
+-- connections (after index.lua), put before connect.lua, heartbeat.lua,
+-- disconnect.lua, update.lua and connections.lua, which share this KEYS
+-- and ARGV layout (sweep.lua shares ARGV[4..9]):
 --
 -- KEYS[1] presence:{user_id}        presence JSON (string)
 -- KEYS[2] connections:{user_id}     connection ID -> connection JSON (hash);
 --                                   never touched with the single-key layout
 -- KEYS[3] presence:online:{slot}    online index shard of the user's slot (zset)
+-- KEYS[4] presence:replay:{user_id} replay record (see replay.lua); not
+--                                   passed to connections.lua
 -- ARGV[1] user ID
 -- ARGV[2] connection ID ("" for update.lua and connections.lua)
--- ARGV[3] format: "002" or "004"
+-- ARGV[3] format: "detailed" or "compact"
 -- ARGV[4] presence TTL while online, ms (also the connection staleness bound)
 -- ARGV[5] offline retention, ms (0: delete the presence key on going offline)
 -- ARGV[6] events channel
 -- ARGV[7] "1" to maintain the online index, "0" not to touch it
--- ARGV[8] layout: "hash" (connections in KEYS[2], seed 002) or "single"
---         (connections in the presence JSON's last member, "connections":
---         {ID: [connectedAt, lastSeen, metadata], ...})
--- ARGV[9...] operation-specific
+-- ARGV[8] layout: "hash" (connections in KEYS[2]) or "single" (connections
+--         in the presence JSON's last member, "connections": {ID:
+--         [connectedAt, lastSeen, metadata], ...})
+-- ARGV[9] request ID, 16 hex digits ("" for read-only scripts)
+-- ARGV[10...] operation-specific
 --
--- The tracker scripts return {code, live connections, changed (0/1),
--- status}, where code is "ok", or an error code with details:
--- {"corrupt", key, field}.
+-- Times are Unix ms of the server clock. A stored time this package did
+-- not write (not an integer, negative, or more than SKEW_MS after now) is
+-- corrupt: corrupt(i, why) names the key.
 
 local single = ARGV[8] == 'single'
 
@@ -50,21 +54,34 @@ local function unslash(s)
   return table.concat(out)
 end
 
+-- time_ok returns x (a JSON number decoded by cjson, or the text of one
+-- as a decimal string) if it is a time this package could have written:
+-- an integer in [0, now + SKEW_MS]; else nil.
+local function time_ok(x, now)
+  if type(x) == 'string' then x = to_int(x) end
+  if type(x) ~= 'number' or x ~= math.floor(x) or x < 0 or x > now + SKEW_MS then return nil end
+  return x
+end
+
+-- LAST_SEEN finds a connection JSON's lastSeen and captures its number.
+local LAST_SEEN = '("lastSeen"%s*:%s*)([%-%d%.eE%+]+)'
+
 -- conn_new returns a connection connected now with metadata md (JSON).
 local function conn_new(now, md)
   if single then return {now, now, cjson.decode(md)} end
-  return '{"connectedAt":' .. num(now) .. ',"lastSeen":' .. num(now) .. ',"metadata":' .. md .. '}'
+  return '{"connectedAt":' .. int_str(now) .. ',"lastSeen":' .. int_str(now) .. ',"metadata":' .. md .. '}'
 end
 
--- conn_last returns a connection's lastSeen, or nil.
-local function conn_last(v)
+-- conn_last returns a connection's lastSeen, or nil when it has none this
+-- package could have written.
+local function conn_last(v, now)
   if type(v) == 'table' then
-    if type(v[1]) == 'number' and type(v[2]) == 'number' and type(v[3]) == 'table' then return v[2] end
-    return nil
+    if type(v[1]) ~= 'number' or type(v[2]) ~= 'number' or type(v[3]) ~= 'table' then return nil end
+    return time_ok(v[2], now)
   end
   if type(v) ~= 'string' then return nil end
-  local d = string.match(v, '"lastSeen"%s*:%s*(%d+)')
-  return d and tonumber(d)
+  local _, d = string.match(v, LAST_SEEN)
+  return time_ok(d, now)
 end
 
 -- conn_touch returns connection v with lastSeen set to t (a JSON text
@@ -74,7 +91,7 @@ local function conn_touch(v, t)
     v[2] = t
     return v
   end
-  return (string.gsub(v, '("lastSeen"%s*:%s*)%d+', '%1' .. num(t), 1))
+  return (string.gsub(v, LAST_SEEN, '%1' .. int_str(t), 1))
 end
 
 -- conn_device returns a connection's metadata.device ('' if none).
@@ -85,8 +102,8 @@ local function conn_device(v)
   else
     local d = string.match(v, '"device"%s*:%s*"([^"\\]*)"')
     if d then return d end
-    local ok, c = pcall(cjson.decode, v)
-    if ok and type(c) == 'table' then md = c.metadata end
+    local okd, c = pcall(cjson.decode, v)
+    if okd and type(c) == 'table' then md = c.metadata end
   end
   if type(md) == 'table' and type(md.device) == 'string' then return md.device end
   return ''
@@ -98,7 +115,7 @@ local function conn_text(v)
   if type(v) ~= 'table' then return v end
   local md = '{}' -- an empty table would be "[]" to some encoders
   if next(v[3]) then md = unslash(cjson.encode(v[3])) end
-  return '{"connectedAt":' .. num(v[1]) .. ',"lastSeen":' .. num(v[2]) .. ',"metadata":' .. md .. '}'
+  return '{"connectedAt":' .. int_str(v[1]) .. ',"lastSeen":' .. int_str(v[2]) .. ',"metadata":' .. md .. '}'
 end
 
 -- prune loads the user's connections (p is the presence read_presence
@@ -107,7 +124,7 @@ end
 -- single-key layout settle() rewrites the value without them. It returns a
 -- table of live connection ID -> lastSeen, their count, the latest lastSeen
 -- among pruned ones (0 if none) and a table of live connection ID -> value;
--- or nil and the field that holds no lastSeen.
+-- or nil and the ID of a connection without a valid lastSeen.
 local function prune(p, now, ttl, write)
   local all = {}
   if not single then
@@ -121,7 +138,7 @@ local function prune(p, now, ttl, write)
   end
   local live, n, dead, maxDead, vals = {}, 0, {}, 0, {}
   for i = 1, #all, 2 do
-    local last = conn_last(all[i + 1])
+    local last = conn_last(all[i + 1], now)
     if not last then return nil, all[i] end
     if now - last >= ttl then
       dead[#dead + 1] = all[i]
@@ -132,7 +149,7 @@ local function prune(p, now, ttl, write)
       n = n + 1
     end
   end
-  if write and not single and #dead > 0 then redis.call('HDEL', KEYS[2], unpack(dead)) end
+  if write and not single and #dead > 0 then batched('HDEL', KEYS[2], dead) end
   return live, n, maxDead, vals
 end
 
@@ -159,23 +176,26 @@ end
 
 local statuses = {online = true, away = true, busy = true, invisible = true, offline = true}
 
--- read_presence decodes the presence JSON: nil when absent, false when
--- corrupt, else {status, last, device, activity, conns}; conns is the
--- decoded "connections" object of the single-key layout (nil otherwise).
-local function read_presence(key)
+-- read_presence decodes the presence JSON: nil when absent; false and the
+-- reason when this package could not have written it; else {status, last,
+-- device, activity, conns}, conns being the decoded "connections" object
+-- of the single-key layout (nil otherwise).
+local function read_presence(key, now)
   local raw = redis.call('GET', key)
   if not raw then return nil end
-  local ok, p = pcall(cjson.decode, raw)
-  if not ok or type(p) ~= 'table' or type(p.status) ~= 'string' or not statuses[p.status] then
-    return false
+  local okd, p = pcall(cjson.decode, raw)
+  if not okd or type(p) ~= 'table' or type(p.status) ~= 'string' or not statuses[p.status] then
+    return false, 'presence JSON does not decode or has an unknown status'
   end
-  local out = {status = p.status, last = tonumber(p.lastSeen) or 0, device = '', activity = ''}
+  local last = type(p.lastSeen) == 'number' and time_ok(p.lastSeen, now)
+  if not last then return false, 'lastSeen is not a time in [0, server time + 1h]' end
+  local out = {status = p.status, last = last, device = '', activity = ''}
   if type(p.metadata) == 'table' then
     if type(p.metadata.device) == 'string' then out.device = p.metadata.device end
     if type(p.metadata.lastActivity) == 'string' then out.activity = p.metadata.lastActivity end
   end
   if single and p.connections ~= nil then
-    if type(p.connections) ~= 'table' then return false end
+    if type(p.connections) ~= 'table' then return false, 'connections is not an object' end
     out.conns = p.connections
   end
   return out
@@ -193,13 +213,13 @@ end
 -- presence_json encodes the presence value; conns is conns_json's output
 -- (or ''), written last so that readers can stop before it.
 local function presence_json(fmt, user, status, last, count, device, activity, conns)
-  if fmt == '004' then
-    return '{"userId":"' .. esc(user) .. '","status":"' .. status .. '","lastSeen":' .. num(last) .. conns .. '}'
+  if fmt == 'compact' then
+    return '{"userId":' .. json_str(user) .. ',"status":"' .. status .. '","lastSeen":' .. int_str(last) .. conns .. '}'
   end
-  local s = '{"status":"' .. status .. '","lastSeen":' .. num(last) .. ',"activeConnections":' .. count
+  local s = '{"status":"' .. status .. '","lastSeen":' .. int_str(last) .. ',"activeConnections":' .. count
   local md = {}
-  if device ~= '' then md[#md + 1] = '"device":"' .. esc(device) .. '"' end
-  if activity ~= '' then md[#md + 1] = '"lastActivity":"' .. esc(activity) .. '"' end
+  if device ~= '' then md[#md + 1] = '"device":' .. json_str(device) end
+  if activity ~= '' then md[#md + 1] = '"lastActivity":' .. json_str(activity) end
   if #md > 0 then s = s .. ',"metadata":{' .. table.concat(md, ',') .. '}' end
   return s .. conns .. '}'
 end
@@ -211,13 +231,15 @@ end
 local function load(now, write)
   local p = nil
   if write or single then
-    p = read_presence(KEYS[1])
-    if p == false then return {'corrupt', KEYS[1], ''} end
+    local why
+    p, why = read_presence(KEYS[1], now)
+    if p == false then return corrupt(1, why) end
   end
   local live, n, maxDead, vals = prune(p, now, tonumber(ARGV[4]), write)
   if not live then
-    if single then return {'corrupt', KEYS[1], n} end
-    return {'corrupt', KEYS[2], n}
+    local why = string.format('connection %q has no lastSeen in [0, server time + 1h]', n)
+    if single then return corrupt(1, why) end
+    return corrupt(2, why)
   end
   return nil, p, live, n, maxDead, vals
 end
@@ -250,8 +272,8 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
     local last = 0
     for _, l in pairs(live) do if l > last then last = l end end
     local px = math.max(1, last + ttl - now)
-    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', px)
-    if not single then redis.call('PEXPIRE', KEYS[2], px) end
+    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', int_str(px))
+    if not single then redis.call('PEXPIRE', KEYS[2], int_str(px)) end
     if status == 'invisible' then
       -- coming back invisible after a silent expiry nobody announced yet:
       -- others still see the user online, so announce it now
@@ -268,7 +290,7 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
   if was == 'offline' then return 'offline', false end
   index(KEYS[3], user, nil, now)
   if retention > 0 then
-    redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', retention)
+    redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', int_str(retention))
   else
     redis.call('DEL', KEYS[1])
   end

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
 
@@ -78,10 +79,20 @@ func (s snapshot) check() error {
 // and change status for a few users; an observer takes atomic snapshots
 // throughout; no snapshot and no end state shows a user online with zero
 // live connections or offline with a live one, and the online index agrees.
+// It runs with auto-pipelining (the default) and without.
 func TestConcurrentInvariant(t *testing.T) {
+	for _, pipe := range []struct {
+		name string
+		opt  presence.Option
+	}{{"pipelined", presence.WithPipelining(presence.DefaultPipelines)}, {"unpipelined", presence.WithPipelining(0)}} {
+		t.Run(pipe.name, func(t *testing.T) { concurrentInvariant(t, pipe.opt) })
+	}
+}
+
+func concurrentInvariant(t *testing.T, pipe presence.Option) {
 	eachLayout(t, func(t *testing.T, l layout) {
 		e := harness.New(t)
-		tr := newTracker(t, e, l.opt())
+		tr := newTracker(t, e, l.opt(), pipe)
 		ctx := e.Ctx()
 		users := []string{"u0", "u1", "u2", "u3"}
 		conns := []string{"c0", "c1", "c2"}
@@ -208,11 +219,34 @@ func TestFaults(t *testing.T) {
 		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
 		require.NoError(t, err)
 
+		// Outages are not outcomes: a stalled server gives the context's
+		// error, never a sentinel, for every operation.
 		p.Stall()
-		sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, err = tr.Heartbeat(sctx, "u", "a")
-		cancel()
-		assert.Error(t, err)
+		sentinels := []error{presence.ErrUnknownConnection, presence.ErrOffline, presence.ErrTooManyConnections, presence.ErrNoIndex, presence.ErrInvalid, keys.ErrCorrupt}
+		ty, err := presence.NewTyping(c, presence.WithNamespace(e.NS))
+		require.NoError(t, err)
+		av, err := presence.NewAvailability(c, presence.WithNamespace(e.NS))
+		require.NoError(t, err)
+		for name, op := range map[string]func(ctx context.Context) error{
+			"heartbeat":  func(ctx context.Context) error { _, err := tr.Heartbeat(ctx, "u", "a"); return err },
+			"connect":    func(ctx context.Context) error { _, err := tr.Connect(ctx, "u", presence.Conn{ID: "z"}); return err },
+			"disconnect": func(ctx context.Context) error { _, err := tr.Disconnect(ctx, "u", "a"); return err },
+			"status":     func(ctx context.Context) error { _, err := tr.SetStatus(ctx, "u", presence.Busy); return err },
+			"get":        func(ctx context.Context) error { _, err := tr.Get(ctx, "u"); return err },
+			"typing":     func(ctx context.Context) error { _, err := ty.Start(ctx, "c", "u", "n"); return err },
+			"stop":       func(ctx context.Context) error { _, err := ty.Stop(ctx, "c", "u"); return err },
+			"typers":     func(ctx context.Context) error { _, err := ty.Typers(ctx, "c"); return err },
+			"avail":      func(ctx context.Context) error { _, err := av.Get(ctx, "a"); return err },
+			"sweep":      func(ctx context.Context) error { _, err := tr.Sweep(ctx, 0, 4); return err },
+		} {
+			sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			err := op(sctx)
+			cancel()
+			require.Error(t, err, name)
+			for _, s := range sentinels {
+				assert.NotErrorIs(t, err, s, "%s: %v", name, err)
+			}
+		}
 		p.Resume()
 
 		p.CutNow()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,9 +26,10 @@ type Presence struct {
 	// LastSeen is the last heartbeat of any of the user's connections, or
 	// when they went offline; zero when unknown.
 	LastSeen time.Time
-	// Connections is activeConnections (seed 002 format; 0 for seed 004).
+	// Connections is activeConnections (FormatDetailed; 0 for
+	// FormatCompact).
 	Connections int
-	// Device and Activity are the presence metadata (seed 002 format): the
+	// Device and Activity are the presence metadata (FormatDetailed): the
 	// device of the connection with the latest heartbeat, and
 	// metadata.lastActivity (SetActivity, Conn.Activity).
 	Device, Activity string
@@ -49,11 +51,11 @@ func (p Presence) Public() Presence {
 	return p
 }
 
-// wire is the union of the seed 002 and seed 004 presence JSON.
+// wire is the union of the two presence formats.
 type wire struct {
 	UserID            string  `json:"userId"`
 	Status            *Status `json:"status"`
-	LastSeen          int64   `json:"lastSeen"`
+	LastSeen          *int64  `json:"lastSeen"`
 	ActiveConnections *int    `json:"activeConnections"`
 	Metadata          *struct {
 		Device       string `json:"device"`
@@ -66,10 +68,20 @@ type wire struct {
 // so the text cannot occur in one.
 var connsMember = []byte(`,"connections":`)
 
-// decode decodes a presence value. scratch, if not nil, is a buffer reused
-// across calls (data may be a Redis reply aliasing a string: it is never
-// written).
-func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presence, error) {
+// latest is the bound of a stored time when the server's clock is now (ms):
+// a time further ahead was not written by this package. A zero now (not
+// known) bounds times to the year 9999.
+func latest(now int64) int64 {
+	if now <= 0 {
+		return 253402300799999 // 9999-12-31T23:59:59.999Z
+	}
+	return now + ms(MaxClockSkew)
+}
+
+// decode decodes a presence value read at server time now (Unix ms; 0 when
+// unknown). scratch, if not nil, is a buffer reused across calls (data may
+// be a Redis reply aliasing a string: it is never written).
+func decode(key, user string, data []byte, now int64, scratch *[]byte) (Presence, error) {
 	var w wire
 	// Decode only the presence part when the value ends with the single-key
 	// layout's connections, closed where they start: cutting a nested member
@@ -93,14 +105,20 @@ func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presen
 			return Presence{}, keys.Corrupt(key, err)
 		}
 	}
-	if w.Status == nil || !w.Status.valid() {
+	switch {
+	case w.Status == nil || !w.Status.valid():
 		return Presence{}, keys.Corrupt(key, errors.New("missing or unknown status"))
+	case w.LastSeen == nil || *w.LastSeen < 0 || *w.LastSeen > latest(now):
+		return Presence{}, keys.Corrupt(key, errors.New("lastSeen missing or not a time in [0, server time + 1h]"))
+	case w.ActiveConnections != nil && *w.ActiveConnections < 0:
+		return Presence{}, keys.Corrupt(key, fmt.Errorf("activeConnections %d", *w.ActiveConnections))
 	}
-	p := Presence{UserID: user, Status: *w.Status, LastSeen: fromMs(w.LastSeen)}
+	p := Presence{UserID: user, Status: *w.Status, LastSeen: fromMs(*w.LastSeen)}
 	if w.ActiveConnections != nil {
 		p.Connections = *w.ActiveConnections
-		if p.Connections <= 0 {
-			// Seed 002 readers require activeConnections > 0 to be online.
+		if p.Connections == 0 {
+			// Readers of FormatDetailed require activeConnections > 0 to be
+			// online.
 			p.Status = Offline
 		}
 	}
@@ -120,9 +138,12 @@ func (t *Tracker) decode(key, user string, data []byte, scratch *[]byte) (Presen
 // heartbeating without a Disconnect (from the index, unless the tracker is
 // WithoutOnlineIndex, the Retention is zero or the user was Invisible; the
 // index member goes on the next write to its shard after that, or with the
-// shard, so it may be reported up to one TTL longer), else zero. Not found is not
-// an error. With LayoutSingleKey the GET transfers the user's connections
-// too (Presence does not carry them; only the part before them is decoded). Corrupt data gives an error matching keys.ErrCorrupt that names
+// shard, so it may be reported up to one TTL longer), else zero. Not found
+// is not an error. With LayoutSingleKey the GET transfers the user's
+// connections too (Presence does not carry them; only the part before them
+// is decoded). A value this package did not write (bad JSON, an unknown
+// status, a lastSeen that is missing, negative or more than MaxClockSkew
+// ahead of server time) gives an error matching keys.ErrCorrupt that names
 // the key.
 func (t *Tracker) Get(ctx context.Context, user string) (Presence, error) {
 	ps, err := t.getMany(ctx, "get", []string{user}, true)
@@ -133,18 +154,20 @@ func (t *Tracker) Get(ctx context.Context, user string) (Presence, error) {
 }
 
 // GetMany returns the presence of each user, in order, as Get does, with
-// one pipeline (two commands per user): one round trip on a single server;
-// on a cluster go-redis splits the pipeline per node and sends the parts in
-// parallel (one round trip per node involved, no cross-slot MGET). All IDs
-// are checked before anything is sent. A corrupt value fails the call with
-// an error naming its key.
+// one pipeline (two commands per user and a TIME): one round trip on a
+// single server; on a cluster go-redis splits the pipeline per node and
+// sends the parts in parallel (one round trip per node involved, no
+// cross-slot MGET). At most MaxUsers users; all IDs are checked before
+// anything is sent. A corrupt value fails the call with an error naming its
+// key.
 func (t *Tracker) GetMany(ctx context.Context, users []string) ([]Presence, error) {
 	return t.getMany(ctx, "get many", users, true)
 }
 
 // Online returns the users among users who are online for the system
 // (Invisible included), in input order, with one pipeline of GETs (one
-// command per user; cluster behaviour as GetMany).
+// command per user and a TIME; cluster behaviour as GetMany). At most
+// MaxUsers users.
 func (t *Tracker) Online(ctx context.Context, users []string) ([]string, error) {
 	ps, err := t.getMany(ctx, "online", users, false)
 	if err != nil {
@@ -160,23 +183,26 @@ func (t *Tracker) Online(ctx context.Context, users []string) ([]string, error) 
 }
 
 func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSeen bool) ([]Presence, error) {
+	if len(users) > MaxUsers {
+		return nil, pkg.Invalidf(op, "%d users, at most %d", len(users), MaxUsers)
+	}
 	// With no retention there is no last seen to report after expiry (the
 	// index keeps silent expiries then only for Sweep).
-	lastSeen = lastSeen && !t.cfg.noIndex && t.cfg.profile.Retention > 0
+	lastSeen = lastSeen && !t.opt.noIndex && t.opt.profile.Retention > 0
 	ks := make([]string, len(users))
 	var idx []string
 	if lastSeen {
 		idx = make([]string, len(users))
 	}
 	for i, u := range users {
-		k, err := presenceKey.Key(t.cfg.ns, u)
+		k, err := pkg.Key(op, presenceKey, t.opt.ns, u)
 		if err != nil {
-			return nil, fmt.Errorf("presence: %s: user %d: %w", op, i, err)
+			return nil, err
 		}
 		ks[i] = k
 		if lastSeen {
-			if idx[i], err = onlineKey.Key(t.cfg.ns, slotTag(keys.Slot(k))); err != nil {
-				return nil, fmt.Errorf("presence: %s: user %d: %w", op, i, err)
+			if idx[i], err = pkg.Key(op, onlineKey, t.opt.ns, slotTag(keys.Slot(k))); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -184,7 +210,8 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 	if len(users) == 0 {
 		return out, nil
 	}
-	pipe := t.c.Pipeline()
+	pipe := t.run.Client().Pipeline()
+	clock := pipe.Time(ctx)
 	gets := make([]*redis.StringCmd, len(ks))
 	scores := make([]*redis.FloatCmd, len(ks))
 	for i, k := range ks {
@@ -193,36 +220,55 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 			scores[i] = pipe.ZScore(ctx, idx[i], users[i])
 		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("presence: %s: %w", op, err)
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	tm, err := clock.Result()
+	if err != nil {
+		return nil, pkg.Wrap(op, "", err)
 	}
-	ttl := float64(ms(t.cfg.profile.TTL))
+	now := tm.UnixMilli()
+	ttl := float64(ms(t.opt.profile.TTL))
 	var scratch []byte
 	for i, c := range gets {
 		b, err := c.Bytes()
 		if errors.Is(err, redis.Nil) {
 			out[i] = Presence{UserID: users[i], Status: Offline}
 			if lastSeen {
-				s, err := scores[i].Result()
-				if err != nil && !errors.Is(err, redis.Nil) {
-					return nil, fmt.Errorf("presence: %s %s: %w", op, idx[i], err)
-				}
-				// |score| is the expiry plus a status fraction, negated
-				// once Sweep announced the user offline
-				if s = math.Floor(math.Abs(s)); err == nil && s > ttl {
-					out[i].LastSeen = fromMs(int64(s - ttl))
+				if out[i].LastSeen, err = lastSeenOf(scores[i], idx[i], ttl, now); err != nil {
+					return nil, pkg.Wrap(op, idx[i], err)
 				}
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("presence: %s %s: %w", op, ks[i], err)
+			return nil, pkg.Wrap(op, ks[i], err)
 		}
-		if out[i], err = t.decode(ks[i], users[i], b, &scratch); err != nil {
-			return nil, fmt.Errorf("presence: %s: %w", op, err)
+		if out[i], err = decode(ks[i], users[i], b, now, &scratch); err != nil {
+			return nil, pkg.Fail(op, ks[i], nil, err)
 		}
 	}
 	return out, nil
+}
+
+// lastSeenOf reads the last seen time of a user without a presence key from
+// their index score: |score| is the presence expiry plus a status fraction,
+// negated once Sweep announced the user offline. A score no script of this
+// package writes is corrupt.
+func lastSeenOf(c *redis.FloatCmd, key string, ttl float64, now int64) (time.Time, error) {
+	s, err := c.Result()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	s = math.Floor(math.Abs(s))
+	if s > ttl+float64(latest(now)) {
+		return time.Time{}, keys.Corrupt(key, fmt.Errorf("score %.0f past server time + TTL + %v", s, MaxClockSkew))
+	}
+	if s <= ttl {
+		return time.Time{}, nil
+	}
+	return fromMs(int64(s - ttl)), nil
 }
 
 // OnlineNow lists the users online now as others see them (Invisible
@@ -231,52 +277,61 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 // server, one per node in parallel on a cluster) of 16384 ZRANGE commands
 // and a TIME. Cost: O(16384 + online users); use it for dashboards and
 // admin views, not per request. The index is updated in the same script as
-// the user's keys, so it agrees with Get exactly. Order is unspecified.
+// the user's keys, so it agrees with Get exactly. Order is unspecified. A
+// member that is not a user ID, or whose score no script of this package
+// writes, is corrupt (writes to its shard drop such scores, and so does
+// Sweep).
 func (t *Tracker) OnlineNow(ctx context.Context) ([]string, error) {
 	var out []string
-	err := t.scanIndex(ctx, func(user string) { out = append(out, user) })
+	err := t.scanIndex(ctx, "online now", func(user string) { out = append(out, user) })
 	return out, err
 }
 
 // OnlineCount counts the users OnlineNow would list, at the same cost.
 func (t *Tracker) OnlineCount(ctx context.Context) (int, error) {
 	n := 0
-	err := t.scanIndex(ctx, func(string) { n++ })
+	err := t.scanIndex(ctx, "online count", func(string) { n++ })
 	return n, err
 }
 
-func (t *Tracker) scanIndex(ctx context.Context, fn func(user string)) error {
-	if t.cfg.noIndex {
-		return fmt.Errorf("presence: online now: %w", ErrNoIndex)
+func (t *Tracker) scanIndex(ctx context.Context, op string, fn func(user string)) error {
+	if t.opt.noIndex {
+		return pkg.Fail(op, "", ErrNoIndex, nil)
 	}
-	pipe := t.c.Pipeline()
-	now := pipe.Time(ctx)
+	pipe := t.run.Client().Pipeline()
+	clock := pipe.Time(ctx)
 	cmds := make([]*redis.ZSliceCmd, keys.SlotCount)
 	ks := make([]string, keys.SlotCount)
 	for s := range cmds {
-		k, err := onlineKey.Key(t.cfg.ns, slotTag(s))
+		k, err := pkg.Key(op, onlineKey, t.opt.ns, slotTag(s))
 		if err != nil {
-			return fmt.Errorf("presence: online now: %w", err)
+			return err
 		}
 		ks[s] = k
 		cmds[s] = pipe.ZRangeWithScores(ctx, k, 0, -1)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("presence: online now: %w", err)
-	}
-	tm, err := now.Result()
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	tm, err := clock.Result()
 	if err != nil {
-		return fmt.Errorf("presence: online now: TIME: %w", err)
+		return pkg.Wrap(op, "", err)
 	}
 	cut := float64(tm.UnixMilli())
+	far := float64(ms(t.opt.profile.TTL) + latest(tm.UnixMilli()) + 1)
 	for i, c := range cmds {
-		for _, z := range c.Val() {
+		zs, err := c.Result()
+		if err != nil {
+			return pkg.Wrap(op, ks[i], err)
+		}
+		for _, z := range zs {
+			if math.Abs(z.Score) > far {
+				return pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("score %.0f past server time + TTL + %v", z.Score, MaxClockSkew)))
+			}
 			if math.Floor(z.Score) <= cut { // expired, or announced offline (negative)
 				continue
 			}
-			u, ok := z.Member.(string)
-			if !ok {
-				return fmt.Errorf("presence: online now: %w", keys.Corrupt(ks[i], fmt.Errorf("member %v", z.Member)))
+			u, _ := z.Member.(string)
+			if u == "" || len(u) > keys.MaxSegmentLen || !utf8.ValidString(u) {
+				return pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("member %.64q is not a user ID", u)))
 			}
 			fn(u)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,11 +96,11 @@ func TestStatusesAndEvents(t *testing.T) {
 		assert.Equal(t, [3]any{"v", presence.Away, presence.Offline}, [3]any{ev.UserID, ev.Previous, ev.Status})
 
 		_, err = tr.SetStatus(ctx, "w", presence.Offline)
-		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		assert.ErrorIs(t, err, presence.ErrInvalid)
 		_, err = tr.SetStatus(ctx, "w", "sleepy")
-		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		assert.ErrorIs(t, err, presence.ErrInvalid)
 		_, err = tr.Connect(ctx, "w", presence.Conn{ID: "y", Status: presence.Offline})
-		assert.ErrorIs(t, err, presence.ErrInvalidStatus)
+		assert.ErrorIs(t, err, presence.ErrInvalid)
 	})
 }
 
@@ -224,20 +225,22 @@ func TestGetManyAndOnlineIndex(t *testing.T) {
 func TestOnlineIndexExpires(t *testing.T) {
 	eachLayout(t, func(t *testing.T, l layout) {
 		e := harness.New(t)
+		// 2 s TTL: the margins below stay wide when a 16384-shard read
+		// takes a few hundred ms on a loaded machine
 		p := short
-		p.Retention = 500 * time.Millisecond
+		p.TTL, p.Retention = 2*time.Second, 500*time.Millisecond
 		tr := newTracker(t, e, l.opt(), presence.WithProfile(p))
 		ctx := e.Ctx()
 		_, err := tr.Connect(ctx, "a", presence.Conn{ID: "c"})
 		require.NoError(t, err)
-		e.Advance(500 * time.Millisecond)
+		e.Advance(time.Second)
 		_, err = tr.Connect(ctx, "b", presence.Conn{ID: "c"})
 		require.NoError(t, err)
-		e.Advance(600 * time.Millisecond) // a's entry expired, b's not
+		e.Advance(1200 * time.Millisecond) // a's entry expired, b's not
 		all, err := tr.OnlineNow(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"b"}, all)
-		e.Advance(600 * time.Millisecond)
+		e.Advance(time.Second)
 		all, err = tr.OnlineNow(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, all)
@@ -245,33 +248,71 @@ func TestOnlineIndexExpires(t *testing.T) {
 			assert.NotEmpty(t, e.Keys(), "members are kept for the retention")
 		}
 		e.Advance(400 * time.Millisecond)
-		assert.Empty(t, e.Keys(), "index shards expire with their members + retention")
+		assert.Empty(t, dataKeys(e), "index shards expire with their members + retention")
 	})
 }
 
-func TestAdminStatus(t *testing.T) {
-	eachLayout(t, func(t *testing.T, l layout) {
-		e := harness.New(t)
-		tr := newTracker(t, e, l.opt())
-		ctx := e.Ctx()
-		s, err := tr.AdminStatus(ctx, "123")
+func TestAvailability(t *testing.T) {
+	e := harness.New(t)
+	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS))
+	require.NoError(t, err)
+	ctx := e.Ctx()
+	s, err := av.Get(ctx, "123")
+	require.NoError(t, err)
+	assert.Equal(t, presence.Offline, s)
+	require.NoError(t, av.Set(ctx, "123", presence.Busy))
+	k := key(t, e, "admin:{admin_id}:presence", "123")
+	got, err := av.Key("123")
+	require.NoError(t, err)
+	assert.Equal(t, k, got)
+	assert.Equal(t, "busy", e.Client.Get(ctx, k).Val(), "the bare word, as chat scripts read it")
+	ttl := e.Client.TTL(ctx, k).Val()
+	assert.True(t, ttl > 29*time.Minute && ttl <= 30*time.Minute, "ttl %v", ttl)
+	s, err = av.Get(ctx, "123")
+	require.NoError(t, err)
+	assert.Equal(t, presence.Busy, s)
+	for _, st := range []presence.Status{presence.Online, presence.Away, presence.Offline} {
+		require.NoError(t, av.Set(ctx, "123", st))
+		s, err = av.Get(ctx, "123")
 		require.NoError(t, err)
-		assert.Equal(t, presence.Offline, s)
-		require.NoError(t, tr.SetAdminStatus(ctx, "123", presence.Busy))
-		k := key(t, e, "admin:{admin_id}:presence", "123")
-		assert.Equal(t, "busy", e.Client.Get(ctx, k).Val(), "seed 000 stores the bare word")
-		ttl := e.Client.TTL(ctx, k).Val()
-		assert.True(t, ttl > 29*time.Minute && ttl <= 30*time.Minute, "ttl %v", ttl)
-		s, err = tr.AdminStatus(ctx, "123")
+		assert.Equal(t, st, s)
+	}
+	assert.ErrorIs(t, av.Set(ctx, "123", presence.Invisible), presence.ErrInvalid)
+	assert.ErrorIs(t, av.Set(ctx, "123", "napping"), presence.ErrInvalid)
+	err = av.Set(ctx, "", presence.Online)
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = av.Key("")
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+}
+
+// With a deployment-wide tag every admin's availability is in one slot,
+// the tag's, beside the other keys a chat script carries it on.
+func TestAvailabilityTag(t *testing.T) {
+	e := harness.New(t)
+	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("support"))
+	require.NoError(t, err)
+	ctx := e.Ctx()
+	var ks []string
+	for _, admin := range []string{"1", "2", "anna", "b:c{d}"} {
+		require.NoError(t, av.Set(ctx, admin, presence.Online))
+		k, err := av.Key(admin)
 		require.NoError(t, err)
-		assert.Equal(t, presence.Busy, s)
-		assert.ErrorIs(t, tr.SetAdminStatus(ctx, "123", presence.Invisible), presence.ErrInvalidStatus)
-		assert.ErrorIs(t, tr.SetAdminStatus(ctx, "", presence.Online), keys.ErrInvalidKey)
-		require.NoError(t, e.Client.Set(ctx, k, "napping", time.Minute).Err())
-		_, err = tr.AdminStatus(ctx, "123")
-		assert.ErrorIs(t, err, keys.ErrCorrupt)
-		assert.Contains(t, err.Error(), k)
-	})
+		assert.Equal(t, key(t, e, "admin:{tag}:{admin_id}:presence", "support", admin), k)
+		ks = append(ks, k)
+		s, err := av.Get(ctx, admin)
+		require.NoError(t, err)
+		assert.Equal(t, presence.Online, s)
+	}
+	assert.True(t, keys.SameSlot(append(ks, e.NS.Prefix+"chat:{support}:x")...))
+	// A chat script reads them in one call on the cluster.
+	n, err := e.Client.Eval(ctx, `local n = 0 for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == 'online' then n = n + 1 end end return n`, ks).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
+	_, err = presence.NewAvailability(e.Client, presence.WithAvailabilityTag("\xff"))
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = presence.NewAvailability(e.Client, presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1)))
+	assert.ErrorIs(t, err, presence.ErrInvalid)
 }
 
 func TestWithoutOnlineIndex(t *testing.T) {
@@ -286,12 +327,52 @@ func TestWithoutOnlineIndex(t *testing.T) {
 		_, err = tr.OnlineCount(ctx)
 		assert.ErrorIs(t, err, presence.ErrNoIndex)
 		if l.single() {
-			assert.Len(t, e.Keys(), 1, "presence only")
+			assert.Len(t, dataKeys(e), 1, "presence only")
 		} else {
-			assert.Len(t, e.Keys(), 2, "presence and connections only")
+			assert.Len(t, dataKeys(e), 2, "presence and connections only")
 		}
 		on, err := tr.Online(ctx, []string{"u"})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"u"}, on)
 	})
+}
+
+// Events delivers events on a channel, reports a malformed message to its
+// callback and skips it, and closes the channel (and the subscription)
+// when its context ends.
+func TestSubscriptionEvents(t *testing.T) {
+	e := harness.New(t)
+	tr := newTracker(t, e)
+	sub, err := tr.Subscribe(e.Ctx())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(e.Ctx())
+	defer cancel()
+	malformed := make(chan error, 4)
+	evs := sub.Events(ctx, func(err error) { malformed <- err })
+	require.NoError(t, e.Client.Publish(e.Ctx(), tr.Channel(), `{"userId":"x","status":"dancing"}`).Err())
+	_, err = tr.Connect(e.Ctx(), "u", presence.Conn{ID: "a"})
+	require.NoError(t, err)
+	select {
+	case ev := <-evs:
+		assert.Equal(t, "u", ev.UserID)
+		assert.Equal(t, presence.Online, ev.Status)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	select {
+	case err := <-malformed:
+		assert.ErrorIs(t, err, keys.ErrCorrupt)
+		assert.Contains(t, err.Error(), tr.Channel())
+	case <-time.After(5 * time.Second):
+		t.Fatal("the malformed message was not reported")
+	}
+	cancel()
+	select {
+	case _, open := <-evs:
+		assert.False(t, open, "closed with the context")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Events did not end with its context")
+	}
+	_, err = sub.Next(e.Ctx())
+	assert.ErrorIs(t, err, redis.ErrClosed, "the subscription is closed too")
 }

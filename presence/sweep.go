@@ -3,21 +3,19 @@ package presence
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
 var (
 	//go:embed sweep.lua
-	sweepLua    string
-	sweepScript = script.New(indexLua, sweepLua)
+	sweepLua string
+
+	sweepOp = pkg.Declare("sweep", luaConsts+indexLua+"\n"+replayLua+"\n"+sweepLua,
+		[]*keys.Template{onlineKey, sweepKey})
 )
 
 // sweepLimit is the most silent expiries one visit of one shard announces
@@ -33,10 +31,10 @@ const Shards = keys.SlotCount
 // Each shard must be swept at least that often, or silent expiries older
 // than it may be pruned unannounced by later writes to their shard.
 func (t *Tracker) SweepWindow() time.Duration {
-	if t.cfg.profile.Retention > 0 {
-		return t.cfg.profile.Retention
+	if t.opt.profile.Retention > 0 {
+		return t.opt.profile.Retention
 	}
-	return t.cfg.profile.TTL
+	return t.opt.profile.TTL
 }
 
 // Sweep announces silent offlines: users whose presence expired by server
@@ -58,79 +56,66 @@ func (t *Tracker) SweepWindow() time.Duration {
 // from the index), nor an Invisible user (never indexed: others already
 // see them offline). A shard visit announces at most 256 users; the rest
 // go on the next visit. A silent expiry must be swept within SweepWindow,
-// after which writes to its shard may prune it unannounced.
+// after which writes to its shard may prune it unannounced. A replayed
+// pipeline (go-redis resends it after a cut connection) announces nobody
+// twice and reports the first run's count. Each visit also drops index
+// members whose score no script of this package writes.
 //
 // Cost: per shard one EVALSHA doing EXISTS and, on a shard that exists,
-// TIME, ZRANGEBYSCORE and two ZREMRANGEBYSCORE (O(log N)), plus a ZADD and
-// a PUBLISH per announced user. The script is loaded on first use (and
-// again after NOSCRIPT, e.g. a restarted server).
+// TIME, ZRANGEBYSCORE and four ZREMRANGEBYSCORE (O(log N)), plus a ZADD and
+// a PUBLISH per announced user. The script is loaded on every master by a
+// tracker's first Sweep; a server that lost it (a restart, a failover)
+// gets it again with the body of each call of the next Sweep (EVAL).
 //
-// Errors: ErrNoIndex on a tracker built WithoutOnlineIndex, ErrInvalidInput
-// for first outside [0, Shards) or count outside [1, Shards], or Redis
-// errors (with the users announced so far counted).
+// Errors: ErrNoIndex on a tracker built WithoutOnlineIndex, ErrInvalid for
+// first outside [0, Shards) or count outside [1, Shards], or Redis errors
+// (with the users announced so far counted).
 func (t *Tracker) Sweep(ctx context.Context, first, count int) (int, error) {
 	const op = "sweep"
-	if t.cfg.noIndex {
-		return 0, fmt.Errorf("presence: %s: %w", op, ErrNoIndex)
+	if t.opt.noIndex {
+		return 0, pkg.Fail(op, "", ErrNoIndex, nil)
 	}
 	if first < 0 || first >= Shards || count < 1 || count > Shards {
-		return 0, fmt.Errorf("presence: %s: %w: shards %d+%d not within [0, %d)", op, ErrInvalidInput, first, count, Shards)
+		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, Shards)
 	}
-	ks := make([]string, count)
-	for i := range ks {
-		k, err := onlineKey.Key(t.cfg.ns, slotTag((first+i)%Shards))
+	args := t.args("", "", newRequestID(), sweepLimit)
+	calls := make([]call.Call, count)
+	for i := range calls {
+		tag := slotTag((first + i) % Shards)
+		shard, err := pkg.Key(op, onlineKey, t.opt.ns, tag)
 		if err != nil {
-			return 0, fmt.Errorf("presence: %s: %w", op, err)
+			return 0, err
 		}
-		ks[i] = k
+		rec, err := pkg.Key(op, sweepKey, t.opt.ns, tag)
+		if err != nil {
+			return 0, err
+		}
+		calls[i] = call.Call{Op: sweepOp, Keys: []string{shard, rec}, Args: args}
 	}
-	args := t.args("", "", sweepLimit)
-	n, missing, err := t.sweepPipe(ctx, ks, args)
-	if err != nil || len(missing) == 0 {
-		return n, err
+	if !t.sweepLoaded.Load() {
+		// A pipeline falls back to EVAL, body included, for each call whose
+		// script the server lacks: load it once instead (on every master).
+		if err := sweepOp.Load(ctx, t.run.Client()); err != nil {
+			return 0, err
+		}
+		t.sweepLoaded.Store(true)
 	}
-	// NOSCRIPT: load the script (on every master) and rerun the shards that
-	// did not run; the others are done (rerunning them would be harmless).
-	if err := sweepScript.Load(ctx, t.c); err != nil {
-		return n, fmt.Errorf("presence: %s: load script: %w", op, err)
-	}
-	m, missing, err := t.sweepPipe(ctx, missing, args)
-	n += m
-	if err == nil && len(missing) > 0 {
-		err = fmt.Errorf("presence: %s %s: script not loaded", op, missing[0])
-	}
-	return n, err
-}
-
-// sweepPipe runs sweep.lua by hash on each shard key in one pipeline and
-// returns the users announced, the keys whose node answered NOSCRIPT and
-// the first other error.
-func (t *Tracker) sweepPipe(ctx context.Context, ks []string, args []any) (int, []string, error) {
-	pipe := t.c.Pipeline()
-	cmds := make([]*redis.Cmd, len(ks))
-	for i, k := range ks {
-		cmds[i] = sweepScript.EvalSha(ctx, pipe, []string{k}, args...)
-	}
-	_, _ = pipe.Exec(ctx) // errors are read per command below
+	reps, errs := t.run.RunMany(ctx, calls)
 	n := 0
-	var missing []string
-	var first error
-	for i, c := range cmds {
-		v, err := c.Result()
-		if err == nil {
-			var m int64
-			if m, err = reply.Int64(v); err == nil {
+	var firstErr error
+	for i := range reps {
+		if errs[i] == nil {
+			m := reps[i].Int(0)
+			if errs[i] = reps[i].Err(); errs[i] == nil {
 				n += int(m)
 				continue
 			}
 		}
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			missing = append(missing, ks[i])
-		} else if first == nil {
-			first = fmt.Errorf("presence: sweep %s: %w", ks[i], err)
+		if firstErr == nil {
+			firstErr = errs[i]
 		}
 	}
-	return n, missing, first
+	return n, firstErr
 }
 
 // RunSweeper sweeps all Shards in a cycle, batch shards every interval
@@ -138,9 +123,9 @@ func (t *Tracker) sweepPipe(ctx context.Context, ks []string, args []any) (int, 
 // instances spread out, until ctx is done; it then returns ctx.Err(),
 // wrapped. A silent offline is announced within about one cycle,
 // ceil(Shards/batch) x every, after the presence expired (e.g. batch 512
-// every second: 32 s). The cycle must not exceed SweepWindow (Seed002:
-// 600 s, Seed004: 300 s), else ErrInvalidInput; so must every > 0 and
-// batch in [1, Shards].
+// every second: 32 s). The cycle must not exceed SweepWindow
+// (DetailedProfile: 600 s, CompactProfile: 300 s), else ErrInvalid; so
+// must every > 0 and batch in [1, Shards].
 //
 // A failed Sweep is passed to onError (if not nil) and the sweeper moves
 // on: the shards are visited again on the next cycle. Any number of
@@ -150,15 +135,15 @@ func (t *Tracker) sweepPipe(ctx context.Context, ks []string, args []any) (int, 
 // On a tracker built WithoutOnlineIndex it returns ErrNoIndex at once.
 func (t *Tracker) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "sweeper"
-	if t.cfg.noIndex {
-		return fmt.Errorf("presence: %s: %w", op, ErrNoIndex)
+	if t.opt.noIndex {
+		return pkg.Fail(op, "", ErrNoIndex, nil)
 	}
 	if every <= 0 || batch < 1 || batch > Shards {
-		return fmt.Errorf("presence: %s: %w: every %v, batch %d", op, ErrInvalidInput, every, batch)
+		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
 	}
 	cycle := time.Duration((Shards+batch-1)/batch) * every
-	if cycle > t.SweepWindow() {
-		return fmt.Errorf("presence: %s: %w: a cycle of %v exceeds the sweep window %v", op, ErrInvalidInput, cycle, t.SweepWindow())
+	if every > t.SweepWindow() || cycle > t.SweepWindow() {
+		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, t.SweepWindow())
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -170,7 +155,7 @@ func (t *Tracker) RunSweeper(ctx context.Context, every time.Duration, batch int
 		cursor = (cursor + batch) % Shards
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("presence: %s: %w", op, ctx.Err())
+			return pkg.Fail(op, "", nil, ctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -1,24 +1,33 @@
--- sweep.lua: announce the silent expiries of one online-index shard: users
+-- sweep: announce the silent expiries of one online-index shard: users
 -- whose presence expired without a Disconnect (or any later operation on
--- them) and who have not been announced yet.
--- Prepended with index.lua; ARGV[1..8] as lib.lua describes them (ARGV[1],
--- ARGV[2], ARGV[3] and ARGV[8] unused; ARGV[7] is "1").
+-- them) and who have not been announced yet (after index.lua and
+-- replay.lua).
 -- KEYS[1] presence:online:{slot}    the shard (zset)
--- ARGV[9] most members to announce in this call
+-- KEYS[2] presence:sweep:{slot}     replay record (see replay.lua)
+-- ARGV[1..9] as lib.lua describes them (ARGV[4..7] and ARGV[9] used)
+-- ARGV[10] most members to announce in this call
 -- Each pending member (score positive and below now: the presence key has
 -- expired, by the same server clock that wrote the score) is announced with
 -- the offline event Disconnect publishes ("previous" from the score's
 -- status fraction, "at" the expiry) and its score negated, so that no other
 -- sweep and no later operation on the user announces it again while Get
--- still reads the last seen time from it. Then the shard is pruned.
--- Returns the number of users announced.
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+-- still reads the last seen time from it. Then the shard is pruned, and
+-- members no script of this package writes are dropped.
+-- Returns ok(number of users announced); a replay returns the first run's
+-- reply.
+if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then return ok(0) end
+local rec, old = replayed(KEYS[2], ARGV[9])
+if rec == false then return corrupt(2, REPLAY_CORRUPT) end
+if rec then return rec end
 local now = now_ms()
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '0', '(' .. num(now), 'WITHSCORES', 'LIMIT', '0', ARGV[9])
+repair_index(KEYS[1], now)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '0', '(' .. int_str(now), 'WITHSCORES', 'LIMIT', '0', ARGV[10])
 for i = 1, #due, 2 do
   local s = tonumber(due[i + 1])
   redis.call('ZADD', KEYS[1], fmt_score(-s), due[i])
   publish(ARGV[6], due[i], score_status(s), 'offline', math.floor(s))
 end
 prune_index(KEYS[1], now)
-return #due / 2
+local n = #due / 2
+if n > 0 then return remember(KEYS[2], ARGV[9], ok(n), old) end
+return ok(0)

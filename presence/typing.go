@@ -5,11 +5,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/redschema/redschema/internal/reply"
-	"github.com/redschema/redschema/internal/script"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -21,119 +21,149 @@ var (
 	//go:embed typers.lua
 	typersLua string
 
-	typingStartScript = script.New(typingStartLua)
-	typingStopScript  = script.New(typingStopLua)
-	typersScript      = script.New(typersLua)
+	typingStartOp = pkg.Declare("start typing", luaConsts+replayLua+"\n"+typingStartLua,
+		[]*keys.Template{typingKey, typersKey, throttleKey, typingReplayKey}, call.Shared())
+	typingStopOp = pkg.Declare("stop typing", luaConsts+replayLua+"\n"+typingStopLua,
+		[]*keys.Template{typingKey, typersKey, typingReplayKey}, call.Shared())
+	typersOp = pkg.Declare("typers", luaConsts+typersLua, []*keys.Template{typersKey}, call.Shared())
 )
 
-// Typer is one typing indicator, as seed 004 stores it.
+// Typing records "user is typing" indicators per conversation: one JSON
+// value per user and conversation, expiring after the profile's TypingTTL,
+// throttled across app instances, and listed without KEYS. It is safe for
+// concurrent use; create one per process and namespace.
+//
+// A typing value this package did not write (a bare SET around it) is
+// replaced by Start and deleted by Stop, as the value itself is never
+// read; the index and the throttle marker are checked (see Typers, Start).
+type Typing struct {
+	run *call.Runner
+	opt options
+}
+
+// NewTyping returns a Typing over rdb, configured by the same options as
+// New (it uses the namespace, the profile's TypingTTL and TypingThrottle,
+// and WithPipelining). It fails with ErrInvalid on a nil client, a go-redis
+// client without ContextTimeoutEnabled, or a bad option; it does not
+// contact Redis.
+func NewTyping(rdb redis.UniversalClient, opts ...Option) (*Typing, error) {
+	o, err := build("new typing", rdb, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Typing{run: call.NewRunner(rdb, o.lanes), opt: o}, nil
+}
+
+// Typer is one typing indicator.
 type Typer struct {
 	UserID   string    // "userId"
 	Username string    // "username"
-	At       time.Time // "timestamp": when StartTyping wrote it
+	At       time.Time // "timestamp": when Start wrote it
 }
 
 type typerWire struct {
 	UserID   *string `json:"userId"`
 	Username string  `json:"username"`
-	At       int64   `json:"timestamp"`
+	At       *int64  `json:"timestamp"`
 }
 
-func (t *Tracker) typingKeys(op, conversation, user string) (typing, typers, throttle string, err error) {
-	if typing, err = typingKey.Key(t.cfg.ns, conversation, user); err != nil {
-		return "", "", "", fmt.Errorf("presence: %s: %w", op, err)
+func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle, replay string, err error) {
+	if typing, err = pkg.Key(op, typingKey, t.opt.ns, conversation, user); err != nil {
+		return
 	}
-	if typers, err = typersKey.Key(t.cfg.ns, conversation); err != nil {
-		return "", "", "", fmt.Errorf("presence: %s: %w", op, err)
+	if typers, err = pkg.Key(op, typersKey, t.opt.ns, conversation); err != nil {
+		return
 	}
-	if throttle, err = throttleKey.Key(t.cfg.ns, conversation, user); err != nil {
-		return "", "", "", fmt.Errorf("presence: %s: %w", op, err)
+	if throttle, err = pkg.Key(op, throttleKey, t.opt.ns, conversation, user); err != nil {
+		return
 	}
-	return typing, typers, throttle, nil
+	replay, err = pkg.Key(op, typingReplayKey, t.opt.ns, conversation, user)
+	return
 }
 
-// StartTyping writes user's typing indicator in conversation (seed 004's
-// typing:{conversation_id}:{user_id} JSON, profile TypingTTL, 3 s) and
-// indexes it for Typers, in one atomic script (one round trip). It is
-// throttled inside Redis to one accepted write per TypingThrottle (2 s) per
-// user per conversation, so the throttle holds across app instances; it
-// returns false, and writes nothing, when throttled. A StopTyping does not
-// reset the throttle. Errors: keys.ErrInvalidKey for empty IDs,
-// ErrInvalidInput for a username over MaxUsernameLen.
-func (t *Tracker) StartTyping(ctx context.Context, conversation, user, username string) (bool, error) {
+// Start writes user's typing indicator in conversation (the JSON
+// {"userId","username","timestamp"} at typing:{conversation_id}:{user_id},
+// for the profile's TypingTTL) and indexes it for Typers, in one atomic
+// script (one round trip). It is throttled inside Redis to one accepted
+// write per TypingThrottle per user per conversation, so the throttle holds
+// across app instances; it returns false, and writes nothing, when
+// throttled. A Stop does not reset the throttle. A replay of the request
+// reports the first run's answer. Errors: ErrInvalid for an empty or
+// oversize ID (also keys.ErrInvalidKey) or a username over MaxUsernameLen
+// bytes or not UTF-8; keys.ErrCorrupt for a throttle marker without a TTL
+// within the throttle interval (it would throttle the user for ever).
+func (t *Typing) Start(ctx context.Context, conversation, user, username string) (bool, error) {
 	const op = "start typing"
-	typing, typers, throttle, err := t.typingKeys(op, conversation, user)
+	typing, typers, throttle, replay, err := t.keysOf(op, conversation, user)
 	if err != nil {
 		return false, err
 	}
 	if err := checkText(op, "username", username, MaxUsernameLen, false); err != nil {
 		return false, err
 	}
-	p := t.cfg.profile
-	v, err := typingStartScript.Run(ctx, t.c, []string{typing, typers, throttle}, user, username, ms(p.TypingTTL), ms(p.TypingThrottle)).Result()
-	if err != nil {
-		return false, fmt.Errorf("presence: %s %s: %w", op, typing, err)
-	}
-	n, err := reply.Int64(v)
-	if err != nil {
-		return false, fmt.Errorf("presence: %s %s: %w", op, typing, err)
-	}
-	return n == 1, nil
-}
-
-// StopTyping clears user's typing indicator in conversation, in one atomic
-// script (one round trip). It reports whether there was one.
-func (t *Tracker) StopTyping(ctx context.Context, conversation, user string) (bool, error) {
-	const op = "stop typing"
-	typing, typers, _, err := t.typingKeys(op, conversation, user)
+	p := t.opt.profile
+	rep, err := t.run.Run(ctx, typingStartOp, []string{typing, typers, throttle, replay},
+		user, username, ms(p.TypingTTL), ms(p.TypingThrottle), newRequestID())
 	if err != nil {
 		return false, err
 	}
-	v, err := typingStopScript.Run(ctx, t.c, []string{typing, typers}).Result()
+	n := rep.Int(0)
+	return n == 1, rep.Err()
+}
+
+// Stop clears user's typing indicator in conversation, in one atomic
+// script (one round trip). It reports whether there was one. A replay of
+// the request reports the first run's answer and clears nothing a later
+// Start wrote.
+func (t *Typing) Stop(ctx context.Context, conversation, user string) (bool, error) {
+	const op = "stop typing"
+	typing, typers, _, replay, err := t.keysOf(op, conversation, user)
 	if err != nil {
-		return false, fmt.Errorf("presence: %s %s: %w", op, typing, err)
+		return false, err
 	}
-	n, err := reply.Int64(v)
+	rep, err := t.run.Run(ctx, typingStopOp, []string{typing, typers, replay}, newRequestID())
 	if err != nil {
-		return false, fmt.Errorf("presence: %s %s: %w", op, typing, err)
+		return false, err
 	}
-	return n == 1, nil
+	n := rep.Int(0)
+	return n == 1, rep.Err()
 }
 
 // Typers returns who is typing in conversation now, from the
 // conversation's index (one read-only script, one round trip; no KEYS).
-// Indicators written by StartTyping appear until StopTyping or TypingTTL,
-// one per user (the latest); indicators written around this package (a bare
-// SETEX) are not indexed, and one deleted around it (a bare DEL) stays
-// listed until its TypingTTL. Order: oldest expiry first.
-func (t *Tracker) Typers(ctx context.Context, conversation string) ([]Typer, error) {
+// Indicators written by Start appear until Stop or TypingTTL, one per user
+// (the latest); indicators written around this package (a bare SETEX) are
+// not indexed, and one deleted around it (a bare DEL) stays listed until
+// its TypingTTL. Order: oldest expiry first. An index entry this package
+// did not write (not the typing JSON, or expiring later than any Start
+// sets) gives an error matching keys.ErrCorrupt naming the index key.
+func (t *Typing) Typers(ctx context.Context, conversation string) ([]Typer, error) {
 	const op = "typers"
-	k, err := typersKey.Key(t.cfg.ns, conversation)
+	k, err := pkg.Key(op, typersKey, t.opt.ns, conversation)
 	if err != nil {
-		return nil, fmt.Errorf("presence: %s: %w", op, err)
+		return nil, err
 	}
-	v, err := typersScript.Run(ctx, t.c, []string{k}).Result()
+	rep, err := t.run.Run(ctx, typersOp, []string{k}, ms(t.opt.profile.TypingTTL))
 	if err != nil {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, k, err)
+		return nil, err
 	}
-	vals, err := reply.Strings(v)
-	if err != nil {
-		return nil, fmt.Errorf("presence: %s %s: %w", op, k, err)
+	vals := rep.Strs(0)
+	if err := rep.Err(); err != nil {
+		return nil, err
 	}
 	all := make([]Typer, 0, len(vals))
 	last := make(map[string]int, len(vals))
 	for _, s := range vals {
 		ty, err := decodeTyper(k, s)
 		if err != nil {
-			return nil, fmt.Errorf("presence: %s: %w", op, err)
+			return nil, pkg.Fail(op, k, nil, err)
 		}
 		last[ty.UserID] = len(all)
 		all = append(all, ty)
 	}
 	// A user has one entry unless their typing key was deleted or evicted
-	// around StartTyping/StopTyping (seed code's DEL, an LRU eviction);
-	// the values come oldest expiry first, so each user's last one is the
-	// latest.
+	// around Start/Stop (a bare DEL, an LRU eviction); the values come
+	// oldest expiry first, so each user's last one is the latest.
 	out := all[:0]
 	for i, ty := range all {
 		if last[ty.UserID] == i {
@@ -148,8 +178,11 @@ func decodeTyper(key, s string) (Typer, error) {
 	if err := json.Unmarshal([]byte(s), &w); err != nil {
 		return Typer{}, keys.Corrupt(key, err)
 	}
-	if w.UserID == nil {
+	switch {
+	case w.UserID == nil || *w.UserID == "":
 		return Typer{}, keys.Corrupt(key, errors.New("typing value without userId"))
+	case w.At == nil || *w.At < 0 || *w.At > latest(0):
+		return Typer{}, keys.Corrupt(key, errors.New("typing value without a valid timestamp"))
 	}
-	return Typer{UserID: *w.UserID, Username: w.Username, At: fromMs(w.At)}, nil
+	return Typer{UserID: *w.UserID, Username: w.Username, At: fromMs(*w.At)}, nil
 }

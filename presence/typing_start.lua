@@ -1,31 +1,44 @@
--- typing_start.lua: mark a user as typing in a conversation, throttled.
+-- typing_start: mark a user as typing in a conversation, throttled (after
+-- replay.lua).
 -- KEYS[1] typing:{conversation_id}:{user_id}          typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                    typing JSON values by expiry ms (zset)
 -- KEYS[3] typing:throttle:{conversation_id}:{user_id} throttle marker (string)
+-- KEYS[4] typing:replay:{conversation_id}:{user_id}   replay record (see replay.lua)
 -- ARGV[1] user ID
 -- ARGV[2] username
 -- ARGV[3] typing TTL, ms
 -- ARGV[4] throttle interval, ms (0: no throttle)
--- Returns 1 if the indicator was written, 0 if throttled.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl, throttle = tonumber(ARGV[3]), tonumber(ARGV[4])
-if throttle > 0 and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', throttle) then
-  return 0
+-- ARGV[5] request ID, 16 hex digits
+-- Returns ok(1) when the indicator was written, ok(0) when throttled, or
+-- corrupt(i, why). A replay returns the first run's reply: with a
+-- throttle, the marker holds the request ID of the write it admitted (no
+-- record needed); without one, the reply is recorded in KEYS[4].
+local ttl, throttle, id = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local rec, old
+if throttle > 0 then
+  if not redis.call('SET', KEYS[3], id, 'NX', 'PX', throttle) then
+    if redis.call('GET', KEYS[3]) == id then return ok(1) end
+    local left = redis.call('PTTL', KEYS[3])
+    if left < 0 or left > throttle then
+      return corrupt(3, 'throttle marker without a TTL within the throttle interval')
+    end
+    return ok(0)
+  end
+else
+  rec, old = replayed(KEYS[4], id)
+  if rec == false then return corrupt(4, REPLAY_CORRUPT) end
+  if rec then return rec end
 end
-local function esc(s)
-  return (string.gsub(s, '[%c"\\]', function(c)
-    if c == '"' then return '\\"' end
-    if c == '\\' then return '\\\\' end
-    return string.format('\\u%04x', string.byte(c))
-  end))
-end
-local v = '{"userId":"' .. esc(ARGV[1]) .. '","username":"' .. esc(ARGV[2]) ..
-  '","timestamp":' .. string.format('%.0f', now) .. '}'
-local old = redis.call('GET', KEYS[1])
-if old then redis.call('ZREM', KEYS[2], old) end
+local now = now_ms()
+local v = '{"userId":' .. json_str(ARGV[1]) .. ',"username":' .. json_str(ARGV[2]) ..
+  ',"timestamp":' .. int_str(now) .. '}'
+local prev = redis.call('GET', KEYS[1])
+if prev then redis.call('ZREM', KEYS[2], prev) end
 redis.call('SET', KEYS[1], v, 'PX', ttl)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))
-redis.call('ZADD', KEYS[2], string.format('%.0f', now + ttl), v)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int_str(now))
+-- entries no StartTyping writes (expiring after now + TTL + SKEW_MS)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(now + ttl + SKEW_MS), '+inf')
+redis.call('ZADD', KEYS[2], int_str(now + ttl), v)
 redis.call('PEXPIRE', KEYS[2], ttl)
-return 1
+if throttle > 0 then return ok(1) end
+return remember(KEYS[4], id, ok(1), old)

@@ -1,9 +1,17 @@
--- typing_stop.lua: clear a user's typing indicator in a conversation.
--- KEYS[1] typing:{conversation_id}:{user_id} typing JSON (string)
--- KEYS[2] typers:{conversation_id}           typing JSON values by expiry ms (zset)
--- Returns 1 if an indicator was cleared, 0 if there was none.
-local old = redis.call('GET', KEYS[1])
-if not old then return 0 end
-redis.call('ZREM', KEYS[2], old)
+-- typing_stop: clear a user's typing indicator in a conversation (after
+-- replay.lua).
+-- KEYS[1] typing:{conversation_id}:{user_id}        typing JSON (string)
+-- KEYS[2] typers:{conversation_id}                  typing JSON values by expiry ms (zset)
+-- KEYS[3] typing:replay:{conversation_id}:{user_id} replay record (see replay.lua)
+-- ARGV[1] request ID, 16 hex digits
+-- Returns ok(1) when an indicator was cleared, ok(0) when there was none,
+-- or corrupt(i, why); a replay returns the first run's reply (and clears
+-- nothing a later StartTyping wrote).
+local rec, old = replayed(KEYS[3], ARGV[1])
+if rec == false then return corrupt(3, REPLAY_CORRUPT) end
+if rec then return rec end
+local v = redis.call('GET', KEYS[1])
+if not v then return remember(KEYS[3], ARGV[1], ok(0), old) end
+redis.call('ZREM', KEYS[2], v)
 redis.call('DEL', KEYS[1])
-return 1
+return remember(KEYS[3], ARGV[1], ok(1), old)

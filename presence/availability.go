@@ -1,0 +1,111 @@
+package presence
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+// AvailabilityTTL is how long an admin's availability lasts after the last
+// Availability.Set.
+const AvailabilityTTL = 30 * time.Minute
+
+var (
+	//go:embed availability_get.lua
+	availabilityGetLua string
+
+	availabilityGetOp = pkg.Declare("availability", availabilityGetLua,
+		[]*keys.Template{adminKey}, call.Shared())
+	availabilityTaggedGetOp = pkg.Declare("availability", availabilityGetLua,
+		[]*keys.Template{availTaggedKey}, call.Shared())
+)
+
+// Availability records admins' availability for chat assignment: the bare
+// word "online", "away", "busy" or "offline" at admin:{admin_id}:presence
+// with a 30 minute TTL (AvailabilityTTL), refreshed by each Set; an admin
+// with no key is offline. It is safe for concurrent use.
+//
+// A script of another package (a chat assignment) can read it as it is:
+// GET the key (nil means offline) and compare the word. On a Redis Cluster
+// such a script's keys must share one slot: build the Availability
+// WithAvailabilityTag(tag), so that every admin's key is
+// admin:{tag}:{admin_id}:presence, and pass Availability.Key(admin) in the
+// script's KEYS beside its other {tag} keys.
+type Availability struct {
+	run  *call.Runner
+	opt  options
+	tmpl *keys.Template
+	get  *call.Op
+}
+
+// NewAvailability returns an Availability over rdb, configured by the same
+// options as New (it uses the namespace, WithAvailabilityTag and
+// WithPipelining). It fails with ErrInvalid on a nil client, a go-redis
+// client without ContextTimeoutEnabled, or a bad option; it does not
+// contact Redis.
+func NewAvailability(rdb redis.UniversalClient, opts ...Option) (*Availability, error) {
+	o, err := build("new availability", rdb, opts)
+	if err != nil {
+		return nil, err
+	}
+	a := &Availability{run: call.NewRunner(rdb, o.lanes), opt: o, tmpl: adminKey, get: availabilityGetOp}
+	if o.availTag != "" {
+		a.tmpl, a.get = availTaggedKey, availabilityTaggedGetOp
+	}
+	return a, nil
+}
+
+// Key returns the key holding admin's availability, for the KEYS of a
+// script that reads it (see the type's doc). A bad admin ID is ErrInvalid
+// (and keys.ErrInvalidKey).
+func (a *Availability) Key(admin string) (string, error) { return a.key("key", admin) }
+
+func (a *Availability) key(op, admin string) (string, error) {
+	if a.opt.availTag != "" {
+		return pkg.Key(op, a.tmpl, a.opt.ns, a.opt.availTag, admin)
+	}
+	return pkg.Key(op, a.tmpl, a.opt.ns, admin)
+}
+
+// Set stores admin's availability, Online, Away, Busy or Offline (one SET
+// with a 30 minute TTL, one round trip); other statuses are ErrInvalid. It
+// replaces whatever the key held. Running it twice is running it once, so
+// a replay after a lost reply reports the same success.
+func (a *Availability) Set(ctx context.Context, admin string, s Status) error {
+	const op = "set availability"
+	if !s.valid() || s == Invisible {
+		return pkg.Invalidf(op, "status %q: want online, away, busy or offline", s)
+	}
+	k, err := a.key(op, admin)
+	if err != nil {
+		return err
+	}
+	return pkg.Wrap(op, k, a.run.Client().Set(ctx, k, string(s), AvailabilityTTL).Err())
+}
+
+// Get returns admin's availability (one read-only script, one round trip).
+// An admin with no key (never set, or 30 minutes without Set) is Offline.
+// A value other than the four words, or a key without a TTL or with one
+// longer than AvailabilityTTL (it would never go offline), gives an error
+// matching keys.ErrCorrupt that names the key.
+func (a *Availability) Get(ctx context.Context, admin string) (Status, error) {
+	const op = "availability"
+	k, err := a.key(op, admin)
+	if err != nil {
+		return "", err
+	}
+	rep, err := a.run.Run(ctx, a.get, []string{k}, ms(AvailabilityTTL))
+	if err != nil {
+		return "", err
+	}
+	if rep.Status == call.None {
+		return Offline, nil
+	}
+	s := Status(rep.Str(0))
+	return s, rep.Err()
+}

@@ -1,0 +1,80 @@
+-- heartbeat_fast.lua: the heartbeat of a live connection of a user who is
+-- online, the common case, in as few commands as it takes. A Tracker
+-- compiles its profile into the lines before it (SINGLE, FMT, TTL, TTL_PX,
+-- INDEX, STATUS_FRAC, INDEX_PX: see heartbeatSource), and puts the whole
+-- heartbeat (heartbeat.lua, with the libraries) after it: anything the
+-- fast path does not recognise as its case falls through to it, before a
+-- single write, and is handled exactly as before.
+--
+-- KEYS[1..4] as lib.lua describes them
+-- ARGV[1] user ID
+-- ARGV[2] connection ID
+-- ARGV[3] request ID, 16 hex digits
+-- ARGV[4] events channel
+--
+-- The case: the hash layout; every connection of the user a JSON text as
+-- this package writes it ({"connectedAt":N,"lastSeen":N,...}) and live
+-- (lastSeen within TTL, not ahead of the clock by more than SKEW_MS), this
+-- one among them; the presence JSON as this package writes it, with the
+-- status online, away or busy, a lastSeen not ahead of the clock, the
+-- same connection count, and (FormatDetailed) the freshest connection's
+-- device and an activity in plain characters. Then nothing is pruned,
+-- nothing changes but the times, no event is due, and no replay record is
+-- needed: the script writes the connection's lastSeen, the presence (the
+-- same bytes but lastSeen, and the device of this connection, now the
+-- freshest) with its TTL, the hash's TTL and the user's index score (no
+-- prune: no member is added) and its TTL, and returns ok(live, 0,
+-- status), as heartbeat.lua would.
+if not SINGLE then
+  local find, sub, match = string.find, string.sub, string.match
+  local t = redis.call('TIME')
+  local ms = sub('00000' .. t[2], -6, -4)
+  local nows = t[1] .. ms
+  local now = tonumber(nows)
+  local conns = redis.call('HGETALL', KEYS[2])
+  local conn = ARGV[2]
+  local mine, at, digits, n = nil, 0, '', 0
+  for i = 1, #conns, 2 do
+    local v = conns[i + 1]
+    local p = find(v, ',"lastSeen":', 1, true)
+    local d = p and match(v, '^%d+', p + 12)
+    local last = d and tonumber(d)
+    if not last or now - last >= TTL or last > now + SKEW_MS then
+      mine = nil
+      break
+    end
+    n = n + 1
+    if conns[i] == conn then mine, at, digits = v, p, d end
+  end
+  local raw = mine and redis.call('GET', KEYS[1])
+  local st, value
+  if raw and FMT == 'detailed' then
+    local last, cnt, tail
+    st, last, cnt, tail = match(raw, '^{"status":"(%l+)","lastSeen":(%d+),"activeConnections":(%d+)(.*)$')
+    local q = find(mine, '"metadata":{"device":"', 1, true)
+    local e = q and find(mine, '"', q + 22, true)
+    local dev = e and sub(mine, q + 22, e - 1)
+    local rest = tail and match(tail, '^,"metadata":{"device":"[^"\\%c]*"(.*)$')
+    if st and STATUS_FRAC[st] and tonumber(last) <= now + SKEW_MS and tonumber(cnt) == n and dev
+        and not find(dev, '[%c\\]') and (rest == '}}' or match(rest or '', '^,"lastActivity":"[^"\\%c]*"}}$')) then
+      value = '{"status":"' .. st .. '","lastSeen":' .. nows .. ',"activeConnections":' .. cnt ..
+        ',"metadata":{"device":"' .. dev .. '"' .. rest
+    end
+  elseif raw then
+    local user, last
+    user, st, last = match(raw, '^{"userId":"([^"\\%c]*)","status":"(%l+)","lastSeen":(%d+)}$')
+    if user == ARGV[1] and STATUS_FRAC[st] and tonumber(last) <= now + SKEW_MS then
+      value = '{"userId":"' .. user .. '","status":"' .. st .. '","lastSeen":' .. nows .. '}'
+    end
+  end
+  if value then
+    redis.call('HSET', KEYS[2], conn, sub(mine, 1, at + 11) .. nows .. sub(mine, at + 12 + #digits))
+    redis.call('SET', KEYS[1], value, 'PX', TTL_PX)
+    redis.call('PEXPIRE', KEYS[2], TTL_PX)
+    if INDEX then
+      redis.call('ZADD', KEYS[3], now + TTL + STATUS_FRAC[st], ARGV[1])
+      redis.call('PEXPIRE', KEYS[3], INDEX_PX[st])
+    end
+    return {'ok', n, 0, st}
+  end
+end
