@@ -1,74 +1,97 @@
 -- allow.lua: check every rule of a policy and, unless peeking, count the
--- request in all of them: all or nothing, in one script, on server time.
+-- request in all of them: all or nothing, in one script, on server time
+-- (after blockkey.lua).
 --
 -- The policy is compiled into the script: Go replaces the marker in the
 -- table R below with the limiter's numbers (so each distinct policy is its
 -- own cached script, and each call sends three arguments, not 6 per rule):
 --   R[1]       KEYS index of the config hash, or 0 for none
 --   R[2]       n, the number of rules
---   R[3+6(i-1) ..]  six values per rule i: algorithm (1 fixed window,
+--   R[3]       KEYS index of the sliding log (all Sliding rules of one
+--              limiter share it), or 0 for none
+--   R[4+6(i-1) ..]  six values per rule i: algorithm (1 fixed window,
 --              2 sliding log, 3 sliding counter, 4 GCRA), KEYS index of its
 --              state, rate, period in ms, burst (GCRA; 0 = rate), config
 --              field (0 none, 1 per_minute, 2 per_hour, 3 per_day)
 --
 -- Go prepends "local CHECK_BLOCK = true" (false for WithoutBlocks: KEYS[1]
 -- is then passed but not read) and "local SHARED_KEY = false" (true when
--- the sliding log has a seed key without a window segment).
+-- the sliding log's key has no window segment).
 --
--- KEYS[1]    block key     ratelimit:block:{id}   (STRING with a TTL while blocked)
+-- KEYS[1]    block key     ratelimit:block:{id}
 -- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
---            keys of the rules (Sliding rules of one limiter share one log);
---            every key carries the identifier as its hash tag.
+--            keys of the rules; every key carries the identifier as its
+--            hash tag.
 -- ARGV[1]    cost          integer >= 1
 -- ARGV[2]    mode          '0' allow (consume), '1' peek (write nothing)
--- ARGV[3]    nonce         unique per call; makes sliding-log members unique
--- Returns {status, allowed, limit, remaining, retry_us, reset_us, index}:
---   status 0: decided. allowed is 1 or 0; limit, remaining and reset_us
---             describe the binding rule (fewest remaining), index is its
---             position (1-based); retry_us is the longest wait among the
---             refusing rules (0 when allowed).
---   status 1: the value at KEYS[index] is not what this script writes.
---   status 2: cost exceeds the (configured) capacity of rule index.
---   status 3: blocked; retry_us = reset_us = the block's remaining time
---             (MaxBlock for a block key without a TTL).
---   status 4: the config field (limit slot) = value (remaining slot) is above
---             what rule (reset slot) allows: ErrInvalidLimit, nothing written.
+-- ARGV[3]    nonce         unique per call, the same on a resend; names
+--                          the request's sliding-log members
+-- Returns
+--   ok(limit, remaining, retry_us, reset_us, index)     admitted (peek: would be)
+--   limit(limit, remaining, retry_us, reset_us, index)  refused, nothing consumed
+--     limit, remaining and reset_us describe the binding rule (fewest
+--     remaining), index is its position (1-based); retry_us is the longest
+--     wait among the refusing rules (0 when admitted).
+--   conflict(block_us)    blocked: the block's remaining time
+--   invalid(why)          cost above the (configured) capacity of a rule
+--   corrupt(i, why)       KEYS[i] holds what this package does not write,
+--                         or a config field out of range
 -- Nothing is written unless every rule admits the request, except that a
 -- refused check gives a fixed-window counter found without a TTL its TTL
 -- back (a repair; the count is unchanged). Peek writes nothing at all.
+--
+-- The reply vocabulary is spelled as table literals, as in single.lua (a
+-- prelude helper is a closure made on every call).
+--
+-- Resends: go-redis resends a command whose reply was lost, and a whole
+-- pipeline when its connection broke. With a sliding log, the request's
+-- first member tells that the call was admitted already: it is reported
+-- admitted again, as things stand, and nothing is counted. Without one, a
+-- resend counts the request again (see the package doc, Retries).
 
 local R = {--[[rules]]}
 local call, pcall_ = redis.call, redis.pcall
-local tonumber, floor, ceil, min = tonumber, math.floor, math.ceil, math.min
+local tonumber, floor, ceil = tonumber, math.floor, math.ceil
 local fmt, match = string.format, string.match
+local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
 
 local cost = tonumber(ARGV[1])
 local peek = ARGV[2] == '1'
-local n = R[2]
+local n, LOG = R[2], R[3]
 
 if CHECK_BLOCK then
-  local bttl = pcall_('PTTL', KEYS[1])
-  if bttl > 0 then return {3, 0, 0, 0, bttl * 1000, bttl * 1000, 1} end
-  -- a block key without a TTL (not written by Block) counts as blocked
-  -- for MaxBlock (366 days, in µs)
-  if bttl == -1 then return {3, 0, 0, 0, 31622400000000, 31622400000000, 1} end
+  -- almost always absent: one GET decides, and block_ttl (blockkey.lua)
+  -- reads and checks the key only when it is there
+  if pcall_('GET', KEYS[1]) then
+    local b, why = block_ttl(KEYS[1])
+    if not b then return {'corrupt', 1, why} end
+    if b > 0 then return {'conflict', b * 1000} end
+  end
 end
 
 local cfg
 local ci = R[1]
 if ci > 0 then
   local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
-  if v.err then return {1, 0, 0, 0, 0, 0, ci} end
-  cfg = v
+  if v.err then return {'corrupt', ci, 'not a hash (wrong type)'} end
   for f = 1, 4 do
     if v[f] then
       -- strictly what SetConfig writes: a decimal integer in 1 .. 2^40
-      if #v[f] > 13 or not match(v[f], '^[1-9]%d*$') then return {1, 0, 0, 0, 0, 0, ci} end
-      local x = tonumber(v[f])
-      if x > 1099511627776 then return {1, 0, 0, 0, 0, 0, ci} end
-      cfg[f] = x
+      local x = #v[f] <= 13 and match(v[f], '^[1-9]%d*$') and tonumber(v[f])
+      if not x or x > MAX_COUNT then
+        return {'corrupt', ci, 'field ' .. ({'per_minute', 'per_hour', 'per_day', 'burst'})[f] .. ' is not an integer in 1..2^40'}
+      end
+      v[f] = x
     end
   end
+  cfg = v
+end
+
+local replay = false
+if LOG > 0 and not peek then
+  local s = pcall_('ZSCORE', KEYS[LOG], ARGV[3] .. '-1')
+  if type(s) == 'table' then return {'corrupt', LOG, 'not a sorted set (wrong type)'} end
+  if s then replay, peek = true, true end
 end
 
 -- Server time in µs, read only when a rule needs it (a fixed window's clock
@@ -80,10 +103,10 @@ local now
 -- algorithm state for the write (fixed: TTL; swc: bucket, count, previous;
 -- gcra: new arrival time).
 local S = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-local logk, logmax = 0, 0 -- all Sliding rules share one log
-local ok = true
+local logmax = 0
+local admit = true
 for i = 1, n do
-  local b = 2 + (i - 1) * 6
+  local b = 3 + (i - 1) * 6
   local o = (i - 1) * 11
   local a, k, r, p, bu = R[b + 1], R[b + 2], R[b + 3], R[b + 4] * 1000, R[b + 5]
   if cfg then
@@ -92,30 +115,31 @@ for i = 1, n do
       r = cfg[f]
       -- the caps New enforces: a log of at most 100 000 entries, and a
       -- GCRA emission interval of at least 10 µs
-      if (a == 2 and r > 100000) or (a == 4 and p / r < 10) then return {4, 0, f, r, 0, i, ci} end
+      if (a == 2 and r > 100000) or (a == 4 and p / r < 10) then
+        return {'corrupt', ci, ({'per_minute', 'per_hour', 'per_day'})[f] .. ' = ' .. int_str(r) .. ' is above what rule ' .. (i - 1) .. ' allows'}
+      end
     end
     if a == 4 and cfg[4] then bu = cfg[4] end
   end
   if bu == 0 then bu = r end
   local c = r
   if a == 4 then c = bu end
-  if cost > c then return {2, 0, c, 0, 0, 0, i} end
-  if a ~= 1 and not now then
-    local t = call('TIME')
-    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
+  if cost > c then return {'invalid', 'cost ' .. cost .. ' above the capacity ' .. int_str(c) .. ' of rule ' .. (i - 1)} end
+  if a ~= 1 and not now then now = now_us() end
   local key = KEYS[k]
   local av, rt, rs0, rs1 = 0, 0, 0, 0
 
   if a == 1 then
     local v = pcall_('GET', key)
-    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    if type(v) == 'table' then return {'corrupt', k, 'not an integer counter'} end
     local used, ttl = 0, -2
     if v then
       -- strictly a non-negative decimal integer, as INCRBY writes it
-      if #v > 15 or not match(v, '^%d+$') then return {1, 0, 0, 0, 0, 0, k} end
+      if #v > 15 or not match(v, '^%d+$') then return {'corrupt', k, 'not a non-negative integer counter'} end
       used = tonumber(v)
+      if used > MAX_COUNT then return {'corrupt', k, 'counter out of range'} end
       ttl = call('PTTL', key)
+      if ttl > p / 1000 then return {'corrupt', k, 'TTL longer than the window'} end
     end
     av = r - used
     if ttl > 0 then rs0 = ttl * 1000; rs1 = rs0
@@ -127,30 +151,30 @@ for i = 1, n do
   elseif a == 2 then
     -- scores are Unix ms, rounded up (see sliding.lua): an entry scored s
     -- counts while s ms + p is ahead, so those above floor((now - p) / 1000)
-    local lo = '(' .. fmt('%.0f', floor((now - p) / 1000))
+    local lo = '(' .. int_str(floor((now - p) / 1000))
     local used = pcall_('ZCOUNT', key, lo, '+inf')
-    if type(used) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    if type(used) == 'table' then return {'corrupt', k, 'not a sorted set (wrong type)'} end
     av = r - used
     if av < cost then
       local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
       rt = (tonumber(e[2]) or 1 / 0) * 1000 + p - now
-      -- scores are server times: far future (inf, nan) is corrupt
-      if not (rt <= 2 * p) then return {1, 0, 0, 0, 0, 0, k} end
+      -- scores are server times: far future (inf) is corrupt
+      if not (rt <= 2 * p) then return {'corrupt', k, 'entry scored in the future'} end
     end
     if used > 0 then rs0 = -1 end
     rs1 = ceil(now / 1000) * 1000 + p - now -- once this request is logged
-    logk = k
     if p > logmax then logmax = p end
 
   elseif a == 3 then
     local v = pcall_('GET', key)
-    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local idx = floor(now / p)
     local cur, prev = 0, 0
     if v then
       local w, c1, p1 = match(v, '^(%d+):(%d+):(%d+)$')
-      if not w or #v > 50 then return {1, 0, 0, 0, 0, 0, k} end
+      if not w or #v > 50 then return {'corrupt', k, 'not bucket:count:previous'} end
       w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
+      if w > idx + 1 or c1 > MAX_COUNT or p1 > MAX_COUNT then return {'corrupt', k, 'bucket or count out of range'} end
       if w >= idx then idx, cur, prev = w, c1, p1
       elseif w == idx - 1 then prev = c1 end
     end
@@ -172,15 +196,20 @@ for i = 1, n do
 
   else
     local v = pcall_('GET', key)
-    if type(v) == 'table' then return {1, 0, 0, 0, 0, 0, k} end
+    if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local T = p / r
     local tat = now
     if v then
-      -- strictly µs since the epoch as written here: digits only (no sign,
-      -- exponent, hex, inf or nan), at most 17 of them
-      if #v > 17 or not match(v, '^%d+$') then return {1, 0, 0, 0, 0, 0, k} end
+      -- strictly µs since the epoch as written here: digits only, at most 17
+      if #v > 17 or not match(v, '^%d+$') then return {'corrupt', k, 'not a time in µs'} end
       local x = tonumber(v)
-      if x > now then tat = x end
+      if x > now then
+        if x - now > bu * T + 1 then
+          local ttl = call('PTTL', key)
+          if ttl < 0 or x - now > ttl * 1000 + 1000 then return {'corrupt', k, 'time ahead of the key\'s TTL'} end
+        end
+        tat = x
+      end
     end
     av = floor(bu - (tat - now) / T + 1e-9)
     if av < cost then
@@ -195,10 +224,10 @@ for i = 1, n do
   end
   S[o + 1], S[o + 2], S[o + 3], S[o + 4] = a, k, p, c
   S[o + 5], S[o + 6], S[o + 7], S[o + 8] = av, rt, rs0, rs1
-  if av < cost then ok = false end
+  if av < cost then admit = false end
 end
 
-local commit = ok and not peek
+local commit = admit and not peek
 if commit then
   for i = 1, n do
     local o = (i - 1) * 11
@@ -207,31 +236,25 @@ if commit then
       call('INCRBY', key, cost)
       if S[o + 9] < 0 then call('PEXPIRE', key, S[o + 3] / 1000) end
     elseif a == 3 then
-      call('SET', key, fmt('%.0f:%.0f:%.0f', S[o + 9], S[o + 10] + cost, S[o + 11]),
-        'PX', ceil(S[o + 8] / 1000))
+      call('SET', key, fmt('%.0f:%.0f:%.0f', S[o + 9], S[o + 10] + cost, S[o + 11]), 'PX', ceil(S[o + 8] / 1000))
     elseif a == 4 then
-      call('SET', key, fmt('%.0f', S[o + 9]), 'PX', ceil(S[o + 8] / 1000))
+      call('SET', key, int_str(S[o + 9]), 'PX', ceil(S[o + 8] / 1000))
     end
   end
-  if logk > 0 then
-    local key = KEYS[logk]
-    call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', floor((now - logmax) / 1000)))
-    local score = fmt('%.0f', ceil(now / 1000))
+  if LOG > 0 then
+    local key = KEYS[LOG]
+    call('ZREMRANGEBYSCORE', key, '-inf', int_str(floor((now - logmax) / 1000)))
+    local score = int_str(ceil(now / 1000))
     local base = ARGV[3] .. '-'
-    local j = 1
-    while j <= cost do
-      local args = {}
-      local last = min(cost, j + 255)
-      for m = j, last do
-        args[#args + 1] = score
-        args[#args + 1] = base .. m
-      end
-      call('ZADD', key, unpack(args))
-      j = last + 1
+    local zs = {}
+    for m = 1, cost do
+      zs[2 * m - 1] = score
+      zs[2 * m] = base .. m
     end
-    -- a seed key without a window segment may be shared with a limiter of
-    -- a longer window: never shorten its TTL (see sliding.lua)
-    -- one period after the rounded-up score: + 1 ms
+    batched('ZADD', key, zs)
+    -- a key without a window segment may be shared with a limiter of a
+    -- longer window: never shorten its TTL (see sliding.lua); one period
+    -- after the rounded-up score: + 1 ms
     if not SHARED_KEY or call('PTTL', key) < logmax / 1000 + 1 then call('PEXPIRE', key, logmax / 1000 + 1) end
   end
 elseif not peek then
@@ -240,6 +263,9 @@ elseif not peek then
     if S[o + 1] == 1 and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
   end
 end
+-- a resend of an admitted call is reported admitted, as things stand now
+-- (its units are in the remaining counts already)
+if replay then admit = true end
 
 local bi, brem, bres, retry = 1, -1, 0, 0
 for i = 1, n do
@@ -250,11 +276,12 @@ for i = 1, n do
   elseif res < 0 then -- a sliding log: until its newest entry leaves the window
     local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
     res = (tonumber(e[2]) or 1 / 0) * 1000 + S[o + 3] - now
-    if not (res <= 2 * S[o + 3]) then return {1, 0, 0, 0, 0, 0, S[o + 2]} end
+    if not (res <= 2 * S[o + 3]) then return {'corrupt', S[o + 2], 'entry scored in the future'} end
     if res < 0 then res = 0 end
   end
   if rem < 0 then rem = 0 end
   if brem < 0 or rem < brem or (rem == brem and res > bres) then bi, brem, bres = i, rem, res end
-  if not ok and S[o + 5] < cost and S[o + 6] > retry then retry = S[o + 6] end
+  if not admit and S[o + 5] < cost and S[o + 6] > retry then retry = S[o + 6] end
 end
-return {0, ok and 1 or 0, S[(bi - 1) * 11 + 4], brem, retry, bres, bi}
+if admit then return {'ok', S[(bi - 1) * 11 + 4], brem, retry, bres, bi} end
+return {'limit', S[(bi - 1) * 11 + 4], brem, retry, bres, bi}

@@ -79,16 +79,29 @@ func requireShared(t *testing.T, e *harness.Env, mode string, trips *harness.Tri
 	}
 }
 
-// 200 goroutines on one identifier admit exactly the limit.
+// 200 goroutines on one identifier admit exactly the limit, with every
+// algorithm (SlidingCounter and GCRA per hour, so that no bucket boundary
+// and no refill falls inside the test; GCRA at 144 per hour, an emission
+// interval of exactly 25 s: stored arrival times round up to whole µs, so
+// with another rate a frozen clock admits one fewer than the burst).
 func TestConcurrentExactLimit(t *testing.T) {
-	for _, a := range []ratelimit.Algorithm{ratelimit.FixedWindow, ratelimit.Sliding} {
+	for _, c := range []struct {
+		a   ratelimit.Algorithm
+		lim ratelimit.Limit
+	}{
+		{ratelimit.FixedWindow, ratelimit.PerMinute(137)},
+		{ratelimit.Sliding, ratelimit.PerMinute(137)},
+		{ratelimit.SlidingCounter, ratelimit.PerHour(137)},
+		{ratelimit.GCRA, ratelimit.PerHour(144)},
+	} {
+		a := c.a
 		for _, m := range pipelining {
 			t.Run(a.String()+"/"+m.name, func(t *testing.T) {
 				e := harness.New(t)
 				ctx := e.Ctx()
-				l, trips := countedLimiter(t, e, one(a, ratelimit.PerMinute(137)), m.opt)
+				l, trips := countedLimiter(t, e, one(a, c.lim), m.opt)
 				got := hammer(t, 200, 3, func(int) (ratelimit.Result, error) { return l.Allow(ctx, "hot") })
-				require.EqualValues(t, 137, got)
+				require.EqualValues(t, c.lim.Rate, got)
 				requireShared(t, e, m.name, trips, 600)
 				r, err := l.Peek(ctx, "hot")
 				require.NoError(t, err)

@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
 )
 
-// Config is the runtime configuration of one API key, stored in seed 001's
-// hash ratelimit:config:{api_key_id} with the fields per_minute, per_hour,
+// Config is the runtime configuration of one API key, stored in the hash
+// ratelimit:config:{api_key_id} with the fields per_minute, per_hour,
 // per_day and burst (decimal strings). A zero field means "no override":
 // the limiter's policy applies. Limiters built WithRuntimeConfig read it in
 // the same script as the check.
@@ -35,83 +31,58 @@ func (c Config) values() [4]int { return [4]int{c.PerMinute, c.PerHour, c.PerDay
 // Each field is validated against the rules of this limiter it overrides,
 // with the limits New enforces (Rate up to 2^40, a Sliding rate up to
 // 100 000, a GCRA interval Period/Rate of at least 10µs, Burst up to 2^40):
-// a negative or out-of-range value fails with ErrInvalidLimit naming the
-// field, before anything is written. The checks re-validate the stored
-// config in the script, so a hash written by other means cannot bypass
-// these limits either. On a Limiter built without WithRuntimeConfig,
-// SetConfig fails with ErrNoRuntimeConfig (its checks would never read the
-// config). One round trip (MULTI/EXEC on one key).
+// a negative or out-of-range value fails with ErrInvalid naming the field,
+// before anything is written. The checks re-validate the stored config in
+// the script, so a hash written by other means cannot bypass these limits
+// either (it is reported as corrupt). On a Limiter built without
+// WithRuntimeConfig, SetConfig fails with ErrNoRuntimeConfig (its checks
+// would never read the config).
+//
+// One round trip (a script). Writing the same fields again changes
+// nothing, so a call that go-redis resends after losing its reply has the
+// first call's outcome. keys.ErrCorrupt naming the key when it is not a
+// hash (nothing written).
 func (l *Limiter) SetConfig(ctx context.Context, apiKeyID string, c Config) error {
+	const op = "set config"
 	if l.cfgIdx == 0 {
-		return fmt.Errorf("ratelimit: set config %q: %w", apiKeyID, ErrNoRuntimeConfig)
+		return pkg.Fail(op, "", ErrNoRuntimeConfig, nil)
 	}
-	k, err := configKey.Key(l.ns, apiKeyID)
+	k, err := pkg.Key(op, configKey, l.opt.ns, apiKeyID)
 	if err != nil {
-		return fmt.Errorf("ratelimit: set config: %w", err)
+		return err
 	}
-	if err := l.checkConfig(c); err != nil {
-		return fmt.Errorf("ratelimit: set config %q: %w", apiKeyID, err)
+	if err := l.checkConfig(op, c); err != nil {
+		return err
 	}
 	vals := c.values()
-	var set []any
-	var del []string
+	args := make([]any, len(vals))
 	for i, v := range vals {
-		switch {
-		case v == 0:
-			del = append(del, configFields[i])
-		default:
-			set = append(set, configFields[i], strconv.Itoa(v))
-		}
+		args[i] = strconv.Itoa(v)
 	}
-	_, err = l.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if len(set) == 0 {
-			p.Del(ctx, k)
-			return nil
-		}
-		p.HSet(ctx, k, set...)
-		if len(del) > 0 {
-			p.HDel(ctx, k, del...)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("ratelimit: set config %q: %w", apiKeyID, err)
-	}
-	return nil
+	_, err = l.run.Run(ctx, setConfigOp, []string{k}, args...)
+	return err
 }
 
 // checkConfig validates c against the rules it overrides, as New would.
-func (l *Limiter) checkConfig(c Config) error {
+func (l *Limiter) checkConfig(op string, c Config) error {
 	vals := c.values()
 	for i, v := range vals {
 		if v < 0 || v > maxRate {
-			return fmt.Errorf("%w: %s = %d must be between 0 and 2^40", ErrInvalidLimit, configFields[i], v)
+			return pkg.Invalidf(op, "%s = %d outside 0..2^40", configFields[i], v)
 		}
 	}
 	for i, r := range l.policy {
-		f := -1
-		switch r.Limit.Period {
-		case time.Minute:
-			f = 0
-		case time.Hour:
-			f = 1
-		case 24 * time.Hour:
-			f = 2
-		}
 		lim := r.Limit
-		if f >= 0 && vals[f] > 0 {
+		if f := configField(r.Limit.Period); f >= 0 && vals[f] > 0 {
 			lim.Rate = vals[f]
-			if r.Algorithm == Sliding && lim.Rate > maxSlidingRate {
-				return fmt.Errorf("%w: %s = %d: rule %d is a Sliding log, at most %d", ErrInvalidLimit, configFields[f], lim.Rate, i, maxSlidingRate)
-			}
 			if err := lim.validate(r.Algorithm); err != nil {
-				return fmt.Errorf("%s = %d (rule %d, %v): %w", configFields[f], lim.Rate, i, r.Algorithm, err)
+				return pkg.Invalidf(op, "%s = %d (rule %d, %v): %v", configFields[f], lim.Rate, i, r.Algorithm, err)
 			}
 		}
 		if r.Algorithm == GCRA && vals[3] > 0 {
 			lim.Burst = vals[3]
 			if err := lim.validate(r.Algorithm); err != nil {
-				return fmt.Errorf("burst = %d (rule %d, %v): %w", lim.Burst, i, r.Algorithm, err)
+				return pkg.Invalidf(op, "burst = %d (rule %d, %v): %v", lim.Burst, i, r.Algorithm, err)
 			}
 		}
 	}
@@ -134,24 +105,22 @@ func isCount(s string) bool {
 
 // Config returns the stored config of apiKeyID; a zero Config when there is
 // none. A field that is not a decimal integer in 1..2^40 written as
-// SetConfig writes it (no sign, spaces, leading zeros, exponent or hex)
-// gives a keys.ErrCorrupt error naming the key; the scripts reject exactly
-// the same values. ErrNoRuntimeConfig on a Limiter built without
-// WithRuntimeConfig. One round trip (HMGET).
+// SetConfig writes it (no sign, spaces, leading zeros, exponent or hex),
+// or a key that is not a hash, gives a keys.ErrCorrupt error naming the
+// key; the scripts reject exactly the same values. ErrNoRuntimeConfig on a
+// Limiter built without WithRuntimeConfig. One round trip (HMGET).
 func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
+	const op = "config"
 	if l.cfgIdx == 0 {
-		return Config{}, fmt.Errorf("ratelimit: config %q: %w", apiKeyID, ErrNoRuntimeConfig)
+		return Config{}, pkg.Fail(op, "", ErrNoRuntimeConfig, nil)
 	}
-	k, err := configKey.Key(l.ns, apiKeyID)
+	k, err := pkg.Key(op, configKey, l.opt.ns, apiKeyID)
 	if err != nil {
-		return Config{}, fmt.Errorf("ratelimit: config: %w", err)
+		return Config{}, err
 	}
-	vs, err := l.client.HMGet(ctx, k, configFields[:]...).Result()
-	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
-		err = keys.Corrupt(k, err)
-	}
+	vs, err := l.run.Client().HMGet(ctx, k, configFields[:]...).Result()
 	if err != nil {
-		return Config{}, fmt.Errorf("ratelimit: config %q: %w", apiKeyID, err)
+		return Config{}, pkg.Wrap(op, k, err)
 	}
 	var out [4]int
 	for i, v := range vs {
@@ -161,8 +130,7 @@ func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
 		s, ok := v.(string)
 		n, perr := strconv.Atoi(s)
 		if !ok || !isCount(s) || perr != nil || n < 1 || n > maxRate {
-			return Config{}, fmt.Errorf("ratelimit: config %q: %w", apiKeyID,
-				keys.Corrupt(k, fmt.Errorf("field %s = %v is not a positive integer", configFields[i], v)))
+			return Config{}, pkg.Fail(op, k, nil, keys.Corrupt(k, fmt.Errorf("field %s = %.32q is not an integer in 1..2^40", configFields[i], fmt.Sprint(v))))
 		}
 		out[i] = n
 	}
@@ -170,14 +138,13 @@ func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
 }
 
 // DeleteConfig removes the config of apiKeyID, so the policy's limits apply
-// again. One round trip (DEL).
+// again. One round trip (DEL); deleting twice is deleting once. ErrInvalid
+// for an unusable apiKeyID.
 func (l *Limiter) DeleteConfig(ctx context.Context, apiKeyID string) error {
-	k, err := configKey.Key(l.ns, apiKeyID)
+	const op = "delete config"
+	k, err := pkg.Key(op, configKey, l.opt.ns, apiKeyID)
 	if err != nil {
-		return fmt.Errorf("ratelimit: delete config: %w", err)
+		return err
 	}
-	if err := l.client.Del(ctx, k).Err(); err != nil {
-		return fmt.Errorf("ratelimit: delete config %q: %w", apiKeyID, err)
-	}
-	return nil
+	return pkg.Wrap(op, k, l.run.Client().Del(ctx, k).Err())
 }

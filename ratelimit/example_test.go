@@ -21,7 +21,7 @@ func connect() (*redis.Client, func()) {
 		panic(err)
 	}
 	m.SetTime(time.Date(2025, 6, 27, 12, 0, 0, 0, time.UTC))
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	return c, func() { _ = c.Close(); m.Close() }
 }
 
@@ -53,7 +53,7 @@ func Example() {
 	// allowed=false remaining=0 retry=100ms
 }
 
-// Seed 001's API-key limits: 60 per minute with bursts of 10, 1000 per hour,
+// Per-API-key limits: 60 per minute with bursts of 10, 1000 per hour,
 // 10000 per day, all checked and consumed together, with per-key overrides
 // read from ratelimit:config:{api_key_id} in the same script.
 func ExamplePolicy() {
@@ -105,7 +105,7 @@ func ExampleLimiter_AllowN() {
 	res, err := l.AllowN(ctx, "tenant-7", 40)
 	fmt.Println(res.Allowed, res.Remaining, err)
 	_, err = l.AllowN(ctx, "tenant-7", 101)
-	fmt.Println(errors.Is(err, ratelimit.ErrInvalidCost))
+	fmt.Println(errors.Is(err, ratelimit.ErrInvalid))
 	_, err = l.Allow(ctx, "")
 	fmt.Println(errors.Is(err, keys.ErrInvalidKey))
 	// Output:
@@ -149,14 +149,11 @@ func ExampleMiddleware() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-		Key:         ratelimit.ClientIP(), // no proxy in front: the TCP peer
-		Unavailable: ratelimit.FailClosed,
-	})
-	if err != nil {
-		panic(err)
-	}
-	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	m := ratelimit.Middleware(l,
+		ratelimit.WithKey(ratelimit.ClientIP()),
+		ratelimit.WithUnavailable(ratelimit.FailClosed),
+	)
+	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	for i := 0; i < 6; i++ {
 		r := httptest.NewRequest("POST", "/login", nil)
 		r.RemoteAddr = "198.51.100.4:40000"

@@ -3,17 +3,11 @@ package ratelimit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
 )
-
-// ErrNoKey is returned by a KeyFunc when the request carries no usable
-// identifier (no API key header, an unparsable client address). The
-// middleware answers such requests with 400 Bad Request.
-var ErrNoKey = errors.New("ratelimit: no rate-limit key in request")
 
 // KeyFunc returns the identifier a request is limited by. It must not
 // return an empty identifier; it returns an error wrapping ErrNoKey when
@@ -52,10 +46,10 @@ func ClientIP(trusted ...netip.Prefix) KeyFunc {
 // ClientIPPrefix is ClientIP grouping IPv6 clients by their first ipv6Bits
 // bits instead of 64: 128 limits every IPv6 address apart (keyed as the
 // bare address), 56 or 48 a whole site. IPv4 addresses are always keyed
-// one by one. It fails with ErrInvalidLimit unless 1 <= ipv6Bits <= 128.
+// one by one. It fails with ErrInvalid unless 1 <= ipv6Bits <= 128.
 func ClientIPPrefix(ipv6Bits int, trusted ...netip.Prefix) (KeyFunc, error) {
 	if ipv6Bits < 1 || ipv6Bits > 128 {
-		return nil, fmt.Errorf("%w: IPv6 prefix length %d must be between 1 and 128", ErrInvalidLimit, ipv6Bits)
+		return nil, pkg.Invalidf("client ip prefix", "IPv6 prefix length %d outside 1..128", ipv6Bits)
 	}
 	var ts []netip.Prefix
 	for _, p := range trusted {

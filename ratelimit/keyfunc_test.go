@@ -103,7 +103,7 @@ func TestClientIPSpoofingGainsNothing(t *testing.T) {
 func TestClientIPPrefix(t *testing.T) {
 	for _, bits := range []int{-1, 0, 129} {
 		_, err := ratelimit.ClientIPPrefix(bits)
-		require.ErrorIs(t, err, ratelimit.ErrInvalidLimit, "bits %d", bits)
+		require.ErrorIs(t, err, ratelimit.ErrInvalid, "bits %d", bits)
 	}
 	for _, c := range []struct {
 		bits         int

@@ -8,20 +8,20 @@ import "github.com/redschema/redschema/keys"
 var (
 	// Seed 000 §3. Its "fixed window" limiter stored a log of timestamps in
 	// a sorted set; here it is an (exact) sliding log, opt-in with
-	// WithRateLimitKey.
+	// WithRateLimitKey (no window segment: one limiter per identifier).
 	rateLimitKey = keys.Register(keys.Pattern{
 		Template: "rate_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log (seed 000's fixed-window key): member per admitted request, score = Unix ms (rounded up)",
+		Purpose: "sliding log WithRateLimitKey: member per admitted request, score = Unix ms (rounded up)",
 	})
-	// Seed 000 §3: sliding log, exact seed key (WithSeedSlidingKey: one
-	// limiter per identifier, since the key has no window).
+	// Seed 000 §3: sliding log at the seed's exact key (WithWindowlessLogKey:
+	// one limiter per identifier, since the key has no window).
 	slidingLimitKey = keys.Register(keys.Pattern{
 		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
-		Purpose: "sliding log WithSeedSlidingKey: member per admitted request, score = Unix ms (rounded up)",
+		Purpose: "sliding log WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 000 §3 plus a window segment: the default key of Sliding rules,
 	// so limiters with different windows never trim each other's log.
@@ -31,13 +31,13 @@ var (
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
 		Purpose: "sliding log per window: member per admitted request, score = Unix ms (rounded up)",
 	})
-	// Seed 001 §8: sliding log per identifier and endpoint, exact seed key
-	// (WithEndpoint + WithSeedSlidingKey).
+	// Seed 001 §8: sliding log per identifier and endpoint at the seed's
+	// exact key (WithEndpoint + WithWindowlessLogKey).
 	slidingEndpointKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
-		Purpose: "sliding log per endpoint WithSeedSlidingKey: member per admitted request, score = Unix ms (rounded up)",
+		Purpose: "sliding log per endpoint WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8 plus a window segment: the default WithEndpoint log.
 	slidingEndpointWindowKey = keys.Register(keys.Pattern{
@@ -96,9 +96,9 @@ var (
 	// Block(id, d).
 	blockKey = keys.Register(keys.Pattern{
 		Template: "ratelimit:block:{identifier}", Type: keys.String, Tag: "identifier",
-		TTLNote: "the block's duration",
+		TTLNote: "the block's duration (at most MaxBlock, 366 days)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
-		Purpose: "present while the identifier is blocked in every limiter of the namespace",
+		Purpose: "present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it",
 	})
 )
 

@@ -16,14 +16,13 @@ const (
 	// request and lasts Period (the counter's TTL): at most Rate per window.
 	// Cheapest; a client can get up to 2×Rate across a window boundary.
 	// Keys: ratelimit:api:{id}:{window}, or with an endpoint
-	// ratelimit:ip:{ip}:{endpoint}:{window} (seed 001).
+	// ratelimit:ip:{ip}:{endpoint}:{window}.
 	FixedWindow Algorithm = iota + 1
 	// Sliding keeps a log of admitted requests in a sorted set: at most Rate
 	// in any interval of length Period, exactly. Memory grows with Rate.
-	// Keys: sliding_limit:{id}:{window} (seed 000 plus the window), or with
-	// an endpoint ratelimit:sliding:{id}:{endpoint}:{window} (seed 001 plus
-	// the window); the seeds' exact keys with WithSeedSlidingKey or
-	// WithRateLimitKey (rate_limit:{id}).
+	// Keys: sliding_limit:{id}:{window}, or with an endpoint
+	// ratelimit:sliding:{id}:{endpoint}:{window}; without the window
+	// segment WithWindowlessLogKey, or rate_limit:{id} WithRateLimitKey.
 	Sliding
 	// SlidingCounter approximates Sliding with two fixed buckets aligned to
 	// multiples of Period, weighting the previous one by how much of it still
@@ -57,7 +56,7 @@ func (a Algorithm) String() string {
 // algorithms have no burst and refuse a non-zero Burst.
 //
 // Rate and Burst are at most 2^40 (a Sliding rule's Rate at most 100 000,
-// see New); Period must be a whole number of milliseconds, at least 1ms
+// since its log keeps one entry per request); Period must be a whole number of milliseconds, at least 1ms
 // (TTLs are set in milliseconds), and at most one year (366 days); a GCRA
 // rule needs Period/Rate of at least 10µs. Runtime config (SetConfig) is
 // held to the same limits.
@@ -104,25 +103,31 @@ const maxRate = 1 << 40
 // are microseconds in doubles, which near the current epoch resolve 0.25µs.
 const minEmission = 10 * time.Microsecond
 
+// validate says what is wrong with l for algorithm a, or nil.
 func (l Limit) validate(a Algorithm) error {
 	switch {
 	case l.Rate <= 0 || l.Rate > maxRate:
-		return fmt.Errorf("%w: rate %d must be between 1 and 2^40", ErrInvalidLimit, l.Rate)
+		return fmt.Errorf("rate %d outside 1..2^40", l.Rate)
 	case l.Period < time.Millisecond:
-		return fmt.Errorf("%w: period %v must be at least 1ms", ErrInvalidLimit, l.Period)
+		return fmt.Errorf("period %v below 1ms", l.Period)
 	case l.Period%time.Millisecond != 0:
-		return fmt.Errorf("%w: period %v must be a whole number of milliseconds", ErrInvalidLimit, l.Period)
-	case l.Period > 366*24*time.Hour:
-		return fmt.Errorf("%w: period %v is longer than a year", ErrInvalidLimit, l.Period)
+		return fmt.Errorf("period %v is not a whole number of milliseconds", l.Period)
+	case l.Period > maxPeriod:
+		return fmt.Errorf("period %v is longer than a year (366 days)", l.Period)
 	case l.Burst < 0 || l.Burst > maxRate:
-		return fmt.Errorf("%w: burst %d must be between 0 and 2^40", ErrInvalidLimit, l.Burst)
+		return fmt.Errorf("burst %d outside 0..2^40", l.Burst)
 	case l.Burst != 0 && a != GCRA:
-		return fmt.Errorf("%w: burst applies to GCRA only, not %v", ErrInvalidLimit, a)
+		return fmt.Errorf("burst applies to GCRA only, not %v", a)
 	case a == GCRA && l.Period/time.Duration(l.Rate) < minEmission:
-		return fmt.Errorf("%w: GCRA rate %d per %v is above one per %v", ErrInvalidLimit, l.Rate, l.Period, minEmission)
+		return fmt.Errorf("GCRA rate %d per %v is above one per %v", l.Rate, l.Period, minEmission)
+	case a == Sliding && l.Rate > maxSlidingRate:
+		return fmt.Errorf("a Sliding rule keeps one entry per request: rate %d is above %d, use SlidingCounter", l.Rate, maxSlidingRate)
 	}
 	return nil
 }
+
+// maxPeriod is the longest Period: one year (366 days).
+const maxPeriod = 366 * 24 * time.Hour
 
 // Rule is one limit enforced with one algorithm.
 type Rule struct {
@@ -146,12 +151,13 @@ func (r Rule) capacity() int {
 
 const maxRules = 16
 
-func (p Policy) validate() error {
+// validate returns ErrInvalid for op, saying what is wrong, or nil.
+func (p Policy) validate(op string) error {
 	if len(p) == 0 {
-		return fmt.Errorf("%w: empty policy", ErrInvalidLimit)
+		return pkg.Invalidf(op, "empty policy")
 	}
 	if len(p) > maxRules {
-		return fmt.Errorf("%w: %d rules, at most %d", ErrInvalidLimit, len(p), maxRules)
+		return pkg.Invalidf(op, "%d rules, at most %d", len(p), maxRules)
 	}
 	type slot struct {
 		a Algorithm
@@ -162,14 +168,14 @@ func (p Policy) validate() error {
 		switch r.Algorithm {
 		case FixedWindow, Sliding, SlidingCounter, GCRA:
 		default:
-			return fmt.Errorf("%w: rule %d: unknown algorithm %v", ErrInvalidLimit, i, r.Algorithm)
+			return pkg.Invalidf(op, "rule %d: unknown algorithm %v", i, r.Algorithm)
 		}
 		if err := r.Limit.validate(r.Algorithm); err != nil {
-			return fmt.Errorf("rule %d (%v %v): %w", i, r.Algorithm, r.Limit, err)
+			return pkg.Invalidf(op, "rule %d (%v %v): %v", i, r.Algorithm, r.Limit, err)
 		}
 		s := slot{r.Algorithm, r.Limit.Period}
 		if seen[s] {
-			return fmt.Errorf("%w: rule %d: two %v rules with period %v would share a key", ErrInvalidLimit, i, r.Algorithm, r.Limit.Period)
+			return pkg.Invalidf(op, "rule %d: two %v rules with period %v would share a key", i, r.Algorithm, r.Limit.Period)
 		}
 		seen[s] = true
 	}

@@ -30,23 +30,36 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		opts []ratelimit.Option
 		err  error
 	}{
-		"empty":            {ratelimit.Policy{}, nil, ratelimit.ErrInvalidLimit},
-		"zero rate":        {one(ratelimit.FixedWindow, ratelimit.Limit{Period: sec}), nil, ratelimit.ErrInvalidLimit},
-		"negative rate":    {one(ratelimit.GCRA, ratelimit.Limit{Rate: -1, Period: sec}), nil, ratelimit.ErrInvalidLimit},
-		"zero period":      {one(ratelimit.Sliding, ratelimit.Limit{Rate: 1}), nil, ratelimit.ErrInvalidLimit},
-		"negative period":  {one(ratelimit.Sliding, ratelimit.Limit{Rate: 1, Period: -sec}), nil, ratelimit.ErrInvalidLimit},
-		"sub-ms period":    {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: 1500 * time.Microsecond}), nil, ratelimit.ErrInvalidLimit},
-		"negative burst":   {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: sec, Burst: -1}), nil, ratelimit.ErrInvalidLimit},
-		"burst not GCRA":   {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: sec, Burst: 2}), nil, ratelimit.ErrInvalidLimit},
-		"no algorithm":     {ratelimit.Policy{{Limit: ratelimit.PerSecond(1)}}, nil, ratelimit.ErrInvalidLimit},
-		"huge sliding":     {one(ratelimit.Sliding, ratelimit.PerDay(1_000_000)), nil, ratelimit.ErrInvalidLimit},
-		"GCRA too fast":    {one(ratelimit.GCRA, ratelimit.PerSecond(200_000)), nil, ratelimit.ErrInvalidLimit},
-		"duplicate period": {ratelimit.Policy{{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(1)}, {Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(2)}}, nil, ratelimit.ErrInvalidLimit},
+		"empty":            {ratelimit.Policy{}, nil, ratelimit.ErrInvalid},
+		"zero rate":        {one(ratelimit.FixedWindow, ratelimit.Limit{Period: sec}), nil, ratelimit.ErrInvalid},
+		"negative rate":    {one(ratelimit.GCRA, ratelimit.Limit{Rate: -1, Period: sec}), nil, ratelimit.ErrInvalid},
+		"zero period":      {one(ratelimit.Sliding, ratelimit.Limit{Rate: 1}), nil, ratelimit.ErrInvalid},
+		"negative period":  {one(ratelimit.Sliding, ratelimit.Limit{Rate: 1, Period: -sec}), nil, ratelimit.ErrInvalid},
+		"sub-ms period":    {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: 1500 * time.Microsecond}), nil, ratelimit.ErrInvalid},
+		"negative burst":   {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: sec, Burst: -1}), nil, ratelimit.ErrInvalid},
+		"burst not GCRA":   {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: sec, Burst: 2}), nil, ratelimit.ErrInvalid},
+		"no algorithm":     {ratelimit.Policy{{Limit: ratelimit.PerSecond(1)}}, nil, ratelimit.ErrInvalid},
+		"huge sliding":     {one(ratelimit.Sliding, ratelimit.PerDay(1_000_000)), nil, ratelimit.ErrInvalid},
+		"GCRA too fast":    {one(ratelimit.GCRA, ratelimit.PerSecond(200_000)), nil, ratelimit.ErrInvalid},
+		"duplicate period": {ratelimit.Policy{{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(1)}, {Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(2)}}, nil, ratelimit.ErrInvalid},
 		"empty endpoint":   {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithEndpoint("")}, keys.ErrInvalidKey},
 		"endpoint+rate_limit key": {one(ratelimit.Sliding, ratelimit.PerSecond(1)),
-			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalidLimit},
+			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalid},
 		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
-		"negative pipelining": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(-1)}, ratelimit.ErrInvalidLimit},
+		"negative pipelining": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(-1)}, ratelimit.ErrInvalid},
+		"too many pipelines":  {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(ratelimit.MaxPipelines + 1)}, ratelimit.ErrInvalid},
+		"period over a year":  {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: 367 * 24 * time.Hour}), nil, ratelimit.ErrInvalid},
+		"rate over 2^40":      {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1<<40 + 1, Period: time.Hour}), nil, ratelimit.ErrInvalid},
+		"burst over 2^40":     {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: time.Hour, Burst: 1<<40 + 1}), nil, ratelimit.ErrInvalid},
+		"17 rules": {func() ratelimit.Policy {
+			var p ratelimit.Policy
+			for i := 1; i <= 17; i++ {
+				p = append(p, ratelimit.Rule{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.Limit{Rate: 1, Period: time.Duration(i) * time.Second}})
+			}
+			return p
+		}(), nil, ratelimit.ErrInvalid},
+		"rate_limit key + windowless": {one(ratelimit.Sliding, ratelimit.PerSecond(1)),
+			[]ratelimit.Option{ratelimit.WithRateLimitKey(), ratelimit.WithWindowlessLogKey()}, ratelimit.ErrInvalid},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -55,7 +68,16 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		})
 	}
 	_, err := ratelimit.New(nil, one(ratelimit.GCRA, ratelimit.PerSecond(1)))
-	require.ErrorIs(t, err, ratelimit.ErrInvalidLimit)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	// A go-redis client that would ignore context deadlines.
+	deaf := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = deaf.Close() })
+	_, err = ratelimit.New(deaf, one(ratelimit.GCRA, ratelimit.PerSecond(1)))
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	require.Contains(t, err.Error(), "ContextTimeoutEnabled")
+	// Error text says each prefix once.
+	_, err = ratelimit.New(e.Client, ratelimit.Policy{})
+	require.Equal(t, "ratelimit: new: invalid argument: empty policy", err.Error())
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
@@ -65,25 +87,25 @@ func TestBadInputWritesNothing(t *testing.T) {
 	_, err := l.Allow(ctx, "")
 	require.ErrorIs(t, err, keys.ErrInvalidKey)
 	_, err = l.AllowN(ctx, "k1", 0)
-	require.ErrorIs(t, err, ratelimit.ErrInvalidCost)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	_, err = l.AllowN(ctx, "k1", -3)
-	require.ErrorIs(t, err, ratelimit.ErrInvalidCost)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	_, err = l.AllowN(ctx, "k1", 11) // above the burst of 10
-	require.ErrorIs(t, err, ratelimit.ErrInvalidCost)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	_, err = l.Peek(ctx, strings.Repeat("x", keys.MaxSegmentLen+1))
 	require.ErrorIs(t, err, keys.ErrInvalidKey)
-	require.ErrorIs(t, l.Block(ctx, "k1", 0), ratelimit.ErrInvalidDuration)
-	require.ErrorIs(t, l.Block(ctx, "k1", -time.Second), ratelimit.ErrInvalidDuration)
+	require.ErrorIs(t, l.Block(ctx, "k1", 0), ratelimit.ErrInvalid)
+	require.ErrorIs(t, l.Block(ctx, "k1", -time.Second), ratelimit.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "", time.Second), keys.ErrInvalidKey)
 	require.ErrorIs(t, l.Reset(ctx, ""), keys.ErrInvalidKey)
 	require.ErrorIs(t, l.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: 1}), ratelimit.ErrNoRuntimeConfig)
 	_, err = l.Config(ctx, "k1")
 	require.ErrorIs(t, err, ratelimit.ErrNoRuntimeConfig)
 	lc := newLimiter(t, e, seed001, ratelimit.WithRuntimeConfig())
-	require.ErrorIs(t, lc.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: -1}), ratelimit.ErrInvalidLimit)
+	require.ErrorIs(t, lc.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: -1}), ratelimit.ErrInvalid)
 	require.ErrorIs(t, lc.SetConfig(ctx, "", ratelimit.Config{PerMinute: 1}), keys.ErrInvalidKey)
-	require.ErrorIs(t, l.Block(ctx, "k1", ratelimit.MaxBlock+time.Millisecond), ratelimit.ErrInvalidDuration)
-	require.ErrorIs(t, l.Block(ctx, "k1", math.MaxInt64), ratelimit.ErrInvalidDuration)
+	require.ErrorIs(t, l.Block(ctx, "k1", ratelimit.MaxBlock+time.Millisecond), ratelimit.ErrInvalid)
+	require.ErrorIs(t, l.Block(ctx, "k1", math.MaxInt64), ratelimit.ErrInvalid)
 	require.Empty(t, e.Keys())
 }
 
@@ -246,7 +268,7 @@ func TestRuntimeConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, r.Allowed)
 	_, err = l.AllowN(ctx, "key1", 6)
-	require.ErrorIs(t, err, ratelimit.ErrInvalidCost, "above the configured per_hour")
+	require.ErrorIs(t, err, ratelimit.ErrInvalid, "above the configured per_hour")
 
 	// Zero fields are removed; all zero deletes.
 	require.NoError(t, l.SetConfig(ctx, "key1", ratelimit.Config{PerDay: 7}))
@@ -390,8 +412,8 @@ func TestKeyLayouts(t *testing.T) {
 			"ratelimit:ip:{1.2.3.4}:POST /login:15m", "ratelimit:sliding:{1.2.3.4}:POST /login:hour",
 			"ratelimit:swc:{1.2.3.4}:POST /login:hour", "ratelimit:gcra:{1.2.3.4}:POST /login:second"}},
 		"rate_limit": {[]ratelimit.Option{ratelimit.WithRateLimitKey()}, []string{"rate_limit:{1.2.3.4}"}},
-		"seed":       {[]ratelimit.Option{ratelimit.WithSeedSlidingKey()}, []string{"sliding_limit:{1.2.3.4}"}},
-		"seed endpoint": {[]ratelimit.Option{ratelimit.WithSeedSlidingKey(), ratelimit.WithEndpoint("POST /login")},
+		"seed":       {[]ratelimit.Option{ratelimit.WithWindowlessLogKey()}, []string{"sliding_limit:{1.2.3.4}"}},
+		"seed endpoint": {[]ratelimit.Option{ratelimit.WithWindowlessLogKey(), ratelimit.WithEndpoint("POST /login")},
 			[]string{"ratelimit:sliding:{1.2.3.4}:POST /login"}},
 	}
 	for name, c := range cases {

@@ -7,50 +7,75 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redschema/redschema/keys"
 )
 
 // Unavailable says what the middleware does with a request when the limiter
-// cannot decide (Redis unreachable, timeout, corrupt state). There is no
-// default: the choice is a security trade-off the caller makes explicitly.
+// cannot decide (Redis unreachable, a timeout, corrupt state).
 type Unavailable uint8
 
 const (
+	// FailClosed answers 503 Service Unavailable: the default. Safety
+	// first: limits that guard against abuse (login attempts, paid quotas)
+	// hold, but an outage of Redis makes the routes behind the middleware
+	// unavailable.
+	FailClosed Unavailable = iota
 	// FailOpen serves the request unlimited. Availability first: an outage
 	// of Redis does not take the service down, but while it lasts nothing
 	// is limited, which is what a brute-force or scraping client wants.
 	// Right for limits that protect capacity or fairness.
-	FailOpen Unavailable = iota + 1
-	// FailClosed answers 503 Service Unavailable. Safety first: limits that
-	// guard against abuse (login attempts, paid quotas) hold, but an outage
-	// of Redis makes the routes behind the middleware unavailable.
-	FailClosed
+	FailOpen
 )
 
-// MiddlewareOptions configures NewMiddleware.
-type MiddlewareOptions struct {
-	// Key returns the identifier of a request. Nil means ClientIP() with no
-	// trusted proxies. A key error, or an empty identifier with a nil error,
-	// is passed to OnError (the latter wrapping ErrNoKey) and answered with
-	// 400 Bad Request; the limiter is not called. To answer 401 for unknown
-	// API keys, authenticate in a handler in front of the middleware.
-	Key KeyFunc
-	// Cost returns the cost of a request; nil means 1. A cost the policy
-	// can never admit is answered with 400 Bad Request.
-	Cost func(r *http.Request) int
-	// Unavailable is required: FailOpen or FailClosed.
-	Unavailable Unavailable
-	// OnError, if set, is called with every error: key errors, bad costs,
-	// and the limiter's errors (Redis, context, corrupt data).
-	OnError func(r *http.Request, err error)
-	// Denied writes the response to a refused request, after the headers
-	// are set. Nil means 429 Too Many Requests with a short text body.
-	Denied func(w http.ResponseWriter, r *http.Request, res Result)
+// MiddlewareOption configures Middleware. Options only record; Middleware
+// checks them.
+type MiddlewareOption func(*middlewareOptions)
+
+type middlewareOptions struct {
+	key         KeyFunc
+	cost        func(r *http.Request) int
+	unavailable Unavailable
+	onError     func(r *http.Request, err error)
+	denied      func(w http.ResponseWriter, r *http.Request, res Result)
 }
 
-// Middleware limits HTTP requests with a Limiter. Create it with
-// NewMiddleware and wrap handlers with Handler.
+// WithKey sets how a request's identifier is found. The default (and a
+// nil f) is ClientIP() with no trusted proxies. A key error, or an empty
+// identifier with a nil error, is passed to the error hook (the latter
+// wrapping ErrNoKey) and answered with 400 Bad Request; the limiter is not
+// called. To answer 401 for unknown API keys, authenticate in a handler in
+// front of the middleware.
+func WithKey(f KeyFunc) MiddlewareOption { return func(o *middlewareOptions) { o.key = f } }
+
+// WithCost sets the cost of a request; the default (and a nil f) is 1. A
+// cost the policy can never admit is answered with 400 Bad Request.
+func WithCost(f func(r *http.Request) int) MiddlewareOption {
+	return func(o *middlewareOptions) { o.cost = f }
+}
+
+// WithUnavailable sets what happens to a request when the limiter cannot
+// decide: FailClosed (the default: 503) or FailOpen (served unlimited).
+func WithUnavailable(u Unavailable) MiddlewareOption {
+	return func(o *middlewareOptions) { o.unavailable = u }
+}
+
+// WithOnError sets a hook that sees every error: key errors, bad costs,
+// and the limiter's errors (Redis, context, corrupt data). The default
+// (and a nil f) is none.
+func WithOnError(f func(r *http.Request, err error)) MiddlewareOption {
+	return func(o *middlewareOptions) { o.onError = f }
+}
+
+// WithDenied sets how a refused request is answered, after the headers
+// are set. The default (and a nil f) is 429 Too Many Requests with a short
+// text body.
+func WithDenied(f func(w http.ResponseWriter, r *http.Request, res Result)) MiddlewareOption {
+	return func(o *middlewareOptions) { o.denied = f }
+}
+
+// Middleware returns net/http middleware that limits requests with l.
+// Without options, requests are keyed by ClientIP(), cost 1, a refused
+// request gets 429, and a request the limiter cannot decide gets 503
+// (FailClosed).
 //
 // Every limited response carries the IETF fields of
 // draft-ietf-httpapi-ratelimit-headers (08 and later): RateLimit-Policy
@@ -78,34 +103,30 @@ type MiddlewareOptions struct {
 // Refused requests also get Retry-After: whole seconds, rounded up, and at
 // least 1. Each request costs one round trip.
 //
-// A request whose KeyFunc fails, or returns ("", nil), is answered with 400
-// Bad Request after OnError sees the error (wrapping ErrNoKey for an empty
-// identifier); the limiter is not called.
-type Middleware struct {
-	l      *Limiter
-	o      MiddlewareOptions
-	policy Policy
-	names  []string // quoted policy names, by rule
-	items  []string // RateLimit-Policy items, by rule
-	header string   // RateLimit-Policy with the policy's quotas
-}
-
-// NewMiddleware returns a Middleware for l. It fails with ErrInvalidLimit
-// when l is nil or o.Unavailable is not set.
-func NewMiddleware(l *Limiter, o MiddlewareOptions) (*Middleware, error) {
-	if l == nil {
-		return nil, fmt.Errorf("%w: nil limiter", ErrInvalidLimit)
+// Middleware panics, with an error matching ErrInvalid, when l is nil or
+// WithUnavailable is given a value other than FailClosed or FailOpen: both
+// are mistakes in the program's set-up, found when it wires its handlers.
+func Middleware(l *Limiter, opts ...MiddlewareOption) func(http.Handler) http.Handler {
+	const op = "middleware"
+	var o middlewareOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
 	}
-	if o.Unavailable != FailOpen && o.Unavailable != FailClosed {
-		return nil, fmt.Errorf("%w: MiddlewareOptions.Unavailable must be FailOpen or FailClosed", ErrInvalidLimit)
+	switch {
+	case l == nil:
+		panic(pkg.Invalidf(op, "nil limiter"))
+	case o.unavailable != FailClosed && o.unavailable != FailOpen:
+		panic(pkg.Invalidf(op, "unavailable mode %d: want FailClosed or FailOpen", o.unavailable))
 	}
-	if o.Key == nil {
-		o.Key = ClientIP()
+	if o.key == nil {
+		o.key = ClientIP()
 	}
-	if o.Denied == nil {
-		o.Denied = deny
+	if o.denied == nil {
+		o.denied = deny
 	}
-	m := &Middleware{l: l, o: o, policy: l.Policy()}
+	m := &middleware{l: l, o: o, policy: l.Policy()}
 	count := map[string]int{}
 	for _, r := range m.policy {
 		count[windowName(r.Limit.Period)]++
@@ -120,7 +141,17 @@ func NewMiddleware(l *Limiter, o MiddlewareOptions) (*Middleware, error) {
 		m.items = append(m.items, policyItem(n, r.Limit.Rate, r.Limit.Period))
 	}
 	m.header = strings.Join(m.items, ", ")
-	return m, nil
+	return m.handler
+}
+
+// middleware is one Middleware's state.
+type middleware struct {
+	l      *Limiter
+	o      middlewareOptions
+	policy Policy
+	names  []string // quoted policy names, by rule
+	items  []string // RateLimit-Policy items, by rule
+	header string   // RateLimit-Policy with the policy's quotas
 }
 
 // policyItem renders one RateLimit-Policy item: "name";q=quota;w=seconds.
@@ -130,7 +161,7 @@ func policyItem(name string, quota int, period time.Duration) string {
 
 // policyHeader returns RateLimit-Policy for res: the policy's quotas, with
 // the binding rule's effective quota when res reports one.
-func (m *Middleware) policyHeader(res Result) string {
+func (m *middleware) policyHeader(res Result) string {
 	if res.Rule < 0 || res.Rule >= len(m.policy) {
 		return m.header
 	}
@@ -158,10 +189,10 @@ func seconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-// Handler returns next wrapped by the limiter.
-func (m *Middleware) Handler(next http.Handler) http.Handler {
+// handler returns next wrapped by the limiter.
+func (m *middleware) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := m.o.Key(r)
+		id, err := m.o.key(r)
 		if err == nil && id == "" {
 			err = fmt.Errorf("%w: empty identifier", ErrNoKey)
 		}
@@ -170,19 +201,19 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		cost := 1
-		if m.o.Cost != nil {
-			cost = m.o.Cost(r)
+		if m.o.cost != nil {
+			cost = m.o.cost(r)
 		}
 		res, err := m.l.AllowN(r.Context(), id, cost)
 		switch {
-		case errors.Is(err, ErrInvalidCost) || errors.Is(err, keys.ErrInvalidKey):
+		case errors.Is(err, ErrInvalid):
 			m.fail(w, r, err, http.StatusBadRequest)
 			return
 		case err != nil:
-			if m.o.OnError != nil {
-				m.o.OnError(r, err)
+			if m.o.onError != nil {
+				m.o.onError(r, err)
 			}
-			if m.o.Unavailable == FailOpen {
+			if m.o.unavailable == FailOpen {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -200,16 +231,16 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		h.Set("X-RateLimit-Reset", reset)
 		if !res.Allowed {
 			h.Set("Retry-After", strconv.FormatInt(max(1, seconds(res.RetryAfter)), 10))
-			m.o.Denied(w, r, res)
+			m.o.denied(w, r, res)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (m *Middleware) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
-	if m.o.OnError != nil {
-		m.o.OnError(r, err)
+func (m *middleware) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
+	if m.o.onError != nil {
+		m.o.onError(r, err)
 	}
 	http.Error(w, http.StatusText(code), code)
 }

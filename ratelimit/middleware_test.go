@@ -36,9 +36,8 @@ func TestMiddlewareHeaders(t *testing.T) {
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(2)},
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(100)},
 	})
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailClosed})
-	require.NoError(t, err)
-	h := m.Handler(ok)
+	m := ratelimit.Middleware(l, ratelimit.WithUnavailable(ratelimit.FailClosed))
+	h := m(ok)
 
 	w := serve(h, "192.0.2.1:1234", nil)
 	require.Equal(t, 200, w.Code)
@@ -68,18 +67,17 @@ func TestMiddlewareHeaders(t *testing.T) {
 func TestMiddlewareCustomDenyAndCost(t *testing.T) {
 	e := harness.New(t)
 	l := newLimiter(t, e, one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: time.Minute, Burst: 3}))
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-		Key:         ratelimit.Header("X-API-Key"),
-		Cost:        func(*http.Request) int { return 2 },
-		Unavailable: ratelimit.FailOpen,
-		Denied: func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
+	m := ratelimit.Middleware(l,
+		ratelimit.WithKey(ratelimit.Header("X-API-Key")),
+		ratelimit.WithCost(func(*http.Request) int { return 2 }),
+		ratelimit.WithUnavailable(ratelimit.FailOpen),
+		ratelimit.WithDenied(func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusTooManyRequests)
 			_, _ = io.WriteString(w, `{"error":"slow down"}`)
-		},
-	})
-	require.NoError(t, err)
-	h := m.Handler(ok)
+		}),
+	)
+	h := m(ok)
 	require.Equal(t, 200, serve(h, "192.0.2.1:1", map[string]string{"X-API-Key": "k1"}).Code)
 	w := serve(h, "192.0.2.1:1", map[string]string{"X-API-Key": "k1"})
 	require.Equal(t, 429, w.Code)
@@ -93,29 +91,41 @@ func TestMiddlewareCustomDenyAndCost(t *testing.T) {
 
 func TestMiddlewareUnavailable(t *testing.T) {
 	e := harness.New(t)
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = dead.Close() })
 	l, err := ratelimit.New(dead, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)), ratelimit.WithNamespace(e.NS))
 	require.NoError(t, err)
 
-	_, err = ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{})
-	require.ErrorIs(t, err, ratelimit.ErrInvalidLimit, "the failure mode must be chosen")
+	// Set-up mistakes panic with ErrInvalid when the handlers are wired.
+	for name, f := range map[string]func(){
+		"nil limiter": func() { ratelimit.Middleware(nil) },
+		"bad mode":    func() { ratelimit.Middleware(l, ratelimit.WithUnavailable(7)) },
+	} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				require.ErrorIs(t, err, ratelimit.ErrInvalid, name)
+			}()
+			f()
+		}()
+	}
+	// Without the option the middleware fails closed.
+	require.Equal(t, 503, serve(ratelimit.Middleware(l)(ok), "192.0.2.1:1", nil).Code)
 
 	for _, c := range []struct {
 		mode ratelimit.Unavailable
 		code int
 	}{{ratelimit.FailOpen, 200}, {ratelimit.FailClosed, 503}} {
 		var hooked atomic.Int64
-		m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-			Unavailable: c.mode,
-			OnError: func(_ *http.Request, err error) {
+		m := ratelimit.Middleware(l,
+			ratelimit.WithUnavailable(c.mode),
+			ratelimit.WithOnError(func(_ *http.Request, err error) {
 				if err != nil && !errors.Is(err, ratelimit.ErrNoKey) {
 					hooked.Add(1)
 				}
-			},
-		})
-		require.NoError(t, err)
-		w := serve(m.Handler(ok), "192.0.2.1:1", nil)
+			}),
+		)
+		w := serve(m(ok), "192.0.2.1:1", nil)
 		require.Equal(t, c.code, w.Code)
 		require.EqualValues(t, 1, hooked.Load())
 		if c.mode == ratelimit.FailClosed {
@@ -133,9 +143,11 @@ func TestMiddlewarePolicyListsEveryRule(t *testing.T) {
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(1000)},
 		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerDay(10000)},
 	})
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailOpen})
-	require.NoError(t, err)
-	w := serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": "k"})
+	m := ratelimit.Middleware(l,
+		ratelimit.WithKey(ratelimit.Header("X-API-Key")),
+		ratelimit.WithUnavailable(ratelimit.FailOpen),
+	)
+	w := serve(m(ok), "192.0.2.1:1", map[string]string{"X-API-Key": "k"})
 	require.Equal(t, 200, w.Code)
 	require.Equal(t, []string{`"minute";q=60;w=60, "hour";q=1000;w=3600, "day";q=10000;w=86400`}, w.Header().Values("RateLimit-Policy"))
 	require.Equal(t, []string{`"minute";r=9;t=1`}, w.Header().Values("RateLimit"))
@@ -149,9 +161,8 @@ func TestMiddlewarePolicyListsEveryRule(t *testing.T) {
 		{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerMinute(100)},
 		{Algorithm: ratelimit.Sliding, Limit: ratelimit.Limit{Rate: 7, Period: 1500 * time.Millisecond}},
 	})
-	m, err = ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailOpen})
-	require.NoError(t, err)
-	w = serve(m.Handler(ok), "192.0.2.1:1", nil)
+	m = ratelimit.Middleware(l, ratelimit.WithUnavailable(ratelimit.FailOpen))
+	w = serve(m(ok), "192.0.2.1:1", nil)
 	require.Equal(t, 200, w.Code)
 	require.Equal(t, `"gcra-minute";q=120;w=60, "swc-minute";q=100;w=60, "1500ms";q=7;w=2`, w.Header().Get("RateLimit-Policy"))
 	require.Equal(t, `"gcra-minute";r=4;t=1`, w.Header().Get("RateLimit"))
@@ -166,9 +177,8 @@ func TestMiddlewarePolicyRuntimeConfig(t *testing.T) {
 	}, ratelimit.WithRuntimeConfig())
 	require.NoError(t, l.SetConfig(e.Ctx(), "trial", ratelimit.Config{PerDay: 3}))
 	key := func(*http.Request) (string, error) { return "trial", nil }
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: key, Unavailable: ratelimit.FailOpen})
-	require.NoError(t, err)
-	w := serve(m.Handler(ok), "192.0.2.1:1", nil)
+	m := ratelimit.Middleware(l, ratelimit.WithKey(key), ratelimit.WithUnavailable(ratelimit.FailOpen))
+	w := serve(m(ok), "192.0.2.1:1", nil)
 	require.Equal(t, 200, w.Code)
 	require.Equal(t, `"minute";q=60;w=60, "day";q=3;w=86400`, w.Header().Get("RateLimit-Policy"))
 	require.Equal(t, `"day";r=2;t=86400`, w.Header().Get("RateLimit"))
@@ -181,15 +191,14 @@ func TestMiddlewareRetryAfterRoundsUp(t *testing.T) {
 	e := harness.New(t)
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: 1001 * time.Millisecond}))
 	var last ratelimit.Result
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-		Unavailable: ratelimit.FailClosed,
-		Denied: func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
+	m := ratelimit.Middleware(l,
+		ratelimit.WithUnavailable(ratelimit.FailClosed),
+		ratelimit.WithDenied(func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
 			last = res
 			w.WriteHeader(http.StatusTooManyRequests)
-		},
-	})
-	require.NoError(t, err)
-	h := m.Handler(ok)
+		}),
+	)
+	h := m(ok)
 	require.Equal(t, 200, serve(h, "192.0.2.1:1", nil).Code)
 	w := serve(h, "192.0.2.1:1", nil)
 	require.Equal(t, 429, w.Code)
@@ -212,9 +221,8 @@ func TestMiddlewareRetryAfterRoundsUp(t *testing.T) {
 	require.Equal(t, "1", w.Header().Get("X-RateLimit-Reset"))
 
 	// The default body rounds the same way.
-	m, err = ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailClosed})
-	require.NoError(t, err)
-	w = serve(m.Handler(ok), "192.0.2.1:1", nil)
+	m = ratelimit.Middleware(l, ratelimit.WithUnavailable(ratelimit.FailClosed))
+	w = serve(m(ok), "192.0.2.1:1", nil)
 	require.Equal(t, 429, w.Code)
 	require.Equal(t, "rate limit exceeded, retry in 1s\n", w.Body.String())
 }
@@ -238,13 +246,12 @@ func TestMiddlewareNoKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got []error
 			var served atomic.Int64
-			m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-				Key:         c.key,
-				Unavailable: ratelimit.FailOpen,
-				OnError:     func(_ *http.Request, err error) { got = append(got, err) },
-			})
-			require.NoError(t, err)
-			w := serve(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) })), "pipe", nil)
+			m := ratelimit.Middleware(l,
+				ratelimit.WithKey(c.key),
+				ratelimit.WithUnavailable(ratelimit.FailOpen),
+				ratelimit.WithOnError(func(_ *http.Request, err error) { got = append(got, err) }),
+			)
+			w := serve(m(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) })), "pipe", nil)
 			require.Equal(t, http.StatusBadRequest, w.Code)
 			require.Zero(t, served.Load(), "next must not run")
 			require.Empty(t, w.Header().Get("RateLimit"))
@@ -261,15 +268,14 @@ func TestMiddlewareBadCost(t *testing.T) {
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
 	for _, cost := range []int{0, -1, 6} {
 		var got error
-		m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{
-			Cost:        func(*http.Request) int { return cost },
-			Unavailable: ratelimit.FailOpen,
-			OnError:     func(_ *http.Request, err error) { got = err },
-		})
-		require.NoError(t, err)
-		w := serve(m.Handler(ok), "192.0.2.1:1", nil)
+		m := ratelimit.Middleware(l,
+			ratelimit.WithCost(func(*http.Request) int { return cost }),
+			ratelimit.WithUnavailable(ratelimit.FailOpen),
+			ratelimit.WithOnError(func(_ *http.Request, err error) { got = err }),
+		)
+		w := serve(m(ok), "192.0.2.1:1", nil)
 		require.Equal(t, http.StatusBadRequest, w.Code, "cost %d", cost)
-		require.ErrorIs(t, got, ratelimit.ErrInvalidCost)
+		require.ErrorIs(t, got, ratelimit.ErrInvalid)
 	}
 	require.Empty(t, e.Keys())
 }
@@ -279,10 +285,12 @@ func TestMiddlewareHeaderKeepsSecrets(t *testing.T) {
 	const secret = "sk_live_do_not_log_me"
 	e := harness.New(t)
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)))
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailClosed})
-	require.NoError(t, err)
-	require.Equal(t, 200, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
-	require.Equal(t, 429, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	m := ratelimit.Middleware(l,
+		ratelimit.WithKey(ratelimit.Header("X-API-Key")),
+		ratelimit.WithUnavailable(ratelimit.FailClosed),
+	)
+	require.Equal(t, 200, serve(m(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	require.Equal(t, 429, serve(m(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
 	ks := e.Keys()
 	require.NotEmpty(t, ks)
 	for _, k := range ks {
@@ -293,17 +301,17 @@ func TestMiddlewareHeaderKeepsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, res.Remaining, "HashID reaches the same state")
 
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = dead.Close() })
 	dl, err := ratelimit.New(dead, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)), ratelimit.WithNamespace(e.NS))
 	require.NoError(t, err)
 	var got error
-	m, err = ratelimit.NewMiddleware(dl, ratelimit.MiddlewareOptions{
-		Key: ratelimit.Header("X-API-Key"), Unavailable: ratelimit.FailClosed,
-		OnError: func(_ *http.Request, err error) { got = err },
-	})
-	require.NoError(t, err)
-	require.Equal(t, 503, serve(m.Handler(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
+	m = ratelimit.Middleware(dl,
+		ratelimit.WithKey(ratelimit.Header("X-API-Key")),
+		ratelimit.WithUnavailable(ratelimit.FailClosed),
+		ratelimit.WithOnError(func(_ *http.Request, err error) { got = err }),
+	)
+	require.Equal(t, 503, serve(m(ok), "192.0.2.1:1", map[string]string{"X-API-Key": secret}).Code)
 	require.Error(t, got)
 	require.NotContains(t, got.Error(), secret)
 }
@@ -312,9 +320,8 @@ func TestMiddlewareHeaderKeepsSecrets(t *testing.T) {
 func TestMiddlewareIPv6Rotation(t *testing.T) {
 	e := harness.New(t)
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(3)))
-	m, err := ratelimit.NewMiddleware(l, ratelimit.MiddlewareOptions{Unavailable: ratelimit.FailClosed})
-	require.NoError(t, err)
-	h := m.Handler(ok)
+	m := ratelimit.Middleware(l, ratelimit.WithUnavailable(ratelimit.FailClosed))
+	h := m(ok)
 	codes := []int{}
 	for i := 1; i <= 5; i++ {
 		codes = append(codes, serve(h, "[2001:db8:aa:bb::"+strconv.Itoa(i)+"]:443", nil).Code)

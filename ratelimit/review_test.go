@@ -51,7 +51,7 @@ func TestSlidingLimitersWithDifferentWindowsKeepSeparateLogs(t *testing.T) {
 func TestSharedLogTTLNeverShortened(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	for _, opt := range []ratelimit.Option{ratelimit.WithSeedSlidingKey(), ratelimit.WithRateLimitKey()} {
+	for _, opt := range []ratelimit.Option{ratelimit.WithWindowlessLogKey(), ratelimit.WithRateLimitKey()} {
 		hourly := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerHour(10)), opt)
 		policy := newLimiter(t, e, ratelimit.Policy{
 			{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerSecond(5)},
@@ -79,8 +79,8 @@ func TestSharedLogTTLNeverShortened(t *testing.T) {
 		require.NoError(t, policy.Reset(ctx, "u"))
 	}
 	_, err := ratelimit.New(e.Client, one(ratelimit.Sliding, ratelimit.PerHour(1)),
-		ratelimit.WithRateLimitKey(), ratelimit.WithSeedSlidingKey())
-	require.ErrorIs(t, err, ratelimit.ErrInvalidLimit)
+		ratelimit.WithRateLimitKey(), ratelimit.WithWindowlessLogKey())
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 }
 
 func TestBlockBoundsAndKeepsTheLongest(t *testing.T) {
@@ -89,7 +89,7 @@ func TestBlockBoundsAndKeepsTheLongest(t *testing.T) {
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
 	bk := e.NS.Prefix + "ratelimit:block:{b}"
 	for _, d := range []time.Duration{math.MaxInt64, ratelimit.MaxBlock + 1, 0, 999 * time.Microsecond} {
-		require.ErrorIs(t, l.Block(ctx, "b", d), ratelimit.ErrInvalidDuration, "%v", d)
+		require.ErrorIs(t, l.Block(ctx, "b", d), ratelimit.ErrInvalid, "%v", d)
 	}
 	require.Empty(t, e.Keys())
 	require.NoError(t, l.Block(ctx, "b", ratelimit.MaxBlock))
@@ -157,14 +157,15 @@ func TestRuntimeConfigEnforcesNewsLimits(t *testing.T) {
 		{gc, ratelimit.Config{Burst: -1}, "burst"},
 	} {
 		err := c.l.SetConfig(ctx, "k", c.cfg)
-		require.ErrorIs(t, err, ratelimit.ErrInvalidLimit)
+		require.ErrorIs(t, err, ratelimit.ErrInvalid)
 		require.Contains(t, err.Error(), c.field)
 	}
 	require.NoError(t, sl.SetConfig(ctx, "k", ratelimit.Config{PerMinute: 100_000, PerHour: 1 << 40}))
 	require.NoError(t, gc.SetConfig(ctx, "g", ratelimit.Config{PerMinute: 6_000_000, Burst: 1 << 40}))
 
-	// Written by other means, the same values are refused by the script,
-	// naming the config key, and nothing is written.
+	// Written by other means, the same values are reported by the script
+	// as corrupt, naming the config key and the field, and nothing is
+	// written.
 	ck := e.NS.Prefix + "ratelimit:config:{raw}"
 	for _, c := range []struct {
 		l     *ratelimit.Limiter
@@ -176,14 +177,14 @@ func TestRuntimeConfigEnforcesNewsLimits(t *testing.T) {
 	} {
 		require.NoError(t, e.Client.HSet(ctx, ck, c.field, c.value).Err())
 		_, err := c.l.AllowN(ctx, "raw", 3)
-		require.ErrorIs(t, err, ratelimit.ErrInvalidLimit)
+		require.ErrorIs(t, err, keys.ErrCorrupt)
 		require.Contains(t, err.Error(), ck)
 		require.Contains(t, err.Error(), c.field)
 		require.NoError(t, e.Client.Del(ctx, ck).Err())
 	}
 	// The cost sent is capped by what any config could allow.
 	_, err := sl.AllowN(ctx, "raw", 100_001)
-	require.ErrorIs(t, err, ratelimit.ErrInvalidCost)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	// Only what SetConfig writes is accepted, by the script and by Config.
 	for _, v := range []string{"0x10", " 5", "1e3", "5.0", "05", "+5", "-5", "0", "inf", "nan", "99999999999999"} {
 		require.NoError(t, e.Client.HSet(ctx, ck, "per_minute", v).Err())
@@ -259,7 +260,7 @@ func TestSlidingLogFutureScoreIsCorrupt(t *testing.T) {
 func TestSlidingLogSharedWithSeedApp(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerMinute(5)), ratelimit.WithSeedSlidingKey())
+	l := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerMinute(5)), ratelimit.WithWindowlessLogKey())
 	k := e.NS.Prefix + "sliding_limit:{app}"
 	ms := e.Now().UnixMilli()
 	require.NoError(t, e.Client.ZAdd(ctx, k,

@@ -1,9 +1,10 @@
 -- sliding.lua: Sliding (log), one rule (appended to single.lua, which
--- lists KEYS, ARGV and the reply). The state key is the sorted set of admitted
--- requests, scored like the seeds' logs: Unix milliseconds, integers (which
--- a small log's listpack stores and compares as integers). Members are
--- "<nonce>-<i>" (the nonce is unique per call), so requests in the same
--- millisecond stay distinct.
+-- lists KEYS, ARGV and the reply). The state key is the sorted set of
+-- admitted requests, scored like the seeds' logs: Unix milliseconds,
+-- integers (which a small log's listpack stores and compares as integers).
+-- Members are "<nonce>-<i>" (the nonce is unique per call), so requests in
+-- the same millisecond stay distinct, and a request is recognised by its
+-- members.
 --
 -- Server time is read in µs. A request is logged at the millisecond that
 -- ends after it (rounded up), and an entry scored s counts while
@@ -11,53 +12,81 @@
 -- window a little longer, never shorter, so the log never over-admits.
 -- Entries that left the window are trimmed first, on every call (this
 -- forgets nothing that could still count, so a refusal still consumes
--- nothing), so the log's size is the count: ZCARD, O(1), instead of a
--- ZCOUNT over the range. An admitted request is added and the TTL renewed
--- to one period after its score.
+-- nothing), so the log's size is the count: ZCARD, O(1).
+--
+-- The request is logged first (ZADD NX), since most are admitted, and
+-- taken back in the same atomic script when the log then holds more than
+-- RATE. If its first member is already there, this is a resend of a call
+-- that was admitted (go-redis resends a command whose reply was lost, and
+-- a whole pipeline when its connection broke): it is reported admitted
+-- again and counts nothing more. An admitted request's TTL is renewed to
+-- one period after its score.
 
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = now_us()
 -- entries scored at or before cut (ms) have left the window
-local cut = floor((now - P) / 1000)
-local trimmed = pcall_('ZREMRANGEBYSCORE', key, '-inf', fmt('%.0f', cut))
-if type(trimmed) == 'table' then return {-1, KI, 0, 0} end
+local trimmed = pcall_('ZREMRANGEBYSCORE', key, '-inf', int_str(floor((now - P) / 1000)))
+if type(trimmed) == 'table' then return {'corrupt', KI, 'not a sorted set (wrong type)'} end
+local ms = ceil(now / 1000)
+local score = int_str(ms)
+local base = ARGV[2] .. '-'
+local added
+if cost == 1 then
+  added = call('ZADD', key, 'NX', score, base .. '1')
+elseif call('ZSCORE', key, base .. '1') then
+  added = 0
+else
+  local zs = {}
+  for m = 1, cost do
+    zs[2 * m - 1] = score
+    zs[2 * m] = base .. m
+  end
+  added = batched('ZADD', key, zs)
+end
 local used = call('ZCARD', key)
-local av = RATE - used
-if av < cost then
+
+if added == 0 or used > RATE then
+  -- the rare paths: a resend, or a refusal
+  -- newest returns the time until the newest entry leaves the window (µs),
+  -- or nil when it is scored in the future (not a request time).
+  local function newest()
+    local e = call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    local rs = (tonumber(e[2]) or 1 / 0) * 1000 + P - now
+    if not (rs <= 2 * P) then return nil end
+    if rs < 0 then rs = 0 end
+    return rs
+  end
+  if added == 0 then
+    -- a resend of an admitted request: report it again
+    local rs = newest()
+    if not rs then return {'corrupt', KI, 'entry scored in the future'} end
+    local rem = RATE - used
+    if rem < 0 then rem = 0 end
+    return {'ok', rem, 0, rs}
+  end
+  -- refused: take the request back, then say when it would fit
+  if cost == 1 then
+    call('ZREM', key, base .. '1')
+  else
+    local ms_ = {}
+    for m = 1, cost do ms_[m] = base .. m end
+    batched('ZREM', key, ms_)
+  end
+  used = used - cost
   -- every entry is in the window: the one that must leave before cost
   -- more fit is at rank used + cost - RATE - 1 (0-based, oldest first)
   local e = call('ZRANGE', key, used + cost - RATE - 1, used + cost - RATE - 1, 'WITHSCORES')
   local rt = (tonumber(e[2]) or 1 / 0) * 1000 + P - now
-  e = call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  local rs = (tonumber(e[2]) or 1 / 0) * 1000 + P - now
-  -- scores are server times: one far in the future (or inf, nan) is not
-  -- what this script writes
-  if not (rs <= 2 * P) then return {-1, KI, 0, 0} end
-  if rs < 0 then rs = 0 end
+  local rs = newest()
+  -- scores are server times: one far in the future (or inf) is not what
+  -- this script writes
+  if not rs or not (rt <= 2 * P) then return {'corrupt', KI, 'entry scored in the future'} end
+  local av = RATE - used
   if av < 0 then av = 0 end
-  return {0, av, rt, rs}
-end
-local ms = ceil(now / 1000)
-local score = fmt('%.0f', ms)
-local base = ARGV[2] .. '-'
-if cost == 1 then
-  call('ZADD', key, score, base .. '1')
-else
-  local j = 1
-  while j <= cost do
-    local args = {}
-    local last = math.min(cost, j + 255)
-    for m = j, last do
-      args[#args + 1] = score
-      args[#args + 1] = base .. m
-    end
-    call('ZADD', key, unpack(args))
-    j = last + 1
-  end
+  return {'limit', av, rt, rs}
 end
 -- The TTL is one period from the rounded-up score: PMS + 1 ms from now. A
--- seed key without a window segment may be shared with a limiter of a
--- longer window: never shorten the TTL it set. A key naming its window is
--- only ever given that window as its TTL.
+-- key without a window segment may be shared with a limiter of a longer
+-- window: never shorten the TTL it set. A key naming its window is only
+-- ever given that window as its TTL.
 if not SHARED_KEY or call('PTTL', key) < PMS + 1 then call('PEXPIRE', key, PMS + 1) end
-return {1, av - cost, 0, ms * 1000 + P - now}
+return {'ok', RATE - used, 0, ms * 1000 + P - now}

@@ -1,18 +1,23 @@
 -- swc.lua: SlidingCounter, one rule (appended to single.lua, which lists
--- KEYS, ARGV and the reply). The state key holds "bucket:count:previous" (bucket
--- = server µs / period), with a TTL until both buckets have left the
--- window. Written only when the request is admitted.
+-- KEYS, ARGV and the reply). The state key holds "bucket:count:previous"
+-- (bucket = server µs / period), with a TTL until both buckets have left
+-- the window. Written only when the request is admitted. A bucket more
+-- than one ahead of server time, or a count above 2^40, was not written by
+-- a limiter and is reported.
+--
+-- A resend of this script after its reply was lost counts the request
+-- again (see the package doc, Retries): stricter, never looser.
 
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = now_us()
 local v = pcall_('GET', key)
-if type(v) == 'table' then return {-1, KI, 0, 0} end
+if type(v) == 'table' then return {'corrupt', KI, 'not a string (wrong type)'} end
 local idx = floor(now / P)
 local cur, prev = 0, 0
 if v then
   local w, c1, p1 = string.match(v, '^(%d+):(%d+):(%d+)$')
-  if not w or #v > 50 then return {-1, KI, 0, 0} end
+  if not w or #v > 50 then return {'corrupt', KI, 'not bucket:count:previous'} end
   w, c1, p1 = tonumber(w), tonumber(c1), tonumber(p1)
+  if w > idx + 1 or c1 > MAX_COUNT or p1 > MAX_COUNT then return {'corrupt', KI, 'bucket or count out of range'} end
   if w >= idx then idx, cur, prev = w, c1, p1
   elseif w == idx - 1 then prev = c1 end
 end
@@ -30,8 +35,8 @@ if av < cost then
   if cur > 0 then rs = start + 2 * P - now
   elseif prev > 0 then rs = start + P - now end
   if av < 0 then av = 0 end
-  return {0, av, rt, rs}
+  return {'limit', av, rt, rs}
 end
 local rs = start + 2 * P - now
-call('SET', key, fmt('%.0f:%.0f:%.0f', idx, cur + cost, prev), 'PX', ceil(rs / 1000))
-return {1, av - cost, 0, rs}
+call('SET', key, string.format('%.0f:%.0f:%.0f', idx, cur + cost, prev), 'PX', ceil(rs / 1000))
+return {'ok', av - cost, 0, rs}

@@ -1,0 +1,91 @@
+package ratelimit
+
+import "github.com/redschema/redschema/keys"
+
+// Option configures a Limiter. Options only record; New checks them.
+type Option func(*options)
+
+type options struct {
+	ns         keys.Namespace
+	endpoint   string
+	hasEnd     bool
+	rateLimit  bool // sliding log at rate_limit:{id}
+	noWindow   bool // sliding log without a window segment
+	runtimeCfg bool
+	noBlocks   bool
+	pipelines  int
+	pipeSet    bool
+}
+
+// WithNamespace puts every key under ns (prefix, hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithEndpoint scopes the limiter's state to an endpoint:
+// ratelimit:ip:{ip}:{endpoint}:{window} for FixedWindow,
+// ratelimit:sliding:{id}:{endpoint}:{window} for Sliding, and the endpoint
+// variants of the SlidingCounter and GCRA keys. The endpoint must be a
+// usable key segment ("POST /login" is fine), else New fails with
+// ErrInvalid.
+func WithEndpoint(endpoint string) Option {
+	return func(o *options) { o.endpoint, o.hasEnd = endpoint, true }
+}
+
+// WithRateLimitKey stores the log of Sliding rules at the key
+// rate_limit:{id} instead of sliding_limit:{id}:{window}: an exact sliding
+// log like the other, at a key without a window segment, so that only one
+// limiter per identifier may use Sliding rules on it (see
+// WithWindowlessLogKey). Not combinable with WithEndpoint or
+// WithWindowlessLogKey.
+func WithRateLimitKey() Option { return func(o *options) { o.rateLimit = true } }
+
+// WithWindowlessLogKey stores the log of Sliding rules at a key without a
+// window segment: sliding_limit:{id}, or WithEndpoint
+// ratelimit:sliding:{id}:{endpoint}. By default the key ends with the
+// window (the policy's longest Sliding period), so that limiters with
+// different windows keep separate logs. With this option only ONE limiter
+// (one longest Sliding period) may use Sliding rules per identifier (and
+// endpoint) in the namespace: a limiter with a shorter window would trim
+// the other's log. It never shortens the log's TTL.
+func WithWindowlessLogKey() Option { return func(o *options) { o.noWindow = true } }
+
+// WithRuntimeConfig makes every check read the identifier's config hash
+// ratelimit:config:{id} (see SetConfig) in the same script: per_minute,
+// per_hour and per_day replace the Rate of rules whose Period is one
+// minute, hour or day; burst replaces the Burst of GCRA rules. Absent
+// fields keep the policy's values. Identifiers are then API key IDs. The
+// script holds config values to the limits New enforces (see SetConfig).
+func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true } }
+
+// WithoutBlocks makes the limiter ignore blocks: its checks do not read
+// ratelimit:block:{id}, which saves one Redis command per check. Block on
+// this limiter still writes the shared block key, which refuses the
+// identifier in every other limiter of the namespace, but not in this one;
+// Reset still lifts it. Use it for limiters that never need to honour a
+// Block.
+func WithoutBlocks() Option { return func(o *options) { o.noBlocks = true } }
+
+// DefaultPipelines is the number of round trips a Limiter keeps in flight
+// before further checks wait and share a pipeline (see WithPipelining).
+const DefaultPipelines = 4
+
+// MaxPipelines bounds WithPipelining.
+const MaxPipelines = 1024
+
+// WithPipelining sets how many round trips one Limiter keeps in flight at
+// once for Allow, AllowN and Peek (auto-pipelining). A check made while
+// none is in flight is sent at once, on its own. Checks made while some
+// are in flight wait; they go out together, as one pipeline, when a round
+// trip comes back, or at once in a new round trip (up to n) when as many
+// wait as are in flight. Every check is still one atomic script with its
+// own reply; many goroutines checking at once share the network reads and
+// writes, which under load cost the client and Redis more than the scripts
+// do (see bench/RESULTS.md). Without this option a Limiter keeps
+// DefaultPipelines; n = 0 turns auto-pipelining off (every check is its
+// own round trip, sent at once); n outside 0..MaxPipelines fails New with
+// ErrInvalid.
+//
+// On a Redis Cluster the n round trips are per master, so a slow master
+// holds up only the checks of identifiers it owns. When a connection breaks
+// mid-pipeline, go-redis resends the whole pipeline; what a resent check
+// does is in the package doc (Retries).
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }

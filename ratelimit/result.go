@@ -1,0 +1,31 @@
+package ratelimit
+
+import "time"
+
+// Result is the outcome of Allow, AllowN or Peek.
+//
+// When a Policy has several rules, Limit, Remaining and ResetAfter describe
+// the binding rule (the one with the fewest requests remaining; Rule is its
+// index), and RetryAfter is the longest wait among the rules that refused.
+type Result struct {
+	// Allowed reports whether the request was admitted (and counted); for
+	// Peek, whether it would be.
+	Allowed bool
+	// Limit is the binding rule's capacity: its Rate, or Burst for GCRA,
+	// after any runtime config override.
+	Limit int
+	// Remaining is how many more unit-cost requests the binding rule would
+	// admit right now.
+	Remaining int
+	// RetryAfter is zero when allowed; otherwise the time until the same
+	// request would be admitted if nothing else happens meanwhile.
+	RetryAfter time.Duration
+	// ResetAfter is the time until the binding rule is back to its full
+	// capacity if nothing else happens meanwhile (zero if it already is).
+	ResetAfter time.Duration
+	// Rule is the index in the Policy of the binding rule.
+	Rule int
+}
+
+// us converts a script's microseconds to a Duration.
+func us(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
