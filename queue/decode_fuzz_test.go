@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/keys"
 )
 
@@ -18,7 +20,7 @@ func FuzzDecoders(f *testing.F) {
 	type payload struct {
 		WorkflowID string `json:"workflow_id"`
 	}
-	q, err := New[payload](nopClient(), "fuzz")
+	q, err := New[payload](redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}), "fuzz")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,153 +1,332 @@
--- dequeue: recover expired leases, then lease up to n ready jobs, highest
--- priority first, FIFO within a priority.
+-- dequeue: adopt jobs pushed in the seed's own format, recover expired
+-- leases, then lease up to n ready jobs, highest priority first, FIFO
+-- within a priority. A resent request gets its first run's leases back.
 --
--- KEYS[1] jobs hash      queue:{q}:jobs
--- KEYS[2] state hash     queue:{q}:state
--- KEYS[3] high zset      queue:{q}:priority:high
--- KEYS[4] normal zset    queue:{q}:priority:normal
--- KEYS[5] low zset       queue:{q}:priority:low
--- KEYS[6] active zset    queue:{q}:active      id -> lease deadline (ms)
--- KEYS[7] stats hash     queue:stats:{q}
--- KEYS[8] dead list      queue:dlq:{q}
--- KEYS[9] wake list      queue:{q}:executions
--- ARGV[1] n: most jobs to lease
+-- KEYS[1]  jobs hash      queue:{q}:jobs
+-- KEYS[2]  state hash     queue:{q}:state
+-- KEYS[3]  high zset      queue:{q}:priority:high
+-- KEYS[4]  normal zset    queue:{q}:priority:normal
+-- KEYS[5]  low zset       queue:{q}:priority:low
+-- KEYS[6]  active zset    queue:{q}:active      id -> lease deadline (ms)
+-- KEYS[7]  stats hash     queue:stats:{q}
+-- KEYS[8]  dead list      queue:dlq:{q}
+-- KEYS[9]  wake list      queue:{q}:executions
+-- KEYS[10] inbox list     queue:{q}:inbox
+-- KEYS[11] reply memo     queue:{q}:reply:{request_id}
+-- ARGV[1] n: most jobs to lease (1 to 512)
 -- ARGV[2] lease in ms
 -- ARGV[3] dead-letter cap (entries kept)
 -- ARGV[4] dead-letter TTL in ms
--- ARGV[5] wake list TTL in ms
--- Returns {wait, id, delivery, retry, max, level, json, lease_deadline,
--- last_error, ...}:
--- wait is -1 when jobs were leased or nothing is pending, else the ms
--- until the next delayed job or lease deadline is due.
+-- ARGV[5] reply memo TTL in ms
+-- ARGV[6] default max retries (for adopted jobs)
+-- ARGV[7] longest lease in ms: a deadline further away is not ours
+-- ARGV[8] "1": read the inbox too (a caller that waited on the wake list,
+--         or starts); else only the wake list is read for jobs pushed in
+--         the seed's format
+-- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
+-- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
+-- leased or nothing is pending, else the ms until the next delayed job or
+-- lease deadline is due; the last list names what was found corrupt (and
+-- repaired: dead-lettered or dropped) on the way. corrupt(i, why) when a
+-- stats field or the memo is not this package's.
 --
--- delivery is the lease token: the stats hash's delivery_seq, one per
--- delivery in the whole queue, so a stale holder (lease recovered, job
--- deleted and re-enqueued under its ID, or requeued from the dead letters)
--- never holds the token of a later delivery. A dead letter pushed past the
--- cap trims the oldest; total_dead_trimmed counts them.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A key of the wrong type fails the script before anything is written:
+-- each step reads the keys it writes before its first write, and a step
+-- that writes keys it has not read (adopting, recovering, dead-lettering)
+-- first reads their types (typecheck), so the common path pays for no
+-- extra reads. Steps that completed before a failing one leave whole
+-- jobs, never half-written ones.
+--
+-- Leases are rounded toward safety: a deadline is the server time in ms
+-- rounded up plus the lease, and a lease is recovered only once the
+-- server time is strictly past it, so it never ends on the server before
+-- the holder's local deadline (the lease counted from before the call).
+local memo = replayed(KEYS[11])
+if memo == false then
+  return corrupt(11, 'reply memo is not a reply')
+end
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
-local dlqcap = tonumber(ARGV[3])
+local nowus = now_us()
+local now = math.floor(nowus / 1000)
+local nowc = math.ceil(nowus / 1000)
+local deadline = nowc + tonumber(ARGV[2])
 
+if memo then
+  -- A resend: the first run's leases, if still held under the same
+  -- delivery.
+  local rows = {}
+  local ids, dlvs = memo[2], memo[3]
+  for k = 1, #ids do
+    local id = ids[k]
+    local dlv, retry, max, lvl, lasterr = parse_state(redis.call('HGET', KEYS[2], id))
+    local body = redis.call('HGET', KEYS[1], id)
+    local lease = redis.call('ZSCORE', KEYS[6], id)
+    if dlv and int_str(dlv) == dlvs[k] and body and lease then
+      for _, v in ipairs({id, dlv, retry, max, lvl, body, tonumber(lease), lasterr}) do
+        rows[#rows + 1] = v
+      end
+    end
+  end
+  return ok(-1, rows, {})
+end
+
+local checked = false
+-- check reads the type of every key a rare step may write without
+-- reading it first (jobs, state, priorities, dead letters), and the
+-- stats counters those steps add to, once; it returns why the stats
+-- hash is not this package's, or nil.
+local function check()
+  if not checked then
+    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}})
+    checked = true
+    return stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
+  end
+end
+local notes = {}
+local trimmed, deadn, failed = 0, 0, 0
+local function note(i, why)
+  notes[#notes + 1] = i
+  notes[#notes + 1] = why
+end
 local function dead(id, retry, max, lvl, err)
   local body = redis.call('HGET', KEYS[1], id)
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
-  if body then
-    -- a body that is not JSON is kept as a string under "raw", so one bad
-    -- job cannot make the whole dead-letter list unreadable
-    local job = '"job":' .. body
-    local ok, v = pcall(cjson.decode, body)
-    if not ok or type(v) ~= 'table' then
-      job = '"raw":' .. cjson.encode(body) .. ',"job":null'
+  trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body), tonumber(ARGV[3]), ARGV[4])
+  deadn = deadn + 1
+end
+
+-- 0. adopt what the wake list and the inbox hold besides wake-up tokens:
+-- jobs pushed in the seed's format (an LPUSH of the job's JSON), oldest
+-- first. A job becomes a ready job of its priority; anything else is
+-- dead-lettered with the reason, never dropped.
+local function adopt(raw, k, src)
+  local good, v = pcall(cjson.decode, raw)
+  local id = 'adopted-' .. int_str(nowus) .. '-' .. k
+  if not good or type(v) ~= 'table' or v[1] ~= nil then
+    trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, 'not a job: the wake list held a value that is not a JSON object', now, 0, 0, 'normal', raw),
+      tonumber(ARGV[3]), ARGV[4])
+    deadn = deadn + 1
+    note(src, 'dead-lettered an element that is not a job as ' .. id)
+    return
+  end
+  if type(v.id) == 'string' and v.id ~= '' and #v.id <= 1024 then
+    id = v.id
+  end
+  local lvl, prio = 'normal', 0
+  local p = tonumber(v.priority)
+  if p and p > 0 then
+    lvl, prio = 'high', 1
+  elseif p and p < 0 then
+    lvl, prio = 'low', -1
+  end
+  if redis.call('HEXISTS', KEYS[1], id) == 1 then
+    trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, 'adopted job: a live job has its ID', now, 0, 0, lvl, raw),
+      tonumber(ARGV[3]), ARGV[4])
+    deadn = deadn + 1
+    return
+  end
+  local created = v.created_at
+  if type(created) ~= 'string' or not string.match(created, '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.?%d*[Z%+%-]') then
+    created = rfc3339(now)
+  end
+  local retry = to_int(v.retry_count, 0, 1000000) or 0
+  local max = tonumber(ARGV[6])
+  redis.call('HSET', KEYS[1], id, '{"id":' .. json_str(id) .. ',"payload":' .. raw .. ',"priority":' .. prio ..
+    ',"created_at":' .. json_str(created) .. ',"retry_count":' .. int_str(retry) .. ',"max_retries":' .. int_str(max) .. '}')
+  redis.call('HSET', KEYS[2], id, '0,' .. int_str(retry) .. ',' .. int_str(max) .. ',' .. lvl .. ',')
+  redis.call('ZADD', lvkeys[lvl], int_str(fifo_score(KEYS[7], now)), id)
+end
+local inbox = ARGV[8] == '1' and redis.call('LRANGE', KEYS[10], -1000, -1) or {}
+local tail = redis.call('LRANGE', KEYS[9], -1000, -1)
+local function holds_jobs(list)
+  for _, e in ipairs(list) do
+    if e ~= '1' then
+      return true
     end
-    local len = redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
-      ',"failed_at":' .. string.format('%.0f', now) .. ',"retry_count":' .. retry .. ',"max_retries":' .. max ..
-      ',"level":"' .. lvl .. '",' .. job .. '}')
-    if len > dlqcap then
-      redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
-      redis.call('HINCRBY', KEYS[7], 'total_dead_trimmed', len - dlqcap)
+  end
+  return false
+end
+local foreign = holds_jobs(tail)
+if foreign or holds_jobs(inbox) then
+  local bad = check()
+  if bad then
+    return corrupt(7, bad)
+  end
+end
+if #inbox > 0 then
+  redis.call('LTRIM', KEYS[10], 0, -(#inbox + 1))
+end
+-- the wake list, when its tail was read and left alone, is known to hold
+-- something exactly when the tail did: a wake-up then needs no LLEN.
+local awake = #tail > 0
+if foreign then
+  redis.call('LTRIM', KEYS[9], 0, -(#tail + 1))
+  wake(KEYS[9])
+end
+local k = 0
+for li, list in ipairs({inbox, foreign and tail or {}}) do
+  for x = #list, 1, -1 do
+    if list[x] ~= '1' then
+      k = k + 1
+      adopt(list[x], k, li == 1 and 10 or 9)
     end
-    redis.call('PEXPIRE', KEYS[8], ARGV[4])
-    redis.call('HINCRBY', KEYS[7], 'total_dead', 1)
   end
 end
 
--- 1. expired leases come back (a crashed worker counts as a failed attempt)
-local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now, 'LIMIT', 0, 100)
+-- 1. expired leases come back (a crashed worker counts as a failed
+-- attempt); a deadline further than the longest lease was not written by
+-- this package: recovered too, and reported.
+local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. int_str(nowc), 'LIMIT', 0, 100)
+local far = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. int_str(nowc + tonumber(ARGV[7])), '+inf', 'LIMIT', 0, 100)
+for _, id in ipairs(far) do
+  expired[#expired + 1] = id
+  note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
+end
+if #expired > 0 then
+  local bad = check()
+  if bad then
+    return corrupt(7, bad)
+  end
+end
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[6], id)
   local st = redis.call('HGET', KEYS[2], id)
+  local dlv, retry, max, lvl = parse_state(st)
   if st then
-    local dlv, retry, max, lvl = string.match(st, '^(%d+),(%d+),(%-?%d+),(%a+),')
-    redis.call('HINCRBY', KEYS[7], 'total_failed', 1)
-    if not dlv or lvkeys[lvl] == nil then
+    failed = failed + 1
+    if not dlv then
       dead(id, 0, 0, 'normal', 'corrupt job state')
-    elseif tonumber(retry) + 1 > tonumber(max) then
-      dead(id, tonumber(retry) + 1, max, lvl, 'lease expired')
+      note(2, 'state of ' .. id .. ' does not parse; job dead-lettered')
+    elseif retry + 1 > max then
+      dead(id, retry + 1, max, lvl, 'lease expired')
     else
-      redis.call('HSET', KEYS[2], id, dlv .. ',' .. (tonumber(retry) + 1) .. ',' .. max .. ',' .. lvl .. ',lease expired')
-      redis.call('ZADD', lvkeys[lvl], now * 1000, id)
+      redis.call('HSET', KEYS[2], id, int_str(dlv) .. ',' .. int_str(retry + 1) .. ',' .. int_str(max) .. ',' .. lvl .. ',lease expired')
+      redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
     end
-  else
-    redis.call('HDEL', KEYS[1], id)
+  elseif redis.call('HDEL', KEYS[1], id) == 1 then
+    note(2, 'job ' .. id .. ' was in flight without a state; dropped')
   end
 end
 
 -- 2. lease ready jobs. The ready jobs of a level are the lowest scores, so
 -- the first k of ZRANGEBYSCORE are ranks 0..k-1; every write is batched.
 local n = tonumber(ARGV[1])
-local deadline = now + tonumber(ARGV[2])
-local out = {-1}
-local taken = 0
-local maxscore = now * 1000 + 999
+local rows, leased, dlvs = {}, {}, {}
+local maxscore = int_str(now * 1000 + 999)
+local sdeadline = string.format('%d', deadline)
 for i = 3, 5 do
-  if taken >= n then
+  if #leased >= n then
     break
   end
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, n - taken)
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, n - #leased)
   if #ids > 0 then
+    -- reads first: the states and bodies, and the dead-letter list's type
+    -- when a job must go there. A job never delivered has no state
+    -- entry yet: its state is fresh_state's.
+    local lvl0 = i == 3 and 'high' or (i == 4 and 'normal' or 'low')
+    local sts = mread('HMGET', KEYS[2], ids)
+    local bodies = mread('HMGET', KEYS[1], ids)
+    local fresh = {}
+    for j = 1, #ids do
+      local body = bodies[j]
+      if body then
+        if not sts[j] then
+          fresh[j] = fresh_max(body)
+        end
+        if not fresh[j] and not parse_state(sts[j]) then
+          local bad = check()
+          if bad then
+            return corrupt(7, bad)
+          end
+        end
+      end
+    end
+    -- the first write: the delivery sequence, a count in [1, 2^53)
+    local top = redis.pcall('HINCRBY', KEYS[7], 'delivery_seq', #ids)
+    if type(top) ~= 'number' or top - #ids < 0 or top > 9007199254740991 then
+      if type(top) == 'number' then
+        redis.call('HINCRBY', KEYS[7], 'delivery_seq', -#ids)
+      elseif string.find(top.err or '', 'WRONGTYPE', 1, true) then
+        return corrupt(7, 'not a hash (WRONGTYPE)')
+      end
+      return corrupt(7, 'field delivery_seq is not a count')
+    end
     redis.call('ZREMRANGEBYRANK', KEYS[i], 0, #ids - 1)
-    local sts = redis.call('HMGET', KEYS[2], unpack(ids))
-    local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
     local hset, zadd, orphans = {}, {}, {}
-    local seq = redis.call('HINCRBY', KEYS[7], 'delivery_seq', #ids) - #ids
+    local seq = top - #ids
     for j, id in ipairs(ids) do
-      local st, body = sts[j], bodies[j]
-      local dlv, rest
-      if st then
-        dlv, rest = string.match(st, '^(%d+),(.*)$')
+      local body, retry, max, lvl, lasterr = bodies[j], 0, fresh[j], lvl0, ''
+      if not max then
+        local _
+        _, retry, max, lvl, lasterr = parse_state(sts[j])
       end
-      local retry, max, lvl, lasterr
-      if rest then
-        retry, max, lvl, lasterr = string.match(rest, '^(%d+),(%-?%d+),(%a+),(.*)$')
-      end
-      if body and lvl then
+      if body and max then
         seq = seq + 1
-        dlv = string.format('%d', seq)
+        local sseq = string.format('%d', seq)
         hset[#hset + 1] = id
-        hset[#hset + 1] = dlv .. ',' .. rest
-        zadd[#zadd + 1] = deadline
+        hset[#hset + 1] = sseq .. ',' .. string.format('%d', retry) .. ',' .. max .. ',' .. lvl .. ',' .. lasterr
+        zadd[#zadd + 1] = sdeadline
         zadd[#zadd + 1] = id
-        out[#out + 1] = id
-        out[#out + 1] = seq
-        out[#out + 1] = tonumber(retry)
-        out[#out + 1] = tonumber(max)
-        out[#out + 1] = lvl
-        out[#out + 1] = body
-        out[#out + 1] = deadline
-        out[#out + 1] = lasterr
-        taken = taken + 1
+        rows[#rows + 1] = id
+        rows[#rows + 1] = seq
+        rows[#rows + 1] = retry
+        rows[#rows + 1] = tonumber(max)
+        rows[#rows + 1] = lvl
+        rows[#rows + 1] = body
+        rows[#rows + 1] = deadline
+        rows[#rows + 1] = lasterr
+        leased[#leased + 1] = id
+        dlvs[#dlvs + 1] = sseq
+      elseif body and not sts[j] then
+        dead(id, 0, 0, lvl0, 'corrupt job: no state and no max_retries')
+        note(1, 'job ' .. id .. ' has no state and its JSON does not end with max_retries; dead-lettered')
       elseif body then
-        -- state that does not parse: dead-letter the job with the reason
-        dead(id, 0, 0, ({'high', 'normal', 'low'})[i - 2], 'corrupt job state')
+        dead(id, 0, 0, lvl0, 'corrupt job state')
+        note(2, 'state of ' .. id .. ' does not parse; job dead-lettered')
       else
-        -- a state without its job (cannot happen through this package)
         orphans[#orphans + 1] = id
+        note(1, 'job ' .. id .. ' was queued without its JSON; dropped')
       end
     end
-    if #hset > 0 then
-      redis.call('HSET', KEYS[2], unpack(hset))
-      redis.call('ZADD', KEYS[6], unpack(zadd))
-    end
-    if #orphans > 0 then
-      redis.call('HDEL', KEYS[1], unpack(orphans))
-      redis.call('HDEL', KEYS[2], unpack(orphans))
-    end
+    batched('HSET', KEYS[2], hset)
+    batched('ZADD', KEYS[6], zadd)
+    batched('HDEL', KEYS[2], orphans)
   end
 end
+add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
 
-if taken > 0 then
-  if taken >= n and redis.call('LLEN', KEYS[9]) == 0 then
+if #leased > 0 then
+  if #leased >= n then
     -- more may be ready: wake another consumer
-    redis.call('RPUSH', KEYS[9], '1')
-    redis.call('PEXPIRE', KEYS[9], ARGV[5])
+    if foreign then
+      wake(KEYS[9])
+    elseif not awake then
+      redis.call('RPUSH', KEYS[9], '1')
+    end
   end
-  return out
+  remember(KEYS[11], {'ok', leased, dlvs}, ARGV[5])
+  return ok(-1, rows, notes)
 end
 
--- 3. idle: how long until something is due?
+-- 3. idle: the caller may now wait on the wake list. Enqueue checks the
+-- wake list at the first enqueue of each millisecond (when enq_seq jumps
+-- to it); if a job was enqueued in this one, move enq_seq (and
+-- enq_skipped, keeping their difference) back before it, so that the
+-- next enqueue of this millisecond checks too. Nothing is ready, so no
+-- job of this millisecond is left to be ordered against it.
+local seq = redis.call('HGET', KEYS[7], 'enq_seq')
+seq = seq and to_int(seq)
+if seq and seq >= now * 1000 - 1 then
+  local d = seq - now * 1000 + 2
+  local r = redis.pcall('HINCRBY', KEYS[7], 'enq_skipped', -d)
+  if type(r) ~= 'number' then
+    return corrupt(7, 'field enq_skipped is not a count')
+  end
+  redis.call('HINCRBY', KEYS[7], 'enq_seq', -d)
+end
+
+-- 4. how long until something is due?
 local due = -1
 for i = 3, 6 do
   local first = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
@@ -162,10 +341,6 @@ for i = 3, 6 do
   end
 end
 if due >= 0 then
-  due = due - now
-  if due < 0 then
-    due = 0
-  end
+  due = math.max(due - now, 0)
 end
-out[1] = due
-return out
+return ok(due, rows, notes)

@@ -1,93 +1,205 @@
-// Package queue is a reliable typed job queue on seed 001's layout (§5,
-// "Database 2: Job Queues"): priorities, delays, leases, retries with
-// backoff, a dead-letter list, exact statistics, and a worker runner.
+// Package queue is a reliable typed job queue on Redis: priorities,
+// delays, leases (visibility timeouts), retries with backoff, a
+// dead-letter list, exact statistics, and a worker runner.
 //
 //	q, err := queue.New[Execution](rdb, "n8n")
-//	id, err := q.Enqueue(ctx, Execution{WorkflowID: "wf-1"}, &queue.EnqueueOptions{Priority: queue.High})
-//	err = q.Run(ctx, func(ctx context.Context, j *queue.Job[Execution]) error { ... }, 8)
+//	id, err := q.Enqueue(ctx, Execution{WorkflowID: "wf-1"}, queue.WithPriority(queue.High))
+//	err = q.Run(ctx, func(ctx context.Context, j *queue.Job[Execution]) error {
+//		return execute(ctx, j.Payload) // nil acks; an error retries, then dead-letters
+//	}, 8)
+//
+// # Guarantees
+//
+//   - One round trip per operation: Enqueue, TryDequeue, Ack, Nack,
+//     Release, Extend, Requeue, Delete, Purge, Peek, List and Stats are one
+//     Lua script each; EnqueueBatch is one pipeline; Dequeue is TryDequeue
+//     plus, while nothing is ready, a blocking wait of at most 250 ms. Run
+//     leases up to 2×concurrency jobs per script and writes all the
+//     outcomes ready at once with one script.
+//   - Auto-pipelining: Enqueue calls made at once by many goroutines share
+//     round trips (at most DefaultPipelines in flight per Queue, see
+//     WithPipelining); each is still its own atomic script with its own
+//     reply, and a lone call goes out at once.
+//   - Atomic and cluster-safe: every key of a queue carries the queue name
+//     as its hash tag, so each script touches one slot.
+//   - At-least-once delivery: a job stays in the jobs hash until it is
+//     acked, dead-lettered or deleted; a job whose lease runs out comes
+//     back (counted as a failed attempt). Every delivery has its own lease
+//     token, so a worker whose lease was recovered never settles a later
+//     delivery (ErrLeaseLost).
+//   - Idempotent under retry: every write (Enqueue, EnqueueBatch, a
+//     dequeue, Ack, Nack, Release, Extend, Requeue, Delete, Purge) carries
+//     a request ID made before its first send, and its script stores the
+//     outcome under queue:{queue_name}:reply:{request_id} for one minute.
+//     go-redis resends a command whose reply was lost after the server
+//     ran it, and resends a whole pipeline (an auto-pipelined batch of
+//     Enqueue calls, an EnqueueBatch) when its connection broke; the
+//     resend gets the first outcome back: a fresh job is reported
+//     enqueued (never ErrDuplicate), an ack done (never ErrLeaseLost), a
+//     dequeue returns the same job, a purge deletes nothing more. A second
+//     call is a new request and is answered on its own (a second Ack of a
+//     delivery is ErrLeaseLost).
+//   - Server time decides every lease, delay and retry. A lease never ends
+//     on the server before the holder's local deadline (the lease counted
+//     from before its request): the deadline is the server time rounded up
+//     to the millisecond plus the lease, and a lease is recovered only
+//     once the server time is strictly past it.
+//   - Bounds: delays, process-at times and uniqueness windows up to
+//     MaxDelay (366 days: scores are ms × 1000 and must stay exact in a
+//     double), leases in [MinLease, MaxLease], retries up to
+//     MaxRetriesLimit, payloads up to WithMaxPayload; beyond is ErrInvalid
+//     before anything is written.
+//   - Bounded memory: the dead-letter list has a TTL and a cap, the
+//     wake-up list holds one token, and every other key holds only live
+//     jobs (see the table).
+//   - Errors: ErrDuplicate, ErrEmpty, ErrLeaseLost, ErrNotFound,
+//     ErrTooLarge and ErrInvalid (bad input, before any I/O; a bad job ID
+//     also matches keys.ErrInvalidKey), matched with errors.Is. Data the
+//     package did not write is an error matching keys.ErrCorrupt that names
+//     the exact key (a key of the wrong type fails a script before it
+//     writes any job, lease or count: each script reads a key before its
+//     first write to it, or reads its type first on the rare paths that
+//     write keys the common path does not read, or, in Enqueue, writes it
+//     with pcall and undoes the writes before it when that fails; only a
+//     consumed wake-up token may have moved. A stats
+//     counter that is not a count fails Enqueue and the dequeue and settle
+//     scripts before they write a job, lease or other count). Where the
+//     queue can go on, it repairs and still reports: a job whose state or
+//     JSON does not parse is dead-lettered with the reason, a queued ID
+//     without its job is dropped, a lease deadline further than MaxLease
+//     is recovered; TryDequeue then returns that error, never ErrEmpty,
+//     and Run passes it to WithErrorHandler. A network failure, a timeout
+//     or a cluster error is returned as such, never as a sentinel. Every error names the operation and the
+//     key; redis.Nil never escapes.
+//   - Deadlines: create the client with ContextTimeoutEnabled: true (New
+//     refuses one without), or go-redis ignores context deadlines while a
+//     server hangs.
 //
 // # Keys
 //
-// Every key of one queue carries the queue name as its hash tag, so each
-// script touches a single cluster slot ("queue:{n8n}:jobs"; with hash tags
-// off, "queue:n8n:jobs"). The queue names "stats" and "dlq" are refused:
-// with hash tags off, "queue:stats:executions" would be both the stats of a
-// queue called "executions" and a key of a queue called "stats".
+//	Key pattern                              Type    TTL                                                                                                                     Purpose
+//	queue:dlq:{{queue_name}}                 LIST    7d (refreshed on push; trimmed to the dead-letter cap)                                                                  dead letters: job JSON with its last error, newest first
+//	queue:stats:{{queue_name}}               HASH    none (bounded: one hash of counters per queue)                                                                          total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences)
+//	queue:{{queue_name}}:active              ZSET    none (bounded: one member per job in flight)                                                                            leases: in-flight job IDs scored by lease deadline (server ms)
+//	queue:{{queue_name}}:executions          LIST    none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                    wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
+//	queue:{{queue_name}}:inbox               LIST    none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)  wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
+//	queue:{{queue_name}}:jobs                HASH    none (bounded: one field per live job, deleted on ack, dead letter or delete)                                           job ID -> job JSON in seed 001's item format
+//	queue:{{queue_name}}:priority:{level}    ZSET    none (bounded: one member per pending or scheduled job; empty sets vanish)                                              job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
+//	queue:{{queue_name}}:reply:{request_id}  STRING  1m                                                                                                                      first outcome of a write request (JSON), returned to a resend of the same request
+//	queue:{{queue_name}}:state               HASH    none (bounded: one field per live job delivered at least once, deleted with its jobs field)                             job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)
+//	queue:{{queue_name}}:unique:{job_id}     STRING  the job's uniqueness window                                                                                             refuses a second enqueue of the job ID within the window
 //
-// | Key pattern | Type | TTL | Purpose |
-// |---|---|---|---|
-// | `queue:{{queue_name}}:priority:{level}` | ZSET | none (bounded: pending and scheduled jobs) | job IDs of one priority (high, normal, low) scored by ready time: pending, delayed, retrying |
-// | `queue:{{queue_name}}:jobs` | HASH | none (bounded: one field per live job) | job ID -> job JSON in seed 001's item format |
-// | `queue:{{queue_name}}:state` | HASH | none (bounded: one field per live job) | job ID -> delivery count, retry count, max retries, priority, last error |
-// | `queue:{{queue_name}}:active` | ZSET | none (bounded: jobs in flight) | leases: in-flight job IDs scored by lease deadline (server ms) |
-// | `queue:{{queue_name}}:executions` | LIST | 1m, refreshed; at most one element | wake-up list idle consumers block on (BLPOP) |
-// | `queue:{{queue_name}}:unique:{job_id}` | STRING | the job's uniqueness window | refuses a second enqueue of the ID within the window |
-// | `queue:stats:{{queue_name}}` | HASH | none (one per queue) | total_processed, total_failed, avg_process_time_ms, last_processed_at, total_enqueued, total_dead, total_dead_trimmed, total_process_time_us, fifo_seq, delivery_seq |
-// | `queue:dlq:{{queue_name}}` | LIST | 7d, refreshed on push; trimmed to 10,000 entries (WithDeadLetterCap) | dead letters, newest first |
+// # Compatibility with existing layouts
 //
-// Stored job JSON (the jobs hash) follows seed 001's item format, with the
-// caller's payload (the seed's workflow_id, trigger_type, trigger_data)
-// under "payload":
+// Keys and values follow seed 001 §5 ("Database 2: Job Queues"), with
+// these changes:
+//
+//   - Hash tags: the queue name is the tag ("queue:{n8n}:jobs",
+//     "queue:stats:{n8n}"), so a queue's keys share a slot;
+//     keys.Namespace.NoHashTags gives the seed's exact bytes on a
+//     standalone server. The queue names "stats" and "dlq" are refused:
+//     with hash tags off, queue:stats:executions would be both the stats
+//     of a queue called "executions" and a key of a queue called "stats".
+//   - The seed's FIFO list queue:n8n:executions is popped by a worker, so
+//     a worker that dies after the pop loses the job. Jobs are instead
+//     leased: a dequeue script moves the ID from a priority set to the
+//     active set scored by a lease deadline, and the job stays in the jobs
+//     hash until Ack. The list keeps the role consumers use it for,
+//     blocking: it holds a wake-up token ("1"), and idle consumers wait on
+//     it with BLMOVE into queue:{queue_name}:inbox, so whatever they take
+//     stays in Redis. Enqueue pushes the token when the list is empty,
+//     checking at the first enqueue of each millisecond and at the first
+//     one after a dequeue found nothing ready (before a consumer can wait,
+//     it runs such a dequeue; jobs enqueued in between are found by the
+//     consumer the first one woke, which dequeues until nothing is
+//     ready). It has no TTL (a TTL could expire a job a seed producer
+//     pushed there).
+//   - Jobs from an existing producer: an element of the list (or the
+//     inbox) in the seed's item format, a JSON object pushed with LPUSH,
+//     is adopted by the next dequeue, oldest first, as a job of the
+//     queue: its "id" (or a generated one), its "priority" (> 0 High,
+//     < 0 Low), its "created_at" when it is RFC 3339, its "retry_count",
+//     the queue's default retries, and the whole object as the payload (so
+//     a payload type with the seed's fields, workflow_id, trigger_type and
+//     trigger_data, decodes it). An element that is not a JSON object, or
+//     whose ID is live, is dead-lettered with the reason: nothing is
+//     dropped. To migrate from such a producer, point it at this queue's
+//     list (queue:{n8n}:executions with hash tags on; byte-identical
+//     queue:n8n:executions with keys.Namespace{NoHashTags: true} on a
+//     standalone server) and run consumers of this package: jobs already
+//     in the list and jobs pushed later are adopted. Then switch the
+//     producer to Enqueue, which gives IDs, delays and uniqueness.
+//   - Only the priority sorted sets order jobs (the seed keeps both a list
+//     and the sets "scored by time"): score = ready time in ms × 1000 plus
+//     a sequence within the millisecond, which gives FIFO within a
+//     priority (exact up to 1000 enqueues per ms and priority), and delays
+//     and retry backoff for free.
+//   - queue:stats:{queue_name} keeps the seed's fields (total_processed,
+//     total_failed, avg_process_time_ms, last_processed_at, the last in
+//     Unix ms of the server clock) and adds total_dead,
+//     total_dead_trimmed, total_process_time_us, delivery_seq, and enq_seq
+//     and enq_skipped: enq_seq is the FIFO sequence (the last score given,
+//     plus one per enqueue, jumping to the current millisecond when time
+//     has moved on) and enq_skipped adds up its jumps, so that
+//     enq_seq - enq_skipped counts the enqueues with one HINCRBY per
+//     enqueue (Stats.TotalEnqueued; plus total_enqueued, which earlier
+//     versions counted instead).
+//   - queue:dlq:{queue_name} keeps the seed's 7-day TTL (refreshed on each
+//     push) and is trimmed to a cap; an entry is
+//     {"id","error","failed_at" (Unix ms),"retry_count","max_retries","level","job"}.
+//
+// Stored job JSON follows the seed's item format, with the caller's
+// payload (the seed's workflow_id, trigger_type, trigger_data) under
+// "payload":
 //
 //	{"id":"uuid","payload":{...},"priority":0,"created_at":"2026-01-16T10:00:00Z","retry_count":0,"max_retries":5}
 //
-// "priority" is 1 (High), 0 (Normal) or -1 (Low). "retry_count" is the
-// count when the job was written; the live count is in the state hash and
-// in Job.RetryCount. A dead-letter entry is
-// {"id","error","failed_at" (Unix ms),"retry_count","max_retries","level","job"}.
+// "priority" is 1 (High), 0 (Normal) or -1 (Low); "retry_count" is the
+// count when the job was written (the live count is in the state hash and
+// in Job.RetryCount).
 //
-// # What changed from the seed, and why
+// # Leases and retries
 //
-//   - The seed's FIFO list queue:n8n:executions is popped by a worker, so a
-//     worker that dies after the pop loses the job. Jobs are instead leased:
-//     a dequeue script moves the ID from a priority set to the active set
-//     scored by a lease deadline (server TIME), and the job stays in the
-//     jobs hash until Ack. Every dequeue first returns expired leases to
-//     ready (at-least-once: a crashed worker's jobs come back, counted as a
-//     failed attempt). Every delivery gets a lease token from a per-queue
-//     sequence (delivery_seq in the stats hash), and Ack, Nack, Release
-//     and Extend check it, so a worker whose lease was recovered, or whose
-//     job was deleted and re-enqueued under the same ID or requeued from
-//     the dead letters, cannot settle the new delivery.
-//   - The seed keeps both a FIFO list and priority sorted sets "scored by
-//     time". Only the sorted sets hold jobs: score = ready time in ms × 1000
-//     plus a sequence within the millisecond, which gives FIFO within a
-//     priority (exact up to 1000 enqueues per ms and priority), and delays
-//     and retry backoff for free (a delayed job is one whose score is in
-//     the future). The executions list keeps the role consumers use it for
-//     in the seed, blocking: it holds at most one wake-up token, pushed when
-//     a job becomes ready, on which idle consumers BLPOP (for at most 250 ms
-//     at a time, so delayed jobs and expired leases are picked up too).
-//     Losing a token costs latency, never a job.
-//   - The stats hash is written by the same scripts that move jobs, so it
-//     is exact: total_processed counts acks, total_failed failed attempts
-//     (errors, panics, Nack, expired leases), total_dead dead letters, and
-//     avg_process_time_ms is total_process_time_us / total_processed.
-//     last_processed_at is Unix ms of the server clock. fifo_seq is the
-//     last priority score given to a job enqueued ready (the FIFO sequence);
-//     delivery_seq the last lease token handed out.
-//   - The dead-letter list has the seed's 7-day TTL, refreshed on each push,
-//     and is trimmed to its cap in the same script, so it cannot grow
-//     without bound; total_dead_trimmed counts the entries the trim
-//     dropped: the list holds total_dead - total_dead_trimmed entries,
-//     less those Delete, Purge and Requeue took out (none once its TTL
-//     ran out).
+// TryDequeue (and Run) moves a job to the active set with a lease of the
+// queue's visibility timeout (WithLease) and a lease token from a
+// per-queue sequence (Job.Delivery); Ack, Nack, Release and Extend check
+// it. The token lives in the job's entry of the state hash, which a job
+// gets at its first delivery: until then (enqueued, never delivered) its
+// state is "no delivery, no attempt", its JSON's max_retries and the
+// priority of its set, read from the JSON's end ("max_retries":N}), so
+// Enqueue writes no state entry. A job without a state entry whose JSON
+// does not end so is dead-lettered as corrupt. Every dequeue first
+// returns expired leases to ready: a crashed
+// worker's job comes back, counted as a failed attempt, or goes to the
+// dead-letter list after its last retry. Nack schedules a retry after the
+// queue's Backoff (exponential with jitter by default). A job whose stored
+// JSON does not decode is dead-lettered with the reason instead of being
+// redelivered forever.
+// A failover can lose the last writes (replication is asynchronous): a job
+// acked just before is then delivered again (at-least-once), and a job
+// enqueued just before can be lost along with its reply memo; wait for
+// replicas (WAIT) where that matters.
 //
-// # Round trips
+// # Statistics
 //
-// Enqueue, TryDequeue, Ack, Nack, Release, Extend, Requeue, Delete, Purge,
-// Peek, List and Stats are one script each (one round trip); Dequeue is
-// TryDequeue plus, while nothing is ready, a BLPOP of at most 250 ms. EnqueueBatch is one
-// pipeline. Run leases up to 2×concurrency jobs per dequeue script and
-// writes all the outcomes ready at once with one settle script, so a busy
-// queue costs well under one round trip per job.
+// The stats hash is written by the same scripts that move jobs, so it is
+// exact: total_processed counts acks, total_failed failed attempts
+// (errors, panics, Nack, expired leases), total_dead dead letters, and
+// avg_process_time_ms is total_process_time_us / total_processed.
+// total_dead_trimmed counts the dead letters the cap dropped: the list
+// holds total_dead - total_dead_trimmed entries, less those Delete, Purge
+// and Requeue took out (none once its TTL ran out).
 //
-// # Errors
+// # Memory
 //
-// ErrDuplicate, ErrEmpty, ErrLeaseLost, ErrNotFound, ErrInvalid and
-// ErrTooLarge are matched with errors.Is. Bad input is refused before
-// anything is written. Data in Redis that does not decode gives an error
-// matching keys.ErrCorrupt that names the key; a job whose stored JSON does
-// not decode is moved to the dead-letter list with the reason instead of
-// being redelivered forever.
+// Besides the live jobs, each write keeps its reply memo for one minute
+// (about 100 bytes; a Run batch writes one per batch), and an idle queue
+// keeps its stats hash and its one-element wake-up list.
+//
+// # Limits
+//
+// EnqueueBatch takes at most MaxBatch items, List returns at most MaxList
+// jobs and Purge deletes at most MaxPurge per call; the dead-letter cap is
+// at most MaxDeadCap. Each is tested at its maximum on a real Redis and a
+// cluster, where Lua's stack is bounded.
 package queue

@@ -2,235 +2,169 @@ package queue
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
 )
 
-// EnqueueOptions tunes one Enqueue. The zero value (or nil) means: a
-// generated ID, Normal priority, ready now, the queue's default retries,
-// no uniqueness window.
-type EnqueueOptions struct {
-	// ID is the job ID; empty means a random UUID. While a job with this ID
-	// is live (pending, scheduled, in flight) another is refused with
-	// ErrDuplicate.
-	ID string
-	// Priority is High, Normal or Low.
-	Priority Priority
-	// Delay makes the job ready this long after enqueue (server clock).
-	// Negative is ErrInvalid.
-	Delay time.Duration
-	// ProcessAt makes the job ready at this time (if later than Delay).
-	ProcessAt time.Time
-	// MaxRetries is the number of retries after the first attempt; 0 means
-	// the queue's default, NoRetries means none.
-	MaxRetries int
-	// Unique refuses another enqueue of the same ID for this long after
-	// this one, even once the job is done (ErrDuplicate). It requires ID.
-	Unique time.Duration
+var (
+	//go:embed enqueue.lua
+	enqueueSrc string
+
+	// KEYS[6], the unique key, goes only with a uniqueness window; it
+	// takes the last template's type, a string, as its own is.
+	enqueueOp = pkg.Declare("enqueue", strings.NewReplacer(
+		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
+		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
+	).Replace(enqueueSrc),
+		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey}, call.Shared())
+)
+
+// EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without
+// any: a generated ID, Normal priority, ready now, the queue's default
+// retries, no uniqueness window.
+type EnqueueOption func(*enqueueConfig)
+
+type enqueueConfig struct {
+	id         string
+	priority   Priority
+	delay      time.Duration
+	processAt  time.Time
+	maxRetries int // -1: the queue's default
+	unique     time.Duration
 }
 
+// WithID sets the job ID (default: a random UUID). While a job with this
+// ID is live (pending, scheduled, in flight) another Enqueue of it is
+// refused with ErrDuplicate. It must be a valid key segment: non-empty
+// UTF-8 of at most keys.MaxSegmentLen bytes.
+func WithID(id string) EnqueueOption { return func(c *enqueueConfig) { c.id = id } }
+
+// WithPriority sets the job's priority: High, Normal (the default) or Low.
+func WithPriority(p Priority) EnqueueOption { return func(c *enqueueConfig) { c.priority = p } }
+
+// WithDelay makes the job ready d after enqueue (server clock): 0 to
+// MaxDelay, else ErrInvalid.
+func WithDelay(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.delay = d } }
+
+// WithProcessAt makes the job ready at t (if later than its delay); a time
+// in the past means ready now. A t further than MaxDelay from now is
+// ErrInvalid.
+func WithProcessAt(t time.Time) EnqueueOption { return func(c *enqueueConfig) { c.processAt = t } }
+
+// WithJobMaxRetries sets the retries after the first attempt for this job
+// (0 to MaxRetriesLimit; 0 means one attempt only), instead of the
+// queue's default (WithMaxRetries).
+func WithJobMaxRetries(n int) EnqueueOption { return func(c *enqueueConfig) { c.maxRetries = n } }
+
+// WithUnique refuses another enqueue of the same ID for d after this one
+// (1ms to MaxDelay), even once the job is done (ErrDuplicate). It needs
+// WithID.
+func WithUnique(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.unique = d } }
+
+// clockSlack is how far the server clock may run behind the producer's
+// before the script itself refuses a process-at the producer accepted.
+const clockSlack = 24 * time.Hour
+
+// prepared is one checked, encoded enqueue request, with its reply memo
+// (the last key): a resend by go-redis reports the first outcome.
 type prepared struct {
 	id   string
 	keys []string
 	args []any
 }
 
-func (q *Queue[T]) prepare(payload T, o *EnqueueOptions) (prepared, error) {
-	var opt EnqueueOptions
-	if o != nil {
-		opt = *o
+func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared, error) {
+	c := enqueueConfig{maxRetries: -1}
+	for _, f := range opts {
+		f(&c)
 	}
 	switch {
-	case opt.Delay < 0:
-		return prepared{}, fmt.Errorf("%w: negative delay %v", ErrInvalid, opt.Delay)
-	case opt.Unique < 0:
-		return prepared{}, fmt.Errorf("%w: negative uniqueness window %v", ErrInvalid, opt.Unique)
-	case opt.Unique > 0 && opt.ID == "":
-		return prepared{}, fmt.Errorf("%w: a uniqueness window needs an ID", ErrInvalid)
-	case opt.Unique > 0 && opt.Unique < time.Millisecond:
-		return prepared{}, fmt.Errorf("%w: uniqueness window %v under 1ms", ErrInvalid, opt.Unique)
-	case opt.MaxRetries < NoRetries:
-		return prepared{}, fmt.Errorf("%w: max retries %d", ErrInvalid, opt.MaxRetries)
+	case c.delay < 0 || c.delay > MaxDelay:
+		return prepared{}, pkg.Invalidf(op, "delay %v outside [0, %v]", c.delay, MaxDelay)
+	case c.unique < 0 || c.unique > MaxDelay:
+		return prepared{}, pkg.Invalidf(op, "uniqueness window %v outside [0, %v]", c.unique, MaxDelay)
+	case !c.processAt.IsZero() && c.processAt.After(time.Now().Add(MaxDelay)):
+		return prepared{}, pkg.Invalidf(op, "process-at %v is more than %v ahead", c.processAt, MaxDelay)
+	case c.unique > 0 && c.id == "":
+		return prepared{}, pkg.Invalidf(op, "a uniqueness window needs an ID")
+	case c.unique > 0 && c.unique < time.Millisecond:
+		return prepared{}, pkg.Invalidf(op, "uniqueness window %v under 1ms", c.unique)
+	case c.maxRetries < -1 || c.maxRetries > MaxRetriesLimit:
+		return prepared{}, pkg.Invalidf(op, "max retries %d outside [0, %d]", c.maxRetries, MaxRetriesLimit)
+	case !c.priority.valid():
+		return prepared{}, pkg.Invalidf(op, "priority %d", int(c.priority))
 	}
-	if _, ok := parseLevel(opt.Priority.String()); !ok {
-		return prepared{}, fmt.Errorf("%w: priority %d", ErrInvalid, int(opt.Priority))
-	}
-	maxRetries := opt.MaxRetries
-	switch maxRetries {
-	case 0:
+	maxRetries := c.maxRetries
+	if maxRetries < 0 {
 		maxRetries = q.o.maxRetries
-	case NoRetries:
-		maxRetries = 0
 	}
-	id := opt.ID
+	id, uk := c.id, ""
 	if id == "" {
 		id = newID()
+	} else {
+		// The caller's ID must be a key segment (it names the unique key).
+		k, err := q.jobKey(op, id)
+		if err != nil {
+			return prepared{}, err
+		}
+		uk = k
 	}
-	uk, err := uniqueKey.Key(q.o.ns, q.name, id)
-	if err != nil {
-		return prepared{}, fmt.Errorf("queue: job ID %q: %w", id, err)
-	}
-	body, err := q.encode(id, payload, opt.Priority, time.Now(), maxRetries)
+	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries)
 	if err != nil {
 		return prepared{}, err
 	}
-	var at int64
-	if !opt.ProcessAt.IsZero() {
-		at = opt.ProcessAt.UnixMilli()
+	var at int64 // 0: no process-at (a time before 1970 is in the past too)
+	if !c.processAt.IsZero() {
+		at = max(c.processAt.UnixMilli(), 0)
 	}
-	return prepared{
-		id:   id,
-		keys: []string{q.jobs, q.state, q.levelKey(opt.Priority), q.stats, q.wake, uk},
-		args: []any{id, body, maxRetries, opt.Priority.String(), ms(opt.Delay), at, ms(opt.Unique), ms(wakeTTL)},
-	}, nil
+	ks := make([]string, 5, 6)
+	ks[0], ks[1], ks[2], ks[3], ks[4] = q.jobs, q.levelKey(c.priority), q.stats, q.wake, q.request()
+	if c.unique > 0 {
+		ks = append(ks, uk)
+	}
+	args := []any{id, body}
+	if c.delay > 0 || at > 0 || c.unique > 0 {
+		args = []any{id, body, ms(c.delay), at, ms(c.unique)}
+	}
+	return prepared{id: id, keys: ks, args: args}, nil
 }
 
 // Enqueue adds one job and returns its ID. It is one round trip (one
 // script): the job is written whole or not at all. A live job with the
-// same ID, or one enqueued within its Unique window, gives ErrDuplicate.
-// Bad options give ErrInvalid, an oversize job ErrTooLarge, an invalid ID
-// keys.ErrInvalidKey; nothing is written then.
-func (q *Queue[T]) Enqueue(ctx context.Context, payload T, o *EnqueueOptions) (string, error) {
-	p, err := q.prepare(payload, o)
+// same ID, or one enqueued within its WithUnique window, gives
+// ErrDuplicate. Bad options give ErrInvalid, an oversize job ErrTooLarge;
+// nothing is written then. A request that go-redis resends after its reply
+// was lost reports the first outcome: a job enqueued by the first send is
+// reported enqueued, never ErrDuplicate. A network error or a timeout is
+// returned as such: the job may or may not have been enqueued (retry with
+// the same WithID to find out: ErrDuplicate then means it was).
+func (q *Queue[T]) Enqueue(ctx context.Context, payload T, opts ...EnqueueOption) (string, error) {
+	const op = "enqueue"
+	p, err := q.prepare(op, payload, opts)
 	if err != nil {
 		return "", err
 	}
-	v, err := q.run(ctx, enqueueScript, "enqueue", p.keys, p.args...)
-	if err != nil {
+	rep, err := q.run.Run(ctx, enqueueOp, p.keys, p.args...)
+	if err := q.enqueued(p, rep, err); err != nil {
 		return "", err
 	}
-	return p.id, q.enqueued(p.id, v)
+	return p.id, nil
 }
 
-func (q *Queue[T]) enqueued(id string, v any) error {
-	n, err := reply.Int64(v)
-	switch {
-	case err != nil:
-		return fmt.Errorf("queue: enqueue %q: %w", q.name, err)
-	case n == 0:
-		return fmt.Errorf("%w: %q in queue %q", ErrDuplicate, id, q.name)
-	}
-	return nil
-}
-
-// Item is one job of EnqueueBatch.
-type Item[T any] struct {
-	Payload T
-	Options *EnqueueOptions
-}
-
-// BatchError reports the items of EnqueueBatch that were not enqueued.
-// Errs has one entry per item, nil for the ones that were. It matches
-// every item error with errors.Is (ErrDuplicate, ErrInvalid, ...).
-type BatchError struct {
-	Errs []error
-}
-
-// Error summarises the failed items (the first three, and a count).
-func (e *BatchError) Error() string {
-	var b strings.Builder
-	n := 0
-	for i, err := range e.Errs {
-		if err == nil {
-			continue
-		}
-		if n < 3 {
-			if n > 0 {
-				b.WriteString("; ")
-			}
-			fmt.Fprintf(&b, "item %d: %v", i, err)
-		}
-		n++
-	}
-	if n > 3 {
-		fmt.Fprintf(&b, "; and %d more", n-3)
-	}
-	return fmt.Sprintf("queue: %d of %d items not enqueued: %s", n, len(e.Errs), b.String())
-}
-
-// Unwrap returns the item errors.
-func (e *BatchError) Unwrap() []error {
-	var out []error
-	for _, err := range e.Errs {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
-}
-
-// EnqueueBatch enqueues items in one pipeline (one round trip; on a cluster
-// every item of one queue goes to the same node). Each item is atomic on
-// its own, the batch is not: items that fail validation are not sent, the
-// others are. It returns the IDs in item order ("" for items not enqueued)
-// and a *BatchError naming the failed items, or nil.
-func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string, error) {
-	ids := make([]string, len(items))
-	errs := make([]error, len(items))
-	ps := make([]prepared, len(items))
-	failed := false
-	for i, it := range items {
-		p, err := q.prepare(it.Payload, it.Options)
-		if err != nil {
-			errs[i], failed = err, true
-			continue
-		}
-		ps[i] = p
-	}
-	cmds := make([]*redis.Cmd, len(items))
-	send := func(idx []int, eval bool) error {
-		pipe := q.client.Pipeline()
-		for _, i := range idx {
-			if eval {
-				cmds[i] = enqueueScript.Eval(ctx, pipe, ps[i].keys, ps[i].args...)
-			} else {
-				cmds[i] = enqueueScript.EvalSha(ctx, pipe, ps[i].keys, ps[i].args...)
-			}
-		}
-		_, err := pipe.Exec(ctx)
+// enqueued turns an enqueue reply into the caller's error.
+func (q *Queue[T]) enqueued(p prepared, rep call.Reply, err error) error {
+	if err != nil {
 		return err
 	}
-	var idx []int
-	for i := range items {
-		if errs[i] == nil {
-			idx = append(idx, i)
-		}
+	if rep.Status == call.Conflict {
+		why, _ := rep.OptStr(0)
+		return pkg.Fail("enqueue", q.jobs, ErrDuplicate, fmt.Errorf("job %q (%s)", p.id, why))
 	}
-	if len(idx) > 0 {
-		err := send(idx, false)
-		if err != nil && ctx.Err() == nil {
-			// NOSCRIPT (a restarted server, a new master): resend only the
-			// items that did not run, with the script body.
-			var again []int
-			for _, i := range idx {
-				if e := cmds[i].Err(); e != nil && strings.HasPrefix(e.Error(), "NOSCRIPT") {
-					again = append(again, i)
-				}
-			}
-			if len(again) > 0 {
-				_ = send(again, true)
-			}
-		}
-	}
-	for _, i := range idx {
-		v, err := cmds[i].Result()
-		if err != nil {
-			errs[i], failed = fmt.Errorf("queue: enqueue %q: %w", q.name, err), true
-			continue
-		}
-		if err := q.enqueued(ps[i].id, v); err != nil {
-			errs[i], failed = err, true
-			continue
-		}
-		ids[i] = ps[i].id
-	}
-	if failed {
-		return ids, &BatchError{Errs: errs}
-	}
-	return ids, nil
+	return nil
 }

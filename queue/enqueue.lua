@@ -1,62 +1,166 @@
 -- enqueue: add one job to a queue, unless its ID is live or inside its
--- uniqueness window.
+-- uniqueness window. A resent request reports its first outcome.
 --
 -- KEYS[1] jobs hash      queue:{q}:jobs        id -> job JSON
--- KEYS[2] state hash     queue:{q}:state       id -> "dlv,retry,max,level,err"
--- KEYS[3] priority zset  queue:{q}:priority:{level}  id -> ready time
--- KEYS[4] stats hash     queue:stats:{q}
--- KEYS[5] wake list      queue:{q}:executions  at most one token
--- KEYS[6] unique string  queue:{q}:unique:{id}
+-- KEYS[2] priority zset  queue:{q}:priority:{level}  id -> ready score
+-- KEYS[3] stats hash     queue:stats:{q}
+-- KEYS[4] wake list      queue:{q}:executions  the wake-up token
+-- KEYS[5] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[6] unique string  queue:{q}:unique:{id}, only with a window
 -- ARGV[1] job ID
--- ARGV[2] job JSON
--- ARGV[3] max retries
--- ARGV[4] level name (high|normal|low)
--- ARGV[5] delay in ms from server time (>= 0)
--- ARGV[6] absolute process-at in Unix ms, or 0
--- ARGV[7] uniqueness window in ms, or 0
--- ARGV[8] wake list TTL in ms
--- Returns 1 when enqueued, 0 when the ID is a duplicate.
+-- ARGV[2] job JSON, ending with "max_retries":N} (the job has no state
+--         entry until its first delivery, which reads N there)
+-- ARGV[3] delay in ms from server time (0 to the max delay), and
+-- ARGV[4] process-at in Unix ms, or 0, and
+-- ARGV[5] uniqueness window in ms, or 0: the three only when one is not 0
+-- The reply memo TTL and the max delay (a ready time further than this
+-- from now is invalid) are written into the script by Go.
+-- Returns ok() when enqueued, conflict('live') when a live job has the
+-- ID, conflict('window') when the ID is inside its uniqueness window,
+-- corrupt(i, why), invalid(why).
 --
--- Scores are ready-time-ms * 1000 plus a sequence within the millisecond
--- (the stats hash's fifo_seq: the last score given, raised to the current
--- millisecond when time has moved on), so jobs ready at once keep FIFO
--- order across producers (up to 1000 per ms; beyond, ties go by ID).
+-- Replay: the memo is written first, with SET NX GET, which both tells a
+-- resend (it finds the first run's outcome: "ok", "live" or "window") and
+-- records a first run's. The outcome is known before that write but for
+-- a live ID, which the jobs hash's HSETNX tells next (the memo is then
+-- rewritten).
+--
+-- Counting and order: enq_seq in the stats hash is the last score given
+-- to a ready job, plus one per enqueue; when time has moved on past it,
+-- it jumps to the current millisecond and enq_skipped adds up the jump,
+-- so enq_seq - enq_skipped counts the enqueues (Stats reports it) with
+-- one HINCRBY per enqueue. The first enqueue of a millisecond (a jump)
+-- checks the wake list; a dequeue that finds nothing ready moves enq_seq
+-- back so that the next enqueue jumps (see dequeue.lua).
+--
+-- A key of the wrong type fails the script with nothing written: the
+-- unique key is read before the memo; the jobs hash, the stats hash, the
+-- wake list and the priority set are written (or read) in that order with
+-- pcall, and a failure undoes the writes before it, memo included. A
+-- stats counter that is not a count in [1, 2^53) after its increment is
+-- corrupt too.
 local id = ARGV[1]
-if redis.call('HSETNX', KEYS[1], id, ARGV[2]) == 0 then
-  return 0
-end
-local uniq = tonumber(ARGV[7])
-if uniq > 0 then
-  if not redis.call('SET', KEYS[6], '1', 'NX', 'PX', uniq) then
-    redis.call('HDEL', KEYS[1], id)
-    return 0
-  end
-end
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local at = now + tonumber(ARGV[5])
-local abs = tonumber(ARGV[6])
-if abs > at then
-  at = abs
-end
-local score
-if at <= now then
-  local base = now * 1000
-  score = redis.call('HINCRBY', KEYS[4], 'fifo_seq', 1)
-  if score < base then
-    score = base
-    redis.call('HSET', KEYS[4], 'fifo_seq', base)
-  elseif score > base + 999 then
-    score = base + 999
+local us = tonumber(t[2])
+local now = tonumber(t[1]) * 1000 + (us - us % 1000) / 1000
+local at, uniq, ready, outcome = now, 0, true, 'ok'
+if ARGV[3] then
+  local delay, abs
+  delay, abs, uniq = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+  if not (delay and abs and uniq) or delay < 0 or abs < 0 or uniq < 0 or delay > MAX_DELAY_MS or uniq > MAX_DELAY_MS then
+    return {'invalid', 'delay, process-at or window out of range'}
   end
-  if redis.call('LLEN', KEYS[5]) == 0 then
-    redis.call('RPUSH', KEYS[5], '1')
-    redis.call('PEXPIRE', KEYS[5], ARGV[8])
+  at = math.max(now + delay, abs)
+  if at > now + MAX_DELAY_MS then
+    return {'invalid', 'ready time beyond the max delay'}
   end
-else
-  score = at * 1000
+  ready = at <= now
+  if uniq > 0 and redis.call('GET', KEYS[6]) then
+    outcome = 'window'
+  end
 end
-redis.call('HSET', KEYS[2], id, '0,0,' .. ARGV[3] .. ',' .. ARGV[4] .. ',')
-redis.call('ZADD', KEYS[3], score, id)
-redis.call('HINCRBY', KEYS[4], 'total_enqueued', 1)
-return 1
+
+local prev = redis.call('SET', KEYS[5], outcome, 'PX', 'REPLY_TTL_MS', 'NX', 'GET')
+if prev then
+  if prev == 'ok' then
+    return {'ok'}
+  elseif prev == 'live' or prev == 'window' then
+    return {'conflict', prev}
+  end
+  return {'corrupt', 5, 'reply memo is not a reply'}
+elseif outcome ~= 'ok' then
+  return {'conflict', outcome}
+end
+
+-- The writes. A failure breaks out with the index of the key at fault
+-- (ki) and the error (err; nil when a counter is out of range); what was
+-- written is undone below: the job (wrote), and what enq_seq and
+-- enq_skipped were moved by (dseq, dskip).
+local wrote, dseq, dskip, ki, err, field = false, 0, 0, 1, nil, nil
+repeat
+  local r = redis.pcall('HSETNX', KEYS[1], id, ARGV[2])
+  if r == 0 then
+    redis.call('SET', KEYS[5], 'live', 'PX', 'REPLY_TTL_MS')
+    return {'conflict', 'live'}
+  elseif r ~= 1 then
+    err = r
+    break
+  end
+  wrote, ki, field = true, 3, 'enq_seq'
+  r = redis.pcall('HINCRBY', KEYS[3], 'enq_seq', 1)
+  if type(r) ~= 'number' then
+    err = r
+    break
+  end
+  dseq = 1
+  if r < 1 or r > 9007199254740991 then
+    break
+  end
+  local score, waking = at * 1000, false
+  if ready then
+    local base = now * 1000
+    if r < base then
+      -- the first enqueue of this millisecond
+      field = 'enq_skipped'
+      local j = redis.pcall('HINCRBY', KEYS[3], 'enq_skipped', base - r)
+      if type(j) ~= 'number' then
+        err = j
+        break
+      end
+      dskip = base - r
+      if j < 0 or j > 9007199254740991 then
+        break
+      end
+      redis.call('HINCRBY', KEYS[3], 'enq_seq', base - r)
+      dseq = 1 + base - r
+      score = base
+      ki = 4
+      local n = redis.pcall('LLEN', KEYS[4])
+      if type(n) ~= 'number' then
+        err = n
+        break
+      end
+      waking = n == 0
+    elseif r > base + 999 then
+      score = base + 999
+    else
+      score = r
+    end
+  end
+  ki = 2
+  -- %d: integer formatting, far cheaper than a float's
+  r = redis.pcall('ZADD', KEYS[2], string.format('%d', score), id)
+  if type(r) ~= 'number' then
+    err = r
+    break
+  end
+  if uniq > 0 then
+    redis.call('SET', KEYS[6], '1', 'PX', ARGV[5])
+  end
+  if waking then
+    redis.call('RPUSH', KEYS[4], '1')
+  end
+  return {'ok'}
+until true
+
+-- A write failed: undo the ones before it, and name the key.
+if dskip ~= 0 then
+  redis.call('HINCRBY', KEYS[3], 'enq_skipped', -dskip)
+end
+if dseq ~= 0 then
+  redis.call('HINCRBY', KEYS[3], 'enq_seq', -dseq)
+end
+if wrote then
+  redis.call('HDEL', KEYS[1], id)
+end
+redis.call('DEL', KEYS[5])
+if err == nil then
+  return {'corrupt', 3, 'field ' .. field .. ' is out of range'}
+end
+local msg = type(err) == 'table' and err.err or tostring(err)
+if string.find(msg, 'WRONGTYPE', 1, true) then
+  return {'corrupt', ki, 'wrong type (WRONGTYPE)'}
+elseif ki == 3 then
+  return {'corrupt', 3, 'field ' .. field .. ' is not a count'}
+end
+return err -- any other error, as the server's error reply

@@ -22,15 +22,15 @@ type Execution struct {
 func Example() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	ctx := context.Background()
 
 	q, err := queue.New[Execution](rdb, "n8n")
 	if err != nil {
 		panic(err)
 	}
-	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "nightly", TriggerType: "schedule"}, &queue.EnqueueOptions{ID: "e1", Priority: queue.Low})
-	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "signup", TriggerType: "webhook"}, &queue.EnqueueOptions{ID: "e2", Priority: queue.High})
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "nightly", TriggerType: "schedule"}, queue.WithID("e1"), queue.WithPriority(queue.Low))
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "signup", TriggerType: "webhook"}, queue.WithID("e2"), queue.WithPriority(queue.High))
 
 	for {
 		j, err := q.TryDequeue(ctx)
@@ -56,11 +56,11 @@ func Example() {
 func ExampleQueue_Nack() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	ctx := context.Background()
 	q, _ := queue.New[Execution](rdb, "n8n")
 
-	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "broken"}, &queue.EnqueueOptions{ID: "e3", MaxRetries: queue.NoRetries})
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "broken"}, queue.WithID("e3"), queue.WithJobMaxRetries(0))
 	j, _ := q.TryDequeue(ctx)
 	dead, _ := q.Nack(ctx, j, errors.New("workflow not found"))
 	fmt.Println("dead lettered:", dead)
@@ -79,14 +79,14 @@ func ExampleQueue_Nack() {
 func ExampleQueue_Enqueue_unique() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	ctx := context.Background()
 	q, _ := queue.New[Execution](rdb, "n8n")
 
-	o := &queue.EnqueueOptions{ID: "webhook-7f3a", Unique: 10 * time.Minute}
-	_, err := q.Enqueue(ctx, Execution{WorkflowID: "signup"}, o)
+	once := []queue.EnqueueOption{queue.WithID("webhook-7f3a"), queue.WithUnique(10 * time.Minute)}
+	_, err := q.Enqueue(ctx, Execution{WorkflowID: "signup"}, once...)
 	fmt.Println(err)
-	_, err = q.Enqueue(ctx, Execution{WorkflowID: "signup"}, o)
+	_, err = q.Enqueue(ctx, Execution{WorkflowID: "signup"}, once...)
 	fmt.Println(errors.Is(err, queue.ErrDuplicate))
 	// Output:
 	// <nil>

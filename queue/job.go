@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/codec"
-	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -52,25 +50,64 @@ type wireJob struct {
 	MaxRetries   int             `json:"max_retries"`
 }
 
-func (q *Queue[T]) encode(id string, payload T, p Priority, created time.Time, maxRetries int) (string, error) {
+func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Time, maxRetries int) (string, error) {
 	data, err := q.o.codec.Marshal(payload)
 	if err != nil {
-		return "", fmt.Errorf("%w: payload does not encode: %w", ErrInvalid, err)
+		return "", pkg.Invalid(op, fmt.Errorf("payload does not encode: %w", err))
 	}
-	w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries}
-	if _, isJSON := q.o.codec.(codec.JSON); isJSON || json.Valid(data) {
-		w.Payload = data
+	var out string
+	if q.isJSON && plainJSON(id) {
+		out = appendWire(id, data, p, created, maxRetries)
 	} else {
-		w.PayloadBytes = data
-	}
-	out, err := json.Marshal(w)
-	if err != nil {
-		return "", fmt.Errorf("%w: payload does not encode: %w", ErrInvalid, err)
+		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries}
+		if q.isJSON || json.Valid(data) {
+			w.Payload = data
+		} else {
+			w.PayloadBytes = data
+		}
+		b, err := json.Marshal(w)
+		if err != nil {
+			return "", pkg.Invalid(op, fmt.Errorf("payload does not encode: %w", err))
+		}
+		out = string(b)
 	}
 	if len(out) > q.o.maxPayload {
-		return "", fmt.Errorf("%w: job %q is %d bytes, limit %d", ErrTooLarge, id, len(out), q.o.maxPayload)
+		return "", pkg.Fail(op, "", ErrTooLarge, fmt.Errorf("job %q is %d bytes, limit %d", id, len(out), q.o.maxPayload))
 	}
-	return string(out), nil
+	return out, nil
+}
+
+// appendWire writes what json.Marshal writes for the wireJob of a JSON
+// payload (data, from json.Marshal: compact, HTML-escaped) and an ID that
+// needs no escaping, in one allocation.
+func appendWire(id string, data []byte, p Priority, created time.Time, maxRetries int) string {
+	var scratch [40]byte
+	var b strings.Builder
+	b.Grow(len(id) + len(data) + 110)
+	b.WriteString(`{"id":"`)
+	b.WriteString(id)
+	b.WriteString(`","payload":`)
+	b.Write(data)
+	b.WriteString(`,"priority":`)
+	b.Write(strconv.AppendInt(scratch[:0], int64(p), 10))
+	b.WriteString(`,"created_at":"`)
+	b.Write(created.UTC().AppendFormat(scratch[:0], time.RFC3339Nano))
+	b.WriteString(`","retry_count":0,"max_retries":`)
+	b.Write(strconv.AppendInt(scratch[:0], int64(maxRetries), 10))
+	b.WriteByte('}')
+	return b.String()
+}
+
+// plainJSON reports whether json.Marshal writes s as itself in quotes:
+// printable ASCII without the characters it escapes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // decodeBody decodes a stored job JSON read from key into j.
@@ -141,56 +178,4 @@ func newID() string {
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
 	return string(out[:])
-}
-
-func msTime(v int64) time.Time { return time.UnixMilli(v) }
-
-// decodeLeased turns dequeue's reply rows (8 values per job) into jobs.
-func (q *Queue[T]) decodeLeased(ctx context.Context, rows []any) ([]*Job[T], error) {
-	_ = ctx
-	if len(rows)%8 != 0 {
-		return nil, fmt.Errorf("queue: dequeue %q: %w: %d values", q.name, reply.ErrUnexpected, len(rows))
-	}
-	now := time.Now()
-	out := make([]*Job[T], 0, len(rows)/8)
-	var firstErr error
-	for i := 0; i < len(rows); i += 8 {
-		id, e1 := reply.String(rows[i])
-		dlv, e2 := reply.Int64(rows[i+1])
-		retry, e3 := reply.Int64(rows[i+2])
-		max, e4 := reply.Int64(rows[i+3])
-		lvl, e5 := reply.String(rows[i+4])
-		body, e6 := reply.String(rows[i+5])
-		deadline, e7 := reply.Int64(rows[i+6])
-		lastErr, e8 := reply.String(rows[i+7])
-		if err := firstNonNil(e1, e2, e3, e4, e5, e6, e7, e8); err != nil {
-			return out, fmt.Errorf("queue: dequeue %q: %w", q.name, err)
-		}
-		j := &Job[T]{Delivery: dlv, RetryCount: int(retry), LastError: lastErr, LeaseDeadline: msTime(deadline), delivered: now}
-		if err := q.decodeBody(q.jobs, body, j); err != nil {
-			// The job is leased: fail it so it ends in the dead-letter list
-			// with the reason instead of looping.
-			if firstErr == nil {
-				firstErr = fmt.Errorf("queue: dequeue %q: job %q: %w", q.name, id, err)
-			}
-			q.settleDetached(ctx, []settleOp{{op: 'd', id: id, dlv: dlv, err: "corrupt: " + err.Error()}})
-			continue
-		}
-		j.ID = id
-		j.MaxRetries = int(max)
-		if p, ok := parseLevel(lvl); ok {
-			j.Priority = p
-		}
-		out = append(out, j)
-	}
-	return out, firstErr
-}
-
-func firstNonNil(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }

@@ -1,20 +1,40 @@
 package queue
 
-import "github.com/redschema/redschema/keys"
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// replayWindow is how long a write's outcome is kept for a resend of the
+// same request (go-redis resends a command whose reply was lost within
+// its retries: milliseconds to seconds).
+const replayWindow = time.Minute
 
 // Every key of one queue carries the queue name as its hash tag, so each
 // script touches one cluster slot.
 var (
 	wakeKey = keys.Register(keys.Pattern{
-		Template: "queue:{queue_name}:executions", Type: keys.List, TTL: wakeTTL,
-		TTLNote: "refreshed on push; at most one element",
-		Tag:     "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001",
-		Purpose: "wake-up list idle consumers block on (BLPOP); one token, not the jobs",
+		Template: "queue:{queue_name}:executions", Type: keys.List,
+		Persistent: "bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
+		Purpose: "wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted",
+	})
+	inboxKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:inbox", Type: keys.List,
+		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost",
+	})
+	replyKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: replayWindow,
+		Tag: "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "first outcome of a write request (JSON), returned to a resend of the same request",
 	})
 	priorityKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:priority:{level}", Type: keys.ZSet,
 		Persistent: "bounded: one member per pending or scheduled job; empty sets vanish",
-		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying",
 	})
 	jobsKey = keys.Register(keys.Pattern{
@@ -25,9 +45,9 @@ var (
 	})
 	stateKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:state", Type: keys.Hash,
-		Persistent: "bounded: one field per live job, deleted with its jobs field",
+		Persistent: "bounded: one field per live job delivered at least once, deleted with its jobs field",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "job ID -> delivery, retry count, max retries, priority, last error",
+		Purpose: "job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)",
 	})
 	activeKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:active", Type: keys.ZSet,
@@ -44,13 +64,13 @@ var (
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",
-		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences)",
 	})
 	deadKey = keys.Register(keys.Pattern{
 		Template: "queue:dlq:{queue_name}", Type: keys.List, TTL: DeadTTL,
 		TTLNote: "refreshed on push; trimmed to the dead-letter cap",
-		Tag:     "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "dead letters: job JSON with its last error, newest first",
 	})
 )

@@ -10,17 +10,17 @@
 -- ARGV[1] state: pending | scheduled | active | dead | id
 -- ARGV[2] offset (or the job ID when ARGV[1] is "id")
 -- ARGV[3] limit
--- Returns {now_ms, rows...}; a live row is {state, id, state_string, json,
--- score}, a dead row is {"dead", entry}. For "id" at most one row.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Returns ok(now_ms, {row, ...}); a live row is {state, id, state_string,
+-- json, score} (state_string "" for a job never delivered, which has no
+-- state entry), a dead row is {"dead", entry}. For "id" at most one row.
+local now = now_ms()
 local maxscore = now * 1000 + 999
-local out = {now}
+local rows = {}
 local function row(state, id, score)
   local st = redis.call('HGET', KEYS[2], id)
   local body = redis.call('HGET', KEYS[1], id)
-  if st and body then
-    out[#out + 1] = {state, id, st, body, string.format('%.0f', score)}
+  if body and (st or state ~= 'active') then
+    rows[#rows + 1] = {state, id, st or '', body, int_str(score)}
   end
 end
 local what = ARGV[1]
@@ -29,43 +29,39 @@ if what == 'id' then
   local lease = redis.call('ZSCORE', KEYS[6], id)
   if lease then
     row('active', id, tonumber(lease))
-    return out
+    return ok(now, rows)
   end
   for i = 3, 5 do
     local s = redis.call('ZSCORE', KEYS[i], id)
     if s then
       s = tonumber(s)
       row(s <= maxscore and 'pending' or 'scheduled', id, s)
-      return out
+      return ok(now, rows)
     end
   end
-  local prefix = '{"id":' .. cjson.encode(id) .. ','
-  local entries = redis.call('LRANGE', KEYS[7], 0, -1)
-  for _, e in ipairs(entries) do
-    if string.sub(e, 1, #prefix) == prefix then
-      out[#out + 1] = {'dead', e}
-      return out
-    end
+  local e = find_dead(KEYS[7], id)
+  if e then
+    rows[#rows + 1] = {'dead', e}
   end
-  return out
+  return ok(now, rows)
 end
 local off, lim = tonumber(ARGV[2]), tonumber(ARGV[3])
 if what == 'dead' then
   for _, e in ipairs(redis.call('LRANGE', KEYS[7], off, off + lim - 1)) do
-    out[#out + 1] = {'dead', e}
+    rows[#rows + 1] = {'dead', e}
   end
-  return out
+  return ok(now, rows)
 end
 if what == 'active' then
   local r = redis.call('ZRANGE', KEYS[6], off, off + lim - 1, 'WITHSCORES')
   for i = 1, #r, 2 do
     row('active', r[i], tonumber(r[i + 1]))
   end
-  return out
+  return ok(now, rows)
 end
-local lo, hi = '-inf', maxscore
+local lo, hi = '-inf', int_str(maxscore)
 if what ~= 'pending' then
-  lo, hi = '(' .. string.format('%.0f', maxscore), '+inf'
+  lo, hi = '(' .. int_str(maxscore), '+inf'
 end
 for i = 3, 5 do
   if lim <= 0 then
@@ -83,4 +79,4 @@ for i = 3, 5 do
     end
   end
 end
-return out
+return ok(now, rows)

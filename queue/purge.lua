@@ -7,10 +7,21 @@
 -- KEYS[5] low zset       queue:{q}:priority:low
 -- KEYS[6] active zset    queue:{q}:active
 -- KEYS[7] dead list      queue:dlq:{q}
+-- KEYS[8] reply memo     queue:{q}:reply:{request_id}
 -- ARGV[1] state: pending | scheduled | active | dead
--- ARGV[2] limit
--- Returns the number of jobs deleted. Pending and scheduled go by priority
--- (high first) and age; active by lease deadline; dead oldest first.
+-- ARGV[2] limit (1 to 10,000)
+-- ARGV[3] reply memo TTL in ms
+-- Returns ok(n), n the number of jobs deleted. Pending and scheduled go by
+-- priority (high first) and age; active by lease deadline; dead oldest
+-- first. Every variadic command is batched: limit may be 10,000. A resent
+-- request reports its first outcome (and deletes nothing more).
+local memo = replayed(KEYS[8])
+if memo then
+  return memo
+elseif memo == false then
+  return corrupt(8, 'reply memo is not a reply')
+end
+typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}})
 local what, limit = ARGV[1], tonumber(ARGV[2])
 local n = 0
 if what == 'dead' then
@@ -21,39 +32,31 @@ if what == 'dead' then
   elseif n > 0 then
     redis.call('LTRIM', KEYS[7], 0, len - n - 1)
   end
-  return n
+  return remember(KEYS[8], ok(n), ARGV[3])
 end
 local function forget(ids)
-  if #ids > 0 then
-    redis.call('HDEL', KEYS[1], unpack(ids))
-    redis.call('HDEL', KEYS[2], unpack(ids))
-  end
+  batched('HDEL', KEYS[1], ids)
+  batched('HDEL', KEYS[2], ids)
   n = n + #ids
 end
 if what == 'active' then
   local ids = redis.call('ZRANGE', KEYS[6], 0, limit - 1)
-  if #ids > 0 then
-    redis.call('ZREM', KEYS[6], unpack(ids))
-  end
+  batched('ZREM', KEYS[6], ids)
   forget(ids)
-  return n
+  return remember(KEYS[8], ok(n), ARGV[3])
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local maxscore = now * 1000 + 999
+local maxscore = now_ms() * 1000 + 999
 for i = 3, 5 do
   if n >= limit then
     break
   end
   local ids
   if what == 'pending' then
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, limit - n)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', int_str(maxscore), 'LIMIT', 0, limit - n)
   else
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. string.format('%.0f', maxscore), '+inf', 'LIMIT', 0, limit - n)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. int_str(maxscore), '+inf', 'LIMIT', 0, limit - n)
   end
-  if #ids > 0 then
-    redis.call('ZREM', KEYS[i], unpack(ids))
-  end
+  batched('ZREM', KEYS[i], ids)
   forget(ids)
 end
-return n
+return remember(KEYS[8], ok(n), ARGV[3])

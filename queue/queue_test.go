@@ -31,7 +31,13 @@ func newQ(t *testing.T, e *harness.Env, name string, opts ...queue.Option) *queu
 
 // persistent reports the keys the package documents as persistent.
 func persistent(k string) bool {
-	return !strings.Contains(k, ":executions") && !strings.Contains(k, ":unique:") && !strings.Contains(k, "queue:dlq:")
+	return !strings.Contains(k, ":unique:") && !strings.Contains(k, "queue:dlq:") && !strings.Contains(k, ":reply:")
+}
+
+// leftover reports the keys a queue keeps with no job in it: its stats
+// hash, its wake-up list, and the reply memos of recent writes (1m TTL).
+func leftover(k, name string) bool {
+	return strings.HasSuffix(k, "queue:stats:{"+name+"}") || strings.HasSuffix(k, ":executions") || strings.Contains(k, ":reply:")
 }
 
 func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "queue") }
@@ -60,6 +66,8 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 				add("queue:{queue_name}:priority:{level}", name, l)
 			}
 			add("queue:{queue_name}:unique:{job_id}", name, "high")
+			add("queue:{queue_name}:inbox", name)
+			add("queue:{queue_name}:reply:{request_id}", name, "high")
 			if tags {
 				assert.True(t, keys.SameSlot(ks...), "queue %q keys span slots: %v", name, ks)
 			}
@@ -82,7 +90,7 @@ func TestEnqueueDequeueAck(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "n8n")
-	id, err := q.Enqueue(ctx, execution{WorkflowID: "wf-1", TriggerType: "webhook", TriggerData: map[string]any{"a": []any{}}}, nil)
+	id, err := q.Enqueue(ctx, execution{WorkflowID: "wf-1", TriggerType: "webhook", TriggerData: map[string]any{"a": []any{}}})
 	require.NoError(t, err)
 	assert.Len(t, id, 36)
 
@@ -126,7 +134,7 @@ func TestEnqueueDequeueAck(t *testing.T) {
 	}
 	// Only the stats hash and the wake-up list remain.
 	for _, k := range e.Keys() {
-		assert.True(t, strings.HasSuffix(k, "queue:stats:{n8n}") || strings.HasSuffix(k, ":executions"), k)
+		assert.True(t, leftover(k, "n8n"), k)
 	}
 }
 
@@ -139,7 +147,7 @@ func TestPriorityAndFIFO(t *testing.T) {
 	byPrio := map[queue.Priority][]string{}
 	for i, p := range order {
 		id := fmt.Sprintf("job-%02d-%s", 20-i, p) // IDs sort against enqueue order
-		_, err := q.Enqueue(ctx, execution{WorkflowID: id}, &queue.EnqueueOptions{ID: id, Priority: p})
+		_, err := q.Enqueue(ctx, execution{WorkflowID: id}, queue.WithID(id), queue.WithPriority(p))
 		require.NoError(t, err)
 		byPrio[p] = append(byPrio[p], id)
 	}
@@ -168,9 +176,9 @@ func TestDelayAndProcessAt(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "delay")
-	_, err := q.Enqueue(ctx, execution{WorkflowID: "later"}, &queue.EnqueueOptions{ID: "later", Delay: time.Second})
+	_, err := q.Enqueue(ctx, execution{WorkflowID: "later"}, queue.WithID("later"), queue.WithDelay(time.Second))
 	require.NoError(t, err)
-	_, err = q.Enqueue(ctx, execution{WorkflowID: "at"}, &queue.EnqueueOptions{ID: "at", ProcessAt: e.Now().Add(-time.Hour)})
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "at"}, queue.WithID("at"), queue.WithProcessAt(e.Now().Add(-time.Hour)))
 	require.NoError(t, err)
 	j, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
@@ -194,12 +202,12 @@ func TestDuplicateAndUniqueWindow(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "uniq")
-	_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "a"})
+	_, err := q.Enqueue(ctx, execution{}, queue.WithID("a"))
 	require.NoError(t, err)
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "a"})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("a"))
 	assert.ErrorIs(t, err, queue.ErrDuplicate, "live ID")
 
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "u", Unique: time.Second})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("u"), queue.WithUnique(time.Second))
 	require.NoError(t, err)
 	for {
 		j, err := q.TryDequeue(ctx)
@@ -209,12 +217,12 @@ func TestDuplicateAndUniqueWindow(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, q.Ack(ctx, j))
 	}
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "u", Unique: time.Second})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("u"), queue.WithUnique(time.Second))
 	assert.ErrorIs(t, err, queue.ErrDuplicate, "inside the window, though done")
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "a"})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("a"))
 	assert.NoError(t, err, "done and no window: the ID is free again")
 	e.Advance(1100 * time.Millisecond)
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "u", Unique: time.Second})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("u"), queue.WithUnique(time.Second))
 	assert.NoError(t, err, "after the window")
 	s, err := q.Stats(ctx)
 	require.NoError(t, err)
@@ -243,37 +251,34 @@ func TestBadInputWritesNothing(t *testing.T) {
 
 	q := newQ(t, e, "bad", queue.WithMaxPayload(200))
 	cases := map[string]struct {
-		o    *queue.EnqueueOptions
+		o    []queue.EnqueueOption
 		want error
 	}{
-		"negative delay":     {&queue.EnqueueOptions{Delay: -time.Second}, queue.ErrInvalid},
-		"bad priority":       {&queue.EnqueueOptions{Priority: 7}, queue.ErrInvalid},
-		"unique without id":  {&queue.EnqueueOptions{Unique: time.Minute}, queue.ErrInvalid},
-		"negative unique":    {&queue.EnqueueOptions{ID: "x", Unique: -1}, queue.ErrInvalid},
-		"bad max retries":    {&queue.EnqueueOptions{MaxRetries: -2}, queue.ErrInvalid},
-		"oversize id":        {&queue.EnqueueOptions{ID: strings.Repeat("i", 1025)}, keys.ErrInvalidKey},
-		"invalid utf-8 id":   {&queue.EnqueueOptions{ID: "\xff"}, keys.ErrInvalidKey},
-		"oversize payload":   {&queue.EnqueueOptions{ID: "big"}, queue.ErrTooLarge},
-		"unencodable (next)": {nil, nil},
+		"negative delay":                     {[]queue.EnqueueOption{queue.WithDelay(-time.Second)}, queue.ErrInvalid},
+		"bad priority":                       {[]queue.EnqueueOption{queue.WithPriority(7)}, queue.ErrInvalid},
+		"unique without id":                  {[]queue.EnqueueOption{queue.WithUnique(time.Minute)}, queue.ErrInvalid},
+		"negative unique":                    {[]queue.EnqueueOption{queue.WithID("x"), queue.WithUnique(-1)}, queue.ErrInvalid},
+		"bad max retries":                    {[]queue.EnqueueOption{queue.WithJobMaxRetries(-2)}, queue.ErrInvalid},
+		"oversize id":                        {[]queue.EnqueueOption{queue.WithID(strings.Repeat("i", 1025))}, keys.ErrInvalidKey},
+		"invalid utf-8 id":                   {[]queue.EnqueueOption{queue.WithID("\xff")}, keys.ErrInvalidKey},
+		"invalid utf-8 id is ErrInvalid too": {[]queue.EnqueueOption{queue.WithID("\xff")}, queue.ErrInvalid},
+		"oversize payload":                   {[]queue.EnqueueOption{queue.WithID("big")}, queue.ErrTooLarge},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			if c.want == nil {
-				return
-			}
 			p := execution{}
 			if name == "oversize payload" {
 				p.WorkflowID = strings.Repeat("w", 300)
 			}
-			_, err := q.Enqueue(ctx, p, c.o)
+			_, err := q.Enqueue(ctx, p, c.o...)
 			assert.ErrorIs(t, err, c.want)
 		})
 	}
 	qu, err := queue.New[unencodable](e.Client, "bad", queue.WithNamespace(e.NS))
 	require.NoError(t, err)
-	_, err = qu.Enqueue(ctx, unencodable{C: make(chan int)}, nil)
+	_, err = qu.Enqueue(ctx, unencodable{C: make(chan int)})
 	assert.ErrorIs(t, err, queue.ErrInvalid)
-	ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{Options: &queue.EnqueueOptions{Delay: -1}}})
+	ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithDelay(-1)}}})
 	assert.ErrorIs(t, err, queue.ErrInvalid)
 	assert.Equal(t, []string{""}, ids)
 	assert.ErrorIs(t, q.Run(ctx, nil, 1), queue.ErrInvalid)
@@ -288,9 +293,9 @@ func TestEnqueueBatch(t *testing.T) {
 	q := newQ(t, e, "batch")
 	items := make([]queue.Item[execution], 100)
 	for i := range items {
-		items[i] = queue.Item[execution]{Payload: execution{WorkflowID: fmt.Sprint(i)}, Options: &queue.EnqueueOptions{ID: fmt.Sprintf("b%03d", i)}}
+		items[i] = queue.Item[execution]{Payload: execution{WorkflowID: fmt.Sprint(i)}, Options: []queue.EnqueueOption{queue.WithID(fmt.Sprintf("b%03d", i))}}
 	}
-	items[50].Options.ID = "b000" // duplicate of item 0
+	items[50].Options = []queue.EnqueueOption{queue.WithID("b000")} // duplicate of item 0
 	ids, err := q.EnqueueBatch(ctx, items)
 	var be *queue.BatchError
 	require.ErrorAs(t, err, &be)
@@ -313,7 +318,7 @@ func TestNackRetryDeadLetterRequeue(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "retry", queue.WithBackoff(queue.ConstantBackoff(500*time.Millisecond)))
-	id, err := q.Enqueue(ctx, execution{WorkflowID: "flaky"}, &queue.EnqueueOptions{MaxRetries: 2, Priority: queue.High})
+	id, err := q.Enqueue(ctx, execution{WorkflowID: "flaky"}, queue.WithJobMaxRetries(2), queue.WithPriority(queue.High))
 	require.NoError(t, err)
 	for attempt := 0; attempt <= 2; attempt++ {
 		j, err := q.TryDequeue(ctx)
@@ -374,7 +379,7 @@ func TestDeadLetterCap(t *testing.T) {
 	ctx := e.Ctx()
 	q := newQ(t, e, "cap", queue.WithDeadLetterCap(3))
 	for i := 0; i < 5; i++ {
-		_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: fmt.Sprint(i), MaxRetries: queue.NoRetries})
+		_, err := q.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint(i)), queue.WithJobMaxRetries(0))
 		require.NoError(t, err)
 		j, err := q.TryDequeue(ctx)
 		require.NoError(t, err)
@@ -398,7 +403,7 @@ func TestDeadLetterCap(t *testing.T) {
 	// and counted the same way.
 	q2 := newQ(t, e, "cap2", queue.WithDeadLetterCap(1), queue.WithLease(300*time.Millisecond))
 	for _, id := range []string{"x", "y"} {
-		_, err := q2.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: id, MaxRetries: queue.NoRetries})
+		_, err := q2.Enqueue(ctx, execution{}, queue.WithID(id), queue.WithJobMaxRetries(0))
 		require.NoError(t, err)
 	}
 	_, err = q2.TryDequeue(ctx)
@@ -419,7 +424,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "lease", queue.WithLease(500*time.Millisecond))
-	id, err := q.Enqueue(ctx, execution{WorkflowID: "crash"}, nil)
+	id, err := q.Enqueue(ctx, execution{WorkflowID: "crash"})
 	require.NoError(t, err)
 	// A worker takes the job and dies without acking.
 	crashed, err := q.TryDequeue(ctx)
@@ -451,7 +456,7 @@ func TestDeleteAndPeek(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "del")
-	_, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, &queue.EnqueueOptions{ID: "p"})
+	_, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithID("p"))
 	require.NoError(t, err)
 	info, err := q.Peek(ctx, "p")
 	require.NoError(t, err)
@@ -469,12 +474,12 @@ func TestDeleteAndPeek(t *testing.T) {
 	assert.ErrorIs(t, q.Delete(ctx, "p"), queue.ErrNotFound)
 	// Nothing of the job is left: only the stats hash and the wake-up list.
 	for _, k := range e.Keys() {
-		assert.True(t, strings.HasSuffix(k, "queue:stats:{del}") || strings.HasSuffix(k, ":executions"), k)
+		assert.True(t, leftover(k, "del"), k)
 	}
 
 	// The ID is re-enqueued and delivered to another worker: the stale
 	// holder of the deleted job must not settle the new delivery.
-	_, err = q.Enqueue(ctx, execution{WorkflowID: "w2"}, &queue.EnqueueOptions{ID: "p"})
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "w2"}, queue.WithID("p"))
 	require.NoError(t, err)
 	j2, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
@@ -493,7 +498,7 @@ func TestStaleHolderAfterRequeue(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "stale", queue.WithLease(300*time.Millisecond))
-	_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "r", MaxRetries: queue.NoRetries})
+	_, err := q.Enqueue(ctx, execution{}, queue.WithID("r"), queue.WithJobMaxRetries(0))
 	require.NoError(t, err)
 	slow, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
@@ -523,7 +528,7 @@ func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	q := newQ(t, e, "corrupt")
-	_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "c"})
+	_, err := q.Enqueue(ctx, execution{}, queue.WithID("c"))
 	require.NoError(t, err)
 	jobs := e.NS.Prefix + "queue:{corrupt}:jobs"
 	require.NoError(t, e.Client.HSet(ctx, jobs, "c", "{not json").Err())
@@ -544,11 +549,13 @@ func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
 	assert.ErrorIs(t, q.Requeue(ctx, "c"), keys.ErrCorrupt, "nothing to requeue")
 
 	// A job state that does not parse: dead-lettered, not a stuck queue.
-	_, err = q.Enqueue(ctx, execution{WorkflowID: "s"}, &queue.EnqueueOptions{ID: "s"})
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "s"}, queue.WithID("s"))
 	require.NoError(t, err)
 	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"queue:{corrupt}:state", "s", "garbage").Err())
 	_, err = q.TryDequeue(ctx)
-	assert.ErrorIs(t, err, queue.ErrEmpty)
+	require.ErrorAs(t, err, &ce, "reported, not ErrEmpty")
+	assert.Equal(t, e.NS.Prefix+"queue:{corrupt}:state", ce.Key)
+	assert.NotErrorIs(t, err, queue.ErrEmpty)
 	d, err = q.List(ctx, queue.Dead, 0, 10)
 	require.NoError(t, err)
 	require.Len(t, d, 2)
@@ -558,12 +565,12 @@ func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
 
 	// Both the state and the JSON broken: still dead-lettered, and the
 	// dead-letter list stays readable (the text is kept under "raw").
-	_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "both"})
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("both"))
 	require.NoError(t, err)
 	require.NoError(t, e.Client.HSet(ctx, jobs, "both", "{broken").Err())
 	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"queue:{corrupt}:state", "both", "garbage").Err())
 	_, err = q.TryDequeue(ctx)
-	assert.ErrorIs(t, err, queue.ErrEmpty)
+	assert.ErrorIs(t, err, keys.ErrCorrupt)
 	d, err = q.List(ctx, queue.Dead, 0, 10)
 	require.NoError(t, err, "one bad job must not make the dead letters unreadable")
 	require.Len(t, d, 3)
@@ -582,14 +589,15 @@ func TestCorruptDataIsAnErrorNamingTheKey(t *testing.T) {
 	// ... and when it breaks while the job is leased, lease recovery
 	// dead-letters it too.
 	q2 := newQ(t, e, "corrupt2", queue.WithLease(500*time.Millisecond))
-	_, err = q2.Enqueue(ctx, execution{WorkflowID: "l"}, &queue.EnqueueOptions{ID: "l"})
+	_, err = q2.Enqueue(ctx, execution{WorkflowID: "l"}, queue.WithID("l"))
 	require.NoError(t, err)
 	_, err = q2.TryDequeue(ctx)
 	require.NoError(t, err)
 	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"queue:{corrupt2}:state", "l", "garbage").Err())
 	e.Advance(700 * time.Millisecond)
 	_, err = q2.TryDequeue(ctx)
-	assert.ErrorIs(t, err, queue.ErrEmpty)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, e.NS.Prefix+"queue:{corrupt2}:state", ce.Key)
 	d, err = q2.List(ctx, queue.Dead, 0, 1)
 	require.NoError(t, err)
 	require.Len(t, d, 1)
@@ -615,7 +623,7 @@ func TestDequeueBlocksUntilEnqueue(t *testing.T) {
 		got <- j.ID
 	}()
 	time.Sleep(50 * time.Millisecond)
-	_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: "wake"})
+	_, err := q.Enqueue(ctx, execution{}, queue.WithID("wake"))
 	require.NoError(t, err)
 	select {
 	case id := <-got:
@@ -654,7 +662,7 @@ func TestCustomCodec(t *testing.T) {
 	ctx := e.Ctx()
 	q, err := queue.New[string](e.Client, "codec", queue.WithNamespace(e.NS), queue.WithCodec(upperCodec{}))
 	require.NoError(t, err)
-	_, err = q.Enqueue(ctx, "hello", &queue.EnqueueOptions{ID: "c1"})
+	_, err = q.Enqueue(ctx, "hello", queue.WithID("c1"))
 	require.NoError(t, err)
 	j, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
@@ -667,13 +675,13 @@ func TestPurgeByState(t *testing.T) {
 	ctx := e.Ctx()
 	q := newQ(t, e, "purge")
 	for i := 0; i < 5; i++ {
-		_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: fmt.Sprint("p", i), Priority: queue.Priority(-(i % 2))})
+		_, err := q.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint("p", i)), queue.WithPriority(queue.Priority(-(i % 2))))
 		require.NoError(t, err)
-		_, err = q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: fmt.Sprint("s", i), Delay: time.Hour})
+		_, err = q.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint("s", i)), queue.WithDelay(time.Hour))
 		require.NoError(t, err)
 	}
 	for i := 0; i < 3; i++ {
-		_, err := q.Enqueue(ctx, execution{}, &queue.EnqueueOptions{ID: fmt.Sprint("d", i), MaxRetries: queue.NoRetries, Priority: queue.High})
+		_, err := q.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint("d", i)), queue.WithJobMaxRetries(0), queue.WithPriority(queue.High))
 		require.NoError(t, err)
 		j, err := q.TryDequeue(ctx)
 		require.NoError(t, err)

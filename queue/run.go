@@ -17,30 +17,8 @@ import (
 // grace period of Run ends.
 type Handler[T any] func(ctx context.Context, j *Job[T]) error
 
-// ErrShutdown is the cause of a handler context cancelled because Run's
-// shutdown grace period ended. A handler that then returns an error has its
-// job released (ready again, no attempt counted) rather than failed.
-var ErrShutdown = errors.New("queue: shutting down")
-
-// WithShutdownGrace sets how long Run lets running handlers finish after
-// its context is cancelled (default 30 s) before cancelling their contexts.
-func WithShutdownGrace(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			o.err = fmt.Errorf("%w: negative shutdown grace %v", ErrInvalid, d)
-		}
-		o.grace = d
-	}
-}
-
-// WithErrorHandler receives the errors Run survives: Redis unreachable,
-// a corrupt job dead-lettered, a failed ack (the job is then redelivered
-// after its lease), outcomes refused because the lease was lost (matching
-// ErrLeaseLost: the job was recovered, deleted or purged meanwhile). The
-// default discards them. f must be safe for concurrent use.
-func WithErrorHandler(f func(error)) Option {
-	return func(o *options) { o.onError = f }
-}
+// MaxConcurrency bounds Run's concurrency.
+const MaxConcurrency = 10000
 
 type runner[T any] struct {
 	q        *Queue[T]
@@ -48,7 +26,7 @@ type runner[T any] struct {
 	prefetch int64
 
 	jobs    chan *Job[T]
-	results chan settleOp
+	results chan outcome
 	held    atomic.Int64
 	freed   chan struct{}
 
@@ -89,9 +67,11 @@ type lease struct {
 //     written (or reported to WithErrorHandler).
 //
 // Jobs are leased in batches (one dequeue script for up to 2×concurrency
-// jobs) and their outcomes written in batches (one settle script for all
-// the outcomes ready at once), so a busy queue costs well under one round
-// trip per job. Leases of fetched jobs are extended every third of the
+// jobs waiting or running; the next batch is fetched once half of those
+// slots are free, a slot freeing when its handler returns) and their
+// outcomes written in batches (one settle script for all the outcomes
+// ready at once, while the next fetch is in flight), so a busy queue costs
+// well under one round trip per job. Leases of fetched jobs are extended every third of the
 // lease while they wait or run; a job whose lease is lost anyway (deleted,
 // or not extended for a whole lease because Redis was unreachable: timed
 // on the local clock from the last request that succeeded) has its
@@ -99,14 +79,15 @@ type lease struct {
 // dequeue. Delivery is at-least-once: a job runs again if its worker
 // crashes or its outcome cannot be written.
 //
-// Run returns ErrInvalid for a nil handler or concurrency < 1.
+// Run returns ErrInvalid for a nil handler or a concurrency outside
+// [1, MaxConcurrency].
 func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error {
-	if h == nil || concurrency < 1 {
-		return fmt.Errorf("%w: Run needs a handler and concurrency >= 1 (got %d)", ErrInvalid, concurrency)
+	if h == nil || concurrency < 1 || concurrency > MaxConcurrency {
+		return pkg.Invalidf("run", "Run needs a handler and a concurrency in [1, %d] (got %d)", MaxConcurrency, concurrency)
 	}
 	r := &runner[T]{q: q, h: h, prefetch: int64(2 * concurrency), freed: make(chan struct{}, 1), running: map[leaseKey]*lease{}}
 	r.jobs = make(chan *Job[T], r.prefetch)
-	r.results = make(chan settleOp, r.prefetch)
+	r.results = make(chan outcome, r.prefetch)
 	r.hctx, r.stopHdlr = context.WithCancelCause(context.WithoutCancel(ctx))
 	defer r.stopHdlr(nil)
 
@@ -152,21 +133,27 @@ func (q *Queue[T]) report(err error) {
 func (r *runner[T]) fetchLoop(ctx context.Context) {
 	q := r.q
 	pause := 50 * time.Millisecond
+	readInbox := true // at the start, and after each wait on the wake list
 	for ctx.Err() == nil {
-		free := r.prefetch - r.held.Load()
-		if free <= 0 {
+		// Fetch once half the slots are free (or all are: an idle
+		// runner), so that each fetch is a batch, not one job per
+		// finished handler; the other half keeps the handlers busy
+		// meanwhile.
+		held := r.held.Load()
+		free := r.prefetch - held
+		if free <= 0 || (free < (r.prefetch+1)/2 && held > 0) {
 			select {
 			case <-r.freed:
 			case <-ctx.Done():
 			}
 			continue
 		}
-		n := min(free, 512)
+		n := min(free, maxFetch)
 		// The script runs with a context that a shutdown does not cancel,
 		// so a reply is never dropped after the jobs were leased.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		sent := time.Now() // the lease runs from no earlier than this
-		jobs, wait, err := q.dequeue(dctx, int(n))
+		jobs, wait, err := q.fetch(dctx, int(n), readInbox)
 		cancel()
 		q.report(err)
 		if len(jobs) == 0 && err != nil {
@@ -180,8 +167,10 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 			continue
 		}
 		pause = 50 * time.Millisecond
+		readInbox = false
 		if len(jobs) == 0 {
 			_ = q.idle(ctx, wait)
+			readInbox = true
 			continue
 		}
 		r.held.Add(int64(len(jobs)))
@@ -208,27 +197,38 @@ func (r *runner[T]) take(j *Job[T]) *lease {
 
 func (r *runner[T]) work(ctx context.Context) {
 	for j := range r.jobs {
-		l := r.take(j)
-		if ctx.Err() != nil || l == nil || l.ctx.Err() != nil {
-			// Shutting down, or the lease ran out while the job waited:
-			// give it back (a no-op if it is no longer ours).
-			r.results <- settleOp{op: 'r', id: j.ID, dlv: j.Delivery}
-			continue
-		}
-		start := time.Now()
-		err := r.call(l.ctx, j)
-		took := time.Since(start)
-		switch {
-		case err == nil:
-			r.results <- settleOp{op: 'a', id: j.ID, dlv: j.Delivery, num: max(took.Microseconds(), 1)}
-		case errors.Is(context.Cause(l.ctx), ErrShutdown):
-			r.results <- settleOp{op: 'r', id: j.ID, dlv: j.Delivery}
+		r.results <- r.handle(ctx, j)
+		// The job's outcome is in the settle loop's hands: its slot is
+		// free for the next fetch, which then overlaps the settle's round
+		// trip instead of following it.
+		r.held.Add(-1)
+		select {
+		case r.freed <- struct{}{}:
 		default:
-			o := r.q.failOp(j, err)
-			o.id, o.dlv = j.ID, j.Delivery
-			r.results <- o
 		}
 	}
+}
+
+// handle runs the handler on j and returns its outcome.
+func (r *runner[T]) handle(ctx context.Context, j *Job[T]) outcome {
+	l := r.take(j)
+	if ctx.Err() != nil || l == nil || l.ctx.Err() != nil {
+		// Shutting down, or the lease ran out while the job waited:
+		// give it back (a no-op if it is no longer ours).
+		return outcome{op: 'r', id: j.ID, dlv: j.Delivery}
+	}
+	start := time.Now()
+	err := r.call(l.ctx, j)
+	took := time.Since(start)
+	switch {
+	case err == nil:
+		return outcome{op: 'a', id: j.ID, dlv: j.Delivery, num: max(took.Microseconds(), 1)}
+	case errors.Is(context.Cause(l.ctx), ErrShutdown):
+		return outcome{op: 'r', id: j.ID, dlv: j.Delivery}
+	}
+	o := r.q.failOutcome(j, err)
+	o.id, o.dlv = j.ID, j.Delivery
+	return o
 }
 
 func (r *runner[T]) call(ctx context.Context, j *Job[T]) (err error) {
@@ -243,9 +243,9 @@ func (r *runner[T]) call(ctx context.Context, j *Job[T]) (err error) {
 func (r *runner[T]) settleLoop(ctx context.Context) {
 	q := r.q
 	for op := range r.results {
-		batch := []settleOp{op}
+		batch := []outcome{op}
 	drain:
-		for len(batch) < 512 {
+		for len(batch) < maxSettle {
 			select {
 			case o, ok := <-r.results:
 				if !ok {
@@ -260,8 +260,15 @@ func (r *runner[T]) settleLoop(ctx context.Context) {
 			res []int64
 			err error
 		)
+		// One request, resent as it is: an attempt whose reply was lost
+		// after the script ran is reported by the next with its first
+		// results.
+		req := q.request()
 		for attempt := 0; attempt < 3; attempt++ {
-			if res, err = q.settleDetached(ctx, batch); err == nil {
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			res, _, err = q.settle(c, "settle", req, batch)
+			cancel()
+			if err == nil {
 				break
 			}
 			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
@@ -271,12 +278,12 @@ func (r *runner[T]) settleLoop(ctx context.Context) {
 		} else {
 			lost := 0
 			for _, v := range res {
-				if v == 0 {
+				if v == settleLost {
 					lost++
 				}
 			}
 			if lost > 0 {
-				q.report(fmt.Errorf("%w: %d of %d outcomes in queue %q not recorded (lease recovered or job deleted)", ErrLeaseLost, lost, len(batch), q.name))
+				q.report(pkg.Fail("settle", q.active, ErrLeaseLost, fmt.Errorf("%d of %d outcomes not recorded (lease recovered or job deleted)", lost, len(batch))))
 			}
 		}
 		r.mu.Lock()
@@ -289,11 +296,6 @@ func (r *runner[T]) settleLoop(ctx context.Context) {
 			}
 		}
 		r.mu.Unlock()
-		r.held.Add(-int64(len(batch)))
-		select {
-		case r.freed <- struct{}{}:
-		default:
-		}
 	}
 }
 
@@ -308,7 +310,7 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 		case <-t.C:
 		}
 		r.mu.Lock()
-		ops := make([]settleOp, 0, len(r.running))
+		ops := make([]outcome, 0, len(r.running))
 		ls := make([]*lease, 0, len(r.running))
 		for k, l := range r.running {
 			if l.ctx.Err() != nil {
@@ -316,22 +318,22 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 				// the job is no longer held.
 				continue
 			}
-			ops = append(ops, settleOp{op: 'e', id: k.id, dlv: k.dlv, num: ms(q.o.lease)})
+			ops = append(ops, outcome{op: 'e', id: k.id, dlv: k.dlv, num: ms(q.o.lease)})
 			ls = append(ls, l)
 		}
 		r.mu.Unlock()
 		for len(ops) > 0 {
-			n := min(len(ops), 512)
+			n := min(len(ops), maxSettle)
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.o.lease/3)
 			sent := time.Now()
-			res, _, err := q.settle(c, ops[:n])
+			res, _, err := q.settle(c, "extend", q.request(), ops[:n])
 			cancel()
 			if err != nil {
 				q.report(err)
 				break
 			}
 			for i, v := range res {
-				if v == 0 {
+				if v == settleLost {
 					ls[i].cancel(ErrLeaseLost)
 				} else {
 					// Renewed from a server time no earlier than sent.

@@ -46,7 +46,7 @@ func enqueueN(t *testing.T, q *queue.Queue[execution], ctx context.Context, n in
 		items := make([]queue.Item[execution], min(1000, n-start))
 		for i := range items {
 			id := fmt.Sprintf("job-%05d", start+i)
-			items[i] = queue.Item[execution]{Payload: execution{WorkflowID: id}, Options: &queue.EnqueueOptions{ID: id}}
+			items[i] = queue.Item[execution]{Payload: execution{WorkflowID: id}, Options: []queue.EnqueueOption{queue.WithID(id)}}
 		}
 		got, err := q.EnqueueBatch(ctx, items)
 		require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestRunRetriesPanicsAndDeadLetters(t *testing.T) {
 	q := newQ(t, e, "failing", queue.WithBackoff(queue.ConstantBackoff(0)))
 	const n = 60
 	for i := 0; i < n; i++ {
-		_, err := q.Enqueue(ctx, execution{WorkflowID: fmt.Sprint(i % 3)}, &queue.EnqueueOptions{ID: fmt.Sprint(i), MaxRetries: 2})
+		_, err := q.Enqueue(ctx, execution{WorkflowID: fmt.Sprint(i % 3)}, queue.WithID(fmt.Sprint(i)), queue.WithJobMaxRetries(2))
 		require.NoError(t, err)
 	}
 	// kind 0: succeeds; kind 1: fails twice then succeeds; kind 2: always

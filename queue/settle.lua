@@ -1,68 +1,89 @@
 -- settle: finish leased jobs in one batch: ack, fail (retry or dead
--- letter), release (back to ready, no attempt counted) or extend.
+-- letter), release (back to ready, no attempt counted) or extend. A
+-- resent request reports its first run's results.
 --
--- KEYS[1] jobs hash      queue:{q}:jobs
--- KEYS[2] state hash     queue:{q}:state
--- KEYS[3] high zset      queue:{q}:priority:high
--- KEYS[4] normal zset    queue:{q}:priority:normal
--- KEYS[5] low zset       queue:{q}:priority:low
--- KEYS[6] active zset    queue:{q}:active
--- KEYS[7] stats hash     queue:stats:{q}
--- KEYS[8] dead list      queue:dlq:{q}
--- KEYS[9] wake list      queue:{q}:executions
+-- KEYS[1]  jobs hash      queue:{q}:jobs
+-- KEYS[2]  state hash     queue:{q}:state
+-- KEYS[3]  high zset      queue:{q}:priority:high
+-- KEYS[4]  normal zset    queue:{q}:priority:normal
+-- KEYS[5]  low zset       queue:{q}:priority:low
+-- KEYS[6]  active zset    queue:{q}:active
+-- KEYS[7]  stats hash     queue:stats:{q}
+-- KEYS[8]  dead list      queue:dlq:{q}
+-- KEYS[9]  wake list      queue:{q}:executions
+-- KEYS[10] reply memo     queue:{q}:reply:{request_id}
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
--- ARGV[3] wake list TTL in ms
--- ARGV[4..] groups of 5: op (a|f|d|r|e), id, delivery, number, error
+-- ARGV[3] reply memo TTL in ms
+-- ARGV[4..] groups of 5 (at most 512): op (a|f|d|r|e), id, delivery,
+--   number, error
 --   a: number = processing time in microseconds
 --   f: number = retry delay in ms; error = the failure text
 --   d: like f, but straight to the dead-letter list (the job's JSON does
 --      not decode; it is kept as a string under "raw")
 --   r: number unused
---   e: number = new lease in ms
--- Returns {r1, ..., rN, now_ms}: one integer per group, 0 when the lease
--- was lost (the job is not in flight under that delivery), 1 when done
--- (acked, scheduled for retry, released, extended), 2 when the job moved to
--- the dead-letter list; then the server time in ms. A dead letter pushed
--- past the cap trims the oldest; total_dead_trimmed counts them.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--   e: number = new lease in ms, from the server time rounded up
+-- Returns ok(now_ms, {r1, ..., rN}): one result per group, 0 when the
+-- lease was lost (the job is not in flight under that delivery), 1 when
+-- done (acked, scheduled for retry, released, extended), 2 when the job
+-- moved to the dead-letter list; now_ms is the server time rounded up
+-- (an extended lease ends at now_ms + lease). corrupt(i,
+-- why) when a stats field or the memo is not this package's.
+-- A batch of acks and extends only (Run's common case) reads first, then
+-- records its outcome with one SET NX GET on the memo, which also tells a
+-- resend (it returns the first outcome); the stats counts are its first
+-- writes, with pcall and a range check, then the jobs hash, with pcall:
+-- a failure undoes what was written, memo included. Other batches look
+-- for a memo first and check the types and counts of what they write.
+local simple = true
+for i = 4, #ARGV, 5 do
+  if ARGV[i] ~= 'a' and ARGV[i] ~= 'e' then
+    simple = false
+    break
+  end
+end
+if not simple then
+  local memo = replayed(KEYS[10])
+  if memo then
+    return memo
+  elseif memo == false then
+    return corrupt(10, 'reply memo is not a reply')
+  end
+  local bad = stats_bad(KEYS[7], {'total_processed', 'total_process_time_us', 'total_failed', 'total_dead', 'total_dead_trimmed'})
+  if bad then
+    return corrupt(7, bad)
+  end
+  -- A key of the wrong type fails the script before anything is
+  -- written. The state hash, the active set and the stats hash are read
+  -- above and below before any write; fails and releases also write the
+  -- jobs hash, priorities, the dead-letter list and the wake list: their
+  -- types are read first.
+  typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}})
+end
+local nowus = now_us()
+local now = math.floor(nowus / 1000)
+local nowc = math.ceil(nowus / 1000)
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
 local dlqcap = tonumber(ARGV[1])
--- The dead letter's job: the stored JSON, or for 'd' (a job whose JSON
--- does not decode) the raw text as a string, kept out of "job".
-local function jobpart(op, body)
-  if op == 'd' or not body then
-    return '"raw":' .. cjson.encode(body or '') .. ',"job":null'
-  end
-  return '"job":' .. body
-end
 local out = {}
 local processed, failed, deadn, micros, released, trimmed = 0, 0, 0, 0, 0, 0
 local ids = {}
 for i = 4, #ARGV, 5 do
   ids[#ids + 1] = ARGV[i + 1]
 end
-if #ids == 0 then
-  return {now}
-end
 -- one read of every state and lease, batched writes below
-local sts = redis.call('HMGET', KEYS[2], unpack(ids))
-local leases = redis.call('ZMSCORE', KEYS[6], unpack(ids))
+local sts = mread('HMGET', KEYS[2], ids)
+local leases = mread('ZMSCORE', KEYS[6], ids)
 local unlease, forget, extend, seen = {}, {}, {}, {}
 
 for k = 1, #ids do
   local i = 4 + (k - 1) * 5
   local op, id, dlv, num, err = ARGV[i], ids[k], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
-  local st = sts[k]
-  local sdlv, retry, max, lvl
-  if st then
-    sdlv, retry, max, lvl = string.match(st, '^(%d+),(%d+),(%-?%d+),(%a+),')
-  end
-  if not st or sdlv ~= dlv or not leases[k] or lvkeys[lvl] == nil or (seen[id] and op ~= 'e') then
+  local sdlv, retry, max, lvl = parse_state(sts[k])
+  if not sdlv or string.format('%d', sdlv) ~= dlv or not leases[k] or (seen[id] and op ~= 'e') then
     out[#out + 1] = 0
   elseif op == 'e' then
-    extend[#extend + 1] = now + num
+    extend[#extend + 1] = string.format('%d', nowc + num)
     extend[#extend + 1] = id
     out[#out + 1] = 1
   else
@@ -74,29 +95,21 @@ for k = 1, #ids do
       micros = micros + num
       out[#out + 1] = 1
     elseif op == 'r' then
-      redis.call('ZADD', lvkeys[lvl], now * 1000, id)
+      redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
       released = released + 1
       out[#out + 1] = 1
     else
-      retry = tonumber(retry) + 1
-      max = tonumber(max)
+      retry = retry + 1
       failed = failed + 1
       if retry > max or op == 'd' then
-        local body = redis.call('HGET', KEYS[1], id)
+        local body = redis.call('HGET', KEYS[1], id) or ''
         forget[#forget + 1] = id
-        local len = redis.call('LPUSH', KEYS[8], '{"id":' .. cjson.encode(id) .. ',"error":' .. cjson.encode(err) ..
-          ',"failed_at":' .. string.format('%.0f', now) .. ',"retry_count":' .. retry .. ',"max_retries":' .. max ..
-          ',"level":"' .. lvl .. '",' .. jobpart(op, body) .. '}')
-        if len > dlqcap then
-          redis.call('LTRIM', KEYS[8], 0, dlqcap - 1)
-          trimmed = trimmed + len - dlqcap
-        end
-        redis.call('PEXPIRE', KEYS[8], ARGV[2])
+        trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, op == 'd'), dlqcap, ARGV[2])
         deadn = deadn + 1
         out[#out + 1] = 2
       else
-        redis.call('HSET', KEYS[2], id, dlv .. ',' .. retry .. ',' .. max .. ',' .. lvl .. ',' .. err)
-        redis.call('ZADD', lvkeys[lvl], (now + num) * 1000, id)
+        redis.call('HSET', KEYS[2], id, dlv .. ',' .. int_str(retry) .. ',' .. int_str(max) .. ',' .. lvl .. ',' .. err)
+        redis.call('ZADD', lvkeys[lvl], int_str((now + num) * 1000), id)
         if num <= 0 then
           released = released + 1
         end
@@ -106,34 +119,69 @@ for k = 1, #ids do
   end
 end
 
-if #unlease > 0 then
-  redis.call('ZREM', KEYS[6], unpack(unlease))
+local reply = ok(string.format('%d', nowc), out)
+if simple then
+  local prev = redis.call('SET', KEYS[10], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
+  if prev then
+    local good, r = pcall(cjson.decode, prev)
+    if not good or type(r) ~= 'table' or type(r[1]) ~= 'string' then
+      return corrupt(10, 'reply memo is not a reply')
+    end
+    return r
+  end
+  if processed > 0 then
+    local total = redis.pcall('HINCRBY', KEYS[7], 'total_processed', processed)
+    local sum = nil
+    if type(total) == 'number' and total >= processed and total <= 9007199254740991 then
+      sum = redis.pcall('HINCRBY', KEYS[7], 'total_process_time_us', micros)
+      if type(sum) ~= 'number' or sum < micros or sum > 9007199254740991 then
+        if type(sum) == 'number' then
+          redis.call('HINCRBY', KEYS[7], 'total_process_time_us', -micros)
+        end
+        redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
+        sum = nil
+      end
+    elseif type(total) == 'number' then
+      redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
+    end
+    if not sum then
+      redis.call('DEL', KEYS[10])
+      if type(total) == 'table' and string.find(total.err or '', 'WRONGTYPE', 1, true) then
+        return corrupt(7, 'not a hash (WRONGTYPE)')
+      end
+      return corrupt(7, 'field total_processed or total_process_time_us is not a count')
+    end
+    for i = 1, #forget, 1000 do
+      local r = redis.pcall('HDEL', KEYS[1], unpack(forget, i, math.min(i + 999, #forget)))
+      if type(r) ~= 'number' then
+        -- only the first chunk can fail (a wrong type): nothing deleted
+        redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
+        redis.call('HINCRBY', KEYS[7], 'total_process_time_us', -micros)
+        redis.call('DEL', KEYS[10])
+        return corrupt(1, 'not a hash (WRONGTYPE)')
+      end
+    end
+    redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
+      'last_processed_at', string.format('%d', now))
+  end
+  batched('ZREM', KEYS[6], unlease)
+  batched('HDEL', KEYS[2], forget)
+  batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
+  return reply
 end
-if #forget > 0 then
-  redis.call('HDEL', KEYS[1], unpack(forget))
-  redis.call('HDEL', KEYS[2], unpack(forget))
-end
-if #extend > 0 then
-  redis.call('ZADD', KEYS[6], 'XX', unpack(extend))
-end
+
+batched('HDEL', KEYS[1], forget)
+batched('ZREM', KEYS[6], unlease)
+batched('HDEL', KEYS[2], forget)
+batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
 if processed > 0 then
   local total = redis.call('HINCRBY', KEYS[7], 'total_processed', processed)
   local sum = redis.call('HINCRBY', KEYS[7], 'total_process_time_us', micros)
   redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
-    'last_processed_at', string.format('%.0f', now))
+    'last_processed_at', string.format('%d', now))
 end
-if trimmed > 0 then
-  redis.call('HINCRBY', KEYS[7], 'total_dead_trimmed', trimmed)
+add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+if released > 0 then
+  wake(KEYS[9])
 end
-if failed > 0 then
-  redis.call('HINCRBY', KEYS[7], 'total_failed', failed)
-end
-if deadn > 0 then
-  redis.call('HINCRBY', KEYS[7], 'total_dead', deadn)
-end
-if released > 0 and redis.call('LLEN', KEYS[9]) == 0 then
-  redis.call('RPUSH', KEYS[9], '1')
-  redis.call('PEXPIRE', KEYS[9], ARGV[3])
-end
-out[#out + 1] = now
-return out
+return remember(KEYS[10], reply, ARGV[3])

@@ -1,0 +1,101 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+// MaxBatch bounds one EnqueueBatch call.
+const MaxBatch = 10000
+
+// Item is one job of EnqueueBatch.
+type Item[T any] struct {
+	Payload T
+	Options []EnqueueOption
+}
+
+// BatchError reports the items of EnqueueBatch that were not enqueued.
+// Errs has one entry per item, nil for the ones that were. It matches
+// every item error with errors.Is (ErrDuplicate, ErrInvalid, ...).
+type BatchError struct {
+	Errs []error
+}
+
+// Error summarises the failed items (the first three, and a count).
+func (e *BatchError) Error() string {
+	var b strings.Builder
+	n := 0
+	for i, err := range e.Errs {
+		if err == nil {
+			continue
+		}
+		if n < 3 {
+			if n > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "item %d: %v", i, err)
+		}
+		n++
+	}
+	if n > 3 {
+		fmt.Fprintf(&b, "; and %d more", n-3)
+	}
+	return fmt.Sprintf("queue: %d of %d items not enqueued: %s", n, len(e.Errs), b.String())
+}
+
+// Unwrap returns the item errors.
+func (e *BatchError) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// EnqueueBatch enqueues up to MaxBatch items in one pipeline (one round
+// trip; on a cluster every item of one queue goes to the same node). Each
+// item is atomic on its own, the batch is not: items that fail validation
+// are not sent, the others are. It returns the IDs in item order ("" for
+// items not enqueued) and a *BatchError naming the failed items, or nil.
+// More than MaxBatch items is ErrInvalid, and nothing is sent.
+func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string, error) {
+	const op = "enqueue"
+	if len(items) > MaxBatch {
+		return nil, pkg.Invalidf(op, "%d items, at most %d per batch", len(items), MaxBatch)
+	}
+	ids := make([]string, len(items))
+	errs := make([]error, len(items))
+	ps := make([]prepared, len(items))
+	calls := make([]call.Call, 0, len(items))
+	idx := make([]int, 0, len(items))
+	failed := false
+	for i, it := range items {
+		p, err := q.prepare(op, it.Payload, it.Options)
+		if err != nil {
+			errs[i], failed = err, true
+			continue
+		}
+		ps[i] = p
+		calls = append(calls, call.Call{Op: enqueueOp, Keys: p.keys, Args: p.args})
+		idx = append(idx, i)
+	}
+	if len(calls) > 0 {
+		reps, rerrs := q.run.RunMany(ctx, calls)
+		for j, i := range idx {
+			if err := q.enqueued(ps[i], reps[j], rerrs[j]); err != nil {
+				errs[i], failed = err, true
+				continue
+			}
+			ids[i] = ps[i].id
+		}
+	}
+	if failed {
+		return ids, &BatchError{Errs: errs}
+	}
+	return ids, nil
+}

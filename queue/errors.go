@@ -1,0 +1,43 @@
+package queue
+
+import (
+	"errors"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+// Errors returned by this package. Match them with errors.Is: they come
+// wrapped in an error that names the operation and the key. A network
+// failure, a timeout or a cluster error is returned as such, never as one
+// of these.
+var (
+	// ErrDuplicate: Enqueue refused a job ID that is still live (pending,
+	// scheduled or in flight) or inside its uniqueness window; Requeue
+	// found the ID live again.
+	ErrDuplicate = errors.New("queue: duplicate job")
+	// ErrEmpty: TryDequeue found no ready job.
+	ErrEmpty = errors.New("queue: no ready job")
+	// ErrLeaseLost: Ack, Nack, Release or Extend of a delivery whose lease
+	// was recovered (it expired and the job was delivered again or dead
+	// lettered) or whose job was deleted or purged. The outcome is not
+	// recorded.
+	ErrLeaseLost = errors.New("queue: lease lost")
+	// ErrNotFound: no job with that ID in the state asked for.
+	ErrNotFound = errors.New("queue: job not found")
+	// ErrInvalid: bad input (a nil client, an empty or reserved queue
+	// name, a bad option, a bound exceeded, a payload that does not
+	// encode); nothing was written. A value that cannot be a key segment
+	// (a job ID) also matches keys.ErrInvalidKey.
+	ErrInvalid = errors.New("queue: invalid argument")
+	// ErrTooLarge: the encoded job exceeds the queue's payload limit.
+	// Nothing was written.
+	ErrTooLarge = errors.New("queue: payload too large")
+	// ErrShutdown is the cause of a handler context cancelled because
+	// Run's shutdown grace period ended. A handler that then returns an
+	// error has its job released (ready again, no attempt counted) rather
+	// than failed.
+	ErrShutdown = errors.New("queue: shutting down")
+)
+
+// pkg is the package's error vocabulary for the call layer.
+var pkg = &call.Pkg{Name: "queue", ErrInvalid: ErrInvalid}

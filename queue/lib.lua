@@ -1,0 +1,175 @@
+-- lib: the queue package's Lua library, put before every queue script
+-- that calls one of these (call.Declare joins it; the prelude helpers it
+-- uses come along).
+--
+-- Every mutating script takes as its last key a reply memo,
+-- queue:{q}:reply:{request_id}, where request_id is random per request
+-- and the same when go-redis resends it. The script first looks there: a
+-- resent request gets the first run's outcome back (replayed), and a
+-- first run stores its outcome (remember) for the replay window.
+
+-- replayed returns the reply stored under key by the first run of this
+-- request, nil on a first run, or false when key holds something this
+-- package did not write.
+local function replayed(key)
+  local v = redis.call('GET', key)
+  if not v then
+    return nil
+  end
+  local good, r = pcall(cjson.decode, v)
+  if not good or type(r) ~= 'table' or type(r[1]) ~= 'string' then
+    return false
+  end
+  return r
+end
+
+-- remember stores reply under key for ttl ms and returns it.
+local function remember(key, reply, ttl)
+  redis.call('SET', key, cjson.encode(reply), 'PX', ttl)
+  return reply
+end
+
+-- mread runs the variadic read cmd (HMGET, ZMSCORE) on key for every
+-- element of list, in chunks of at most 1000 so that no call unpacks an
+-- unbounded list, and returns the replies in list order (false for a
+-- missing one).
+local function mread(cmd, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local r = redis.call(cmd, key, unpack(list, i, math.min(i + 999, #list)))
+    for x = 1, #r do
+      out[#out + 1] = r[x]
+    end
+  end
+  return out
+end
+
+-- stats_bad checks, before anything is written, that the stats hash
+-- fields a script increments hold counts (HINCRBY would otherwise fail
+-- half-way through the script): it returns nil, or why not.
+local function stats_bad(key, fields)
+  local vals = redis.call('HMGET', key, unpack(fields))
+  for i = 1, #fields do
+    if vals[i] and not to_int(vals[i], 0) then
+      return 'field ' .. fields[i] .. ' is not a count: ' .. string.sub(vals[i], 1, 32)
+    end
+  end
+  return nil
+end
+
+-- parse_state reads a state entry "dlv,retry,max,level,last error" with
+-- every number in range; nil when it does not parse.
+local function parse_state(st)
+  if not st then
+    return nil
+  end
+  local dlv, retry, max, lvl, lasterr = string.match(st, '^(%d+),(%d+),(%d+),(%l+),(.*)$')
+  dlv, retry, max = to_int(dlv, 0), to_int(retry, 0), to_int(max, 0)
+  if not (dlv and retry and max and (lvl == 'high' or lvl == 'normal' or lvl == 'low')) then
+    return nil
+  end
+  return dlv, retry, max, lvl, lasterr
+end
+
+-- fresh_max returns the max retries of a job never delivered (it has no
+-- state entry yet: its state is "0,0,<max>,<its priority set>,"), read
+-- from the end of its JSON as this package writes it
+-- (...,"max_retries":N}), as a string, or nil.
+local function fresh_max(body)
+  local max = string.match(body, '"max_retries":(%d+)}$', -24)
+  if max and #max <= 6 then
+    return max
+  end
+  return nil
+end
+
+-- fifo_score counts one enqueue in the stats hash and returns the score
+-- of a job ready now: now ms × 1000 plus the FIFO sequence within the
+-- millisecond, so jobs ready at once keep their order across producers
+-- (up to 1000 per ms; beyond, ties go by ID). enq_seq is the last score
+-- given, plus one per enqueue; when time has moved on it jumps to the
+-- current millisecond, and enq_skipped adds up the jumps, so that
+-- enq_seq - enq_skipped counts the enqueues (Enqueue does the same
+-- inline).
+local function fifo_score(stats, now)
+  local base = now * 1000
+  local score = redis.call('HINCRBY', stats, 'enq_seq', 1)
+  if score < base then
+    redis.call('HINCRBY', stats, 'enq_skipped', base - score)
+    redis.call('HINCRBY', stats, 'enq_seq', base - score)
+    score = base
+  elseif score > base + 999 then
+    score = base + 999
+  end
+  return score
+end
+
+-- dead_entry returns a dead-letter list element: the job's stored JSON
+-- under "job", or, when it is not a JSON object or raw is set (Go could
+-- not decode it), the text as a string under "raw", so that one bad job
+-- cannot make the list unreadable.
+local function dead_entry(id, err, now, retry, max, lvl, body, raw)
+  local job = '"job":' .. (body or 'null')
+  if body then
+    local good, v = pcall(cjson.decode, body)
+    if raw or not good or type(v) ~= 'table' then
+      job = '"raw":' .. json_str(body) .. ',"job":null'
+    end
+  end
+  return '{"id":' .. json_str(id) .. ',"error":' .. json_str(err) .. ',"failed_at":' .. int_str(now) ..
+    ',"retry_count":' .. int_str(retry) .. ',"max_retries":' .. int_str(max) .. ',"level":"' .. lvl .. '",' .. job .. '}'
+end
+
+-- push_dead adds entry to the dead-letter list dlq, trims it to cap and
+-- refreshes its TTL; it returns how many old entries the trim dropped.
+local function push_dead(dlq, entry, cap, ttl)
+  local len = redis.call('LPUSH', dlq, entry)
+  redis.call('PEXPIRE', dlq, ttl)
+  if len > cap then
+    redis.call('LTRIM', dlq, 0, cap - 1)
+    return len - cap
+  end
+  return 0
+end
+
+-- wake pushes the wake-up token onto the wake list unless it holds
+-- something already.
+local function wake(list)
+  if redis.call('LLEN', list) == 0 then
+    redis.call('RPUSH', list, '1')
+  end
+end
+
+-- typecheck reads each KEYS[i] of spec ({cmd, i} pairs, cmd an O(1) read
+-- of the key's type: HLEN, ZCARD, LLEN) so that a key of the wrong type
+-- fails the script with WRONGTYPE before anything is written.
+local function typecheck(spec)
+  for _, c in ipairs(spec) do
+    redis.call(c[1], KEYS[c[2]])
+  end
+end
+
+-- find_dead returns the dead-letter list's entry of job id (newest
+-- first), reading the list in pages of 1000, or nil.
+local function find_dead(dlq, id)
+  local prefix = '{"id":' .. json_str(id) .. ','
+  local len = redis.call('LLEN', dlq)
+  for off = 0, len - 1, 1000 do
+    for _, e in ipairs(redis.call('LRANGE', dlq, off, off + 999)) do
+      if string.sub(e, 1, #prefix) == prefix then
+        return e
+      end
+    end
+  end
+  return nil
+end
+
+-- add_counts adds to the stats hash every non-zero count of counts, a
+-- list of field, count pairs.
+local function add_counts(stats, counts)
+  for i = 1, #counts, 2 do
+    if counts[i + 1] > 0 then
+      redis.call('HINCRBY', stats, counts[i], counts[i + 1])
+    end
+  end
+end

@@ -1,0 +1,159 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/keys"
+)
+
+// Defaults and bounds of the options.
+const (
+	// DefaultLease is the visibility timeout of a delivered job (WithLease).
+	DefaultLease = 30 * time.Second
+	// MinLease and MaxLease bound WithLease.
+	MinLease = 10 * time.Millisecond
+	MaxLease = 24 * time.Hour
+	// DefaultMaxRetries is the retries after the first attempt (WithMaxRetries).
+	DefaultMaxRetries = 5
+	// MaxRetriesLimit bounds WithMaxRetries and WithJobMaxRetries.
+	MaxRetriesLimit = 100000
+	// DefaultMaxPayload is the largest encoded job JSON in bytes (WithMaxPayload).
+	DefaultMaxPayload = 1 << 20
+	// MaxPayloadLimit bounds WithMaxPayload (Redis's largest string).
+	MaxPayloadLimit = 512 << 20
+	// DefaultDeadCap is the most entries the dead-letter list keeps (WithDeadLetterCap).
+	DefaultDeadCap = 10000
+	// MaxDeadCap bounds WithDeadLetterCap: the scripts that look a job up
+	// in the dead-letter list scan it.
+	MaxDeadCap = 100000
+	// DeadTTL is the dead-letter list's lifetime (seed 001: 604800 s),
+	// refreshed whenever a job is added to it.
+	DeadTTL = 7 * 24 * time.Hour
+	// DefaultShutdownGrace is how long Run lets handlers finish after its
+	// context ends (WithShutdownGrace).
+	DefaultShutdownGrace = 30 * time.Second
+	// MaxShutdownGrace bounds WithShutdownGrace.
+	MaxShutdownGrace = 24 * time.Hour
+	// MaxDelay bounds how far ahead a job can be scheduled (WithDelay,
+	// WithProcessAt, WithUnique, a Backoff's delay): ready times are
+	// scored in ms × 1000, which must stay exact in a double.
+	MaxDelay = 366 * 24 * time.Hour
+	// DefaultPipelines is the round trips of Enqueue a Queue keeps in
+	// flight before further calls wait and share a pipeline
+	// (WithPipelining).
+	DefaultPipelines = 2
+	// MaxPipelines bounds WithPipelining.
+	MaxPipelines = 1024
+)
+
+// Option configures a Queue. Options only record; New checks them.
+type Option func(*options)
+
+type options struct {
+	ns         keys.Namespace
+	codec      codec.Codec
+	lease      time.Duration
+	maxRetries int
+	maxPayload int
+	deadCap    int
+	backoff    Backoff
+	grace      time.Duration
+	onError    func(error)
+	pipelines  int
+}
+
+// WithNamespace puts every key under ns (prefix and hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithCodec encodes payloads with c instead of JSON (codec.JSON). The job
+// envelope stays JSON; a payload that is not valid JSON is stored
+// base64-encoded under "payload_bytes". A nil codec fails New.
+func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
+
+// WithLease sets the visibility timeout of a delivered job (default
+// DefaultLease, 30 s; between MinLease and MaxLease): a job neither acked,
+// failed, released nor extended within it is delivered again. Run extends
+// leases while handlers run.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// WithMaxRetries sets the default number of retries after the first
+// attempt (default DefaultMaxRetries, 5; 0 to MaxRetriesLimit) for jobs
+// enqueued without WithJobMaxRetries.
+func WithMaxRetries(n int) Option { return func(o *options) { o.maxRetries = n } }
+
+// WithMaxPayload sets the largest encoded job JSON (envelope and payload)
+// in bytes (default 1 MiB, at most MaxPayloadLimit); a larger job is
+// refused with ErrTooLarge.
+func WithMaxPayload(n int) Option { return func(o *options) { o.maxPayload = n } }
+
+// WithDeadLetterCap bounds the dead-letter list (default 10,000 entries,
+// at most MaxDeadCap); the oldest entries are trimmed in the script that
+// adds a new one.
+func WithDeadLetterCap(n int) Option { return func(o *options) { o.deadCap = n } }
+
+// WithBackoff sets the retry delay policy of Nack and Run (default
+// ExponentialBackoff(time.Second, 10*time.Minute)). A nil Backoff fails
+// New.
+func WithBackoff(b Backoff) Option { return func(o *options) { o.backoff = b } }
+
+// WithShutdownGrace sets how long Run lets running handlers finish after
+// its context is cancelled (default 30 s, 0 to MaxShutdownGrace) before
+// cancelling their contexts with cause ErrShutdown.
+func WithShutdownGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
+
+// WithErrorHandler receives the errors Run survives: Redis unreachable,
+// a corrupt job dead-lettered, a failed ack (the job is then redelivered
+// after its lease), outcomes refused because the lease was lost (matching
+// ErrLeaseLost: the job was recovered, deleted or purged meanwhile). The
+// default discards them. f must be safe for concurrent use.
+func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
+
+// WithPipelining sets how many round trips of Enqueue one Queue keeps in
+// flight at once (auto-pipelining). An Enqueue made while none is in
+// flight is sent at once, on its own. Calls made while some are in flight
+// wait; they go out together, as one pipeline, when a round trip comes
+// back, or at once in a new round trip (up to n) when as many wait as are
+// in flight. Each Enqueue is still one atomic script with its own reply;
+// many producers at once share the network reads and writes, which cost
+// the client and Redis more than the script does. Without this option a
+// Queue keeps DefaultPipelines; n = 0 turns auto-pipelining off (every
+// Enqueue is its own round trip); n outside 0..MaxPipelines fails New with
+// ErrInvalid. When a connection breaks mid-pipeline, go-redis resends the
+// whole pipeline: every Enqueue in it reports its first outcome (see the
+// package doc).
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
+
+func defaultOptions() options {
+	return options{
+		codec: codec.JSON{}, lease: DefaultLease, maxRetries: DefaultMaxRetries, maxPayload: DefaultMaxPayload,
+		deadCap: DefaultDeadCap, backoff: ExponentialBackoff(time.Second, 10*time.Minute), grace: DefaultShutdownGrace,
+		pipelines: DefaultPipelines,
+	}
+}
+
+// check validates the options for New.
+func (o *options) check(op string) error {
+	switch {
+	case o.codec == nil:
+		return pkg.Invalidf(op, "nil codec")
+	case o.backoff == nil:
+		return pkg.Invalidf(op, "nil backoff")
+	case o.lease < MinLease || o.lease > MaxLease:
+		return pkg.Invalidf(op, "lease %v outside [%v, %v]", o.lease, MinLease, MaxLease)
+	case o.maxRetries < 0 || o.maxRetries > MaxRetriesLimit:
+		return pkg.Invalidf(op, "max retries %d outside [0, %d]", o.maxRetries, MaxRetriesLimit)
+	case o.maxPayload < 1 || o.maxPayload > MaxPayloadLimit:
+		return pkg.Invalidf(op, "max payload %d outside [1, %d]", o.maxPayload, MaxPayloadLimit)
+	case o.deadCap < 1 || o.deadCap > MaxDeadCap:
+		return pkg.Invalidf(op, "dead-letter cap %d outside [1, %d]", o.deadCap, MaxDeadCap)
+	case o.grace < 0 || o.grace > MaxShutdownGrace:
+		return pkg.Invalidf(op, "shutdown grace %v outside [0, %v]", o.grace, MaxShutdownGrace)
+	case o.pipelines < 0 || o.pipelines > MaxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	}
+	if err := o.ns.Validate(); err != nil {
+		return pkg.Invalid(op, err)
+	}
+	return nil
+}
