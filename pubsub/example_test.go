@@ -10,19 +10,10 @@ import (
 	"github.com/redschema/redschema/pubsub"
 )
 
-// WorkflowCompleted is the payload of seed 001's pubsub:workflow:completed.
-type WorkflowCompleted struct {
-	ExecutionID string `json:"execution_id"`
-	Status      string `json:"status"`
-	Result      any    `json:"result"`
-}
-
-var workflowCompleted = pubsub.MustTopic[WorkflowCompleted]("workflow", "completed")
-
 func Example() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -30,11 +21,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	events, err := pubsub.Subscribe(ctx, bus, workflowCompleted)
+	events, err := pubsub.Subscribe(ctx, bus, pubsub.TopicWorkflowCompleted())
 	if err != nil {
 		panic(err)
 	}
-	if _, err := pubsub.Publish(ctx, bus, workflowCompleted, WorkflowCompleted{ExecutionID: "e1", Status: "success"}); err != nil {
+	if _, err := pubsub.Publish(ctx, bus, pubsub.TopicWorkflowCompleted(), pubsub.WorkflowCompleted{ExecutionID: "e1", Status: "success"}); err != nil {
 		panic(err)
 	}
 	ev := <-events

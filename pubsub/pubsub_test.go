@@ -3,10 +3,12 @@ package pubsub_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -50,7 +52,21 @@ func TestChannelNames(t *testing.T) {
 	for _, c := range [][2]string{{"", "x"}, {"x", ""}, {"\xff", "x"}, {"x", strings.Repeat("y", keys.MaxSegmentLen+1)}} {
 		_, err := pubsub.NewTopic[int](c[0], c[1])
 		assert.ErrorIs(t, err, pubsub.ErrInvalid)
+		assert.ErrorIs(t, err, keys.ErrInvalidKey)
 	}
+	// The named channels keep their exact names.
+	assert.Equal(t, "pubsub:files:uploaded", pubsub.TopicFileUploaded().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:files:processed", pubsub.TopicFileProcessed().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:ai:response", pubsub.TopicAIResponse().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:workflow:started", pubsub.TopicWorkflowStarted().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:workflow:completed", pubsub.TopicWorkflowCompleted().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:system:notification", pubsub.TopicSystemNotification().Channel(keys.Namespace{}))
+	assert.Equal(t, "pubsub:audit:event", pubsub.TopicAuditEvent().Channel(keys.Namespace{}))
+	// Every channel is the registered pattern's.
+	tm, vals, ok := keys.Default().MatchChannel(keys.Namespace{Prefix: "ha:"}, odd.Channel(keys.Namespace{Prefix: "ha:"}))
+	require.True(t, ok)
+	assert.Equal(t, "pubsub:{domain}:{event_type}", tm.String())
+	assert.Equal(t, []string{"a:b", "c*{d}"}, vals)
 }
 
 func TestPublishSubscribe(t *testing.T) {
@@ -59,7 +75,7 @@ func TestPublishSubscribe(t *testing.T) {
 	b := newBus(t, e)
 	events, err := pubsub.Subscribe(ctx, b, uploaded)
 	require.NoError(t, err)
-	// A raw subscriber sees the seed's envelope.
+	// A raw subscriber sees the seed's envelope, and the message ID.
 	raw := e.Client.Subscribe(ctx, uploaded.Channel(e.NS))
 	defer raw.Close()
 	_, err = raw.Receive(ctx)
@@ -82,7 +98,9 @@ func TestPublishSubscribe(t *testing.T) {
 	require.NoError(t, err)
 	var env map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(m.Payload), &env))
-	assert.Len(t, env, 4)
+	assert.Len(t, env, 5)
+	assert.Regexp(t, `^"[0-9a-f]{24}"$`, string(env["id"]))
+	assert.JSONEq(t, string(env["id"]), `"`+ev.ID+`"`)
 	assert.JSONEq(t, `"uploaded"`, string(env["event"]))
 	assert.JSONEq(t, `{"file_id":"f1","user_id":"u1","name":"a.txt"}`, string(env["payload"]))
 	assert.JSONEq(t, `"files-api"`, string(env["source"]))
@@ -132,8 +150,11 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, pubsub.ErrInvalid)
 	_, err = pubsub.New(e.Client, pubsub.WithNamespace(keys.Namespace{Prefix: "}"}))
 	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
-	_, err = pubsub.New(e.Client, pubsub.WithBuffer(0))
-	assert.ErrorIs(t, err, pubsub.ErrInvalid)
+	for _, o := range []pubsub.Option{pubsub.WithBuffer(0), pubsub.WithBuffer(pubsub.MaxBuffer + 1), pubsub.WithMaxMessage(0),
+		pubsub.WithMaxMessage(pubsub.MaxMessageLimit + 1), pubsub.WithSource("\xff"), pubsub.WithSource(strings.Repeat("s", pubsub.MaxSource+1)), pubsub.WithCodec(nil)} {
+		_, err = pubsub.New(e.Client, o)
+		assert.ErrorIs(t, err, pubsub.ErrInvalid)
+	}
 	b := newBus(t, e)
 	_, err = pubsub.Subscribe[int](ctx, b)
 	assert.ErrorIs(t, err, pubsub.ErrInvalid)
@@ -178,4 +199,75 @@ func TestReconnectAfterCut(t *testing.T) {
 			t.Fatal("no message after the cut")
 		}
 	}
+}
+
+// A Publish whose reply is lost after the server ran it is sent again by
+// go-redis: the caller sees success, not an error, and the subscriber
+// drops the resent copy by its message ID, so it sees the message once.
+// On all three backends.
+func TestLostPublishReplyIsResent(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	pc, p := e.ProxyClient(nil)
+	pub, err := pubsub.New(pc, pubsub.WithNamespace(e.NS))
+	require.NoError(t, err)
+	events, err := pubsub.Subscribe(ctx, newBus(t, e), uploaded)
+	require.NoError(t, err)
+	p.LoseReply("lost-reply-file")
+	n, err := pubsub.Publish(ctx, pub, uploaded, fileUploaded{FileID: "lost-reply-file"})
+	require.NoError(t, err, "the resend's outcome is the caller's")
+	require.Equal(t, int64(1), p.Lost())
+	_, err = pubsub.Publish(ctx, pub, uploaded, fileUploaded{FileID: "marker"})
+	require.NoError(t, err)
+	seen := 0
+	for {
+		ev := next(t, events)
+		require.NoError(t, ev.Err)
+		if ev.Payload.FileID == "marker" {
+			break
+		}
+		require.Equal(t, "lost-reply-file", ev.Payload.FileID)
+		seen++
+	}
+	t.Logf("%s: the lost-reply message arrived %d times; the resend reported %d subscriber(s)", e.Backend, seen, n)
+	assert.Equal(t, 1, seen, "the resent PUBLISH is delivered once")
+}
+
+// A subscription drops a message whose ID it has seen among the last
+// DedupWindow, keeps messages without an ID (the seed's publishers), and
+// forgets IDs beyond the window.
+func TestDuplicateMessageIDsDropped(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	events, err := pubsub.Subscribe(ctx, newBus(t, e), uploaded)
+	require.NoError(t, err)
+	ch := uploaded.Channel(e.NS)
+	msg := func(file, id string) string {
+		return `{"event":"uploaded","timestamp":"2026-01-16T10:00:00Z","payload":{"file_id":"` + file + `"},"source":"seed","id":"` + id + `"}`
+	}
+	// One connection publishes everything, so the messages arrive in
+	// order (a cluster client may send each PUBLISH to another node).
+	var pub redis.Cmdable = e.Client
+	if cc, ok := e.Client.(*redis.ClusterClient); ok {
+		n, err := cc.MasterForKey(ctx, ch)
+		require.NoError(t, err)
+		pub = n
+	}
+	send := func(m string) { require.NoError(t, pub.Publish(ctx, ch, m).Err()) }
+	send(msg("a", "id-a"))
+	send(msg("a-again", "id-a"))
+	send(strings.Replace(msg("no-id-1", ""), `,"id":""`, "", 1))
+	send(strings.Replace(msg("no-id-2", ""), `,"id":""`, "", 1))
+	for i := 0; i < pubsub.DedupWindow; i++ {
+		send(msg(fmt.Sprint("fill-", i), fmt.Sprint("fill-", i)))
+	}
+	send(msg("a-late", "id-a")) // beyond the window: delivered
+	var got []string
+	for len(got) < 4+pubsub.DedupWindow {
+		ev := next(t, events)
+		require.NoError(t, ev.Err)
+		got = append(got, ev.Payload.FileID)
+	}
+	assert.Equal(t, []string{"a", "no-id-1", "no-id-2"}, got[:3])
+	assert.Equal(t, "a-late", got[len(got)-1])
 }
