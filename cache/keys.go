@@ -1,0 +1,106 @@
+package cache
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// DefaultTTL is the freshness of an entry whose endpoint no policy rule
+// names (seed 001 §4: "Default 60s").
+const DefaultTTL = 60 * time.Second
+
+// genTTL is how long a tag's generation outlives its last invalidation:
+// longer than any load may run (MaxLoadTimeout), so that a load that
+// started before an invalidation always sees it when it writes back.
+const genTTL = time.Hour
+
+var (
+	entryKey = keys.Register(keys.Pattern{
+		Template: "cache:api:{endpoint}:{method}:{params_hash}",
+		Type:     keys.String,
+		TTL:      DefaultTTL,
+		TTLNote:  "the endpoint's policy TTL (seed: 30s to 86400s) plus the grace window",
+		Tag:      "params_hash",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "cached value (the codec's bytes, JSON by default); params_hash hashes method, endpoint and parameters",
+		Seed:     "001 §4",
+	})
+	metaKey = keys.Register(keys.Pattern{
+		Template: "cache:meta:cache:api:{endpoint}:{method}:{params_hash}",
+		Type:     keys.Hash,
+		TTL:      DefaultTTL,
+		TTLNote:  "same as the entry; a lease alone lives for the lease",
+		Tag:      "params_hash",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "entry metadata: created_at, hits, size_bytes (seed) and hint (grace and load time, or a marker's kind), wid, lease",
+		Seed:     "001 §4",
+	})
+	tagKey = keys.Register(keys.Pattern{
+		Template: "cache:tag:{tag_name}",
+		Type:     keys.ZSet,
+		TTLNote:  "its longest-lived member's expiry",
+		Tag:      "tag_name",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "tag: entry key -> its expiry (Unix ms); the entries to invalidate together, expired ones pruned",
+		Seed:     "001 §4",
+	})
+	userTagKey = keys.Register(keys.Pattern{
+		Template: "cache:tag:user:{user_id}",
+		Type:     keys.ZSet,
+		TTLNote:  "its longest-lived member's expiry",
+		Tag:      "user_id",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "tag user:{user_id}: one user's entry keys -> expiry (Unix ms), expired ones pruned",
+		Seed:     "001 §4",
+	})
+	tagGenKey = keys.Register(keys.Pattern{
+		Template: "cache:tag-gen:{tag_name}",
+		Type:     keys.String,
+		TTL:      genTTL,
+		TTLNote:  "from the tag's last invalidation; outlives any load",
+		Tag:      "tag_name",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "tag generation (opaque ID of the last InvalidateTag); a load that saw another one is not stored",
+	})
+	userTagGenKey = keys.Register(keys.Pattern{
+		Template: "cache:tag-gen:user:{user_id}",
+		Type:     keys.String,
+		TTL:      genTTL,
+		TTLNote:  "from the tag's last invalidation; outlives any load",
+		Tag:      "user_id",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "generation of tag user:{user_id}",
+	})
+	tagDyingKey = keys.Register(keys.Pattern{
+		Template: "cache:tag-dying:{tag_name}",
+		Type:     keys.ZSet,
+		TTLNote:  "the tag's, kept while an invalidation drains it",
+		Tag:      "tag_name",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "members of a tag being invalidated (renamed from the tag, drained in batches)",
+	})
+	userTagDyingKey = keys.Register(keys.Pattern{
+		Template: "cache:tag-dying:user:{user_id}",
+		Type:     keys.ZSet,
+		TTLNote:  "the tag's, kept while an invalidation drains it",
+		Tag:      "user_id",
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "members of tag user:{user_id} being invalidated",
+	})
+	eventsChannel = keys.Register(keys.Pattern{
+		Template: "cache:events",
+		Type:     keys.Channel,
+		Owner:    "cache",
+		Area:     keys.Cache,
+		Purpose:  "invalidations for local tiers and wake-ups for waiting loaders: \"<kind> <origin> <key or tag>\"",
+	})
+)

@@ -1,0 +1,92 @@
+-- lease: take an entry's lease to load it, unless it is there (or another
+-- process holds the lease).
+-- KEYS[1] value key   (STRING)
+-- KEYS[2] meta key    (HASH; field lease = "{owner}:{deadline_ms}", server
+--                      time)
+-- ARGV[1] owner ID, new for each load
+-- ARGV[2] lease, ms
+-- ARGV[3] '1' to ignore a present value (a forced reload), else '0'
+-- ARGV[4] '1' when the caller will wait for another holder's value
+-- ARGV[5] longest freshness a stored entry can have, ms
+-- Returns ok(state, ...) with state:
+--   'hit'   ok('hit', value, fresh_ms): the value is there
+--   'neg'   ok('neg', false, fresh_ms): a cached "not found"
+--   'pass'  ok('pass', false, fresh_ms): a recent load declined to store
+--   'lease' ok('lease'): the caller holds the lease now
+--   'held'  ok('held', remaining_ms): another owner holds it; with
+--           ARGV[4] = '1' the waiter is counted (field waiters), so the
+--           holder's write-back publishes a wake-up
+-- A replay (go-redis resends a command whose reply was lost) finds its
+-- own owner and reports 'lease' again. Freshness comes from the TTLs, as
+-- a hit reads it: a value's PTTL less the grace in its metadata's hint, a
+-- marker's metadata PTTL (metadata of an older version, without a hint,
+-- by its fresh_until_ms; a value without metadata, by its PTTL). Data
+-- this package did not write is repaired here: a meta key of another
+-- type is deleted, a value of another type too (read reported it), a
+-- lease field that does not parse or lies beyond the longest lease is
+-- taken over.
+local now = now_ms()
+local maxf = tonumber(ARGV[5])
+local m = redis.pcall('HMGET', KEYS[2], 'hint', 'lease', 'fresh_until_ms', 'state')
+if m.err then
+  redis.call('DEL', KEYS[2])
+  m = {false, false, false, false}
+end
+if ARGV[3] == '0' then
+  local v = redis.pcall('GET', KEYS[1])
+  if type(v) == 'table' then
+    redis.call('DEL', KEYS[1])
+    v = false
+  end
+  local h = m[1]
+  local fresh
+  if v then
+    local g = h and tonumber(string.match(h, '^(%d+):%d+$'))
+    if g then
+      fresh = redis.call('PTTL', KEYS[1]) - g
+    elseif not h and not m[3] then
+      local pttl = redis.call('PTTL', KEYS[1])
+      if pttl > 0 then
+        return ok('hit', v, pttl)
+      end
+    elseif not h then
+      fresh = (to_int(m[3], 0) or now) - now
+    end
+    if fresh and fresh > 0 and fresh <= maxf then
+      return ok('hit', v, fresh)
+    end
+  else
+    local kind = h or m[4]
+    if kind == 'neg' or kind == 'pass' then
+      if h then
+        fresh = redis.call('PTTL', KEYS[2])
+      else
+        fresh = (to_int(m[3], 0) or now) - now
+      end
+      if fresh > 0 and fresh <= maxf then
+        return ok(kind, false, fresh)
+      end
+    end
+  end
+end
+local lease = tonumber(ARGV[2])
+if m[2] then
+  local o, dl = string.match(m[2], '^(.+):(%d+)$')
+  dl = to_int(dl)
+  if o == ARGV[1] then
+    redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
+    return ok('lease')
+  end
+  if o and dl and dl > now and dl - now <= 300000 then
+    if ARGV[4] == '1' then
+      redis.call('HINCRBY', KEYS[2], 'waiters', 1)
+    end
+    return ok('held', dl - now)
+  end
+end
+redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
+local pttl = redis.call('PTTL', KEYS[2])
+if pttl < lease then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return ok('lease')

@@ -1,0 +1,80 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+)
+
+// Two instances with local tiers: a Set, a Delete or an InvalidateTag in
+// one reaches the other's local tier through the events channel. The
+// staleness (from the writer's return to the reader seeing the change)
+// and the hit rate of a skewed workload are measured and logged.
+func TestLocalTierIsCoherent(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	a := newCacheOn[item](t, e.FreshClient(), e, WithLocal(1000, 5*time.Second), WithPolicy(Policy{Default: time.Hour}))
+	b := newCacheOn[item](t, e.FreshClient(), e, WithLocal(1000, 5*time.Second), WithPolicy(Policy{Default: time.Hour}))
+	k := NewKey("/local", "GET", nil)
+	noLoad := func(context.Context) (item, error) { return item{}, fmt.Errorf("unexpected load") }
+
+	var stale []time.Duration
+	for round := 1; round <= 50; round++ {
+		require.NoError(t, b.Set(ctx, k, item{N: round}))
+		// a may still hold round-1 locally: measure until it sees round.
+		start := time.Now()
+		for {
+			v, err := a.Get(ctx, k, noLoad)
+			require.NoError(t, err)
+			if v.N == round {
+				break
+			}
+			require.Less(t, time.Since(start), 10*time.Second, "the local tier never saw the Set")
+			time.Sleep(100 * time.Microsecond)
+		}
+		stale = append(stale, time.Since(start))
+		// Now a holds it locally.
+		_, res, err := a.get(ctx, "get", k, noLoad, nil)
+		require.NoError(t, err)
+		require.True(t, res.Local)
+	}
+	slices.Sort(stale)
+	t.Logf("local tier staleness after a Set in another instance: p50 %v, p99 %v, max %v (50 rounds)", stale[len(stale)/2], stale[len(stale)*99/100], stale[len(stale)-1])
+
+	require.NoError(t, b.Delete(ctx, k))
+	harness.WaitFor(t, "the Delete to reach a's local tier", func() bool {
+		v, err := a.Get(ctx, k, func(context.Context) (item, error) { return item{N: -1}, nil })
+		return err == nil && v.N == -1
+	})
+
+	tk := NewKey("/local-tagged", "GET", nil)
+	require.NoError(t, b.Set(ctx, tk, item{N: 1}, Tags("files")))
+	_, err := a.Get(ctx, tk, noLoad, Tags("files"))
+	require.NoError(t, err)
+	_, err = b.InvalidateTag(ctx, "files")
+	require.NoError(t, err)
+	harness.WaitFor(t, "the invalidation to reach a's local tier", func() bool {
+		v, err := a.Get(ctx, tk, func(context.Context) (item, error) { return item{N: 2}, nil }, Tags("files"))
+		return err == nil && v.N == 2
+	})
+
+	// Hit rate: Zipf-like reads of 500 keys, a local tier of 100.
+	c := newCache[item](t, e, WithLocal(100, 5*time.Second), WithPolicy(Policy{Default: time.Hour}))
+	z := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.2, 1, 499)
+	for i := 0; i < 5000; i++ {
+		n := int(z.Uint64())
+		_, err := c.Get(ctx, NewKey("/zipf", "GET", map[string][]string{"k": {fmt.Sprint(n)}}), func(context.Context) (item, error) { return item{N: n}, nil })
+		require.NoError(t, err)
+	}
+	st := c.Stats()
+	t.Logf("zipf(1.2) over 500 keys, local tier of 100: local hits %.1f%%, Redis hits %.1f%%, loads %d", 100*float64(st.LocalHits)/5000, 100*float64(st.Hits)/5000, st.Loads)
+	assert.Greater(t, st.LocalHits, int64(2500))
+}

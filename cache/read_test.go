@@ -1,0 +1,304 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+)
+
+// A hit's freshness is the value's PTTL less the grace its metadata's
+// hint records: the server's clock, whatever the application's says.
+func TestHitFreshnessIsTheServers(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := newCache[item](t, e, WithBeta(0))
+	k := NewKey("/fresh", "GET", nil)
+	require.NoError(t, c.Set(ctx, k, item{N: 1}, TTL(10*time.Second), Grace(time.Minute)))
+	ref, err := c.ref("t", k)
+	require.NoError(t, err)
+	meta := e.Client.HGetAll(ctx, ref.meta).Val()
+	assert.Equal(t, "60000:0", meta["hint"], "grace and load time")
+	_, err = time.Parse(time.RFC3339, meta["created_at"])
+	assert.NoError(t, err, "created_at in RFC 3339")
+	delete(meta, "created_at")
+	delete(meta, "wid")
+	assert.Equal(t, map[string]string{"hint": "60000:0", "hits": "0", "size_bytes": "17"}, meta, "no clock stored")
+	_, res, err := c.get(ctx, "get", k, func(context.Context) (item, error) { return item{}, errors.New("no load") }, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Hit, res.Status)
+	assert.InDelta(t, float64(10*time.Second), float64(res.TTL), float64(time.Second), "freshness, not life")
+	assert.LessOrEqual(t, res.TTL, 10*time.Second)
+}
+
+// Entries written by an earlier version of the package (metadata with
+// delta_ms and no hint) are read by the read script: served with the
+// freshness their fresh_until_ms says, stale within the grace.
+func TestOlderMetadataIsReadByTheScript(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rdb := e.FreshClient()
+	var log cmdLog
+	rdb.AddHook(&log)
+	c := newCacheOn[item](t, rdb, e, WithBeta(0), WithGrace(time.Minute))
+	now := e.Now().UnixMilli()
+	plant := func(k Key, freshFor time.Duration) Ref {
+		ref, err := c.ref("t", k)
+		require.NoError(t, err)
+		require.NoError(t, e.Client.Set(ctx, ref.value, `{"name":"old","n":7}`, freshFor+time.Minute).Err())
+		require.NoError(t, e.Client.HSet(ctx, ref.meta, "created_at", "2026-01-16T10:00:00Z", "hits", 0, "size_bytes", 20,
+			"fresh_until_ms", strconv.FormatInt(now+freshFor.Milliseconds(), 10), "delta_ms", 3, "wid", "old.1").Err())
+		require.NoError(t, e.Client.PExpire(ctx, ref.meta, freshFor+time.Minute).Err())
+		return ref
+	}
+	noLoad := func(context.Context) (item, error) { return item{}, errors.New("no load") }
+
+	plant(NewKey("/old", "GET", nil), 20*time.Second)
+	log.take()
+	v, res, err := c.get(ctx, "get", NewKey("/old", "GET", nil), noLoad, nil)
+	require.NoError(t, err)
+	assert.Equal(t, item{Name: "old", N: 7}, v)
+	assert.Equal(t, Hit, res.Status)
+	assert.InDelta(t, float64(20*time.Second), float64(res.TTL), float64(2*time.Second))
+	assert.Contains(t, log.take(), "evalsha "+readOp.Script().Hash(), "the read script reads it")
+
+	plant(NewKey("/old-stale", "GET", nil), -time.Second)
+	var n atomic.Int64
+	v, res, err = c.get(ctx, "get", NewKey("/old-stale", "GET", nil), func(context.Context) (item, error) {
+		return item{Name: "new", N: int(n.Add(1))}, nil
+	}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Stale, res.Status, "within the grace")
+	assert.Equal(t, 7, v.N)
+}
+
+// A cached "not found" costs one round trip, like a hit.
+func TestNegativeHitIsOneRoundTrip(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rdb := e.FreshClient()
+	c := newCacheOn[item](t, rdb, e, WithNegativeTTL(time.Minute))
+	k := NewKey("/404", "GET", nil)
+	calls := 0
+	missing := func(context.Context) (item, error) { calls++; return item{}, ErrNotFound }
+	_, err := c.Get(ctx, k, missing)
+	require.ErrorIs(t, err, ErrNotFound)
+	trips := harness.CountTrips(rdb)
+	for i := 0; i < 5; i++ {
+		_, err := c.Get(ctx, k, missing)
+		require.ErrorIs(t, err, ErrNotFound)
+	}
+	assert.Equal(t, 1, calls)
+	assert.EqualValues(t, 5, trips.Total(), "one pipeline per cached not-found")
+	assert.EqualValues(t, 5, c.Stats().Negative)
+}
+
+// Hits racing with Sets, Deletes and cached not-founds of the same keys
+// (writes landing between a hit's four reads) never report corruption
+// and never fail: each read gets a value that was stored, or loads.
+func TestHitsRacingWritesNeverReportCorruption(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	var hooks hookLog
+	c := newCache[item](t, e, WithErrorHook(hooks.hook), WithNegativeTTL(time.Minute), WithGrace(time.Second))
+	ks := []Key{NewKey("/race", "GET", nil), NewKey("/race", "GET", map[string][]string{"p": {"2"}})}
+	const rounds = 200
+	var wg sync.WaitGroup
+	var failed, wrong atomic.Int64
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < rounds; i++ {
+				k := ks[(g+i)%len(ks)]
+				v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{Name: "loaded"}, nil })
+				switch {
+				case errors.Is(err, ErrNotFound):
+				case err != nil:
+					failed.Add(1)
+					t.Log(err)
+				case v.Name != "loaded" && v.Name != "set":
+					wrong.Add(1)
+				}
+			}
+		}()
+	}
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < rounds; i++ {
+				k := ks[i%len(ks)]
+				var err error
+				switch (g + i) % 3 {
+				case 0:
+					err = c.Set(ctx, k, item{Name: "set"}, TTL(time.Duration(1+i%3)*time.Second))
+				case 1:
+					err = c.Delete(ctx, k)
+				default:
+					_, err = c.Get(ctx, k, func(context.Context) (item, error) { return item{}, ErrNotFound }, Revalidate())
+					if errors.Is(err, ErrNotFound) {
+						err = nil
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					t.Log(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Zero(t, failed.Load())
+	assert.Zero(t, wrong.Load())
+	_, errs := hooks.all()
+	for _, err := range errs {
+		assert.NotErrorIs(t, err, keys.ErrCorrupt, "a torn read is not corruption")
+	}
+	assert.Zero(t, c.Stats().Corrupt)
+}
+
+// GetMany reads every entry in one pipeline of plain reads, whatever
+// their slots, and the older layout through the read script.
+func TestGetManyReadsPlainly(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rdb := e.FreshClient()
+	var log cmdLog
+	rdb.AddHook(&log)
+	c := newCacheOn[item](t, rdb, e)
+	var ks []Key
+	for i := 0; i < 20; i++ {
+		k := NewKey("/many", "GET", map[string][]string{"i": {fmt.Sprint(i)}})
+		ks = append(ks, k)
+		require.NoError(t, c.Set(ctx, k, item{N: i}))
+	}
+	log.take()
+	got, err := c.GetMany(ctx, ks, func(context.Context, []Key) (map[Key]item, error) {
+		return nil, errors.New("no load")
+	})
+	require.NoError(t, err)
+	require.Len(t, got, len(ks))
+	for i, k := range ks {
+		assert.Equal(t, i, got[k].N)
+	}
+	sent := log.take()
+	assert.Len(t, sent, 4*len(ks), "four plain reads per entry, nothing else")
+	for _, cmd := range sent {
+		assert.Contains(t, []string{"get", "pttl", "hget"}, cmd)
+	}
+}
+
+// The lease script finds a fresh value, or a cached not-found, in every
+// layout: this version's (freshness from the TTLs and the hint), an older
+// version's (fresh_until_ms), and a value without metadata (its TTL).
+func TestLeaseReadsEveryLayout(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := newCache[item](t, e, WithNegativeTTL(time.Minute))
+	s := c.Store()
+	now := e.Now().UnixMilli()
+	cfg := &fetchConfig{ttl: time.Minute}
+	ref := func(name string) Ref {
+		r, err := c.ref("t", NewKey("/"+name, "GET", nil))
+		require.NoError(t, err)
+		return r
+	}
+	lease := func(r Ref) leaseOut {
+		out, _, err := s.lease(ctx, r, s.newID(), false, false, cfg)
+		require.NoError(t, err)
+		return out
+	}
+
+	cur := ref("current")
+	require.NoError(t, s.Set(ctx, cur, []byte(`{"n":1}`), TTL(20*time.Second), Grace(time.Minute)))
+	out := lease(cur)
+	assert.Equal(t, "hit", out.state)
+	assert.InDelta(t, float64(20*time.Second), float64(out.fresh), float64(2*time.Second), "the PTTL less the grace")
+
+	stale := ref("current-stale")
+	require.NoError(t, e.Client.Set(ctx, stale.value, `{"n":1}`, 30*time.Second).Err())
+	require.NoError(t, e.Client.HSet(ctx, stale.meta, "hint", "60000:3").Err())
+	assert.Equal(t, "lease", lease(stale).state, "stale by its hint: leased")
+
+	old := ref("older")
+	require.NoError(t, e.Client.Set(ctx, old.value, `{"n":2}`, time.Minute).Err())
+	require.NoError(t, e.Client.HSet(ctx, old.meta, "fresh_until_ms", strconv.FormatInt(now+30_000, 10), "delta_ms", 3).Err())
+	out = lease(old)
+	assert.Equal(t, "hit", out.state)
+	assert.InDelta(t, float64(30*time.Second), float64(out.fresh), float64(2*time.Second), "fresh_until_ms")
+
+	bare := ref("bare")
+	require.NoError(t, e.Client.Set(ctx, bare.value, `{"n":3}`, 40*time.Second).Err())
+	out = lease(bare)
+	assert.Equal(t, "hit", out.state)
+	assert.InDelta(t, float64(40*time.Second), float64(out.fresh), float64(2*time.Second), "its TTL")
+
+	neg := ref("neg")
+	_, err := s.Fetch(ctx, neg, func(context.Context) ([]byte, error) { return nil, ErrNotFound })
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.Equal(t, "neg", e.Client.HGet(ctx, neg.meta, "hint").Val())
+	out = lease(neg)
+	assert.Equal(t, "neg", out.state)
+	assert.InDelta(t, float64(time.Minute), float64(out.fresh), float64(2*time.Second), "the marker's TTL")
+
+	oldNeg := ref("older-neg")
+	require.NoError(t, e.Client.HSet(ctx, oldNeg.meta, "state", "neg", "fresh_until_ms", strconv.FormatInt(now+30_000, 10)).Err())
+	require.NoError(t, e.Client.Expire(ctx, oldNeg.meta, time.Minute).Err())
+	assert.Equal(t, "neg", lease(oldNeg).state)
+	_, err = c.Get(ctx, NewKey("/older-neg", "GET", nil), func(context.Context) (item, error) { return item{}, errors.New("no load") })
+	require.ErrorIs(t, err, ErrNotFound, "read through the read script")
+}
+
+// Outages are not outcomes: hits on a stalled server, alone or queued
+// behind a shared pipeline, fail with their own deadline, never as a miss
+// or a not-found, and never call the loader; a cut connection is an
+// error too.
+func TestHitsOnAStalledServerFailByTheirDeadline(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	pc, p := e.ProxyClient(nil)
+	c := newCacheOn[item](t, pc, e, WithNegativeTTL(time.Minute))
+	k := NewKey("/stall", "GET", nil)
+	require.NoError(t, c.Set(ctx, k, item{N: 1}))
+	p.Stall()
+	t.Cleanup(p.Resume)
+	var loads atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	took := make([]time.Duration, 20)
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := time.Duration(100+10*g) * time.Millisecond
+			cctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			start := time.Now()
+			_, errs[g] = c.Get(cctx, k, func(context.Context) (item, error) { loads.Add(1); return item{}, nil })
+			took[g] = time.Since(start) - d
+		}()
+	}
+	wg.Wait()
+	for g, err := range errs {
+		require.Error(t, err, "call %d", g)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "call %d", g)
+		assert.NotErrorIs(t, err, ErrNotFound)
+		assert.Less(t, took[g], time.Second, "call %d returned %v after its deadline", g, took[g])
+	}
+	assert.Zero(t, loads.Load(), "an outage is not a miss")
+	p.Resume()
+	v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{}, errors.New("no load") })
+	require.NoError(t, err)
+	assert.Equal(t, 1, v.N)
+}

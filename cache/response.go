@@ -1,0 +1,62 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+)
+
+// Response is an HTTP response as the middleware caches it: a Cache of
+// Response stores it as a JSON object {"status", "header", "etag",
+// "body"}, the body embedded as JSON when it is JSON (the API responses
+// of seed 001) and as a base64 string, with "body_base64": true,
+// otherwise.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	ETag   string
+}
+
+type responseJSON struct {
+	Status     int             `json:"status"`
+	Header     http.Header     `json:"header,omitempty"`
+	ETag       string          `json:"etag,omitempty"`
+	Body       json.RawMessage `json:"body"`
+	BodyBase64 bool            `json:"body_base64,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r Response) MarshalJSON() ([]byte, error) {
+	j := responseJSON{Status: r.Status, Header: r.Header, ETag: r.ETag}
+	if len(r.Body) > 0 && json.Valid(r.Body) {
+		var b bytes.Buffer
+		if err := json.Compact(&b, r.Body); err == nil && b.Len() == len(r.Body) {
+			j.Body = r.Body
+		}
+	}
+	if j.Body == nil {
+		enc, err := json.Marshal(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		j.Body, j.BodyBase64 = enc, true
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *Response) UnmarshalJSON(data []byte) error {
+	var j responseJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*r = Response{Status: j.Status, Header: j.Header, ETag: j.ETag}
+	if j.BodyBase64 {
+		return json.Unmarshal(j.Body, &r.Body)
+	}
+	if len(j.Body) > 0 && string(j.Body) != "null" {
+		r.Body = []byte(j.Body)
+	}
+	return nil
+}

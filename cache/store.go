@@ -1,0 +1,235 @@
+package cache
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed read.lua
+	readSrc string
+	//go:embed lease.lua
+	leaseSrc string
+	//go:embed write.lua
+	writeSrc string
+	//go:embed release.lua
+	releaseSrc string
+	//go:embed extend.lua
+	extendSrc string
+	//go:embed unset.lua
+	unsetSrc string
+	//go:embed delete.lua
+	deleteSrc string
+
+	// errLost and errInvalidated are flow signals between the scripts and
+	// the load; callers never see them.
+	errLost        = errors.New("lease lost")
+	errInvalidated = errors.New("tag invalidated during the load")
+
+	entryKeys = []*keys.Template{entryKey, metaKey}
+	// Every entry script is harmless to run twice (reads, or writes that
+	// recognise their own ID), so all share pipelines when pipelining is
+	// on. The read script only reads entries whose metadata predates the
+	// hint field (see plainRead).
+	readOp    = pkg.Declare("get", readSrc, entryKeys, call.Shared())
+	leaseOp   = pkg.Declare("lease", leaseSrc, entryKeys, call.Shared())
+	writeOp   = pkg.Declare("write", writeSrc, entryKeys, call.On(call.Conflict, errLost), call.Shared())
+	releaseOp = pkg.Declare("release", releaseSrc, entryKeys[1:], call.Shared())
+	extendOp  = pkg.Declare("extend lease", extendSrc, entryKeys[1:], call.On(call.Conflict, errLost), call.Shared())
+	unsetOp   = pkg.Declare("unset", unsetSrc, entryKeys, call.Shared())
+	deleteOp  = pkg.Declare("delete", deleteSrc, entryKeys, call.Shared())
+)
+
+// Layout says where a Store keeps its entries: Value, a STRING pattern,
+// holds an entry's bytes; Meta, a HASH pattern built from the same
+// arguments and hashed to the same slot (the same tag placeholder),
+// holds its metadata and lease. APILayout is seed 001's; other packages
+// pass their own patterns (registered in keys) to reuse the machinery.
+type Layout struct {
+	Value *keys.Template
+	Meta  *keys.Template
+}
+
+// APILayout returns seed 001's API cache layout: values at
+// cache:api:{endpoint}:{method}:{params_hash}, metadata at
+// cache:meta:cache:api:{endpoint}:{method}:{params_hash}.
+func APILayout() Layout { return Layout{Value: entryKey, Meta: metaKey} }
+
+func (l Layout) check(op string) error {
+	switch {
+	case l.Value == nil || l.Meta == nil:
+		return pkg.Invalidf(op, "layout without a value or meta pattern")
+	case l.Value.Pattern().Type != keys.String || l.Meta.Pattern().Type != keys.Hash:
+		return pkg.Invalidf(op, "layout %s / %s: want a STRING and a HASH", l.Value, l.Meta)
+	case !slices.Equal(l.Value.Params(), l.Meta.Params()):
+		return pkg.Invalidf(op, "layout %s / %s: different placeholders", l.Value, l.Meta)
+	case l.Value.Pattern().Tag == "" || l.Value.Pattern().Tag != l.Meta.Pattern().Tag:
+		return pkg.Invalidf(op, "layout %s / %s: the value and meta keys must share a hash tag", l.Value, l.Meta)
+	}
+	return nil
+}
+
+// Ref names one entry of a Store: its value key and its meta key. Build
+// it with Store.Ref. Refs are comparable.
+type Ref struct{ value, meta string }
+
+// Key returns the entry's value key.
+func (r Ref) Key() string { return r.value }
+
+// Store is the byte-level cache: read-through fetches with single loading
+// across processes, early refresh, stale serving, negative caching, tags,
+// batched hit counts and an optional local tier, over one Layout. Cache
+// is its typed face for seed 001's API cache. A Store is safe for
+// concurrent use; create one per process and layout, and Close it.
+type Store struct {
+	rdb     redis.UniversalClient
+	run     *call.Runner
+	reads   *readPipe
+	layout  Layout
+	opt     options
+	origin  string // random ID of this Store: owner IDs and events start with it
+	seq     atomic.Uint64
+	channel string
+	maxArg  int64 // longest freshness, ms
+
+	flights    singleflight.Group
+	refreshing sync.Map // value key -> struct{}: a background refresh runs
+	hits       *hitCounter
+	local      *localTier
+	events     *events
+	stats      counters
+	closed     atomic.Bool
+}
+
+// NewStore returns a Store over rdb with entries at layout. It fails with
+// ErrInvalid on a nil client, a client without ContextTimeoutEnabled, a
+// bad layout or a bad option; it contacts Redis only with WithLocal (to
+// subscribe to the events channel).
+func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store, error) {
+	const op = "new"
+	o := defaults()
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return nil, err
+	}
+	if err := layout.check(op); err != nil {
+		return nil, err
+	}
+	if err := o.check(op); err != nil {
+		return nil, err
+	}
+	ch, err := eventsChannel.Key(o.ns)
+	if err != nil {
+		return nil, pkg.Invalid(op, err)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	s := &Store{
+		rdb: rdb, run: call.NewRunner(rdb, o.lanes), reads: newReadPipe(rdb, o.lanes), layout: layout, opt: o,
+		origin: hex.EncodeToString(b[:]), channel: ch, maxArg: ms(o.maxTTL),
+	}
+	if !o.noHits {
+		s.hits = newHitCounter(s)
+	}
+	s.events = newEvents(s)
+	if o.localSize > 0 {
+		s.local = newLocalTier(o.localSize, o.localAge)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.events.start(ctx); err != nil {
+			return nil, pkg.Fail(op, ch, nil, err)
+		}
+	}
+	return s, nil
+}
+
+// Ref builds the entry of the layout's placeholders args (in the order of
+// Layout.Value.Params()). A value that cannot be a key segment fails with
+// ErrInvalid (and keys.ErrInvalidKey).
+func (s *Store) Ref(args ...string) (Ref, error) {
+	const op = "ref"
+	v, err := pkg.Key(op, s.layout.Value, s.opt.ns, args...)
+	if err != nil {
+		return Ref{}, err
+	}
+	m, err := pkg.Key(op, s.layout.Meta, s.opt.ns, args...)
+	if err != nil {
+		return Ref{}, err
+	}
+	return Ref{value: v, meta: m}, nil
+}
+
+// refOf returns the entry whose value key is key, or false when key is not
+// one of the layout's under the Store's namespace.
+func (s *Store) refOf(key string) (Ref, bool) {
+	args, err := s.layout.Value.Parse(s.opt.ns, key)
+	if err != nil {
+		return Ref{}, false
+	}
+	r, err := s.Ref(args...)
+	return r, err == nil
+}
+
+// newID returns a fresh owner or request ID: the Store's origin, a dot, a
+// sequence number.
+func (s *Store) newID() string {
+	return s.origin + "." + strconv.FormatUint(s.seq.Add(1), 36)
+}
+
+// report hands err to the error hook.
+func (s *Store) report(ctx context.Context, key string, err error) {
+	if s.opt.hook != nil && err != nil {
+		s.opt.hook(ctx, key, err)
+	}
+}
+
+// Flush adds the hits counted so far to the entries' metadata now (one
+// pipeline) instead of at the next flush.
+func (s *Store) Flush(ctx context.Context) error {
+	if s.hits == nil {
+		return nil
+	}
+	return s.hits.flush(ctx)
+}
+
+// Close flushes the counted hits, stops the events subscription and makes
+// later calls fail with ErrClosed. Loads in flight finish in the
+// background. It is safe to call twice.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.Flush(ctx)
+	s.events.stop()
+	return err
+}
+
+func (s *Store) checkOpen(op, key string) error {
+	if s.closed.Load() {
+		return pkg.Fail(op, key, ErrClosed, nil)
+	}
+	return nil
+}
+
+func ms(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// msCeil rounds d up to whole milliseconds.
+func msCeil(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
