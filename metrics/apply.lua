@@ -1,0 +1,208 @@
+-- apply (after parts.lua): one flush batch's operations on the keys of one cluster slot,
+-- once per (instance, batch): a resent batch (go-redis resends a pipeline
+-- whose reply was lost) finds its sequence number in the ledger and does
+-- nothing.
+-- KEYS[1]   ledger  metrics:ledger:{slot}
+-- KEYS[2..] the keys the operations name by index (all in KEYS[1]'s slot)
+-- ARGV[1] instance ID
+-- ARGV[2] batch sequence number (>= 1, increasing per instance)
+-- ARGV[3] ledger TTL, ms
+-- ARGV[4] heartbeat TTL of gauge contributions, ms
+-- ARGV[5..] operations, each a code, a KEYS index i, then its arguments:
+--   i  i delta ttl           INCRBY KEYS[i] (then PEXPIRE ttl unless 0)
+--   f  i delta ttl           INCRBYFLOAT
+--   h  i field delta ttl     HINCRBY
+--   g  i field delta ttl     HINCRBYFLOAT
+--   p  i field value         gauge contribution: HSET KEYS[i] field
+--                            "value:expires_ms:written_ms" ("" deletes it)
+--   s  i parts dim mode extra ttl
+--                            gauge value from the live contributions of dim
+--                            in KEYS[parts]: mode sum or last -> SET KEYS[i];
+--                            mode max -> SET KEYS[i] to sum + extra if
+--                            greater than its value
+--   c  i n sec count ...     per-second counts: HINCRBY KEYS[i] sec count
+--                            for n pairs; fields older than 60s trimmed
+--   v  i persec lag mode     speed from KEYS[persec]: the count of the
+--                            second now - lag -> SET KEYS[i] (mode speed),
+--                            or the highest count of a second up to then
+--                            if greater than KEYS[i] (mode max)
+-- Returns ok('applied', {i...}) with the KEYS indexes whose data this
+-- package did not write (their operations were skipped), ok('dup', {}) for
+-- a batch applied before, corrupt(1, why) when the ledger is not a hash.
+local inst = ARGV[1]
+local seq = to_int(ARGV[2], 1)
+local ledger_ttl = to_int(ARGV[3], 1)
+local hb = to_int(ARGV[4], 1)
+if not seq or not ledger_ttl or not hb then
+  return invalid('bad batch header')
+end
+local prev = redis.pcall('HGET', KEYS[1], inst)
+if type(prev) == 'table' then
+  return corrupt(1, 'ledger is not a hash')
+end
+if prev then
+  local s = to_int(string.match(prev, '^(%d+):'))
+  if s and s >= seq then
+    return ok('dup', {})
+  end
+end
+local now = now_ms()
+local bad, seen = {}, {}
+local function failed(i, r)
+  if type(r) == 'table' and r.err then
+    if not seen[i] then
+      seen[i] = true
+      bad[#bad + 1] = i
+    end
+    return true
+  end
+  return false
+end
+local expired = {}
+local function expire(k, ttl)
+  if ttl ~= '0' and not expired[k] then
+    expired[k] = true
+    redis.call('PEXPIRE', k, ttl)
+  end
+end
+-- summaries[i]: dim -> {sum, latest write ms, latest value} of the live
+-- contributions in KEYS[i]; dead or foreign fields are dropped.
+local summaries = {}
+local function summary(i)
+  if summaries[i] then
+    return summaries[i]
+  end
+  local r = redis.pcall('HGETALL', KEYS[i])
+  if failed(i, r) then
+    return nil
+  end
+  local out, _, dead = live_parts(r, now)
+  if #dead > 0 then
+    batched('HDEL', KEYS[i], dead)
+  end
+  summaries[i] = out
+  return out
+end
+-- current returns KEYS[i]'s integer value (-1 if absent, so that a
+-- maximum writes it), or nil after recording KEYS[i] as foreign data.
+local function current(i)
+  local r = redis.pcall('GET', KEYS[i])
+  if failed(i, r) then
+    return nil
+  end
+  if not r then
+    return -1
+  end
+  local n = to_int(r)
+  if not n or n < 0 then
+    failed(i, { err = 'not a non-negative integer' })
+    return nil
+  end
+  return n
+end
+local nows = math.floor(now / 1000)
+local a = 5
+while a <= #ARGV do
+  local op, i = ARGV[a], tonumber(ARGV[a + 1])
+  local k = KEYS[i]
+  if op == 'i' or op == 'f' then
+    local cmd = 'INCRBY'
+    if op == 'f' then cmd = 'INCRBYFLOAT' end
+    if not failed(i, redis.pcall(cmd, k, ARGV[a + 2])) then
+      expire(k, ARGV[a + 3])
+    end
+    a = a + 4
+  elseif op == 'h' or op == 'g' then
+    local cmd = 'HINCRBY'
+    if op == 'g' then cmd = 'HINCRBYFLOAT' end
+    if not failed(i, redis.pcall(cmd, k, ARGV[a + 2], ARGV[a + 3])) then
+      expire(k, ARGV[a + 4])
+    end
+    a = a + 5
+  elseif op == 'p' then
+    local r
+    if ARGV[a + 3] == '' then
+      r = redis.pcall('HDEL', k, ARGV[a + 2])
+    else
+      r = redis.pcall('HSET', k, ARGV[a + 2], ARGV[a + 3] .. ':' .. int_str(now + hb) .. ':' .. int_str(now))
+    end
+    if not failed(i, r) and redis.call('PTTL', k) < hb then
+      redis.call('PEXPIRE', k, hb)
+    end
+    summaries[i] = nil
+    a = a + 4
+  elseif op == 's' then
+    local p, dim, mode, extra, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4], tonumber(ARGV[a + 5]), ARGV[a + 6]
+    local sm = summary(p)
+    local old = current(i)
+    if sm and old then
+      local s = sm[dim] or { 0, -1, 0 }
+      if mode == 'max' then
+        if s[1] + extra > old then
+          redis.call('SET', k, int_str(s[1] + extra))
+        end
+      else
+        local v = s[1]
+        if mode == 'last' then v = s[3] end
+        redis.call('SET', k, int_str(v))
+        expire(k, ttl)
+      end
+    end
+    a = a + 7
+  elseif op == 'c' then
+    local n = tonumber(ARGV[a + 2])
+    local okk = true
+    for j = 0, n - 1 do
+      if failed(i, redis.pcall('HINCRBY', k, ARGV[a + 3 + 2 * j], ARGV[a + 4 + 2 * j])) then
+        okk = false
+        break
+      end
+    end
+    if okk then
+      local old = {}
+      for _, f in ipairs(redis.call('HKEYS', k)) do
+        local s = to_int(f)
+        if not s or s < nows - 60 then old[#old + 1] = f end
+      end
+      if #old > 0 then batched('HDEL', k, old) end
+      redis.call('PEXPIRE', k, 120000)
+    end
+    a = a + 3 + 2 * n
+  elseif op == 'v' then
+    local p, lag, mode = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), ARGV[a + 4]
+    local upto = nows - lag
+    local r = redis.pcall('HGETALL', KEYS[p])
+    local old = current(i)
+    if not failed(p, r) and old then
+      if mode == 'speed' then
+        local v = 0
+        for j = 1, #r, 2 do
+          if to_int(r[j]) == upto then v = to_int(r[j + 1]) or 0 end
+        end
+        redis.call('SET', k, int_str(v))
+      else
+        local m = math.max(old, 0)
+        for j = 1, #r, 2 do
+          local s, c = to_int(r[j]), to_int(r[j + 1])
+          if s and c and s <= upto and c > m then m = c end
+        end
+        if m > old then redis.call('SET', k, int_str(m)) end
+      end
+    end
+    a = a + 5
+  else
+    return invalid('unknown operation ' .. tostring(op))
+  end
+end
+redis.call('HSET', KEYS[1], inst, int_str(seq) .. ':' .. int_str(now))
+redis.call('PEXPIRE', KEYS[1], ledger_ttl)
+if redis.call('HLEN', KEYS[1]) > 64 then
+  local r = redis.call('HGETALL', KEYS[1])
+  local gone = {}
+  for j = 1, #r, 2 do
+    local w = to_int(string.match(r[j + 1], ':(%d+)$'))
+    if not w or w < now - ledger_ttl then gone[#gone + 1] = r[j] end
+  end
+  if #gone > 0 then batched('HDEL', KEYS[1], gone) end
+end
+return ok('applied', bad)

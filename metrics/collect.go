@@ -1,0 +1,194 @@
+package metrics
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// collect takes every delta recorded since the last collect (resetting
+// the atomics) and this instance's gauge contributions into a new batch.
+// leaving withdraws the contributions instead (Close).
+func (r *Recorder) collect(leaving bool) *batch {
+	b := &builder{r: r, groups: map[int]*group{}}
+	r.mu.Lock()
+	fams := append([]*family(nil), r.order...)
+	r.mu.Unlock()
+	for _, f := range fams {
+		switch f.def.Kind {
+		case KindCounter:
+			r.collectCounter(b, f)
+		case KindGauge:
+			r.collectGauge(b, f, leaving)
+		case KindHistogram:
+			r.collectHistogram(b, f)
+		}
+	}
+	if h := r.http.Load(); h != nil {
+		r.collectHTTP(b, h, leaving)
+	}
+	return &batch{groups: b.order, leaving: leaving}
+}
+
+var (
+	counterTTL = ms(CounterTTL)
+	gaugeTTL   = ms(GaugeTTL)
+	pendingTTL = ms(PendingTTL)
+)
+
+// metricKey builds a key of t; the segments were checked when the series
+// was made, so an error is a bug.
+func (r *Recorder) metricKey(t *keys.Template, args ...string) string {
+	k, err := t.Key(r.opt.ns, args...)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func (r *Recorder) collectCounter(b *builder, f *family) {
+	totals := r.metricKey(totalsKey, f.def.Name)
+	pending := r.metricKey(pendingKey, f.def.Name)
+	f.each(func(s *series) {
+		d := s.n.Swap(0)
+		if d == 0 {
+			return
+		}
+		if s.keys == nil {
+			s.keys = []string{r.metricKey(counterKey, f.def.Name, s.dim)}
+		}
+		b.incr(s.keys[0], d, counterTTL)
+		b.hincr(totals, s.dim, d, counterTTL)
+		if r.opt.rollup {
+			b.hincr(pending, s.dim, d, pendingTTL)
+		}
+	})
+}
+
+func (r *Recorder) collectGauge(b *builder, f *family, leaving bool) {
+	var parts string
+	f.each(func(s *series) {
+		if !s.set.Load() {
+			return
+		}
+		target := r.metricKey(gaugeKey, f.def.Name, s.dim)
+		if parts == "" {
+			parts = r.metricKey(partsKey, slotTag(keys.Slot(target)), f.def.Name)
+		}
+		v := s.n.Load()
+		s.peak.Store(v)
+		b.gauge(target, parts, s.dim, v, leaving, f.def.Mode.arg(), 0, gaugeTTL)
+	})
+}
+
+func (r *Recorder) collectHistogram(b *builder, f *family) {
+	totals := r.metricKey(totalsKey, f.def.Name)
+	pending := r.metricKey(pendingKey, f.def.Name)
+	f.each(func(s *series) {
+		if s.keys == nil {
+			for _, b := range append(f.buckets, "count", "sum") {
+				s.keys = append(s.keys, r.metricKey(histogramKey, f.def.Name, s.dim, b))
+			}
+		}
+		var count int64
+		for i := range s.counts {
+			d := s.counts[i].Swap(0)
+			if d == 0 {
+				continue
+			}
+			count += d
+			field := s.dim + "|" + f.buckets[i]
+			b.incr(s.keys[i], d, counterTTL)
+			b.hincr(totals, field, d, counterTTL)
+			if r.opt.rollup {
+				b.hincr(pending, field, d, pendingTTL)
+			}
+		}
+		sum := math.Float64frombits(s.sum.Swap(0))
+		if count == 0 && sum == 0 {
+			return
+		}
+		n := len(f.buckets)
+		b.incr(s.keys[n], count, counterTTL)
+		b.incrFloat(s.keys[n+1], sum, counterTTL)
+		b.hincr(totals, s.dim+"|count", count, counterTTL)
+		b.hincrFloat(totals, s.dim+"|sum", sum, counterTTL)
+		if r.opt.rollup {
+			b.hincr(pending, s.dim+"|count", count, pendingTTL)
+			b.hincrFloat(pending, s.dim+"|sum", sum, pendingTTL)
+		}
+	})
+}
+
+// The totals hashes of seed 000's per-endpoint counters, read by one
+// HGETALL each per scrape.
+const (
+	endpointRequestsTotals = "http_endpoint_requests"
+	endpointErrorsTotals   = "http_endpoint_errors"
+)
+
+func (r *Recorder) collectHTTP(b *builder, h *HTTP, leaving bool) {
+	k := r.metricKey
+	if d := h.total.Swap(0); d != 0 {
+		b.incr(k(totalKey), d, noTTL)
+	}
+	if d := h.accepted.Swap(0); d != 0 {
+		b.incr(k(acceptedKey), d, noTTL)
+	}
+	if d := h.errs.Swap(0); d != 0 {
+		b.incr(k(errorsKey), d, noTTL)
+	}
+	reqTotals := k(endpointTotalsKey, endpointRequestsTotals)
+	errTotals := k(endpointTotalsKey, endpointErrorsTotals)
+	each := func(e *endpoint) {
+		if d := e.requests.Swap(0); d != 0 {
+			b.incr(k(endpointKey, e.name), d, noTTL)
+			b.hincr(reqTotals, e.name, d, noTTL)
+		}
+		if d := e.errors.Swap(0); d != 0 {
+			b.incr(k(endpointErrorsKey, e.name), d, noTTL)
+			b.hincr(errTotals, e.name, d, noTTL)
+		}
+	}
+	h.mu.RLock()
+	eps := make([]*endpoint, 0, len(h.endpoints))
+	for _, e := range h.endpoints {
+		eps = append(eps, e)
+	}
+	h.mu.RUnlock()
+	for _, e := range eps {
+		each(e)
+	}
+	if e := h.over.Load(); e != nil {
+		each(e)
+	}
+	// Current connections: this instance's part, summed over the live
+	// instances into connections:http:current, and the peak since the
+	// last flush over the others' parts into max_since_startup.
+	cur := h.inflight.Load()
+	peak := h.peak.Swap(cur)
+	cur0 := k(connCurrentKey)
+	max0 := k(connMaxKey)
+	b.gauge(cur0, r.companion(partsKey, cur0), "-", cur, leaving, "sum", 0, noTTL)
+	b.gauge(max0, r.companion(partsKey, max0), "-", cur, leaving, "max", max(0, peak-cur), noTTL)
+	// Speed: per-second counts into the companions of both speed keys.
+	pairs := h.perSec.drain()
+	lag := int64(math.Ceil(r.opt.interval.Seconds())) + 1
+	for _, target := range []string{k(speedKey), k(maxSpeedKey)} {
+		ps := r.companion(perSecondKey, target)
+		g := b.group(target)
+		pi := g.key(ps)
+		if len(pairs) > 0 {
+			g.args = append(g.args, "c", pi, len(pairs)/2)
+			for _, x := range pairs {
+				g.args = append(g.args, strconv.FormatInt(x, 10))
+			}
+		}
+		mode := "speed"
+		if target != k(speedKey) {
+			mode = "max"
+		}
+		g.args = append(g.args, "v", g.key(target), pi, lag, mode)
+	}
+}

@@ -1,0 +1,105 @@
+package metrics
+
+import "math"
+
+// Counter is a declared counter metric. Its methods are safe for
+// concurrent use and never block or touch the network: they add to
+// in-memory atomics that the recorder flushes.
+type Counter struct{ f *family }
+
+// CounterSeries is one series of a Counter, resolved once: its methods are
+// one atomic add.
+type CounterSeries struct{ s *series }
+
+// With returns the series of the label values (one per label, in the
+// declared order). Values beyond the cardinality cap, too long, or of the
+// wrong number go to the overflow series.
+func (c *Counter) With(values ...string) *CounterSeries { return &CounterSeries{c.f.get(values)} }
+
+// Add adds n (ignored unless > 0) to the series of the label values.
+func (c *Counter) Add(n int64, values ...string) {
+	if n > 0 {
+		c.f.get(values).n.Add(n)
+	}
+}
+
+// Inc adds one to the series of the label values.
+func (c *Counter) Inc(values ...string) { c.f.get(values).n.Add(1) }
+
+// Inc adds one.
+func (s *CounterSeries) Inc() { s.s.n.Add(1) }
+
+// Add adds n (ignored unless > 0).
+func (s *CounterSeries) Add(n int64) {
+	if n > 0 {
+		s.s.n.Add(n)
+	}
+}
+
+// Gauge is a declared gauge. Each instance holds its own contribution to
+// each series; the cluster value combines the live instances'
+// contributions as the gauge's mode says.
+type Gauge struct{ f *family }
+
+// GaugeSeries is one series of a Gauge, resolved once.
+type GaugeSeries struct{ s *series }
+
+// With returns the series of the label values (see Counter.With).
+func (g *Gauge) With(values ...string) *GaugeSeries { return &GaugeSeries{g.f.get(values)} }
+
+// Add adds n (which may be negative) to this instance's contribution.
+func (g *Gauge) Add(n int64, values ...string) { g.With(values...).Add(n) }
+
+// Set sets this instance's contribution.
+func (g *Gauge) Set(v int64, values ...string) { g.With(values...).Set(v) }
+
+// Add adds n (which may be negative) to this instance's contribution.
+func (s *GaugeSeries) Add(n int64) {
+	s.s.set.Store(true)
+	storeMax(&s.s.peak, s.s.n.Add(n))
+}
+
+// Set sets this instance's contribution.
+func (s *GaugeSeries) Set(v int64) {
+	s.s.set.Store(true)
+	s.s.n.Store(v)
+	storeMax(&s.s.peak, v)
+}
+
+// Value returns this instance's contribution.
+func (s *GaugeSeries) Value() int64 { return s.s.n.Load() }
+
+// Histogram is a declared histogram: observations counted in buckets by
+// upper bound, with their sum and count.
+type Histogram struct{ f *family }
+
+// HistogramSeries is one series of a Histogram, resolved once.
+type HistogramSeries struct {
+	s *series
+	b []float64
+}
+
+// With returns the series of the label values (see Counter.With).
+func (h *Histogram) With(values ...string) *HistogramSeries {
+	return &HistogramSeries{h.f.get(values), h.f.def.Buckets}
+}
+
+// Observe records v (NaN is ignored) in the series of the label values.
+func (h *Histogram) Observe(v float64, values ...string) {
+	observe(h.f.get(values), h.f.def.Buckets, v)
+}
+
+// Observe records v (NaN is ignored).
+func (s *HistogramSeries) Observe(v float64) { observe(s.s, s.b, v) }
+
+func observe(s *series, bounds []float64, v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	i := 0
+	for i < len(bounds) && v > bounds[i] {
+		i++
+	}
+	s.counts[i].Add(1)
+	addFloat(&s.sum, v)
+}

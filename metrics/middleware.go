@@ -1,0 +1,148 @@
+package metrics
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// MiddlewareOption configures Middleware.
+type MiddlewareOption func(*middlewareOptions)
+
+type middlewareOptions struct {
+	route     func(*http.Request) string
+	refused   func(status int) bool
+	localhost bool
+}
+
+// WithRoute sets how a request's route template is found, for routers
+// other than http.ServeMux (whose matched pattern, r.Pattern, is the
+// default). It is called after the handler ran; "" means Unmatched.
+// Return templates ("/api/forum/questions/{id}"), never raw paths: each
+// distinct value is a series (up to the cap, see WithMaxSeries).
+func WithRoute(f func(*http.Request) string) MiddlewareOption {
+	return func(o *middlewareOptions) { o.route = f }
+}
+
+// WithRefused sets which statuses mean the service refused the request
+// (left out of requests:accepted); the default is 429 and 503.
+func WithRefused(f func(status int) bool) MiddlewareOption {
+	return func(o *middlewareOptions) { o.refused = f }
+}
+
+// CountLocalhost counts requests from loopback addresses in requests:total
+// too (seed 000 leaves them out).
+func CountLocalhost() MiddlewareOption { return func(o *middlewareOptions) { o.localhost = true } }
+
+// Middleware records every request that goes through it with rec's HTTP
+// metrics: one more current connection while it runs; then requests:total
+// (unless from localhost), requests:accepted (unless refused),
+// errors:total (status >= 400), the per-endpoint counters under "METHOD
+// route", api_requests_total by route, method and status, and
+// api_latency_ms by route. Wrap the router (an http.ServeMux) so that the
+// route template is known after it ran. Recording costs a few atomic
+// adds and never a network call.
+func Middleware(rec *Recorder, opts ...MiddlewareOption) func(http.Handler) http.Handler {
+	o := middlewareOptions{route: muxRoute, refused: func(s int) bool { return s == 429 || s == 503 }}
+	for _, f := range opts {
+		f(&o)
+	}
+	h := rec.HTTP()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			h.Start()
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				status := sw.status
+				if status == 0 {
+					status = http.StatusOK
+				}
+				if p := recover(); p != nil {
+					if !sw.wrote {
+						status = http.StatusInternalServerError
+					}
+					h.Done(o.request(r, status, start))
+					panic(p)
+				}
+				h.Done(o.request(r, status, start))
+			}()
+			next.ServeHTTP(sw, r)
+		})
+	}
+}
+
+func (o *middlewareOptions) request(r *http.Request, status int, start time.Time) Request {
+	return Request{
+		Method: r.Method, Route: o.route(r), Status: status, Start: start, Duration: time.Since(start),
+		Local: !o.localhost && isLoopback(r.RemoteAddr), Refused: o.refused(status),
+	}
+}
+
+// muxRoute returns the path part of the http.ServeMux pattern that
+// matched r ("GET /api/users/{id}" gives "/api/users/{id}").
+func muxRoute(r *http.Request) string {
+	p := r.Pattern
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = strings.TrimLeft(p[i+1:], " \t")
+	}
+	return p
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status = code
+		w.wrote = code >= 200 || code == http.StatusSwitchingProtocols
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher when the underlying writer does.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		if !w.wrote {
+			w.status, w.wrote = http.StatusOK, true
+		}
+		f.Flush()
+	}
+}
+
+// Hijack implements http.Hijacker when the underlying writer does.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if hj, ok := w.ResponseWriter.(http.Hijacker); ok {
+		return hj.Hijack()
+	}
+	return nil, nil, errors.New("metrics: response writer cannot hijack")
+}

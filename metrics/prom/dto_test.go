@@ -1,0 +1,5 @@
+package prom
+
+import dto "github.com/prometheus/client_model/go"
+
+var dtoMetric dto.Metric

@@ -1,0 +1,262 @@
+package metrics
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+// Recorder records metrics in memory and flushes them to Redis: every
+// recording is an atomic add in this process, and a background flusher
+// sends every delta in one pipeline per interval (and on Close). Create
+// one per process and namespace; it is safe for concurrent use.
+type Recorder struct {
+	run      *call.Runner
+	opt      options
+	instance string
+	cluster  bool
+
+	mu       sync.Mutex
+	families map[string]*family
+	order    []*family
+	httpOnce sync.Once
+	http     atomic.Pointer[HTTP]
+
+	flushMu sync.Mutex // one flush at a time; guards the fields below
+	seq     int64
+	pending *batch
+	left    bool // a batch withdrawing the gauge contributions went through
+	closed  bool
+
+	stop chan struct{}
+	done chan struct{}
+
+	flushes, failures, corrupt atomic.Int64
+}
+
+// New returns a Recorder over rdb and starts its flusher (unless
+// WithoutFlusher). It fails with ErrInvalid on a bad option, a nil client,
+// a client without ContextTimeoutEnabled, or a Ring client; it does not
+// contact Redis.
+func New(rdb redis.UniversalClient, opts ...Option) (*Recorder, error) {
+	o := newOptions(opts)
+	if err := o.check("new", rdb); err != nil {
+		return nil, err
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	if o.instance != "" {
+		id = o.instance + "." + id
+	}
+	_, cluster := rdb.(*redis.ClusterClient)
+	r := &Recorder{
+		run: call.NewRunner(rdb, 0), opt: o, instance: id, cluster: cluster,
+		families: map[string]*family{}, stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if o.manual {
+		close(r.done)
+	} else {
+		go r.loop()
+	}
+	return r, nil
+}
+
+// Instance returns the recorder's instance ID: the WithInstance label, a
+// dot and 16 random hex digits.
+func (r *Recorder) Instance() string { return r.instance }
+
+// family declares d, or returns the family already declared with the same
+// shape.
+func (r *Recorder) family(d Definition) (*family, error) {
+	const op = "declare"
+	if err := d.check(op); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f, ok := r.families[d.Name]; ok {
+		if !f.def.same(d) {
+			return nil, pkg.Invalidf(op, "metric %s declared again with another kind, labels, buckets or mode", d.Name)
+		}
+		return f, nil
+	}
+	f := &family{def: d.clone(), rec: r}
+	if d.Kind == KindHistogram {
+		f.buckets = d.bucketNames()
+	}
+	r.families[d.Name] = f
+	r.order = append(r.order, f)
+	return f, nil
+}
+
+// Counter declares (or returns) the counter name with label names labels.
+// Declaring a name again with other labels or another kind fails with
+// ErrInvalid.
+func (r *Recorder) Counter(name string, labels ...string) (*Counter, error) {
+	f, err := r.family(Definition{Name: name, Kind: KindCounter, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	return &Counter{f}, nil
+}
+
+// Gauge declares (or returns) the gauge name; mode says how the instances'
+// contributions combine.
+func (r *Recorder) Gauge(name string, mode GaugeMode, labels ...string) (*Gauge, error) {
+	f, err := r.family(Definition{Name: name, Kind: KindGauge, Labels: labels, Mode: mode})
+	if err != nil {
+		return nil, err
+	}
+	return &Gauge{f}, nil
+}
+
+// Histogram declares (or returns) the histogram name with increasing
+// bucket upper bounds (+Inf is implicit; at most MaxBuckets).
+func (r *Recorder) Histogram(name string, buckets []float64, labels ...string) (*Histogram, error) {
+	f, err := r.family(Definition{Name: name, Kind: KindHistogram, Labels: labels, Buckets: buckets})
+	if err != nil {
+		return nil, err
+	}
+	return &Histogram{f}, nil
+}
+
+// Declare declares each definition (see CommonMetrics).
+func (r *Recorder) Declare(defs ...Definition) error {
+	for _, d := range defs {
+		if _, err := r.family(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Definitions returns the metrics declared so far, in declaration order.
+func (r *Recorder) Definitions() []Definition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Definition, len(r.order))
+	for i, f := range r.order {
+		out[i] = f.def.clone()
+	}
+	return out
+}
+
+// Stats counts what the recorder did.
+type Stats struct {
+	Flushes  int64 // flushes that delivered a batch
+	Failures int64 // flush attempts that failed (their deltas were kept and resent)
+	Corrupt  int64 // keys found holding data this package did not write (their deltas dropped)
+	Overflow int64 // values recorded in overflow series (cardinality cap)
+	Series   int64 // series held in memory, overflow series excluded
+	Pending  bool  // a batch is waiting to be resent
+}
+
+// Stats returns the recorder's counts.
+func (r *Recorder) Stats() Stats {
+	s := Stats{Flushes: r.flushes.Load(), Failures: r.failures.Load(), Corrupt: r.corrupt.Load()}
+	r.mu.Lock()
+	for _, f := range r.order {
+		s.Overflow += f.dropped.Load()
+		s.Series += f.n.Load()
+	}
+	r.mu.Unlock()
+	if h := r.http.Load(); h != nil {
+		h.mu.RLock()
+		s.Series += int64(len(h.endpoints))
+		h.mu.RUnlock()
+	}
+	r.flushMu.Lock()
+	s.Pending = r.pending != nil
+	r.flushMu.Unlock()
+	return s
+}
+
+func (r *Recorder) report(err error) {
+	if err != nil && r.opt.onError != nil {
+		r.opt.onError(err)
+	}
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.opt.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, 2*r.opt.interval))
+			r.report(r.flush(ctx, false))
+			cancel()
+		}
+	}
+}
+
+// Flush sends what was recorded since the last flush, now, in one
+// pipeline (one round trip per cluster master). A batch that failed
+// before is resent first, unchanged (same sequence number, so the slots
+// that applied it do not count it again); new deltas wait in memory until
+// it is through. On error the deltas are kept for the next flush; nothing
+// is lost or counted twice. After Close it returns ErrClosed.
+func (r *Recorder) Flush(ctx context.Context) error { return r.flush(ctx, false) }
+
+// Close stops the flusher, withdraws this instance's gauge contributions
+// and flushes what is left, retrying until everything is through or ctx
+// ends (then the error says what was not delivered). Recording after Close
+// is harmless but never flushed.
+func (r *Recorder) Close(ctx context.Context) error {
+	r.flushMu.Lock()
+	if r.closed {
+		r.flushMu.Unlock()
+		return pkg.Fail("close", "", ErrClosed, nil)
+	}
+	r.flushMu.Unlock()
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	backoff := 10 * time.Millisecond
+	for {
+		err := r.flush(ctx, true)
+		if err == nil {
+			r.flushMu.Lock()
+			finished := r.pending == nil && r.left
+			if finished {
+				r.closed = true
+			}
+			r.flushMu.Unlock()
+			if finished {
+				return nil
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(backoff):
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
+// abandon stops the flusher without flushing: what a killed process does
+// (tests).
+func (r *Recorder) abandon() {
+	close(r.stop)
+	<-r.done
+	r.flushMu.Lock()
+	r.closed = true
+	r.flushMu.Unlock()
+}
