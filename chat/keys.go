@@ -1,0 +1,150 @@
+package chat
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Every key of one chat deployment carries the deployment's hash tag
+// ({tag}, WithTag), so that each script touches one cluster slot: the
+// seed's global queues and the per-admin and per-conversation keys they
+// are updated with live together. Admin availability is presence's
+// admin:{tag}:{admin_id}:presence (presence.WithAvailabilityTag), and
+// typing indicators are presence's typing:{conversation_id}:{user_id}.
+var (
+	assignmentsKey = keys.Register(keys.Pattern{
+		Template: "admin:{tag}:{admin_id}:assignments",
+		Type:     keys.Set,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the latest activity of its conversations; each member expires with its conversation",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "IDs of the open conversations assigned to the admin (at most its capacity)",
+		Seed:     "000 §5",
+	})
+	activeKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversations:active",
+		Type:     keys.ZSet,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the deployment's last write; members older than it are pruned",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "open conversations scored by last activity (last message, or opening), Unix ms",
+		Seed:     "000 §5",
+	})
+	unreadKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversations:unread",
+		Type:     keys.ZSet,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the deployment's last write",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "conversations with unread user messages, scored band x 2^51 + (2^51 - 1 - stamp): ZREVRANGE gives urgent first, oldest first",
+		Seed:     "000 §5",
+	})
+	backlogKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversations:backlog",
+		Type:     keys.ZSet,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the deployment's last write",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "open conversations assigned to nobody, scored like the unread queue (by priority, then age)",
+	})
+	stateKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversations:state",
+		Type:     keys.Hash,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the deployment's last write; fields removed with their conversation",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "conversation ID -> \"band stamp waiting admin\": priority band, order stamp, awaiting a reply since (ms), admin",
+	})
+	rosterKey = keys.Register(keys.Pattern{
+		Template:   "chat:{tag}:admins",
+		Type:       keys.Hash,
+		Persistent: "bounded: the deployment's team, at most MaxAdmins fields",
+		Tag:        "tag",
+		Owner:      "chat",
+		Area:       keys.Chat,
+		Purpose:    "roster: admin ID -> capacity (decimal)",
+	})
+	cursorKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:cursor",
+		Type:     keys.Hash,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the deployment's last write",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "stamp: last order stamp issued (ms x 512 + n); last: admin of the last assignment (round robin)",
+	})
+	messagesKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversation:{id}:messages",
+		Type:     keys.List,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "conversation TTL after the last message",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "recent messages, newest first, at most 100 (WithMessageCache): JSON id, content, sender_role, sender_id, timestamp",
+		Seed:     "000 §5",
+	})
+	replayKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversation:{id}:replay",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "after the conversation's last recorded request",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "first outcomes of the last 8 requests on the conversation, for replays",
+	})
+	dashboardKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:admin:dashboard:{admin_id}",
+		Type:     keys.Hash,
+		TTL:      DefaultDashboardTTL,
+		TTLNote:  "WithDashboardTTL; deleted when the admin's numbers change",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "dashboard cache: total_active, assigned_to_me, unread_count, avg_response_time (min), resolved_today, computed_at (ms)",
+		Seed:     "000 §5",
+	})
+	statsKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:admin:stats:{admin_id}",
+		Type:     keys.Hash,
+		TTL:      statsTTL,
+		TTLNote:  "after the admin's last resolution or reply",
+		Tag:      "tag",
+		Owner:    "chat",
+		Area:     keys.Chat,
+		Purpose:  "today's numbers (UTC day): day, resolved, rt_sum (ms), rt_n",
+	})
+
+	messageChannel = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:events:message", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
+		Purpose: "a message appended: JSON type, conversation_id, message, at",
+	})
+	assignedChannel = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:events:assigned", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
+		Purpose: "a conversation's admin changed (\"\" for the backlog): JSON type, conversation_id, admin_id, previous, reason, at",
+	})
+	resolvedChannel = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:events:resolved", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
+		Purpose: "a conversation resolved or expired: JSON type, conversation_id, admin_id, reason, at",
+	})
+	readChannel = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:events:read", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
+		Purpose: "a conversation's unread messages read (or answered): JSON type, conversation_id, admin_id, reason, at",
+	})
+)
+
+// statsTTL keeps an admin's daily numbers past the end of their UTC day.
+const statsTTL = 25 * time.Hour

@@ -1,0 +1,39 @@
+-- move: assign a conversation to a named admin, from the backlog or from
+-- another admin (after guard.lua, stats.lua, lib.lua, route.lua).
+-- KEYS[XK]   chat:{tag}:conversation:{id}:replay
+-- ARGV[XA]   conversation ID
+-- ARGV[XA+1] the admin to assign it to
+-- ARGV[XA+2] '1' when the conversation must be assigned to ARGV[XA+3] now
+--            (Transfer), '0' for any (Assign)
+-- ARGV[XA+3] that admin
+-- ARGV[XA+4] the event's reason: 'explicit' or 'transfer'
+-- Returns ok(admin, previous admin or ''), none() when the conversation
+-- is not open, conflict('unknown') when the admin is not in the roster,
+-- conflict('assigned', current admin) when the Transfer's admin does not
+-- hold it, conflict('unavailable', availability) when the admin is not
+-- online, limit() when the admin is at capacity, conflict('roster', ids),
+-- or corrupt(i, why).
+return guarded(function()
+  local conv, target, check, from = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2] == '1', ARGV[XA + 3]
+  local out, st, old = enter(conv, begin, close)
+  if out then return out end
+  local t = index[target]
+  if not t then
+    out = conflict('unknown')
+  elseif check and st.a ~= from then
+    out = conflict('assigned', st.a)
+  elseif st.a == target then
+    out = ok(unpack(remember(XK, {target, target}, old)))
+  elseif avail[t] ~= 'online' then
+    out = conflict('unavailable', avail[t])
+  elseif load[t] >= cap[t] then
+    out = limit()
+  else
+    local prev = st.a
+    release(conv, st)
+    give(conv, st, t, ARGV[XA + 4], prev)
+    out = ok(unpack(remember(XK, {target, prev}, old)))
+  end
+  close()
+  return out
+end)

@@ -1,0 +1,111 @@
+package chat
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Waiting is one conversation of a priority queue (the unread queue or
+// the backlog).
+type Waiting struct {
+	Conversation string
+	Priority     Priority
+	// Since is when it entered the queue (server time, ms): its age
+	// orders it within its priority.
+	Since time.Time
+}
+
+// Unread returns up to limit conversations of the unread queue
+// (chat:{tag}:conversations:unread), most urgent first and, within a
+// priority, oldest first, skipping expired conversations (one read-only
+// script). limit must be in [1, MaxPage].
+func (c *Chat) Unread(ctx context.Context, limit int) ([]Waiting, error) {
+	return c.waiting(ctx, "unread", c.global[2], limit)
+}
+
+// Backlog returns up to limit conversations assigned to nobody
+// (chat:{tag}:conversations:backlog), in the order they will be handed
+// out: most urgent first and, within a priority, oldest first.
+func (c *Chat) Backlog(ctx context.Context, limit int) ([]Waiting, error) {
+	return c.waiting(ctx, "backlog", c.global[3], limit)
+}
+
+func (c *Chat) waiting(ctx context.Context, op, key string, limit int) ([]Waiting, error) {
+	ids, scores, err := c.list(ctx, op, key, limit, "queue")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Waiting, len(ids))
+	for i, id := range ids {
+		f, err := strconv.ParseFloat(scores[i], 64)
+		p, since, ok := decodeScore(f)
+		if err != nil || !ok {
+			return nil, pkg.Fail(op, key, nil, keys.Corrupt(key, errBadScore))
+		}
+		out[i] = Waiting{Conversation: id, Priority: p, Since: since}
+	}
+	return out, nil
+}
+
+// Activity is one open conversation and its last activity.
+type Activity struct {
+	Conversation string
+	At           time.Time
+}
+
+// Active returns up to limit open conversations, the most recently active
+// first (chat:{tag}:conversations:active, as seed 000's ZREVRANGE reads
+// it, without expired ones).
+func (c *Chat) Active(ctx context.Context, limit int) ([]Activity, error) {
+	const op = "active"
+	key := c.global[1]
+	ids, scores, err := c.list(ctx, op, key, limit, "active")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Activity, len(ids))
+	for i, id := range ids {
+		t, err := strconv.ParseInt(scores[i], 10, 64)
+		if err != nil || t < 0 {
+			return nil, pkg.Fail(op, key, nil, keys.Corrupt(key, errBadTime))
+		}
+		out[i] = Activity{Conversation: id, At: fromMs(t)}
+	}
+	return out, nil
+}
+
+func (c *Chat) list(ctx context.Context, op, key string, limit int, mode string) ([]string, []string, error) {
+	if limit < 1 || limit > MaxPage {
+		return nil, nil, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
+	}
+	rep, err := c.run.Run(ctx, queueOp, []string{key, c.global[1]}, ms(c.opt.convTTL), limit, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, scores := rep.Strs(0), rep.Strs(1)
+	if err := rep.Err(); err != nil {
+		return nil, nil, err
+	}
+	if len(ids) != len(scores) {
+		return nil, nil, pkg.Fail(op, key, nil, errUnexpected)
+	}
+	return ids, scores, nil
+}
+
+// Assignments returns the IDs of the conversations assigned to admin
+// (SMEMBERS admin:{tag}:{admin_id}:assignments, one round trip), in no
+// particular order. Conversations that expired since the last routing
+// call may still be listed.
+func (c *Chat) Assignments(ctx context.Context, admin string) ([]string, error) {
+	const op = "assignments"
+	q, err := c.adminKeys(op, admin)
+	if err != nil {
+		return nil, err
+	}
+	k := q[1]
+	ids, err := c.run.Client().SMembers(ctx, k).Result()
+	return ids, pkg.Wrap(op, k, err)
+}
