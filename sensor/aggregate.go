@@ -1,0 +1,184 @@
+package sensor
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Tier is where Aggregate reads: raw readings or a rollup tier.
+type Tier uint8
+
+const (
+	// AutoTier lets Aggregate pick (the default): the coarsest rollup tier
+	// whose bucket divides the requested width and whose retention covers
+	// the range, else raw readings.
+	AutoTier Tier = iota
+	// RawTier aggregates the raw readings (within the raw retention).
+	RawTier
+	// MinuteTier aggregates the per-minute rollups.
+	MinuteTier
+	// HourTier aggregates the per-hour rollups.
+	HourTier
+)
+
+// String names the tier.
+func (t Tier) String() string {
+	switch t {
+	case RawTier:
+		return "raw"
+	case MinuteTier:
+		return "minute"
+	case HourTier:
+		return "hour"
+	}
+	return "auto"
+}
+
+// Bucket is the aggregate of the values of one bucket: readings with
+// Start <= time < Start + width. Readings without a value (a generic
+// payload without a numeric "value") are not counted. A motion reading's
+// value is 1 for "on" and 0 for "off", so Sum counts the "on" events.
+type Bucket struct {
+	Start    time.Time
+	Count    int64
+	Sum      float64
+	Min, Max float64
+	Avg      float64 // Sum / Count
+	First    float64 // the value with the earliest time
+	Last     float64 // the value with the latest time
+}
+
+// Series is Aggregate's answer: the tier that answered, the bucket width,
+// and the buckets that hold readings, by start (empty buckets omitted).
+type Series struct {
+	Tier    Tier
+	Every   time.Duration
+	Buckets []Bucket
+}
+
+// AggregateOption configures one Aggregate call.
+type AggregateOption func(*aggConfig)
+
+type aggConfig struct{ tier Tier }
+
+// WithTier makes Aggregate read one tier instead of picking. The tier's
+// bucket (a minute, an hour) must divide the width, and the tier must be
+// on, else ErrInvalid.
+func WithTier(t Tier) AggregateOption { return func(o *aggConfig) { o.tier = t } }
+
+// MaxBuckets bounds the buckets of one Aggregate call; MaxEvery bounds
+// the bucket width.
+const (
+	MaxBuckets = 10000
+	MaxEvery   = MaxRollupRetention
+)
+
+// Aggregate returns count, sum, min, max, avg, first and last of typ's
+// values in loc per bucket of width every (whole milliseconds, at most
+// MaxEvery), buckets starting at multiples of every since the Unix epoch,
+// over the buckets that hold from through to (at most MaxBuckets), in one
+// round trip: one script that folds the raw readings or the rollups on
+// the server. With AutoTier a week's trend in hours reads at most 168
+// hour rollups, never a raw reading. Raw aggregation reading more than
+// MaxScan readings is ErrTooMany.
+func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.Time, every time.Duration, opts ...AggregateOption) (Series, error) {
+	const op = "aggregate"
+	var cfg aggConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	w := ms(every)
+	switch {
+	case every < time.Millisecond || every > MaxEvery || every%time.Millisecond != 0:
+		return Series{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, MaxEvery)
+	case from.After(to):
+		return Series{}, pkg.Invalidf(op, "from %v after to %v", from, to)
+	case cfg.tier > HourTier:
+		return Series{}, pkg.Invalidf(op, "tier %d", cfg.tier)
+	}
+	lo := max(from.UnixMilli(), 0)
+	lo -= lo % w
+	hi := min(to.UnixMilli(), maxMS)
+	hi = hi - hi%w + w - 1
+	if (hi+1-lo)/w > MaxBuckets {
+		return Series{}, pkg.Invalidf(op, "%d buckets of %v, at most %d", (hi+1-lo)/w, every, MaxBuckets)
+	}
+	t, err := c.target(op, typ, loc)
+	if err != nil {
+		return Series{}, err
+	}
+	tier := cfg.tier
+	if tier == AutoTier {
+		tier = c.pickTier(lo, w)
+	}
+	key, kind, keep := t.raw, t.kind, c.opt.retention
+	switch tier {
+	case MinuteTier:
+		key, kind, keep = t.minute, "rollup", c.opt.minute
+	case HourTier:
+		key, kind, keep = t.hour, "rollup", c.opt.hour
+	}
+	if kind == "rollup" && (keep == 0 || w%tierSpan(tier) != 0) {
+		return Series{}, pkg.Invalidf(op, "the %s tier cannot give buckets of %v (off, or not a multiple of its span)", tier, every)
+	}
+	rep, err := c.run.Run(ctx, aggregateOps[kind], []string{key}, kind, t.field, lo, hi, w, ms(keep))
+	if err != nil {
+		return Series{}, err
+	}
+	vals := rep.Strs(0)
+	if err := rep.Err(); err != nil {
+		return Series{}, err
+	}
+	s := Series{Tier: tier, Every: every, Buckets: make([]Bucket, 0, len(vals)/7)}
+	for i := 0; i+6 < len(vals); i += 7 {
+		var f [7]float64
+		for j := range f {
+			x, err := strconv.ParseFloat(vals[i+j], 64)
+			if err != nil {
+				rep.Corruptf(key, "aggregate field %q is not a number", clip(vals[i+j]))
+				return Series{}, rep.Err()
+			}
+			f[j] = x
+		}
+		b := Bucket{Start: time.UnixMilli(int64(f[0])).UTC(), Count: int64(f[1]), Sum: f[2], Min: f[3], Max: f[4], First: f[5], Last: f[6]}
+		if b.Count > 0 {
+			b.Avg = b.Sum / float64(b.Count)
+		}
+		s.Buckets = append(s.Buckets, b)
+	}
+	return s, nil
+}
+
+func tierSpan(t Tier) int64 {
+	if t == HourTier {
+		return 3600000
+	}
+	return 60000
+}
+
+// pickTier returns the coarsest tier whose span divides w and whose
+// retention covers lo (by the local clock); if none covers lo, the
+// dividing tier that keeps the longest; else RawTier.
+func (c *Client) pickTier(lo, w int64) Tier {
+	now := c.now().UnixMilli()
+	best, bestKeep := RawTier, time.Duration(0)
+	for _, x := range []struct {
+		t    Tier
+		keep time.Duration
+	}{{HourTier, c.opt.hour}, {MinuteTier, c.opt.minute}} {
+		if x.keep == 0 || w%tierSpan(x.t) != 0 {
+			continue
+		}
+		if lo >= now-ms(x.keep) {
+			return x.t
+		}
+		if x.keep > bestKeep {
+			best, bestKeep = x.t, x.keep
+		}
+	}
+	if best != RawTier && lo >= now-ms(c.opt.retention) {
+		return RawTier
+	}
+	return best
+}

@@ -1,0 +1,8 @@
+-- index_read: the names in a discovery index (types of a location, or
+-- locations) with a reading within the retention.
+-- KEYS[1] sensor-index:types:{location} or sensor-index:locations
+-- ARGV[1] retention, ms
+-- Returns ok({name, name, ...}) in name order.
+local names = redis.call('ZRANGEBYSCORE', KEYS[1], int_str(now_ms() - tonumber(ARGV[1])), '+inf')
+table.sort(names)
+return ok(names)

@@ -1,0 +1,356 @@
+package sensor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+// DuplicatePolicy says what a write does when a reading of the same
+// sensor (type, location and entity ID) with the same timestamp (to the
+// millisecond) is stored already.
+type DuplicatePolicy uint8
+
+const (
+	// KeepBoth stores both readings, as two members (the default). Seed
+	// 003's layout collapsed two identical readings into one member; the
+	// reading ID keeps them apart.
+	KeepBoth DuplicatePolicy = iota
+	// LastWins replaces the stored readings with the new one. The rollups
+	// count it once and sum the new value; their min and max may still
+	// include the replaced value.
+	LastWins
+	// FirstWins keeps the stored reading and drops the new one (Outcome
+	// Duplicate).
+	FirstWins
+)
+
+func (p DuplicatePolicy) arg() string {
+	switch p {
+	case LastWins:
+		return "last"
+	case FirstWins:
+		return "first"
+	}
+	return "keep"
+}
+
+// Outcome is what a write did with a reading.
+type Outcome uint8
+
+const (
+	// Stored: the reading is stored (under LastWins, in place of the
+	// sensor's reading at that time).
+	Stored Outcome = iota + 1
+	// Duplicate: FirstWins found the sensor's reading at that time; the
+	// new one was dropped.
+	Duplicate
+	// Late: the reading is older than the retention; it was dropped (raw,
+	// rollups and indexes untouched).
+	Late
+)
+
+// String returns "stored", "duplicate" or "late".
+func (o Outcome) String() string {
+	switch o {
+	case Stored:
+		return "stored"
+	case Duplicate:
+		return "duplicate"
+	case Late:
+		return "late"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Result is the outcome of one write.
+type Result struct {
+	// ID is the reading's ID (drawn by Ingest when the reading had none):
+	// sending the same reading again with this ID is recognised and not
+	// stored twice.
+	ID      string
+	Outcome Outcome
+}
+
+// Ingest stores one reading in one round trip: one script (sometimes
+// pipelined with a second one that refreshes the locations index, at
+// most once a minute per location) that checks the timestamp against the
+// server clock, applies the duplicate policy, stores the reading in seed
+// 003's layout (or the compact one), trims every key it touches to its
+// retention (the generic list also to its cap), sets the TTLs, updates
+// meta:motion lastMotionTime on an "on" event, the discovery index, and
+// the minute and hour rollups.
+//
+// A reading older than the retention is dropped (Outcome Late). A bad
+// reading is ErrInvalid before anything is sent (see Reading and
+// ErrInvalid); a timestamp further ahead of the server clock than
+// WithMaxFuture is ErrInvalid from the script, with nothing written.
+// Foreign data at one of the reading's keys is keys.ErrCorrupt naming
+// that key, with nothing written.
+//
+// Idempotent under retry: go-redis resends a write whose reply was lost,
+// and the script then finds the reading's ID and reports Stored without
+// storing or counting it again. To retry a failed Ingest yourself, send
+// the reading with Result.ID (or set Reading.ID up front).
+func (c *Client) Ingest(ctx context.Context, r Reading) (Result, error) {
+	const op = "ingest"
+	w, err := c.write(op, r, c.now())
+	if err != nil {
+		return Result{}, err
+	}
+	calls := []call.Call{w.call}
+	touch, ok := c.touch(w.t.loc, w.ts)
+	if ok {
+		calls = append(calls, touch)
+	}
+	var rep call.Reply
+	if len(calls) == 1 {
+		rep, err = c.run.Run(ctx, w.call.Op, w.call.Keys, w.call.Args...)
+	} else {
+		reps, errs := c.run.RunMany(ctx, calls)
+		rep, err = reps[0], errs[0]
+		if errs[1] != nil {
+			c.untouch(w.t.loc)
+		}
+	}
+	if err != nil {
+		c.untouch(w.t.loc)
+		return Result{ID: w.id}, err
+	}
+	o, err := outcome(&rep, w.t.raw)
+	return Result{ID: w.id, Outcome: o}, err
+}
+
+// MaxBatch bounds one IngestBatch call.
+const MaxBatch = 10000
+
+// BatchError reports the readings of IngestBatch that failed. Errs has
+// one entry per reading, nil for those that were written. It matches
+// every reading's error with errors.Is.
+type BatchError struct {
+	Errs []error
+}
+
+// Error summarises the failed readings (the first three, and a count).
+func (e *BatchError) Error() string {
+	var b strings.Builder
+	n := 0
+	for i, err := range e.Errs {
+		if err == nil {
+			continue
+		}
+		if n < 3 {
+			if n > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "reading %d: %v", i, err)
+		}
+		n++
+	}
+	if n > 3 {
+		fmt.Fprintf(&b, "; and %d more", n-3)
+	}
+	return fmt.Sprintf("sensor: %d of %d readings not written: %s", n, len(e.Errs), b.String())
+}
+
+// Unwrap returns the readings' errors.
+func (e *BatchError) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// IngestBatch stores up to MaxBatch readings in one pipeline (one round
+// trip; on a cluster go-redis sends each node its part, and every
+// reading's keys are in its location's slot). Each reading is written as
+// Ingest writes it, atomically on its own; the batch is not atomic:
+// readings that fail validation are not sent, the others are. It returns
+// one Result per reading (Outcome 0 for those not written) and a
+// *BatchError naming the failed readings, or nil. More than MaxBatch
+// readings is ErrInvalid, and nothing is sent. A resent pipeline is
+// recognised reading by reading, as with Ingest (a generic sensor's
+// list is searched as deep as the batch writes into it, so this holds
+// while a batch carries at most the list's cap of one sensor's readings).
+func (c *Client) IngestBatch(ctx context.Context, rs []Reading) ([]Result, error) {
+	const op = "ingest batch"
+	if len(rs) > MaxBatch {
+		return nil, pkg.Invalidf(op, "%d readings, at most %d per batch", len(rs), MaxBatch)
+	}
+	now := c.now()
+	res := make([]Result, len(rs))
+	errs := make([]error, len(rs))
+	ws := make([]write, len(rs))
+	calls := make([]call.Call, 0, len(rs)+1)
+	idx := make([]int, 0, len(rs))
+	failed := false
+	newest := map[string]int64{}
+	for i, r := range rs {
+		w, err := c.write(op, r, now)
+		if err != nil {
+			errs[i], failed = err, true
+			continue
+		}
+		ws[i], res[i].ID = w, w.id
+		calls = append(calls, w.call)
+		idx = append(idx, i)
+		if w.ts > newest[w.t.loc] {
+			newest[w.t.loc] = w.ts
+		}
+	}
+	// A resent pipeline meets its own earlier writes among the newest
+	// entries of each list: search as many as the batch writes there.
+	perList := map[string]int{}
+	for _, i := range idx {
+		if ws[i].scan >= 0 {
+			perList[ws[i].t.raw]++
+		}
+	}
+	for j, i := range idx {
+		if w := ws[i]; w.scan >= 0 {
+			calls[j].Args[w.scan] = dupScan + perList[w.t.raw]
+		}
+	}
+	var touched []string
+	for loc, ts := range newest {
+		if t, ok := c.touch(loc, ts); ok {
+			calls = append(calls, t)
+			touched = append(touched, loc)
+		}
+	}
+	if len(calls) > 0 {
+		reps, rerrs := c.run.RunMany(ctx, calls)
+		for j, i := range idx {
+			if errs[i] = rerrs[j]; errs[i] == nil {
+				res[i].Outcome, errs[i] = outcome(&reps[j], ws[i].t.raw)
+			}
+			if errs[i] != nil {
+				failed = true
+			}
+		}
+		for j, loc := range touched {
+			if rerrs[len(idx)+j] != nil {
+				c.untouch(loc)
+			}
+		}
+	}
+	if failed {
+		return res, &BatchError{Errs: errs}
+	}
+	return res, nil
+}
+
+// write is one prepared write: its keys, its script call, its time.
+type write struct {
+	t    target
+	id   string
+	ts   int64
+	call call.Call
+	scan int // index in call.Args of a list's search depth, or -1
+}
+
+func (c *Client) write(op string, r Reading, now time.Time) (write, error) {
+	p, err := c.prepare(op, r, now)
+	if err != nil {
+		return write{}, err
+	}
+	t, err := c.target(op, p.Type, p.Location)
+	if err != nil {
+		return write{}, err
+	}
+	if c.opt.compact && (strings.ContainsAny(p.Unit, "|;,") || strings.ContainsAny(p.EntityID, "|;,")) {
+		return write{}, pkg.Invalidf(op, "the compact encoding takes no '|', ';' or ',' in a unit or an entity ID")
+	}
+	w := write{t: t, id: p.ID, ts: p.Time.UnixMilli(), scan: -1}
+	o := c.opt
+	ks := []string{t.raw, t.types, t.minute, t.hour}
+	var args []any
+	switch {
+	case c.opt.compact:
+		if t.fam == famMotion {
+			ks = append(ks, t.meta)
+		}
+		args = []any{shortID(p.ID), w.ts, valueArg(p), p.Type, p.Unit, p.EntityID, p.State, o.dup.arg(),
+			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour)}
+	case t.fam == famGeneric:
+		member, err := encode(p)
+		if err != nil {
+			return write{}, pkg.Invalid(op, err)
+		}
+		ks = []string{t.raw, t.meta, t.types, t.minute, t.hour}
+		args = []any{p.ID, w.ts, member, p.Type, p.Location, valueArg(p), p.EntityID, o.dup.arg(),
+			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour), o.listCap, dupScan}
+		w.scan = len(args) - 1
+	default:
+		member, err := encode(p)
+		if err != nil {
+			return write{}, pkg.Invalid(op, err)
+		}
+		if t.fam == famMotion {
+			ks = append(ks, t.meta)
+		}
+		args = []any{p.ID, w.ts, member, p.Type, t.field, valueArg(p), p.State, p.EntityID, o.dup.arg(),
+			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour)}
+	}
+	w.call = call.Call{Op: t.ingest, Keys: ks, Args: args}
+	return w, nil
+}
+
+// outcome reads a write script's reply.
+func outcome(rep *call.Reply, key string) (Outcome, error) {
+	word := rep.Str(0)
+	if err := rep.Err(); err != nil {
+		return 0, err
+	}
+	switch word {
+	case "stored":
+		return Stored, nil
+	case "duplicate":
+		return Duplicate, nil
+	case "late":
+		return Late, nil
+	}
+	return 0, pkg.Fail("ingest", key, nil, fmt.Errorf("unexpected outcome %.32q", word))
+}
+
+// touch returns the call that refreshes loc's entry in the locations
+// index, and true, when this client has not done so in the last
+// locationRefresh.
+func (c *Client) touch(loc string, ts int64) (call.Call, bool) {
+	k, err := locationsKey.Key(c.opt.ns)
+	if err != nil {
+		return call.Call{}, false
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if last, ok := c.touched[loc]; ok && now.Sub(last) < locationRefresh {
+		return call.Call{}, false
+	}
+	if c.touched == nil || len(c.touched) >= 4096 {
+		for l, at := range c.touched {
+			if now.Sub(at) >= locationRefresh {
+				delete(c.touched, l)
+			}
+		}
+		if c.touched == nil {
+			c.touched = map[string]time.Time{}
+		}
+	}
+	c.touched[loc] = now
+	return call.Call{Op: touchLocationOp, Keys: []string{k}, Args: []any{loc, ts, ms(c.opt.retention), ms(c.opt.maxFuture)}}, true
+}
+
+// untouch forgets a refresh that may have failed, so that the next write
+// tries again.
+func (c *Client) untouch(loc string) {
+	c.mu.Lock()
+	delete(c.touched, loc)
+	c.mu.Unlock()
+}

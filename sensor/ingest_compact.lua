@@ -1,0 +1,74 @@
+-- ingest_compact: store one reading in the compact encoding (after
+-- lib.lua): chunks of up to CHUNK_MAX readings in a sorted set scored by
+-- each chunk's start, every reading of a chunk at or after its start and
+-- before the next chunk's; with the motion meta hash, the discovery
+-- index and the rollups, as ingest_zset.lua.
+-- KEYS[1] sensor-compact:{sensor_type}:{location}
+-- KEYS[2] sensor-index:types:{location}
+-- KEYS[3] sensor-rollup:1m:{sensor_type}:{location}
+-- KEYS[4] sensor-rollup:1h:{sensor_type}:{location}
+-- KEYS[5] meta:motion:{location} (motion only)
+-- ARGV[1] short reading ID    ARGV[2] timestamp, Unix ms
+-- ARGV[3] value ("" for none) ARGV[4] sensor type
+-- ARGV[5] unit                ARGV[6] entity ID
+-- ARGV[7] motion state ("on", "off", "")
+-- ARGV[8] duplicate policy: "keep", "last" or "first"
+-- ARGV[9] retention, ms       ARGV[10] max future, ms
+-- ARGV[11] minute tier retention, ms (0: off)
+-- ARGV[12] hour tier retention, ms (0: off)
+-- Returns as ingest_zset.lua; a reading of the same time and short ID is
+-- this write sent again.
+local rid, ts, val, typ = ARGV[1], tonumber(ARGV[2]), to_num(ARGV[3]), ARGV[4]
+local state, policy = ARGV[7], ARGV[8]
+local ret, future = tonumber(ARGV[9]), tonumber(ARGV[10])
+local now = now_ms()
+if ts > now + future then
+  return invalid('timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[10] .. ' ms ahead of the server clock')
+end
+local cut = now - ret
+if ts < cut then return ok('late') end
+
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], '-inf', 'LIMIT', 0, 1)
+local old, start, unit, entity, es = found[1], ts, ARGV[5], ARGV[6], {}
+if old then
+  start, unit, entity, es = chunk_parse(old)
+  if not start then return corrupt(1, 'member is not a chunk: ' .. string.sub(old, 1, 64)) end
+end
+local off = ts - start
+local kept, dn, ds, removed = {}, 1, val, false
+for i = 1, #es do
+  local e = es[i]
+  if e[1] == off and e[3] == rid then return ok('stored') end
+end
+for i = 1, #es do
+  local e = es[i]
+  if e[1] == off and policy == 'first' then return ok('duplicate') end
+  if e[1] == off and policy == 'last' then
+    local ov = to_num(e[2])
+    if ov and val then dn, ds = dn - 1, ds - ov end
+    removed = true
+  else
+    kept[#kept + 1] = e
+  end
+end
+if old and not removed and #kept >= CHUNK_MAX and ts > start and
+    #redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf', 'LIMIT', 0, 1) == 0 then
+  -- the newest chunk is full: start another
+  old, start, unit, entity, kept, off = nil, ts, ARGV[5], ARGV[6], {}, 0
+end
+kept[#kept + 1] = {off, ARGV[3], rid}
+
+local on, mk, hk = state == 'on', tonumber(ARGV[11]), tonumber(ARGV[12])
+local imeta = KEYS[5] and 5
+local sd, bad, why = side_read(imeta, on, 2, 3, 4, typ, ts, val, now, mk, hk)
+if not sd then return corrupt(bad, why) end
+
+if old then redis.call('ZREM', KEYS[1], old) end
+redis.call('ZADD', KEYS[1], int_str(start), chunk_text(start, unit, entity, kept))
+-- Chunks that start before the cut and are followed by another that
+-- does too hold only readings older than the retention.
+local n = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. int_str(cut))
+if n > 1 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 2) end
+keep_until(KEYS[1], math.max(now, ts) + ret, now)
+side_write(sd, imeta, on, 2, 3, 4, typ, ts, ARGV[2], val, ARGV[3], dn, ds, cut, ret, now, mk, hk)
+return ok('stored')

@@ -1,0 +1,131 @@
+package sensor
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// DefaultRetention is how long raw readings are kept unless WithRetention
+// says otherwise (seed 003: 24 hours, trimmed on every write, and the
+// same TTL on every key).
+const DefaultRetention = 24 * time.Hour
+
+// Default retention of the rollup tiers (WithRollups).
+const (
+	DefaultMinuteRetention = 7 * 24 * time.Hour
+	DefaultHourRetention   = 90 * 24 * time.Hour
+)
+
+// The seed's keys. Every key of one location carries the location as its
+// hash tag, so one reading's keys share a slot on a cluster.
+var (
+	motionKey = keys.Register(keys.Pattern{
+		Template: "sensor:motion:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; members older than it are trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "motion events scored by Unix ms; JSON timestamp, state, entity_id, sequence, collected_at, id",
+		Seed:     "003",
+	})
+	motionMetaKey = keys.Register(keys.Pattern{
+		Template: "meta:motion:{location}",
+		Type:     keys.Hash,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention, refreshed by every \"on\" event",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "lastMotionTime: Unix ms of the latest \"on\" event",
+		Seed:     "003",
+	})
+	envKey = keys.Register(keys.Pattern{
+		Template: "sensor:environmental:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; members older than it are trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "temperature and illuminance readings scored by Unix ms (JSON)",
+		Seed:     "003",
+	})
+	genericKey = keys.Register(keys.Pattern{
+		Template: "sensor:{sensor_type}:{location}",
+		Type:     keys.List,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; capped at 1000 entries (WithListCap)",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "readings of any other type, newest first (JSON data, original_topic, timestamp, collected_at, id)",
+		Seed:     "003",
+	})
+	genericMetaKey = keys.Register(keys.Pattern{
+		Template: "meta:{sensor_type}:{location}",
+		Type:     keys.Hash,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention, refreshed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "last_update (Unix ms), sensor_type, location of a generic sensor",
+		Seed:     "003",
+	})
+)
+
+// The keys this package adds to the seed's layout.
+var (
+	typesKey = keys.Register(keys.Pattern{
+		Template: "sensor-index:types:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; entries older than it are trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "discovery: sensor type -> Unix ms of its newest reading in the location",
+	})
+	locationsKey = keys.Register(keys.Pattern{
+		Template: "sensor-index:locations",
+		Type:     keys.ZSet,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; entries older than it are trimmed by every update",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "discovery: location -> Unix ms of its newest reading (refreshed at most once a minute per location and client)",
+	})
+	minuteKey = keys.Register(keys.Pattern{
+		Template: "sensor-rollup:1m:{sensor_type}:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultMinuteRetention,
+		TTLNote:  "minute tier retention (WithRollups); older buckets trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "per-minute aggregates scored by bucket start: count, sum, min, max, first, last",
+	})
+	hourKey = keys.Register(keys.Pattern{
+		Template: "sensor-rollup:1h:{sensor_type}:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultHourRetention,
+		TTLNote:  "hour tier retention (WithRollups); older buckets trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "per-hour aggregates scored by bucket start: count, sum, min, max, first, last",
+	})
+	compactKey = keys.Register(keys.Pattern{
+		Template: "sensor-compact:{sensor_type}:{location}",
+		Type:     keys.ZSet,
+		TTL:      DefaultRetention,
+		TTLNote:  "retention; chunks older than it are trimmed by every write",
+		Tag:      "location",
+		Owner:    "sensor",
+		Area:     keys.Sensors,
+		Purpose:  "WithCompactEncoding: chunks of up to 64 readings (time, value, id) scored by their first reading's Unix ms",
+	})
+)

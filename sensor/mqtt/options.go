@@ -1,0 +1,132 @@
+package mqtt
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/redschema/redschema/sensor"
+)
+
+// Defaults and bounds of the options.
+const (
+	DefaultBuffer   = 10000
+	MaxBuffer       = 1000000
+	DefaultBatch    = 500
+	DefaultInterval = 200 * time.Millisecond
+	MaxInterval     = time.Minute
+	DefaultQoS      = 1
+)
+
+// Option configures a Collector. Options only record; New checks them.
+type Option func(*options)
+
+type options struct {
+	clientID   string
+	topics     []string
+	qos        byte
+	buffer     int
+	batch      int
+	interval   time.Duration
+	parser     Parser
+	onError    func(error)
+	user, pass string
+}
+
+// WithClientID sets the MQTT client ID (default "redschema-sensor-"
+// and 8 random hex digits). It must be 1 to 64 bytes.
+func WithClientID(id string) Option { return func(o *options) { o.clientID = id } }
+
+// WithTopics sets the topic filters to subscribe to (default
+// DefaultTopic, "automation/raw/+/+").
+func WithTopics(filters ...string) Option {
+	return func(o *options) { o.topics = append(o.topics, filters...) }
+}
+
+// WithQoS sets the subscription QoS, 0, 1 or 2 (default 1).
+func WithQoS(qos byte) Option { return func(o *options) { o.qos = qos } }
+
+// WithBuffer sets how many parsed readings wait for Redis at most
+// (default DefaultBuffer; within [1, MaxBuffer]). When it is full, a new
+// message is dropped and counted in Stats.Dropped: the collector never
+// blocks the MQTT client, and never grows without bound while Redis is
+// away.
+func WithBuffer(n int) Option { return func(o *options) { o.buffer = n } }
+
+// WithBatch sets the largest batch (default DefaultBatch; within [1,
+// sensor.MaxBatch]) and how long a reading waits for a batch to fill
+// (default DefaultInterval; within (0, MaxInterval]).
+func WithBatch(size int, interval time.Duration) Option {
+	return func(o *options) { o.batch, o.interval = size, interval }
+}
+
+// WithParser replaces Parse.
+func WithParser(p Parser) Option { return func(o *options) { o.parser = p } }
+
+// WithErrorHandler receives what the collector skips or retries: a
+// malformed message, a reading Redis refused, a batch that failed on the
+// wire (it is retried), a lost connection, a failed subscription. It
+// must not block. By default errors are only counted.
+func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
+
+// WithCredentials sets the MQTT user name and password.
+func WithCredentials(user, password string) Option {
+	return func(o *options) { o.user, o.pass = user, password }
+}
+
+// New returns a Collector that subscribes on broker ("tcp://host:1883")
+// and writes to sink (a *sensor.Client). It fails with ErrInvalid on a
+// bad option; it does not connect (Run does).
+func New(broker string, sink Ingester, opts ...Option) (*Collector, error) {
+	o := options{qos: 255}
+	for _, f := range opts {
+		f(&o)
+	}
+	const op = "new"
+	if o.qos == 255 {
+		o.qos = DefaultQoS
+	}
+	if o.buffer == 0 {
+		o.buffer = DefaultBuffer
+	}
+	if o.batch == 0 {
+		o.batch = DefaultBatch
+	}
+	if o.interval == 0 {
+		o.interval = DefaultInterval
+	}
+	if len(o.topics) == 0 {
+		o.topics = []string{DefaultTopic}
+	}
+	if o.parser == nil {
+		o.parser = Parse
+	}
+	if o.clientID == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		o.clientID = "redschema-sensor-" + hex.EncodeToString(b[:])
+	}
+	switch {
+	case broker == "":
+		return nil, pkg.Invalidf(op, "no broker")
+	case sink == nil:
+		return nil, pkg.Invalidf(op, "no sink")
+	case o.qos > 2:
+		return nil, pkg.Invalidf(op, "QoS %d", o.qos)
+	case o.buffer < 1 || o.buffer > MaxBuffer:
+		return nil, pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buffer, MaxBuffer)
+	case o.batch < 1 || o.batch > sensor.MaxBatch:
+		return nil, pkg.Invalidf(op, "batch %d outside [1, %d]", o.batch, sensor.MaxBatch)
+	case o.interval < 0 || o.interval > MaxInterval:
+		return nil, pkg.Invalidf(op, "batch interval %v outside (0, %v]", o.interval, MaxInterval)
+	case len(o.clientID) > 64:
+		return nil, pkg.Invalidf(op, "client ID of %d bytes, at most 64", len(o.clientID))
+	}
+	for _, t := range o.topics {
+		if t == "" || strings.ContainsRune(t, 0) {
+			return nil, pkg.Invalidf(op, "topic filter %q", t)
+		}
+	}
+	return &Collector{broker: broker, sink: sink, opt: o, buf: make(chan sensor.Reading, o.buffer)}, nil
+}

@@ -1,0 +1,167 @@
+package sensor
+
+import (
+	"cmp"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+// Bounds of the options; New refuses values beyond them with ErrInvalid.
+const (
+	MinRetention       = time.Minute
+	MaxRetention       = 30 * 24 * time.Hour
+	MaxListCap         = 100000
+	MinRollupRetention = time.Hour
+	MaxRollupRetention = 400 * 24 * time.Hour
+	MaxMaxFuture       = 24 * time.Hour
+)
+
+// DefaultListCap is the length of a generic sensor's list unless
+// WithListCap says otherwise (seed 003: MAX_SENSOR_HISTORY, 1000).
+const DefaultListCap = 1000
+
+// DefaultMaxFuture is how far ahead of the clocks a reading's timestamp
+// may be unless WithMaxFuture says otherwise.
+const DefaultMaxFuture = 5 * time.Minute
+
+// Option configures a Client. Options only record; New checks them.
+type Option func(*options)
+
+type options struct {
+	ns           keys.Namespace
+	retention    time.Duration
+	listCap      int
+	minute, hour time.Duration // rollup retention; 0 with noRollups
+	noRollups    bool
+	dup          DuplicatePolicy
+	maxFuture    time.Duration
+	types, locs  []string
+	compact      bool
+}
+
+// WithNamespace puts every key under ns (a prefix, and the hash-tag
+// mode; keys.Namespace{NoHashTags: true} gives seed 003's exact keys).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithRetention sets how long raw readings are kept (0: the default,
+// DefaultRetention, 24h; else within [MinRetention, MaxRetention]). It is also
+// the TTL every write sets on the raw keys, the meta hashes and the
+// discovery index.
+func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
+
+// WithListCap sets the length of a generic sensor's list (0: the
+// default, DefaultListCap, 1000; else within [1, MaxListCap]). The
+// compact encoding has no lists: there, as in the seed's sorted sets, the
+// retention alone bounds a sensor's readings.
+func WithListCap(n int) Option { return func(o *options) { o.listCap = n } }
+
+// WithRollups sets the retention of the minute and the hour rollup tiers
+// (defaults DefaultMinuteRetention, 7 days, and DefaultHourRetention, 90
+// days; 0 means the default; else each within [MinRollupRetention,
+// MaxRollupRetention]). WithoutRollups turns them off.
+func WithRollups(minute, hour time.Duration) Option {
+	return func(o *options) { o.minute, o.hour, o.noRollups = minute, hour, false }
+}
+
+// WithoutRollups turns the rollup tiers off: writes maintain no
+// aggregates, and Aggregate always reads raw readings.
+func WithoutRollups() Option { return func(o *options) { o.noRollups = true } }
+
+// WithDuplicates sets what a write does when a reading of the same
+// sensor with the same timestamp is already stored (default KeepBoth).
+func WithDuplicates(p DuplicatePolicy) Option { return func(o *options) { o.dup = p } }
+
+// WithMaxFuture sets how far ahead of the clocks a reading's timestamp
+// may be (0: the default, DefaultMaxFuture, 5 minutes; else within (0,
+// MaxMaxFuture]).
+// A reading further ahead is ErrInvalid: Ingest checks it against the
+// local clock before sending, and the write script against the server's.
+func WithMaxFuture(d time.Duration) Option { return func(o *options) { o.maxFuture = d } }
+
+// WithTypes restricts the sensor types the client accepts to names (and
+// the built-in Motion, Temperature and Illuminance): any other type is
+// ErrInvalid. By default every well-formed type is accepted.
+func WithTypes(names ...string) Option {
+	return func(o *options) { o.types = append(o.types, names...) }
+}
+
+// WithLocations restricts the locations the client accepts to names: any
+// other location is ErrInvalid. By default every well-formed location is
+// accepted.
+func WithLocations(names ...string) Option {
+	return func(o *options) { o.locs = append(o.locs, names...) }
+}
+
+// WithCompactEncoding stores raw readings in a compact form instead of
+// seed 003's JSON (see "Compact encoding" in the package doc): a small
+// fraction of the memory, but not readable by the seed's readers, and
+// keeping only each reading's time, value (motion: state), ID, unit and
+// entity ID. The meta hashes, the discovery index and the rollups are the
+// same in both encodings. A client reads only the encoding it writes.
+func WithCompactEncoding() Option { return func(o *options) { o.compact = true } }
+
+// New returns a Client over rdb. It fails with ErrInvalid on a bad
+// option, a nil client, or a go-redis client without
+// ContextTimeoutEnabled; it does not contact Redis.
+func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	// Zero means the default.
+	o.retention = cmp.Or(o.retention, DefaultRetention)
+	o.listCap = cmp.Or(o.listCap, DefaultListCap)
+	o.minute = cmp.Or(o.minute, DefaultMinuteRetention)
+	o.hour = cmp.Or(o.hour, DefaultHourRetention)
+	o.maxFuture = cmp.Or(o.maxFuture, DefaultMaxFuture)
+	const op = "new"
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return nil, err
+	}
+	if err := o.ns.Validate(); err != nil {
+		return nil, pkg.Invalid(op, err)
+	}
+	switch {
+	case o.retention < MinRetention || o.retention > MaxRetention:
+		return nil, pkg.Invalidf(op, "retention %v outside [%v, %v]", o.retention, MinRetention, MaxRetention)
+	case o.listCap < 1 || o.listCap > MaxListCap:
+		return nil, pkg.Invalidf(op, "list cap %d outside [1, %d]", o.listCap, MaxListCap)
+	case o.maxFuture <= 0 || o.maxFuture > MaxMaxFuture:
+		return nil, pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, MaxMaxFuture)
+	case o.dup != KeepBoth && o.dup != LastWins && o.dup != FirstWins:
+		return nil, pkg.Invalidf(op, "duplicate policy %d", o.dup)
+	}
+	if o.noRollups {
+		o.minute, o.hour = 0, 0
+	} else {
+		for _, d := range []time.Duration{o.minute, o.hour} {
+			if d < MinRollupRetention || d > MaxRollupRetention {
+				return nil, pkg.Invalidf(op, "rollup retention %v outside [%v, %v]", d, MinRollupRetention, MaxRollupRetention)
+			}
+		}
+	}
+	c := &Client{run: call.NewRunner(rdb, 0), opt: o, now: time.Now}
+	if len(o.types) > 0 {
+		c.types = map[string]bool{Motion: true, Temperature: true, Illuminance: true}
+		for _, t := range o.types {
+			if err := checkType(op, t, nil); err != nil {
+				return nil, err
+			}
+			c.types[t] = true
+		}
+	}
+	if len(o.locs) > 0 {
+		c.locs = map[string]bool{}
+		for _, l := range o.locs {
+			if err := checkLocation(op, l, nil); err != nil {
+				return nil, err
+			}
+			c.locs[l] = true
+		}
+	}
+	return c, nil
+}
