@@ -1,0 +1,146 @@
+-- append: add messages to a conversation, evict past the cap, refresh
+-- every TTL, and account the user's tokens of the day (after day.lua and
+-- msg.lua).
+-- KEYS[1] conversation          ai:memory:conv:{user_id}:{conversation_id}
+-- KEYS[2] conversation meta     ai:memory:conv-meta:{user_id}:{conversation_id}
+-- KEYS[3] recent request IDs    ai:memory:conv-reqs:{user_id}:{conversation_id}
+-- KEYS[4] evicted, pending      ai:memory:conv-evicted:{user_id}:{conversation_id}
+-- KEYS[5] user context          ai:memory:user:{user_id}
+-- KEYS[6] user's conversations  ai:memory:user-convs:{user_id}
+-- ARGV[1..7] the days (day.lua)
+-- ARGV[8]  request ID, new for each Append call
+-- ARGV[9]  cap (messages)
+-- ARGV[10] conversation TTL, ms
+-- ARGV[11] user context TTL, ms
+-- ARGV[12] daily token budget (0: none)
+-- ARGV[13] how many evicted messages to keep for the summarizer (0: drop them)
+-- ARGV[14] conversation ID
+-- ARGV[15] tokens of the messages
+-- ARGV[16..] the messages (JSON), at most 100
+-- Returns ok(length, evicted, tokens of the day, replay 0|1, pending),
+-- limit(tokens of the day, budget) when the budget refuses it,
+-- none('clock', now ms) when the server clock is outside the days passed,
+-- corrupt(i, why) for a key this package did not write. Every check runs
+-- before the first write, so a refused or corrupt call writes nothing. A
+-- replay (go-redis resent the call after its reply was lost) finds its
+-- request ID and reports the state without appending again.
+local now = now_ms()
+local day, day_end = today(now)
+if not day then
+  return none('clock', now)
+end
+local uf = redis.call('HMGET', KEYS[5], 'tokens_day', 'total_tokens_today')
+local total, why = day_total(uf[1], uf[2], day)
+if not total then
+  return corrupt(5, why)
+end
+local n_old = redis.call('LLEN', KEYS[1])
+if redis.call('ZSCORE', KEYS[3], ARGV[8]) then
+  return ok(n_old, 0, total, 1, redis.call('LLEN', KEYS[4]))
+end
+local add = tonumber(ARGV[15])
+local budget = tonumber(ARGV[12])
+if budget > 0 and total + add > budget then
+  return limit(total, budget)
+end
+redis.call('ZCARD', KEYS[6]) -- a wrong type fails here, before any write
+local keep = tonumber(ARGV[13])
+local pending = 0
+if keep > 0 then
+  pending = redis.call('LLEN', KEYS[4])
+  redis.call('HEXISTS', KEYS[2], 'version')
+end
+
+local msgs = {}
+for i = 16, #ARGV do
+  msgs[#msgs + 1] = ARGV[i]
+end
+local n = n_old + #msgs
+local cap = tonumber(ARGV[9])
+local head, gone, k = nil, {}, 0
+if n > cap then
+  -- Evict the oldest n - cap messages after a pinned system prompt, and
+  -- the tool results that follow an evicted call (never a result without
+  -- its call).
+  head = redis.call('LINDEX', KEYS[1], 0)
+  local hr = role_of(head)
+  if not hr then
+    return corrupt(1, 'element 0 is not a message')
+  end
+  local first = 0
+  if hr == 'system' then
+    first = 1
+  else
+    head = nil
+  end
+  local function at(i)
+    if i < n_old then
+      return redis.call('LINDEX', KEYS[1], i)
+    end
+    return msgs[i - n_old + 1]
+  end
+  k = n - cap
+  if first + k - 1 < n_old then
+    gone = redis.call('LRANGE', KEYS[1], first, first + k - 1)
+  else
+    for i = first, first + k - 1 do
+      gone[#gone + 1] = at(i)
+    end
+  end
+  while first + k < n do
+    local nxt = at(first + k)
+    local r = role_of(nxt)
+    if not r then
+      return corrupt(1, 'element ' .. (first + k) .. ' is not a message')
+    end
+    if r ~= 'tool' then
+      break
+    end
+    gone[#gone + 1] = nxt
+    k = k + 1
+  end
+end
+
+-- Writes.
+redis.call('RPUSH', KEYS[1], unpack(msgs))
+if k > 0 then
+  if head then
+    redis.call('LTRIM', KEYS[1], k + 1, -1)
+    redis.call('LPUSH', KEYS[1], head)
+  else
+    redis.call('LTRIM', KEYS[1], k, -1)
+  end
+  n = n - k
+  if keep > 0 then
+    batched('RPUSH', KEYS[4], gone)
+    pending = pending + #gone
+    if pending > keep then
+      redis.call('LTRIM', KEYS[4], pending - keep, -1)
+      redis.call('HINCRBY', KEYS[2], 'lost', pending - keep)
+      -- a summarizer that read the pending list before this trim must
+      -- not trim it by its count: its store sees another version
+      redis.call('HINCRBY', KEYS[2], 'version', 1)
+      pending = keep
+    end
+  end
+end
+local ttl = tonumber(ARGV[10])
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+redis.call('PEXPIRE', KEYS[2], ARGV[10])
+if keep > 0 then
+  redis.call('PEXPIRE', KEYS[4], ARGV[10])
+end
+redis.call('ZADD', KEYS[3], int_str(now), ARGV[8])
+-- the last 128 request IDs: go-redis resends at once, so a resend finds
+-- its ID unless 128 other appends to the conversation ran in between
+redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -129)
+redis.call('PEXPIRE', KEYS[3], ARGV[10])
+total = total + add
+redis.call('HSET', KEYS[5], 'tokens_day', day, 'total_tokens_today', int_str(total), 'last_conversation_id', ARGV[14])
+redis.call('PEXPIRE', KEYS[5], int_str(math.max(tonumber(ARGV[11]), day_end - now)))
+redis.call('ZADD', KEYS[6], int_str(now + ttl), ARGV[14])
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', int_str(now))
+if redis.call('PTTL', KEYS[6]) < ttl then
+  redis.call('PEXPIRE', KEYS[6], ARGV[10])
+end
+return ok(n, k, total, 0, pending)

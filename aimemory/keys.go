@@ -1,0 +1,169 @@
+package aimemory
+
+import (
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Defaults and bounds of the options (seed 001 §7 and §11). A value
+// outside its bounds fails New (or the call) with ErrInvalid.
+const (
+	// DefaultMaxMessages is the cap of a conversation (seed: "Max
+	// Length: 50 messages").
+	DefaultMaxMessages = 50
+	// MaxMaxMessages bounds WithMaxMessages.
+	MaxMaxMessages = 10000
+	// DefaultConversationTTL is how long a conversation lives after its
+	// last append (seed: "3600 (1 hour after last activity)").
+	DefaultConversationTTL = time.Hour
+	// MaxConversationTTL bounds WithConversationTTL.
+	MaxConversationTTL = 7 * 24 * time.Hour
+	// DefaultUserTTL is how long a user's context lives after its last
+	// write (seed: 86400).
+	DefaultUserTTL = 24 * time.Hour
+	// MaxUserTTL bounds WithUserTTL.
+	MaxUserTTL = 30 * 24 * time.Hour
+	// DefaultMaxMessageBytes is the largest encoded message Append takes.
+	DefaultMaxMessageBytes = 64 << 10
+	// MaxMessageBytes bounds WithMaxMessageBytes.
+	MaxMessageBytes = 4 << 20
+	// MaxTokens bounds the token count of one message, of a window's
+	// budget and of a summary.
+	MaxTokens = 1 << 24
+	// MaxAppend is the most messages one Append takes (and at most the
+	// conversation's cap).
+	MaxAppend = 100
+	// MaxDailyBudget bounds a daily token budget.
+	MaxDailyBudget = int64(1) << 40
+	// DefaultMaxTopics is how many recent topics a user's context keeps.
+	DefaultMaxTopics = 10
+	// MaxTopics bounds WithMaxTopics.
+	MaxTopics = 100
+	// MaxTopicBytes bounds one topic.
+	MaxTopicBytes = 256
+	// MaxPreferencesBytes bounds a user's preferences document.
+	MaxPreferencesBytes = 64 << 10
+	// MaxPending is how many evicted messages wait for the summarizer
+	// (beyond it the oldest are dropped and counted in Summary.Lost).
+	MaxPending = 1000
+	// DefaultRAGTTL is the freshness of a cached RAG result (seed: 1800).
+	DefaultRAGTTL = 30 * time.Minute
+	// DefaultResponseTTL is the freshness of a cached model response
+	// (seed: 300).
+	DefaultResponseTTL = 5 * time.Minute
+	// MaxCacheTTL bounds the caches' TTLs (seed §11: AI memory, max
+	// 86400s).
+	MaxCacheTTL = 24 * time.Hour
+)
+
+var (
+	convKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:conv:{user_id}:{conversation_id}",
+		Type:     keys.List,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "refreshed by every append (WithConversationTTL)",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "conversation: JSON messages {role, content, timestamp, tokens}, oldest first, capped (50 by default); a first system message is pinned",
+		Seed:     "001 §7",
+	})
+	metaKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:conv-meta:{user_id}:{conversation_id}",
+		Type:     keys.Hash,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "the conversation's",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "summary of evicted messages: summary, summary_tokens, covered, lost, version, sid",
+	})
+	reqsKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:conv-reqs:{user_id}:{conversation_id}",
+		Type:     keys.ZSet,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "the conversation's",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "request IDs of the last 128 appends (a resent append is recognised), scored by server time",
+	})
+	evictedKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:conv-evicted:{user_id}:{conversation_id}",
+		Type:     keys.List,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "the conversation's",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "messages evicted by the cap awaiting the summarizer (only with WithSummarizer; at most 1000)",
+	})
+	userKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:user:{user_id}",
+		Type:     keys.Hash,
+		TTL:      DefaultUserTTL,
+		TTLNote:  "refreshed by every write, and never before the accounted day ends (WithUserTTL)",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "user context: recent_topics (JSON list), preferences (JSON), last_conversation_id, total_tokens_today, tokens_day",
+		Seed:     "001 §7",
+	})
+	indexKey = keys.Register(keys.Pattern{
+		Template: "ai:memory:user-convs:{user_id}",
+		Type:     keys.ZSet,
+		TTL:      DefaultConversationTTL,
+		TTLNote:  "its latest conversation's",
+		Tag:      "user_id",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "a user's live conversation IDs -> their expiry (Unix ms), expired ones pruned: EraseUser's list",
+	})
+	ragKey = keys.Register(keys.Pattern{
+		Template: "ai:rag:query:{query_hash}",
+		Type:     keys.String,
+		TTL:      DefaultRAGTTL,
+		TTLNote:  "WithRAGTTL or per call, at most 24h",
+		Tag:      "query_hash",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "RAG context cache: JSON array of relevant chunks; query_hash is the SHA-256 of the canonical query",
+		Seed:     "001 §7",
+	})
+	ragMetaKey = keys.Register(keys.Pattern{
+		Template: "ai:rag:meta:{query_hash}",
+		Type:     keys.Hash,
+		TTL:      DefaultRAGTTL,
+		TTLNote:  "the entry's; a lease alone lives for the lease",
+		Tag:      "query_hash",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "RAG cache entry metadata and load lease (package cache's entry metadata)",
+	})
+	responseKey = keys.Register(keys.Pattern{
+		Template: "ai:response:{model}:{prompt_hash}",
+		Type:     keys.String,
+		TTL:      DefaultResponseTTL,
+		TTLNote:  "WithResponseTTL or per call, at most 24h",
+		Tag:      "prompt_hash",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "model response cache: the response text; prompt_hash is the SHA-256 of the canonical request (model, messages, parameters, user)",
+		Seed:     "001 §7",
+	})
+	responseMetaKey = keys.Register(keys.Pattern{
+		Template: "ai:response-meta:{model}:{prompt_hash}",
+		Type:     keys.Hash,
+		TTL:      DefaultResponseTTL,
+		TTLNote:  "the entry's; a lease alone lives for the lease",
+		Tag:      "prompt_hash",
+		Owner:    "aimemory",
+		Area:     keys.AIMemory,
+		Purpose:  "response cache entry metadata and load lease (package cache's entry metadata)",
+	})
+)
+
+// convKeys are the templates of a conversation's keys, in the order the
+// scripts take them.
+var convKeys = []*keys.Template{convKey, metaKey, reqsKey, evictedKey}

@@ -1,0 +1,91 @@
+package aimemory
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/redschema/redschema/pubsub"
+)
+
+// Stream publishes a model's output as it is generated, chunk by chunk,
+// on seed 001's channel pubsub:ai:response (payload {conversation_id,
+// chunk} in the pubsub envelope), and appends the assembled assistant
+// message to the conversation when it ends. Create it with
+// Memory.Stream; it is safe for concurrent use, but chunks sent
+// concurrently are assembled in the order Send is called.
+type Stream struct {
+	m          *Memory
+	user, conv string
+	id         string // the End append's request ID
+	mu         sync.Mutex
+	buf        strings.Builder
+	ended      bool
+	res        Appended
+	err        error
+}
+
+// Stream starts streaming a response into conversation convID of userID.
+// Bad IDs are ErrInvalid. It does no I/O.
+func (m *Memory) Stream(userID, convID string) (*Stream, error) {
+	if _, err := m.conv("stream", userID, convID); err != nil {
+		return nil, err
+	}
+	return &Stream{m: m, user: userID, conv: convID, id: newID()}, nil
+}
+
+// Send publishes chunk (non-empty valid UTF-8; the assembled message must
+// stay within WithMaxMessageBytes) in one round trip and keeps it for the
+// assembled message. Delivery is pub/sub's: at most once, to the
+// subscribers connected now. A chunk whose publish fails is still part of
+// the assembled message (the model produced it); the error is returned.
+// After End it fails with ErrStreamEnded.
+func (s *Stream) Send(ctx context.Context, chunk string) error {
+	const op = "stream"
+	if chunk == "" || !utf8.ValidString(chunk) {
+		return pkg.Invalidf(op, "chunk: want non-empty valid UTF-8")
+	}
+	s.mu.Lock()
+	switch {
+	case s.ended:
+		s.mu.Unlock()
+		return pkg.Fail(op, "", ErrStreamEnded, nil)
+	case s.buf.Len()+len(chunk) > s.m.opt.maxBytes:
+		s.mu.Unlock()
+		return pkg.Invalidf(op, "the stream would exceed %d bytes", s.m.opt.maxBytes)
+	}
+	s.buf.WriteString(chunk)
+	s.mu.Unlock()
+	return s.publish(ctx, chunk)
+}
+
+func (s *Stream) publish(ctx context.Context, chunk string) error {
+	_, err := pubsub.Publish(ctx, s.m.bus, pubsub.TopicAIResponse(), pubsub.AIResponseChunk{ConversationID: s.conv, Chunk: chunk})
+	return err
+}
+
+// End appends the assembled message (role assistant; tokens as given, or
+// counted by the Counter when 0) to the conversation, as Append does
+// (daily budget included), then publishes an empty chunk, which tells
+// subscribers that the stream ended and the message is in the
+// conversation. A stream with no chunk appends nothing. The append
+// carries a request ID of its own, so End called again (or resent by
+// go-redis) never appends twice: it returns the first outcome.
+func (s *Stream) End(ctx context.Context, tokens int) (Appended, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended && s.err == nil {
+		return s.res, nil
+	}
+	s.ended = true
+	if s.buf.Len() == 0 {
+		return Appended{}, nil
+	}
+	s.res, s.err = s.m.append(ctx, "stream", s.user, s.conv,
+		[]Message{{Role: Assistant, Content: s.buf.String(), Tokens: tokens}}, s.id, nil)
+	if s.err != nil {
+		return s.res, s.err
+	}
+	return s.res, s.publish(ctx, "")
+}
