@@ -19,7 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/lock"
 )
@@ -44,7 +44,7 @@ type record struct {
 }
 
 func run() error {
-	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(context.Background(), os.Stdout)
 	if err != nil {
 		return err
 	}

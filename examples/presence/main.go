@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -32,10 +32,11 @@ func main() {
 	}
 }
 
-// quick is seed 002's layout with lifetimes short enough to watch: a
-// connection is stale after 1.5 s without a heartbeat (seed 002: 60 s).
+// quick is the detailed format with lifetimes short enough to watch: a
+// connection is stale after 1.5 s without a heartbeat (DetailedProfile:
+// 60 s).
 var quick = presence.Profile{
-	Format:         presence.Format002,
+	Format:         presence.FormatDetailed,
 	TTL:            1500 * time.Millisecond,
 	Heartbeat:      500 * time.Millisecond,
 	Retention:      10 * time.Second,
@@ -44,7 +45,7 @@ var quick = presence.Profile{
 }
 
 func run() error {
-	layoutName := flag.String("layout", "hash", `where connections live: "hash" (seed 002's connections:{user}) or "single-key" (inside presence:{user})`)
+	layoutName := flag.String("layout", "hash", `where connections live: "hash" (the hash connections:{user}) or "single-key" (inside presence:{user})`)
 	flag.Parse()
 	layout := presence.LayoutHash
 	switch *layoutName {
@@ -55,13 +56,18 @@ func run() error {
 		return fmt.Errorf("unknown -layout %q", *layoutName)
 	}
 	ctx := context.Background()
-	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(context.Background(), os.Stdout)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
 
-	tr, err := presence.New(rdb, presence.WithProfile(quick), presence.WithNamespace(keys.Namespace{Prefix: "demo:"}), presence.WithLayout(layout))
+	opts := []presence.Option{presence.WithProfile(quick), presence.WithNamespace(keys.Namespace{Prefix: "demo:"}), presence.WithLayout(layout)}
+	tr, err := presence.New(rdb, opts...)
+	if err != nil {
+		return err
+	}
+	typing, err := presence.NewTyping(rdb, opts...) // the same options
 	if err != nil {
 		return err
 	}
@@ -147,13 +153,13 @@ func run() error {
 
 	fmt.Println("typing in conversation conv-456")
 	for _, u := range []string{"bob", "bob", "alice"} {
-		ok, err := tr.StartTyping(ctx, "conv-456", u, strings.ToUpper(u[:1])+u[1:])
+		ok, err := typing.Start(ctx, "conv-456", u, strings.ToUpper(u[:1])+u[1:])
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  StartTyping(%s): written=%v\n", u, ok)
+		fmt.Printf("  typing.Start(%s): written=%v\n", u, ok)
 	}
-	typers, err := tr.Typers(ctx, "conv-456")
+	typers, err := typing.Typers(ctx, "conv-456")
 	if err != nil {
 		return err
 	}
@@ -163,10 +169,10 @@ func run() error {
 	}
 	sort.Strings(names)
 	fmt.Printf("  typing now: %s\n", strings.Join(names, ", "))
-	if _, err := tr.StopTyping(ctx, "conv-456", "bob"); err != nil {
+	if _, err := typing.Stop(ctx, "conv-456", "bob"); err != nil {
 		return err
 	}
-	typers, err = tr.Typers(ctx, "conv-456")
+	typers, err = typing.Typers(ctx, "conv-456")
 	if err != nil {
 		return err
 	}
@@ -193,8 +199,8 @@ func run() error {
 	fmt.Println("bob's presence expired silently: nothing ran, no event")
 
 	// One or more app instances run a sweeper: it visits every index shard
-	// once per cycle (here 16384/2048 x 100 ms; seed 002 would use e.g. 512
-	// shards a second) and announces each silent offline once.
+	// once per cycle (here 16384/2048 x 100 ms; with the 60 s TTL of
+	// DetailedProfile one would use e.g. 512 shards a second) and announces each silent offline once.
 	fmt.Println("a sweeper runs")
 	sweep, stop := context.WithTimeout(ctx, 30*time.Second)
 	defer stop()

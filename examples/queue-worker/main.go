@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/pubsub"
 	"github.com/redschema/redschema/queue"
@@ -30,13 +30,8 @@ type Execution struct {
 	TriggerData map[string]any `json:"trigger_data"`
 }
 
-// Completed is the payload of pubsub:workflow:completed.
-type Completed struct {
-	ExecutionID string `json:"execution_id"`
-	Status      string `json:"status"`
-}
-
-var completed = pubsub.MustTopic[Completed]("workflow", "completed")
+// completed is pubsub:workflow:completed.
+var completed = pubsub.TopicWorkflowCompleted()
 
 func main() {
 	if err := run(); err != nil {
@@ -45,7 +40,7 @@ func main() {
 }
 
 func run() error {
-	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(context.Background(), os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -90,12 +85,12 @@ func run() error {
 	for i := 0; i < 12; i++ {
 		items = append(items, queue.Item[Execution]{
 			Payload: Execution{WorkflowID: fmt.Sprintf("wf-%02d", i), TriggerType: "webhook", TriggerData: map[string]any{"n": i}},
-			Options: &queue.EnqueueOptions{ID: fmt.Sprintf("exec-%02d", i), Priority: prios[i%3]},
+			Options: []queue.EnqueueOption{queue.WithID(fmt.Sprintf("exec-%02d", i)), queue.WithPriority(prios[i%3])},
 		})
 	}
 	items = append(items, queue.Item[Execution]{
 		Payload: Execution{WorkflowID: "wf-broken", TriggerType: "schedule"},
-		Options: &queue.EnqueueOptions{ID: "exec-broken", Priority: queue.High},
+		Options: []queue.EnqueueOption{queue.WithID("exec-broken"), queue.WithPriority(queue.High)},
 	})
 	if _, err := q.EnqueueBatch(ctx, items); err != nil {
 		return err
@@ -113,7 +108,7 @@ func run() error {
 				return errors.New("node 'HTTP Request' returned 500")
 			}
 			time.Sleep(5 * time.Millisecond) // the work
-			_, err := pubsub.Publish(ctx, bus, completed, Completed{ExecutionID: j.ID, Status: "success"})
+			_, err := pubsub.Publish(ctx, bus, completed, pubsub.WorkflowCompleted{ExecutionID: j.ID, Status: "success"})
 			return err
 		}, 4)
 	}()

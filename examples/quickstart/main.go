@@ -1,19 +1,27 @@
-// Command quickstart declares a key pattern, writes and reads a key built
-// from it, audits the keyspace, and prints the schema table.
+// Command quickstart shows three redschema packages serving one login
+// flow: a rate limit on login attempts per client IP, a lock so that one
+// user's logins run one at a time, and a session that the client then
+// presents. It ends by auditing the keyspace against the registry.
 //
 //	go run ./examples/quickstart                 # embedded Redis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/quickstart
+//	REDIS_URL=127.0.0.1:7001,127.0.0.1:7002 go run ./examples/quickstart
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
+	"strconv"
 	"time"
 
-	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
+	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/session"
 )
 
 func main() {
@@ -24,53 +32,99 @@ func main() {
 
 func run() error {
 	ctx := context.Background()
-	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(ctx, os.Stdout)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
+	// A namespace of its own per run keeps runs on a shared server apart.
+	ns := keys.Namespace{Prefix: "quickstart-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"}
 
-	// A registry of our own keeps the table to this program's patterns;
-	// library packages register in keys.Default().
-	reg := keys.NewRegistry()
-	greeting, err := reg.Register(keys.Pattern{
-		Template: "greeting:{user_id}",
-		Type:     keys.String,
-		TTL:      time.Hour,
-		Tag:      "user_id",
-		Owner:    "quickstart",
-		Purpose:  "last greeting sent to a user",
-	})
+	limits, err := ratelimit.New(rdb, ratelimit.Policy{
+		{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerMinute(3)},
+	}, ratelimit.WithNamespace(ns))
 	if err != nil {
 		return err
 	}
-	ns := keys.Namespace{Prefix: "quickstart:"}
+	locks, err := lock.New(rdb, lock.WithNamespace(ns), lock.WithOwner("quickstart"))
+	if err != nil {
+		return err
+	}
+	sessions, err := session.New(rdb, session.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
 
-	key, err := greeting.Key(ns, "user:42") // the ':' is escaped, not a separator
-	if err != nil {
-		return err
+	// Five login attempts from one address: three are admitted.
+	const clientIP = "203.0.113.7"
+	var handle string
+	for attempt := 1; attempt <= 5; attempt++ {
+		res, err := limits.Allow(ctx, clientIP)
+		if err != nil {
+			return err
+		}
+		if !res.Allowed {
+			fmt.Printf("attempt %d: refused, retry in %v\n", attempt, res.RetryAfter.Round(time.Second))
+			continue
+		}
+		h, err := login(ctx, locks, sessions, "42")
+		if err != nil {
+			return err
+		}
+		handle = h
+		fmt.Printf("attempt %d: logged in (%d left this minute)\n", attempt, res.Remaining)
 	}
-	if err := rdb.Set(ctx, key, "hello", greeting.TTL()).Err(); err != nil {
-		return err
-	}
-	val, err := rdb.Get(ctx, key).Result()
-	if err != nil {
-		return err
-	}
-	ttl, err := rdb.TTL(ctx, key).Result()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s = %q (ttl %v, cluster slot %d)\n", key, val, ttl, keys.Slot(key))
 
-	_, err = greeting.Key(ns, "")
-	fmt.Println("an empty ID is refused:", err)
-
-	rep, err := reg.Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
+	// The client presents its handle; the server finds the session.
+	userID, sessionID, err := session.ParseHandle(handle)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("audit: %d keys scanned, problems: %d\n\n", rep.Scanned, len(rep.Problems()))
-	fmt.Print(reg.Markdown(keys.TableOptions{Namespace: ns}))
-	return rdb.Del(ctx, key).Err()
+	sess, err := sessions.Get(ctx, userID, sessionID)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("request with the last handle: user %s, expires in %v\n", sess.UserID, time.Until(sess.ExpiresAt).Round(time.Minute))
+
+	// Listing shows IDs that can revoke a session but never log in.
+	list, err := sessions.List(ctx, "42")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("user 42 has %d sessions\n", len(list))
+	n, err := sessions.RevokeAll(ctx, "42")
+	if err != nil {
+		return err
+	}
+	_, err = sessions.Get(ctx, userID, sessionID)
+	fmt.Printf("revoked %d; the handle now: %v\n", n, errors.Is(err, session.ErrNotFound))
+
+	// Every key written is one the registry knows, with its TTL.
+	rep, err := keys.Default().Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("audit: %d keys, %d problems\n", rep.Scanned, len(rep.Problems()))
+	for _, p := range rep.Problems() {
+		fmt.Println("  ", p)
+	}
+	if len(rep.Problems()) > 0 {
+		return errors.New("the keyspace does not match the schema")
+	}
+	return nil
+}
+
+// login creates a session for userID while holding the user's session
+// lock, so two logins of one user never interleave.
+func login(ctx context.Context, locks *lock.Client, sessions *session.Store, userID string) (string, error) {
+	l, err := locks.Acquire(ctx, lock.UserSession, userID, locks.DefaultTTL(lock.UserSession))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Release(ctx) }()
+	_, tok, err := sessions.Create(ctx, session.Info{UserID: userID, Email: "ada@example.com"})
+	if err != nil {
+		return "", err
+	}
+	return tok.Handle, nil
 }

@@ -23,10 +23,12 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
-	"github.com/redschema/redschema/internal/demo"
+	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/ratelimit"
 )
 
@@ -37,12 +39,12 @@ func main() {
 }
 
 func run() error {
-	rdb, closeRedis, err := demo.Connect(os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(context.Background(), os.Stdout)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
-	ctx, stop := demo.SignalContext()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	api, err := ratelimit.New(rdb, ratelimit.Policy{
@@ -67,39 +69,33 @@ func run() error {
 	// The API limiter fails open, so it must never see a key the client made
 	// up: authenticate first and limit by the verified key's ID, never by
 	// the secret (a fresh made-up value per request would be a fresh budget).
-	apiMW, err := ratelimit.NewMiddleware(api, ratelimit.MiddlewareOptions{
-		Key:         keyIDFromContext,
-		Unavailable: ratelimit.FailOpen,
-		OnError:     logErr,
-	})
-	if err != nil {
-		return err
-	}
-	loginMW, err := ratelimit.NewMiddleware(login, ratelimit.MiddlewareOptions{
-		Key:         ratelimit.ClientIP(), // add trusted proxy prefixes when behind one
-		Unavailable: ratelimit.FailClosed,
-		OnError:     logErr,
-		Denied: func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
+	apiMW := ratelimit.Middleware(api,
+		ratelimit.WithKey(keyIDFromContext),
+		ratelimit.WithUnavailable(ratelimit.FailOpen),
+		ratelimit.WithOnError(logErr),
+	)
+	loginMW := ratelimit.Middleware(login,
+		ratelimit.WithKey(ratelimit.ClientIP()), // add trusted proxy prefixes when behind one
+		// FailClosed is the default: while Redis is down, logins get 503.
+		ratelimit.WithOnError(logErr),
+		ratelimit.WithDenied(func(w http.ResponseWriter, _ *http.Request, res ratelimit.Result) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusTooManyRequests)
 			secs := max(1, (res.RetryAfter+time.Second-1)/time.Second) // whole seconds, rounded up
 			fmt.Fprintf(w, `{"error":"too many login attempts","retry_after_seconds":%d}`+"\n", int64(secs))
-		},
-	})
-	if err != nil {
-		return err
-	}
+		}),
+	)
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /api/hello", authenticate(apiMW.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /api/hello", authenticate(apiMW(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _ := keyIDFromContext(r)
 		fmt.Fprintf(w, "hello, %s\n", id)
 	}))))
-	mux.Handle("POST /login", loginMW.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("POST /login", loginMW(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "wrong password", http.StatusUnauthorized)
 	})))
 
-	srv := &http.Server{Addr: demo.Addr(), Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: connect.HTTPAddr(), Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("listening on http://%s  (try: curl -i -H 'X-API-Key: sk_demo_trial' http://%s/api/hello)\n", srv.Addr, srv.Addr)
