@@ -23,38 +23,42 @@ const lockParallelism = 8
 const lockTTL = 10 * time.Second
 
 // BenchmarkLock measures an uncontended acquire+release pair (each
-// goroutine locks its own resource) for redschema's lock, bsm/redislock and
+// goroutine locks its own resource) for redschema's lock (auto-pipelined,
+// its default, and with WithPipelining(0)), bsm/redislock and
 // go-redsync/redsync (one pool). trips/op counts both calls: 2 means one
-// round trip each.
+// round trip each; auto-pipelined calls share round trips, so below 2.
 func BenchmarkLock(b *testing.B) {
-	b.Run("redschema", func(b *testing.B) {
-		e := benchutil.New(b)
-		c, err := lock.New(e.Client, lock.WithNamespace(e.NS))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ids atomic.Int64
-		e.Warm(b)
-		b.SetParallelism(lockParallelism)
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			ctx := context.Background()
-			id := strconv.FormatInt(ids.Add(1), 10)
-			for pb.Next() {
-				l, err := c.TryAcquire(ctx, "bench", id, lockTTL)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if err := l.Release(ctx); err != nil {
-					b.Error(err)
-					return
-				}
+	ours := func(opts ...lock.Option) func(b *testing.B) {
+		return func(b *testing.B) {
+			e := benchutil.New(b)
+			c, err := lock.New(e.Client, append([]lock.Option{lock.WithNamespace(e.NS)}, opts...)...)
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
-		e.ReportTrips(b)
-	})
+			var ids atomic.Int64
+			e.Warm(b)
+			b.SetParallelism(lockParallelism)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				id := strconv.FormatInt(ids.Add(1), 10)
+				for pb.Next() {
+					l, err := c.TryAcquire(ctx, "bench", id, lockTTL)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := l.Release(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			e.ReportTrips(b)
+		}
+	}
+	b.Run("redschema", ours())
 	b.Run("redislock", func(b *testing.B) {
 		e := benchutil.New(b)
 		c := redislock.New(e.Client)
@@ -105,6 +109,7 @@ func BenchmarkLock(b *testing.B) {
 		})
 		e.ReportTrips(b)
 	})
+	b.Run("redschema-unpipelined", ours(lock.WithPipelining(0)))
 }
 
 // BenchmarkLockContended measures a failed TryAcquire on a held lock: one

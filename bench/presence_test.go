@@ -197,12 +197,12 @@ func presenceRun(b *testing.B, e *benchutil.Env, op func(i int) error) {
 	e.ReportTrips(b)
 }
 
-// benchTracker runs op with presenceRun on a tracker of layout over 1000
-// users with two connections each.
-func benchTracker(b *testing.B, layout presence.Layout, op func(ctx context.Context, tr *presence.Tracker, i int) error) {
+// benchTracker runs op with presenceRun on a tracker of layout (and opts)
+// over 1000 users with two connections each.
+func benchTracker(b *testing.B, layout presence.Layout, op func(ctx context.Context, tr *presence.Tracker, i int) error, opts ...presence.Option) {
 	e := benchutil.New(b)
 	ctx := context.Background()
-	tr, err := presence.New(e.Client, presence.WithNamespace(e.NS), presence.WithLayout(layout))
+	tr, err := presence.New(e.Client, append([]presence.Option{presence.WithNamespace(e.NS), presence.WithLayout(layout)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -226,18 +226,20 @@ func benchSeed(b *testing.B, op func(ctx context.Context, s seed002, i int) erro
 
 // BenchmarkPresenceHeartbeat: one heartbeat of one of 1000 users with two
 // connections each. redschema: one script (prune, refresh, index, events),
-// in each layout; seed002: the seed's HSET + EXPIRE + SETEX pipeline (no
-// pruning, not atomic).
+// in each layout, auto-pipelined (the default) and not; seed002: the seed's
+// HSET + EXPIRE + SETEX pipeline (no pruning, not atomic).
 func BenchmarkPresenceHeartbeat(b *testing.B) {
 	users := userIDs(presenceUsers)
-	for _, l := range layouts {
-		b.Run(l.name, func(b *testing.B) {
-			benchTracker(b, l.layout, func(ctx context.Context, tr *presence.Tracker, i int) error {
-				_, err := tr.Heartbeat(ctx, users[i%len(users)], "conn_123")
-				return err
-			})
-		})
+	heartbeat := func(ctx context.Context, tr *presence.Tracker, i int) error {
+		_, err := tr.Heartbeat(ctx, users[i%len(users)], "conn_123")
+		return err
 	}
+	for _, l := range layouts {
+		b.Run(l.name, func(b *testing.B) { benchTracker(b, l.layout, heartbeat) })
+	}
+	b.Run("redschema-unpipelined", func(b *testing.B) {
+		benchTracker(b, presence.LayoutHash, heartbeat, presence.WithPipelining(0))
+	})
 	start := time.Now().UnixMilli()
 	b.Run("seed002", func(b *testing.B) {
 		benchSeed(b, func(ctx context.Context, s seed002, i int) error {

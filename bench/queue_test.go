@@ -96,7 +96,7 @@ func BenchmarkQueueEnqueue(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := q.Enqueue(ctx, benchPayload, nil); err != nil {
+				if _, err := q.Enqueue(ctx, benchPayload); err != nil {
 					b.Error(err)
 					return
 				}

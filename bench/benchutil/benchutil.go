@@ -12,7 +12,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +35,7 @@ type Env struct {
 	Client redis.UniversalClient
 	NS     keys.Namespace
 	Trips  *Counter
+	cpu0   time.Duration // the servers' CPU time at Warm
 }
 
 // New connects to the Redis under test, attaches a Counter, and removes the
@@ -41,13 +44,13 @@ func New(b testing.TB) *Env {
 	b.Helper()
 	var c redis.UniversalClient
 	if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
-		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), PoolSize: 128})
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), PoolSize: 128, ContextTimeoutEnabled: true})
 	} else {
 		addr := os.Getenv("REDIS_ADDR")
 		if addr == "" {
 			addr = "127.0.0.1:6379"
 		}
-		c = redis.NewClient(&redis.Options{Addr: addr, PoolSize: 128})
+		c = redis.NewClient(&redis.Options{Addr: addr, PoolSize: 128, ContextTimeoutEnabled: true})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -79,19 +82,62 @@ func (e *Env) NewClient(b testing.TB) redis.UniversalClient {
 	return c
 }
 
-// Warm opens a connection (the handshake is not the benchmark's) and resets
-// the round-trip count. Call it right before b.ResetTimer.
+// Warm opens a connection (the handshake is not the benchmark's), resets
+// the round-trip count and notes the servers' CPU time. Call it right
+// before b.ResetTimer.
 func (e *Env) Warm(b testing.TB) {
 	if err := e.Client.Ping(context.Background()).Err(); err != nil {
 		b.Fatal(err)
 	}
 	e.Trips.Reset()
+	e.cpu0 = ServerCPU(context.Background(), e.Client)
 }
 
 // ReportTrips reports the round trips per operation counted since Warm
-// as the metric "trips/op".
+// as the metric "trips/op", and the Redis CPU time per operation since
+// Warm as "redis-us/op" (see ServerCPU: meaningful only on a server no one
+// else uses, such as the one cmd/compare starts).
 func (e *Env) ReportTrips(b *testing.B) {
 	b.ReportMetric(float64(e.Trips.Total())/float64(b.N), "trips/op")
+	if cpu := ServerCPU(context.Background(), e.Client); cpu > 0 && e.cpu0 > 0 {
+		b.ReportMetric(float64((cpu-e.cpu0).Nanoseconds())/1e3/float64(b.N), "redis-us/op")
+	}
+}
+
+// ServerCPU returns the CPU time (user and system) that the Redis
+// servers behind c have used since they started, summed over every master
+// of a cluster, or 0 when INFO does not say. It is the cost of everything
+// a server did, network I/O included, and counts each command once
+// (INFO commandstats counts the commands a script runs on top of the
+// script's own time). On a server others use it measures their work too.
+func ServerCPU(ctx context.Context, c redis.UniversalClient) time.Duration {
+	var mu sync.Mutex
+	var total time.Duration
+	err := keys.ForEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
+		info, err := n.Info(ctx, "cpu").Result()
+		if err != nil {
+			return err
+		}
+		var sum float64
+		for _, line := range strings.Split(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return err
+				}
+				sum += f
+			}
+		}
+		mu.Lock()
+		total += time.Duration(sum * float64(time.Second))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return 0
+	}
+	return total
 }
 
 // Clean unlinks every key under prefix on every node (SCAN, never KEYS).
