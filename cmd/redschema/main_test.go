@@ -47,6 +47,30 @@ func TestAudit(t *testing.T) {
 	assert.Contains(t, out.String(), "1 keys match no pattern")
 }
 
+// With -layout seed, audit visits every database of the layout and finds
+// a key outside its area's database.
+func TestAuditLayout(t *testing.T) {
+	m := miniredis.RunT(t)
+	require.NoError(t, m.DB(6).Set("lock:file:{a.pdf}", "o:1:60000"))
+	m.DB(6).SetTTL("lock:file:{a.pdf}", time.Minute)
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"audit", "-url", "redis://" + m.Addr(), "-layout", "seed"}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code, out.String())
+	for _, db := range []string{"DB 0:", "DB 5:", "DB 6: 1 keys scanned", "DB 7:"} {
+		assert.Contains(t, out.String(), db)
+	}
+	assert.NotContains(t, out.String(), "session:index", "only patterns with keys are listed")
+
+	require.NoError(t, m.DB(0).Set("lock:file:{b.pdf}", "o:1:60000"))
+	m.DB(0).SetTTL("lock:file:{b.pdf}", time.Minute)
+	out.Reset()
+	code, err = run(context.Background(), []string{"audit", "-url", "redis://" + m.Addr(), "-layout", "seed"}, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out.String(), "DB 0: 1 \"lock:file:{file_id}\" keys are outside DB 6")
+}
+
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{nil, {"nope"}, {"audit", "-url", ""}, {"schema", "-prefix", "a{b"}, {"audit", "-url", "bad://x"}, {"schema", "-bogus"}} {
 		var out bytes.Buffer
