@@ -252,8 +252,17 @@ func TestFaults(t *testing.T) {
 		p.CutNow()
 		_, _ = tr.Connect(ctx, "u", presence.Conn{ID: "b"}) // may fail or not
 		p.CutAfter(20)
-		_, err = tr.GetMany(ctx, []string{"u", "v", "w"})
-		assert.Error(t, err)
+		// A cluster client may resend the read on a fresh connection once
+		// the cut is spent (reads are safe to resend): an error or the
+		// right answer, never a wrong one.
+		ps, err := tr.GetMany(ctx, []string{"u", "v", "w"})
+		if err == nil {
+			require.Len(t, ps, 3)
+			assert.Equal(t, "u", ps[0].UserID)
+			assert.True(t, ps[0].Online(), "u is connected")
+			assert.False(t, ps[1].Online())
+			assert.False(t, ps[2].Online())
+		}
 		p.CutAfter(-1)
 
 		var ok bool
