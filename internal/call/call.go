@@ -84,6 +84,8 @@ type Op struct {
 	errs   [nStatus]error
 	shared bool
 	libs   []*Library
+
+	durable bool
 }
 
 // OpOption configures an Op.
@@ -137,6 +139,7 @@ func (o *Op) Load(ctx context.Context, c redis.UniversalClient) error {
 type Runner struct {
 	rdb  redis.UniversalClient
 	pipe *autopipe.Group
+	dur  Durability
 }
 
 // NewRunner returns a Runner over rdb. lanes > 0 lets Shared operations
@@ -168,12 +171,13 @@ func (r *Runner) Run(ctx context.Context, op *Op, keys []string, args ...any) (R
 	if err := op.checkKeys(keys); err != nil {
 		return Reply{}, err
 	}
-	v, err := r.run(ctx, op, keys, args)
+	var w waited
+	v, err := r.run(ctx, op, keys, args, &w)
 	if redirected(err) {
 		rt := newRetrier(ctx)
 		last := err
 		for redirected(err) && rt.again(ctx) {
-			if v, err = r.run(ctx, op, keys, args); redirected(err) {
+			if v, err = r.run(ctx, op, keys, args, &w); redirected(err) {
 				last = err
 			}
 		}
@@ -186,10 +190,17 @@ func (r *Runner) Run(ctx context.Context, op *Op, keys []string, args ...any) (R
 		}
 	}
 	r.reloadOnOutage(ctx, err)
-	return r.decode(ctx, op, keys, v, withCtx(ctx, err))
+	rep, err := r.decode(ctx, op, keys, v, withCtx(ctx, err))
+	if err == nil && r.durable(op) {
+		err = w.check(op, keys[0], r.dur)
+	}
+	return rep, err
 }
 
-func (r *Runner) run(ctx context.Context, op *Op, keys []string, args []any) (any, error) {
+func (r *Runner) run(ctx context.Context, op *Op, keys []string, args []any, w *waited) (any, error) {
+	if r.durable(op) {
+		return r.runOneWait(ctx, op, keys, args, w)
+	}
 	if op.shared && r.pipe != nil {
 		return r.pipe.Run(ctx, op.script, keys, args...)
 	}
@@ -223,9 +234,25 @@ func (r *Runner) RunMany(ctx context.Context, calls []Call) ([]Reply, []error) {
 		return reps, errs
 	}
 	vals := make([]any, len(calls))
+	var ws []waited // per call, when the batch has durable calls
+	for _, c := range calls {
+		if r.durable(c.Op) {
+			ws = make([]waited, len(calls))
+			break
+		}
+	}
 	var rt *retrier
 	for len(sc) > 0 {
-		cmds := script.Pipeline(ctx, r.rdb, sc)
+		var cmds []*redis.Cmd
+		if ws != nil {
+			wp := make([]*waited, len(idx))
+			for j, i := range idx {
+				wp[j] = &ws[i]
+			}
+			cmds = r.pipelineWait(ctx, sc, wp)
+		} else {
+			cmds = script.Pipeline(ctx, r.rdb, sc)
+		}
 		var again []script.Call
 		var againIdx []int
 		for j, cmd := range cmds {
@@ -255,6 +282,9 @@ func (r *Runner) RunMany(ctx context.Context, calls []Call) ([]Reply, []error) {
 		}
 		r.reloadOnOutage(ctx, errs[i])
 		reps[i], errs[i] = r.decode(ctx, c.Op, c.Keys, vals[i], withCtx(ctx, errs[i]))
+		if errs[i] == nil && r.durable(c.Op) {
+			errs[i] = ws[i].check(c.Op, c.Keys[0], r.dur)
+		}
 	}
 	return reps, errs
 }
