@@ -9,6 +9,7 @@ replace (
 
 require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
 	github.com/redschema/redschema/sensor/mqtt v0.0.0-00010101000000-000000000000
 )
@@ -18,7 +19,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/eclipse/paho.mqtt.golang v1.5.1 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/redis/go-redis/v9 v9.22.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

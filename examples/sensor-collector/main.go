@@ -1,13 +1,19 @@
 // Command sensor-collector is seed 003's collector agent in one process:
 // an embedded MQTT broker, simulated motion, temperature, illuminance and
 // pressure sensors publishing on automation/raw/{type}/{location}, the
-// collector writing them to Redis in batches, and the occupancy and light
-// agents' queries of the seed printed at the end.
+// collector writing them to Redis in batches, then the seed's queries as
+// its occupancy, light and behaviour agents ask them, and an audit of the
+// keyspace against the registry.
+//
+// Every key is under KEY_PREFIX (default "collector:", so that the audit
+// covers this program's keys only on a shared server; set it empty for the
+// seed's bare keys).
 //
 // It is a module of its own (it needs the MQTT sub-module and a broker):
 //
 //	cd examples/sensor-collector && go run .                 # embedded Redis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run .
+//	REDIS_URL=127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 go run .
 package main
 
 import (
@@ -26,17 +32,24 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 
 	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/sensor"
 	"github.com/redschema/redschema/sensor/mqtt"
 )
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	prefix, ok := os.LookupEnv("KEY_PREFIX")
+	if !ok {
+		prefix = "collector:"
+	}
+	if err := run(prefix, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(w io.Writer) error {
+// run collects an hour of readings and answers the agents' questions,
+// with every key under prefix.
+func run(prefix string, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rdb, closeRedis, err := connect.FromEnv(ctx, w)
@@ -53,7 +66,8 @@ func run(w io.Writer) error {
 	defer srv.Close()
 	fmt.Fprintln(w, "mqtt broker:", url)
 
-	sensors, err := sensor.New(rdb)
+	ns := keys.Namespace{Prefix: prefix}
+	sensors, err := sensor.New(rdb, sensor.WithNamespace(ns))
 	if err != nil {
 		return err
 	}
@@ -107,6 +121,12 @@ func run(w io.Writer) error {
 	fmt.Fprintf(w, "collector: %d messages received, %d readings written, %d dropped, %d malformed\n\n", st.Received, st.Ingested, st.Dropped, st.Malformed)
 
 	// The occupancy agent.
+	fmt.Fprintln(w, "occupancy agent")
+	recent, err := sensors.Latest(ctx, sensor.Motion, "study", 10)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Recent motion events in the study: %d, newest %s %s\n", len(recent), recent[0].State, recent[0].Time.Local().Format("15:04"))
 	in, err := sensors.MotionWithin(ctx, "study", sensor.DefaultMotionWindow)
 	if err != nil {
 		return err
@@ -118,6 +138,16 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "When was the last motion in the study? %v ago\n", since.Round(time.Minute))
 	// The light agent.
+	fmt.Fprintln(w, "light agent")
+	temps, err := sensors.Latest(ctx, sensor.Temperature, "living_room", 5)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Recent temperature readings in the living room:")
+	for _, r := range temps {
+		fmt.Fprintf(w, " %.1f", r.Value)
+	}
+	fmt.Fprintln(w)
 	t, err := sensors.Current(ctx, sensor.Temperature, "living_room")
 	if err != nil {
 		return err
@@ -131,6 +161,54 @@ func run(w io.Writer) error {
 	for _, b := range trend.Buckets {
 		fmt.Fprintf(w, "  %s  %2d readings  avg %.0f lux (min %.0f, max %.0f)\n", b.Start.Local().Format("15:04"), b.Count, b.Avg, b.Min, b.Max)
 	}
+	// The behaviour agent.
+	fmt.Fprintln(w, "behaviour agent")
+	y, m, d := now.Date()
+	midnight := time.Date(y, m, d, 0, 0, 0, 0, time.Local)
+	today, err := sensors.Since(ctx, sensor.Motion, "study", midnight)
+	if err != nil {
+		return err
+	}
+	on := 0
+	for _, r := range today {
+		if r.State == sensor.On {
+			on++
+		}
+	}
+	fmt.Fprintf(w, "All motion events in the study today: %d events since 00:00, %d of them motion\n", len(today), on)
+	// An episode: from the first "on" of a run of motion to the "off"
+	// that ends it, among the last hour's events.
+	hour, err := sensors.Since(ctx, sensor.Motion, "study", now.Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	var from, to time.Time
+	for _, r := range hour {
+		if r.State == sensor.On && from.IsZero() {
+			from = r.Time
+		} else if r.State == sensor.Off && !from.IsZero() {
+			to = r.Time
+			break
+		}
+	}
+	if to.IsZero() {
+		return fmt.Errorf("no motion episode in the study's last hour (%d events)", len(hour))
+	}
+	// The seed reads both types with one ZRANGEBYSCORE of the shared
+	// sorted set; here each type is one call, told apart on the server.
+	fmt.Fprintf(w, "Environmental conditions in the living room during the episode %s-%s:\n", from.Local().Format("15:04"), to.Local().Format("15:04"))
+	for _, typ := range []string{sensor.Temperature, sensor.Illuminance} {
+		rs, err := sensors.Range(ctx, typ, "living_room", from, to)
+		if err != nil {
+			return err
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range rs {
+			lo, hi = math.Min(lo, r.Value), math.Max(hi, r.Value)
+		}
+		fmt.Fprintf(w, "  %-11s %d readings, %.1f to %.1f %s\n", typ, len(rs), lo, hi, rs[0].Unit)
+	}
+
 	// Discovery, without KEYS.
 	types, err := sensors.Types(ctx, "kitchen")
 	if err != nil {
@@ -145,6 +223,20 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "Sensors in the kitchen: %v; locations: %v; kitchen pressure %s\n", types, locs, p.Data)
+	last10, err := sensors.Latest(ctx, "pressure", "kitchen", 10)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Last 10 pressure readings in the kitchen: %.2f ... %.2f hPa\n", last10[len(last10)-1].Value, last10[0].Value)
+
+	rep, err := keys.Default().Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\naudit of %q: %d keys, %d problems\n", prefix, rep.Scanned, len(rep.Problems()))
+	for _, p := range rep.Problems() {
+		fmt.Fprintln(w, "  problem:", p)
+	}
 	return nil
 }
 

@@ -2,28 +2,108 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/connect"
 )
 
-// TestRun runs the program on the embedded Redis (an empty REDIS_URL) and
-// checks the seed's questions were answered.
-func TestRun(t *testing.T) {
-	t.Setenv("REDIS_URL", "")
-	var out bytes.Buffer
-	if err := run(&out); err != nil {
-		t.Fatal(err)
+// testRedis points REDIS_URL at the backend the test suite runs on: the
+// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither
+// set) the embedded one. It returns a key prefix of this test's own,
+// whose keys are deleted when the test ends.
+func testRedis(t *testing.T) string {
+	t.Helper()
+	url := ""
+	switch {
+	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
+		url = os.Getenv("REDIS_CLUSTER_ADDRS")
+	case os.Getenv("REDIS_ADDR") != "":
+		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
 	}
-	for _, want := range []string{
+	t.Setenv("REDIS_URL", url)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	prefix := "collector-test-" + hex.EncodeToString(b) + ":"
+	if url == "" {
+		return prefix // the embedded Redis goes with the program
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		rdb, closeRedis, err := connect.Open(ctx, url)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer closeRedis()
+		del := func(ctx context.Context, c *redis.Client) error {
+			it := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+			for it.Next(ctx) {
+				if err := c.Del(ctx, it.Val()).Err(); err != nil {
+					return err
+				}
+			}
+			return it.Err()
+		}
+		if cc, ok := rdb.(*redis.ClusterClient); ok {
+			err = cc.ForEachMaster(ctx, del)
+		} else {
+			err = del(ctx, rdb.(*redis.Client))
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	return prefix
+}
+
+// TestRun runs the program on the suite's backend and checks that the
+// seed's questions (the occupancy, light and behaviour agents') were
+// answered and the keyspace audit is clean.
+func TestRun(t *testing.T) {
+	prefix := testRedis(t)
+	start := time.Now()
+	var out bytes.Buffer
+	if err := run(prefix, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	want := []string{
 		"collector: 244 messages received, 244 readings written, 0 dropped, 0 malformed",
+		"Recent motion events in the study: 10, newest off ",
 		"Has there been motion in the study in the last 10 minutes? true",
 		"When was the last motion in the study? 4m0s ago",
+		"Recent temperature readings in the living room: 21.0 21.1 21.2 21.3 21.4",
 		"What's the current temperature in the living room? 21.0 °C",
 		"(minute tier)",
+		"Environmental conditions in the living room during the episode ",
+		"  temperature 3 readings, 21.5 to 21.7 °C",
+		"  illuminance 3 readings, 470.0 to 480.0 lux",
 		"Sensors in the kitchen: [pressure]; locations: [kitchen living_room study]",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+		"Last 10 pressure readings in the kitchen: 1013.16 ... 1013.25 hPa",
+		`audit of "` + prefix + `": `,
+		" keys, 0 problems\n",
+	}
+	// The hour of readings is all "today" unless the test began in the
+	// first hour of the day.
+	if y, m, d := start.Add(-62 * time.Minute).Date(); time.Date(y, m, d, 0, 0, 0, 0, time.Local).Equal(time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.Local)) {
+		want = append(want, "All motion events in the study today: 61 events since 00:00, 3 of them motion")
+	} else {
+		want = append(want, "All motion events in the study today: ")
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q", w)
 		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out.String())
 	}
 }
