@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,11 +58,16 @@ type app struct {
 	stopReconciler context.CancelFunc
 }
 
-// newApp builds every client over rdb under the "ha:" namespace. It does
-// not contact Redis except to put the admins on the chat roster.
+// newApp builds every client over rdb under seed 000's REDIS_KEY_PREFIX
+// ("ha:" when unset). It does not contact Redis except to put the admins
+// on the chat roster.
 func newApp(rdb redis.UniversalClient, out io.Writer) (*app, error) {
+	prefix, ok := os.LookupEnv("REDIS_KEY_PREFIX")
+	if !ok {
+		prefix = "ha:"
+	}
 	a := &app{
-		ns:       keys.Namespace{Prefix: "ha:"}, // seed 000's REDIS_KEY_PREFIX
+		ns:       keys.Namespace{Prefix: prefix},
 		rdb:      rdb,
 		log:      log.New(out, "home-automation: ", 0),
 		accounts: newAccounts(),

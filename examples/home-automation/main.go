@@ -1,6 +1,6 @@
 // Command home-automation is the backend of seed 000 (a home-assistant
 // service with a support chat) on redschema, every key under "ha:" (the
-// seed's REDIS_KEY_PREFIX):
+// seed's REDIS_KEY_PREFIX, which sets another):
 //
 //   - request metrics (§1-2): the metrics middleware counts requests,
 //     accepted requests, errors, current and peak connections, speed and
