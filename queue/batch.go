@@ -17,9 +17,12 @@ type Item[T any] struct {
 	Options []EnqueueOption
 }
 
-// BatchError reports the items of EnqueueBatch that were not enqueued.
-// Errs has one entry per item, nil for the ones that were. It matches
-// every item error with errors.Is (ErrDuplicate, ErrInvalid, ...).
+// BatchError reports the items of EnqueueBatch that were not enqueued,
+// or (with WithDurability) not acknowledged by enough replicas. Errs has
+// one entry per item: nil for an item enqueued, an error matching
+// ErrNotDurable for one enqueued (its ID is returned) but not confirmed
+// on the replicas, another error for one not enqueued. It matches every
+// item error with errors.Is (ErrDuplicate, ErrInvalid, ...).
 type BatchError struct {
 	Errs []error
 }
@@ -43,7 +46,7 @@ func (e *BatchError) Error() string {
 	if n > 3 {
 		fmt.Fprintf(&b, "; and %d more", n-3)
 	}
-	return fmt.Sprintf("queue: %d of %d items not enqueued: %s", n, len(e.Errs), b.String())
+	return fmt.Sprintf("queue: %d of %d items not enqueued or not durable: %s", n, len(e.Errs), b.String())
 }
 
 // Unwrap returns the item errors.
@@ -87,11 +90,15 @@ func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string,
 	if len(calls) > 0 {
 		reps, rerrs := q.run.RunMany(ctx, calls)
 		for j, i := range idx {
-			if err := q.enqueued(ps[i], reps[j], rerrs[j]); err != nil {
+			nd, err := call.NotDurable(rerrs[j])
+			if err := q.enqueued(ps[i], reps[j], err); err != nil {
 				errs[i], failed = err, true
 				continue
 			}
 			ids[i] = ps[i].id
+			if nd != nil {
+				errs[i], failed = nd, true
+			}
 		}
 	}
 	if failed {

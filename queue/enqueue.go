@@ -22,7 +22,7 @@ var (
 		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
 		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
 	).Replace(enqueueSrc),
-		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey}, call.Shared())
+		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey}, call.Shared(), call.Durable())
 )
 
 // EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without
@@ -143,7 +143,10 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 // was lost reports the first outcome: a job enqueued by the first send is
 // reported enqueued, never ErrDuplicate. A network error or a timeout is
 // returned as such: the job may or may not have been enqueued (retry with
-// the same WithID to find out: ErrDuplicate then means it was).
+// the same WithID to find out: ErrDuplicate then means it was). With
+// WithDurability, an enqueue that fewer replicas acknowledged than asked
+// returns the ID with an error matching ErrNotDurable: the job is
+// enqueued.
 func (q *Queue[T]) Enqueue(ctx context.Context, payload T, opts ...EnqueueOption) (string, error) {
 	const op = "enqueue"
 	p, err := q.prepare(op, payload, opts)
@@ -151,10 +154,11 @@ func (q *Queue[T]) Enqueue(ctx context.Context, payload T, opts ...EnqueueOption
 		return "", err
 	}
 	rep, err := q.run.Run(ctx, enqueueOp, p.keys, p.args...)
+	nd, err := call.NotDurable(err)
 	if err := q.enqueued(p, rep, err); err != nil {
 		return "", err
 	}
-	return p.id, nil
+	return p.id, nd
 }
 
 // enqueued turns an enqueue reply into the caller's error.

@@ -37,6 +37,13 @@ var (
 	// error has its job released (ready again, no attempt counted) rather
 	// than failed.
 	ErrShutdown = errors.New("queue: shutting down")
+	// ErrNotDurable: with WithDurability, a write that was done (the job
+	// enqueued, the outcome recorded; the call's result comes with it)
+	// but that fewer replicas than asked acknowledged in time, so a
+	// failover may still lose it. Sending it again is safe: the writes
+	// are idempotent. It is the same error in every package
+	// (lock.ErrNotDurable, session.ErrNotDurable).
+	ErrNotDurable = call.ErrNotDurable
 )
 
 // pkg is the package's error vocabulary for the call layer.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -61,6 +62,7 @@ type options struct {
 	grace      time.Duration
 	onError    func(error)
 	pipelines  int
+	durability call.Durability
 }
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
@@ -105,8 +107,10 @@ func WithShutdownGrace(d time.Duration) Option { return func(o *options) { o.gra
 // WithErrorHandler receives the errors Run survives: Redis unreachable,
 // a corrupt job dead-lettered, a failed ack (the job is then redelivered
 // after its lease), outcomes refused because the lease was lost (matching
-// ErrLeaseLost: the job was recovered, deleted or purged meanwhile). The
-// default discards them. f must be safe for concurrent use.
+// ErrLeaseLost: the job was recovered, deleted or purged meanwhile),
+// outcomes written but not acknowledged by enough replicas (matching
+// ErrNotDurable, with WithDurability). The default discards them. f
+// must be safe for concurrent use.
 func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
 
 // WithPipelining sets how many round trips of Enqueue one Queue keeps in
@@ -123,6 +127,22 @@ func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onErro
 // whole pipeline: every Enqueue in it reports its first outcome (see the
 // package doc).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
+
+// WithDurability makes the writes a failover must not lose wait, in their
+// own round trip, until replicas replicas acknowledged them, for at most
+// timeout: Enqueue, EnqueueBatch, and the outcomes of deliveries (Ack,
+// Nack, Release, Extend, and those Run writes). The script and a WAIT go
+// out as one pipeline to the queue's master (these calls are then not
+// auto-pipelined). When fewer replicas acknowledge in time the call
+// returns its result with an error matching ErrNotDurable: the write was
+// done, but a failover may still lose it; sending it again (the same
+// WithID) is safe. replicas is 1 to 64 and timeout 1ms to 1 min and under
+// the client's ReadTimeout, and the client must be a *redis.Client or a
+// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
+// the package doc for what is lost without it.
+func WithDurability(replicas int, timeout time.Duration) Option {
+	return func(o *options) { o.durability = call.Durability{Replicas: replicas, Timeout: timeout} }
+}
 
 func defaultOptions() options {
 	return options{

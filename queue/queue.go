@@ -52,10 +52,14 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	if err := o.check(op); err != nil {
 		return nil, err
 	}
+	if err := o.durability.Check(pkg, op, "WithDurability", rdb); err != nil {
+		return nil, err
+	}
 	if name == "" || reserved[name] {
 		return nil, pkg.Invalidf(op, "queue name %q (empty or reserved)", name)
 	}
 	q := &Queue[T]{run: call.NewRunner(rdb, o.pipelines), name: name, o: o}
+	q.run.SetDurability(o.durability)
 	_, q.isJSON = o.codec.(codec.JSON)
 	var err error
 	build := func(t *keys.Template, args ...string) string {

@@ -268,14 +268,17 @@ func (r *runner[T]) settleLoop(ctx context.Context) {
 			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			res, _, err = q.settle(c, "settle", req, batch)
 			cancel()
-			if err == nil {
+			if res != nil { // written (err is nil or ErrNotDurable)
 				break
 			}
 			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 		}
-		if err != nil {
+		if res == nil {
 			q.report(fmt.Errorf("%w (%d outcomes lost; those jobs run again after their lease)", err, len(batch)))
 		} else {
+			if err != nil {
+				q.report(err) // ErrNotDurable: written, not yet on enough replicas
+			}
 			lost := 0
 			for _, v := range res {
 				if v == settleLost {
@@ -330,6 +333,8 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 			cancel()
 			if err != nil {
 				q.report(err)
+			}
+			if res == nil {
 				break
 			}
 			for i, v := range res {

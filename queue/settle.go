@@ -5,13 +5,15 @@ import (
 	_ "embed"
 	"fmt"
 	"time"
+
+	"github.com/redschema/redschema/internal/call"
 )
 
 var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, replyKey))
+	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, replyKey), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -36,7 +38,9 @@ const (
 // settle writes up to maxSettle outcomes in one script and returns one
 // result per outcome and the server time (rounded up to the ms). req is the request's reply memo
 // (q.request()): a resend, by go-redis or by the caller, of the same
-// outcomes with the same req reports the first run's results.
+// outcomes with the same req reports the first run's results. With
+// WithDurability the results may come with an ErrNotDurable error; on any
+// other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
 	args := make([]any, 0, 3+5*len(os))
 	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow))
@@ -44,6 +48,7 @@ func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
 	}
 	rep, err := q.run.Run(ctx, settleOp, with(q.all, req), args...)
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)
 	}
@@ -55,7 +60,7 @@ func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]
 	if len(r) != len(os) {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: %d results for %d outcomes", len(r), len(os)))
 	}
-	return r, msTime(now), nil
+	return r, msTime(now), nd
 }
 
 // settleDetached settles with a context that outlives ctx's cancellation,
@@ -74,7 +79,7 @@ func (q *Queue[T]) settleOne(ctx context.Context, op string, j *Job[T], o outcom
 	}
 	o.id, o.dlv = j.ID, j.Delivery
 	r, now, err := q.settle(ctx, op, q.request(), []outcome{o})
-	if err != nil {
+	if r == nil {
 		return 0, err
 	}
 	if r[0] == settleLost {
@@ -83,7 +88,7 @@ func (q *Queue[T]) settleOne(ctx context.Context, op string, j *Job[T], o outcom
 	if o.op == 'e' {
 		j.LeaseDeadline = now.Add(time.Duration(o.num) * time.Millisecond)
 	}
-	return r[0], nil
+	return r[0], err // nil, or ErrNotDurable
 }
 
 // Ack records j as done: it leaves the queue and total_processed,
@@ -92,7 +97,9 @@ func (q *Queue[T]) settleOne(ctx context.Context, op string, j *Job[T], o outcom
 // recovered or the job deleted meanwhile (the job may run again: delivery
 // is at-least-once). An Ack that go-redis resends after its reply was lost
 // reports the first outcome (nil), never ErrLeaseLost; a network error or
-// a timeout is returned as such (the ack may or may not be written).
+// a timeout is returned as such (the ack may or may not be written). With
+// WithDurability, an ack (and a Nack, Release or Extend) that fewer
+// replicas acknowledged than asked is written and returns ErrNotDurable.
 func (q *Queue[T]) Ack(ctx context.Context, j *Job[T]) error {
 	var took int64 // a Job not from a dequeue (built by hand) adds no time
 	if j != nil && !j.delivered.IsZero() {

@@ -191,7 +191,7 @@ func (r *Runner) Run(ctx context.Context, op *Op, keys []string, args ...any) (R
 	}
 	r.reloadOnOutage(ctx, err)
 	rep, err := r.decode(ctx, op, keys, v, withCtx(ctx, err))
-	if err == nil && r.durable(op) {
+	if err == nil && rep.Status == OK && r.durable(op) {
 		err = w.check(op, keys[0], r.dur)
 	}
 	return rep, err
@@ -282,7 +282,7 @@ func (r *Runner) RunMany(ctx context.Context, calls []Call) ([]Reply, []error) {
 		}
 		r.reloadOnOutage(ctx, errs[i])
 		reps[i], errs[i] = r.decode(ctx, c.Op, c.Keys, vals[i], withCtx(ctx, errs[i]))
-		if errs[i] == nil && r.durable(c.Op) {
+		if errs[i] == nil && reps[i].Status == OK && r.durable(c.Op) {
 			errs[i] = ws[i].check(c.Op, c.Keys[0], r.dur)
 		}
 	}

@@ -84,7 +84,9 @@ func (d Durability) Check(p *Pkg, op, opt string, rdb redis.UniversalClient) err
 
 // Durable marks an Op as a write that must survive a failover: on a
 // Runner with a Durability (SetDurability) it is not auto-pipelined, and
-// waits for the replicas in its round trip.
+// waits for the replicas in its round trip. Only a reply with status OK
+// can be ErrNotDurable: the others wrote nothing (or a replay reports
+// them), and keep their own meaning.
 func Durable() OpOption { return func(o *Op) { o.durable = true } }
 
 // SetDurability makes r's Durable Ops wait for d's replicas. Call it

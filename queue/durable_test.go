@@ -1,0 +1,72 @@
+package queue_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/queue"
+)
+
+// The test servers have no replicas, so every durable write is done and
+// reported with ErrNotDurable, its result returned with it: the ID of the
+// enqueued job, the ack recorded. What is not written (a duplicate, a lost
+// lease) keeps its own error. The chaos tier shows the option keeping
+// every acknowledged job through failovers (internal/chaos).
+func TestDurabilityWithoutReplicas(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "durable", queue.WithDurability(1, 20*time.Millisecond))
+
+	id, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithID("j1"))
+	require.ErrorIs(t, err, queue.ErrNotDurable)
+	assert.Contains(t, err.Error(), "0 of 1 replicas acknowledged")
+	assert.Equal(t, "j1", id, "the ID comes with ErrNotDurable")
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("j1"))
+	require.ErrorIs(t, err, queue.ErrDuplicate, "nothing written: a duplicate, not ErrNotDurable")
+	assert.NotErrorIs(t, err, queue.ErrNotDurable)
+
+	ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{}, {Options: []queue.EnqueueOption{queue.WithID("j1")}}})
+	var be *queue.BatchError
+	require.ErrorAs(t, err, &be)
+	assert.ErrorIs(t, be.Errs[0], queue.ErrNotDurable)
+	assert.NotEmpty(t, ids[0], "enqueued")
+	assert.ErrorIs(t, be.Errs[1], queue.ErrDuplicate)
+	assert.Empty(t, ids[1])
+
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), s.TotalEnqueued)
+
+	j, err := q.TryDequeue(ctx)
+	require.NoError(t, err, "a dequeue does not wait for replicas")
+	require.ErrorIs(t, q.Ack(ctx, j), queue.ErrNotDurable)
+	require.ErrorIs(t, q.Ack(ctx, j), queue.ErrLeaseLost, "the first ack was written")
+	s, err = q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.TotalProcessed)
+}
+
+func TestDurabilityOptionChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		replicas int
+		timeout  time.Duration
+	}{
+		{"no replica", 0, time.Second},
+		{"negative", -1, time.Second},
+		{"too many", 65, time.Second},
+		{"no timeout", 1, 0},
+		{"past the read timeout", 1, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := queue.New[execution](redisNop(), "q", queue.WithDurability(tc.replicas, tc.timeout))
+			assert.ErrorIs(t, err, queue.ErrInvalid)
+		})
+	}
+	_, err := queue.New[execution](redisNop(), "q", queue.WithDurability(1, 100*time.Millisecond))
+	assert.NoError(t, err)
+}
