@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -27,6 +28,10 @@ type AuditOptions struct {
 	Layout Layout
 	// DB is the database the audited client is connected to (with Layout).
 	DB int
+	// Largest is how many of the biggest probed keys (by MEMORY USAGE) the
+	// report lists in AuditReport.Largest (default 0: none). Only keys
+	// that got a memory probe take part: raise Sample to probe them all.
+	Largest int
 }
 
 // PatternStats is what Audit found for one pattern.
@@ -46,6 +51,15 @@ func (s PatternStats) Active() bool {
 	return s.Keys > 0 || s.NoTTL > 0 || s.WrongType > 0 || s.WrongDB > 0
 }
 
+// EstBytes estimates the memory of all the pattern's keys: AvgBytes × Keys,
+// exact when every key was sampled.
+func (s PatternStats) EstBytes() int64 {
+	if s.Sampled >= s.Keys {
+		return s.Bytes
+	}
+	return s.AvgBytes() * s.Keys
+}
+
 // AvgBytes is the mean memory of the sampled keys, or 0.
 func (s PatternStats) AvgBytes() int64 {
 	if s.Sampled == 0 {
@@ -61,6 +75,31 @@ type AuditReport struct {
 	Unmatched int64          // keys no template matched
 	// UnmatchedKeys lists up to AuditOptions.KeepUnmatched of them.
 	UnmatchedKeys []string
+	// Largest lists the AuditOptions.Largest biggest probed keys, biggest
+	// first.
+	Largest []KeySize
+}
+
+// KeySize is one key and its MEMORY USAGE.
+type KeySize struct {
+	Key      string
+	Template *Template
+	Bytes    int64
+}
+
+// keepLargest inserts k into the report's Largest list, kept sorted and at
+// most n long.
+func (r *AuditReport) keepLargest(k KeySize, n int) {
+	if n <= 0 || (len(r.Largest) == n && r.Largest[n-1].Bytes >= k.Bytes) {
+		return
+	}
+	i := sort.Search(len(r.Largest), func(i int) bool { return r.Largest[i].Bytes < k.Bytes })
+	r.Largest = append(r.Largest, KeySize{})
+	copy(r.Largest[i+1:], r.Largest[i:])
+	r.Largest[i] = k
+	if len(r.Largest) > n {
+		r.Largest = r.Largest[:n]
+	}
 }
 
 // Problems lists what the audit found wrong: keys missing a TTL, keys of the
@@ -242,6 +281,7 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 				st.Sampled--
 			} else {
 				st.Bytes += p.mem.Val()
+				a.rep.keepLargest(KeySize{Key: batch[i], Template: p.t, Bytes: p.mem.Val()}, a.opt.Largest)
 			}
 		}
 	}

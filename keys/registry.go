@@ -12,12 +12,14 @@ import (
 // ready to use; it is safe for concurrent use.
 //
 // Packages declare their patterns in the process-wide registry with Register
-// (the only init-time side effect in redschema); applications and tests may
-// build their own with NewRegistry.
+// and their values' decoders with SetDecoder (the only init-time side
+// effects in redschema); applications and tests may build their own with
+// NewRegistry.
 type Registry struct {
-	mu      sync.RWMutex
-	byText  map[string]*Template
-	ordered []*Template
+	mu       sync.RWMutex
+	byText   map[string]*Template
+	ordered  []*Template
+	decoders map[*Template]Decoder
 }
 
 // NewRegistry returns an empty registry.

@@ -1,0 +1,138 @@
+package keys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnowned is returned by Registry.Inspect for a key that no registered
+// pattern matches under the namespace: no package owns it.
+var ErrUnowned = errors.New("keys: no registered pattern owns the key")
+
+// ErrNotFound is returned by Registry.Inspect for a key that a pattern owns
+// but that does not exist (never written, expired or deleted).
+var ErrNotFound = errors.New("keys: key not found")
+
+// Ref is a key that Registry.Match attributed to a template: what a Decoder
+// reads.
+type Ref struct {
+	Key       string    // the Redis key, namespace included
+	Template  *Template // the pattern that owns it
+	Args      []string  // placeholder values, in the order of Template.Params
+	Namespace Namespace // the namespace it was matched under
+}
+
+// Arg returns the value of placeholder name, or "" if the template has none.
+func (r Ref) Arg(name string) string {
+	for i, p := range r.Template.params {
+		if p == name {
+			return r.Args[i]
+		}
+	}
+	return ""
+}
+
+// A Decoder reads the value at ref.Key the way the package that owns the
+// key's pattern reads it, and returns what the package's API would return
+// for it: a struct or map that encodes to readable JSON. It only reads
+// (one round trip where it can), never prints a usable secret, and reports
+// a value it cannot parse as an error wrapping ErrCorrupt that names the
+// key. It may return ErrNotFound for a key that vanished.
+//
+// Packages register one per pattern with SetDecoder, in their inspect.go;
+// cmd/redschema inspect runs them.
+type Decoder func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error)
+
+// SetDecoder registers d as the decoder of t's keys in the process-wide
+// registry (see Registry.SetDecoder). Call it from an init function of the
+// package that registered t.
+func SetDecoder(t *Template, d Decoder) { defaultRegistry.SetDecoder(t, d) }
+
+// SetDecoder registers d as the decoder of t's keys, replacing any earlier
+// one. It panics if t is not registered in r or is a channel (channels
+// carry messages, not stored values): a programming error, like Register's.
+func (r *Registry) SetDecoder(t *Template, d Decoder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byText[t.p.Template] != t {
+		panic(fmt.Sprintf("keys: SetDecoder: %q is not registered here", t.p.Template))
+	}
+	if t.IsChannel() {
+		panic(fmt.Sprintf("keys: SetDecoder: %q is a channel", t.p.Template))
+	}
+	if r.decoders == nil {
+		r.decoders = map[*Template]Decoder{}
+	}
+	r.decoders[t] = d
+}
+
+// Decoder returns the decoder registered for t, or nil.
+func (r *Registry) Decoder(t *Template) Decoder {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.decoders[t]
+}
+
+// Inspection is what Registry.Inspect found at one key.
+type Inspection struct {
+	Ref
+	// Type is the key's Redis type as TYPE names it.
+	Type Type
+	// TTL is the key's remaining lifetime, or -1 when it has none.
+	TTL time.Duration
+	// Value is what the owning package's decoder returned; nil when the
+	// pattern has no decoder, the type is wrong or decoding failed.
+	Value any
+	// DecodeErr is why Value is nil: no decoder, the key holds the wrong
+	// type, or the decoder's error (wrapping ErrCorrupt for a bad value).
+	DecodeErr error
+}
+
+// Inspect attributes key to the pattern that owns it under ns, reads its
+// type and TTL, and decodes its value with the owning package's Decoder.
+// It returns an error wrapping ErrUnowned when no pattern matches (a
+// channel pattern matching says so: channels have no stored value),
+// ErrNotFound when the key does not exist, and the server's error on an
+// outage. A value that does not decode is not an error of Inspect: it is
+// reported in Inspection.DecodeErr with the type and TTL.
+func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, key string) (*Inspection, error) {
+	t, args, ok := r.Match(ns, key)
+	if !ok {
+		if ct, _, isCh := r.MatchChannel(ns, key); isCh {
+			return nil, fmt.Errorf("%w: %q is a %s channel (%q): channels carry messages, not stored values", ErrUnowned, key, ct.p.Owner, ct.p.Template)
+		}
+		return nil, fmt.Errorf("%w: %q under prefix %q", ErrUnowned, key, ns.Prefix)
+	}
+	in := &Inspection{Ref: Ref{Key: key, Template: t, Args: args, Namespace: ns}}
+	pipe := c.Pipeline()
+	typ := pipe.Type(ctx, key)
+	pttl := pipe.PTTL(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("keys: inspect %q: %w", key, err)
+	}
+	in.Type = Type(typ.Val())
+	if in.Type == "none" {
+		return nil, fmt.Errorf("%w: %q (pattern %q, owner %s)", ErrNotFound, key, t.p.Template, t.p.Owner)
+	}
+	in.TTL = pttl.Val()
+	if in.TTL < 0 {
+		in.TTL = -1
+	}
+	d := r.Decoder(t)
+	switch {
+	case in.Type != t.p.Type:
+		in.DecodeErr = Corrupt(key, fmt.Errorf("holds a %s, pattern %q declares a %s", in.Type, t.p.Template, t.p.Type))
+	case d == nil:
+		in.DecodeErr = fmt.Errorf("keys: package %s registers no decoder for %q", t.p.Owner, t.p.Template)
+	default:
+		in.Value, in.DecodeErr = d(ctx, c, in.Ref)
+		if in.DecodeErr != nil {
+			in.Value = nil
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,115 @@
+package keys_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+)
+
+func TestInspect(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	r := keys.NewRegistry()
+	counter := r.MustRegister(keys.Pattern{Template: "hits:{page}", Type: keys.String, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "hits"})
+	log := r.MustRegister(keys.Pattern{Template: "log:{page}", Type: keys.List, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "log"})
+	bare := r.MustRegister(keys.Pattern{Template: "bare:{page}", Type: keys.String, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "no decoder"})
+	ch := r.MustRegister(keys.Pattern{Template: "events:{page}", Type: keys.Channel, Owner: "demo", Purpose: "events"})
+	r.SetDecoder(counter, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		n, err := strconv.Atoi(v)
+		return map[string]any{"page": ref.Arg("page"), "hits": n}, err
+	}))
+	r.SetDecoder(log, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) { return s, nil }))
+	assert.Panics(t, func() { r.SetDecoder(ch, nil) }, "channels have no value")
+	assert.Panics(t, func() { keys.SetDecoder(counter, nil) }, "not registered in the default registry")
+
+	key := func(tp *keys.Template, page string) string {
+		k, err := tp.Key(e.NS, page)
+		require.NoError(t, err)
+		return k
+	}
+	require.NoError(t, e.Client.Set(ctx, key(counter, "home"), "12", time.Minute).Err())
+	in, err := r.Inspect(ctx, e.Client, e.NS, key(counter, "home"))
+	require.NoError(t, err)
+	assert.Equal(t, counter, in.Template)
+	assert.Equal(t, keys.String, in.Type)
+	assert.InDelta(t, time.Minute, in.TTL, float64(time.Second))
+	assert.NoError(t, in.DecodeErr)
+	assert.Equal(t, map[string]any{"page": "home", "hits": 12}, in.Value)
+
+	// A collection: its length and the first InspectLimit elements.
+	lk := key(log, "home")
+	for i := 0; i < keys.InspectLimit+5; i++ {
+		require.NoError(t, e.Client.RPush(ctx, lk, fmt.Sprint(i)).Err())
+	}
+	in, err = r.Inspect(ctx, e.Client, e.NS, lk)
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), in.TTL)
+	col := in.Value.(keys.Collection)
+	assert.EqualValues(t, keys.InspectLimit+5, col.Len)
+	assert.Len(t, col.Items, keys.InspectLimit)
+	assert.Equal(t, "0", col.Items[0])
+
+	// Corrupt value, wrong type, no decoder: reported, not failed.
+	require.NoError(t, e.Client.Set(ctx, key(counter, "bad"), "twelve", time.Minute).Err())
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "bad"))
+	require.NoError(t, err)
+	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
+	assert.Contains(t, in.DecodeErr.Error(), key(counter, "bad"))
+	assert.Nil(t, in.Value)
+	require.NoError(t, e.Client.SAdd(ctx, key(counter, "set"), "x").Err())
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "set"))
+	require.NoError(t, err)
+	assert.Equal(t, keys.Set, in.Type)
+	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
+	require.NoError(t, e.Client.Set(ctx, key(bare, "x"), "1", time.Minute).Err())
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(bare, "x"))
+	require.NoError(t, err)
+	assert.ErrorContains(t, in.DecodeErr, "package demo registers no decoder")
+
+	// Unowned, channel, missing.
+	_, err = r.Inspect(ctx, e.Client, e.NS, e.NS.Prefix+"nobody:home")
+	assert.ErrorIs(t, err, keys.ErrUnowned)
+	_, err = r.Inspect(ctx, e.Client, e.NS, key(ch, "home"))
+	assert.ErrorIs(t, err, keys.ErrUnowned)
+	assert.ErrorContains(t, err, "channel")
+	_, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "none"))
+	assert.ErrorIs(t, err, keys.ErrNotFound)
+}
+
+// Audit with Largest lists the biggest probed keys, biggest first, and
+// EstBytes extrapolates the sample.
+func TestAuditLargest(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	r := keys.NewRegistry()
+	tp := r.MustRegister(keys.Pattern{Template: "blob:{id}", Type: keys.String, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: "blobs"})
+	for i := 1; i <= 5; i++ {
+		k, err := tp.Key(e.NS, strconv.Itoa(i))
+		require.NoError(t, err)
+		require.NoError(t, e.Client.Set(ctx, k, string(make([]byte, i*1000)), time.Minute).Err())
+	}
+	rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, Largest: 2})
+	require.NoError(t, err)
+	require.Len(t, rep.Largest, 2)
+	k5, _ := tp.Key(e.NS, "5")
+	k4, _ := tp.Key(e.NS, "4")
+	assert.Equal(t, k5, rep.Largest[0].Key)
+	assert.Equal(t, k4, rep.Largest[1].Key)
+	assert.Greater(t, rep.Largest[0].Bytes, rep.Largest[1].Bytes)
+	st := rep.Patterns[0]
+	assert.Equal(t, st.Bytes, st.EstBytes(), "every key sampled: exact")
+
+	rep, err = r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, Sample: 2})
+	require.NoError(t, err)
+	st = rep.Patterns[0]
+	assert.EqualValues(t, 2, st.Sampled)
+	assert.Equal(t, st.AvgBytes()*5, st.EstBytes())
+	assert.Empty(t, rep.Largest)
+}
