@@ -1,0 +1,91 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Decoders for redschema inspect: queues decode to conversations with
+// their priority and time, the state hash to each conversation's band,
+// waiting time and admin, messages to Message values. Replay records are
+// internal (first outcomes of resent requests) and shown as stored.
+func init() {
+	keys.SetDecoder(assignmentsKey, keys.SetMembersDecoder(func(_ keys.Ref, id string) (any, error) {
+		return map[string]any{"conversation_id": id}, nil
+	}))
+	keys.SetDecoder(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+		return map[string]any{"conversation_id": id, "last_activity": time.UnixMilli(int64(score)).UTC()}, nil
+	}))
+	queued := keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+		p, at, ok := decodeScore(score)
+		if !ok {
+			return nil, fmt.Errorf("conversation %q has score %v, which this package never writes", id, score)
+		}
+		return map[string]any{"conversation_id": id, "priority": p, "since": at.UTC()}, nil
+	})
+	keys.SetDecoder(unreadKey, queued)
+	keys.SetDecoder(backlogKey, queued)
+	keys.SetDecoder(stateKey, keys.FieldsDecoder(func(_ keys.Ref, id, v string) (any, error) {
+		st, ok := parseState(v, time.Now().UnixMilli())
+		if !ok {
+			return nil, fmt.Errorf("conversation %q state %.64q is not \"band stamp waiting admin\"", id, v)
+		}
+		out := map[string]any{"conversation_id": id, "priority": bands[st.band], "stamp": st.stamp, "admin_id": st.admin}
+		if st.waiting > 0 {
+			out["awaiting_reply_since"] = time.UnixMilli(st.waiting).UTC()
+		}
+		return out, nil
+	}))
+	keys.SetDecoder(rosterKey, keys.FieldsDecoder(func(_ keys.Ref, admin, v string) (any, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("admin %q capacity %.32q", admin, v)
+		}
+		return map[string]any{"admin_id": admin, "capacity": n}, nil
+	}))
+	keys.SetDecoder(cursorKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+		out := map[string]any{}
+		if s, ok := m["stamp"]; ok {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("stamp %.32q", s)
+			}
+			out["last_stamp"] = n
+		}
+		if a, ok := m["last"]; ok {
+			out["last_assigned_admin"] = a
+		}
+		return out, nil
+	}))
+	keys.SetDecoder(messagesKey, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) {
+		return decodeMessage(s)
+	}))
+	keys.SetDecoder(replayKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		return map[string]any{"replay_record": v}, nil
+	}))
+	numbers := keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+		out := map[string]any{}
+		for f, v := range m {
+			if f == "day" {
+				out[f] = v
+				continue
+			}
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, errors.New("field " + f + " is not a number")
+			}
+			if f == "computed_at" {
+				out[f] = time.UnixMilli(int64(n)).UTC()
+				continue
+			}
+			out[f] = n
+		}
+		return out, nil
+	})
+	keys.SetDecoder(dashboardKey, numbers)
+	keys.SetDecoder(statsKey, numbers)
+}

@@ -1,0 +1,75 @@
+package lock
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Decoders for redschema inspect: each key decodes to the lease, fence,
+// queue, permit or last run it records.
+func init() {
+	// A lease is "owner:timestamp_ms:ttl_ms"; an interval guard's claim
+	// record (lock:cron:{job_name}) adds ":previous_run_ms" (-1: none),
+	// with a lease of 0 when the run holds none.
+	lease := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		bad := fmt.Errorf("lease %.64q is not owner:timestamp_ms:ttl_ms[:previous_run_ms]", v)
+		parts := strings.Split(v, ":")
+		if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
+			return nil, bad
+		}
+		var n [3]int64
+		for i, p := range parts[1:] {
+			var err error
+			if n[i], err = strconv.ParseInt(p, 10, 64); err != nil {
+				return nil, bad
+			}
+		}
+		if n[0] < 0 || n[1] < 0 || (len(parts) == 3 && n[1] == 0) || n[2] < -1 {
+			return nil, bad
+		}
+		out := map[string]any{
+			"owner_id":    parts[0],
+			"acquired_at": time.UnixMilli(n[0]).UTC(),
+			"lease":       (time.Duration(n[1]) * time.Millisecond).String(),
+		}
+		if len(parts) == 4 {
+			out["interval_claim"] = true
+			if n[2] >= 0 {
+				out["previous_run"] = time.UnixMilli(n[2]).UTC()
+			}
+		}
+		return out, nil
+	})
+	keys.SetDecoder(lockKey, lease)
+	for _, t := range resourceDefaults {
+		keys.SetDecoder(t, lease)
+	}
+	keys.SetDecoder(fenceKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<53-1 {
+			return nil, fmt.Errorf("fencing token %.32q", v)
+		}
+		return map[string]any{"last_fencing_token": n}, nil
+	}))
+	keys.SetDecoder(queueKey, keys.ListDecoder(func(_ keys.Ref, owner string) (any, error) {
+		return map[string]any{"waiter": owner}, nil
+	}))
+	until := func(what string) keys.Decoder {
+		return keys.ZSetDecoder(func(_ keys.Ref, owner string, score float64) (any, error) {
+			return map[string]any{"owner_id": owner, what: time.UnixMilli(int64(score)).UTC()}, nil
+		})
+	}
+	keys.SetDecoder(waitersKey, until("place_until"))
+	keys.SetDecoder(semKey, until("permit_expires_at"))
+	keys.SetDecoder(cronKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("last run %.32q is not Unix ms", v)
+		}
+		return map[string]any{"job": ref.Arg("job_name"), "last_run": time.UnixMilli(n).UTC()}, nil
+	}))
+}

@@ -1,0 +1,60 @@
+package presence
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Decoders for redschema inspect: each key decodes to what the Tracker,
+// Typing and Availability APIs read from it. Replay records are internal
+// (first outcomes kept for resent requests) and shown as stored.
+func init() {
+	keys.SetDecoder(presenceKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		return decode(ref.Key, ref.Arg("user_id"), []byte(v), 0, nil)
+	}))
+	keys.SetDecoder(connsKey, keys.FieldsDecoder(func(ref keys.Ref, id, v string) (any, error) {
+		return decodeConn(ref.Key, id, v)
+	}))
+	keys.SetDecoder(onlineKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
+		exp := math.Floor(math.Abs(score))
+		return map[string]any{
+			"user_id":           user,
+			"presence_expiry":   fromMs(int64(exp)),
+			"announced_offline": score < 0,
+		}, nil
+	}))
+	replay := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		return map[string]any{"replay_record": v}, nil
+	})
+	keys.SetDecoder(replayKey, replay)
+	keys.SetDecoder(sweepKey, replay)
+	keys.SetDecoder(typingReplayKey, replay)
+	avail := keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		s := Status(v)
+		if !s.valid() || s == Invisible {
+			return nil, fmt.Errorf("availability %q", v)
+		}
+		return map[string]any{"admin_id": ref.Arg("admin_id"), "status": s}, nil
+	})
+	keys.SetDecoder(adminKey, avail)
+	keys.SetDecoder(availTaggedKey, avail)
+	keys.SetDecoder(typingKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		return decodeTyper(ref.Key, v)
+	}))
+	keys.SetDecoder(typersKey, keys.ZSetDecoder(func(ref keys.Ref, v string, score float64) (any, error) {
+		ty, err := decodeTyper(ref.Key, v)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"typer": ty, "expires_at": fromMs(int64(score))}, nil
+	}))
+	keys.SetDecoder(throttleKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		if v == "" {
+			return nil, errors.New("empty throttle value")
+		}
+		return map[string]any{"accepted_request_id": v}, nil
+	}))
+}

@@ -1,0 +1,134 @@
+package queue
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Decoders for redschema inspect. A job decodes to its envelope (ID,
+// priority, created_at, retries) with the payload as stored: JSON as it
+// is, payload_bytes (a non-JSON codec's bytes) base64 in JSON output,
+// since the payload type is the application's.
+func init() {
+	keys.SetDecoder(wakeKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+		if s == "1" {
+			return map[string]any{"wake_up_token": true}, nil
+		}
+		return inspectJob(ref.Key, s) // a seed-format job waiting to be adopted
+	}))
+	keys.SetDecoder(inboxKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+		if s == "1" {
+			return map[string]any{"wake_up_token": true}, nil
+		}
+		return inspectJob(ref.Key, s)
+	}))
+	keys.SetDecoder(replyKey, keys.StringDecoder(func(_ keys.Ref, s string) (any, error) {
+		switch s {
+		case "ok", "live", "window": // an enqueue's: accepted, the ID is live, a duplicate in the unique window
+			return map[string]any{"first_outcome": s}, nil
+		}
+		var v []any // other writes: the script's reply as JSON, ["ok", ...]
+		if err := json.Unmarshal([]byte(s), &v); err != nil || len(v) == 0 {
+			return nil, fmt.Errorf("reply memo %.64q is not a reply", s)
+		}
+		if _, ok := v[0].(string); !ok {
+			return nil, fmt.Errorf("reply memo %.64q is not a reply", s)
+		}
+		return map[string]any{"first_outcome": v}, nil
+	}))
+	keys.SetDecoder(priorityKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
+		if _, ok := parseLevel(ref.Arg("level")); !ok {
+			return nil, fmt.Errorf("unknown priority level %q", ref.Arg("level"))
+		}
+		// The score is the ready time in ms × 1000 plus a FIFO sequence.
+		return map[string]any{"job_id": id, "ready_at": msTime(int64(score) / 1000).UTC()}, nil
+	}))
+	keys.SetDecoder(jobsKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		return inspectJob(ref.Key, s)
+	}))
+	keys.SetDecoder(stateKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		dlv, retry, maxRetries, p, lastErr, err := parseState(ref.Key, s)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"job_id": id, "delivery": dlv, "retry_count": retry, "max_retries": maxRetries,
+			"priority": p.String(), "last_error": lastErr}, nil
+	}))
+	keys.SetDecoder(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+		return map[string]any{"job_id": id, "lease_deadline": msTime(int64(score)).UTC()}, nil
+	}))
+	keys.SetDecoder(uniqueKey, keys.StringDecoder(func(ref keys.Ref, s string) (any, error) {
+		return map[string]any{"job_id": ref.Arg("job_id"), "unique_until": "the key's TTL", "value": s}, nil
+	}))
+	keys.SetDecoder(statsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+		out := map[string]any{}
+		for f, v := range m {
+			switch f {
+			case "avg_process_time_ms":
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil || x < 0 {
+					return nil, fmt.Errorf("field %s is %.64q", f, v)
+				}
+				out["avg_process_time"] = time.Duration(x * float64(time.Millisecond)).String()
+			case "last_processed_at":
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("field %s is %.64q", f, v)
+				}
+				out[f] = msTime(n).UTC()
+			default:
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("field %s is %.64q", f, v)
+				}
+				out[f] = n
+			}
+		}
+		return out, nil
+	}))
+	keys.SetDecoder(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+		var e deadEntry
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			return nil, err
+		}
+		p, ok := parseLevel(e.Level)
+		if !ok {
+			return nil, fmt.Errorf("bad level %q", e.Level)
+		}
+		out := map[string]any{"id": e.ID, "error": e.Error, "failed_at": msTime(e.FailedAt).UTC(),
+			"retry_count": e.RetryCount, "max_retries": e.MaxRetries, "priority": p.String()}
+		if len(e.Job) > 0 && string(e.Job) != "null" {
+			j, err := inspectJob(ref.Key, string(e.Job))
+			if err != nil {
+				out["job_raw"] = string(e.Job)
+			} else {
+				out["job"] = j
+			}
+		}
+		return out, nil
+	}))
+}
+
+// inspectJob decodes a stored job envelope, leaving the payload as stored.
+func inspectJob(key, s string) (any, error) {
+	var w wireJob
+	if err := json.Unmarshal([]byte(s), &w); err != nil {
+		return nil, keys.Corrupt(key, err)
+	}
+	if w.ID == "" || !Priority(w.Priority).valid() {
+		return nil, keys.Corrupt(key, fmt.Errorf("job %.64q has no id or a bad priority", strings.TrimSpace(s)))
+	}
+	out := map[string]any{"id": w.ID, "priority": Priority(w.Priority).String(), "created_at": w.CreatedAt,
+		"retry_count": w.RetryCount, "max_retries": w.MaxRetries}
+	if w.PayloadBytes != nil {
+		out["payload_bytes"] = w.PayloadBytes
+	} else {
+		out["payload"] = w.Payload
+	}
+	return out, nil
+}

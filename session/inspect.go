@@ -1,0 +1,54 @@
+package session
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// Decoders for redschema inspect: each key decodes to what the Store and
+// Users APIs return for it. Refresh-token digests (refresh_token_hash,
+// refresh_token_used) are never shown, although they grant nothing: Get
+// does not return them either. Session IDs are shown: they are digests
+// that can revoke a session but not authenticate it (see Session.ID).
+func init() {
+	keys.SetDecoder(sessionKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
+		return parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(m))
+	}))
+	keys.SetDecoder(indexKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+		return Entry{ID: id, ExpiresAt: time.UnixMilli(int64(score)).UTC()}, nil
+	}))
+	keys.SetDecoder(blacklistKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		if v != "1" {
+			return nil, fmt.Errorf("revocation marker is %q, want \"1\"", v)
+		}
+		return map[string]any{"jti": ref.Arg("token_jti"), "revoked": true}, nil
+	}))
+	keys.SetDecoder(requestKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"request_id": ref.Arg("request_id"), "first_outcome": n}, nil
+	}))
+	keys.SetDecoder(userKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
+		return parseUser(ref.Arg("user_id"), flatten(m))
+	}))
+}
+
+// flatten turns a field map into HGETALL's flat form, sorted by field.
+func flatten(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for f := range m {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	flat := make([]string, 0, 2*len(m))
+	for _, f := range names {
+		flat = append(flat, f, m[f])
+	}
+	return flat
+}
