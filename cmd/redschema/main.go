@@ -1,8 +1,13 @@
-// Command redschema prints the library's Redis schema and audits a live
-// Redis against it.
+// Command redschema prints the library's Redis schema, audits a live
+// Redis against it, explains any key and reports what the keyspace holds.
 //
-//	redschema schema [-prefix ha:] [-no-tags] [-layout seed] [-owner session]
-//	redschema audit  [-url redis://127.0.0.1:6379/0 | -url host:port,host:port] [-prefix ha:] [-no-tags] [-layout seed] [-all]
+//	redschema schema  [-prefix ha:] [-no-tags] [-layout seed] [-owner session]
+//	redschema audit   [-url redis://127.0.0.1:6379/0 | -url host:port,host:port] [-prefix ha:] [-no-tags] [-layout seed] [-all]
+//	redschema inspect [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
+//	redschema stats   [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
+//
+// Install it with "go install github.com/redschema/redschema/cmd/redschema@latest".
+// -url defaults to $REDIS_URL. Flags may follow the keys.
 //
 // schema prints the Markdown table of every registered key pattern and
 // channel. audit scans the keys under the prefix (SCAN, every master of a
@@ -13,7 +18,30 @@
 // problems. With -layout seed it audits every database of seed 001's
 // allocation in one run (sessions 0, cache 1, queues 2, pub/sub 3, AI
 // memory 4, rate limits 5, locks 6, metrics 7) and reports keys found in
-// another area's database; on a cluster there is one database.
+// another area's database; on a cluster there is one database. Without
+// -layout, audit, inspect and stats use DB 0 (the URL's database number
+// is ignored, as Layout.Clients does).
+//
+// inspect explains each KEY (the full key, prefix included): the pattern
+// and package that own it, its placeholder values, its Redis type and
+// remaining TTL against the pattern's, and its value decoded by the
+// owning package's decoder (each package registers one per pattern in its
+// inspect.go, see keys.Decoder), which shows what the package's API would
+// return: a queue job's envelope and payload, a session's fields, a lock's
+// owner and lease, readings, messages. Collections show their length and
+// first 100 elements. Nothing that grants access is printed: sessions
+// never show their refresh-token digests. With -layout seed the key is
+// read in its area's database. -json prints a JSON array instead. inspect
+// exits 1, naming the reason, for a key no pattern owns, a pub/sub channel
+// (channels carry messages, not stored values), a missing key, a key of
+// the wrong type or a value its package cannot decode; 2 for bad usage.
+//
+// stats scans like audit and prints, per database and per pattern with
+// keys, the key count, memory (MEMORY USAGE of up to -sample keys per
+// pattern; "~" marks an estimate from the sample), keys without their
+// TTL and of the wrong type, then the keys matching no pattern and the
+// -largest biggest keys probed. It is a report and exits 0; audit is the
+// check.
 package main
 
 import (
@@ -41,7 +69,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	if len(args) == 0 {
-		return 2, errors.New("usage: redschema schema|audit [flags]")
+		return 2, errors.New("usage: redschema schema|audit|inspect|stats [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -51,31 +79,53 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	owner := fs.String("owner", "", "only this package's patterns")
 	all := fs.Bool("all", false, "audit: list every pattern, not only those with keys or problems")
 	url := fs.String("url", os.Getenv("REDIS_URL"), "redis://... or a comma-separated cluster address list")
-	if err := fs.Parse(args[1:]); err != nil {
+	asJSON := fs.Bool("json", false, "inspect: print the inspection as JSON")
+	sample := fs.Int("sample", 1000, "stats: keys per pattern probed with MEMORY USAGE (the rest estimated from them)")
+	largest := fs.Int("largest", 10, "stats: how many of the biggest probed keys to list")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return 2, err
 	}
 	ns := keys.Namespace{Prefix: *prefix, NoHashTags: *noTags}
 	if err := ns.Validate(); err != nil {
 		return 2, err
 	}
+	if len(pos) > 0 && args[0] != "inspect" {
+		return 2, fmt.Errorf("%s takes no arguments, got %q", args[0], pos)
+	}
+	var lay keys.Layout
+	if *layout == "seed" {
+		lay = keys.SeedLayout()
+	} else if *layout != "" {
+		return 2, fmt.Errorf("unknown layout %q: want seed", *layout)
+	}
 	switch args[0] {
 	case "schema":
-		opt := keys.TableOptions{Namespace: ns, Owner: *owner}
-		if *layout == "seed" {
-			opt.Layout = keys.SeedLayout()
-		}
+		opt := keys.TableOptions{Namespace: ns, Owner: *owner, Layout: lay}
 		fmt.Fprint(out, keys.Default().Markdown(opt))
 		return 0, nil
-	case "audit":
-		opts, err := clientOptions(*url)
+	case "inspect":
+		if len(pos) == 0 {
+			return 2, errors.New("usage: redschema inspect [flags] KEY [KEY ...] (full keys, prefix included)")
+		}
+		cs, err := openClients(*url, lay, args[0])
 		if err != nil {
 			return 2, err
 		}
-		var lay keys.Layout
-		if *layout == "seed" {
-			lay = keys.SeedLayout()
+		defer cs.Close()
+		return inspect(ctx, out, cs, ns, pos, *asJSON)
+	case "stats":
+		cs, err := openClients(*url, lay, args[0])
+		if err != nil {
+			return 2, err
 		}
-		cs := lay.Clients(opts)
+		defer cs.Close()
+		return stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: *sample, Largest: *largest}, *owner)
+	case "audit":
+		cs, err := openClients(*url, lay, args[0])
+		if err != nil {
+			return 2, err
+		}
 		defer cs.Close()
 		reps, err := keys.Default().AuditLayout(ctx, cs, keys.AuditOptions{Namespace: ns})
 		if err != nil {
@@ -99,15 +149,46 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		fmt.Fprintln(out, "no problems")
 		return 0, nil
 	}
-	return 2, fmt.Errorf("unknown command %q: want schema or audit", args[0])
+	return 2, fmt.Errorf("unknown command %q: want schema, audit, inspect or stats", args[0])
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments ("inspect KEY -url ..."), and returns those.
+// A lone "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// openClients connects to -url: one client per database of the layout
+// (DB 0 alone without one; one client on a cluster), as audit does.
+func openClients(url string, lay keys.Layout, cmd string) (*keys.Clients, error) {
+	opts, err := clientOptions(url, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return lay.Clients(opts), nil
 }
 
 // clientOptions turns -url into client options: a redis:// URL, or a
 // comma-separated list of cluster nodes.
-func clientOptions(url string) (*redis.UniversalOptions, error) {
+func clientOptions(url, cmd string) (*redis.UniversalOptions, error) {
 	switch {
 	case url == "":
-		return nil, errors.New("audit needs -url or REDIS_URL")
+		return nil, fmt.Errorf("%s needs -url or REDIS_URL", cmd)
 	case strings.Contains(url, ",") && !strings.Contains(url, "://"):
 		return &redis.UniversalOptions{Addrs: strings.Split(url, ","), IsClusterMode: true, ContextTimeoutEnabled: true}, nil
 	}

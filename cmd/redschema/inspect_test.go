@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
+	"github.com/redschema/redschema/chat"
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
+	"github.com/redschema/redschema/metrics"
+	"github.com/redschema/redschema/presence"
+	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/sensor"
+	"github.com/redschema/redschema/session"
+)
+
+// backendURL is -url for the test's backend.
+func backendURL(e *harness.Env) string {
+	if e.Backend == harness.Cluster {
+		return os.Getenv("REDIS_CLUSTER_ADDRS")
+	}
+	return "redis://" + e.Addr
+}
+
+// Every key pattern of every package has a decoder, so inspect never
+// falls back to "no decoder" for a key the library writes. Channels have
+// none: they hold no value.
+func TestEveryPatternHasADecoder(t *testing.T) {
+	for _, tp := range keys.Default().Templates() {
+		if tp.IsChannel() {
+			continue
+		}
+		assert.NotNil(t, keys.Default().Decoder(tp), "%s: %s has no decoder (add it to %s/inspect.go)", tp.Pattern().Owner, tp, tp.Pattern().Owner)
+	}
+}
+
+type job struct {
+	WorkflowID string `json:"workflow_id"`
+}
+
+// seedEveryPackage writes keys through each package's public API under
+// e.NS, as an application would.
+func seedEveryPackage(t *testing.T, e *harness.Env) {
+	ctx, c, nsOpt := e.Ctx(), e.Client, e.NS
+
+	store, err := session.New(c, session.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, _, err = store.Create(ctx, session.Info{UserID: "42", Email: "admin@example.com"})
+	require.NoError(t, err)
+	_, err = store.RevokeToken(ctx, "jti-1", e.Now().Add(time.Hour))
+	require.NoError(t, err)
+	users, err := session.NewUsers(c, session.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = users.Login(ctx, "42", session.LoginInfo{DeviceID: "d1"})
+	require.NoError(t, err)
+	require.NoError(t, users.Block(ctx, "43"))
+
+	tr, err := presence.New(c, presence.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = tr.Connect(ctx, "7", presence.Conn{ID: "conn-1", Metadata: presence.Metadata{Device: "web"}})
+	require.NoError(t, err)
+	av, err := presence.NewAvailability(c, presence.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	require.NoError(t, av.Set(ctx, "9", presence.Away))
+	ty, err := presence.NewTyping(c, presence.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = ty.Start(ctx, "conv-1", "7", "ann")
+	require.NoError(t, err)
+
+	lim, err := ratelimit.New(c, ratelimit.Policy{
+		{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerMinute(10)},
+		{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(10)},
+	}, ratelimit.WithNamespace(nsOpt), ratelimit.WithRuntimeConfig())
+	require.NoError(t, err)
+	_, err = lim.Allow(ctx, "api-1")
+	require.NoError(t, err)
+	require.NoError(t, lim.SetConfig(ctx, "api-1", ratelimit.Config{PerDay: 5}))
+	require.NoError(t, lim.Block(ctx, "bad", time.Minute))
+	lim2, err := ratelimit.New(c, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerMinute(10)},
+		{Algorithm: ratelimit.SlidingCounter, Limit: ratelimit.PerHour(100)},
+	}, ratelimit.WithNamespace(nsOpt), ratelimit.WithEndpoint("/v1/chat"))
+	require.NoError(t, err)
+	_, err = lim2.Allow(ctx, "api-2")
+	require.NoError(t, err)
+
+	locks, err := lock.New(c, lock.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = locks.Acquire(ctx, lock.File, "a.pdf", time.Minute)
+	require.NoError(t, err)
+	sem, err := locks.Semaphore("gpu", "node-1", 2)
+	require.NoError(t, err)
+	_, err = sem.TryAcquire(ctx, time.Minute)
+	require.NoError(t, err)
+	iv, err := locks.Interval("reminder", time.Hour)
+	require.NoError(t, err)
+	_, err = iv.Do(ctx, func(context.Context) error { return nil })
+	require.NoError(t, err)
+
+	q, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, job{WorkflowID: "nightly"}, queue.WithID("e1"))
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, job{WorkflowID: "broken"}, queue.WithID("e2"), queue.WithJobMaxRetries(0), queue.WithPriority(queue.High))
+	require.NoError(t, err)
+	j, err := q.Dequeue(ctx) // e2: high priority first
+	require.NoError(t, err)
+	_, err = q.Nack(ctx, j, errors.New("workflow not found"))
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, job{WorkflowID: "leased"}, queue.WithID("e3"), queue.WithUnique(time.Minute))
+	require.NoError(t, err)
+	_, err = q.Dequeue(ctx) // e1 stays leased: state and active
+	require.NoError(t, err)
+
+	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = files.Get(ctx, cache.NewKey("/api/v1/files", "GET", url.Values{"page": {"1"}}),
+		func(context.Context) ([]string, error) { return []string{"a.pdf"}, nil }, cache.Tags("files"))
+	require.NoError(t, err)
+
+	rec, err := metrics.New(c, metrics.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	defer func() { _ = rec.Close(ctx) }()
+	jobs, err := rec.Counter("jobs_total", "queue")
+	require.NoError(t, err)
+	jobs.Inc("n8n")
+	workers, err := rec.Gauge("workers", metrics.Sum, "pool")
+	require.NoError(t, err)
+	workers.Add(3, "gpu")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/users/{id}", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
+	for _, r := range []*http.Request{httptest.NewRequest("GET", "/api/users/1", nil), httptest.NewRequest("POST", "/api/login", nil)} {
+		r.RemoteAddr = "192.0.2.1:1234"
+		metrics.Middleware(rec)(mux).ServeHTTP(httptest.NewRecorder(), r)
+	}
+	require.NoError(t, rec.Flush(ctx))
+
+	ch, err := chat.New(c, chat.WithNamespace(nsOpt), chat.WithTag("support"), chat.WithMessageCache(100))
+	require.NoError(t, err)
+	require.NoError(t, ch.AddAdmin(ctx, "123", 10))
+	require.NoError(t, ch.Availability().Set(ctx, "123", presence.Online))
+	_, err = ch.Open(ctx, "456", chat.High)
+	require.NoError(t, err)
+	_, err = ch.Append(ctx, "456", chat.Message{Content: "My heater is off", SenderRole: chat.User, SenderID: "u1"})
+	require.NoError(t, err)
+	_, err = ch.Open(ctx, "457", chat.Normal)
+	require.NoError(t, err)
+	_, err = ch.Assign(ctx, "457", "123")
+	require.NoError(t, err)
+	_, err = ch.Dashboard(ctx, "123")
+	require.NoError(t, err)
+
+	sensors, err := sensor.New(c, sensor.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	now := e.Now()
+	_, err = sensors.IngestBatch(ctx, []sensor.Reading{
+		sensor.MotionReading("study", "binary_sensor.motion_study", true, 42, now.Add(-time.Minute)),
+		sensor.TemperatureReading("living_room", 22.5, "°C", now.Add(-time.Minute)),
+		sensor.GenericReading("pressure", "kitchen", 1013.25, "hPa", now),
+	})
+	require.NoError(t, err)
+	compact, err := sensor.New(c, sensor.WithNamespace(nsOpt), sensor.WithCompactEncoding())
+	require.NoError(t, err)
+	_, err = compact.Ingest(ctx, sensor.GenericReading("humidity", "cellar", 71, "%", now))
+	require.NoError(t, err)
+
+	mem, err := aimemory.New(c, aimemory.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	defer mem.Close()
+	_, err = mem.Append(ctx, "u42", "conv-1", []aimemory.Message{{Role: aimemory.User, Content: "What is Redis?", Tokens: 4}})
+	require.NoError(t, err)
+	_, err = mem.AddTopics(ctx, "u42", "redis")
+	require.NoError(t, err)
+	_, err = mem.RAG(ctx, aimemory.Query{Text: "redis"}, func(context.Context) ([]json.RawMessage, error) {
+		return []json.RawMessage{json.RawMessage(`{"doc":"redis.md"}`)}, nil
+	})
+	require.NoError(t, err)
+	_, err = mem.Response(ctx, aimemory.Request{Model: "m1", Messages: []aimemory.Message{{Role: aimemory.User, Content: "hi", Tokens: 1}}},
+		func(context.Context) (string, error) { return "hello", nil })
+	require.NoError(t, err)
+}
+
+// inspect decodes a key of every package, written through its public API,
+// as the package reads it.
+func TestInspectEveryPackage(t *testing.T) {
+	e := harness.New(t)
+	seedEveryPackage(t, e)
+	ks := e.Keys()
+	sort.Strings(ks)
+	var out bytes.Buffer
+	args := append([]string{"inspect", "-json", "-url", backendURL(e), "-prefix", e.NS.Prefix}, ks...)
+	code, err := run(context.Background(), args, &out)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	var got []inspection
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	require.Len(t, got, len(ks))
+
+	covered := map[string]inspection{}
+	owners := map[string]bool{}
+	for _, in := range got {
+		assert.Empty(t, in.Error, in.Key)
+		assert.NotNil(t, in.Value, in.Key)
+		covered[in.Pattern] = in
+		owners[in.Owner] = true
+	}
+	for _, p := range []string{"session", "presence", "ratelimit", "lock", "queue", "cache", "metrics", "chat", "sensor", "aimemory"} {
+		assert.True(t, owners[p], "no %s key inspected", p)
+	}
+	// What the decoders say about a few keys: the package's view, not
+	// the stored bytes.
+	value := func(pattern string) string {
+		in, ok := covered[pattern]
+		require.True(t, ok, "no %s key among %q", pattern, ks)
+		b, err := json.Marshal(in.Value)
+		require.NoError(t, err)
+		return string(b)
+	}
+	sess := value("session:user:{user_id}:{session_id}")
+	assert.Contains(t, sess, `"Email":"admin@example.com"`)
+	assert.NotContains(t, sess, "refresh_token", "refresh-token digests are never shown")
+	assert.Contains(t, value("user:{user_id}"), `"Status":"`)
+	assert.Contains(t, value("presence:{user_id}"), `"Status":"online"`)
+	assert.Contains(t, value("connections:{user_id}"), `"ID":"conn-1"`)
+	assert.Contains(t, value("admin:{admin_id}:presence"), `"status":"away"`)
+	assert.Contains(t, value("typing:{conversation_id}:{user_id}"), `"Username":"ann"`)
+	assert.Contains(t, value("ratelimit:config:{api_key_id}"), `"per_day":5`)
+	assert.Contains(t, value("lock:file:{file_id}"), `"owner_id":`)
+	assert.Contains(t, value("cron:last-run:{job_name}"), `"job":"reminder"`)
+	assert.Contains(t, value("lock:sem:{resource_type}:{resource_id}"), `"permit_expires_at"`)
+	assert.Contains(t, value("queue:{queue_name}:jobs"), `"payload":{"workflow_id":"leased"}`)
+	assert.Contains(t, value("queue:dlq:{queue_name}"), `"error":"workflow not found"`)
+	assert.Contains(t, value("queue:{queue_name}:active"), `"job_id":"e1"`)
+	assert.Contains(t, value("queue:stats:{queue_name}"), `"total_dead":1`)
+	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
+	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
+	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)
+	assert.Contains(t, value("metrics:counter:{metric_name}:{dimension}"), `"value":1`)
+	assert.Contains(t, value("requests:total"), `"value":2`)
+	assert.Contains(t, value("chat:{tag}:conversation:{id}:messages"), `"content":"My heater is off"`)
+	assert.Contains(t, value("chat:{tag}:conversations:unread"), `"priority":"high"`)
+	assert.Contains(t, value("chat:{tag}:admins"), `"capacity":10`)
+	assert.Contains(t, value("sensor:motion:{location}"), `"State":"on"`)
+	assert.Contains(t, value("sensor:environmental:{location}"), `"Value":22.5`)
+	assert.Contains(t, value("sensor:{sensor_type}:{location}"), `"Type":"pressure"`)
+	assert.Contains(t, value("ai:memory:conv:{user_id}:{conversation_id}"), `"Content":"What is Redis?"`)
+	assert.Contains(t, value("ai:memory:user:{user_id}"), `"RecentTopics":["redis"]`)
+	assert.Contains(t, value("ai:rag:query:{query_hash}"), `"chunks":[{"doc":"redis.md"}]`)
+	assert.Contains(t, value("ai:response:{model}:{prompt_hash}"), `"response":"hello"`)
+	assert.Contains(t, value("ai:rag:meta:{query_hash}"), `"created_at"`)
+	assert.Contains(t, value("sensor-compact:{sensor_type}:{location}"), `"Value":71`)
+	assert.Contains(t, value("admin:{tag}:{admin_id}:assignments"), `"conversation_id":"457"`)
+	assert.Contains(t, value("metrics:gauge:{metric_name}:{dimension}"), `"value":`)
+	assert.Contains(t, value("errors:total"), `"value":1`)
+	assert.Contains(t, value("ratelimit:gcra:{identifier}:{endpoint}:{window}"), `"theoretical_arrival"`)
+	assert.Contains(t, value("ratelimit:swc:{identifier}:{endpoint}:{window}"), `"count":1`)
+	assert.Contains(t, value("queue:{queue_name}:unique:{job_id}"), `"job_id":"e3"`)
+
+	var names []string
+	for p := range covered {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	t.Logf("%d patterns inspected: %s", len(names), strings.Join(names, ", "))
+
+	// The text form names the pattern, the package, the type and the TTL.
+	out.Reset()
+	code, err = run(context.Background(), []string{"inspect", "-url", backendURL(e), "-prefix", e.NS.Prefix, ks[0]}, &out)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	for _, s := range []string{"key:      " + ks[0], "pattern:  ", "(package ", "type:     ", "ttl:      ", "value:    "} {
+		assert.Contains(t, out.String(), s)
+	}
+}
+
+// A key no package owns, a missing key, a channel and a key of the wrong
+// type are errors that say so, with exit code 1.
+func TestInspectErrors(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	stray := e.NS.Prefix + "stray:thing"
+	require.NoError(t, e.Client.Set(ctx, stray, "x", time.Minute).Err())
+	wrong := e.NS.Prefix + "presence:{7}"
+	require.NoError(t, e.Client.HSet(ctx, wrong, "f", "v").Err())
+	require.NoError(t, e.Client.Expire(ctx, wrong, time.Minute).Err())
+	bad := e.NS.Prefix + "lock:file:{a.pdf}"
+	require.NoError(t, e.Client.Set(ctx, bad, "not a lease", time.Minute).Err())
+
+	for _, tc := range []struct {
+		key, want string
+		is        error
+	}{
+		{stray, "no registered pattern owns the key", keys.ErrUnowned},
+		{"other:" + stray, "no registered pattern owns the key", keys.ErrUnowned},
+		{e.NS.Prefix + "presence:events", "presence channel", keys.ErrUnowned},
+		{e.NS.Prefix + "presence:{8}", "key not found", keys.ErrNotFound},
+		{wrong, "holds a hash", keys.ErrCorrupt},
+		{bad, "is not owner:timestamp_ms:ttl_ms", keys.ErrCorrupt},
+	} {
+		var out bytes.Buffer
+		code, err := run(context.Background(), []string{"inspect", "-url", backendURL(e), "-prefix", e.NS.Prefix, tc.key}, &out)
+		assert.Equal(t, 1, code, tc.key)
+		require.Error(t, err, tc.key)
+		assert.Contains(t, err.Error(), tc.want, tc.key)
+		assert.ErrorIs(t, err, tc.is, tc.key)
+	}
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"inspect", "-url", backendURL(e)}, &out)
+	assert.Equal(t, 2, code)
+	assert.Error(t, err)
+}
+
+// stats lists per pattern the keys, memory and TTL health, the keys no
+// pattern matches and the largest keys.
+func TestStats(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	tr, err := presence.New(e.Client, presence.WithNamespace(e.NS))
+	require.NoError(t, err)
+	for _, u := range []string{"1", "2", "3"} {
+		_, err = tr.Connect(ctx, u, presence.Conn{ID: "c" + u})
+		require.NoError(t, err)
+	}
+	noTTL := e.NS.Prefix + "lock:file:{x.pdf}"
+	require.NoError(t, e.Client.Set(ctx, noTTL, "o:1:60000", 0).Err())
+	require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+"stray", strings.Repeat("x", 5000), time.Minute).Err())
+
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"stats", "-url", backendURL(e), "-prefix", e.NS.Prefix, "-largest", "2"}, &out)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	s := out.String()
+	assert.Contains(t, s, "| Key pattern | Package | Keys | Memory | Sampled | Avg bytes | No TTL | Wrong type |")
+	assert.Contains(t, s, "| `presence:{user_id}` | presence | 3 |")
+	assert.Contains(t, s, "| `lock:file:{file_id}` | lock | 1 |")
+	assert.Contains(t, s, "| (unmatched) | | 1 |")
+	assert.Contains(t, s, "- "+e.NS.Prefix+"stray")
+	assert.Contains(t, s, "largest keys:")
+	assert.Contains(t, s, `1 "lock:file:{file_id}" keys have no TTL`)
+	assert.Equal(t, 2, strings.Count(s[strings.Index(s, "largest keys:"):], "| `"+e.NS.Prefix), "two largest keys listed")
+
+	out.Reset()
+	code, err = run(context.Background(), []string{"stats", "-url", backendURL(e), "-prefix", e.NS.Prefix, "-owner", "lock"}, &out)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out.String(), "`presence:{user_id}`")
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// stats prints, per database, each pattern's key count, memory (measured
+// on up to opt.Sample keys per pattern, the rest estimated from them),
+// TTL health and wrong types, the keys that match no pattern and the
+// largest keys probed. It reports; audit is the check that exits 1.
+func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditOptions, owner string) (int, error) {
+	reps, err := keys.Default().AuditLayout(ctx, cs, opt)
+	if err != nil {
+		return 2, err
+	}
+	for _, r := range reps {
+		var total int64
+		fmt.Fprintf(out, "DB %d: %d keys scanned under %q\n\n", r.DB, r.Scanned, opt.Namespace.Prefix)
+		fmt.Fprintf(out, "| Key pattern | Package | Keys | Memory | Sampled | Avg bytes | No TTL | Wrong type |\n|---|---|---|---|---|---|---|---|\n")
+		for _, s := range r.Patterns {
+			if !s.Active() || (owner != "" && s.Template.Pattern().Owner != owner) {
+				continue
+			}
+			est := s.EstBytes()
+			total += est
+			mem := human(est)
+			if s.Sampled < s.Keys {
+				mem = "~" + mem
+			}
+			fmt.Fprintf(out, "| `%s` | %s | %d | %s | %d | %d | %d | %d |\n",
+				s.Template, s.Template.Pattern().Owner, s.Keys, mem, s.Sampled, s.AvgBytes(), s.NoTTL, s.WrongType)
+		}
+		fmt.Fprintf(out, "| (unmatched) | | %d | | | | | |\n\nmemory of matched keys: %s\n", r.Unmatched, human(total))
+		if len(r.UnmatchedKeys) > 0 {
+			fmt.Fprintf(out, "\nkeys matching no pattern (first %d):\n", len(r.UnmatchedKeys))
+			for _, k := range r.UnmatchedKeys {
+				fmt.Fprintf(out, "- %s\n", k)
+			}
+		}
+		if len(r.Largest) > 0 {
+			fmt.Fprintf(out, "\nlargest keys:\n\n| Key | Pattern | Bytes |\n|---|---|---|\n")
+			for _, k := range r.Largest {
+				if owner != "" && k.Template.Pattern().Owner != owner {
+					continue
+				}
+				fmt.Fprintf(out, "| `%s` | `%s` | %d |\n", k.Key, k.Template, k.Bytes)
+			}
+		}
+		if p := r.Problems(); len(p) > 0 {
+			fmt.Fprintf(out, "\nTTL health and types:\n")
+			for _, s := range p {
+				fmt.Fprintf(out, "- %s\n", s)
+			}
+		}
+		fmt.Fprintln(out)
+	}
+	return 0, nil
+}
+
+// human formats a byte count: 512 B, 1.5 KiB, 2.0 MiB.
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
