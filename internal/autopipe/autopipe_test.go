@@ -49,7 +49,7 @@ func (f *fixture) key(id string) string { return f.e.NS.Prefix + "{" + id + "}" 
 // goroutines that each call call(i), waits until all n calls are queued,
 // then frees one lane of each node (which drains its queue) and waits for
 // the goroutines. It returns those nodes.
-func (f *fixture) queueThenFree(t *testing.T, keys []string, n int, call func(i int)) []*node {
+func (f *fixture) queueThenFree(t *testing.T, keys []string, n int, call func(i int)) []*node[scriptCall] {
 	t.Helper()
 	nodes := hold(f.g, keys...)
 	var wg sync.WaitGroup
@@ -76,11 +76,11 @@ func newScript(e *harness.Env) *script.Script {
 
 // nodesOf returns the nodes of g serving keys (one unless on a cluster),
 // creating them.
-func nodesOf(g *Group, keys ...string) []*node {
-	var out []*node
-	seen := map[*node]bool{}
+func nodesOf(g *Group, keys ...string) []*node[scriptCall] {
+	var out []*node[scriptCall]
+	seen := map[*node[scriptCall]]bool{}
 	for _, k := range keys {
-		if n := g.nodeFor(context.Background(), []string{k}); !seen[n] {
+		if n := g.q.nodeFor(context.Background(), k); !seen[n] {
 			seen[n] = true
 			out = append(out, n)
 		}
@@ -89,9 +89,9 @@ func nodesOf(g *Group, keys ...string) []*node {
 }
 
 // all returns every node g has.
-func all(g *Group) []*node {
-	out := []*node{&g.one}
-	g.nodes.Range(func(_, v any) bool { out = append(out, v.(*node)); return true })
+func all(g *Group) []*node[scriptCall] {
+	out := []*node[scriptCall]{&g.q.one}
+	g.q.nodes.Range(func(_, v any) bool { out = append(out, v.(*node[scriptCall])); return true })
 	return out
 }
 
@@ -99,18 +99,18 @@ func all(g *Group) []*node {
 // round trips were pending, so that calls to them queue; a node's release
 // then hands one lane back, as a returning direct call does, which drains
 // its queue.
-func hold(g *Group, keys ...string) []*node {
+func hold(g *Group, keys ...string) []*node[scriptCall] {
 	nodes := nodesOf(g, keys...)
 	for _, n := range nodes {
 		n.mu.Lock()
-		n.busy = g.lanes
+		n.busy = g.q.lanes
 		n.mu.Unlock()
 	}
 	return nodes
 }
 
 // sum adds f over every node of g, each read under its lock.
-func sum(g *Group, f func(n *node) int) int {
+func sum(g *Group, f func(n *node[scriptCall]) int) int {
 	total := 0
 	for _, n := range all(g) {
 		n.mu.Lock()
@@ -121,10 +121,10 @@ func sum(g *Group, f func(n *node) int) int {
 }
 
 // queueLen counts the calls queued on every node.
-func queueLen(g *Group) int { return sum(g, func(n *node) int { return len(n.queue) }) }
+func queueLen(g *Group) int { return sum(g, func(n *node[scriptCall]) int { return len(n.queue) }) }
 
 // busy counts the lanes in flight on every node.
-func busy(g *Group) int { return sum(g, func(n *node) int { return n.busy }) }
+func busy(g *Group) int { return sum(g, func(n *node[scriptCall]) int { return n.busy }) }
 
 type reply struct {
 	key, arg string
@@ -199,7 +199,7 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	if f.e.Backend != harness.Cluster { // a cluster loads through its node clients, which the hook does not see
 		assert.EqualValues(t, 1, f.trips.Single(), "the script was loaded once")
 	}
-	held := len(nodes) * (f.g.lanes - 1)
+	held := len(nodes) * (f.g.q.lanes - 1)
 	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
 
 	// Now the server holds the script: one pipeline per node.
@@ -538,7 +538,7 @@ func TestBatchContext(t *testing.T) {
 	cancelled, c3 := context.WithCancel(soon)
 	c3()
 
-	ctx, cancel := batchContext([]*call{{ctx: cancelled}, {ctx: later}})
+	ctx, cancel := batchContext([]*call[scriptCall]{{ctx: cancelled}, {ctx: later}})
 	defer cancel()
 	require.NoError(t, ctx.Err(), "a caller's cancellation does not cancel the batch")
 	assert.Equal(t, "v", ctx.Value(key{}), "the first caller's values")
@@ -547,7 +547,7 @@ func TestBatchContext(t *testing.T) {
 	ld, _ := later.Deadline()
 	assert.Equal(t, ld, d, "the latest deadline")
 
-	ctx, cancel = batchContext([]*call{{ctx: soon}, {ctx: context.Background()}})
+	ctx, cancel = batchContext([]*call[scriptCall]{{ctx: soon}, {ctx: context.Background()}})
 	defer cancel()
 	_, ok = ctx.Deadline()
 	assert.False(t, ok, "no deadline when a caller has none")
