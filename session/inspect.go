@@ -1,10 +1,13 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -15,9 +18,7 @@ import (
 // does not return them either. Session IDs are shown: they are digests
 // that can revoke a session but not authenticate it (see Session.ID).
 func init() {
-	keys.SetDecoder(sessionKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
-		return parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(m))
-	}))
+	keys.SetDecoder(sessionKey, decodeSessionKey)
 	keys.SetDecoder(indexKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return Entry{ID: id, ExpiresAt: time.UnixMilli(int64(score)).UTC()}, nil
 	}))
@@ -37,6 +38,29 @@ func init() {
 	keys.SetDecoder(userKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
 		return parseUser(ref.Arg("user_id"), flatten(m))
 	}))
+}
+
+// decodeSessionKey reads a session as Get does, without sliding it:
+// HGETALL and PTTL in one round trip; ExpiresAt is the key's expiry by
+// this machine's clock.
+func decodeSessionKey(ctx context.Context, c redis.Cmdable, ref keys.Ref) (any, error) {
+	pipe := c.Pipeline()
+	h := pipe.HGetAll(ctx, ref.Key)
+	ttl := pipe.PTTL(ctx, ref.Key)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("session: inspect %q: %w", ref.Key, err)
+	}
+	if len(h.Val()) == 0 {
+		return nil, fmt.Errorf("%w: %q", keys.ErrNotFound, ref.Key)
+	}
+	sess, err := parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(h.Val()))
+	if err != nil {
+		return nil, keys.Corrupt(ref.Key, err)
+	}
+	if d := ttl.Val(); d > 0 {
+		sess.ExpiresAt = time.Now().Add(d).Truncate(time.Millisecond).UTC()
+	}
+	return sess, nil
 }
 
 // flatten turns a field map into HGETALL's flat form, sorted by field.

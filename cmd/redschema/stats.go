@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -21,7 +22,15 @@ func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditO
 		var total int64
 		fmt.Fprintf(out, "DB %d: %d keys scanned under %q\n\n", r.DB, r.Scanned, opt.Namespace.Prefix)
 		fmt.Fprintf(out, "| Key pattern | Package | Keys | Memory | Sampled | Avg bytes | No TTL | Wrong type |\n|---|---|---|---|---|---|---|---|\n")
-		for _, s := range r.Patterns {
+		rows := append([]keys.PatternStats(nil), r.Patterns...)
+		sort.SliceStable(rows, func(i, j int) bool {
+			a, b := rows[i].Template, rows[j].Template
+			if a.Pattern().Owner != b.Pattern().Owner {
+				return a.Pattern().Owner < b.Pattern().Owner
+			}
+			return a.String() < b.String()
+		})
+		for _, s := range rows {
 			if !s.Active() || (owner != "" && s.Template.Pattern().Owner != owner) {
 				continue
 			}
