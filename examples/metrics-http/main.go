@@ -1,5 +1,5 @@
 // Command metrics-http is a web service that counts its requests in Redis
-// with seed 000's keys (under "ha:") and seed 001's metrics: the
+// with seed 000's keys (under "ha:", or REDIS_KEY_PREFIX) and seed 001's metrics: the
 // middleware records every request in memory and one pipeline per second
 // flushes the deltas, so the request path never waits for Redis. At start
 // it sends itself a burst of requests from several workers and prints the
@@ -52,7 +52,11 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 		return err
 	}
 	defer closeRedis()
-	ns := keys.Namespace{Prefix: "ha:"} // seed 000's REDIS_KEY_PREFIX
+	prefix, ok := os.LookupEnv("REDIS_KEY_PREFIX") // seed 000's, "ha:" by default
+	if !ok {
+		prefix = "ha:"
+	}
+	ns := keys.Namespace{Prefix: prefix}
 	rec, err := metrics.New(rdb, metrics.WithNamespace(ns), metrics.WithRollup())
 	if err != nil {
 		return err
