@@ -33,6 +33,7 @@ import (
 
 	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/keys"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	h, closeAPI, err := newAPI(rdb)
+	h, closeAPI, err := newAPI(rdb, keys.Namespace{})
 	if err != nil {
 		return err
 	}
@@ -81,9 +82,9 @@ type api struct {
 }
 
 // newAPI returns the API handler, wrapped in the cache middleware, and a
-// function that closes the cache.
-func newAPI(rdb redis.UniversalClient) (http.Handler, func(), error) {
-	resp, err := cache.New[cache.Response](rdb,
+// function that closes the cache. Its keys are under ns.
+func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(), error) {
+	resp, err := cache.New[cache.Response](rdb, cache.WithNamespace(ns),
 		cache.WithPolicy(cache.SeedPolicy()),
 		cache.WithGrace(10*time.Second), // serve stale for 10s while one refresh runs
 		cache.WithErrorHook(func(_ context.Context, key string, err error) { log.Printf("cache %s: %v", key, err) }),

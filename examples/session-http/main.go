@@ -36,6 +36,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/session"
 )
 
@@ -50,12 +51,13 @@ type app struct {
 	users *session.Users
 }
 
-func newApp(rdb redis.UniversalClient) (*app, error) {
-	store, err := session.New(rdb, session.WithMaxSessions(5))
+// newApp returns the service with its keys under ns.
+func newApp(rdb redis.UniversalClient, ns keys.Namespace) (*app, error) {
+	store, err := session.New(rdb, session.WithMaxSessions(5), session.WithNamespace(ns))
 	if err != nil {
 		return nil, err
 	}
-	users, err := session.NewUsers(rdb)
+	users, err := session.NewUsers(rdb, session.WithNamespace(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func run() error {
 		return err
 	}
 	defer closeRedis()
-	a, err := newApp(rdb)
+	a, err := newApp(rdb, keys.Namespace{})
 	if err != nil {
 		return err
 	}

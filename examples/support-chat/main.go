@@ -64,7 +64,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	h, closeAPI, err := newAPI(rdb)
+	h, closeAPI, err := newAPI(rdb, keys.Namespace{})
 	if err != nil {
 		return err
 	}
@@ -94,9 +94,10 @@ type api struct {
 }
 
 // newAPI returns the server's handler and a function that stops its
-// background work (the reconciler and the event streams).
-func newAPI(rdb redis.UniversalClient) (http.Handler, func(), error) {
-	c, err := chat.New(rdb, chat.WithTag("support"))
+// background work (the reconciler and the event streams). Its keys are
+// under ns.
+func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(), error) {
+	c, err := chat.New(rdb, chat.WithTag("support"), chat.WithNamespace(ns))
 	if err != nil {
 		return nil, nil, err
 	}
