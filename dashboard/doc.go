@@ -1,0 +1,51 @@
+// Package dashboard is the web dashboard of redschema: an http.Handler
+// that shows a live Redis through the library's registry and packages.
+// "redschema serve" mounts it; any Go program can too:
+//
+//	h, err := dashboard.New(dashboard.WithClients(cs), dashboard.WithNamespace(ns))
+//	http.ListenAndServe("127.0.0.1:8080", h)
+//
+// # Pages
+//
+//   - Schema: every registered key pattern with its live key count,
+//     memory (MEMORY USAGE of a sample), TTL health (keys missing their
+//     TTL, keys of the wrong type or database) and the keys matching no
+//     pattern, from keys.Registry.AuditLayout; a key browser shows a key
+//     decoded by its owning package (keys.Registry.Inspect), as
+//     "redschema inspect" does.
+//   - Queues: every queue (queue.Names) with its ready jobs per priority,
+//     scheduled jobs, jobs in flight with their lease deadlines, dead
+//     letters with their last error (queue.Queue.Stats and List), and the
+//     processed and failed totals sampled at each refresh as a chart; a
+//     dead letter can be requeued or deleted (Requeue, Delete).
+//   - Sessions and users: a user's record and live sessions
+//     (session.Store.List and Get); revoke one or all sessions, block or
+//     unblock the user (Revoke, RevokeAll, session.Users.Block, Unblock).
+//
+// The page is plain HTML, CSS and JavaScript embedded in the binary (no
+// build step, no CDN); it polls one JSON endpoint per page at the
+// interval of WithRefresh, and draws its charts as inline SVG.
+//
+// # Safety
+//
+//   - Read-only by default: the mutating actions answer 403 unless the
+//     Handler is built WithWrites, which requires WithToken.
+//   - Actions are POST only, need the token (the X-Redschema-Token header
+//     or a "token" form field) and are refused (403) when the browser
+//     marks them cross-site: a Sec-Fetch-Site other than same-origin, or
+//     an Origin whose host is not the request's.
+//   - With a token, every API request needs it; without one, the API
+//     serves only requests whose Host is a loopback name or address, so a
+//     DNS-rebound page cannot read it. "redschema serve" refuses to listen
+//     on a non-loopback address without a token.
+//   - Nothing that grants access is shown: session IDs (digests that can
+//     revoke a session) reach the page only as opaque references keyed by
+//     a per-process secret, refresh-token digests never (the packages'
+//     decoders omit them).
+//   - Every action, and every refused request, is logged (WithLogger).
+//
+// The schema page SCANs the keyspace (every master of a cluster) at each
+// refresh: keep the interval long on a large keyspace. The other pages
+// make one script call per object shown (per queue, per job state, per
+// session).
+package dashboard

@@ -1,0 +1,295 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/session"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// TokenHeader is the request header that carries the token (WithToken).
+const TokenHeader = "X-Redschema-Token"
+
+// Handler is the dashboard: an http.Handler serving the page, its static
+// assets and its JSON API. Build it with New; it is safe for concurrent
+// use.
+type Handler struct {
+	opt      options
+	cs       *keys.Clients
+	mux      *http.ServeMux
+	log      *slog.Logger
+	refKey   []byte // keys the opaque session references shown to the page
+	sessions *session.Store
+	users    *session.Users
+
+	mu      sync.Mutex
+	queues  map[string]*queueView
+	history map[string]*series
+}
+
+// New returns the dashboard over the clients of WithClients or
+// WithClient (one is required). It fails with ErrInvalid for a missing
+// client, both client options, a refresh below MinRefresh, or WithWrites
+// without WithToken.
+func New(opts ...Option) (*Handler, error) {
+	o := options{refresh: DefaultRefresh, logger: slog.Default()}
+	for _, f := range opts {
+		f(&o)
+	}
+	switch {
+	case o.clients == nil && o.client == nil:
+		return nil, fmt.Errorf("%w: WithClients or WithClient is required", ErrInvalid)
+	case o.clients != nil && o.client != nil:
+		return nil, fmt.Errorf("%w: WithClients and WithClient both given", ErrInvalid)
+	case o.refresh < MinRefresh:
+		return nil, fmt.Errorf("%w: refresh %v is below %v", ErrInvalid, o.refresh, MinRefresh)
+	case o.writable && o.token == "":
+		return nil, fmt.Errorf("%w: WithWrites needs WithToken", ErrInvalid)
+	case o.logger == nil:
+		return nil, fmt.Errorf("%w: nil logger", ErrInvalid)
+	}
+	if err := o.ns.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	cs := o.clients
+	if cs == nil {
+		_, cluster := o.client.(*redis.ClusterClient)
+		cs = keys.Layout{}.Open(cluster, func(int) redis.UniversalClient { return o.client })
+	}
+	h := &Handler{opt: o, cs: cs, log: o.logger, refKey: make([]byte, 32),
+		queues: map[string]*queueView{}, history: map[string]*series{}}
+	if _, err := rand.Read(h.refKey); err != nil {
+		return nil, err
+	}
+	var err error
+	sc := cs.For(keys.Sessions)
+	if h.sessions, err = session.New(sc, session.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.users, err = session.NewUsers(sc, session.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	h.routes()
+	return h, nil
+}
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	sub, _ := fs.Sub(staticFS, "static")
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		http.ServeFileFS(w, r, sub, "index.html")
+	})
+	m.Handle("GET /api/config", h.read(h.config))
+	m.Handle("GET /api/schema", h.read(h.schema))
+	m.Handle("GET /api/inspect", h.read(h.inspect))
+	m.Handle("GET /api/queues", h.read(h.queueList))
+	m.Handle("GET /api/queue", h.read(h.queueJobs))
+	m.Handle("POST /api/queue/requeue", h.write("queue.requeue", h.requeue))
+	m.Handle("POST /api/queue/delete", h.write("queue.delete", h.deleteJob))
+	m.Handle("GET /api/sessions", h.read(h.userSessions))
+	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
+	m.Handle("POST /api/session/revoke-all", h.write("session.revoke_all", h.revokeAll))
+	m.Handle("POST /api/user/block", h.write("user.block", h.block))
+	m.Handle("POST /api/user/unblock", h.write("user.unblock", h.unblock))
+	h.mux = m
+}
+
+// ServeHTTP serves the page, its assets and the API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	h.mux.ServeHTTP(w, r)
+}
+
+// apiFunc answers one API request with a value to encode as JSON, or an
+// error with its HTTP status.
+type apiFunc func(r *http.Request) (any, error)
+
+// httpError is an error with the status it is answered with.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &httpError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+}
+
+func notFound(format string, a ...any) error {
+	return &httpError{http.StatusNotFound, fmt.Sprintf(format, a...)}
+}
+
+// read wraps a read-only endpoint: the token (when set) or a loopback
+// Host is required.
+func (h *Handler) read(f apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.allowed(w, r, "read") {
+			return
+		}
+		v, err := f(r)
+		h.reply(w, r, v, err)
+	})
+}
+
+// write wraps a mutating endpoint: POST (the mux checks it), writes
+// enabled, a same-origin request, and the token. Every attempt is logged.
+func (h *Handler) write(action string, f apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.opt.writable {
+			h.refuse(w, r, action, http.StatusForbidden, "read-only dashboard: start it with writes enabled (-write)")
+			return
+		}
+		if !sameOrigin(r) {
+			h.refuse(w, r, action, http.StatusForbidden, "cross-site request refused")
+			return
+		}
+		if !h.allowed(w, r, action) {
+			return
+		}
+		v, err := f(r)
+		attrs := []any{"action", action, "remote", r.RemoteAddr}
+		for _, k := range []string{"queue", "id", "user"} {
+			if p := r.FormValue(k); p != "" {
+				attrs = append(attrs, k, p)
+			}
+		}
+		if err != nil {
+			h.log.Warn("dashboard action failed", append(attrs, "err", err)...)
+		} else {
+			h.log.Info("dashboard action", attrs...)
+		}
+		h.reply(w, r, v, err)
+	})
+}
+
+// allowed checks the token, or without one the loopback Host; it answers
+// and logs a refusal itself.
+func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, action string) bool {
+	if h.opt.token == "" {
+		if !loopbackHost(r.Host) {
+			h.refuse(w, r, action, http.StatusForbidden, "no token configured: only loopback hosts are served")
+			return false
+		}
+		return true
+	}
+	got := r.Header.Get(TokenHeader)
+	if got == "" && r.Method == http.MethodPost {
+		got = r.PostFormValue("token")
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(h.opt.token)) != 1 {
+		h.refuse(w, r, action, http.StatusUnauthorized, "missing or wrong token")
+		return false
+	}
+	return true
+}
+
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, action string, status int, msg string) {
+	h.log.Warn("dashboard request refused", "action", action, "method", r.Method, "path", r.URL.Path,
+		"remote", r.RemoteAddr, "status", status, "reason", msg)
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		status := http.StatusInternalServerError
+		if he, ok := err.(*httpError); ok {
+			status = he.status
+		} else {
+			h.log.Error("dashboard request failed", "path", r.URL.Path, "err", err)
+		}
+		writeJSON(w, status, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sameOrigin refuses what a browser marks as cross-site: Sec-Fetch-Site
+// other than same-origin (or none, a typed URL), or an Origin header
+// whose host is not the request's Host. Clients that send neither header
+// (curl, scripts) pass; they still need the token.
+func sameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return false
+		}
+	}
+	return true
+}
+
+// loopbackHost reports whether a Host header names localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ref is the opaque reference the page gets for a value it must not see
+// (a session ID): an HMAC under a per-process key.
+func (h *Handler) ref(parts ...string) string {
+	m := hmac.New(sha256.New, h.refKey)
+	for _, p := range parts {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return hex.EncodeToString(m.Sum(nil)[:12])
+}
+
+// configReply tells the page how to behave.
+type configReply struct {
+	RefreshMs int64    `json:"refresh_ms"`
+	Writable  bool     `json:"writable"`
+	Cluster   bool     `json:"cluster"`
+	DBs       []int    `json:"dbs"`
+	Prefix    string   `json:"prefix"`
+	Pages     []string `json:"pages"`
+}
+
+func (h *Handler) config(*http.Request) (any, error) {
+	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
+		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
+		Pages: []string{"schema", "queues", "sessions"}}, nil
+}

@@ -1,0 +1,43 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+)
+
+type redisClient = redis.UniversalClient
+
+// syncWriter is a log sink safe for the server's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// keysOf returns the registered template of owner spelled tmpl.
+func keysOf(t *testing.T, owner, tmpl string) *keys.Template {
+	t.Helper()
+	for _, tt := range keys.Default().Templates() {
+		if p := tt.Pattern(); p.Owner == owner && p.Template == tmpl {
+			return tt
+		}
+	}
+	t.Fatalf("no pattern %s of %s", tmpl, owner)
+	return nil
+}

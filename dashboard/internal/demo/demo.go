@@ -1,0 +1,129 @@
+// Package demo fills a Redis with a small, known data set through the
+// packages' public APIs, for the dashboard's tests (the handler tests and
+// the browser tests of dashboard/browsertest) and its screenshots.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/session"
+)
+
+// What Fill writes, for the tests to expect.
+const (
+	Queue     = "emails"
+	User      = "u-42"
+	DeadError = "smtp: 550 mailbox unavailable"
+
+	ReadyHigh, ReadyNormal, ReadyLow = 2, 3, 1
+	Scheduled, InFlight, Dead        = 1, 1, 2
+	Processed, Failed                = 1, 2
+	Sessions                         = 2
+)
+
+// DeadIDs are the dead letters' job IDs.
+var DeadIDs = []string{"welcome-ada", "digest-bob"}
+
+// Mail is the demo queue's payload.
+type Mail struct {
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+}
+
+// Fill writes the demo data under ns: the queue (two dead letters, one
+// processed job, one in flight, six ready jobs by priority, one
+// scheduled) and the user (a login record and two sessions).
+func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	q, err := queue.New[Mail](c, Queue, queue.WithNamespace(ns), queue.WithLease(10*time.Minute))
+	if err != nil {
+		return err
+	}
+	enq := func(id, to string, opts ...queue.EnqueueOption) error {
+		_, err := q.Enqueue(ctx, Mail{To: to, Subject: "hello " + to}, append(opts, queue.WithID(id))...)
+		return err
+	}
+	take := func(want string) (*queue.Job[Mail], error) {
+		j, err := q.TryDequeue(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if j.ID != want {
+			return nil, fmt.Errorf("demo: dequeued %q, want %q", j.ID, want)
+		}
+		return j, nil
+	}
+	for _, id := range DeadIDs {
+		if err := enq(id, id+"@example.com", queue.WithPriority(queue.High), queue.WithJobMaxRetries(0)); err != nil {
+			return err
+		}
+		j, err := take(id)
+		if err != nil {
+			return err
+		}
+		if dead, err := q.Nack(ctx, j, errors.New(DeadError)); err != nil || !dead {
+			return fmt.Errorf("demo: nack %s: dead %v, %v", id, dead, err)
+		}
+	}
+	if err := enq("receipt-1", "carol@example.com", queue.WithPriority(queue.High)); err != nil {
+		return err
+	}
+	j, err := take("receipt-1")
+	if err != nil {
+		return err
+	}
+	if err := q.Ack(ctx, j); err != nil {
+		return err
+	}
+	if err := enq("report-1", "dave@example.com", queue.WithPriority(queue.High)); err != nil {
+		return err
+	}
+	if _, err := take("report-1"); err != nil {
+		return err
+	}
+	ready := []struct {
+		p queue.Priority
+		n int
+	}{{queue.High, ReadyHigh}, {queue.Normal, ReadyNormal}, {queue.Low, ReadyLow}}
+	for _, r := range ready {
+		for i := 1; i <= r.n; i++ {
+			if err := enq(fmt.Sprintf("%s-%d", r.p, i), fmt.Sprintf("user%d@example.com", i), queue.WithPriority(r.p)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := enq("newsletter", "all@example.com", queue.WithDelay(time.Hour)); err != nil {
+		return err
+	}
+
+	users, err := session.NewUsers(c, session.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	if _, err := users.Login(ctx, User, session.LoginInfo{DeviceID: "laptop-1", IPAddress: "10.0.0.7"}); err != nil {
+		return err
+	}
+	store, err := session.New(c, session.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	for _, ua := range []string{"Firefox/133", "curl/8.5"} {
+		if _, _, err := store.Create(ctx, session.Info{UserID: User, Email: "ada@example.com", IPAddress: "10.0.0.7", UserAgent: ua}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Payload is a demo payload as JSON, for comparisons.
+func Payload(to string) string {
+	b, _ := json.Marshal(Mail{To: to, Subject: "hello " + to})
+	return string(b)
+}

@@ -1,0 +1,63 @@
+package dashboard
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// DefaultRefresh is how often the page polls when WithRefresh is not given.
+const DefaultRefresh = 5 * time.Second
+
+// MinRefresh is the shortest refresh interval New accepts.
+const MinRefresh = 500 * time.Millisecond
+
+// Option configures a Handler. Options only record; New checks them.
+type Option func(*options)
+
+type options struct {
+	clients  *keys.Clients
+	client   redis.UniversalClient
+	ns       keys.Namespace
+	writable bool
+	token    string
+	refresh  time.Duration
+	logger   *slog.Logger
+}
+
+// WithClients serves the databases of a layout (keys.Layout.Clients): each
+// package's data is read in its area's database. The Handler does not
+// close them.
+func WithClients(cs *keys.Clients) Option { return func(o *options) { o.clients = cs } }
+
+// WithClient serves one client: every area in its database (a
+// *redis.ClusterClient is a cluster). The Handler does not close it.
+func WithClient(c redis.UniversalClient) Option { return func(o *options) { o.client = c } }
+
+// WithNamespace reads the keys under ns (prefix and hash-tag mode).
+func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
+
+// WithWrites enables the mutating actions (requeue or delete a dead
+// letter, revoke sessions, block and unblock users). They need the token
+// of WithToken, which New then requires. Without it the dashboard is
+// read-only and refuses every action with 403.
+func WithWrites() Option { return func(o *options) { o.writable = true } }
+
+// WithToken requires token on every API request (the page's data and its
+// actions), in the X-Redschema-Token header or a "token" form field. The
+// page itself and its static assets are served without it; it holds no
+// data. Without a token the API answers only requests whose Host is a
+// loopback name or address (a DNS-rebinding guard).
+func WithToken(token string) Option { return func(o *options) { o.token = token } }
+
+// WithRefresh sets how often the page polls (default DefaultRefresh, at
+// least MinRefresh). Each refresh of a page is one request, answered with
+// one pipeline or script per object shown where the packages allow it.
+func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh = d } }
+
+// WithLogger logs every action and every refused request to l (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

@@ -1,0 +1,138 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// patternRow is one registered pattern with what the audit found.
+type patternRow struct {
+	Pattern   string `json:"pattern"`
+	Owner     string `json:"owner"`
+	Area      string `json:"area"`
+	Type      string `json:"type"`
+	TTL       string `json:"ttl"`
+	Purpose   string `json:"purpose"`
+	Keys      int64  `json:"keys"`
+	Bytes     int64  `json:"bytes"`
+	Estimated bool   `json:"estimated"`
+	NoTTL     int64  `json:"no_ttl"`
+	WrongType int64  `json:"wrong_type"`
+	WrongDB   int64  `json:"wrong_db"`
+}
+
+// dbSchema is the audit of one database.
+type dbSchema struct {
+	DB            int          `json:"db"`
+	Scanned       int64        `json:"scanned"`
+	Bytes         int64        `json:"bytes"`
+	Patterns      []patternRow `json:"patterns"`
+	Unmatched     int64        `json:"unmatched"`
+	UnmatchedKeys []string     `json:"unmatched_keys"`
+	Problems      []string     `json:"problems"`
+}
+
+type schemaReply struct {
+	At  time.Time  `json:"at"`
+	DBs []dbSchema `json:"dbs"`
+}
+
+// schema audits every database (keys.Registry.AuditLayout: SCAN of every
+// master, MEMORY USAGE of a sample per pattern) and lists every pattern,
+// those with keys or problems first.
+func (h *Handler) schema(r *http.Request) (any, error) {
+	reps, err := keys.Default().AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
+	if err != nil {
+		return nil, err
+	}
+	out := schemaReply{At: time.Now().UTC()}
+	for _, rep := range reps {
+		d := dbSchema{DB: rep.DB, Scanned: rep.Scanned, Unmatched: rep.Unmatched,
+			UnmatchedKeys: rep.UnmatchedKeys, Problems: rep.Problems()}
+		if d.UnmatchedKeys == nil {
+			d.UnmatchedKeys = []string{}
+		}
+		if d.Problems == nil {
+			d.Problems = []string{}
+		}
+		for _, s := range rep.Patterns {
+			t := s.Template
+			if t.IsChannel() {
+				continue
+			}
+			p := t.Pattern()
+			row := patternRow{Pattern: t.Display(h.opt.ns), Owner: p.Owner, Area: string(p.Area), Type: string(p.Type),
+				TTL: t.TTLText(), Purpose: p.Purpose, Keys: s.Keys, Bytes: s.EstBytes(), Estimated: s.Sampled < s.Keys,
+				NoTTL: s.NoTTL, WrongType: s.WrongType, WrongDB: s.WrongDB}
+			d.Bytes += row.Bytes
+			d.Patterns = append(d.Patterns, row)
+		}
+		sort.SliceStable(d.Patterns, func(i, j int) bool {
+			a, b := d.Patterns[i], d.Patterns[j]
+			if (a.Keys > 0) != (b.Keys > 0) {
+				return a.Keys > 0
+			}
+			if a.Owner != b.Owner {
+				return a.Owner < b.Owner
+			}
+			return a.Pattern < b.Pattern
+		})
+		out.DBs = append(out.DBs, d)
+	}
+	return out, nil
+}
+
+// inspectReply is one key decoded by its owning package.
+type inspectReply struct {
+	Key         string            `json:"key"`
+	Pattern     string            `json:"pattern"`
+	Owner       string            `json:"owner"`
+	Area        string            `json:"area"`
+	Args        map[string]string `json:"args"`
+	Type        string            `json:"type"`
+	TTLMs       int64             `json:"ttl_ms"`
+	ExpectedTTL string            `json:"expected_ttl"`
+	Value       any               `json:"value,omitempty"`
+	Error       string            `json:"error,omitempty"`
+}
+
+// inspect decodes ?key= with keys.Registry.Inspect in its area's
+// database: the value as the owning package's decoder reads it (which
+// never includes a secret).
+func (h *Handler) inspect(r *http.Request) (any, error) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		return nil, badRequest("key is required")
+	}
+	reg := keys.Default()
+	c := h.cs.ForDB(0)
+	if t, _, ok := reg.Match(h.opt.ns, key); ok {
+		c = h.cs.For(t.Pattern().Area)
+	}
+	in, err := reg.Inspect(r.Context(), c, h.opt.ns, key)
+	switch {
+	case errors.Is(err, keys.ErrNotFound):
+		return nil, notFound("%v", err)
+	case errors.Is(err, keys.ErrUnowned):
+		return nil, badRequest("%v", err)
+	case err != nil:
+		return nil, err
+	}
+	p := in.Template.Pattern()
+	out := inspectReply{Key: key, Pattern: in.Template.Display(h.opt.ns), Owner: p.Owner, Area: string(p.Area),
+		Args: map[string]string{}, Type: string(in.Type), TTLMs: -1, ExpectedTTL: in.Template.TTLText(), Value: in.Value}
+	for i, name := range in.Template.Params() {
+		out.Args[name] = in.Args[i]
+	}
+	if in.TTL >= 0 {
+		out.TTLMs = in.TTL.Milliseconds()
+	}
+	if in.DecodeErr != nil {
+		out.Error = in.DecodeErr.Error()
+	}
+	return out, nil
+}

@@ -1,0 +1,256 @@
+// redschema dashboard: plain JS, no build step. Every value from Redis is
+// put in the page as text (never as HTML).
+"use strict";
+
+const state = { config: null, page: "schema", timer: null, queue: null, user: "" };
+
+function token() { return sessionStorage.getItem("redschema-token") || ""; }
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "onclick") e.addEventListener("click", v);
+    else if (k === "class") e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) {
+    if (k === null || k === undefined) continue;
+    e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+  return e;
+}
+
+function svg(tag, attrs) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+async function api(path, form) {
+  const opt = { headers: { "X-Redschema-Token": token() } };
+  if (form) {
+    opt.method = "POST";
+    opt.body = new URLSearchParams(form);
+  }
+  const r = await fetch(path, opt);
+  const body = await r.json().catch(() => ({ error: r.statusText }));
+  if (r.status === 401) document.getElementById("tokenbox").hidden = false;
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function showError(err) {
+  const box = document.getElementById("error");
+  box.hidden = !err;
+  box.textContent = err ? String(err.message || err) : "";
+}
+
+function bytes(n) {
+  if (n < 1024) return n + " B";
+  const u = "KMGTPE"; let i = -1;
+  do { n /= 1024; i++; } while (n >= 1024 && i < u.length - 1);
+  return n.toFixed(1) + " " + u[i] + "iB";
+}
+
+function ago(t) {
+  if (!t || t.startsWith("0001")) return "";
+  const d = (new Date(t) - Date.now()) / 1000;
+  const a = Math.abs(d), s = a < 90 ? Math.round(a) + "s" : a < 5400 ? Math.round(a / 60) + "m" : a < 129600 ? Math.round(a / 3600) + "h" : Math.round(a / 86400) + "d";
+  return d >= 0 ? "in " + s : s + " ago";
+}
+
+function table(id, head, rows) {
+  const t = el("table", { class: "grid", id: id || "" });
+  t.append(el("tr", {}, head.map(h => el("th", { class: h.endsWith("#") ? "n" : "" }, h.replace(/#$/, "")))));
+  for (const r of rows) t.append(r);
+  return t;
+}
+
+function td(v, cls) { return el("td", { class: cls || "" }, v); }
+function tn(v, bad) { return el("td", { class: bad && v > 0 ? "n bad" : "n" }, v); }
+
+// --- Schema ---------------------------------------------------------------
+
+async function loadSchema() {
+  const s = await api("/api/schema");
+  const sum = document.getElementById("schema-summary");
+  const probs = document.getElementById("schema-problems");
+  const tables = document.getElementById("schema-tables");
+  let keys = 0, mem = 0, noTTL = 0, wrong = 0, stray = 0;
+  tables.replaceChildren();
+  probs.replaceChildren();
+  for (const db of s.dbs) {
+    keys += db.scanned; mem += db.bytes; stray += db.unmatched;
+    const rows = db.patterns.map(p => {
+      noTTL += p.no_ttl; wrong += p.wrong_type + p.wrong_db;
+      return el("tr", { class: p.keys ? "" : "idle", "data-pattern": p.pattern },
+        td(el("code", {}, p.pattern)), td(p.owner), td(p.type), td(p.ttl), tn(p.keys),
+        td((p.estimated ? "~" : "") + bytes(p.bytes), "n"), tn(p.no_ttl, true), tn(p.wrong_type + p.wrong_db, true));
+    });
+    tables.append(el("h3", {}, s.dbs.length > 1 ? "DB " + db.db : "Patterns"),
+      table("schema-db-" + db.db, ["Pattern", "Package", "Type", "TTL", "Keys#", "Memory#", "No TTL#", "Wrong type/DB#"], rows));
+    for (const p of db.problems) probs.append(el("div", { class: "card bad" }, "DB " + db.db + ": " + p));
+    if (db.unmatched_keys.length) {
+      probs.append(el("div", { class: "card" }, el("h3", {}, "Keys matching no pattern (DB " + db.db + ")"),
+        el("ul", {}, db.unmatched_keys.map(k => el("li", {}, el("code", {}, k))))));
+    }
+  }
+  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
+  sum.replaceChildren(card("Keys", keys, "stat-keys"), card("Memory (est.)", bytes(mem), "stat-mem"),
+    card("Missing TTL", noTTL, "stat-nottl"), card("Wrong type/DB", wrong, "stat-wrong"), card("Strays", stray, "stat-strays"));
+}
+
+async function inspectKey(ev) {
+  ev.preventDefault();
+  const out = document.getElementById("inspect-out");
+  const key = document.getElementById("inspect-key").value.trim();
+  if (!key) return;
+  try {
+    const r = await api("/api/inspect?key=" + encodeURIComponent(key));
+    const ttl = r.ttl_ms < 0 ? "none" : (r.ttl_ms / 1000).toFixed(1) + "s";
+    out.textContent = `pattern: ${r.pattern} (package ${r.owner}, area ${r.area})\ntype: ${r.type}   ttl: ${ttl} (pattern: ${r.expected_ttl})\n` +
+      (r.error ? "not decoded: " + r.error : "value: " + JSON.stringify(r.value, null, 2));
+  } catch (e) { out.textContent = "error: " + e.message; }
+}
+
+// --- Queues ---------------------------------------------------------------
+
+function chart(h) {
+  const W = 560, H = 140, P = 28;
+  const s = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: "queue-chart" });
+  const rate = a => a.slice(1).map((v, i) => Math.max(0, v - a[i]));
+  const proc = rate(h.processed), fail = rate(h.failed);
+  const max = Math.max(1, ...proc, ...fail);
+  s.append(svg("line", { x1: P, y1: H - P, x2: W - 8, y2: H - P, stroke: "#999" }));
+  const label = svg("text", { x: 4, y: 14, "font-size": 11, fill: "#666" }); label.textContent = "per refresh, max " + max; s.append(label);
+  const line = (vals, color) => {
+    if (vals.length < 1) return;
+    const dx = (W - P - 8) / Math.max(1, vals.length - 1);
+    const pts = vals.map((v, i) => `${(P + i * dx).toFixed(1)},${(H - P - (v / max) * (H - P - 20)).toFixed(1)}`).join(" ");
+    s.append(svg("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": 2 }));
+  };
+  line(proc, "#1e7b45"); line(fail, "#b3261e");
+  return el("div", {}, s, el("div", { class: "legend muted" },
+    el("span", {}, "processed ", String(h.processed.at(-1) ?? 0)), el("span", {}, "failed ", String(h.failed.at(-1) ?? 0))));
+}
+
+async function loadQueues() {
+  const r = await api("/api/queues");
+  const rows = r.queues.map(q => {
+    const tr = el("tr", { "data-queue": q.name },
+      td(el("a", { href: "#queues/" + encodeURIComponent(q.name) }, q.name)),
+      tn(q.ready.high), tn(q.ready.normal), tn(q.ready.low),
+      tn(q.scheduled.high + q.scheduled.normal + q.scheduled.low), tn(q.in_flight), tn(q.dead, true),
+      tn(q.total_processed), tn(q.total_failed), td(q.avg_process_ms.toFixed(1) + " ms", "n"));
+    return tr;
+  });
+  document.getElementById("queue-table").replaceWith(table("queue-table",
+    ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#"], rows));
+  if (!state.queue && r.queues.length) state.queue = r.queues[0].name;
+  if (state.queue) await loadQueue(state.queue);
+  else document.getElementById("queue-detail").replaceChildren(el("p", { class: "muted" }, "No queues."));
+}
+
+async function loadQueue(name) {
+  const r = await api("/api/queue?name=" + encodeURIComponent(name));
+  const w = state.config.writable;
+  const act = (label, path, id, cls) => el("button", { class: cls || "", "data-action": label, onclick: async () => {
+    if (label === "delete" && !confirm("Delete job " + id + "?")) return;
+    try { await api(path, { queue: name, id: id }); showError(null); refresh(); } catch (e) { showError(e); }
+  } }, label);
+  const jobRows = (list, extra) => list.map(j => el("tr", { "data-job": j.id },
+    td(el("code", {}, j.id)), td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(j.retry_count + "/" + j.max_retries),
+    extra(j), td(el("code", {}, j.payload))));
+  const d = document.getElementById("queue-detail");
+  d.replaceChildren(el("h3", {}, "Queue " + name),
+    el("div", { class: "card" }, el("h3", {}, "Processed / failed over time"), chart(r.stats.history)),
+    el("h3", {}, "In flight (" + r.stats.in_flight + ")"),
+    table("jobs-active", ["ID", "Priority", "Created", "Lease ends", "Retries#", "", "Payload"], jobRows(r.jobs.active, () => td(""))),
+    el("h3", {}, "Dead letters (" + r.stats.dead + ")"),
+    table("jobs-dead", ["ID", "Priority", "Created", "Failed", "Retries#", "Last error", "Payload", ""],
+      jobRows(r.jobs.dead, j => td(j.last_error, "bad")).map((tr, i) => {
+        const id = r.jobs.dead[i].id;
+        tr.append(td(w ? [act("requeue", "/api/queue/requeue", id), " ", act("delete", "/api/queue/delete", id, "danger")] : "read-only"));
+        return tr;
+      })),
+    el("h3", {}, "Scheduled"),
+    table("jobs-scheduled", ["ID", "Priority", "Created", "Ready", "Retries#", "Last error", "Payload"], jobRows(r.jobs.scheduled, j => td(j.last_error))),
+    el("h3", {}, "Pending"),
+    table("jobs-pending", ["ID", "Priority", "Created", "Ready", "Retries#", "", "Payload"], jobRows(r.jobs.pending, () => td(""))));
+}
+
+// --- Sessions -------------------------------------------------------------
+
+async function loadUser() {
+  const d = document.getElementById("user-detail");
+  if (!state.user) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID.")); return; }
+  const u = state.user;
+  const r = await api("/api/sessions?user=" + encodeURIComponent(u));
+  const w = state.config.writable;
+  const post = (label, path, form, cls) => el("button", { class: cls || "", "data-action": label, onclick: async () => {
+    try { await api(path, form); showError(null); refresh(); } catch (e) { showError(e); }
+  } }, label);
+  const rows = r.sessions.map(s => el("tr", { "data-session": s.ref },
+    td(s.email), td(s.ip_address), td(s.user_agent), td(ago(s.created_at)), td(ago(s.last_activity)), td(ago(s.expires_at)),
+    td(w ? post("revoke", "/api/session/revoke", { user: u, ref: s.ref }, "danger") : "read-only")));
+  const actions = w ? [post("revoke all", "/api/session/revoke-all", { user: u }, "danger"), " ",
+    r.status === "blocked" ? post("unblock", "/api/user/unblock", { user: u }) : post("block", "/api/user/block", { user: u }, "danger")] : [];
+  d.replaceChildren(
+    el("div", { class: "cards" },
+      el("div", { class: "card" }, el("div", { class: "muted" }, "User"), el("div", { class: "num" }, u)),
+      el("div", { class: "card" }, el("div", { class: "muted" }, "Status"), el("div", { class: "num", id: "user-status" }, r.status)),
+      el("div", { class: "card" }, el("div", { class: "muted" }, "Live sessions"), el("div", { class: "num", id: "session-count" }, r.sessions.length))),
+    el("p", {}, actions),
+    table("session-table", ["Email", "IP", "User agent", "Created", "Last activity", "Expires", ""], rows),
+    el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"));
+}
+
+// --- Routing and polling ----------------------------------------------------
+
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser };
+
+async function refresh() {
+  try {
+    await loaders[state.page]();
+    showError(null);
+    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.body.dataset.loaded = state.page;
+  } catch (e) { showError(e); }
+}
+
+function route() {
+  const h = decodeURIComponent(location.hash.replace(/^#/, ""));
+  const [page, arg] = h.split(/\/(.*)/s);
+  state.page = loaders[page] ? page : "schema";
+  if (state.page === "queues" && arg) state.queue = arg;
+  if (state.page === "sessions" && arg) { state.user = arg; document.getElementById("user-id").value = arg; }
+  for (const s of document.querySelectorAll(".page")) s.hidden = s.id !== "page-" + state.page;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === state.page);
+  delete document.body.dataset.loaded;
+  refresh();
+}
+
+async function start() {
+  const m = location.hash.match(/token=([^&]+)/);
+  if (m) { sessionStorage.setItem("redschema-token", decodeURIComponent(m[1])); location.hash = ""; }
+  document.getElementById("tokensave").addEventListener("click", () => {
+    sessionStorage.setItem("redschema-token", document.getElementById("token").value);
+    document.getElementById("tokenbox").hidden = true;
+    start();
+  });
+  try { state.config = await api("/api/config"); } catch (e) { showError(e); return; }
+  const mode = document.getElementById("mode");
+  mode.textContent = state.config.writable ? "writes enabled" : "read-only";
+  mode.classList.toggle("write", state.config.writable);
+  document.getElementById("inspect-form").addEventListener("submit", inspectKey);
+  document.getElementById("user-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    location.hash = "sessions/" + encodeURIComponent(document.getElementById("user-id").value.trim());
+  });
+  window.addEventListener("hashchange", route);
+  route();
+  clearInterval(state.timer);
+  state.timer = setInterval(refresh, state.config.refresh_ms);
+}
+
+start();
