@@ -5,6 +5,7 @@
 //	redschema audit   [-url redis://127.0.0.1:6379/0 | -url host:port,host:port] [-prefix ha:] [-no-tags] [-layout seed] [-all]
 //	redschema inspect [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
 //	redschema stats   [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
+//	redschema serve   [-url ... | -cluster host:port,...] [-prefix ha:] [-no-tags] [-layout seed] [-addr 127.0.0.1:8080] [-write] [-token T] [-refresh 5s]
 //
 // Install it with "go install github.com/redschema/redschema/cmd/redschema@latest".
 // -url defaults to $REDIS_URL. Flags may follow the keys.
@@ -42,6 +43,14 @@
 // TTL and of the wrong type, then the keys matching no pattern and the
 // -largest biggest keys probed. It is a report and exits 0; audit is the
 // check.
+//
+// serve runs the web dashboard (package dashboard) on -addr
+// (127.0.0.1:8080 by default) until interrupted: the schema with live
+// counts, TTL health and a key browser, queues, sessions and users,
+// refreshed every -refresh. It is read-only unless -write is given;
+// actions then need the token (-token, or $REDSCHEMA_TOKEN, or one made
+// up and printed in the URL) and are refused cross-site. A non-loopback
+// -addr needs a token. Every action is logged to standard output.
 package main
 
 import (
@@ -52,6 +61,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -69,7 +79,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	if len(args) == 0 {
-		return 2, errors.New("usage: redschema schema|audit|inspect|stats [flags]")
+		return 2, errors.New("usage: redschema schema|audit|inspect|stats|serve [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -82,9 +92,17 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	asJSON := fs.Bool("json", false, "inspect: print the inspection as JSON")
 	sample := fs.Int("sample", 1000, "stats: keys per pattern probed with MEMORY USAGE (the rest estimated from them)")
 	largest := fs.Int("largest", 10, "stats: how many of the biggest probed keys to list")
+	cluster := fs.String("cluster", "", "comma-separated cluster node addresses (instead of -url)")
+	addr := fs.String("addr", "127.0.0.1:8080", "serve: listen address")
+	write := fs.Bool("write", false, "serve: enable actions (requeue, delete, revoke, block)")
+	token := fs.String("token", os.Getenv("REDSCHEMA_TOKEN"), "serve: token the API and actions require")
+	refresh := fs.Duration("refresh", 5*time.Second, "serve: page refresh interval")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2, err
+	}
+	if *cluster != "" {
+		*url = *cluster
 	}
 	ns := keys.Namespace{Prefix: *prefix, NoHashTags: *noTags}
 	if err := ns.Validate(); err != nil {
@@ -121,6 +139,13 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		}
 		defer cs.Close()
 		return stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: *sample, Largest: *largest}, *owner)
+	case "serve":
+		cs, err := openClients(*url, lay, args[0])
+		if err != nil {
+			return 2, err
+		}
+		defer cs.Close()
+		return serve(ctx, out, cs, ns, serveConfig{addr: *addr, write: *write, token: *token, refresh: *refresh})
 	case "audit":
 		cs, err := openClients(*url, lay, args[0])
 		if err != nil {
@@ -149,7 +174,7 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		fmt.Fprintln(out, "no problems")
 		return 0, nil
 	}
-	return 2, fmt.Errorf("unknown command %q: want schema, audit, inspect or stats", args[0])
+	return 2, fmt.Errorf("unknown command %q: want schema, audit, inspect, stats or serve", args[0])
 }
 
 // parseInterspersed parses flags that may come before, between or after
