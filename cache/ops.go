@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -114,7 +115,7 @@ func (s *Store) InvalidateTag(ctx context.Context, tag string) (int, error) {
 	if s.local != nil {
 		s.local.delTag(tag)
 	}
-	if err := s.rdb.Publish(ctx, s.channel, "t "+s.origin+" "+tag).Err(); err != nil {
+	if err := sub.Publish(ctx, s.rdb, s.channel, "t "+s.origin+" "+tag).Err(); err != nil {
 		return n, pkg.Fail(op, s.channel, nil, err)
 	}
 	return n, nil

@@ -127,7 +127,7 @@ func Publish[T any](ctx context.Context, b *Bus, t Topic[T], payload T) (int64, 
 	if len(msg) > b.o.maxMessage {
 		return 0, pkg.Invalidf(op, "message of %d bytes, limit %d", len(msg), b.o.maxMessage)
 	}
-	n, err := b.rdb.Publish(ctx, ch, msg).Result()
+	n, err := sub.Publish(ctx, b.rdb, ch, msg).Result()
 	if err != nil {
 		return 0, pkg.Fail(op, ch, nil, err)
 	}

@@ -43,11 +43,8 @@ func main() {
 }
 
 // fakeModel answers deterministically: it names the last question and
-// how much context it was given. modelCalls counts its calls.
-var modelCalls atomic.Int64
-
+// how much context it was given.
 func fakeModel(prompt []aimemory.Message) string {
-	modelCalls.Add(1)
 	last := prompt[len(prompt)-1].Content
 	return fmt.Sprintf("About %q: I was given %d messages of context.", last, len(prompt))
 }
@@ -68,6 +65,7 @@ func summarize(_ context.Context, previous string, evicted []aimemory.Message) (
 
 func run(out io.Writer) error {
 	ctx := context.Background()
+	var modelCalls atomic.Int64 // how many times the model was called
 	rdb, closeRedis, err := connect.FromEnv(ctx, out)
 	if err != nil {
 		return err
@@ -121,6 +119,7 @@ func run(out io.Writer) error {
 		}
 		var answer string
 		r, err := mem.Response(ctx, aimemory.Request{Model: model, Messages: prompt}, func(ctx context.Context) (string, error) {
+			modelCalls.Add(1)
 			return fakeModel(prompt), nil
 		})
 		if err != nil {

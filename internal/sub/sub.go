@@ -118,3 +118,16 @@ func (s *Subscription[T]) Pump(ctx context.Context, buf int) <-chan Msg[T] {
 // Close unsubscribes and releases the connection; Next then returns the
 // messages already buffered, and after them redis.ErrClosed.
 func (s *Subscription[T]) Close() error { return s.ps.Close() }
+
+// Publish publishes msg on channel. On a Redis Cluster, go-redis sends a
+// PUBLISH to any node (it has no key); Publish routes it by the channel's
+// slot instead, so that every message of a channel leaves from one node
+// and a subscriber receives one publisher's messages in the order they
+// were published (messages from several nodes cross the cluster bus on
+// separate links and can overtake each other).
+func Publish(ctx context.Context, c redis.UniversalClient, channel string, msg any) *redis.IntCmd {
+	cmd := redis.NewIntCmd(ctx, "publish", channel, msg)
+	cmd.SetFirstKeyPos(1)
+	_ = c.Process(ctx, cmd)
+	return cmd
+}

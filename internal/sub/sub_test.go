@@ -117,3 +117,26 @@ func TestOpenNeedsChannels(t *testing.T) {
 	_, err := sub.Open(e.Ctx(), e.Client, nil, atoi, 0)
 	require.Error(t, err)
 }
+
+// One publisher's messages arrive in the order they were published, on a
+// cluster too, where Publish sends every message of a channel from the
+// channel's node (a plain PUBLISH goes to any node, and messages from
+// several nodes can overtake each other on the cluster bus).
+func TestPublishKeepsOrder(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	ch := e.NS.Prefix + "ordered"
+	s, err := sub.Open(ctx, e.Client, []string{ch}, atoi, 0)
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 500
+	for i := range n {
+		require.NoError(t, sub.Publish(ctx, e.Client, ch, strconv.Itoa(i)).Err())
+	}
+	for i := range n {
+		m, err := s.Next(ctx)
+		require.NoError(t, err)
+		require.NoError(t, m.Err)
+		require.Equal(t, i, m.Value, "message %d arrived in place %d", m.Value, i)
+	}
+}
