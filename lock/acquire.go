@@ -27,9 +27,9 @@ var (
 	// request when a broken connection makes go-redis resend the pipeline
 	// it rode in (see Guarantees in the package doc).
 	acquireOp = pkg.Declare("acquire", acquireSrc, []*keys.Template{lockKey, fenceKey},
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	fairAcquireOp = pkg.Declare("acquire", fairAcquireSrc, []*keys.Template{lockKey, fenceKey, queueKey, waitersKey},
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	fairLeaveOp = pkg.Declare("leave queue", fairLeaveSrc, []*keys.Template{queueKey, waitersKey}, call.Shared())
 )
 
@@ -119,6 +119,11 @@ func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) 
 // ErrNotObtained when another owner holds it, and ErrInvalid (before any
 // I/O) for an empty or oversize resourceType or resourceID, or a ttl outside
 // (0, max TTL]. Options other than WithWatchdog and Fair are ignored.
+//
+// With WithDurability, a lease taken that fewer replicas acknowledged than
+// asked is returned, held, with an error matching ErrNotDurable: use it
+// knowing that a failover may lose it (its fencing token still protects
+// the resource), or Release it.
 func (c *Client) TryAcquire(ctx context.Context, resourceType, resourceID string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return c.acquire(ctx, resourceType, resourceID, ttl, false, opts)
 }
@@ -187,6 +192,8 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		} else {
 			rep, err = c.run.Run(ctx, acquireOp, ks, l.argv[:]...)
 		}
+		var nd error // ErrNotDurable: taken, not yet on enough replicas
+		nd, err = call.NotDurable(err)
 		switch {
 		case err == nil:
 			tok := rep.Int(0)
@@ -196,7 +203,7 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 			}
 			l.keys, l.fence, l.deadline = l.own[:1:1], tok, start.Add(ttl)
 			l.startWatchdog(cfg.watchdog)
-			return l, nil
+			return l, nd
 		case errors.Is(err, ErrNotObtained):
 			held = true
 		case errors.Is(err, keys.ErrCorrupt):

@@ -28,6 +28,12 @@ var (
 	// to Redis. A value that cannot be a key segment also matches
 	// keys.ErrInvalidKey.
 	ErrInvalid = errors.New("lock: invalid argument")
+	// ErrNotDurable: with WithDurability, a lease taken or extended (the
+	// call's result comes with it) that fewer replicas than asked
+	// acknowledged in time, so a failover may still lose it. It is the
+	// same error in every package (queue.ErrNotDurable,
+	// session.ErrNotDurable).
+	ErrNotDurable = call.ErrNotDurable
 )
 
 // pkg is the package's error vocabulary for the call layer.

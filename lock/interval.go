@@ -16,7 +16,7 @@ var (
 	//go:embed last_run.lua
 	lastRunSrc string
 
-	intervalClaimOp = pkg.Declare("claim", intervalClaimSrc, []*keys.Template{cronKey, lockKey, fenceKey},
+	intervalClaimOp = pkg.Declare("claim", intervalClaimSrc, []*keys.Template{cronKey, lockKey, fenceKey}, call.Durable(),
 		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
 	lastRunOp = pkg.Declare("last run", lastRunSrc, []*keys.Template{cronKey}, call.Shared())
 )
@@ -106,16 +106,18 @@ type Run struct {
 // recognised by its claim ID and reports the same claim. A claim that
 // fails on the wire for good may still have been recorded (the interval's
 // run is then lost, never doubled); its lease, if any, is given back in the
-// background.
+// background. With WithDurability, a claim recorded but acknowledged by
+// fewer replicas than asked returns its Run with ErrNotDurable.
 func (g *Interval) Claim(ctx context.Context) (Run, error) {
 	owner := g.c.newOwner()
 	start := g.c.now()
 	rep, err := g.c.run.Run(ctx, intervalClaimOp, g.keys, ms(g.every), ms(g.lease), owner, g.c.fenceArg)
+	nd, err := call.NotDurable(err)
 	if err == nil || errors.Is(err, ErrNotObtained) {
 		run := Run{Claimed: err == nil, At: time.UnixMilli(rep.Int(0))}
 		prev, third := rep.Int(1), rep.Int(2)
 		if rerr := rep.Err(); rerr == nil {
-			return g.run(run, prev, third, owner, start), nil
+			return g.run(run, prev, third, owner, start), nd
 		} else {
 			err = rerr
 		}

@@ -22,7 +22,7 @@ var (
 
 	lockKeys  = []*keys.Template{lockKey}
 	releaseOp = pkg.Declare("release", releaseSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
-	refreshOp = pkg.Declare("refresh", refreshSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	refreshOp = pkg.Declare("refresh", refreshSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared(), call.Durable())
 	ttlOp     = pkg.Declare("ttl", ttlSrc, lockKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
 )
 
@@ -180,7 +180,9 @@ func (l *Lock) Release(ctx context.Context) error {
 // expired or someone else holds the resource (Context is then cancelled
 // with ErrLockLost); once Context is done it returns, without contacting
 // Redis, an error matching both ErrNotHeld and ErrLockLost. It returns
-// ErrInvalid for a ttl outside (0, max TTL].
+// ErrInvalid for a ttl outside (0, max TTL]. With WithDurability, a
+// refresh done but acknowledged by fewer replicas than asked extends the
+// lease and returns ErrNotDurable.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	const op = "refresh"
 	if err := l.c.checkTTL(op, "ttl", ttl); err != nil {
@@ -194,6 +196,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := l.c.now()
 	_, err := l.c.run.Run(ctx, l.ops.refresh, l.keys, l.argv[0], l.c.msArg(ttl))
+	nd, err := call.NotDurable(err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if errors.Is(err, ErrNotHeld) {
@@ -216,7 +219,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 			l.timer.Reset(l.deadline.Sub(l.c.now()))
 		}
 	}
-	return nil
+	return nd
 }
 
 // TTL returns the remaining lease as the server sees it: one round trip.

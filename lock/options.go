@@ -21,6 +21,7 @@ type options struct {
 	owner     string
 	pipelines int
 	pipeSet   bool
+	durable   call.Durability
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
@@ -72,6 +73,23 @@ const MaxPipelines = 1024
 // does is in the package doc (Guarantees).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
 
+// WithDurability makes the writes that hand out or extend a lease wait, in
+// their own round trip, until replicas replicas acknowledged them, for at
+// most timeout: Acquire and TryAcquire (fair or not), Refresh (and the
+// watchdog's), semaphore acquires and refreshes, and Interval.Claim. The
+// script and a WAIT go out as one pipeline to the resource's master (these
+// calls are then not auto-pipelined). When fewer replicas acknowledge in
+// time the call returns its result (the *Lock, held; the Run) with an
+// error matching ErrNotDurable: a failover may still lose that lease.
+// Release does not wait: a lost release only leaves the lease to expire.
+// replicas is 1 to 64 and timeout 1ms to 1 min and under the client's
+// ReadTimeout, and the client must be a *redis.Client or a
+// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
+// the package doc for what is lost without it.
+func WithDurability(replicas int, timeout time.Duration) Option {
+	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
+}
+
 // New returns a Client over rdb. It fails with ErrInvalid on a bad option,
 // a nil client, or a go-redis client without ContextTimeoutEnabled (which
 // would ignore the deadlines of every call); it does not contact Redis.
@@ -101,7 +119,12 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err := o.ns.Validate(); err != nil {
 		return nil, pkg.Invalid(op, err)
 	}
-	return &Client{run: call.NewRunner(rdb, o.pipelines), opt: o, fenceArg: fenceKeep(o.fenceTTL), now: time.Now}, nil
+	if err := o.durable.Check(pkg, op, "WithDurability", rdb); err != nil {
+		return nil, err
+	}
+	run := call.NewRunner(rdb, o.pipelines)
+	run.SetDurability(o.durable)
+	return &Client{run: run, opt: o, fenceArg: fenceKeep(o.fenceTTL), now: time.Now}, nil
 }
 
 // fenceKeep is the TTL, in ms, that a fence write sets when it sets one:

@@ -23,9 +23,9 @@ var (
 	semCountSrc string
 
 	semKeys      = []*keys.Template{semKey}
-	semAcquireOp = pkg.Declare("semaphore acquire", semAcquireSrc, semKeys, call.On(call.Conflict, ErrNotObtained), call.Shared())
+	semAcquireOp = pkg.Declare("semaphore acquire", semAcquireSrc, semKeys, call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	semReleaseOp = pkg.Declare("semaphore release", semReleaseSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
-	semRefreshOp = pkg.Declare("semaphore refresh", semRefreshSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
+	semRefreshOp = pkg.Declare("semaphore refresh", semRefreshSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared(), call.Durable())
 	semTTLOp     = pkg.Declare("semaphore ttl", semTTLSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
 	semCountOp   = pkg.Declare("semaphore count", semCountSrc, semKeys, call.Shared())
 )
@@ -102,11 +102,12 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 	for attempt := 0; ; attempt++ {
 		start := s.c.now()
 		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL))
+		nd, err := call.NotDurable(err)
 		switch {
 		case err == nil:
 			l := newLock(s.c, s.keys, owner, 0, ttl, start, permitOps)
 			l.startWatchdog(cfg.watchdog)
-			return l, nil
+			return l, nd
 		case errors.Is(err, ErrNotObtained):
 			held = true
 		default:
