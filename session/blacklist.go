@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -15,7 +16,7 @@ var (
 	//go:embed blacklist.lua
 	blacklistSrc string
 
-	blacklistOp = pkg.Declare("revoke token", blacklistSrc, []*keys.Template{blacklistKey})
+	blacklistOp = pkg.Declare("revoke token", blacklistSrc, []*keys.Template{blacklistKey}, call.Durable())
 )
 
 // RevokeToken blacklists the JWT whose ID is jti until expiresAt, its own
@@ -42,11 +43,15 @@ func (s *Store) RevokeToken(ctx context.Context, jti string, expiresAt time.Time
 		return false, pkg.Invalidf(op, "expiry %v more than %v ahead", expiresAt, TokenExpiryLimit)
 	}
 	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, ms(TokenExpiryLimit))
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return false, err
 	}
 	n := rep.Int(0)
-	return n == 1, rep.Err()
+	if err := rep.Err(); err != nil {
+		return false, err
+	}
+	return n == 1, nd
 }
 
 // IsRevoked reports whether the JWT jti is blacklisted. One GET; an entry

@@ -25,7 +25,7 @@ var (
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	createOp = pkg.Declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared())
+	createOp = pkg.Declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:
@@ -43,7 +43,9 @@ var (
 // server with nobody holding its handle: Create then revokes it in the
 // background, best effort, so that it neither lingers in List nor counts
 // against WithMaxSessions. Bad input fails with ErrInvalid before anything
-// is written.
+// is written. With WithDurability, a session created but acknowledged by
+// fewer replicas than asked is returned, live, with its Tokens and an
+// error matching ErrNotDurable.
 func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	const op = "create"
 	if in.UserID == "" {
@@ -87,6 +89,7 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 		args = append(args, name, v)
 	}
 	rep, err := s.run.Run(ctx, createOp, ks, args...)
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		if !errors.Is(err, keys.ErrCorrupt) && !errors.Is(err, ErrInvalid) {
 			s.abandon(ctx, in.UserID, sid)
@@ -105,7 +108,7 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 		ExpiresAt: time.UnixMilli(exp), AbsoluteExpiry: time.UnixMilli(abs),
 		Extra: copyMap(in.Extra),
 	}
-	return sess, Tokens{Handle: handle, Refresh: refresh}, nil
+	return sess, Tokens{Handle: handle, Refresh: refresh}, nd
 }
 
 // abandonTimeout bounds the background clean-up of an abandoned session.

@@ -24,6 +24,12 @@ var (
 	ErrTokenReused = errors.New("session: refresh token reused; session revoked")
 	// ErrBlocked: the user record's status is "blocked".
 	ErrBlocked = errors.New("session: user blocked")
+	// ErrNotDurable: with WithDurability, a write that was done (the
+	// call's result comes with it) but that fewer replicas than asked
+	// acknowledged in time, so a failover may still lose it. It is the
+	// same error in every package (queue.ErrNotDurable,
+	// lock.ErrNotDurable).
+	ErrNotDurable = call.ErrNotDurable
 )
 
 // pkg is the package's error vocabulary for the call layer.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -68,6 +69,7 @@ type options struct {
 	history     int
 	userTTL     time.Duration
 	lanes       int
+	durable     call.Durability
 }
 
 // newOptions applies opts over the defaults and checks the client and the
@@ -99,7 +101,28 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 	if err := o.ns.Validate(); err != nil {
 		return o, pkg.Invalid(op, err)
 	}
+	if err := o.durable.Check(pkg, op, "WithDurability", rdb); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// WithDurability makes the writes a failover must not lose wait, in their
+// own round trip, until replicas replicas acknowledged them, for at most
+// timeout: Create, RotateRefresh, Revoke, RevokeAll, RevokeOthers,
+// RevokeToken and Users.Block (a lost revocation or block would let a
+// credential work again after a failover; a lost create logs a user out).
+// The script and a WAIT go out as one pipeline to the user's master (these
+// calls are then not auto-pipelined). When fewer replicas acknowledge in
+// time the call returns its result (the session and tokens, the fresh
+// refresh token, the count) with an error matching ErrNotDurable: the
+// write was done, but a failover may still lose it; sending a revocation
+// again is safe. replicas is 1 to 64 and timeout 1ms to 1 min and under
+// the client's ReadTimeout, and the client must be a *redis.Client or a
+// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
+// the package doc for what is lost without it.
+func WithDurability(replicas int, timeout time.Duration) Option {
+	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag mode).

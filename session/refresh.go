@@ -17,7 +17,7 @@ var (
 
 	refreshHashOp = pkg.Declare("verify refresh", liveLib+"\n"+refreshHashSrc, sessionKeys, call.On(call.None, ErrNotFound))
 	rotateOp      = pkg.Declare("rotate refresh", liveLib+"\n"+replayLib+"\n"+rotateSrc,
-		[]*keys.Template{sessionKey, indexKey, requestKey}, call.On(call.None, ErrNotFound))
+		[]*keys.Template{sessionKey, indexKey, requestKey}, call.On(call.None, ErrNotFound), call.Durable())
 )
 
 // maxTokenLen bounds a presented refresh token; ours are 43 bytes.
@@ -93,6 +93,7 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 		return "", err
 	}
 	rep, err := s.run.Run(ctx, rotateOp, append(ks, rk), sessionID, hashToken(token), freshHash, s.opt.history, ms(ReplayWindow))
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err
 	}
@@ -106,7 +107,7 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 		}
 		return "", pkg.Fail(op, ks[0], ErrInvalidToken, nil)
 	}
-	return fresh, nil
+	return fresh, nd
 }
 
 // isHexDigest reports whether s is a lower-case hex SHA-256.

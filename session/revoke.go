@@ -17,11 +17,11 @@ var (
 	revokeAllSrc string
 
 	revokeOp = pkg.Declare("revoke", liveLib+"\n"+replayLib+"\n"+revokeSrc,
-		[]*keys.Template{sessionKey, indexKey, requestKey})
+		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Durable())
 	revokeAllOp = pkg.Declare("revoke all", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey})
+		[]*keys.Template{indexKey, requestKey}, call.Durable())
 	revokeOthersOp = pkg.Declare("revoke others", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey})
+		[]*keys.Template{indexKey, requestKey}, call.Durable())
 )
 
 // Revoke ends one session at once: the hash and its index entry are
@@ -41,11 +41,15 @@ func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, err
 		return false, err
 	}
 	rep, err := s.run.Run(ctx, revokeOp, append(ks, rk), sessionID, ms(ReplayWindow))
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return false, err
 	}
 	n := rep.Int(0)
-	return n == 1, rep.Err()
+	if err := rep.Err(); err != nil {
+		return false, err
+	}
+	return n == 1, nd
 }
 
 // RevokeAll ends every session of userID at once ("log out everywhere")
@@ -78,9 +82,13 @@ func (s *Store) revokeAll(ctx context.Context, op *call.Op, userID, keep string)
 		return 0, err
 	}
 	rep, err := s.run.Run(ctx, op, []string{idx, rk}, keep, ms(ReplayWindow))
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return 0, err
 	}
 	n := rep.Int(0)
-	return int(n), rep.Err()
+	if err := rep.Err(); err != nil {
+		return 0, err
+	}
+	return int(n), nd
 }

@@ -35,8 +35,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	run := call.NewRunner(client, o.lanes)
+	run.SetDurability(o.durable)
 	return &Store{
-		run:     call.NewRunner(client, o.lanes),
+		run:     run,
 		opt:     o,
 		idleArg: strconv.FormatInt(ms(o.idle), 10),
 		lifeArg: strconv.FormatInt(ms(o.life), 10),

@@ -27,7 +27,7 @@ var (
 	userRequestKeys = []*keys.Template{userKey, requestKey}
 	userLoginOp     = pkg.Declare("login", replayLib+"\n"+userLoginSrc, userRequestKeys, call.On(call.Conflict, ErrBlocked))
 	userValidateOp  = pkg.Declare("validate", userTouchLib+"\n"+userValidateSrc, userKeys, call.On(call.None, ErrNotFound))
-	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys)
+	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys, call.Durable())
 	userUnblockOp   = pkg.Declare("unblock", replayLib+"\n"+userUnblockSrc, userRequestKeys, call.On(call.None, ErrNotFound))
 	userLogoutOp    = pkg.Declare("logout", userLogoutSrc, userKeys)
 )
@@ -40,13 +40,16 @@ type Users struct {
 }
 
 // NewUsers returns a Users over client. Options: WithNamespace,
-// WithUserTTL (default 7 days). It fails like New.
+// WithUserTTL (default 7 days), WithDurability (for Block). It fails like
+// New.
 func NewUsers(client redis.UniversalClient, opts ...Option) (*Users, error) {
 	o, err := newOptions("new users", client, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Users{run: call.NewRunner(client, 0), opt: o}, nil
+	run := call.NewRunner(client, 0)
+	run.SetDurability(o.durable)
+	return &Users{run: run, opt: o}, nil
 }
 
 func (u *Users) key(op, userID string) (string, error) {
