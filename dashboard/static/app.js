@@ -81,8 +81,11 @@ async function loadSchema() {
   probs.replaceChildren();
   for (const db of s.dbs) {
     keys += db.scanned; mem += db.bytes; stray += db.unmatched;
-    const rows = db.patterns.map(p => {
+    const all = document.getElementById("schema-all").checked;
+    const rows = db.patterns.filter(p => {
       noTTL += p.no_ttl; wrong += p.wrong_type + p.wrong_db;
+      return all || p.keys > 0;
+    }).map(p => {
       return el("tr", { class: p.keys ? "" : "idle", "data-pattern": p.pattern },
         td(el("code", {}, p.pattern)), td(p.owner), td(p.type), td(p.ttl), tn(p.keys),
         td((p.estimated ? "~" : "") + bytes(p.bytes), "n"), tn(p.no_ttl, true), tn(p.wrong_type + p.wrong_db, true));
@@ -95,9 +98,19 @@ async function loadSchema() {
         el("ul", {}, db.unmatched_keys.map(k => el("li", {}, el("code", {}, k))))));
     }
   }
+  const byOwner = {};
+  for (const db of s.dbs) for (const p of db.patterns) byOwner[p.owner] = (byOwner[p.owner] || 0) + p.bytes;
+  const owners = Object.entries(byOwner).filter(([, b]) => b > 0).sort((a, b) => b[1] - a[1]);
+  const top = Math.max(1, ...owners.map(([, b]) => b));
+  const bars = el("table", { id: "schema-memory" }, owners.map(([o, b]) => {
+    const bar = el("span", { class: "bar" });
+    bar.style.width = Math.max(2, Math.round(240 * b / top)) + "px";
+    return el("tr", {}, el("td", {}, o), el("td", {}, bar), el("td", { class: "n muted" }, bytes(b)));
+  }));
   const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   sum.replaceChildren(card("Keys", keys, "stat-keys"), card("Memory (est.)", bytes(mem), "stat-mem"),
-    card("Missing TTL", noTTL, "stat-nottl"), card("Wrong type/DB", wrong, "stat-wrong"), card("Strays", stray, "stat-strays"));
+    card("Missing TTL", noTTL, "stat-nottl"), card("Wrong type/DB", wrong, "stat-wrong"), card("Strays", stray, "stat-strays"),
+    el("div", { class: "card" }, el("div", { class: "muted" }, "Memory by package"), bars));
 }
 
 async function inspectKey(ev) {
@@ -243,6 +256,7 @@ async function start() {
   mode.textContent = state.config.writable ? "writes enabled" : "read-only";
   mode.classList.toggle("write", state.config.writable);
   document.getElementById("inspect-form").addEventListener("submit", inspectKey);
+  document.getElementById("schema-all").addEventListener("change", refresh);
   document.getElementById("user-form").addEventListener("submit", ev => {
     ev.preventDefault();
     location.hash = "sessions/" + encodeURIComponent(document.getElementById("user-id").value.trim());

@@ -1,0 +1,220 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/dashboard"
+	"github.com/redschema/redschema/dashboard/internal/demo"
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/session"
+)
+
+const token = "browser-test-token"
+
+// browser starts a headless Chromium for the test, or skips it when
+// none is installed. The flags keep it off the network: the machine's
+// closed network refuses background connections.
+func browser(t *testing.T) (context.Context, *consoleLog) {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no chromium installed: the browser tests need it (apt-get install -y chromium; .ci/run installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx), "start chromium")
+	cl := &consoleLog{}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleException, chromedp.ConsoleWarning:
+				cl.add(m.String())
+			}
+		}
+	}()
+	return ctx, cl
+}
+
+// consoleLog collects the page's console errors, warnings and exceptions.
+type consoleLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (c *consoleLog) add(s string) { c.mu.Lock(); c.msgs = append(c.msgs, s); c.mu.Unlock() }
+
+func (c *consoleLog) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.msgs...)
+}
+
+// shotDir is where screenshots go: $DASHBOARD_SCREENSHOTS, or a temp dir.
+func shotDir(t *testing.T) string {
+	if d := os.Getenv("DASHBOARD_SCREENSHOTS"); d != "" {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		return d
+	}
+	return t.TempDir()
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	p := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(p, png, 0o644))
+	t.Logf("screenshot %s (%d bytes)", p, len(png))
+}
+
+// open navigates to url and waits until the page has rendered its data.
+func open(t *testing.T, ctx context.Context, url, page string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-loaded="`+page+`"]`))))
+}
+
+// text returns the text of the element sel selects.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	require.NoError(t, err, sel)
+	return strings.TrimSpace(s)
+}
+
+// eval evaluates a JS expression.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err, expr)
+	return v
+}
+
+// waitJS polls a JS expression until it is true.
+func waitJS(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second)))
+	require.NoError(t, err, expr)
+}
+
+func click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))), sel)
+}
+
+func TestDashboardInBrowser(t *testing.T) {
+	ctx, console := browser(t)
+	env := harness.New(t)
+	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
+	h, err := dashboard.New(dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS),
+		dashboard.WithToken(token), dashboard.WithWrites(), dashboard.WithRefresh(time.Second),
+		dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	dir := shotDir(t)
+	noErrors := func(page string) {
+		t.Helper()
+		require.Empty(t, console.get(), "console errors on the %s page", page)
+		require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "error banner on the %s page", page)
+	}
+
+	t.Run("schema", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#token="+token, "schema")
+		require.Equal(t, fmt.Sprint(len(env.Keys())), text(t, ctx, "#stat-keys"))
+		require.Equal(t, "0", text(t, ctx, "#stat-strays"))
+		require.Contains(t, text(t, ctx, `tr[data-pattern="`+env.NS.Prefix+`queue:{{queue_name}}:jobs"]`), "queue")
+		noErrors("schema")
+
+		key := env.NS.Prefix + "queue:dlq:{" + demo.Queue + "}"
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#inspect-key"), key)))
+		click(t, ctx, "#inspect-form button")
+		waitJS(t, ctx, `document.getElementById("inspect-out").textContent.includes("package queue")`)
+		require.Contains(t, text(t, ctx, "#inspect-out"), demo.DeadError)
+		screenshot(t, ctx, dir, "schema")
+		noErrors("schema")
+	})
+
+	t.Run("queues", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#queues", "queues")
+		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#queue-table tr[data-queue="`+demo.Queue+`"] td')].map(td => td.textContent)`)
+		require.Equal(t, []string{demo.Queue, fmt.Sprint(demo.ReadyHigh), fmt.Sprint(demo.ReadyNormal), fmt.Sprint(demo.ReadyLow),
+			fmt.Sprint(demo.Scheduled), fmt.Sprint(demo.InFlight), fmt.Sprint(demo.Dead), fmt.Sprint(demo.Processed), fmt.Sprint(demo.Failed)}, row[:9])
+		require.Equal(t, demo.Dead, eval[int](t, ctx, `document.querySelectorAll("#jobs-dead tr[data-job]").length`))
+		require.Equal(t, demo.InFlight, eval[int](t, ctx, `document.querySelectorAll("#jobs-active tr[data-job]").length`))
+		require.Contains(t, text(t, ctx, "#jobs-dead"), demo.DeadError)
+		waitJS(t, ctx, `!!document.querySelector("#queue-chart polyline")`) // two samples of the totals make a line
+		noErrors("queues")
+		screenshot(t, ctx, dir, "queues")
+
+		// Requeue a dead letter from the page.
+		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[0]+`"] button[data-action="requeue"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-dead tr[data-job]").length === %d`, demo.Dead-1))
+		waitJS(t, ctx, `!!document.querySelector('#jobs-pending tr[data-job="`+demo.DeadIDs[0]+`"]')`)
+		q, err := queue.New[demo.Mail](env.Client, demo.Queue, queue.WithNamespace(env.NS))
+		require.NoError(t, err)
+		st, err := q.Stats(env.Ctx())
+		require.NoError(t, err)
+		require.EqualValues(t, demo.Dead-1, st.Dead)
+		require.EqualValues(t, demo.ReadyHigh+1, st.Ready[queue.High])
+		noErrors("queues")
+	})
+
+	t.Run("sessions", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#sessions/"+demo.User, "sessions")
+		require.Equal(t, fmt.Sprint(demo.Sessions), text(t, ctx, "#session-count"))
+		require.Equal(t, "login", text(t, ctx, "#user-status"))
+		noErrors("sessions")
+		screenshot(t, ctx, dir, "sessions")
+
+		// Revoke one session from the page.
+		click(t, ctx, `#session-table tr[data-session] button[data-action="revoke"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("session-count").textContent === "%d"`, demo.Sessions-1))
+		store, err := session.New(env.Client, session.WithNamespace(env.NS))
+		require.NoError(t, err)
+		live, err := store.List(env.Ctx(), demo.User)
+		require.NoError(t, err)
+		require.Len(t, live, demo.Sessions-1)
+		noErrors("sessions")
+	})
+}
