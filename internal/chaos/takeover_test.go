@@ -17,22 +17,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
 	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/session"
 )
 
 // TakeoverRounds is how many CLUSTER FAILOVER TAKEOVERs one run of
 // TestTakeoverLosesNoDurableJob makes on the queue's shard.
 const TakeoverRounds = 4
 
-// Producers enqueue and workers ack on one queue while its shard is
+// Producers enqueue and workers ack on one queue, and other goroutines
+// take locks and create sessions on the same shard, while the shard is
 // failed over TakeoverRounds times with CLUSTER FAILOVER TAKEOVER: the
 // replica promotes itself at once, without waiting for the replication
 // stream, and the old master goes on acknowledging writes until it learns
 // it was demoted; then it resyncs from the new master and drops them.
-// Counted, with and without queue.WithDurability(1, ...): enqueues that
-// returned nil whose job never reached a worker, and acks that returned
-// nil whose job was delivered again. With the option both must be 0;
-// without it the counts are logged (the package docs quote them).
+// Counted, with and without WithDurability(1, ...) on the three packages:
+// enqueues that returned nil whose job never reached a worker, acks that
+// returned nil whose job was delivered again, leases taken (nil error)
+// that are no longer held, sessions created (nil error) that are not
+// found. With the option all must be 0; without it the counts are logged
+// (the package docs quote them).
 func TestTakeoverLosesNoDurableJob(t *testing.T) {
 	e := newEnv(t)
 	for _, durable := range []bool{false, true} {
@@ -42,23 +47,28 @@ func TestTakeoverLosesNoDurableJob(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := e.takeoverRun(t, durable)
-			t.Logf("%s: %d takeovers; enqueues acknowledged %d, lost %d; acks acknowledged %d, lost (job delivered again) %d; ErrNotDurable: %d enqueues, %d acks; other errors: %d",
-				name, r.takeovers, r.enqueued, r.lostJobs, r.acked, r.lostAcks, r.notDurableEnq, r.notDurableAck, r.otherErrs)
+			t.Logf("%s: %d takeovers; enqueues acknowledged %d, lost %d; acks acknowledged %d, lost (job delivered again) %d; leases taken %d, lost %d; sessions created %d, lost %d; ErrNotDurable: %d; other errors: %d",
+				name, r.takeovers, r.enqueued, r.lostJobs, r.acked, r.lostAcks, r.locked, r.lostLocks, r.created, r.lostSessions, r.notDurable, r.otherErrs)
 			if durable {
 				assert.Zero(t, r.lostJobs, "acknowledged durable enqueues lost")
 				assert.Zero(t, r.lostAcks, "acknowledged durable acks lost")
-				assert.Greater(t, r.enqueued, 0, "some enqueues acknowledged")
+				assert.Zero(t, r.lostLocks, "acknowledged durable leases lost")
+				assert.Zero(t, r.lostSessions, "acknowledged durable sessions lost")
+				assert.Positive(t, r.enqueued, "some enqueues acknowledged")
+				assert.Positive(t, r.locked, "some leases acknowledged")
+				assert.Positive(t, r.created, "some sessions acknowledged")
 			}
 		})
 	}
 }
 
 type takeoverResult struct {
-	takeovers                    int
-	enqueued, lostJobs           int
-	acked, lostAcks              int
-	notDurableEnq, notDurableAck int64
-	otherErrs                    int64
+	takeovers             int
+	enqueued, lostJobs    int
+	acked, lostAcks       int
+	locked, lostLocks     int
+	created, lostSessions int
+	notDurable, otherErrs int64
 }
 
 func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
@@ -67,17 +77,38 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 	name := "to-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	slot := keys.Slot("{" + name + "}")
 	opts := []queue.Option{queue.WithNamespace(e.ns), queue.WithLease(time.Second)}
+	lopts := []lock.Option{lock.WithNamespace(e.ns)}
+	sopts := []session.Option{session.WithNamespace(e.ns)}
 	if durable {
-		opts = append(opts, queue.WithDurability(1, 500*time.Millisecond))
+		const n, wait = 1, 500 * time.Millisecond
+		opts = append(opts, queue.WithDurability(n, wait))
+		lopts = append(lopts, lock.WithDurability(n, wait))
+		sopts = append(sopts, session.WithDurability(n, wait))
 	}
 	q, err := queue.New[int](e.client, name, opts...)
 	require.NoError(t, err)
+	locks, err := lock.New(e.client, lopts...)
+	require.NoError(t, err)
+	sessions, err := session.New(e.client, sopts...)
+	require.NoError(t, err)
+	shard := e.owner(ctx, slot).slots // the shard's slots: its replica takes the same
+	onShard := func(id string) bool {
+		s := keys.Slot("{" + id + "}")
+		for _, r := range shard {
+			if s >= r[0] && s <= r[1] {
+				return true
+			}
+		}
+		return false
+	}
 
 	var (
 		mu       sync.Mutex
-		enqueued = map[string]bool{} // acknowledged enqueues
-		acked    = map[string]bool{} // acknowledged acks
-		seen     = map[string]int{}  // deliveries per job
+		enqueued = map[string]bool{}   // acknowledged enqueues
+		acked    = map[string]bool{}   // acknowledged acks
+		seen     = map[string]int{}    // deliveries per job
+		held     []*lock.Lock          // acknowledged leases
+		created  = map[string]string{} // acknowledged sessions: ID -> user
 		res      takeoverResult
 		stop     atomic.Bool
 		wg       sync.WaitGroup
@@ -103,7 +134,7 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 					enqueued[id] = true
 					mu.Unlock()
 				case errors.Is(err, queue.ErrNotDurable):
-					atomic.AddInt64(&res.notDurableEnq, 1)
+					atomic.AddInt64(&res.notDurable, 1)
 				default:
 					other(err)
 					time.Sleep(10 * time.Millisecond)
@@ -130,7 +161,7 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 					acked[j.ID] = true
 					mu.Unlock()
 				case errors.Is(err, queue.ErrNotDurable):
-					atomic.AddInt64(&res.notDurableAck, 1)
+					atomic.AddInt64(&res.notDurable, 1)
 				case errors.Is(err, queue.ErrLeaseLost):
 				default:
 					other(err)
@@ -152,6 +183,56 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 	for range 4 {
 		wg.Add(1)
 		go func() { defer wg.Done(); work(0) }()
+	}
+	// Leases and sessions, each on an ID of its own on the shard.
+	for g := range 2 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load() && ctx.Err() == nil; i++ {
+				id := fmt.Sprintf("%s-l%d-%d", name, g, i)
+				if !onShard(id) {
+					continue
+				}
+				time.Sleep(2 * time.Millisecond)
+				c, cancel := context.WithTimeout(ctx, 2*time.Second)
+				l, err := locks.TryAcquire(c, "doc", id, 2*time.Minute)
+				cancel()
+				switch {
+				case err == nil:
+					mu.Lock()
+					held = append(held, l)
+					mu.Unlock()
+				case errors.Is(err, lock.ErrNotDurable):
+					atomic.AddInt64(&res.notDurable, 1)
+				default:
+					other(err)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load() && ctx.Err() == nil; i++ {
+				user := fmt.Sprintf("%s-u%d-%d", name, g, i)
+				if !onShard(user) {
+					continue
+				}
+				time.Sleep(2 * time.Millisecond)
+				c, cancel := context.WithTimeout(ctx, 2*time.Second)
+				s, _, err := sessions.Create(c, session.Info{UserID: user})
+				cancel()
+				switch {
+				case err == nil:
+					mu.Lock()
+					created[s.ID] = user
+					mu.Unlock()
+				case errors.Is(err, session.ErrNotDurable):
+					atomic.AddInt64(&res.notDurable, 1)
+				default:
+					other(err)
+				}
+			}
+		}()
 	}
 
 	for range TakeoverRounds {
@@ -193,6 +274,25 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 		if seen[id] > 1 {
 			res.lostAcks++
 		}
+	}
+	res.locked, res.created = len(held), len(created)
+	for _, l := range held {
+		_, err := l.TTL(ctx)
+		if errors.Is(err, lock.ErrNotHeld) {
+			res.lostLocks++
+		} else if err != nil {
+			other(err)
+		}
+		_ = l.Release(ctx)
+	}
+	for id, user := range created {
+		_, err := sessions.Get(ctx, user, id)
+		if errors.Is(err, session.ErrNotFound) {
+			res.lostSessions++
+		} else if err != nil {
+			other(err)
+		}
+		_, _ = sessions.Revoke(ctx, user, id)
 	}
 	return res
 }
