@@ -21,6 +21,13 @@
 //   - Sessions and users: a user's record and live sessions
 //     (session.Store.List and Get); revoke one or all sessions, block or
 //     unblock the user (Revoke, RevokeAll, session.Users.Block, Unblock).
+//   - Rate limits: the blocked identifiers with their remaining time
+//     (ratelimit.Blocks), lifted with Limiter.Reset; the API keys with a
+//     runtime config (ratelimit.ConfiguredKeys), read and edited with
+//     Limiter.Config and SetConfig; and, for the limiters registered
+//     WithLimiter, what each would decide for an identifier (Peek:
+//     allowed, limit, remaining, retry and reset times of the binding
+//     rule), since only the application knows its policies.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (no
 // build step, no CDN); it polls one JSON endpoint per page at the

@@ -21,6 +21,7 @@ import (
 
 	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/session"
 )
 
@@ -41,6 +42,7 @@ type Handler struct {
 	refKey   []byte // keys the opaque session references shown to the page
 	sessions *session.Store
 	users    *session.Users
+	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
 
 	mu      sync.Mutex
 	queues  map[string]*queueView
@@ -89,6 +91,14 @@ func New(opts ...Option) (*Handler, error) {
 	if h.users, err = session.NewUsers(sc, session.WithNamespace(o.ns)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if h.admin, err = ratelimit.New(cs.For(keys.RateLimits), adminPolicy, ratelimit.WithNamespace(o.ns), ratelimit.WithRuntimeConfig()); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	for _, nl := range o.limiters {
+		if nl.name == "" || nl.l == nil {
+			return nil, fmt.Errorf("%w: WithLimiter needs a name and a limiter", ErrInvalid)
+		}
+	}
 	h.routes()
 	return h, nil
 }
@@ -108,6 +118,9 @@ func (h *Handler) routes() {
 	m.Handle("GET /api/queue", h.read(h.queueJobs))
 	m.Handle("POST /api/queue/requeue", h.write("queue.requeue", h.requeue))
 	m.Handle("POST /api/queue/delete", h.write("queue.delete", h.deleteJob))
+	m.Handle("GET /api/ratelimits", h.read(h.rateLimits))
+	m.Handle("POST /api/ratelimit/lift", h.write("ratelimit.lift", h.liftBlock))
+	m.Handle("POST /api/ratelimit/config", h.write("ratelimit.config", h.setConfig))
 	m.Handle("GET /api/sessions", h.read(h.userSessions))
 	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
 	m.Handle("POST /api/session/revoke-all", h.write("session.revoke_all", h.revokeAll))
@@ -174,7 +187,7 @@ func (h *Handler) write(action string, f apiFunc) http.Handler {
 		}
 		v, err := f(r)
 		attrs := []any{"action", action, "remote", r.RemoteAddr}
-		for _, k := range []string{"queue", "id", "user"} {
+		for _, k := range []string{"queue", "id", "user", "key", "per_minute", "per_hour", "per_day", "burst"} {
 			if p := r.FormValue(k); p != "" {
 				attrs = append(attrs, k, p)
 			}
@@ -291,5 +304,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions"}}, nil
+		Pages: []string{"schema", "queues", "sessions", "ratelimits"}}, nil
 }

@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -40,4 +42,10 @@ func keysOf(t *testing.T, owner, tmpl string) *keys.Template {
 	}
 	t.Fatalf("no pattern %s of %s", tmpl, owner)
 	return nil
+}
+
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/ratelimit"
 )
 
 // DefaultRefresh is how often the page polls when WithRefresh is not given.
@@ -26,6 +27,7 @@ type options struct {
 	token    string
 	refresh  time.Duration
 	logger   *slog.Logger
+	limiters []namedLimiter
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each
@@ -61,3 +63,12 @@ func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh =
 // WithLogger logs every action and every refused request to l (default
 // slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithLimiter registers an application's limiter under name: the rate
+// limits page shows what it would decide for an identifier (Limiter.Peek,
+// which writes nothing), and lifting a block resets the identifier with
+// it. The dashboard cannot know an application's policies without it.
+// Repeat it for several limiters.
+func WithLimiter(name string, l *ratelimit.Limiter) Option {
+	return func(o *options) { o.limiters = append(o.limiters, namedLimiter{name: name, l: l}) }
+}

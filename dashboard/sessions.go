@@ -72,7 +72,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
-		in, err := keys.Default().Inspect(ctx, h.cs.For(keys.Sessions), h.opt.ns, key)
+		in, err := keys.Default().Inspect(ctx, h.cs.For(t.Pattern().Area), h.opt.ns, key)
 		switch {
 		case errors.Is(err, keys.ErrNotFound):
 		case err != nil:

@@ -146,7 +146,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	ctx, console := browser(t)
 	env := harness.New(t)
 	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
-	h, err := dashboard.New(dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS),
+	lim, err := demo.Limiter(env.Client, env.NS)
+	require.NoError(t, err)
+	h, err := dashboard.New(dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS), dashboard.WithLimiter("api", lim),
 		dashboard.WithToken(token), dashboard.WithWrites(), dashboard.WithRefresh(time.Second),
 		dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
@@ -216,5 +218,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, live, demo.Sessions-1)
 		noErrors("sessions")
+	})
+
+	t.Run("ratelimits", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#ratelimits/id/"+demo.LimitedID, "ratelimits")
+		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#rl-lookup-table tr[data-limiter="api"] td')].map(td => td.textContent)`)
+		require.Equal(t, []string{"api", "fixed 10/minute", "yes", fmt.Sprint(demo.LimitPerMinute), fmt.Sprint(demo.LimitPerMinute - demo.Used)}, row[:5])
+		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#rl-block-table tr[data-block]").length`))
+		require.Contains(t, text(t, ctx, "#rl-keys"), demo.APIKey)
+		noErrors("ratelimits")
+		screenshot(t, ctx, dir, "ratelimits")
+
+		click(t, ctx, `#rl-block-table tr[data-block="`+demo.BlockedID+`"] button[data-action="lift"]`)
+		waitJS(t, ctx, `document.querySelectorAll("#rl-block-table tr[data-block]").length === 0`)
+		res, err := lim.Peek(env.Ctx(), demo.BlockedID)
+		require.NoError(t, err)
+		require.True(t, res.Allowed)
+		noErrors("ratelimits")
 	})
 }

@@ -218,9 +218,54 @@ async function loadUser() {
     el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"));
 }
 
+// --- Rate limits ------------------------------------------------------------
+
+async function loadRateLimits() {
+  const q = new URLSearchParams();
+  if (state.rlID) q.set("id", state.rlID);
+  if (state.rlKey) q.set("key", state.rlKey);
+  const r = await api("/api/ratelimits?" + q);
+  const w = state.config.writable;
+  const secs = ms => ms < 0 ? "no TTL" : (ms / 1000).toFixed(1) + "s";
+  const look = document.getElementById("rl-lookup");
+  if (!r.id) look.replaceChildren(el("p", { class: "muted" }, r.limiters.length ?
+    "Limiters: " + r.limiters.join(", ") + ". Enter an identifier." :
+    "No limiter registered (dashboard.WithLimiter): lookups need the application's policies."));
+  else look.replaceChildren(el("h3", {}, "Identifier " + r.id),
+    table("rl-lookup-table", ["Limiter", "Policy", "Allowed", "Limit#", "Remaining#", "Retry after#", "Reset after#"],
+      r.lookup.map(x => el("tr", { "data-limiter": x.limiter }, td(x.limiter), td(x.policy), td(x.allowed ? "yes" : "no", x.allowed ? "" : "bad"),
+        tn(x.limit), tn(x.remaining), td(secs(x.retry_after_ms), "n"), td(secs(x.reset_after_ms), "n")))));
+  const lift = id => el("button", { "data-action": "lift", onclick: async () => {
+    try { await api("/api/ratelimit/lift", { id: id }); showError(null); refresh(); } catch (e) { showError(e); }
+  } }, "lift");
+  document.getElementById("rl-blocks").replaceChildren(el("h3", {}, "Blocks (" + r.blocks.length + ")"),
+    table("rl-block-table", ["Identifier", "Lapses in#", ""], r.blocks.map(b => el("tr", { "data-block": b.id },
+      td(el("code", {}, b.id)), td(secs(b.remaining_ms), "n"), td(w ? lift(b.id) : "read-only")))));
+  const cfg = document.getElementById("rl-config");
+  if (cfg.contains(document.activeElement)) return; // never redraw a form being edited
+  const keyLinks = r.configured.map(k => el("li", {}, el("a", { href: "#ratelimits/key/" + encodeURIComponent(k) }, k)));
+  const kids = [el("h3", {}, "API keys with a runtime config (" + r.configured.length + ")"), el("ul", { id: "rl-keys" }, keyLinks)];
+  if (r.config) {
+    const fields = ["per_minute", "per_hour", "per_day", "burst"];
+    const form = el("form", { id: "rl-config-form" }, fields.map(f =>
+      el("label", {}, f + " ", el("input", { name: f, size: 8, value: String(r.config[f] || 0) }), " ")));
+    if (w) {
+      form.append(el("button", { type: "submit" }, "save"));
+      form.addEventListener("submit", async ev => {
+        ev.preventDefault();
+        const body = { key: r.key };
+        for (const f of fields) body[f] = form.elements[f].value;
+        try { await api("/api/ratelimit/config", body); showError(null); refresh(); } catch (e) { showError(e); }
+      });
+    }
+    kids.push(el("h3", {}, "Runtime config of " + r.key + " (0: the policy applies)"), form);
+  }
+  cfg.replaceChildren(...kids);
+}
+
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser };
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits };
 
 async function refresh() {
   try {
@@ -237,6 +282,10 @@ function route() {
   state.page = loaders[page] ? page : "schema";
   if (state.page === "queues" && arg) state.queue = arg;
   if (state.page === "sessions" && arg) { state.user = arg; document.getElementById("user-id").value = arg; }
+  if (state.page === "ratelimits" && arg) {
+    if (arg.startsWith("key/")) state.rlKey = arg.slice(4);
+    else if (arg.startsWith("id/")) { state.rlID = arg.slice(3); document.getElementById("rl-id").value = state.rlID; }
+  }
   for (const s of document.querySelectorAll(".page")) s.hidden = s.id !== "page-" + state.page;
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === state.page);
   delete document.body.dataset.loaded;
@@ -260,6 +309,10 @@ async function start() {
   document.getElementById("user-form").addEventListener("submit", ev => {
     ev.preventDefault();
     location.hash = "sessions/" + encodeURIComponent(document.getElementById("user-id").value.trim());
+  });
+  document.getElementById("rl-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    location.hash = "ratelimits/id/" + encodeURIComponent(document.getElementById("rl-id").value.trim());
   });
   window.addEventListener("hashchange", route);
   route();

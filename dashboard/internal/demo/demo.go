@@ -14,6 +14,7 @@ import (
 
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/session"
 )
 
@@ -27,7 +28,24 @@ const (
 	Scheduled, InFlight, Dead        = 1, 1, 2
 	Processed, Failed                = 1, 2
 	Sessions                         = 2
+
+	// Rate limits: Limiter allows LimitPerMinute a minute; LimitedID
+	// used Used of them; BlockedID is blocked for an hour; APIKey has a
+	// runtime config of KeyPerMinute a minute.
+	LimitPerMinute = 10
+	Used           = 3
+	LimitedID      = "ada"
+	BlockedID      = "203.0.113.9"
+	APIKey         = "key-1"
+	KeyPerMinute   = 100
 )
+
+// Limiter is the demo application's limiter: a fixed window of
+// LimitPerMinute a minute, with runtime config.
+func Limiter(c redis.UniversalClient, ns keys.Namespace) (*ratelimit.Limiter, error) {
+	return ratelimit.New(c, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(LimitPerMinute)}},
+		ratelimit.WithNamespace(ns), ratelimit.WithRuntimeConfig())
+}
 
 // DeadIDs are the dead letters' job IDs.
 var DeadIDs = []string{"welcome-ada", "digest-bob"}
@@ -40,7 +58,8 @@ type Mail struct {
 
 // Fill writes the demo data under ns: the queue (two dead letters, one
 // processed job, one in flight, six ready jobs by priority, one
-// scheduled) and the user (a login record and two sessions).
+// scheduled), the user (a login record and two sessions) and the rate
+// limits (a used identifier, a block, an API key's config).
 func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
 	q, err := queue.New[Mail](c, Queue, queue.WithNamespace(ns), queue.WithLease(10*time.Minute))
 	if err != nil {
@@ -119,7 +138,18 @@ func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error
 			return err
 		}
 	}
-	return nil
+
+	lim, err := Limiter(c, ns)
+	if err != nil {
+		return err
+	}
+	if _, err := lim.AllowN(ctx, LimitedID, Used); err != nil {
+		return err
+	}
+	if err := lim.Block(ctx, BlockedID, time.Hour); err != nil {
+		return err
+	}
+	return lim.SetConfig(ctx, APIKey, ratelimit.Config{PerMinute: KeyPerMinute})
 }
 
 // Payload is a demo payload as JSON, for comparisons.
