@@ -28,6 +28,13 @@
 //     WithLimiter, what each would decide for an identifier (Peek:
 //     allowed, limit, remaining, retry and reset times of the binding
 //     rule), since only the application knows its policies.
+//   - Presence and chat: the online count and who is online
+//     (presence.Tracker.OnlineCount, OnlineNow), a user's status, last
+//     seen and connections with their devices (Get, Connections), the
+//     support admins' availability and load (chat.Chat.Admins), and the
+//     unread queue by priority and the unassigned backlog (Unread,
+//     Backlog). WithPresence and WithChat pass the application's options
+//     (layout, deployment tag) so that the page reads what it wrote.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (no
 // build step, no CDN); it polls one JSON endpoint per page at the

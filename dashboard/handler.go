@@ -19,8 +19,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/chat"
 	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/session"
 )
@@ -43,6 +45,8 @@ type Handler struct {
 	sessions *session.Store
 	users    *session.Users
 	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
+	presence *presence.Tracker
+	chat     *chat.Chat
 
 	mu      sync.Mutex
 	queues  map[string]*queueView
@@ -94,6 +98,9 @@ func New(opts ...Option) (*Handler, error) {
 	if h.admin, err = ratelimit.New(cs.For(keys.RateLimits), adminPolicy, ratelimit.WithNamespace(o.ns), ratelimit.WithRuntimeConfig()); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if err := h.openPresenceChat(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	for _, nl := range o.limiters {
 		if nl.name == "" || nl.l == nil {
 			return nil, fmt.Errorf("%w: WithLimiter needs a name and a limiter", ErrInvalid)
@@ -121,6 +128,7 @@ func (h *Handler) routes() {
 	m.Handle("GET /api/ratelimits", h.read(h.rateLimits))
 	m.Handle("POST /api/ratelimit/lift", h.write("ratelimit.lift", h.liftBlock))
 	m.Handle("POST /api/ratelimit/config", h.write("ratelimit.config", h.setConfig))
+	m.Handle("GET /api/presence", h.read(h.presenceChat))
 	m.Handle("GET /api/sessions", h.read(h.userSessions))
 	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
 	m.Handle("POST /api/session/revoke-all", h.write("session.revoke_all", h.revokeAll))
@@ -304,5 +312,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions", "ratelimits"}}, nil
+		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence"}}, nil
 }

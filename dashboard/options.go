@@ -6,7 +6,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
 )
 
@@ -28,6 +30,9 @@ type options struct {
 	refresh  time.Duration
 	logger   *slog.Logger
 	limiters []namedLimiter
+
+	presenceOpts []presence.Option
+	chatOpts     []chat.Option
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each
@@ -71,4 +76,18 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // Repeat it for several limiters.
 func WithLimiter(name string, l *ratelimit.Limiter) Option {
 	return func(o *options) { o.limiters = append(o.limiters, namedLimiter{name: name, l: l}) }
+}
+
+// WithPresence passes the application's presence options (layout,
+// profile, ...) to the tracker the presence page reads with; the
+// namespace is the dashboard's.
+func WithPresence(opts ...presence.Option) Option {
+	return func(o *options) { o.presenceOpts = append(o.presenceOpts, opts...) }
+}
+
+// WithChat passes the application's chat options (deployment tag,
+// presence options, ...) to the chat client the page reads with; the
+// namespace is the dashboard's.
+func WithChat(opts ...chat.Option) Option {
+	return func(o *options) { o.chatOpts = append(o.chatOpts, opts...) }
 }

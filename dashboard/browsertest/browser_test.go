@@ -236,4 +236,17 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.True(t, res.Allowed)
 		noErrors("ratelimits")
 	})
+
+	t.Run("presence", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#presence/"+demo.User, "presence")
+		require.Equal(t, "1", text(t, ctx, "#pr-online"))
+		require.Equal(t, "1 / 2", text(t, ctx, "#pr-admins-online"))
+		require.Equal(t, fmt.Sprint(len(demo.Conversations)), text(t, ctx, "#pr-unread"))
+		require.Equal(t, fmt.Sprint(len(demo.Conversations)-demo.AdminCapacity), text(t, ctx, "#pr-backlog"))
+		require.Equal(t, len(demo.Devices), eval[int](t, ctx, `document.querySelectorAll("#pr-conns tr[data-conn]").length`))
+		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#pr-admin-table tr[data-admin="`+demo.Admin+`"] td')].map(td => td.textContent)`)
+		require.Equal(t, []string{demo.Admin, "online", "", fmt.Sprint(demo.AdminCapacity), fmt.Sprint(demo.AdminCapacity)}, row)
+		noErrors("presence")
+		screenshot(t, ctx, dir, "presence")
+	})
 }

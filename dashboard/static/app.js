@@ -263,9 +263,43 @@ async function loadRateLimits() {
   cfg.replaceChildren(...kids);
 }
 
+// --- Presence and chat ------------------------------------------------------
+
+async function loadPresence() {
+  const q = state.prUser ? "?user=" + encodeURIComponent(state.prUser) : "";
+  const r = await api("/api/presence" + q);
+  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
+  const online = r.admins.filter(a => a.availability === "online");
+  const kids = [el("div", { class: "cards" },
+    card("Online users", r.online_count, "pr-online"),
+    card("Admins online", online.length + " / " + r.admins.length, "pr-admins-online"),
+    card("Unread conversations", r.unread.length, "pr-unread"),
+    card("Backlog", r.backlog.length, "pr-backlog"))];
+  if (r.errors) for (const [k, v] of Object.entries(r.errors)) kids.push(el("div", { class: "card bad" }, k + ": " + v));
+  if (r.user) {
+    kids.push(el("h3", {}, "User " + r.user.id + ": " + r.user.status + (r.user.last_seen ? ", last seen " + ago(r.user.last_seen) : "")),
+      table("pr-conns", ["Connection", "Device", "User agent", "Connected", "Last seen"], r.user.connections.map(c =>
+        el("tr", { "data-conn": c.id }, td(c.id), td(c.device || ""), td(c.user_agent || ""), td(ago(c.connected_at)), td(ago(c.last_seen))))));
+  }
+  kids.push(el("h3", {}, "Support admins"), table("pr-admin-table", ["Admin", "Availability", "Load", "Assigned#", "Capacity#"],
+    r.admins.map(a => {
+      const bar = el("span", { class: "bar" });
+      bar.style.width = Math.round(120 * Math.min(1, a.capacity ? a.assigned / a.capacity : 0)) + "px";
+      return el("tr", { "data-admin": a.id }, td(a.id), td(a.availability, a.availability === "online" ? "" : "muted"), td(bar), tn(a.assigned), tn(a.capacity));
+    })));
+  const prios = ["urgent", "high", "normal", "low"];
+  kids.push(el("h3", {}, "Unread backlog by priority"), table("pr-unread-prio", prios.map(p => p + "#"),
+    [el("tr", {}, prios.map(p => tn(r.unread_by_priority[p] || 0)))]));
+  const waiting = (id, rows) => table(id, ["Conversation", "Priority", "Waiting since"],
+    rows.map(w => el("tr", { "data-conv": w.conversation }, td(w.conversation), td(w.priority), td(ago(w.since)))));
+  kids.push(el("h3", {}, "Unread"), waiting("pr-unread-table", r.unread), el("h3", {}, "Unassigned backlog"), waiting("pr-backlog-table", r.backlog));
+  if (r.online.length) kids.push(el("h3", {}, "Online now (first " + r.online.length + ")"), el("p", {}, r.online.map(u => el("code", {}, u + " "))));
+  document.getElementById("pr-detail").replaceChildren(...kids);
+}
+
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits };
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence };
 
 async function refresh() {
   try {
@@ -282,6 +316,7 @@ function route() {
   state.page = loaders[page] ? page : "schema";
   if (state.page === "queues" && arg) state.queue = arg;
   if (state.page === "sessions" && arg) { state.user = arg; document.getElementById("user-id").value = arg; }
+  if (state.page === "presence" && arg) { state.prUser = arg; document.getElementById("pr-user").value = arg; }
   if (state.page === "ratelimits" && arg) {
     if (arg.startsWith("key/")) state.rlKey = arg.slice(4);
     else if (arg.startsWith("id/")) { state.rlID = arg.slice(3); document.getElementById("rl-id").value = state.rlID; }
@@ -313,6 +348,10 @@ async function start() {
   document.getElementById("rl-form").addEventListener("submit", ev => {
     ev.preventDefault();
     location.hash = "ratelimits/id/" + encodeURIComponent(document.getElementById("rl-id").value.trim());
+  });
+  document.getElementById("pr-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    location.hash = "presence/" + encodeURIComponent(document.getElementById("pr-user").value.trim());
   });
   window.addEventListener("hashchange", route);
   route();

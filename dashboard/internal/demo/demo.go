@@ -12,7 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/session"
@@ -149,11 +151,65 @@ func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error
 	if err := lim.Block(ctx, BlockedID, time.Hour); err != nil {
 		return err
 	}
-	return lim.SetConfig(ctx, APIKey, ratelimit.Config{PerMinute: KeyPerMinute})
+	if err := lim.SetConfig(ctx, APIKey, ratelimit.Config{PerMinute: KeyPerMinute}); err != nil {
+		return err
+	}
+	return fillPresenceChat(ctx, c, ns)
 }
 
 // Payload is a demo payload as JSON, for comparisons.
 func Payload(to string) string {
 	b, _ := json.Marshal(Mail{To: to, Subject: "hello " + to})
 	return string(b)
+}
+
+// Presence and chat: User is online on Devices; Admin (capacity
+// AdminCapacity) is online and OffAdmin is not; Conversations are opened
+// with their priorities, and each gets a user message.
+var (
+	Devices       = []string{"web", "mobile"}
+	Conversations = []struct {
+		ID       string
+		Priority chat.Priority
+	}{{"conv-urgent", chat.Urgent}, {"conv-high", chat.High}, {"conv-normal", chat.Normal}, {"conv-low", chat.Low}}
+)
+
+// Support admins.
+const (
+	Admin, OffAdmin = "alice", "bob"
+	AdminCapacity   = 2
+)
+
+func fillPresenceChat(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	tr, err := presence.New(c, presence.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	for i, d := range Devices {
+		if _, err := tr.Connect(ctx, User, presence.Conn{ID: fmt.Sprintf("conn-%d", i+1), Metadata: presence.Metadata{Device: d}}); err != nil {
+			return err
+		}
+	}
+	ch, err := chat.New(c, chat.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	if err := ch.AddAdmin(ctx, Admin, AdminCapacity); err != nil {
+		return err
+	}
+	if err := ch.AddAdmin(ctx, OffAdmin, 5); err != nil {
+		return err
+	}
+	if err := ch.Availability().Set(ctx, Admin, presence.Online); err != nil {
+		return err
+	}
+	for _, conv := range Conversations {
+		if _, err := ch.Open(ctx, conv.ID, conv.Priority); err != nil {
+			return err
+		}
+		if _, err := ch.Append(ctx, conv.ID, chat.Message{Content: "help with " + conv.ID, SenderRole: chat.User, SenderID: User}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
