@@ -15,7 +15,8 @@ var costOne = []any{1}
 
 // Allow is AllowN with cost 1.
 func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
-	return l.check(ctx, l.allowOp, id, 1)
+	res, _, err := l.decide(ctx, id, 1)
+	return res, err
 }
 
 // AllowN admits a request of the given cost for id if every rule of the
@@ -42,47 +43,75 @@ func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 // names the operation and the key. A block key without a TTL counts as a
 // block of MaxBlock.
 func (l *Limiter) AllowN(ctx context.Context, id string, cost int) (Result, error) {
-	return l.check(ctx, l.allowOp, id, cost)
+	res, _, err := l.decide(ctx, id, cost)
+	return res, err
+}
+
+// decide is a consuming check with the limiter's options applied: shadow
+// mode and the decision hook. It returns the nonce that names the
+// request's sliding-log members ("" without a Sliding rule).
+func (l *Limiter) decide(ctx context.Context, id string, cost int) (Result, string, error) {
+	res, nonce, err := l.check(ctx, l.allowOp, id, cost)
+	if err == nil && !res.Allowed && l.opt.shadow {
+		res.Allowed, res.Shadowed = true, true
+	}
+	if l.opt.hook != nil {
+		l.opt.hook(ctx, id, cost, res, err)
+	}
+	return res, nonce, err
 }
 
 // Peek reports what Allow would decide for id now, without consuming or
 // writing anything: Remaining is what is left, RetryAfter the wait for a
 // unit-cost request. One round trip; errors as AllowN's.
 func (l *Limiter) Peek(ctx context.Context, id string) (Result, error) {
-	return l.check(ctx, l.peekOp, id, 1)
+	res, _, err := l.check(ctx, l.peekOp, id, 1)
+	return res, err
 }
 
-func (l *Limiter) check(ctx context.Context, op *call.Op, id string, cost int) (Result, error) {
-	if cost < 1 || cost > l.maxCost {
-		return Result{}, pkg.Invalidf(op.Name(), "cost %d outside 1..%d", cost, l.maxCost)
+// check runs one check script; it returns the request's nonce (see
+// decide).
+func (l *Limiter) check(ctx context.Context, op *call.Op, id string, cost int) (Result, string, error) {
+	if err := l.checkCost(op.Name(), cost); err != nil {
+		return Result{}, "", err
 	}
 	ks, err := l.keys(op.Name(), id)
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	peek := op == l.peekOp
-	if l.singleOp != nil && !peek {
-		return l.checkSingle(ctx, ks, cost)
-	}
 	mode, nonce := "0", ""
 	if peek {
 		mode = "1"
 	} else if l.hasLog {
 		nonce = l.nonce()
 	}
+	if l.singleOp != nil && !peek {
+		res, err := l.checkSingle(ctx, ks, cost, nonce)
+		return res, nonce, err
+	}
 	rep, err := l.run.Run(ctx, op, ks, cost, mode, nonce)
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
-	return l.result(op, ks, &rep, false)
+	res, err := l.result(op, ks, &rep, false)
+	return res, nonce, err
+}
+
+// checkCost reports a cost outside 1..maxCost as ErrInvalid.
+func (l *Limiter) checkCost(op string, cost int) error {
+	if cost < 1 || cost > l.maxCost {
+		return pkg.Invalidf(op, "cost %d outside 1..%d", cost, l.maxCost)
+	}
+	return nil
 }
 
 // checkSingle runs the lean script of a one-rule limiter (see single.lua).
-func (l *Limiter) checkSingle(ctx context.Context, ks []string, cost int) (Result, error) {
+func (l *Limiter) checkSingle(ctx context.Context, ks []string, cost int, nonce string) (Result, error) {
 	var args []any
 	switch {
 	case l.hasLog:
-		args = []any{cost, l.nonce()}
+		args = []any{cost, nonce}
 	case cost == 1:
 		args = costOne
 	default:

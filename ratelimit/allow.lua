@@ -16,7 +16,9 @@
 --
 -- Go prepends "local CHECK_BLOCK = true" (false for WithoutBlocks: KEYS[1]
 -- is then passed but not read) and "local SHARED_KEY = false" (true when
--- the sliding log's key has no window segment).
+-- the sliding log's key has no window segment), and "local AUTO_BLOCK =
+-- nil" or, WithAutoBlock, {refusals, window ms, block ms}: KEYS[#KEYS] is
+-- then the refusal count ratelimit:refusals:{id}.
 --
 -- KEYS[1]    block key     ratelimit:block:{id}
 -- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
@@ -32,7 +34,8 @@
 --     limit, remaining and reset_us describe the binding rule (fewest
 --     remaining), index is its position (1-based); retry_us is the longest
 --     wait among the refusing rules (0 when admitted).
---   conflict(block_us)    blocked: the block's remaining time
+--   conflict(block_us)    blocked: the block's remaining time (also when
+--                         this refusal set an automatic block)
 --   invalid(why)          cost above the (configured) capacity of a rule
 --   corrupt(i, why)       KEYS[i] holds what this package does not write,
 --                         or a config field out of range
@@ -261,6 +264,24 @@ elseif not peek then
   for i = 1, n do
     local o = (i - 1) * 11
     if S[o + 1] == 1 and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
+  end
+  if AUTO_BLOCK then
+    -- WithAutoBlock: count the refusal in KEYS[#KEYS]; at the n-th within
+    -- the window, block (only ever lengthening a block) and start over
+    local rk = KEYS[#KEYS]
+    local c = pcall_('INCR', rk)
+    if type(c) == 'table' then return {'corrupt', #KEYS, 'not a refusal count'} end
+    if c == 1 or call('PTTL', rk) < 0 then call('PEXPIRE', rk, AUTO_BLOCK[2]) end
+    if c >= AUTO_BLOCK[1] then
+      call('DEL', rk)
+      local b, why = block_ttl(KEYS[1])
+      if not b then return {'corrupt', 1, why} end
+      if b < AUTO_BLOCK[3] then
+        call('SET', KEYS[1], 'auto', 'PX', AUTO_BLOCK[3])
+        b = AUTO_BLOCK[3]
+      end
+      return {'conflict', b * 1000}
+    end
   end
 end
 -- a resend of an admitted call is reported admitted, as things stand now

@@ -22,6 +22,7 @@ const MaxBlock = 366 * 24 * time.Hour
 // a blocked request consumes nothing. Results during the block have Allowed
 // false and RetryAfter = ResetAfter = the block's remaining time.
 //
+// A block that is set is announced on the events channel, as Reset is.
 // One round trip (a script). The key holds the call's request ID, so a
 // call that go-redis resends after losing its reply changes nothing more:
 // the block still ends d after the first send reached the server. Errors:
@@ -38,7 +39,10 @@ func (l *Limiter) Block(ctx context.Context, id string, d time.Duration) error {
 		return err
 	}
 	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
-	_, err = l.run.Run(ctx, blockOp, []string{k}, ms, requestID())
+	_, err = l.run.Run(ctx, blockOp, []string{k}, ms, requestID(), l.channel, id)
+	if err == nil {
+		l.forget(id)
+	}
 	return err
 }
 
@@ -52,8 +56,10 @@ func requestID() string {
 
 // Reset deletes everything the limiter stores for id: the state of every
 // rule and any Block on id (which every limiter of the namespace shares).
-// The runtime config is kept (see DeleteConfig). One round trip (one DEL;
-// the keys share a slot). A resend after a lost reply deletes again: the
+// The runtime config is kept (see DeleteConfig). One round trip (a script
+// that deletes the keys, which share a slot, and announces id on the
+// events channel, so that every instance's deny cache drops it: see
+// WithDenyCache). A resend after a lost reply deletes again: the
 // same outcome, and the same state as a Reset a moment later (what a check
 // wrote in between is gone too). Errors: ErrInvalid for an unusable id
 // (nothing deleted); Redis and context errors as they are.
@@ -66,5 +72,9 @@ func (l *Limiter) Reset(ctx context.Context, id string) error {
 	if l.cfgIdx > 0 {
 		ks = append(ks[:1], ks[2:]...)
 	}
-	return pkg.Wrap(op, ks[0], l.run.Client().Del(ctx, ks...).Err())
+	_, err = l.run.Run(ctx, resetOp, ks, l.channel, id)
+	if err == nil {
+		l.forget(id)
+	}
+	return err
 }

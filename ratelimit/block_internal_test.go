@@ -20,7 +20,7 @@ func TestBlockRecognisesItsRequestID(t *testing.T) {
 	k := e.NS.Prefix + "ratelimit:block:{x}"
 	set := func(ms int64, id string) int64 {
 		t.Helper()
-		rep, err := run.Run(ctx, blockOp, []string{k}, ms, id)
+		rep, err := run.Run(ctx, blockOp, []string{k}, ms, id, e.NS.Prefix+"ratelimit:events", "x")
 		require.NoError(t, err)
 		n := rep.Int(0)
 		require.NoError(t, rep.Err())

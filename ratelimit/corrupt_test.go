@@ -50,6 +50,11 @@ func layouts() map[string]layout {
 			{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerHour(5)},
 		}, []ratelimit.Option{ratelimit.WithRuntimeConfig()}},
 		"ratelimit:block:{identifier}": {"ratelimit:block:{c}", fixed, nil},
+		// read only by a refused check, Refund and Penalize, and the
+		// channel: tested on their own (TestCorruptRefusals, ...)
+		"ratelimit:refusals:{identifier}":            {"ratelimit:refusals:{c}", fixed, nil},
+		"ratelimit:adjust:{identifier}:{request_id}": {"ratelimit:adjust:{c}:r", fixed, nil},
+		"ratelimit:events":                           {"ratelimit:events", fixed, nil},
 	}
 }
 
@@ -118,6 +123,7 @@ func badValues() map[string][]badValue {
 	for p := range layouts() {
 		switch {
 		case p == "ratelimit:config:{api_key_id}" || p == "ratelimit:block:{identifier}":
+		case p == "ratelimit:refusals:{identifier}" || p == "ratelimit:adjust:{identifier}:{request_id}" || p == "ratelimit:events":
 		case strings.HasPrefix(p, "rate_") || strings.HasPrefix(p, "sliding_") || strings.HasPrefix(p, "ratelimit:sliding:"):
 			out[p] = logs
 		case strings.HasPrefix(p, "ratelimit:api:") || strings.HasPrefix(p, "ratelimit:ip:"):

@@ -23,7 +23,8 @@
 //   - One round trip per operation. Allow, AllowN and Peek run one Lua
 //     script (EVALSHA, falling back to EVAL) that reads the server's TIME,
 //     so application clocks never matter; Block and SetConfig are one
-//     script each, Reset and DeleteConfig one DEL, Config one HMGET. The
+//     script each, Refund, Penalize and Reset one script each,
+//     DeleteConfig one DEL, Config one HMGET. The
 //     policy is compiled into the limiter's scripts in New, so a call sends
 //     only keys, the cost and a nonce. A limiter with one rule and no
 //     runtime config runs a lean script for its algorithm for Allow and
@@ -80,20 +81,23 @@
 //
 // # Keys
 //
-//	Key pattern                                           Type    TTL                                                                           Purpose
-//	rate_limit:{{identifier}}                             ZSET    longest Sliding period of the policy, + 1 ms                                  sliding log WithRateLimitKey: member per admitted request, score = Unix ms (rounded up)
-//	ratelimit:api:{{api_key_id}}:{window}                 STRING  window duration                                                               FixedWindow counter; window = minute, hour, day, ...
-//	ratelimit:block:{{identifier}}                        STRING  the block's duration (at most MaxBlock, 366 days)                             present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it
-//	ratelimit:config:{{api_key_id}}                       HASH    none (operator-managed, one small hash per API key; DeleteConfig removes it)  per-key overrides: per_minute, per_hour, per_day, burst
-//	ratelimit:gcra:{{identifier}}:{endpoint}:{window}     STRING  until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time per endpoint, µs since the epoch
-//	ratelimit:gcra:{{identifier}}:{window}                STRING  until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time, µs since the epoch
-//	ratelimit:ip:{{ip_address}}:{endpoint}:{window}       STRING  window duration                                                               FixedWindow counter per endpoint
-//	ratelimit:sliding:{{identifier}}:{endpoint}           ZSET    longest Sliding period of the policy, + 1 ms                                  sliding log per endpoint WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)
-//	ratelimit:sliding:{{identifier}}:{endpoint}:{window}  ZSET    window (longest Sliding period of the policy), + 1 ms                         sliding log per endpoint and window: member per admitted request, score = Unix ms (rounded up)
-//	ratelimit:swc:{{identifier}}:{endpoint}:{window}      STRING  at most 2 × window                                                            SlidingCounter state per endpoint "bucket:count:previous"
-//	ratelimit:swc:{{identifier}}:{window}                 STRING  at most 2 × window                                                            SlidingCounter state "bucket:count:previous"
-//	sliding_limit:{{identifier}}                          ZSET    longest Sliding period of the policy, + 1 ms                                  sliding log WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)
-//	sliding_limit:{{identifier}}:{window}                 ZSET    window (longest Sliding period of the policy), + 1 ms                         sliding log per window: member per admitted request, score = Unix ms (rounded up)
+//	Key pattern                                           Type     TTL                                                                           Purpose
+//	rate_limit:{{identifier}}                             ZSET     longest Sliding period of the policy, + 1 ms                                  sliding log WithRateLimitKey: member per admitted request, score = Unix ms (rounded up)
+//	ratelimit:adjust:{{identifier}}:{request_id}          STRING   1 minute (longer than go-redis resends a command)                             marks a Refund or Penalize as done; value: the cost it moved
+//	ratelimit:api:{{api_key_id}}:{window}                 STRING   window duration                                                               FixedWindow counter; window = minute, hour, day, ...
+//	ratelimit:block:{{identifier}}                        STRING   the block's duration (at most MaxBlock, 366 days)                             present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it ("auto" for WithAutoBlock)
+//	ratelimit:config:{{api_key_id}}                       HASH     none (operator-managed, one small hash per API key; DeleteConfig removes it)  per-key overrides: per_minute, per_hour, per_day, burst
+//	ratelimit:gcra:{{identifier}}:{endpoint}:{window}     STRING   until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time per endpoint, µs since the epoch
+//	ratelimit:gcra:{{identifier}}:{window}                STRING   until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time, µs since the epoch
+//	ratelimit:ip:{{ip_address}}:{endpoint}:{window}       STRING   window duration                                                               FixedWindow counter per endpoint
+//	ratelimit:refusals:{{identifier}}                     STRING   WithAutoBlock's window, from the window's first refusal                       refusals counted toward WithAutoBlock; deleted when the block is set
+//	ratelimit:sliding:{{identifier}}:{endpoint}           ZSET     longest Sliding period of the policy, + 1 ms                                  sliding log per endpoint WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)
+//	ratelimit:sliding:{{identifier}}:{endpoint}:{window}  ZSET     window (longest Sliding period of the policy), + 1 ms                         sliding log per endpoint and window: member per admitted request, score = Unix ms (rounded up)
+//	ratelimit:swc:{{identifier}}:{endpoint}:{window}      STRING   at most 2 × window                                                            SlidingCounter state per endpoint "bucket:count:previous"
+//	ratelimit:swc:{{identifier}}:{window}                 STRING   at most 2 × window                                                            SlidingCounter state "bucket:count:previous"
+//	sliding_limit:{{identifier}}                          ZSET     longest Sliding period of the policy, + 1 ms                                  sliding log WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)
+//	sliding_limit:{{identifier}}:{window}                 ZSET     window (longest Sliding period of the policy), + 1 ms                         sliding log per window: member per admitted request, score = Unix ms (rounded up)
+//	ratelimit:events                                      CHANNEL  -                                                                             identifiers whose deny-cache entries every instance drops at once: payload = the identifier
 //
 // {window} is "second", "minute", "hour" or "day" for those periods (seed
 // 001's names), else the period in its largest whole unit ("15m", "1500ms").
@@ -246,6 +250,24 @@
 // check reads the identifier's block key: one Redis command per check (the
 // peers' libraries have no such feature). A limiter created WithoutBlocks
 // skips it (and ignores blocks).
+//
+// # Waiting, reservations, refunds, penalties
+//
+// Wait blocks until a request fits, checking again after each refusal's
+// RetryAfter, and gives up at once (ErrLimited) when the context's
+// deadline would pass first. Reserve is AllowN that can be taken back:
+// Reservation.Cancel gives exactly its units back (for a request that
+// failed). Refund gives units back to every rule (never below empty);
+// Penalize takes more, past the limit (a failed login that should weigh
+// more than a request). Both are one script that remembers its request ID
+// for a minute (ratelimit:adjust:{id}:{request}), so a resend after a lost
+// reply changes nothing more.
+//
+// WithAutoBlock blocks an identifier after n refusals within a window, in
+// the script that refuses the n-th (one round trip, atomic: under many
+// concurrent refused requests the block is set once). WithShadow admits
+// everything and marks what the policy would refuse (Result.Shadowed);
+// WithDecisionHook sees every decision, for metrics.
 //
 // # Middleware
 //

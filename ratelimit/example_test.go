@@ -169,3 +169,117 @@ func ExampleMiddleware() {
 	// 204 "15m";r=0;t=900 retry-after=""
 	// 429 "15m";r=0;t=900 retry-after="900"
 }
+
+// Wait blocks until the request fits (here a few milliseconds), or gives
+// up at once when the context's deadline comes first.
+func ExampleLimiter_Wait() {
+	m, err := miniredis.Run() // its clock runs: Wait needs time to pass
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	l, err := ratelimit.New(rdb, ratelimit.Policy{
+		{Algorithm: ratelimit.GCRA, Limit: ratelimit.Limit{Rate: 100, Period: time.Second, Burst: 1}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if _, err := l.Wait(ctx, "job-runner", 1); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("3 jobs started")
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	slow, _ := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerHour(1)}})
+	_, _ = slow.Allow(ctx, "report")
+	_, err = slow.Wait(short, "report", 1)
+	fmt.Println(errors.Is(err, ratelimit.ErrLimited), errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// 3 jobs started
+	// true true
+}
+
+// Reserve counts a request that may turn out not to count: Cancel gives
+// its units back; Penalize makes a failed login weigh five requests.
+func ExampleLimiter_Reserve() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerMinute(10)}})
+	if err != nil {
+		panic(err)
+	}
+	r, err := l.Reserve(ctx, "ip:192.0.2.1", 1)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("reserved:", r.Allowed, "remaining:", r.Remaining)
+	// the upstream call failed: the request should not count
+	if err := r.Cancel(ctx); err != nil {
+		panic(err)
+	}
+	// a failed login weighs 5
+	if err := l.Penalize(ctx, "ip:192.0.2.1", 5); err != nil {
+		panic(err)
+	}
+	res, _ := l.Peek(ctx, "ip:192.0.2.1")
+	fmt.Println("remaining:", res.Remaining)
+	// Output:
+	// reserved: true remaining: 9
+	// remaining: 5
+}
+
+// Shadow mode tries a policy on live traffic: nothing is refused, and the
+// decision hook counts what would have been.
+func ExampleWithShadow() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	var wouldDeny int
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(3)}},
+		ratelimit.WithShadow(),
+		ratelimit.WithDecisionHook(func(_ context.Context, _ string, _ int, res ratelimit.Result, err error) {
+			if err == nil && res.Shadowed {
+				wouldDeny++
+			}
+		}))
+	if err != nil {
+		panic(err)
+	}
+	served := 0
+	for i := 0; i < 5; i++ {
+		if res, err := l.Allow(ctx, "user:7"); err == nil && res.Allowed {
+			served++
+		}
+	}
+	fmt.Println("served:", served, "would deny:", wouldDeny)
+	// Output:
+	// served: 5 would deny: 2
+}
+
+// After three refusals within a minute the client is blocked for an hour.
+func ExampleWithAutoBlock() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(1)}},
+		ratelimit.WithAutoBlock(3, time.Minute, time.Hour))
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < 4; i++ {
+		res, _ := l.Allow(ctx, "ip:198.51.100.9")
+		fmt.Println(res.Allowed, res.RetryAfter)
+	}
+	// Output:
+	// true 0s
+	// false 1m0s
+	// false 1m0s
+	// false 1h0m0s
+}

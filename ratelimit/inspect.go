@@ -67,6 +67,17 @@ func init() {
 	})
 	keys.SetDecoder(gcraKey, gcra)
 	keys.SetDecoder(gcraEndpointKey, gcra)
+	count := func(what string) keys.Decoder {
+		return keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%s %.32q is not a count", what, v)
+			}
+			return map[string]any{"identifier": ref.Arg("identifier"), what: n}, nil
+		})
+	}
+	keys.SetDecoder(refusalsKey, count("refusals"))
+	keys.SetDecoder(adjustKey, count("cost"))
 	keys.SetDecoder(blockKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		return map[string]any{"identifier": ref.Arg("identifier"), "blocked": true, "request_id": v}, nil
 	}))

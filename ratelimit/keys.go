@@ -98,12 +98,34 @@ var (
 		Template: "ratelimit:block:{identifier}", Type: keys.String, Tag: "identifier",
 		TTLNote: "the block's duration (at most MaxBlock, 366 days)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
-		Purpose: "present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it",
+		Purpose: "present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it (\"auto\" for WithAutoBlock)",
+	})
+	// WithAutoBlock's count of recent refusals.
+	refusalsKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:refusals:{identifier}", Type: keys.String, Tag: "identifier",
+		TTLNote: "WithAutoBlock's window, from the window's first refusal",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: "refusals counted toward WithAutoBlock; deleted when the block is set",
+	})
+	// Refund and Penalize remember their request IDs, so that a resend
+	// changes nothing more.
+	adjustKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:adjust:{identifier}:{request_id}", Type: keys.String, Tag: "identifier",
+		TTLNote: "1 minute (longer than go-redis resends a command)",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: "marks a Refund or Penalize as done; value: the cost it moved",
+	})
+	// Reset, Block, Refund and SetConfig announce an identifier whose
+	// local deny-cache entries must go (WithDenyCache).
+	eventsChannel = keys.Register(keys.Pattern{
+		Template: "ratelimit:events", Type: keys.Channel,
+		Owner: "ratelimit", Area: keys.RateLimits,
+		Purpose: "identifiers whose deny-cache entries every instance drops at once: payload = the identifier",
 	})
 )
 
 // allTemplates lists the package's templates, for tests.
 var allTemplates = []*keys.Template{
 	rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey, apiKey, ipKey, configKey,
-	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey,
+	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey, refusalsKey, adjustKey, eventsChannel,
 }

@@ -31,6 +31,8 @@ type Limiter struct {
 	cfgIdx   int      // KEYS index of the config hash, 0 if none
 	allowOp  *call.Op // allow.lua with this policy compiled in
 	peekOp   *call.Op // the same script, as "peek"
+	adjustOp *call.Op // adjust.lua (Refund, Penalize, Reservation.Cancel)
+	channel  string   // the events channel in the namespace
 	singleOp *call.Op // lean script for Allow of a one-rule policy without config, else nil
 	maxCost  int      // largest cost any config could admit
 	logWin   time.Duration
@@ -79,13 +81,20 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	case o.rateLimit && o.noWindow:
 		return nil, pkg.Invalidf(op, "WithRateLimitKey and WithWindowlessLogKey exclude each other")
 	}
+	if err := o.checkNew(op); err != nil {
+		return nil, err
+	}
 	if !o.pipeSet {
 		o.pipelines = DefaultPipelines
 	}
 	if o.pipelines < 0 || o.pipelines > MaxPipelines {
 		return nil, pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
 	}
-	l := &Limiter{policy: append(Policy(nil), policy...), opt: o, maxCost: maxRate}
+	ch, err := eventsChannel.Key(o.ns)
+	if err != nil {
+		return nil, pkg.Invalid(op, err)
+	}
+	l := &Limiter{policy: append(Policy(nil), policy...), opt: o, maxCost: maxRate, channel: ch}
 	for _, r := range policy {
 		if r.Algorithm == Sliding {
 			l.logWin = max(l.logWin, r.Limit.Period)
@@ -220,6 +229,12 @@ func (l *Limiter) keys(op, id string) ([]string, error) {
 			a = append(a, s.window)
 		}
 		if k, err = pkg.Key(op, s.tmpl, l.opt.ns, a...); err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	if l.opt.hasAuto {
+		if k, err = pkg.Key(op, refusalsKey, l.opt.ns, id); err != nil {
 			return nil, err
 		}
 		ks = append(ks, k)

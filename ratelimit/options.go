@@ -1,6 +1,11 @@
 package ratelimit
 
-import "github.com/redschema/redschema/keys"
+import (
+	"context"
+	"time"
+
+	"github.com/redschema/redschema/keys"
+)
 
 // Option configures a Limiter. Options only record; New checks them.
 type Option func(*options)
@@ -15,6 +20,16 @@ type options struct {
 	noBlocks   bool
 	pipelines  int
 	pipeSet    bool
+	shadow     bool
+	hook       func(ctx context.Context, id string, cost int, res Result, err error)
+	auto       autoBlock
+	hasAuto    bool
+}
+
+// autoBlock is WithAutoBlock's numbers.
+type autoBlock struct {
+	refusals      int
+	within, block time.Duration
 }
 
 // WithNamespace puts every key under ns (prefix, hash-tag mode).
@@ -89,3 +104,62 @@ const MaxPipelines = 1024
 // mid-pipeline, go-redis resends the whole pipeline; what a resent check
 // does is in the package doc (Retries).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
+
+// WithShadow puts the limiter in shadow mode: every check runs as usual
+// (a refused request consumes nothing, an admitted one is counted), but a
+// request the policy or a block refuses is admitted all the same, with
+// Result.Shadowed set to say it would have been refused. Use it to try a
+// policy on live traffic (with WithDecisionHook to count what it would
+// refuse) before enforcing it. Not combinable with WithAutoBlock, whose
+// blocks would refuse the identifier in the other limiters of the
+// namespace.
+func WithShadow() Option { return func(o *options) { o.shadow = true } }
+
+// WithDecisionHook calls f after every decision of Allow, AllowN, Reserve
+// and each attempt of Wait (not Peek): with the identifier, the cost, the
+// Result (Local set when it was decided in-process, Shadowed in shadow
+// mode) and the error, if any (then the Result is zero). f runs on the
+// caller's goroutine, so it must be fast (count, don't log synchronously);
+// it must not call the Limiter's checks.
+func WithDecisionHook(f func(ctx context.Context, id string, cost int, res Result, err error)) Option {
+	return func(o *options) { o.hook = f }
+}
+
+// WithAutoBlock blocks an identifier for block (as Block does: in every
+// limiter of the namespace that honours blocks) once it has been refused
+// refusals times within a window of length within: the script that refuses
+// a request counts the refusal in the key ratelimit:refusals:{id} (TTL
+// within, from the first refusal of the window) and, at the refusals-th,
+// sets the block and deletes the count, all in the same round trip; that
+// request's Result reports the block. A block already longer stays. Reset
+// clears the count. A resent refused check (see Retries) counts twice:
+// stricter, never looser.
+//
+// refusals must be in 1..1000000, within in 1ms..MaxBlock and block in
+// 1ms..MaxBlock, in whole milliseconds; not combinable with WithoutBlocks
+// or WithShadow. New fails with ErrInvalid otherwise. With this option
+// every check runs the general script (the lean one-rule scripts do not
+// count refusals).
+func WithAutoBlock(refusals int, within, block time.Duration) Option {
+	return func(o *options) { o.auto, o.hasAuto = autoBlock{refusals, within, block}, true }
+}
+
+// checkNew validates the options of item 13 for New.
+func (o *options) checkNew(op string) error {
+	if !o.hasAuto {
+		return nil
+	}
+	a := o.auto
+	ms := func(d time.Duration) bool { return d >= time.Millisecond && d <= MaxBlock && d%time.Millisecond == 0 }
+	switch {
+	case a.refusals < 1 || a.refusals > 1_000_000:
+		return pkg.Invalidf(op, "WithAutoBlock refusals %d outside 1..1000000", a.refusals)
+	case !ms(a.within) || !ms(a.block):
+		return pkg.Invalidf(op, "WithAutoBlock window %v and block %v: want whole milliseconds in 1ms..%v", a.within, a.block, MaxBlock)
+	case o.noBlocks:
+		return pkg.Invalidf(op, "WithAutoBlock and WithoutBlocks exclude each other")
+	case o.shadow:
+		return pkg.Invalidf(op, "WithAutoBlock and WithShadow exclude each other")
+	}
+	return nil
+}

@@ -25,6 +25,14 @@ type Result struct {
 	ResetAfter time.Duration
 	// Rule is the index in the Policy of the binding rule.
 	Rule int
+	// Shadowed reports, in shadow mode (WithShadow), a request the policy
+	// or a block refused and that was admitted all the same: Allowed is
+	// true, and the other fields describe the refusal.
+	Shadowed bool
+	// Local reports a decision made in-process, without Redis: a refusal
+	// from the deny cache (WithDenyCache), or any decision of degraded
+	// mode (WithDegradedMode).
+	Local bool
 }
 
 // us converts a script's microseconds to a Duration.

@@ -33,9 +33,14 @@ var (
 	blockSrc string
 	//go:embed set_config.lua
 	setConfigSrc string
+	//go:embed adjust.lua
+	adjustSrc string
+	//go:embed reset.lua
+	resetSrc string
 
 	blockOp     = pkg.Declare("block", blockKeySrc+"\n"+blockSrc, []*keys.Template{blockKey})
 	setConfigOp = pkg.Declare("set config", setConfigSrc, []*keys.Template{configKey})
+	resetOp     = pkg.Declare("reset", resetSrc, []*keys.Template{blockKey})
 )
 
 // rulesMarker is where a limiter's policy is compiled into allow.lua.
@@ -52,7 +57,17 @@ const limitMarker = "--[[limit]]"
 // is only ever lengthened).
 func flags(o options) string {
 	return "local CHECK_BLOCK = " + strconv.FormatBool(!o.noBlocks) +
-		"\nlocal SHARED_KEY = " + strconv.FormatBool(o.noWindow || o.rateLimit) + "\n"
+		"\nlocal SHARED_KEY = " + strconv.FormatBool(o.noWindow || o.rateLimit) +
+		"\nlocal AUTO_BLOCK = " + autoBlockLua(o) + "\n"
+}
+
+// autoBlockLua is WithAutoBlock's numbers as a Lua table, or nil.
+func autoBlockLua(o options) string {
+	if !o.hasAuto {
+		return "nil"
+	}
+	return "{" + strconv.Itoa(o.auto.refusals) + ", " + strconv.FormatInt(o.auto.within.Milliseconds(), 10) +
+		", " + strconv.FormatInt(o.auto.block.Milliseconds(), 10) + "}"
 }
 
 // generalBody returns allow.lua with rules compiled in.
@@ -80,10 +95,15 @@ func (l *Limiter) checkOps(rules []string) {
 	for _, s := range l.specs {
 		tmpls = append(tmpls, s.tmpl)
 	}
+	if l.opt.hasAuto {
+		tmpls = append(tmpls, refusalsKey)
+	}
 	body := generalBody(l.opt, rules)
 	l.allowOp = pkg.Declare("allow", body, tmpls, call.Shared())
 	l.peekOp = pkg.Declare("peek", body, tmpls, call.Shared())
-	if len(l.policy) == 1 && l.cfgIdx == 0 {
+	adj := flags(l.opt) + blockKeySrc + "\n" + strings.Replace(adjustSrc, rulesMarker, strings.Join(rules, ", "), 1)
+	l.adjustOp = pkg.Declare("adjust", adj, append(tmpls[:len(tmpls):len(tmpls)], adjustKey))
+	if len(l.policy) == 1 && l.cfgIdx == 0 && !l.opt.hasAuto {
 		st := tmpls[len(tmpls)-1:]
 		if !l.opt.noBlocks {
 			st = tmpls
