@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
@@ -20,7 +21,7 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp = pkg.Declare("dequeue", libSrc+"\n"+dequeueSrc, with(allKeys, inboxKey, replyKey))
+	dequeueOp = pkg.Declare("dequeue", libSrc+"\n"+dequeueSrc, with(allKeys, inboxKey, replyKey), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
@@ -30,7 +31,9 @@ const maxFetch = 512
 // none ready it returns how long until a delayed job or a lease deadline
 // is due (-1: nothing pending at all). The error reports what the script
 // found corrupt and repaired (keys.ErrCorrupt, naming the key), and the
-// jobs whose JSON does not decode (dead-lettered): jobs may come with it.
+// jobs whose JSON does not decode (dead-lettered), and, with
+// WithDurability, ErrNotDurable when jobs were leased but the lease is not
+// on enough replicas: jobs may come with it.
 func (q *Queue[T]) dequeue(ctx context.Context, n int) ([]*Job[T], time.Duration, error) {
 	return q.fetch(ctx, n, true)
 }
@@ -47,6 +50,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	}
 	rep, err := q.run.Run(ctx, dequeueOp, with(q.all, q.inbox, q.request()),
 		n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox)
+	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -69,7 +73,27 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	}
 	jobs, err := q.decodeLeased(ctx, rows)
 	errs = append(errs, err)
+	if len(jobs) > 0 {
+		// Nothing delivered, nothing to lose: an empty poll's unconfirmed
+		// write (a recovered lease, a reply memo) is not reported.
+		errs = append(errs, nd)
+	}
 	return jobs, time.Duration(wait) * time.Millisecond, errors.Join(errs...)
+}
+
+// notDurable returns the ErrNotDurable error in err (a join), or nil.
+func notDurable(err error) error {
+	if !errors.Is(err, ErrNotDurable) {
+		return nil
+	}
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range u.Unwrap() {
+			if errors.Is(e, ErrNotDurable) {
+				return e
+			}
+		}
+	}
+	return err
 }
 
 // decodeLeased turns dequeue's rows (8 values per job) into jobs. A job
@@ -119,11 +143,13 @@ func (q *Queue[T]) decodeLeased(ctx context.Context, rows []any) ([]*Job[T], err
 // after its reply was lost gets the first send's job back; if ctx ends
 // while the reply is in flight, the job stays leased until its lease
 // expires and then comes back (counted as a failed attempt): nothing is
-// lost.
+// lost. With WithDurability, a job leased but whose lease fewer replicas
+// acknowledged than asked is returned with an error matching
+// ErrNotDurable: it is yours, but a failover may deliver it again.
 func (q *Queue[T]) TryDequeue(ctx context.Context) (*Job[T], error) {
 	jobs, _, err := q.dequeue(ctx, 1)
 	if len(jobs) > 0 {
-		return jobs[0], nil
+		return jobs[0], notDurable(err)
 	}
 	if err != nil {
 		return nil, err
@@ -141,7 +167,7 @@ func (q *Queue[T]) Dequeue(ctx context.Context) (*Job[T], error) {
 	for {
 		jobs, wait, err := q.dequeue(ctx, 1)
 		if len(jobs) > 0 {
-			return jobs[0], nil
+			return jobs[0], notDurable(err) // as TryDequeue
 		}
 		if err != nil {
 			return nil, err

@@ -1,6 +1,10 @@
 package queue_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,12 +46,20 @@ func TestDurabilityWithoutReplicas(t *testing.T) {
 	assert.Equal(t, int64(2), s.TotalEnqueued)
 
 	j, err := q.TryDequeue(ctx)
-	require.NoError(t, err, "a dequeue does not wait for replicas")
+	require.ErrorIs(t, err, queue.ErrNotDurable)
+	require.NotNil(t, j, "the job comes with ErrNotDurable")
 	require.ErrorIs(t, q.Ack(ctx, j), queue.ErrNotDurable)
 	require.ErrorIs(t, q.Ack(ctx, j), queue.ErrLeaseLost, "the first ack was written")
 	s, err = q.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), s.TotalProcessed)
+
+	j, err = q.TryDequeue(ctx)
+	require.ErrorIs(t, err, queue.ErrNotDurable)
+	require.ErrorIs(t, q.Ack(ctx, j), queue.ErrNotDurable)
+	_, err = q.TryDequeue(ctx)
+	require.ErrorIs(t, err, queue.ErrEmpty, "nothing leased: empty, not ErrNotDurable")
+	assert.NotErrorIs(t, err, queue.ErrNotDurable)
 }
 
 func TestDurabilityOptionChecked(t *testing.T) {
@@ -69,4 +81,41 @@ func TestDurabilityOptionChecked(t *testing.T) {
 	}
 	_, err := queue.New[execution](redisNop(), "q", queue.WithDurability(1, 100*time.Millisecond))
 	assert.NoError(t, err)
+}
+
+// Run goes on when its writes are not durable: every job runs once and is
+// acked, and the handler sees ErrNotDurable through WithErrorHandler.
+func TestDurabilityRunWithoutReplicas(t *testing.T) {
+	e := harness.New(t)
+	var reported atomic.Int64
+	q := newQ(t, e, "durable-run", queue.WithDurability(1, 5*time.Millisecond),
+		queue.WithErrorHandler(func(err error) {
+			if errors.Is(err, queue.ErrNotDurable) {
+				reported.Add(1)
+			}
+		}))
+	ctx, cancel := context.WithCancel(e.Ctx())
+	defer cancel()
+	const n = 5
+	for i := range n {
+		_, err := q.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint(i)))
+		require.ErrorIs(t, err, queue.ErrNotDurable)
+	}
+	var ran atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(ctx, func(context.Context, *queue.Job[execution]) error {
+			if ran.Add(1) == n {
+				cancel()
+			}
+			return nil
+		}, 2)
+	}()
+	<-done
+	harness.WaitFor(t, "acks", func() bool {
+		s, err := q.Stats(e.Ctx())
+		return err == nil && s.TotalProcessed == n
+	})
+	assert.EqualValues(t, n, ran.Load())
+	assert.Positive(t, reported.Load())
 }

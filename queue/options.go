@@ -130,8 +130,10 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } 
 
 // WithDurability makes the writes a failover must not lose wait, in their
 // own round trip, until replicas replicas acknowledged them, for at most
-// timeout: Enqueue, EnqueueBatch, and the outcomes of deliveries (Ack,
-// Nack, Release, Extend, and those Run writes). The script and a WAIT go
+// timeout: Enqueue, EnqueueBatch, the dequeues that lease jobs (a lost
+// lease lets a failover deliver the job twice at once), and the outcomes
+// of deliveries (Ack, Nack, Release, Extend, and those Run writes). The
+// script and a WAIT go
 // out as one pipeline to the queue's master (these calls are then not
 // auto-pipelined). When fewer replicas acknowledge in time the call
 // returns its result with an error matching ErrNotDurable: the write was
