@@ -35,6 +35,11 @@
 //     unread queue by priority and the unassigned backlog (Unread,
 //     Backlog). WithPresence and WithChat pass the application's options
 //     (layout, deployment tag) so that the page reads what it wrote.
+//   - Locks: held lease locks with their owner's label and remaining TTL
+//     (lock.Held), semaphores with their permits (lock.Semaphores), and
+//     interval jobs with their last run (lock.LastRuns) and, for the jobs
+//     given WithInterval, the next. Owner IDs, which prove ownership of a
+//     lease, are never shown: only their labels (lock.WithOwner).
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (no
 // build step, no CDN); it polls one JSON endpoint per page at the

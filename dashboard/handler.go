@@ -129,6 +129,7 @@ func (h *Handler) routes() {
 	m.Handle("POST /api/ratelimit/lift", h.write("ratelimit.lift", h.liftBlock))
 	m.Handle("POST /api/ratelimit/config", h.write("ratelimit.config", h.setConfig))
 	m.Handle("GET /api/presence", h.read(h.presenceChat))
+	m.Handle("GET /api/locks", h.read(h.locks))
 	m.Handle("GET /api/sessions", h.read(h.userSessions))
 	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
 	m.Handle("POST /api/session/revoke-all", h.write("session.revoke_all", h.revokeAll))
@@ -312,5 +313,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence"}}, nil
+		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks"}}, nil
 }

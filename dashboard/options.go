@@ -31,6 +31,7 @@ type options struct {
 	logger   *slog.Logger
 	limiters []namedLimiter
 
+	intervals    map[string]time.Duration
 	presenceOpts []presence.Option
 	chatOpts     []chat.Option
 }
@@ -90,4 +91,16 @@ func WithPresence(opts ...presence.Option) Option {
 // namespace is the dashboard's.
 func WithChat(opts ...chat.Option) Option {
 	return func(o *options) { o.chatOpts = append(o.chatOpts, opts...) }
+}
+
+// WithInterval tells the locks page that the interval job named job runs
+// every d (lock.Client.Interval), so that it shows the job's next run
+// besides its last; the dashboard cannot know the interval otherwise.
+func WithInterval(job string, d time.Duration) Option {
+	return func(o *options) {
+		if o.intervals == nil {
+			o.intervals = map[string]time.Duration{}
+		}
+		o.intervals[job] = d
+	}
 }

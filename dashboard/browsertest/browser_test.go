@@ -149,6 +149,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	lim, err := demo.Limiter(env.Client, env.NS)
 	require.NoError(t, err)
 	h, err := dashboard.New(dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS), dashboard.WithLimiter("api", lim),
+		dashboard.WithInterval(demo.Job, demo.JobEvery),
 		dashboard.WithToken(token), dashboard.WithWrites(), dashboard.WithRefresh(time.Second),
 		dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
@@ -248,5 +249,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, []string{demo.Admin, "online", "", fmt.Sprint(demo.AdminCapacity), fmt.Sprint(demo.AdminCapacity)}, row)
 		noErrors("presence")
 		screenshot(t, ctx, dir, "presence")
+	})
+
+	t.Run("locks", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#locks", "locks")
+		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#lk-locks tr[data-lock="file/`+demo.LockedFile+`"] td')].map(td => td.textContent)`)
+		require.Equal(t, []string{"file", demo.LockedFile, demo.Worker}, row[:3])
+		sem := eval[[]string](t, ctx, `[...document.querySelectorAll('#lk-sems tr[data-sem="gpu/pool"] td')].map(td => td.textContent)`)
+		require.Equal(t, fmt.Sprint(demo.SemPermits), sem[2])
+		job := eval[[]string](t, ctx, `[...document.querySelectorAll('#lk-jobs tr[data-job="`+demo.Job+`"] td')].map(td => td.textContent)`)
+		require.Equal(t, "3600.0s", job[2])
+		require.Contains(t, job[3], "in ")
+		noErrors("locks")
+		screenshot(t, ctx, dir, "locks")
 	})
 }

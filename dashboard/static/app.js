@@ -297,9 +297,34 @@ async function loadPresence() {
   document.getElementById("pr-detail").replaceChildren(...kids);
 }
 
+// --- Locks ----------------------------------------------------------------
+
+async function loadLocks() {
+  const r = await api("/api/locks");
+  const secs = ms => (ms / 1000).toFixed(1) + "s";
+  const leaseBar = l => {
+    const bar = el("span", { class: "bar" });
+    bar.style.width = Math.round(120 * Math.min(1, l.lease_ms ? l.remaining_ms / l.lease_ms : 0)) + "px";
+    return bar;
+  };
+  document.getElementById("lk-detail").replaceChildren(
+    el("h3", {}, "Held locks (" + r.locks.length + ")"),
+    table("lk-locks", ["Resource type", "Resource", "Owner", "Acquired", "Lease#", "Remaining#", "Lease left"], r.locks.map(l =>
+      el("tr", { "data-lock": l.resource_type + "/" + l.resource_id }, td(l.resource_type), td(el("code", {}, l.resource_id)),
+        td(l.owner_label || "(no label)"), td(ago(l.acquired_at)), td(secs(l.lease_ms), "n"), td(secs(l.remaining_ms), "n"), td(leaseBar(l))))),
+    el("h3", {}, "Semaphores (" + r.semaphores.length + ")"),
+    table("lk-sems", ["Resource type", "Resource", "Permits held#", "Holders (soonest expiry)"], r.semaphores.map(s =>
+      el("tr", { "data-sem": s.resource_type + "/" + s.resource_id }, td(s.resource_type), td(el("code", {}, s.resource_id)), tn(s.permits.length),
+        td(s.permits.map(p => (p.owner_label || "(no label)") + " until " + ago(p.expires_at)).join(", "))))),
+    el("h3", {}, "Interval jobs (" + r.jobs.length + ")"),
+    table("lk-jobs", ["Job", "Last run", "Every", "Next run"], r.jobs.map(j =>
+      el("tr", { "data-job": j.job }, td(j.job), td(ago(j.last_run)), td(j.every_ms ? secs(j.every_ms) : "unknown"),
+        td(j.next_run ? ago(j.next_run) : "(dashboard.WithInterval)")))));
+}
+
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence };
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks };
 
 async function refresh() {
   try {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
@@ -154,7 +155,10 @@ func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error
 	if err := lim.SetConfig(ctx, APIKey, ratelimit.Config{PerMinute: KeyPerMinute}); err != nil {
 		return err
 	}
-	return fillPresenceChat(ctx, c, ns)
+	if err := fillPresenceChat(ctx, c, ns); err != nil {
+		return err
+	}
+	return fillLocks(ctx, c, ns)
 }
 
 // Payload is a demo payload as JSON, for comparisons.
@@ -212,4 +216,39 @@ func fillPresenceChat(ctx context.Context, c redis.UniversalClient, ns keys.Name
 		}
 	}
 	return nil
+}
+
+// Locks: Worker holds a file lock on LockedFile and SemPermits permits of
+// the "gpu"/"pool" semaphore; the interval job Job ran once.
+const (
+	Worker     = "worker-1"
+	LockedFile = "invoice-7.pdf"
+	SemPermits = 2
+	Job        = "token-cleanup"
+	JobEvery   = time.Hour
+)
+
+func fillLocks(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	lc, err := lock.New(c, lock.WithNamespace(ns), lock.WithOwner(Worker))
+	if err != nil {
+		return err
+	}
+	if _, err := lc.TryAcquire(ctx, lock.File, LockedFile, time.Minute); err != nil {
+		return err
+	}
+	sem, err := lc.Semaphore("gpu", "pool", 4)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < SemPermits; i++ {
+		if _, err := sem.TryAcquire(ctx, 5*time.Minute); err != nil {
+			return err
+		}
+	}
+	iv, err := lc.Interval(Job, JobEvery)
+	if err != nil {
+		return err
+	}
+	_, err = iv.Do(ctx, func(context.Context) error { return nil })
+	return err
 }
