@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
@@ -51,7 +52,26 @@ func (l *Limiter) AllowN(ctx context.Context, id string, cost int) (Result, erro
 // mode and the decision hook. It returns the nonce that names the
 // request's sliding-log members ("" without a Sliding rule).
 func (l *Limiter) decide(ctx context.Context, id string, cost int) (Result, string, error) {
-	res, nonce, err := l.check(ctx, l.allowOp, id, cost)
+	var (
+		res   Result
+		nonce string
+		err   error
+		local bool
+	)
+	if l.deny != nil {
+		res, local = l.deny.lookup(id, cost)
+	}
+	if !local {
+		var sent time.Time
+		var epoch uint64
+		if l.deny != nil {
+			sent, epoch = l.deny.begin()
+		}
+		res, nonce, err = l.check(ctx, l.allowOp, id, cost)
+		if l.deny != nil && err == nil && !res.Allowed {
+			l.deny.store(id, cost, sent, epoch, res)
+		}
+	}
 	if err == nil && !res.Allowed && l.opt.shadow {
 		res.Allowed, res.Shadowed = true, true
 	}

@@ -24,7 +24,8 @@
 //     script (EVALSHA, falling back to EVAL) that reads the server's TIME,
 //     so application clocks never matter; Block and SetConfig are one
 //     script each, Refund, Penalize and Reset one script each,
-//     DeleteConfig one DEL, Config one HMGET. The
+//     DeleteConfig one DEL, Config one HMGET; a refusal from the deny
+//     cache (WithDenyCache) none. The
 //     policy is compiled into the limiter's scripts in New, so a call sends
 //     only keys, the cost and a nonce. A limiter with one rule and no
 //     runtime config runs a lean script for its algorithm for Allow and
@@ -268,6 +269,24 @@
 // concurrent refused requests the block is set once). WithShadow admits
 // everything and marks what the policy would refuse (Result.Shadowed);
 // WithDecisionHook sees every decision, for metrics.
+//
+// # Deny cache
+//
+// WithDenyCache(maxHold) refuses, in process, an identifier that Redis
+// refused, until the refusal's RetryAfter (at most maxHold): a flood from
+// one key costs Redis about one check per RetryAfter per instance instead
+// of one per request (bench/RESULTS.md, the flood row). It only ever
+// refuses what Redis refused, for requests of at least the refused cost,
+// counting the wait from when the refused check was sent, so it never
+// admits what Redis would refuse and never refuses after Redis would
+// admit, as long as nothing gives capacity back. What gives capacity back
+// (Reset, Block, Refund) publishes the identifier on ratelimit:events in
+// the same script, and every limiter WithDenyCache of the namespace drops
+// it on receipt. The window is pub/sub delivery (from the script to the
+// message's arrival; under a millisecond on one host, tested on a single
+// server and a cluster), and a message lost to a reconnect leaves the
+// entry until its RetryAfter or maxHold. SetConfig and DeleteConfig do not
+// publish: a raised limit is seen when entries end.
 //
 // # Middleware
 //

@@ -283,3 +283,44 @@ func ExampleWithAutoBlock() {
 	// false 1m0s
 	// false 1h0m0s
 }
+
+// The deny cache refuses a flooding client in process until its
+// RetryAfter, and a Reset from any instance lets it in again at once.
+func ExampleWithDenyCache() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	p := ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(2)}}
+	l, err := ratelimit.New(rdb, p, ratelimit.WithDenyCache(time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	other, _ := ratelimit.New(rdb, p) // another instance
+	local := 0
+	for i := 0; i < 1000; i++ {
+		res, err := l.Allow(ctx, "flooder")
+		if err != nil {
+			panic(err)
+		}
+		if res.Local {
+			local++
+		}
+		if i == 10 {
+			time.Sleep(50 * time.Millisecond) // the first refusal subscribes
+		}
+	}
+	fmt.Println("most refusals were local:", local > 900)
+	if err := other.Reset(ctx, "flooder"); err != nil {
+		panic(err)
+	}
+	for {
+		if res, _ := l.Allow(ctx, "flooder"); res.Allowed {
+			break // at once: when the Reset's message arrives
+		}
+	}
+	fmt.Println("admitted after the reset")
+	// Output:
+	// most refusals were local: true
+	// admitted after the reset
+}

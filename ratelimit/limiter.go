@@ -28,13 +28,14 @@ type Limiter struct {
 	policy   Policy
 	opt      options
 	specs    []keySpec
-	cfgIdx   int      // KEYS index of the config hash, 0 if none
-	allowOp  *call.Op // allow.lua with this policy compiled in
-	peekOp   *call.Op // the same script, as "peek"
-	adjustOp *call.Op // adjust.lua (Refund, Penalize, Reservation.Cancel)
-	channel  string   // the events channel in the namespace
-	singleOp *call.Op // lean script for Allow of a one-rule policy without config, else nil
-	maxCost  int      // largest cost any config could admit
+	cfgIdx   int        // KEYS index of the config hash, 0 if none
+	allowOp  *call.Op   // allow.lua with this policy compiled in
+	peekOp   *call.Op   // the same script, as "peek"
+	adjustOp *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
+	channel  string     // the events channel in the namespace
+	deny     *denyCache // WithDenyCache, else nil
+	singleOp *call.Op   // lean script for Allow of a one-rule policy without config, else nil
+	maxCost  int        // largest cost any config could admit
 	logWin   time.Duration
 	hasLog   bool
 	noncePx  string
@@ -150,6 +151,9 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	}
 	l.checkOps(rules)
 	l.run = call.NewRunner(client, o.pipelines)
+	if o.denyHold > 0 {
+		l.deny = &denyCache{l: l, m: map[string]denial{}}
+	}
 	return l, nil
 }
 

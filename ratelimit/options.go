@@ -24,6 +24,8 @@ type options struct {
 	hook       func(ctx context.Context, id string, cost int, res Result, err error)
 	auto       autoBlock
 	hasAuto    bool
+	denyHold   time.Duration
+	denySet    bool
 }
 
 // autoBlock is WithAutoBlock's numbers.
@@ -146,6 +148,9 @@ func WithAutoBlock(refusals int, within, block time.Duration) Option {
 
 // checkNew validates the options of item 13 for New.
 func (o *options) checkNew(op string) error {
+	if o.denySet && (o.denyHold < time.Millisecond || o.denyHold > MaxBlock) {
+		return pkg.Invalidf(op, "WithDenyCache(%v): want 1ms..%v", o.denyHold, MaxBlock)
+	}
 	if !o.hasAuto {
 		return nil
 	}
@@ -162,4 +167,32 @@ func (o *options) checkNew(op string) error {
 		return pkg.Invalidf(op, "WithAutoBlock and WithShadow exclude each other")
 	}
 	return nil
+}
+
+// WithDenyCache keeps refusals in process: once Redis refuses id a request
+// of some cost, with a RetryAfter, the limiter refuses requests of id of at
+// least that cost without a Redis call until RetryAfter has passed (but
+// for at most maxHold), with Result.Local set. Under a flood from one
+// identifier Redis then sees about one check per RetryAfter (per
+// instance) instead of every request.
+//
+// The cache only refuses, and only what Redis refused: it never admits.
+// It never refuses past the time Redis would admit: the wait is counted
+// from when the refused check was sent, and a Reset, Block or Refund from
+// any instance of the namespace announces the identifier on the channel
+// ratelimit:events, which every limiter WithDenyCache subscribes to (from
+// its first refusal; nothing is cached until the subscription is
+// confirmed) and on which it drops the identifier at once. The window is
+// pub/sub delivery: from the moment the Reset's script runs until the
+// message reaches this process (well under a millisecond on one host),
+// this instance may still refuse. Redis pub/sub is at most once: a message
+// lost while the subscription's connection is re-established leaves the
+// entry until its RetryAfter or maxHold, whichever is first, which is what
+// maxHold bounds. Capacity raised by other means (SetConfig, a DEL by
+// hand) is seen when the entry ends. Smaller requests than the refused one
+// still go to Redis. At most 65 536 identifiers are cached; Close ends the
+// subscription. maxHold must be in 1ms..MaxBlock, else New fails with
+// ErrInvalid.
+func WithDenyCache(maxHold time.Duration) Option {
+	return func(o *options) { o.denyHold, o.denySet = maxHold, true }
 }

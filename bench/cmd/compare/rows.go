@@ -11,6 +11,7 @@ var rows = []row{
 	{op: "ratelimit SlidingCounter", peer: "redis_rate", ours: "BenchmarkRatelimitAllow/swc/redschema", their: "BenchmarkRatelimitAllow/swc/redis_rate", goal: 1.1},
 	{op: "ratelimit Sliding log", peer: "redis_rate", ours: "BenchmarkRatelimitAllow/sliding/redschema", their: "BenchmarkRatelimitAllow/sliding/redis_rate", goal: 1.1},
 	{op: "ratelimit 3-rule policy", peer: "three peer calls", ours: "BenchmarkRatelimitAllow/policy3/redschema", their: "BenchmarkRatelimitAllow/policy3/peers3", goal: 1.0},
+	{op: "ratelimit flood from one key (deny cache)", peer: "ours without the deny cache", ours: "BenchmarkRatelimitFlood/redschema-denycache", their: "BenchmarkRatelimitFlood/redschema", goal: 0},
 	{op: "lock acquire+release", peer: "redislock", ours: "BenchmarkLock/redschema", their: "BenchmarkLock/redislock", goal: 1.0},
 	{op: "lock acquire+release", peer: "redsync", ours: "BenchmarkLock/redschema", their: "BenchmarkLock/redsync", goal: 1.0},
 	{op: "queue Enqueue", peer: "asynq", ours: "BenchmarkQueueEnqueue/redschema", their: "BenchmarkQueueEnqueue/asynq", goal: 1.0},
