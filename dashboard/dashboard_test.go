@@ -35,6 +35,7 @@ func setup(t *testing.T, opts ...dashboard.Option) *fixture {
 	h, err := dashboard.New(append([]dashboard.Option{dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS),
 		dashboard.WithLogger(logger)}, opts...)...)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &fixture{env: env, srv: srv, log: buf}

@@ -40,6 +40,13 @@
 //     interval jobs with their last run (lock.LastRuns) and, for the jobs
 //     given WithInterval, the next. Owner IDs, which prove ownership of a
 //     lease, are never shown: only their labels (lock.WithOwner).
+//   - Sensors: the locations and their sensor types (sensor.Client.
+//     Locations, Types), a type's latest readings (Latest) and its last
+//     24 hours per hour as a chart of the average over the min-max band
+//     (Aggregate, from the rollups where they exist).
+//   - AI memory: a user's tokens counted today, recent topics and last
+//     conversation (aimemory.Memory.User), and a conversation's window
+//     (Window: system prompt, summary, messages with their tokens).
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (no
 // build step, no CDN); it polls one JSON endpoint per page at the

@@ -19,11 +19,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/aimemory"
 	"github.com/redschema/redschema/chat"
 	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/sensor"
 	"github.com/redschema/redschema/session"
 )
 
@@ -47,6 +49,8 @@ type Handler struct {
 	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
 	presence *presence.Tracker
 	chat     *chat.Chat
+	sensor   *sensor.Client
+	memory   *aimemory.Memory
 
 	mu      sync.Mutex
 	queues  map[string]*queueView
@@ -101,6 +105,12 @@ func New(opts ...Option) (*Handler, error) {
 	if err := h.openPresenceChat(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if h.sensor, err = sensor.New(cs.For(keys.Sensors), append([]sensor.Option{sensor.WithNamespace(o.ns)}, o.sensorOpts...)...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.memory, err = aimemory.New(cs.For(keys.AIMemory), append([]aimemory.Option{aimemory.WithNamespace(o.ns)}, o.memoryOpts...)...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	for _, nl := range o.limiters {
 		if nl.name == "" || nl.l == nil {
 			return nil, fmt.Errorf("%w: WithLimiter needs a name and a limiter", ErrInvalid)
@@ -130,6 +140,8 @@ func (h *Handler) routes() {
 	m.Handle("POST /api/ratelimit/config", h.write("ratelimit.config", h.setConfig))
 	m.Handle("GET /api/presence", h.read(h.presenceChat))
 	m.Handle("GET /api/locks", h.read(h.locks))
+	m.Handle("GET /api/sensors", h.read(h.sensors))
+	m.Handle("GET /api/aimemory", h.read(h.aiMemory))
 	m.Handle("GET /api/sessions", h.read(h.userSessions))
 	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
 	m.Handle("POST /api/session/revoke-all", h.write("session.revoke_all", h.revokeAll))
@@ -137,6 +149,10 @@ func (h *Handler) routes() {
 	m.Handle("POST /api/user/unblock", h.write("user.unblock", h.unblock))
 	h.mux = m
 }
+
+// Close stops the background work of the clients the Handler made (the
+// AI memory's cache flusher). It does not close the Redis clients.
+func (h *Handler) Close() error { return h.memory.Close() }
 
 // ServeHTTP serves the page, its assets and the API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -313,5 +329,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks"}}, nil
+		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks", "sensors", "aimemory"}}, nil
 }

@@ -6,10 +6,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/aimemory"
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/sensor"
 )
 
 // DefaultRefresh is how often the page polls when WithRefresh is not given.
@@ -34,6 +36,8 @@ type options struct {
 	intervals    map[string]time.Duration
 	presenceOpts []presence.Option
 	chatOpts     []chat.Option
+	sensorOpts   []sensor.Option
+	memoryOpts   []aimemory.Option
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each
@@ -103,4 +107,18 @@ func WithInterval(job string, d time.Duration) Option {
 		}
 		o.intervals[job] = d
 	}
+}
+
+// WithSensor passes the application's sensor options (encoding,
+// retention, rollups, ...) to the client the sensors page reads with; the
+// namespace is the dashboard's.
+func WithSensor(opts ...sensor.Option) Option {
+	return func(o *options) { o.sensorOpts = append(o.sensorOpts, opts...) }
+}
+
+// WithMemory passes the application's AI memory options (time zone,
+// counter, ...) to the memory the AI memory page reads with; the
+// namespace is the dashboard's.
+func WithMemory(opts ...aimemory.Option) Option {
+	return func(o *options) { o.memoryOpts = append(o.memoryOpts, opts...) }
 }

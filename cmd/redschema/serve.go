@@ -58,6 +58,7 @@ func serve(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespa
 	if err != nil {
 		return 2, err
 	}
+	defer h.Close()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return 2, err

@@ -153,6 +153,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		dashboard.WithToken(token), dashboard.WithWrites(), dashboard.WithRefresh(time.Second),
 		dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	dir := shotDir(t)
@@ -262,5 +263,26 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Contains(t, job[3], "in ")
 		noErrors("locks")
 		screenshot(t, ctx, dir, "locks")
+	})
+
+	t.Run("sensors", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#sensors", "sensors")
+		require.Equal(t, "Locations: "+demo.Location+" ", eval[string](t, ctx, `document.getElementById("sn-locations").textContent`))
+		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#sn-locations a").length`))
+		require.Equal(t, demo.Readings, eval[int](t, ctx, `document.querySelectorAll("#sn-latest tr").length - 1`))
+		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#sn-chart polyline").length`))
+		require.Positive(t, eval[int](t, ctx, `document.querySelectorAll("#sn-chart circle").length`))
+		noErrors("sensors")
+		screenshot(t, ctx, dir, "sensors")
+	})
+
+	t.Run("aimemory", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#aimemory/"+demo.User, "aimemory")
+		require.Equal(t, fmt.Sprint(demo.ConvTokens), text(t, ctx, "#ai-tokens"))
+		require.Equal(t, demo.Conv, text(t, ctx, "#ai-conv-id"))
+		require.Equal(t, fmt.Sprint(demo.ConvMessages), text(t, ctx, "#ai-length"))
+		require.Equal(t, demo.ConvMessages-1, eval[int](t, ctx, `document.querySelectorAll("#ai-messages tr").length - 1`))
+		noErrors("aimemory")
+		screenshot(t, ctx, dir, "aimemory")
 	})
 }

@@ -13,7 +13,7 @@ function el(tag, attrs, ...kids) {
     else if (k === "class") e.className = v;
     else e.setAttribute(k, v);
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined) continue;
     e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   }
@@ -322,9 +322,71 @@ async function loadLocks() {
         td(j.next_run ? ago(j.next_run) : "(dashboard.WithInterval)")))));
 }
 
+// --- Sensors --------------------------------------------------------------
+
+// seriesChart draws avg as a line over a min..max band, by bucket start.
+function seriesChart(buckets, unit) {
+  const W = 720, H = 220, L = 48, B = 24, T = 12, R = 12;
+  const s = svg("svg", { class: "chart", id: "sn-chart", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  if (!buckets.length) return s;
+  const t0 = new Date(buckets[0].start).getTime(), t1 = new Date(buckets[buckets.length - 1].start).getTime();
+  let lo = Math.min(...buckets.map(b => b.min)), hi = Math.max(...buckets.map(b => b.max));
+  if (hi === lo) { hi += 1; lo -= 1; }
+  const x = t => L + (t1 === t0 ? (W - L - R) / 2 : (t - t0) / (t1 - t0) * (W - L - R));
+  const y = v => T + (hi - v) / (hi - lo) * (H - T - B);
+  for (const v of [lo, (lo + hi) / 2, hi]) {
+    s.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#e3e6ec" }));
+    const lab = svg("text", { x: 4, y: y(v) + 4, "font-size": 11, fill: "#666" }); lab.textContent = v.toFixed(1) + (unit || ""); s.append(lab);
+  }
+  const pts = buckets.map(b => [x(new Date(b.start).getTime()), b]);
+  const band = pts.map(([px, b]) => `${px.toFixed(1)},${y(b.max).toFixed(1)}`).concat(pts.slice().reverse().map(([px, b]) => `${px.toFixed(1)},${y(b.min).toFixed(1)}`));
+  s.append(svg("polygon", { points: band.join(" "), fill: "#5b7bd5", "fill-opacity": 0.18, stroke: "none" }));
+  s.append(svg("polyline", { points: pts.map(([px, b]) => `${px.toFixed(1)},${y(b.avg).toFixed(1)}`).join(" "), fill: "none", stroke: "#2f4fb5", "stroke-width": 2 }));
+  for (const [px, b] of pts) s.append(svg("circle", { cx: px, cy: y(b.avg), r: 3, fill: "#2f4fb5" }));
+  const first = svg("text", { x: L, y: H - 6, "font-size": 11, fill: "#666" }); first.textContent = new Date(t0).toLocaleTimeString(); s.append(first);
+  const last = svg("text", { x: W - R, y: H - 6, "font-size": 11, fill: "#666", "text-anchor": "end" }); last.textContent = new Date(t1).toLocaleTimeString(); s.append(last);
+  return s;
+}
+
+async function loadSensors() {
+  const q = new URLSearchParams();
+  if (state.snLoc) q.set("location", state.snLoc);
+  if (state.snType) q.set("type", state.snType);
+  const r = await api("/api/sensors?" + q);
+  const link = (loc, typ, label, cur) => el("a", { href: "#sensors/" + encodeURIComponent(loc) + "/" + encodeURIComponent(typ || ""), class: cur ? "active" : "" }, label);
+  const kids = [el("p", { id: "sn-locations" }, "Locations: ", r.locations.length ? r.locations.map(l => [link(l, "", l, l === r.location), " "]) : "none")];
+  if (r.location) kids.push(el("p", { id: "sn-types" }, "Types in " + r.location + ": ", r.types.map(t => [link(r.location, t, t, t === r.type), " "])));
+  if (r.type) {
+    const unit = r.latest.length ? r.latest[0].unit : "";
+    kids.push(el("div", { class: "card" }, el("h3", {}, `${r.type} in ${r.location}, per hour (${r.tier}): average, min-max band`), seriesChart(r.buckets, unit)),
+      el("h3", {}, "Latest readings"),
+      table("sn-latest", ["Time", "Value#", "State"], r.latest.map(x => el("tr", {}, td(ago(x.time)), td(x.value + " " + (x.unit || ""), "n"), td(x.state || "")))));
+  }
+  document.getElementById("sn-detail").replaceChildren(...kids);
+}
+
+// --- AI memory ----------------------------------------------------------------
+
+async function loadMemory() {
+  const d = document.getElementById("ai-detail");
+  if (!state.aiUser) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID.")); return; }
+  const q = new URLSearchParams({ user: state.aiUser });
+  if (state.aiConv) q.set("conv", state.aiConv);
+  const r = await api("/api/aimemory?" + q);
+  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
+  const kids = [el("div", { class: "cards" }, card("Tokens today (" + r.day + ")", r.tokens_today, "ai-tokens"),
+    card("Conversation", r.conversation || "none", "ai-conv-id"), card("Messages", r.length, "ai-length"), card("Window tokens", r.window_tokens, "ai-window"))];
+  if (r.recent_topics.length) kids.push(el("p", {}, "Recent topics: " + r.recent_topics.join(", ")));
+  if (r.system) kids.push(el("h3", {}, "System prompt"), el("pre", { class: "inspect" }, r.system));
+  if (r.summary) kids.push(el("h3", {}, "Summary of evicted messages"), el("pre", { class: "inspect" }, r.summary));
+  kids.push(el("h3", {}, "Window" + (r.omitted ? " (" + r.omitted + " omitted)" : "")),
+    table("ai-messages", ["Role", "Tokens#", "Written", "Content"], r.messages.map(m => el("tr", {}, td(m.role), tn(m.tokens), td(ago(m.timestamp)), td(m.content)))));
+  d.replaceChildren(...kids);
+}
+
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks };
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory };
 
 async function refresh() {
   try {
@@ -342,6 +404,12 @@ function route() {
   if (state.page === "queues" && arg) state.queue = arg;
   if (state.page === "sessions" && arg) { state.user = arg; document.getElementById("user-id").value = arg; }
   if (state.page === "presence" && arg) { state.prUser = arg; document.getElementById("pr-user").value = arg; }
+  if (state.page === "sensors" && arg) { const [l, t] = arg.split("/"); state.snLoc = l; state.snType = t || ""; }
+  if (state.page === "aimemory" && arg) {
+    const [u, c] = arg.split("/");
+    state.aiUser = u; state.aiConv = c || "";
+    document.getElementById("ai-user").value = u; document.getElementById("ai-conv").value = c || "";
+  }
   if (state.page === "ratelimits" && arg) {
     if (arg.startsWith("key/")) state.rlKey = arg.slice(4);
     else if (arg.startsWith("id/")) { state.rlID = arg.slice(3); document.getElementById("rl-id").value = state.rlID; }
@@ -377,6 +445,11 @@ async function start() {
   document.getElementById("pr-form").addEventListener("submit", ev => {
     ev.preventDefault();
     location.hash = "presence/" + encodeURIComponent(document.getElementById("pr-user").value.trim());
+  });
+  document.getElementById("ai-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    const c = document.getElementById("ai-conv").value.trim();
+    location.hash = "aimemory/" + encodeURIComponent(document.getElementById("ai-user").value.trim()) + (c ? "/" + encodeURIComponent(c) : "");
   });
   window.addEventListener("hashchange", route);
   route();

@@ -12,12 +12,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/aimemory"
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/lock"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/sensor"
 	"github.com/redschema/redschema/session"
 )
 
@@ -158,7 +160,13 @@ func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error
 	if err := fillPresenceChat(ctx, c, ns); err != nil {
 		return err
 	}
-	return fillLocks(ctx, c, ns)
+	if err := fillLocks(ctx, c, ns); err != nil {
+		return err
+	}
+	if err := fillSensors(ctx, c, ns); err != nil {
+		return err
+	}
+	return fillMemory(ctx, c, ns)
 }
 
 // Payload is a demo payload as JSON, for comparisons.
@@ -250,5 +258,49 @@ func fillLocks(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) 
 		return err
 	}
 	_, err = iv.Do(ctx, func(context.Context) error { return nil })
+	return err
+}
+
+// Sensors: Location has Readings temperature readings, one every half
+// hour up to now, of 20 + i/2 °C.
+const (
+	Location = "study"
+	Readings = 12
+)
+
+func fillSensors(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	sc, err := sensor.New(c, sensor.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	now := time.Now().Add(-time.Minute)
+	var rs []sensor.Reading
+	for i := 0; i < Readings; i++ {
+		at := now.Add(-time.Duration(Readings-1-i) * 30 * time.Minute)
+		rs = append(rs, sensor.TemperatureReading(Location, 20+float64(i)/2, "°C", at))
+	}
+	_, err = sc.IngestBatch(ctx, rs)
+	return err
+}
+
+// AI memory: User's conversation Conv holds ConvMessages messages
+// counting ConvTokens tokens.
+const (
+	Conv         = "conv-ai-1"
+	ConvMessages = 3
+	ConvTokens   = 10 + 20 + 30
+)
+
+func fillMemory(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	m, err := aimemory.New(c, aimemory.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	_, err = m.Append(ctx, User, Conv, []aimemory.Message{
+		{Role: aimemory.System, Content: "You are a helpful assistant.", Tokens: 10},
+		{Role: aimemory.User, Content: "Which files did I upload today?", Tokens: 20},
+		{Role: aimemory.Assistant, Content: "Two: invoice-7.pdf and report.docx.", Tokens: 30},
+	})
 	return err
 }
