@@ -24,7 +24,8 @@ type world struct {
 	ty  *presence.Typing
 	av  *presence.Availability
 	avt *presence.Availability // WithAvailabilityTag("support")
-	now int64                  // server time, ms
+	ch  *presence.Channels[map[string]any]
+	now int64 // server time, ms
 }
 
 // corruption is one foreign value at one key pattern: plant writes it (the
@@ -273,7 +274,68 @@ func corruptions(w *world) []corruption {
 		corruption{"sweep record: wrong type", func(t *testing.T, w *world) string { return hash(t, w, sweepRec(w)) }, one(opSweep)},
 		corruption{"sweep record: garbage", func(t *testing.T, w *world) string { return str(t, w, sweepRec(w)) }, one(opSweep)},
 	)
-	return cs
+	return append(cs, channelCorruptions()...)
+}
+
+// Channel operations on channel "r", user "u", device "c1".
+var (
+	opJoin = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Join(ctx, "r", "u", "c1", map[string]any{"n": 1})
+		return err
+	}
+	opLeave = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Leave(ctx, "r", "u", "c1")
+		return err
+	}
+	opUpdate = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Update(ctx, "r", "u", map[string]any{"n": 2})
+		return err
+	}
+	opMembers = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Members(ctx, "r")
+		return err
+	}
+	opCount = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Count(ctx, "r")
+		return err
+	}
+	opChanSweep = func(ctx context.Context, w *world) error {
+		_, err := w.ch.Sweep(ctx, w.ch.Shard("r"), 1)
+		return err
+	}
+	chanWrites = one(opJoin, opLeave, opUpdate)
+)
+
+// channelCorruptions are the cases of the channel patterns. A device
+// member or an occupancy record that does not parse is repaired (dropped,
+// or taken as no record), not refused.
+func channelCorruptions() []corruption {
+	members := func(w *world) string { return keyOf(w, "presence:channel:{channel}", "r") }
+	devs := func(w *world) string { return keyOf(w, "presence:channel:devices:{channel}", "r") }
+	occ := func(w *world) string { return keyOf(w, "presence:channel:occupancy:{channel}", "r") }
+	due := func(w *world) string {
+		return keyOf(w, "presence:channel:due:{slot}", presence.ShardTag(w.ch.Shard("r")))
+	}
+	rec := func(w *world) string { return keyOf(w, "presence:channel:replay:{channel}:{user_id}", "r", "u") }
+	memberValue := func(v string) func(t *testing.T, w *world) string {
+		return func(t *testing.T, w *world) string {
+			ctx := context.Background()
+			require.NoError(t, w.e.Client.HSet(ctx, members(w), "u", v).Err())
+			require.NoError(t, w.e.Client.ZAdd(ctx, devs(w), redis.Z{Score: float64(w.now + 60_000), Member: "1:uc1"}).Err())
+			return members(w)
+		}
+	}
+	return []corruption{
+		{"channel members: wrong type", func(t *testing.T, w *world) string { return str(t, w, members(w)) }, ops(chanWrites, one(opMembers, opCount))},
+		{"channel member: no device count", memberValue(`{"n":1}`), ops(chanWrites, one(opMembers))},
+		{"channel member: zero devices", memberValue(`0:{}`), ops(chanWrites, one(opMembers))},
+		{"channel member: data not JSON", memberValue(`1:{`), one(opMembers)},
+		{"channel devices: wrong type", func(t *testing.T, w *world) string { return str(t, w, devs(w)) }, chanWrites},
+		{"channel occupancy: wrong type", func(t *testing.T, w *world) string { return hash(t, w, occ(w)) }, chanWrites},
+		{"channel due shard: wrong type", func(t *testing.T, w *world) string { return str(t, w, due(w)) }, ops(chanWrites, one(opChanSweep))},
+		{"channel replay record: wrong type", func(t *testing.T, w *world) string { return hash(t, w, rec(w)) }, chanWrites},
+		{"channel replay record: garbage", func(t *testing.T, w *world) string { return str(t, w, rec(w)) }, chanWrites},
+	}
 }
 
 // TestCorruptionTable puts a wrong type, garbage and out-of-range values
@@ -295,6 +357,8 @@ func TestCorruptionTable(t *testing.T) {
 		w.av, err = presence.NewAvailability(e.Client, mk()...)
 		require.NoError(t, err)
 		w.avt, err = presence.NewAvailability(e.Client, mk(presence.WithAvailabilityTag("support"))...)
+		require.NoError(t, err)
+		w.ch, err = presence.NewChannels[map[string]any](e.Client, mk()...)
 		require.NoError(t, err)
 		ctx := e.Ctx()
 		w.now = e.Now().UnixMilli()

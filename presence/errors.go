@@ -24,6 +24,9 @@ var (
 	// has the maximum number of live connections (WithMaxConnections);
 	// nothing is registered.
 	ErrTooManyConnections = errors.New("presence: too many connections")
+	// ErrNotMember is returned by Channels.Update for a user who is not a
+	// member of the channel.
+	ErrNotMember = errors.New("presence: not a channel member")
 	// ErrNoIndex is returned by OnlineNow, OnlineCount, Sweep and
 	// RunSweeper on a tracker built WithoutOnlineIndex.
 	ErrNoIndex = errors.New("presence: online index disabled")

@@ -244,3 +244,81 @@ func ExampleAvailability() {
 	// admin:{support}:123:presence
 	// available: [admin:{support}:123:presence]
 }
+
+// Channel presence: a user with two devices in a room is one member;
+// joining with the first device and leaving with the last publish one
+// event each.
+func ExampleChannels() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	type member struct {
+		Name string `json:"name"`
+	}
+	rooms, err := presence.NewChannels[member](rdb, presence.WithoutOccupancy())
+	if err != nil {
+		panic(err)
+	}
+	events, _ := rooms.Subscribe(ctx, "room-1")
+	defer events.Close()
+
+	r, _ := rooms.Join(ctx, "room-1", "ann", "laptop", member{"Ann"})
+	fmt.Println("joined:", r.Changed, "members:", r.Members)
+	r, _ = rooms.Join(ctx, "room-1", "ann", "phone", member{"Ann"})
+	fmt.Println("joined:", r.Changed, "devices:", r.Devices, "members:", r.Members)
+	_, _ = rooms.Leave(ctx, "room-1", "ann", "laptop")
+	r, _ = rooms.Leave(ctx, "room-1", "ann", "phone")
+	fmt.Println("left:", r.Changed, "members:", r.Members)
+
+	for range 2 {
+		ev, _ := events.Next(ctx)
+		fmt.Println(ev.Type, ev.UserID, ev.Data.Name)
+	}
+	// Output:
+	// joined: true members: 1
+	// joined: false devices: 2 members: 1
+	// left: true members: 0
+	// join ann Ann
+	// leave ann
+}
+
+// Silent leaves: a device that stops heartbeating leaves when its TTL
+// passes; Sweep (or RunSweeper, or any later write to the channel)
+// announces it, once.
+func ExampleChannels_Sweep() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+	m.SetTime(time.Now()) // the scripts read TIME; miniredis's moves with SetTime
+
+	rooms, _ := presence.NewChannels[struct{}](rdb, presence.WithOccupancyInterval(time.Second))
+	_, _ = rooms.Join(ctx, "room-1", "ann", "laptop", struct{}{})
+	_, _ = rooms.Join(ctx, "room-1", "bob", "phone", struct{}{})
+	n, _ := rooms.Count(ctx, "room-1")
+	fmt.Println("members:", n)
+
+	// Ann's laptop keeps heartbeating; Bob's phone goes quiet and its
+	// 60 s TTL (DetailedProfile) passes.
+	start := time.Now()
+	for _, at := range []time.Duration{30 * time.Second, 55 * time.Second} {
+		m.SetTime(start.Add(at))
+		_ = rooms.Heartbeat(ctx, "room-1", "ann", "laptop")
+	}
+	m.SetTime(start.Add(65 * time.Second))
+	left, _ := rooms.Sweep(ctx, rooms.Shard("room-1"), 1)
+	fmt.Println("silent leaves:", left)
+	left, _ = rooms.Sweep(ctx, rooms.Shard("room-1"), 1)
+	fmt.Println("silent leaves:", left)
+	n, _ = rooms.Count(ctx, "room-1")
+	fmt.Println("members:", n)
+	// Output:
+	// members: 2
+	// silent leaves: 1
+	// silent leaves: 0
+	// members: 1
+}

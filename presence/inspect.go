@@ -1,9 +1,12 @@
 package presence
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -32,6 +35,33 @@ func init() {
 	keys.SetDecoder(replayKey, replay)
 	keys.SetDecoder(sweepKey, replay)
 	keys.SetDecoder(typingReplayKey, replay)
+	keys.SetDecoder(chanReplayKey, replay)
+	keys.SetDecoder(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
+		m, err := decodeMember[json.RawMessage](ref.Key, user, v)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"user_id": m.UserID, "devices": m.Devices, "data": m.Data}, nil
+	}))
+	keys.SetDecoder(chanDevicesKey, keys.ZSetDecoder(func(ref keys.Ref, dev string, score float64) (any, error) {
+		user, conn, err := decodeDevice(dev)
+		if err != nil {
+			return nil, keys.Corrupt(ref.Key, err)
+		}
+		return map[string]any{"user_id": user, "conn_id": conn, "expires_at": fromMs(int64(score))}, nil
+	}))
+	keys.SetDecoder(chanOccKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+		at, n, ok := strings.Cut(v, ":")
+		t, err1 := strconv.ParseInt(at, 10, 64)
+		c, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || t < 0 || c < 0 {
+			return nil, fmt.Errorf("occupancy record %q is not \"<at ms>:<count>\"", v)
+		}
+		return map[string]any{"published_at": fromMs(t), "count": c}, nil
+	}))
+	keys.SetDecoder(chanDueKey, keys.ZSetDecoder(func(_ keys.Ref, ch string, score float64) (any, error) {
+		return map[string]any{"channel": ch, "sweep_due": fromMs(int64(score))}, nil
+	}))
 	avail := keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		s := Status(v)
 		if !s.valid() || s == Invisible {

@@ -128,6 +128,64 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "first outcomes of a user's last 8 Typing.Stop (and unthrottled Typing.Start) requests in a conversation, for replays",
 	})
+	chanMembersKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:{channel}",
+		Type:     keys.Hash,
+		TTL:      660 * time.Second,
+		TTLNote:  "sweep window after the channel's last device expiry",
+		Tag:      "channel",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "a channel's members (Channels): user ID -> \"<devices>:<data JSON>\", one field per user however many devices",
+	})
+	chanDevicesKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:devices:{channel}",
+		Type:     keys.ZSet,
+		TTL:      660 * time.Second,
+		TTLNote:  "sweep window after the channel's last device expiry; expired devices removed, their silent leaves announced, by every write to the channel and by Sweep",
+		Tag:      "channel",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "a channel's devices: \"<len(user_id)>:<user_id><conn_id>\" scored by expiry (ms)",
+	})
+	chanOccKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:occupancy:{channel}",
+		Type:     keys.String,
+		TTL:      660 * time.Second,
+		TTLNote:  "as the channel's members, at least twice the occupancy interval",
+		Tag:      "channel",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "a channel's last occupancy event: \"<at ms>:<count>\", for the throttle",
+	})
+	chanDueKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:due:{slot}",
+		Type:     keys.ZSet,
+		TTL:      660 * time.Second,
+		TTLNote:  "sweep window after its latest due time",
+		Tag:      "slot",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "channels of one cluster slot scored by when Channels.Sweep must visit them (first device expiry or pending occupancy event, ms)",
+	})
+	chanReplayKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:replay:{channel}:{user_id}",
+		Type:     keys.String,
+		TTL:      ReplayWindow,
+		TTLNote:  "after the last recorded request",
+		Tag:      "channel",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "first outcomes of a user's last 8 Join, Leave and Update requests in a channel, for replays",
+	})
+	chanEventsChannel = keys.Register(keys.Pattern{
+		Template: "presence:channel:events:{channel}",
+		Type:     keys.Channel,
+		Tag:      "channel",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "a channel's presence events: JSON type join, leave, update or occupancy, userId, data, reason, count, at",
+	})
 	eventsChannel = keys.Register(keys.Pattern{
 		Template: "presence:events",
 		Type:     keys.Channel,

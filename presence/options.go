@@ -1,6 +1,8 @@
 package presence
 
 import (
+	"time"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
@@ -20,6 +22,7 @@ type options struct {
 	layout   Layout
 	lanes    int
 	availTag string
+	occEvery time.Duration // 0: DefaultOccupancyInterval; < 0: off
 }
 
 // Limits on caller input, checked before anything is written.
@@ -47,6 +50,9 @@ const (
 	DefaultPipelines = 4
 	// MaxPipelines is the highest number WithPipelining accepts.
 	MaxPipelines = 256
+	// DefaultOccupancyInterval is the default least time between two
+	// occupancy events of one channel (WithOccupancyInterval).
+	DefaultOccupancyInterval = time.Second
 )
 
 // WithNamespace puts every key (and the events channel) under ns.
@@ -103,6 +109,22 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // of UTF-8). Only Availability uses it.
 func WithAvailabilityTag(tag string) Option { return func(o *options) { o.availTag = tag } }
 
+// WithOccupancyInterval sets the least time between two occupancy events
+// of one channel (Channels), in [1ms, 1h]; the default is
+// DefaultOccupancyInterval. Only Channels uses it.
+func WithOccupancyInterval(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			d = -2 // refused by build; -1 is WithoutOccupancy
+		}
+		o.occEvery = d
+	}
+}
+
+// WithoutOccupancy turns a Channels' occupancy events off. Only Channels
+// uses it.
+func WithoutOccupancy() Option { return func(o *options) { o.occEvery = -1 } }
+
 // build applies opts over the defaults and checks the client and every
 // option, for op (the constructor's name).
 func build(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
@@ -134,6 +156,8 @@ func build(op string, rdb redis.UniversalClient, opts []Option) (options, error)
 		return o, pkg.Invalidf(op, "metadata limit %d outside [2, %d]", o.maxMeta, MaxMetadata)
 	case o.maxConns < 1 || o.maxConns > MaxConnections:
 		return o, pkg.Invalidf(op, "connection limit %d outside [1, %d]", o.maxConns, MaxConnections)
+	case o.occEvery < -1 || o.occEvery > time.Hour:
+		return o, pkg.Invalidf(op, "occupancy interval %v outside [1ms, 1h]", o.occEvery)
 	case o.lanes < 0 || o.lanes > MaxPipelines:
 		return o, pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
 	}

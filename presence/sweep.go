@@ -141,15 +141,24 @@ func (t *Tracker) RunSweeper(ctx context.Context, every time.Duration, batch int
 	if every <= 0 || batch < 1 || batch > Shards {
 		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
 	}
+	return sweepLoop(ctx, op, every, batch, t.SweepWindow(), t.Sweep, onError)
+}
+
+// sweepLoop runs sweep over all Shards in a cycle, batch shards every
+// interval, from a random shard, until ctx is done: the loop of
+// Tracker.RunSweeper and Channels.RunSweeper. It refuses a cycle longer
+// than window.
+func sweepLoop(ctx context.Context, op string, every time.Duration, batch int, window time.Duration,
+	sweep func(ctx context.Context, first, count int) (int, error), onError func(error)) error {
 	cycle := time.Duration((Shards+batch-1)/batch) * every
-	if every > t.SweepWindow() || cycle > t.SweepWindow() {
-		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, t.SweepWindow())
+	if every > window || cycle > window {
+		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, window)
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	cursor := rand.IntN(Shards)
 	for {
-		if _, err := t.Sweep(ctx, cursor, batch); err != nil && ctx.Err() == nil && onError != nil {
+		if _, err := sweep(ctx, cursor, batch); err != nil && ctx.Err() == nil && onError != nil {
 			onError(err)
 		}
 		cursor = (cursor + batch) % Shards

@@ -1,0 +1,26 @@
+-- channel_heartbeat: push back the expiry of one device of a user in a
+-- channel (after channel.lua). Expired devices are settled first, so a
+-- device that stopped heartbeating for the TTL is gone (its silent leave
+-- announced) and is not registered again.
+-- KEYS[1..4] and ARGV[1..8] as channel.lua describes them
+-- Returns ok(the user's devices) or none(0) for a device not in the
+-- channel, or corrupt(i, why). Running it twice is running it once.
+local now = now_ms()
+local dev = dev_member(ARGV[6], ARGV[7])
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if first[2] and tonumber(first[2]) <= now then
+  local _, bad = settle_expired(now)
+  if bad then return bad end
+  schedule(now, occupancy(now))
+end
+if redis.call('ZADD', KEYS[2], 'XX', 'CH', int_str(now + CH_TTL), dev) == 0
+    and not redis.call('ZSCORE', KEYS[2], dev) then
+  return none(0)
+end
+local px = int_str(CH_TTL + CH_WINDOW)
+redis.call('PEXPIRE', KEYS[1], px)
+redis.call('PEXPIRE', KEYS[2], px)
+if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], px) end
+local n = member_get(ARGV[6])
+if n == false then return corrupt(1, MEMBER_CORRUPT) end
+return ok(n)

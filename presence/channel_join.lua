@@ -1,0 +1,35 @@
+-- channel_join: add one device of a user to a channel (after replay.lua
+-- and channel.lua). The user becomes a member with their first device.
+-- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
+-- ARGV[9]  member data JSON
+-- ARGV[10] max devices per user in the channel
+-- Returns ok(joined 0/1, the user's devices, members), limit(0, devices,
+-- members) when the user already has the maximum of other devices
+-- (nothing written), or corrupt(i, why); a replay returns the first run's
+-- reply.
+local rec, old = replayed(KEYS[5], ARGV[8])
+if rec == false then return corrupt(5, REPLAY_CORRUPT) end
+if rec then return rec end
+local now = now_ms()
+local _, bad = settle_expired(now)
+if bad then return bad end
+local user, dev, data = ARGV[6], dev_member(ARGV[6], ARGV[7]), ARGV[9]
+local n, had = member_get(user)
+if n == false then return corrupt(1, MEMBER_CORRUPT) end
+local known = redis.call('ZSCORE', KEYS[2], dev)
+if not known and n >= tonumber(ARGV[10]) then
+  schedule(now, occupancy(now))
+  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), old)
+end
+redis.call('ZADD', KEYS[2], int_str(now + CH_TTL), dev)
+if not known then n = n + 1 end
+redis.call('HSET', KEYS[1], user, n .. ':' .. data)
+local joined = 0
+if n == 1 and not known then
+  joined = 1
+  ch_event('join', user, ',"data":' .. data, now)
+elseif had ~= data then
+  ch_event('update', user, ',"data":' .. data, now)
+end
+schedule(now, occupancy(now))
+return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), old)

@@ -1,0 +1,24 @@
+-- channel_leave: remove one device of a user from a channel (after
+-- replay.lua and channel.lua). The user's last device ends the membership.
+-- Removing a device that is not in the channel is not an error.
+-- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
+-- Returns ok(left 0/1, the user's devices left, members) or corrupt(i,
+-- why); a replay returns the first run's reply.
+local rec, old = replayed(KEYS[5], ARGV[8])
+if rec == false then return corrupt(5, REPLAY_CORRUPT) end
+if rec then return rec end
+local now = now_ms()
+local _, bad = settle_expired(now)
+if bad then return bad end
+local user = ARGV[6]
+local left = 0
+local dev = dev_member(user, ARGV[7])
+if redis.call('ZSCORE', KEYS[2], dev) then
+  left = device_gone(user, 'leave', now)
+  if left == false then return corrupt(1, MEMBER_CORRUPT) end
+  redis.call('ZREM', KEYS[2], dev)
+end
+local n = member_get(user)
+if n == false then return corrupt(1, MEMBER_CORRUPT) end
+schedule(now, occupancy(now))
+return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), old)

@@ -1,0 +1,275 @@
+package presence_test
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
+)
+
+type roomData struct {
+	Name string `json:"name"`
+}
+
+func newChannels(t *testing.T, e *harness.Env, opts ...presence.Option) *presence.Channels[roomData] {
+	t.Helper()
+	c, err := presence.NewChannels[roomData](e.Client, append([]presence.Option{presence.WithNamespace(e.NS), presence.WithProfile(short)}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+func chanSub(t *testing.T, e *harness.Env, c *presence.Channels[roomData], ch string) *presence.ChannelSubscription[roomData] {
+	t.Helper()
+	s, err := c.Subscribe(e.Ctx(), ch)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// next returns the next event that is not an occupancy event.
+func next(t *testing.T, e *harness.Env, s *presence.ChannelSubscription[roomData]) presence.ChannelEvent[roomData] {
+	t.Helper()
+	for {
+		ev, err := s.Next(e.Ctx())
+		require.NoError(t, err)
+		if ev.Type != presence.Occupancy {
+			return ev
+		}
+	}
+}
+
+func TestChannelJoinLeaveDeduplicates(t *testing.T) {
+	e := harness.New(t)
+	c := newChannels(t, e, presence.WithoutOccupancy())
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "room-1")
+
+	r, err := c.Join(ctx, "room-1", "ann", "tab-1", roomData{"Ann"})
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: true, Devices: 1, Members: 1}, r)
+	r, err = c.Join(ctx, "room-1", "ann", "phone", roomData{"Ann"})
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: false, Devices: 2, Members: 1}, r, "a second device is not a second member")
+	r, err = c.Join(ctx, "room-1", "bob", "tab-1", roomData{"Bob"})
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: true, Devices: 1, Members: 2}, r)
+
+	n, err := c.Count(ctx, "room-1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	ms, err := c.Members(ctx, "room-1")
+	require.NoError(t, err)
+	assert.Equal(t, []presence.Member[roomData]{{UserID: "ann", Devices: 2, Data: roomData{"Ann"}}, {UserID: "bob", Devices: 1, Data: roomData{"Bob"}}}, ms)
+
+	r, err = c.Leave(ctx, "room-1", "ann", "tab-1")
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: false, Devices: 1, Members: 2}, r, "ann still has her phone")
+	r, err = c.Leave(ctx, "room-1", "ann", "phone")
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: true, Devices: 0, Members: 1}, r)
+	r, err = c.Leave(ctx, "room-1", "ann", "phone")
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{Changed: false, Devices: 0, Members: 1}, r, "leaving twice is not an error")
+
+	for _, want := range []struct {
+		typ  presence.ChannelEventType
+		user string
+	}{{presence.Joined, "ann"}, {presence.Joined, "bob"}, {presence.Left, "ann"}} {
+		ev := next(t, e, s)
+		assert.Equal(t, want.typ, ev.Type)
+		assert.Equal(t, want.user, ev.UserID)
+		if ev.Type == presence.Left {
+			assert.Equal(t, "leave", ev.Reason)
+		} else {
+			assert.Equal(t, want.user, map[string]string{"Ann": "ann", "Bob": "bob"}[ev.Data.Name])
+		}
+	}
+	n, err = c.Count(ctx, "room-1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
+
+func TestChannelUpdateAndData(t *testing.T) {
+	e := harness.New(t)
+	c := newChannels(t, e, presence.WithoutOccupancy())
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "doc")
+
+	_, err := c.Update(ctx, "doc", "ann", roomData{"x"})
+	assert.ErrorIs(t, err, presence.ErrNotMember)
+	_, err = c.Join(ctx, "doc", "ann", "tab", roomData{"Ann"})
+	require.NoError(t, err)
+	changed, err := c.Update(ctx, "doc", "ann", roomData{"Ann (away)"})
+	require.NoError(t, err)
+	assert.True(t, changed)
+	changed, err = c.Update(ctx, "doc", "ann", roomData{"Ann (away)"})
+	require.NoError(t, err)
+	assert.False(t, changed, "the same data is no change")
+	_, err = c.Join(ctx, "doc", "ann", "phone", roomData{"Ann"})
+	require.NoError(t, err)
+
+	assert.Equal(t, presence.Joined, next(t, e, s).Type)
+	ev := next(t, e, s)
+	assert.Equal(t, presence.Updated, ev.Type)
+	assert.Equal(t, "Ann (away)", ev.Data.Name)
+	ev = next(t, e, s)
+	assert.Equal(t, presence.Updated, ev.Type, "another device's Join with other data updates it")
+	assert.Equal(t, "Ann", ev.Data.Name)
+	ms, err := c.Members(ctx, "doc")
+	require.NoError(t, err)
+	assert.Equal(t, []presence.Member[roomData]{{UserID: "ann", Devices: 2, Data: roomData{"Ann"}}}, ms)
+}
+
+func TestChannelSilentLeave(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(2300 * time.Millisecond)
+	c := newChannels(t, e, presence.WithoutOccupancy())
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "room")
+
+	_, err := c.Join(ctx, "room", "ann", "tab", roomData{"Ann"})
+	require.NoError(t, err)
+	_, err = c.Join(ctx, "room", "bob", "tab", roomData{"Bob"})
+	require.NoError(t, err)
+	_, err = c.Join(ctx, "room", "bob", "phone", roomData{"Bob"})
+	require.NoError(t, err)
+	e.Advance(600 * time.Millisecond)
+	require.NoError(t, c.Heartbeat(ctx, "room", "bob", "phone"))
+	e.Advance(600 * time.Millisecond) // ann's tab and bob's tab are past the TTL
+
+	n, err := c.Sweep(ctx, c.Shard("room"), 1)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "ann left; bob keeps his phone")
+	n, err = c.Sweep(ctx, c.Shard("room"), 1)
+	require.NoError(t, err)
+	assert.Zero(t, n, "announced once")
+	err = c.Heartbeat(ctx, "room", "ann", "tab")
+	assert.ErrorIs(t, err, presence.ErrUnknownConnection)
+	ms, err := c.Members(ctx, "room")
+	require.NoError(t, err)
+	assert.Equal(t, []presence.Member[roomData]{{UserID: "bob", Devices: 1, Data: roomData{"Bob"}}}, ms)
+
+	assert.Equal(t, presence.Joined, next(t, e, s).Type)
+	assert.Equal(t, presence.Joined, next(t, e, s).Type)
+	ev := next(t, e, s)
+	assert.Equal(t, presence.Left, ev.Type)
+	assert.Equal(t, "ann", ev.UserID)
+	assert.Equal(t, "timeout", ev.Reason)
+
+	// a write to the channel settles expired devices itself
+	e.Advance(1100 * time.Millisecond)
+	_, err = c.Join(ctx, "room", "cat", "tab", roomData{"Cat"})
+	require.NoError(t, err)
+	ev = next(t, e, s)
+	assert.Equal(t, presence.Left, ev.Type)
+	assert.Equal(t, "bob", ev.UserID)
+	assert.Equal(t, "timeout", ev.Reason)
+	assert.Equal(t, presence.Joined, next(t, e, s).Type)
+	n, err = c.Sweep(ctx, c.Shard("room"), 1)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}
+
+func TestChannelOccupancyThrottled(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(time.Second)
+	c := newChannels(t, e, presence.WithOccupancyInterval(300*time.Millisecond))
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "room")
+
+	for _, u := range []string{"a", "b", "c"} {
+		_, err := c.Join(ctx, "room", u, "tab", roomData{u})
+		require.NoError(t, err)
+	}
+	var counts []int
+	occ := func() {
+		for {
+			ev, err := s.Next(e.Ctx())
+			require.NoError(t, err)
+			if ev.Type == presence.Occupancy {
+				counts = append(counts, ev.Count)
+				return
+			}
+		}
+	}
+	occ()
+	assert.Equal(t, []int{1}, counts, "the first change is published at once, the next two wait for the interval")
+	e.Advance(400 * time.Millisecond)
+	n, err := c.Sweep(ctx, c.Shard("room"), 1)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	occ()
+	assert.Equal(t, []int{1, 3}, counts, "the sweep publishes the pending count")
+	n, err = c.Count(ctx, "room")
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+}
+
+func TestChannelInput(t *testing.T) {
+	e := harness.New(t)
+	c := newChannels(t, e)
+	ctx := e.Ctx()
+	_, err := c.Join(ctx, "", "u", "c", roomData{})
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	_, err = c.Join(ctx, "r", "", "c", roomData{})
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = c.Join(ctx, "r", "u", "", roomData{})
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	big := roomData{Name: string(make([]byte, presence.DefaultMaxMetadata))}
+	_, err = c.Join(ctx, "r", "u", "c", big)
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = presence.NewChannels[roomData](e.Client, presence.WithOccupancyInterval(-time.Second))
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = c.Sweep(ctx, presence.Shards, 1)
+	assert.ErrorIs(t, err, presence.ErrInvalid)
+	assert.Empty(t, e.Keys())
+
+	c1 := newChannels(t, e, presence.WithMaxConnections(1))
+	_, err = c1.Join(ctx, "r", "u", "c1", roomData{})
+	require.NoError(t, err)
+	_, err = c1.Join(ctx, "r", "u", "c2", roomData{})
+	assert.True(t, errors.Is(err, presence.ErrTooManyConnections), err)
+}
+
+// Heartbeats of many channels made at once share pipelines
+// (auto-pipelining, WithPipelining): fewer round trips than calls.
+func TestChannelHeartbeatsSharePipelines(t *testing.T) {
+	e := harness.New(t)
+	c0 := newChannels(t, e)
+	ctx := e.Ctx()
+	const channels = 200
+	for i := range channels {
+		_, err := c0.Join(ctx, "room-"+strconv.Itoa(i), "ann", "tab", roomData{"Ann"})
+		require.NoError(t, err)
+	}
+	rdb := e.FreshClient()
+	trips := harness.CountTrips(rdb)
+	c, err := presence.NewChannels[roomData](rdb, presence.WithNamespace(e.NS), presence.WithProfile(short), presence.WithPipelining(1))
+	require.NoError(t, err)
+	require.NoError(t, c.Heartbeat(ctx, "room-0", "ann", "tab")) // loads the script
+	trips.Reset()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range channels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			assert.NoError(t, c.Heartbeat(ctx, "room-"+strconv.Itoa(i), "ann", "tab"))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	assert.Positive(t, trips.Pipelines(), "heartbeats went out in shared pipelines")
+	assert.Less(t, trips.Total(), int64(channels), "fewer round trips than heartbeats")
+	t.Logf("%d heartbeats in %d round trips (%d pipelines)", channels, trips.Total(), trips.Pipelines())
+}
