@@ -18,7 +18,9 @@ import (
 
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/lock"
+	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/session"
 )
 
@@ -33,8 +35,9 @@ const TakeoverRounds = 4
 // stream, and the old master goes on acknowledging writes until it learns
 // it was demoted; then it resyncs from the new master and drops them.
 // Counted, with and without WithDurability(1, ...) on the three packages:
-// enqueues that returned nil whose job never reached a worker, acks that
-// returned nil whose job was delivered again, leases taken (nil error)
+// enqueues that returned nil whose job never reached a worker, deliveries
+// of a job after an ack of it returned nil (the ack, or the dequeue it
+// settled, was lost), leases taken (nil error)
 // that are no longer held, sessions created (nil error) that are not
 // found. With the option all must be 0; without it the counts are logged
 // (the package docs quote them).
@@ -47,8 +50,11 @@ func TestTakeoverLosesNoDurableJob(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := e.takeoverRun(t, durable)
-			t.Logf("%s: %d takeovers; enqueues acknowledged %d, lost %d; acks acknowledged %d, lost (job delivered again) %d; leases taken %d, lost %d; sessions created %d, lost %d; ErrNotDurable: %d; other errors: %d",
+			t.Logf("%s: healthy Enqueue %v (mean of sequential calls)", name, r.healthy)
+			t.Logf("%s: %d takeovers; enqueues acknowledged %d, lost %d; acks acknowledged %d, delivered again after one (ack or dequeue lost) %d; leases taken %d, lost %d; sessions created %d, lost %d; ErrNotDurable: %d; other errors: %d",
 				name, r.takeovers, r.enqueued, r.lostJobs, r.acked, r.lostAcks, r.locked, r.lostLocks, r.created, r.lostSessions, r.notDurable, r.otherErrs)
+			t.Logf("%s (no option in these packages): presence connects acknowledged %d, lost %d; rate limit admitted %d, forgotten by the server (each one more admission a full limit would let through) %d on %d of %d identifiers",
+				name, r.connected, r.lostConns, r.admitted, r.forgotten, r.overIDs, r.limitIDs)
 			if durable {
 				assert.Zero(t, r.lostJobs, "acknowledged durable enqueues lost")
 				assert.Zero(t, r.lostAcks, "acknowledged durable acks lost")
@@ -62,12 +68,21 @@ func TestTakeoverLosesNoDurableJob(t *testing.T) {
 	}
 }
 
+// takeoverLimit is the rate limit per identifier of the takeover run: an
+// hour's window never reached, so that every admission counts and the
+// server's count can be compared with the admissions the callers saw.
+const takeoverLimit = 100000
+
 type takeoverResult struct {
 	takeovers             int
+	healthy               time.Duration // mean sequential Enqueue, before the takeovers
 	enqueued, lostJobs    int
 	acked, lostAcks       int
 	locked, lostLocks     int
 	created, lostSessions int
+	connected, lostConns  int
+	admitted, forgotten   int // rate limit: admissions, and those the server no longer counts
+	overIDs, limitIDs     int // identifiers with forgotten admissions, identifiers used
 	notDurable, otherErrs int64
 }
 
@@ -91,6 +106,18 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 	require.NoError(t, err)
 	sessions, err := session.New(e.client, sopts...)
 	require.NoError(t, err)
+	tracker, err := presence.New(e.client, presence.WithNamespace(e.ns))
+	require.NoError(t, err)
+	limits, err := ratelimit.New(e.client, ratelimit.Policy{{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerHour(takeoverLimit)}}, ratelimit.WithNamespace(e.ns))
+	require.NoError(t, err)
+	// The healthy cost: sequential enqueues before any takeover.
+	const probes = 200
+	t0 := time.Now()
+	for i := range probes {
+		_, err := q.Enqueue(ctx, -1, queue.WithID(fmt.Sprintf("probe-%d", i)))
+		require.NoError(t, err, "healthy cluster")
+	}
+	healthy := time.Since(t0) / probes
 	shard := e.owner(ctx, slot).slots // the shard's slots: its replica takes the same
 	onShard := func(id string) bool {
 		s := keys.Slot("{" + id + "}")
@@ -104,15 +131,19 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 
 	var (
 		mu       sync.Mutex
-		enqueued = map[string]bool{}   // acknowledged enqueues
-		acked    = map[string]bool{}   // acknowledged acks
-		seen     = map[string]int{}    // deliveries per job
-		held     []*lock.Lock          // acknowledged leases
-		created  = map[string]string{} // acknowledged sessions: ID -> user
+		enqueued = map[string]bool{}     // acknowledged enqueues
+		acked    = map[string]bool{}     // acknowledged acks
+		seen     = map[string]int{}      // deliveries per job
+		events   = map[string][]string{} // per job: deliveries and acks, for the log
+		held     []*lock.Lock            // acknowledged leases
+		created  = map[string]string{}   // acknowledged sessions: ID -> user
+		conns    []string                // acknowledged presence connects (users)
+		admitted = map[string]int{}      // rate limit admissions per identifier
 		res      takeoverResult
 		stop     atomic.Bool
 		wg       sync.WaitGroup
 	)
+	began := time.Now()
 	other := func(err error) {
 		if atomic.AddInt64(&res.otherErrs, 1) <= 3 {
 			t.Logf("error: %v", err)
@@ -150,11 +181,24 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 			}
 			c, cancel := context.WithTimeout(ctx, 2*time.Second)
 			j, err := q.TryDequeue(c)
-			if err == nil {
+			if j != nil { // with ErrNotDurable too: the job is ours
+				if err != nil {
+					atomic.AddInt64(&res.notDurable, 1)
+				}
 				mu.Lock()
 				seen[j.ID]++
+				events[j.ID] = append(events[j.ID], fmt.Sprintf("%s delivery %d (%v)", time.Since(began).Round(time.Millisecond), j.Delivery, err))
+				if acked[j.ID] { // delivered after an ack that returned nil
+					res.lostAcks++
+					if res.lostAcks <= 3 {
+						t.Logf("job %s: %v", j.ID, events[j.ID])
+					}
+				}
 				mu.Unlock()
 				err = q.Ack(c, j)
+				mu.Lock()
+				events[j.ID] = append(events[j.ID], fmt.Sprintf("%s ack %d: %v", time.Since(began).Round(time.Millisecond), j.Delivery, err))
+				mu.Unlock()
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -183,6 +227,54 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 	for range 4 {
 		wg.Add(1)
 		go func() { defer wg.Done(); work(0) }()
+	}
+	// Presence connects, each a user of its own on the shard; rate limits
+	// on a new identifier every second.
+	var limitIDs []string
+	for i := 0; len(limitIDs) < 1000; i++ {
+		if id := fmt.Sprintf("%s-r%d", name, i); onShard(id) {
+			limitIDs = append(limitIDs, id)
+		}
+	}
+	for g := range 2 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load() && ctx.Err() == nil; i++ {
+				user := fmt.Sprintf("%s-c%d-%d", name, g, i)
+				if !onShard(user) {
+					continue
+				}
+				time.Sleep(2 * time.Millisecond)
+				c, cancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err := tracker.Connect(c, user, presence.Conn{ID: "c1"})
+				cancel()
+				if err == nil {
+					mu.Lock()
+					conns = append(conns, user)
+					mu.Unlock()
+				} else {
+					other(err)
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for !stop.Load() && ctx.Err() == nil {
+				id := limitIDs[min(int(time.Since(began)/time.Second), len(limitIDs)-1)]
+				c, cancel := context.WithTimeout(ctx, 2*time.Second)
+				r, err := limits.Allow(c, id)
+				cancel()
+				switch {
+				case err != nil:
+					other(err)
+				case r.Allowed:
+					mu.Lock()
+					admitted[id]++
+					mu.Unlock()
+				}
+			}
+		}()
 	}
 	// Leases and sessions, each on an ID of its own on the shard.
 	for g := range 2 {
@@ -270,9 +362,28 @@ func (e *env) takeoverRun(t *testing.T, durable bool) takeoverResult {
 			res.lostJobs++
 		}
 	}
-	for id := range acked {
-		if seen[id] > 1 {
-			res.lostAcks++
+
+	res.healthy = healthy
+	res.connected, res.limitIDs = len(conns), len(admitted)
+	for _, user := range conns {
+		cs, err := tracker.Connections(ctx, user)
+		switch {
+		case err != nil:
+			other(err)
+		case len(cs) == 0:
+			res.lostConns++
+		}
+	}
+	for id, n := range admitted {
+		res.admitted += n
+		r, err := limits.Peek(ctx, id)
+		if err != nil {
+			other(err)
+			continue
+		}
+		if counted := r.Limit - r.Remaining; counted < n {
+			res.forgotten += n - counted
+			res.overIDs++
 		}
 	}
 	res.locked, res.created = len(held), len(created)
