@@ -79,6 +79,14 @@ local function device_gone(user, reason, now)
   return 0
 end
 
+-- preflight reads the keys a script writes only after other writes (the
+-- occupancy record, the due shard), so that a key of a foreign type fails
+-- the script (WRONGTYPE, reported as corrupt) before it writes anything.
+local function preflight()
+  redis.call('GET', KEYS[3])
+  redis.call('ZSCORE', KEYS[4], ARGV[1])
+end
+
 -- settle_expired removes devices whose expiry has passed (at most
 -- SETTLE_LIMIT), announcing the silent leaves it completes. It returns the
 -- number of users who left, or nil and a corrupt reply.

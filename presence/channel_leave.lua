@@ -7,6 +7,7 @@
 local rec, old = replayed(KEYS[5], ARGV[8])
 if rec == false then return corrupt(5, REPLAY_CORRUPT) end
 if rec then return rec end
+preflight()
 local now = now_ms()
 local _, bad = settle_expired(now)
 if bad then return bad end

@@ -4,6 +4,7 @@
 -- Running it twice is running it once (the second run finds nothing due).
 -- KEYS[1..4] and ARGV[1..5] as channel.lua describes them
 -- Returns ok(users who left).
+preflight()
 local now = now_ms()
 local left, bad = settle_expired(now)
 if bad then return bad end

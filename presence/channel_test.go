@@ -273,3 +273,25 @@ func TestChannelHeartbeatsSharePipelines(t *testing.T) {
 	assert.Less(t, trips.Total(), int64(channels), "fewer round trips than heartbeats")
 	t.Logf("%d heartbeats in %d round trips (%d pipelines)", channels, trips.Total(), trips.Pipelines())
 }
+
+// A channel key of a foreign type fails the write before it writes
+// anything: no member, no device, no event.
+func TestChannelForeignTypeWritesNothing(t *testing.T) {
+	for _, tmpl := range []string{"presence:channel:occupancy:{channel}", "presence:channel:due:{slot}"} {
+		t.Run(tmpl, func(t *testing.T) {
+			e := harness.New(t)
+			c := newChannels(t, e)
+			ctx := e.Ctx()
+			arg := "room"
+			if tmpl == "presence:channel:due:{slot}" {
+				arg = presence.ShardTag(c.Shard("room"))
+			}
+			k := key(t, e, tmpl, arg)
+			require.NoError(t, e.Client.HSet(ctx, k, "f", "v").Err())
+			require.NoError(t, e.Client.Expire(ctx, k, time.Minute).Err())
+			_, err := c.Join(ctx, "room", "ann", "tab", roomData{"Ann"})
+			require.ErrorIs(t, err, keys.ErrCorrupt)
+			assert.Equal(t, []string{k}, e.Keys(), "nothing written but the foreign key")
+		})
+	}
+}

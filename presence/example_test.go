@@ -322,3 +322,41 @@ func ExampleChannels_Sweep() {
 	// silent leaves: 0
 	// members: 1
 }
+
+// Typed member data, its update event, the O(1) Count and the throttled
+// occupancy event (at most one per WithOccupancyInterval per channel).
+func ExampleChannels_Update() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	type editor struct {
+		Name   string `json:"name"`
+		Cursor int    `json:"cursor"`
+	}
+	docs, _ := presence.NewChannels[editor](rdb, presence.WithOccupancyInterval(time.Second))
+	events, _ := docs.Subscribe(ctx, "doc-7")
+	defer events.Close()
+
+	_, _ = docs.Join(ctx, "doc-7", "ann", "tab-1", editor{Name: "Ann", Cursor: 0})
+	changed, _ := docs.Update(ctx, "doc-7", "ann", editor{Name: "Ann", Cursor: 42})
+	n, _ := docs.Count(ctx, "doc-7")
+	fmt.Println("updated:", changed, "members:", n)
+
+	for range 3 {
+		ev, _ := events.Next(ctx)
+		switch ev.Type {
+		case presence.Occupancy:
+			fmt.Println(ev.Type, ev.Count)
+		default:
+			fmt.Println(ev.Type, ev.UserID, ev.Data.Name, ev.Data.Cursor)
+		}
+	}
+	// Output:
+	// updated: true members: 1
+	// join ann Ann 0
+	// occupancy 1
+	// update ann Ann 42
+}
