@@ -213,8 +213,9 @@
 // connection, to the queue's master (on a cluster, the master of the
 // queue's slot), so the call returns nil only once n replicas have the
 // write. On a healthy cluster this costs the replica's acknowledgement
-// (sequential Enqueue calls on loopback: 0.15-0.36 ms without, 0.19-0.29
-// ms with, over the runs) and auto-pipelining for those calls. When fewer
+// (on loopback it was lost in the noise of the shared test machine: a
+// sequential Enqueue took 0.15-0.48 ms without, 0.16-1.15 ms with, over
+// seven runs) and auto-pipelining for those calls. When fewer
 // than n replicas acknowledge in time (no replica, or a replica resyncing
 // after a failover: every durable write then waits its whole timeout, and
 // throughput drops accordingly: the runs above with the option did a
