@@ -363,8 +363,25 @@
 //
 // # Failover
 //
-// Replication is asynchronous: a failover can lose the last writes to a
-// user (a connect, a heartbeat, an announcement) and their replay records.
-// A lost heartbeat is repaired by the next; a lost Connect makes the next
-// Heartbeat return ErrUnknownConnection, and the client connects again.
+// Replication is asynchronous: a failover (a master that dies, or CLUSTER
+// FAILOVER TAKEOVER, which promotes a replica without waiting for it to
+// catch up) loses the writes the replica had not received, and those the
+// old master acknowledged until it learned it was demoted. For presence
+// that is the last writes to a user: a Connect, a Heartbeat (the user's
+// online TTL then ends at the previous one), a status or activity change,
+// a Disconnect (the connection stays until its TTL ends and a Sweep
+// announces it offline), the online-index and occupancy updates, and the
+// replay records (a resend across the failover runs afresh). No state is
+// lost for longer than one heartbeat period: a lost heartbeat is repaired
+// by the next, and a lost Connect makes the next Heartbeat return
+// ErrUnknownConnection, after which the client connects again; events
+// already published are not taken back, so a subscriber may see an
+// online event for a connection the new master does not know.
+//
+// Measured by the chaos tier (internal/chaos, TestTakeoverLosesNoDurableJob:
+// 4 CLUSTER FAILOVER TAKEOVERs of one shard in about 40 s, connects at
+// about 270/s on users of that shard): 10 of 11,174 acknowledged Connects
+// lost, 2 or 3 per takeover (4 to 10 over the runs). Presence has no
+// durability option: every write is repaired by the client's next
+// heartbeat, which is cheaper than waiting for a replica on each one.
 package presence
