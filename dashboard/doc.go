@@ -40,6 +40,14 @@
 //     interval jobs with their last run (lock.LastRuns) and, for the jobs
 //     given WithInterval, the next. Owner IDs, which prove ownership of a
 //     lease, are never shown: only their labels (lock.WithOwner).
+//   - Cache: the API cache's live entries, hits, hit rate and size per
+//     endpoint (cache.EndpointStats) and its invalidation tags
+//     (cache.TagStats), invalidated with cache.Store.InvalidateTag.
+//   - Metrics: seed 000's request totals per endpoint, every series of
+//     metrics.CommonMetrics and of WithMetrics (metrics.Reader.Read, one
+//     pipeline): counters as bars, histograms as bucket charts with p50
+//     and p95, and the request and error totals sampled at each refresh
+//     as a throughput chart.
 //   - Sensors: the locations and their sensor types (sensor.Client.
 //     Locations, Types), a type's latest readings (Latest) and its last
 //     24 hours per hour as a chart of the average over the min-max band

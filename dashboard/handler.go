@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -20,9 +21,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/chat"
 	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/sensor"
@@ -51,6 +54,9 @@ type Handler struct {
 	chat     *chat.Chat
 	sensor   *sensor.Client
 	memory   *aimemory.Memory
+	metrics  *metrics.Reader
+	cache    *cache.Store
+	httpHist httpHistory
 
 	mu      sync.Mutex
 	queues  map[string]*queueView
@@ -108,6 +114,23 @@ func New(opts ...Option) (*Handler, error) {
 	if h.sensor, err = sensor.New(cs.For(keys.Sensors), append([]sensor.Option{sensor.WithNamespace(o.ns)}, o.sensorOpts...)...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	defs := metrics.CommonMetrics()
+	seen := map[string]bool{}
+	for _, d := range defs {
+		seen[d.Name] = true
+	}
+	for _, d := range o.metricDefs {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			defs = append(defs, d)
+		}
+	}
+	if h.metrics, err = metrics.NewReader(cs.For(keys.Metrics), defs, metrics.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.cache, err = cache.NewStore(cs.For(keys.Cache), cache.APILayout(), append([]cache.Option{cache.WithNamespace(o.ns)}, o.cacheOpts...)...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if h.memory, err = aimemory.New(cs.For(keys.AIMemory), append([]aimemory.Option{aimemory.WithNamespace(o.ns)}, o.memoryOpts...)...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -141,6 +164,9 @@ func (h *Handler) routes() {
 	m.Handle("GET /api/presence", h.read(h.presenceChat))
 	m.Handle("GET /api/locks", h.read(h.locks))
 	m.Handle("GET /api/sensors", h.read(h.sensors))
+	m.Handle("GET /api/cache", h.read(h.cacheStats))
+	m.Handle("POST /api/cache/invalidate", h.write("cache.invalidate", h.invalidateTag))
+	m.Handle("GET /api/metrics", h.read(h.metricsSnapshot))
 	m.Handle("GET /api/aimemory", h.read(h.aiMemory))
 	m.Handle("GET /api/sessions", h.read(h.userSessions))
 	m.Handle("POST /api/session/revoke", h.write("session.revoke", h.revoke))
@@ -151,8 +177,9 @@ func (h *Handler) routes() {
 }
 
 // Close stops the background work of the clients the Handler made (the
-// AI memory's cache flusher). It does not close the Redis clients.
-func (h *Handler) Close() error { return h.memory.Close() }
+// AI memory's and the cache's flushers). It does not close the Redis
+// clients.
+func (h *Handler) Close() error { return errors.Join(h.memory.Close(), h.cache.Close()) }
 
 // ServeHTTP serves the page, its assets and the API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -212,7 +239,7 @@ func (h *Handler) write(action string, f apiFunc) http.Handler {
 		}
 		v, err := f(r)
 		attrs := []any{"action", action, "remote", r.RemoteAddr}
-		for _, k := range []string{"queue", "id", "user", "key", "per_minute", "per_hour", "per_day", "burst"} {
+		for _, k := range []string{"queue", "id", "user", "key", "tag", "per_minute", "per_hour", "per_day", "burst"} {
 			if p := r.FormValue(k); p != "" {
 				attrs = append(attrs, k, p)
 			}
@@ -329,5 +356,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks", "sensors", "aimemory"}}, nil
+		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks", "sensors", "aimemory", "cache", "metrics"}}, nil
 }

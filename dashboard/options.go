@@ -7,8 +7,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/sensor"
@@ -38,6 +40,8 @@ type options struct {
 	chatOpts     []chat.Option
 	sensorOpts   []sensor.Option
 	memoryOpts   []aimemory.Option
+	metricDefs   []metrics.Definition
+	cacheOpts    []cache.Option
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each
@@ -121,4 +125,17 @@ func WithSensor(opts ...sensor.Option) Option {
 // namespace is the dashboard's.
 func WithMemory(opts ...aimemory.Option) Option {
 	return func(o *options) { o.memoryOpts = append(o.memoryOpts, opts...) }
+}
+
+// WithMetrics adds the application's metric definitions (a Recorder's
+// Definitions) to those the metrics page reads; metrics.CommonMetrics
+// are always read.
+func WithMetrics(defs ...metrics.Definition) Option {
+	return func(o *options) { o.metricDefs = append(o.metricDefs, defs...) }
+}
+
+// WithCache passes the application's cache options to the store the
+// cache page invalidates tags with; the namespace is the dashboard's.
+func WithCache(opts ...cache.Option) Option {
+	return func(o *options) { o.cacheOpts = append(o.cacheOpts, opts...) }
 }

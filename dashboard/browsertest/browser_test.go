@@ -285,4 +285,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		noErrors("aimemory")
 		screenshot(t, ctx, dir, "aimemory")
 	})
+
+	t.Run("cache", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#cache", "cache")
+		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#ca-endpoints tr[data-endpoint="GET `+demo.CachedEndpoint+`"] td')].map(td => td.textContent)`)
+		require.Equal(t, []string{demo.CachedEndpoint, "GET", fmt.Sprint(demo.CacheEntries), fmt.Sprint(demo.CacheHits), "66.7%"}, row[:5])
+		require.Equal(t, fmt.Sprint(demo.CacheEntries), eval[string](t, ctx, `document.querySelector('#ca-tags tr[data-tag="`+demo.CacheTag+`"] td:nth-child(2)').textContent`))
+		noErrors("cache")
+		screenshot(t, ctx, dir, "cache")
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#metrics", "metrics")
+		require.Equal(t, fmt.Sprint(demo.Requests), text(t, ctx, "#mt-total"))
+		require.Equal(t, fmt.Sprint(demo.Errors), text(t, ctx, "#mt-errors"))
+		require.Equal(t, fmt.Sprint(demo.Requests), eval[string](t, ctx, `document.querySelector('#mt-endpoints tr[data-endpoint] td:nth-child(2)').textContent`))
+		require.Positive(t, eval[int](t, ctx, `document.querySelectorAll('[data-histogram^="api_latency_ms"] rect').length`))
+		require.Contains(t, eval[string](t, ctx, `document.querySelector('[data-histogram^="api_latency_ms"] p').textContent`), fmt.Sprintf("count %d", demo.Requests))
+		noErrors("metrics")
+		screenshot(t, ctx, dir, "metrics")
+	})
 }

@@ -384,9 +384,99 @@ async function loadMemory() {
   d.replaceChildren(...kids);
 }
 
+// --- Cache ------------------------------------------------------------------
+
+async function loadCache() {
+  const r = await api("/api/cache");
+  const w = state.config.writable;
+  const pct = x => (100 * x).toFixed(1) + "%";
+  const rateBar = x => { const b = el("span", { class: "bar" }); b.style.width = Math.round(160 * x) + "px"; return b; };
+  const inval = tag => el("button", { class: "danger", "data-action": "invalidate", onclick: async () => {
+    if (!confirm("Invalidate every entry tagged " + tag + "?")) return;
+    try { await api("/api/cache/invalidate", { tag: tag }); showError(null); refresh(); } catch (e) { showError(e); }
+  } }, "invalidate");
+  document.getElementById("ca-detail").replaceChildren(
+    el("h3", {}, "API cache by endpoint"),
+    table("ca-endpoints", ["Endpoint", "Method", "Entries#", "Hits#", "Hit rate#", "", "Size#"], r.endpoints.map(e =>
+      el("tr", { "data-endpoint": e.method + " " + e.endpoint }, td(el("code", {}, e.endpoint)), td(e.method), tn(e.entries), tn(e.hits),
+        td(pct(e.hit_rate), "n"), td(rateBar(e.hit_rate)), td(bytes(e.bytes), "n")))),
+    el("p", { class: "muted" }, "Hit rate: hits / (hits + entries) over the live entries; each entry was loaded once."),
+    el("h3", {}, "Invalidation tags"),
+    table("ca-tags", ["Tag", "Entries#", ""], r.tags.map(t =>
+      el("tr", { "data-tag": t.tag }, td(el("code", {}, t.tag)), tn(t.members), td(w ? inval(t.tag) : "read-only")))));
+}
+
+// --- Metrics ----------------------------------------------------------------
+
+// lineChart draws each line's per-sample increase.
+function lineChart(id, lines) {
+  const W = 560, H = 140, P = 28;
+  const s = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: id });
+  const rates = lines.map(l => l.vals.slice(1).map((v, i) => Math.max(0, v - l.vals[i])));
+  const max = Math.max(1, ...rates.flat());
+  s.append(svg("line", { x1: P, y1: H - P, x2: W - 8, y2: H - P, stroke: "#999" }));
+  const label = svg("text", { x: 4, y: 14, "font-size": 11, fill: "#666" }); label.textContent = "per refresh, max " + max; s.append(label);
+  rates.forEach((vals, k) => {
+    if (!vals.length) return;
+    const dx = (W - P - 8) / Math.max(1, vals.length - 1);
+    const pts = vals.map((v, i) => `${(P + i * dx).toFixed(1)},${(H - P - (v / max) * (H - P - 20)).toFixed(1)}`).join(" ");
+    s.append(svg("polyline", { points: pts, fill: "none", stroke: lines[k].color, "stroke-width": 2 }));
+  });
+  return s;
+}
+
+// quantile estimates a quantile from cumulative bucket counts: the upper
+// bound of the bucket that holds it.
+function quantile(bounds, cum, q) {
+  const n = cum[cum.length - 1];
+  if (!n) return "-";
+  for (let i = 0; i < cum.length; i++) if (cum[i] >= q * n) return i < bounds.length ? "≤ " + bounds[i] : "> " + bounds[bounds.length - 1];
+  return "-";
+}
+
+function histogram(m, s) {
+  const W = 560, H = 150, B = 30, T = 10;
+  const counts = s.buckets.map((c, i) => c - (i ? s.buckets[i - 1] : 0));
+  const max = Math.max(1, ...counts);
+  const g = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  const bw = (W - 20) / counts.length;
+  counts.forEach((c, i) => {
+    const h = (c / max) * (H - B - T);
+    g.append(svg("rect", { x: 10 + i * bw + 1, y: H - B - h, width: Math.max(1, bw - 2), height: h, fill: "#5b7bd5" }));
+    if (counts.length <= 16 || i % 2 === 0) {
+      const t = svg("text", { x: 10 + i * bw + bw / 2, y: H - 12, "font-size": 9, fill: "#666", "text-anchor": "middle" });
+      t.textContent = i < m.bounds.length ? m.bounds[i] : "+Inf"; g.append(t);
+    }
+  });
+  return el("div", { class: "card", "data-histogram": m.name + "{" + s.labels.join(",") + "}" },
+    el("h3", {}, m.name + (s.labels.length ? " {" + s.labels.join(", ") + "}" : "")),
+    el("p", { class: "muted" }, `count ${s.count}, mean ${(s.count ? s.sum / s.count : 0).toFixed(1)}, p50 ${quantile(m.bounds, s.buckets, 0.5)}, p95 ${quantile(m.bounds, s.buckets, 0.95)}`), g);
+}
+
+async function loadMetrics() {
+  const r = await api("/api/metrics");
+  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
+  const kids = [el("div", { class: "cards" }, card("Requests", r.http.total, "mt-total"), card("Accepted", r.http.accepted, "mt-accepted"),
+      card("Errors", r.http.errors, "mt-errors"), card("Connections", r.http.connections, "mt-conns"), card("Speed /s", r.http.speed, "mt-speed")),
+    el("div", { class: "card" }, el("h3", {}, "Throughput (requests and errors per refresh)"),
+      lineChart("mt-throughput", [{ vals: r.history.total, color: "#2f4fb5" }, { vals: r.history.errors, color: "#b3261e" }])),
+    el("h3", {}, "Endpoints"),
+    table("mt-endpoints", ["Endpoint", "Requests#", "Errors#"], r.http.endpoints.map(e => el("tr", { "data-endpoint": e.endpoint }, td(el("code", {}, e.endpoint)), tn(e.requests), tn(e.errors, true))))];
+  for (const m of r.metrics) {
+    if (!m.series.length) continue;
+    if (m.kind === "histogram") { for (const s of m.series) kids.push(histogram(m, s)); continue; }
+    const top = Math.max(1, ...m.series.map(s => Math.abs(s.value)));
+    kids.push(el("h3", {}, m.name + " (" + m.kind + ")"), table("mt-" + m.name, [...m.labels, "Value#", ""], m.series.map(s => {
+      const b = el("span", { class: "bar" }); b.style.width = Math.round(200 * Math.abs(s.value) / top) + "px";
+      return el("tr", {}, s.labels.map(l => td(l)), tn(s.value), td(b));
+    })));
+  }
+  document.getElementById("mt-detail").replaceChildren(...kids);
+}
+
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory };
+const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory, cache: loadCache, metrics: loadMetrics };
 
 async function refresh() {
   try {

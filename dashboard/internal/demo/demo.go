@@ -13,9 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/lock"
+	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
@@ -166,7 +168,13 @@ func Fill(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error
 	if err := fillSensors(ctx, c, ns); err != nil {
 		return err
 	}
-	return fillMemory(ctx, c, ns)
+	if err := fillMemory(ctx, c, ns); err != nil {
+		return err
+	}
+	if err := fillCache(ctx, c, ns); err != nil {
+		return err
+	}
+	return fillMetrics(ctx, c, ns)
 }
 
 // Payload is a demo payload as JSON, for comparisons.
@@ -303,4 +311,60 @@ func fillMemory(ctx context.Context, c redis.UniversalClient, ns keys.Namespace)
 		{Role: aimemory.Assistant, Content: "Two: invoice-7.pdf and report.docx.", Tokens: 30},
 	})
 	return err
+}
+
+// Cache: CachedEndpoint has two entries read three times each (two hits
+// each), tagged CacheTag and "user:"+User.
+const (
+	CachedEndpoint = "/api/files"
+	CacheTag       = "files"
+	CacheEntries   = 2
+	CacheHits      = 4
+)
+
+func fillCache(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	st, err := cache.NewStore(c, cache.APILayout(), cache.WithNamespace(ns))
+	if err != nil {
+		return err
+	}
+	load := func(context.Context) ([]byte, error) { return []byte(`{"files":["invoice-7.pdf"]}`), nil }
+	for _, p := range []string{"p1", "p2"} {
+		ref, err := st.Ref(CachedEndpoint, "GET", p)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := st.Fetch(ctx, ref, load, cache.Tags(CacheTag, "user:"+User)); err != nil {
+				return err
+			}
+		}
+	}
+	return st.Close() // flushes the hit counts
+}
+
+// Metrics: Requests requests to "GET /api/files", Errors of them 500s,
+// with latencies of 5, 15, 40 ... ms.
+const (
+	Requests = 10
+	Errors   = 2
+)
+
+func fillMetrics(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) error {
+	rec, err := metrics.New(c, metrics.WithNamespace(ns), metrics.WithoutFlusher())
+	if err != nil {
+		return err
+	}
+	if err := rec.Declare(metrics.CommonMetrics()...); err != nil {
+		return err
+	}
+	for i := 0; i < Requests; i++ {
+		status := 200
+		if i < Errors {
+			status = 500
+		}
+		d := time.Duration(5+i*i*4) * time.Millisecond
+		// Record counts api_requests_total and api_latency_ms too.
+		rec.HTTP().Record(metrics.Request{Method: "GET", Route: CachedEndpoint, Status: status, Duration: d})
+	}
+	return rec.Close(ctx)
 }
