@@ -204,9 +204,9 @@
 // jobs/s and 4 workers on one queue, 4 CLUSTER FAILOVER TAKEOVERs of its
 // shard in about 40 s): 15 of 26,463 acknowledged enqueues lost, and 15
 // jobs delivered again after an ack of them had returned nil (of 26,648),
-// about 4 of each per takeover; earlier runs gave 9 to 15 of each. With
-// WithDurability(1, 500*time.Millisecond): 0 of 2,470 enqueues and 0 of
-// 2,723 acks lost, in every run.
+// about 4 of each per takeover (9 to 19 enqueues over nine runs, 8 to 15
+// acks over five). With WithDurability(1, 500*time.Millisecond): 0 of
+// 2,470 enqueues and 0 of 2,723 acks lost, 0 in every run.
 //
 // WithDurability(n, timeout) sends each enqueue, leasing dequeue and
 // outcome script with a WAIT n timeout in the same pipeline, on the same
@@ -214,8 +214,8 @@
 // queue's slot), so the call returns nil only once n replicas have the
 // write. On a healthy cluster this costs the replica's acknowledgement
 // (on loopback it was lost in the noise of the shared test machine: a
-// sequential Enqueue took 0.15-0.48 ms without, 0.16-1.15 ms with, over
-// seven runs) and auto-pipelining for those calls. When fewer
+// sequential Enqueue took 0.15-1.09 ms without, 0.16-1.15 ms with, over
+// eight runs) and auto-pipelining for those calls. When fewer
 // than n replicas acknowledge in time (no replica, or a replica resyncing
 // after a failover: every durable write then waits its whole timeout, and
 // throughput drops accordingly: the runs above with the option did a
