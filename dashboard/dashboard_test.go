@@ -162,6 +162,18 @@ func TestInspect(t *testing.T) {
 	missing, err := keysOf(t, "queue", "queue:dlq:{queue_name}").Key(f.env.NS, "nope")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, f.get(t, "/api/inspect?key="+url.QueryEscape(missing), nil))
+
+	// A session index shows references, never the session IDs.
+	idx, err := keysOf(t, "session", "session:index:{user_id}").Key(f.env.NS, demo.User)
+	require.NoError(t, err)
+	raw := f.rawGet(t, "/api/inspect?key="+url.QueryEscape(idx))
+	require.Contains(t, raw, `"ref":`)
+	ids, err := f.env.Client.ZRange(f.env.Ctx(), idx, 0, -1).Result()
+	require.NoError(t, err)
+	require.Len(t, ids, demo.Sessions)
+	for _, id := range ids {
+		require.NotContains(t, raw, id)
+	}
 	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/inspect?key="+url.QueryEscape(f.env.NS.Prefix+"nobody:owns:this"), nil))
 }
 

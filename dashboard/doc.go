@@ -74,8 +74,9 @@
 //     on a non-loopback address without a token.
 //   - Nothing that grants access is shown: session IDs (digests that can
 //     revoke a session) reach the page only as opaque references keyed by
-//     a per-process secret, refresh-token digests never (the packages'
-//     decoders omit them).
+//     a per-process secret, on the sessions page and in the key browser
+//     (a session index's members); refresh-token digests never (the
+//     packages' decoders omit them).
 //   - Every action, and every refused request, is logged (WithLogger).
 //
 // The schema page SCANs the keyspace (every master of a cluster) at each
