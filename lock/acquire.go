@@ -135,7 +135,9 @@ func (c *Client) TryAcquire(ctx context.Context, resourceType, resourceID string
 // when the context ended it). Each attempt is one round trip. An attempt
 // that fails on the wire (a timeout, a cut connection, a cluster error)
 // ends the call with that error, never with ErrNotObtained, unless the
-// context ended it after an earlier attempt found the resource held. Such
+// context ended it after an earlier attempt found the resource held (the
+// error then matches ErrNotObtained, the context's error and the
+// attempt's own). Such
 // an attempt may have taken the lease on the server with its reply lost:
 // Acquire and TryAcquire then release that lease (and leave the fair
 // queue) in the background, best effort, so that it does not block the
@@ -214,8 +216,10 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 			// lost.
 			c.abandon(ctx, r.lock, q, owner)
 			if held && ctx.Err() != nil {
-				// The wait ran out while the attempt was on the wire.
-				return nil, pkg.Fail(op, r.lock, ErrNotObtained, ctx.Err())
+				// The wait ran out while the attempt was on the wire: the
+				// resource was last seen held; the attempt's own error
+				// goes with it, so an outage is not hidden.
+				return nil, pkg.Fail(op, r.lock, ErrNotObtained, errors.Join(ctx.Err(), err))
 			}
 			return nil, err
 		}

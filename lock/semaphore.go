@@ -115,7 +115,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 			// lost.
 			s.abandon(ctx, owner)
 			if held && ctx.Err() != nil {
-				return nil, pkg.Fail(op, s.key, ErrNotObtained, ctx.Err())
+				return nil, pkg.Fail(op, s.key, ErrNotObtained, errors.Join(ctx.Err(), err))
 			}
 			return nil, err
 		}
