@@ -61,6 +61,15 @@ func (l *Limiter) decide(ctx context.Context, id string, cost int) (Result, stri
 	if l.deny != nil {
 		res, local = l.deny.lookup(id, cost)
 	}
+	if !local && l.degr != nil && l.degr.on.Load() {
+		if err = l.checkCost("allow", cost); err == nil {
+			_, err = l.keys("allow", id)
+		}
+		if err == nil {
+			res = l.degr.allow(id, cost)
+		}
+		local = true
+	}
 	if !local {
 		var sent time.Time
 		var epoch uint64
@@ -68,6 +77,10 @@ func (l *Limiter) decide(ctx context.Context, id string, cost int) (Result, stri
 			sent, epoch = l.deny.begin()
 		}
 		res, nonce, err = l.check(ctx, l.allowOp, id, cost)
+		if l.degr != nil && outage(ctx, err) {
+			l.degr.set(true)
+			res, nonce, err = l.degr.allow(id, cost), "", nil
+		}
 		if l.deny != nil && err == nil && !res.Allowed {
 			l.deny.store(id, cost, sent, epoch, res)
 		}

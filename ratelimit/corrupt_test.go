@@ -55,6 +55,7 @@ func layouts() map[string]layout {
 		"ratelimit:refusals:{identifier}":            {"ratelimit:refusals:{c}", fixed, nil},
 		"ratelimit:adjust:{identifier}:{request_id}": {"ratelimit:adjust:{c}:r", fixed, nil},
 		"ratelimit:events":                           {"ratelimit:events", fixed, nil},
+		"ratelimit:instances":                        {"ratelimit:instances", fixed, nil},
 	}
 }
 
@@ -123,7 +124,7 @@ func badValues() map[string][]badValue {
 	for p := range layouts() {
 		switch {
 		case p == "ratelimit:config:{api_key_id}" || p == "ratelimit:block:{identifier}":
-		case p == "ratelimit:refusals:{identifier}" || p == "ratelimit:adjust:{identifier}:{request_id}" || p == "ratelimit:events":
+		case p == "ratelimit:refusals:{identifier}" || p == "ratelimit:adjust:{identifier}:{request_id}" || p == "ratelimit:events" || p == "ratelimit:instances":
 		case strings.HasPrefix(p, "rate_") || strings.HasPrefix(p, "sliding_") || strings.HasPrefix(p, "ratelimit:sliding:"):
 			out[p] = logs
 		case strings.HasPrefix(p, "ratelimit:api:") || strings.HasPrefix(p, "ratelimit:ip:"):

@@ -190,5 +190,8 @@ func (l *Limiter) Close() error {
 	if l.deny != nil {
 		l.deny.close()
 	}
+	if l.degr != nil {
+		l.degr.close()
+	}
 	return nil
 }

@@ -91,6 +91,7 @@
 //	ratelimit:config:{{api_key_id}}                       HASH     none (operator-managed, one small hash per API key; DeleteConfig removes it)  per-key overrides: per_minute, per_hour, per_day, burst
 //	ratelimit:gcra:{{identifier}}:{endpoint}:{window}     STRING   until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time per endpoint, µs since the epoch
 //	ratelimit:gcra:{{identifier}}:{window}                STRING   until the bucket is full again, at most burst × period / rate                 GCRA theoretical arrival time, µs since the epoch
+//	ratelimit:instances                                   ZSET     3 s after the last heartbeat (each live instance beats every second)          instance ID per live Limiter WithDegradedMode, scored by its last heartbeat (server ms); degraded mode divides the rate by their count
 //	ratelimit:ip:{{ip_address}}:{endpoint}:{window}       STRING   window duration                                                               FixedWindow counter per endpoint
 //	ratelimit:refusals:{{identifier}}                     STRING   WithAutoBlock's window, from the window's first refusal                       refusals counted toward WithAutoBlock; deleted when the block is set
 //	ratelimit:sliding:{{identifier}}:{endpoint}           ZSET     longest Sliding period of the policy, + 1 ms                                  sliding log per endpoint WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)
@@ -309,6 +310,20 @@
 // server and a cluster), and a message lost to a reconnect leaves the
 // entry until its RetryAfter or maxHold. SetConfig and DeleteConfig do not
 // publish: a raised limit is seen when entries end.
+//
+// # Degraded mode
+//
+// By default an outage is an error (the middleware then fails closed or
+// open, as WithUnavailable says). WithDegradedMode(onChange) keeps
+// deciding instead: after a check fails with a network error, a timeout
+// or a cluster error, the limiter decides in process (Result.Local) at
+// each rule's rate divided by the number of live instances, which every
+// such limiter announces with a one-second heartbeat in
+// ratelimit:instances (server time; gone after 3 s without one). It
+// probes Redis every 200 ms and goes back at the first answer; onChange
+// hears both switches. Together the instances admit about the policy's
+// rate, divided evenly between them; each switch starts the local limits
+// full. Tested through a stalling proxy on a single server and a cluster.
 //
 // # Middleware
 //

@@ -324,3 +324,44 @@ func ExampleWithDenyCache() {
 	// most refusals were local: true
 	// admitted after the reset
 }
+
+// When Redis goes away the limiter keeps deciding in process, at the
+// policy's rate divided by the live instances, and says when it switches.
+func ExampleWithDegradedMode() {
+	m, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer rdb.Close()
+	changed := make(chan bool, 2)
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(3)}},
+		ratelimit.WithDegradedMode(func(degraded bool) { changed <- degraded }))
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+
+	m.Close() // Redis goes away
+	for i := 0; i < 4; i++ {
+		res, err := l.Allow(ctx, "user:1")
+		fmt.Println(res.Allowed, res.Local, err)
+	}
+	fmt.Println("degraded:", <-changed)
+	if err := m.Restart(); err != nil { // and comes back (empty)
+		panic(err)
+	}
+	fmt.Println("degraded:", <-changed)
+	res, _ := l.Allow(ctx, "user:1")
+	fmt.Println(res.Allowed, res.Local)
+	// Output:
+	// true true <nil>
+	// true true <nil>
+	// true true <nil>
+	// false true <nil>
+	// degraded: true
+	// degraded: false
+	// true false
+}

@@ -76,6 +76,9 @@ func init() {
 			return map[string]any{"identifier": ref.Arg("identifier"), what: n}, nil
 		})
 	}
+	keys.SetDecoder(instancesKey, keys.ZSetDecoder(func(_ keys.Ref, member string, score float64) (any, error) {
+		return map[string]any{"instance": member, "last_heartbeat": time.UnixMilli(int64(score)).UTC()}, nil
+	}))
 	keys.SetDecoder(refusalsKey, count("refusals"))
 	keys.SetDecoder(adjustKey, count("cost"))
 	keys.SetDecoder(blockKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {

@@ -115,6 +115,13 @@ var (
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "marks a Refund or Penalize as done; value: the cost it moved",
 	})
+	// WithDegradedMode: the live instances of the namespace's limiters.
+	instancesKey = keys.Register(keys.Pattern{
+		Template: "ratelimit:instances", Type: keys.ZSet,
+		TTLNote: "3 s after the last heartbeat (each live instance beats every second)",
+		Owner:   "ratelimit", Area: keys.RateLimits,
+		Purpose: "instance ID per live Limiter WithDegradedMode, scored by its last heartbeat (server ms); degraded mode divides the rate by their count",
+	})
 	// Reset, Block, Refund and SetConfig announce an identifier whose
 	// local deny-cache entries must go (WithDenyCache).
 	eventsChannel = keys.Register(keys.Pattern{
@@ -127,5 +134,5 @@ var (
 // allTemplates lists the package's templates, for tests.
 var allTemplates = []*keys.Template{
 	rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey, apiKey, ipKey, configKey,
-	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey, refusalsKey, adjustKey, eventsChannel,
+	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey, refusalsKey, adjustKey, eventsChannel, instancesKey,
 }

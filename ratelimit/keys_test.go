@@ -68,7 +68,7 @@ func TestOneSlotPerIdentifier(t *testing.T) {
 	for _, id := range []string{"42", "user:1", "2001:db8::1", "{x}"} {
 		var ks []string
 		for _, tm := range allTemplates {
-			if tm.IsChannel() {
+			if tm.IsChannel() || len(tm.Params()) == 0 { // namespace-wide: no identifier
 				continue
 			}
 			args := []string{id}

@@ -34,6 +34,7 @@ type Limiter struct {
 	adjustOp *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
 	channel  string     // the events channel in the namespace
 	deny     *denyCache // WithDenyCache, else nil
+	degr     *degraded  // WithDegradedMode, else nil
 	singleOp *call.Op   // lean script for Allow of a one-rule policy without config, else nil
 	maxCost  int        // largest cost any config could admit
 	logWin   time.Duration
@@ -153,6 +154,11 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	l.run = call.NewRunner(client, o.pipelines)
 	if o.denyHold > 0 {
 		l.deny = &denyCache{l: l, m: map[string]denial{}}
+	}
+	if o.degraded {
+		if l.degr, err = newDegraded(l, o.onDegraded); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }

@@ -26,6 +26,8 @@ type options struct {
 	hasAuto    bool
 	denyHold   time.Duration
 	denySet    bool
+	degraded   bool
+	onDegraded func(degraded bool)
 }
 
 // autoBlock is WithAutoBlock's numbers.
@@ -195,4 +197,30 @@ func (o *options) checkNew(op string) error {
 // ErrInvalid.
 func WithDenyCache(maxHold time.Duration) Option {
 	return func(o *options) { o.denyHold, o.denySet = maxHold, true }
+}
+
+// WithDegradedMode keeps the limiter deciding when Redis cannot answer,
+// instead of returning errors: a check that fails with a network error, a
+// timeout or a cluster error (while its context is live) switches the
+// limiter to degraded mode, and it then decides in process, with
+// Result.Local set, until Redis answers again. The local limit of each
+// rule is its Rate divided by the number of live instances (a token bucket
+// of Rate/n per Period with a burst of capacity/n, at least 1), so that
+// the instances together admit about what the policy allows; they divide
+// it evenly, whatever their share of the traffic. Local limits start full
+// at each switch and are not shared, so a switch can admit up to one local
+// burst per instance more than Redis would have.
+//
+// Instances announce themselves: each Limiter with this option runs a
+// heartbeat, one script a second, that adds its random ID to the sorted
+// set ratelimit:instances scored by server time, drops instances unseen
+// for 3 s and counts the rest; the count is kept in process, so checks
+// never read it. While degraded, the heartbeat probes Redis every 200 ms;
+// its first success switches back. onChange (may be nil) is called with
+// true on each switch to degraded mode and false on each return, in order,
+// from the goroutine that saw the change; it must not block. Close stops
+// the heartbeat and removes the instance. Refund, Penalize, Block, Reset,
+// Peek and the config calls still need Redis and return its errors.
+func WithDegradedMode(onChange func(degraded bool)) Option {
+	return func(o *options) { o.degraded, o.onDegraded = true, onChange }
 }

@@ -37,10 +37,13 @@ var (
 	adjustSrc string
 	//go:embed reset.lua
 	resetSrc string
+	//go:embed heartbeat.lua
+	heartbeatSrc string
 
 	blockOp     = pkg.Declare("block", blockKeySrc+"\n"+blockSrc, []*keys.Template{blockKey})
 	setConfigOp = pkg.Declare("set config", setConfigSrc, []*keys.Template{configKey})
 	resetOp     = pkg.Declare("reset", resetSrc, []*keys.Template{blockKey})
+	heartbeatOp = pkg.Declare("heartbeat", heartbeatSrc, []*keys.Template{instancesKey})
 )
 
 // rulesMarker is where a limiter's policy is compiled into allow.lua.
