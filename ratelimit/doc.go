@@ -231,6 +231,10 @@
 //   - Block writes the call's request ID as the block key's value: a
 //     resend finds it and changes nothing, so the block ends d after the
 //     first send reached the server.
+//   - Refund and Penalize keep their request ID for a minute
+//     (ratelimit:adjust:{id}:{request}): a resend finds it and changes
+//     nothing more. WithAutoBlock counts a resent refusal again: stricter,
+//     never looser.
 //   - SetConfig writes the same fields again, DeleteConfig and Reset
 //     delete again: the same outcome, and the state of the same call made
 //     a moment later (a resent Reset also deletes what a check wrote in

@@ -2,7 +2,7 @@ package ratelimit
 
 import "time"
 
-// Result is the outcome of Allow, AllowN or Peek.
+// Result is the outcome of Allow, AllowN, Peek, Wait or Reserve.
 //
 // When a Policy has several rules, Limit, Remaining and ResetAfter describe
 // the binding rule (the one with the fewest requests remaining; Rule is its
