@@ -204,8 +204,8 @@
 // jobs/s and 4 workers on one queue, 4 CLUSTER FAILOVER TAKEOVERs of its
 // shard in about 40 s): 15 of 26,463 acknowledged enqueues lost, and 15
 // jobs delivered again after an ack of them had returned nil (of 26,648),
-// about 4 of each per takeover (9 to 19 enqueues over nine runs, 8 to 15
-// acks over five). With WithDurability(1, 500*time.Millisecond): 0 of
+// about 4 of each per takeover (9 to 19 enqueues over ten runs, 6 to 15
+// acks over six). With WithDurability(1, 500*time.Millisecond): 0 of
 // 2,470 enqueues and 0 of 2,723 acks lost, 0 in every run.
 //
 // WithDurability(n, timeout) sends each enqueue, leasing dequeue and
@@ -244,7 +244,7 @@
 // REDIS_CHAOS_BIG_JOBS sets the size):
 //
 //	jobs      jobs hash  priority set  slot moved in  longest stall of the node
-//	50,000    12 MB      7 MB          1.5 s          0.31 s
+//	50,000    12 MB      7 MB          0.9-1.5 s      0.13-0.31 s
 //	100,000   24 MB      14 MB         2.8-3.3 s      0.52-0.72 s
 //	300,000   76 MB      43 MB         -              over 1 s: see below
 //
