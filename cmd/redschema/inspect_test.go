@@ -89,6 +89,10 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = ty.Stop(ctx, "conv-2", "7")
 	require.NoError(t, err)
+	rooms, err := presence.NewChannels[map[string]string](c, presence.WithNamespace(nsOpt))
+	require.NoError(t, err)
+	_, err = rooms.Join(ctx, "room-1", "7", "conn-1", map[string]string{"name": "ann"})
+	require.NoError(t, err)
 
 	lim, err := ratelimit.New(c, ratelimit.Policy{
 		{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerMinute(10)},
@@ -113,6 +117,26 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = lim2.Allow(ctx, "api-2")
 	require.NoError(t, err)
+	// Auto-block counts refusals, a refund leaves its replay marker, and
+	// degraded mode announces the instance.
+	lim4, err := ratelimit.New(c, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(1)}},
+		ratelimit.WithNamespace(nsOpt), ratelimit.WithAutoBlock(5, time.Minute, time.Minute), ratelimit.WithDegradedMode(nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lim4.Close() })
+	for range 2 {
+		_, err = lim4.Allow(ctx, "api-5")
+		require.NoError(t, err)
+	}
+	require.NoError(t, lim4.Refund(ctx, "api-5", 1))
+	harness.WaitFor(t, "the limiter's instance announced", func() bool {
+		n := 0
+		for _, k := range e.Keys() {
+			if strings.Contains(k, "ratelimit:instances") {
+				n++
+			}
+		}
+		return n > 0
+	})
 	for _, o := range [][]ratelimit.Option{{ratelimit.WithRateLimitKey()}, {ratelimit.WithWindowlessLogKey()}, {ratelimit.WithEndpoint("/v1/files")},
 		{ratelimit.WithEndpoint("/v1/files"), ratelimit.WithWindowlessLogKey()}} {
 		l, err := ratelimit.New(c, ratelimit.Policy{{Algorithm: ratelimit.Sliding, Limit: ratelimit.PerMinute(10)}}, append(o, ratelimit.WithNamespace(nsOpt))...)
