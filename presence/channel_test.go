@@ -1,6 +1,7 @@
 package presence_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -294,4 +295,38 @@ func TestChannelForeignTypeWritesNothing(t *testing.T) {
 			assert.Equal(t, []string{k}, e.Keys(), "nothing written but the foreign key")
 		})
 	}
+}
+
+// RunSweeper announces a silent leave without any write to the channel,
+// and refuses a cycle longer than the sweep window. Batches of 1024 shards
+// every 10 ms, as TestRunSweeper: a pipeline of all 16384 scripts can
+// outlast the read timeout on miniredis's Lua under -race.
+func TestChannelRunSweeper(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(1200 * time.Millisecond)
+	p := short
+	p.Retention = 5 * time.Second // the window: a cycle may be slow on a loaded machine
+	c := newChannels(t, e, presence.WithoutOccupancy(), presence.WithProfile(p))
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "room")
+	_, err := c.Join(ctx, "room", "ann", "tab", roomData{"Ann"})
+	require.NoError(t, err)
+	assert.Equal(t, presence.Joined, next(t, e, s).Type)
+	e.Advance(1100 * time.Millisecond)
+
+	err = c.RunSweeper(ctx, time.Second, 1, nil)
+	assert.ErrorIs(t, err, presence.ErrInvalid, "16384 x 1 s exceeds the 5 s window")
+	run, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		done <- c.RunSweeper(run, 10*time.Millisecond, presence.Shards/16, func(err error) { t.Error(err) })
+	}()
+	ev := next(t, e, s)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.Equal(t, presence.Left, ev.Type)
+	assert.Equal(t, "timeout", ev.Reason)
+	n, err := c.Count(ctx, "room")
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }

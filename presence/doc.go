@@ -341,8 +341,12 @@
 // channel, and the last count is always published. WithoutOccupancy turns
 // them off.
 //
-// Memory: measured by bench/ (BenchmarkChannelMemory): bytes per member
-// in a channel of 1000 members with one device each.
+// Memory (bench/, BenchmarkChannelMemory, MEMORY USAGE on Redis 7): 198 B
+// per member in a channel of 1000 members with one device each (316 B
+// with two), 71 B in a channel of 100 (Redis's compact encodings), against
+// 351 B (383 B) for a naive layout of sets without events or silent
+// leaves. A Join, Leave or Update also leaves its replay record for
+// ReplayWindow: about 150 B per member who joined in the last minute.
 //
 // # Typing indicators
 //
