@@ -230,4 +230,5 @@ func TestChannelChurnExactlyOnce(t *testing.T) {
 	assert.Equal(t, "zz-end", ms[0].UserID)
 	_, err = chanSnap(t, e, ch)
 	require.NoError(t, err)
+	e.RequireTTLs(nil)
 }

@@ -96,6 +96,7 @@ func TestChannelJoinLeaveDeduplicates(t *testing.T) {
 	n, err = c.Count(ctx, "room-1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
+	e.RequireTTLs(nil)
 }
 
 func TestChannelUpdateAndData(t *testing.T) {
@@ -212,6 +213,7 @@ func TestChannelOccupancyThrottled(t *testing.T) {
 	n, err = c.Count(ctx, "room")
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+	e.RequireTTLs(nil)
 }
 
 func TestChannelInput(t *testing.T) {
