@@ -1,7 +1,7 @@
 // Command redschema prints the library's Redis schema, audits a live
 // Redis against it, explains any key and reports what the keyspace holds.
 //
-//	redschema schema  [-prefix ha:] [-no-tags] [-layout seed] [-owner session]
+//	redschema schema  [-prefix ha:] [-no-tags] [-layout seed] [-owner session] [-json]
 //	redschema audit   [-url redis://127.0.0.1:6379/0 | -url host:port,host:port] [-prefix ha:] [-no-tags] [-layout seed] [-all]
 //	redschema inspect [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
 //	redschema stats   [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
@@ -11,7 +11,8 @@
 // -url defaults to $REDIS_URL. Flags may follow the keys.
 //
 // schema prints the Markdown table of every registered key pattern and
-// channel. audit scans the keys under the prefix (SCAN, every master of a
+// channel (-json: a JSON array of keys.SchemaEntry, the same facts in
+// fields, for programs). audit scans the keys under the prefix (SCAN, every master of a
 // cluster) and prints, per pattern that has keys or problems (every
 // pattern with -all), the key count, keys missing their TTL, keys of the
 // wrong type, keys outside their area's database and the average memory
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	owner := fs.String("owner", "", "only this package's patterns")
 	all := fs.Bool("all", false, "audit: list every pattern, not only those with keys or problems")
 	url := fs.String("url", os.Getenv("REDIS_URL"), "redis://... or a comma-separated cluster address list")
-	asJSON := fs.Bool("json", false, "inspect: print the inspection as JSON")
+	asJSON := fs.Bool("json", false, "schema, inspect: print JSON instead of Markdown or text")
 	sample := fs.Int("sample", 1000, "stats: keys per pattern probed with MEMORY USAGE (the rest estimated from them)")
 	largest := fs.Int("largest", 10, "stats: how many of the biggest probed keys to list")
 	cluster := fs.String("cluster", "", "comma-separated cluster node addresses (instead of -url)")
@@ -120,6 +121,14 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	switch args[0] {
 	case "schema":
 		opt := keys.TableOptions{Namespace: ns, Owner: *owner, Layout: lay}
+		if *asJSON {
+			b, err := keys.Default().JSON(opt)
+			if err != nil {
+				return 2, err
+			}
+			fmt.Fprintf(out, "%s\n", b)
+			return 0, nil
+		}
 		fmt.Fprint(out, keys.Default().Markdown(opt))
 		return 0, nil
 	case "inspect":

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/keys"
 )
 
 func TestSchema(t *testing.T) {
@@ -25,6 +28,27 @@ func TestSchema(t *testing.T) {
 	_, err = run(context.Background(), []string{"schema", "-no-tags"}, &out)
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "`presence:{user_id}`")
+
+	out.Reset()
+	_, err = run(context.Background(), []string{"schema", "-json", "-prefix", "ha:", "-layout", "seed", "-owner", "lock"}, &out)
+	require.NoError(t, err)
+	var entries []keys.SchemaEntry
+	require.NoError(t, json.Unmarshal(out.Bytes(), &entries))
+	require.NotEmpty(t, entries)
+	var cron *keys.SchemaEntry
+	for i, e := range entries {
+		assert.Equal(t, "lock", e.Owner, "only lock's patterns")
+		if e.Template == "cron:last-run:{job_name}" {
+			cron = &entries[i]
+		}
+	}
+	require.NotNil(t, cron, "the cron last-run pattern is listed")
+	assert.Equal(t, "ha:cron:last-run:{{job_name}}", cron.Key)
+	assert.Equal(t, "string", cron.Type)
+	require.NotNil(t, cron.DB)
+	assert.Equal(t, 6, *cron.DB, "seed 001 puts locks in DB 6")
+	assert.Equal(t, []string{"job_name"}, cron.Params)
+	assert.NotEmpty(t, cron.Persistent+cron.TTLNote, "why it lives as long as it does")
 }
 
 func TestAudit(t *testing.T) {
