@@ -234,7 +234,8 @@ func (c *Channels[T]) Leave(ctx context.Context, channel, user, conn string) (Jo
 // in one atomic script (one round trip). A device that is not in the
 // channel (never joined, left, or expired: its TTL passed without a
 // heartbeat) gives ErrUnknownConnection and is not added again: Join
-// again. Running it twice is running it once. Heartbeats share pipelines
+// again. It also publishes a pending occupancy event whose interval has
+// ended. Running it twice is running it once. Heartbeats share pipelines
 // with concurrent calls (auto-pipelining, see WithPipelining): a device in
 // many channels heartbeats them all at once, in about one round trip.
 func (c *Channels[T]) Heartbeat(ctx context.Context, channel, user, conn string) error {

@@ -24,8 +24,10 @@ const (
 	Updated ChannelEventType = "update"
 	// Occupancy: the member count changed; the event has the count. At
 	// most one per WithOccupancyInterval per channel: a change within the
-	// interval is published when it ends, by the next write to the channel
-	// or by Sweep (so within about one sweep cycle at worst).
+	// interval is published after it ends, by the next Join, Leave,
+	// Update or Heartbeat on the channel or by Sweep (so within one
+	// heartbeat interval in a channel with live members, one sweep cycle
+	// at worst).
 	Occupancy ChannelEventType = "occupancy"
 )
 

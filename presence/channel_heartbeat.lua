@@ -4,7 +4,8 @@
 -- announced) and is not registered again.
 -- KEYS[1..4] and ARGV[1..8] as channel.lua describes them
 -- Returns ok(the user's devices) or none(0) for a device not in the
--- channel, or corrupt(i, why). Running it twice is running it once.
+-- channel, or corrupt(i, why). Running it twice is running it once. It
+-- also publishes a pending occupancy event whose interval has ended.
 local now = now_ms()
 local dev = dev_member(ARGV[6], ARGV[7])
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
@@ -13,6 +14,10 @@ if first[2] and tonumber(first[2]) <= now then
   local _, bad = settle_expired(now)
   if bad then return bad end
   schedule(now, occupancy(now))
+else
+  -- a pending occupancy event whose interval has ended goes out now, not
+  -- at the next sweep (nothing when none is pending)
+  occupancy(now)
 end
 if redis.call('ZADD', KEYS[2], 'XX', 'CH', int_str(now + CH_TTL), dev) == 0
     and not redis.call('ZSCORE', KEYS[2], dev) then

@@ -182,7 +182,7 @@ func TestChannelSilentLeave(t *testing.T) {
 
 func TestChannelOccupancyThrottled(t *testing.T) {
 	e := harness.New(t)
-	e.RequireShortWaits(time.Second)
+	e.RequireShortWaits(800 * time.Millisecond)
 	c := newChannels(t, e, presence.WithOccupancyInterval(300*time.Millisecond))
 	ctx := e.Ctx()
 	s := chanSub(t, e, c, "room")
@@ -210,9 +210,16 @@ func TestChannelOccupancyThrottled(t *testing.T) {
 	assert.Zero(t, n)
 	occ()
 	assert.Equal(t, []int{1, 3}, counts, "the sweep publishes the pending count")
+
+	_, err = c.Join(ctx, "room", "d", "tab", roomData{"d"})
+	require.NoError(t, err)
+	e.Advance(400 * time.Millisecond)
+	require.NoError(t, c.Heartbeat(ctx, "room", "a", "tab"))
+	occ()
+	assert.Equal(t, []int{1, 3, 4}, counts, "a heartbeat publishes the pending count too")
 	n, err = c.Count(ctx, "room")
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 4, n)
 	e.RequireTTLs(nil)
 }
 

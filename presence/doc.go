@@ -336,8 +336,9 @@
 //
 // Occupancy: when the member count changes, an occupancy event with the
 // count is published at once if none was in the last
-// WithOccupancyInterval (default 1 s), else when the interval ends, by the
-// next write to the channel or by Sweep: at most one per interval per
+// WithOccupancyInterval (default 1 s), else after the interval ends, by
+// the next Join, Leave, Update or Heartbeat on the channel (one GET and
+// one HLEN per heartbeat) or by Sweep: at most one per interval per
 // channel, and the last count is always published. WithoutOccupancy turns
 // them off.
 //
