@@ -1,8 +1,10 @@
 // Command presence simulates a few devices: they connect, heartbeat, one
 // drops without saying goodbye and is pruned, a user types in a
 // conversation, statuses change, everyone leaves but one whose desktop
-// crashes, and a sweeper announces that silent offline. Presence events
-// are printed as another app instance would receive them.
+// crashes, and a sweeper announces that silent offline. Then a room: two
+// users join (one with two devices, one member), leave, and a silent
+// leave is announced by a sweep. Presence events are printed as another
+// app instance would receive them.
 //
 //	go run ./examples/presence                 # embedded Redis
 //	go run ./examples/presence -layout single-key  # connections inside presence:{user}
@@ -20,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
@@ -221,6 +225,69 @@ func run() error {
 		return err
 	}
 	fmt.Printf("  online list: %v\n", on)
+	return lobby(ctx, rdb, opts)
+}
+
+// lobby shows channel presence: who is in a room, one member per user
+// however many devices, with join and leave events, a silent leave
+// included.
+func lobby(ctx context.Context, rdb redis.UniversalClient, opts []presence.Option) error {
+	type member struct {
+		Name string `json:"name"`
+	}
+	rooms, err := presence.NewChannels[member](rdb, append(opts, presence.WithoutOccupancy())...)
+	if err != nil {
+		return err
+	}
+	events, err := rooms.Subscribe(ctx, "lobby")
+	if err != nil {
+		return err
+	}
+	defer events.Close()
+	printEvents := func(n int) {
+		for range n {
+			wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+			ev, err := events.Next(wait)
+			cancel()
+			if err != nil {
+				fmt.Println("  no event:", err)
+				return
+			}
+			fmt.Printf("  room event: %s %s %s\n", ev.Type, ev.UserID, ev.Reason)
+		}
+	}
+
+	fmt.Println("alice (web and phone) and bob join the lobby")
+	for _, j := range []struct{ user, conn, name string }{{"alice", "conn_web", "Alice"}, {"alice", "conn_phone", "Alice"}, {"bob", "conn_desk", "Bob"}} {
+		if _, err := rooms.Join(ctx, "lobby", j.user, j.conn, member{j.name}); err != nil {
+			return err
+		}
+	}
+	printEvents(2)
+	n, err := rooms.Count(ctx, "lobby")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  members: %d (alice's two devices are one member)\n", n)
+
+	fmt.Println("alice closes her web tab (she stays: her phone is in), then her phone")
+	for _, conn := range []string{"conn_web", "conn_phone"} {
+		if _, err := rooms.Leave(ctx, "lobby", "alice", conn); err != nil {
+			return err
+		}
+	}
+	printEvents(1)
+
+	fmt.Println("bob's desktop stops heartbeating; a sweep announces his leave once")
+	time.Sleep(quick.TTL)
+	for range 2 {
+		left, err := rooms.Sweep(ctx, rooms.Shard("lobby"), 1)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  sweep: %d left\n", left)
+	}
+	printEvents(1)
 	return nil
 }
 
