@@ -132,9 +132,9 @@ func (h *Handler) metricsSnapshot(r *http.Request) (any, error) {
 		out.HTTP.Endpoints = append(out.HTTP.Endpoints, endpointHit{Endpoint: e.Endpoint, Requests: e.Requests, Errors: e.Errors})
 	}
 	for _, m := range snap.Metrics {
-		row := metricRow{Name: m.Name, Kind: m.Kind.String(), Labels: m.Labels, Bounds: m.Buckets, Series: []seriesRow{}}
+		row := metricRow{Name: m.Name, Kind: m.Kind.String(), Labels: append([]string{}, m.Labels...), Bounds: m.Buckets, Series: []seriesRow{}}
 		for _, s := range m.Series {
-			row.Series = append(row.Series, seriesRow{Labels: s.Labels, Value: s.Value, Buckets: s.Buckets, Sum: s.Sum, Count: s.Count})
+			row.Series = append(row.Series, seriesRow{Labels: append([]string{}, s.Labels...), Value: s.Value, Buckets: s.Buckets, Sum: s.Sum, Count: s.Count})
 		}
 		out.Metrics = append(out.Metrics, row)
 	}

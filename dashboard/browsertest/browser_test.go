@@ -107,11 +107,13 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Logf("screenshot %s (%d bytes)", p, len(png))
 }
 
-// open navigates to url and waits until the page has rendered its data.
+// open navigates to url and waits until the page has rendered its data,
+// failing with the page's error banner if it shows one instead.
 func open(t *testing.T, ctx context.Context, url, page string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url),
-		chromedp.WaitVisible(chromedp.CSS(`body[data-loaded="`+page+`"]`))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url)))
+	waitJS(t, ctx, `document.body.dataset.loaded === "`+page+`" || document.getElementById("error").textContent !== ""`)
+	require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "the %s page shows an error", page)
 }
 
 // text returns the text of the element sel selects.

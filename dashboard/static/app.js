@@ -448,8 +448,8 @@ function histogram(m, s) {
       t.textContent = i < m.bounds.length ? m.bounds[i] : "+Inf"; g.append(t);
     }
   });
-  return el("div", { class: "card", "data-histogram": m.name + "{" + s.labels.join(",") + "}" },
-    el("h3", {}, m.name + (s.labels.length ? " {" + s.labels.join(", ") + "}" : "")),
+  return el("div", { class: "card", "data-histogram": m.name + "{" + (s.labels || []).join(",") + "}" },
+    el("h3", {}, m.name + ((s.labels || []).length ? " {" + s.labels.join(", ") + "}" : "")),
     el("p", { class: "muted" }, `count ${s.count}, mean ${(s.count ? s.sum / s.count : 0).toFixed(1)}, p50 ${quantile(m.bounds, s.buckets, 0.5)}, p95 ${quantile(m.bounds, s.buckets, 0.95)}`), g);
 }
 
@@ -466,9 +466,9 @@ async function loadMetrics() {
     if (!m.series.length) continue;
     if (m.kind === "histogram") { for (const s of m.series) kids.push(histogram(m, s)); continue; }
     const top = Math.max(1, ...m.series.map(s => Math.abs(s.value)));
-    kids.push(el("h3", {}, m.name + " (" + m.kind + ")"), table("mt-" + m.name, [...m.labels, "Value#", ""], m.series.map(s => {
+    kids.push(el("h3", {}, m.name + " (" + m.kind + ")"), table("mt-" + m.name, [...(m.labels || []), "Value#", ""], m.series.map(s => {
       const b = el("span", { class: "bar" }); b.style.width = Math.round(200 * Math.abs(s.value) / top) + "px";
-      return el("tr", {}, s.labels.map(l => td(l)), tn(s.value), td(b));
+      return el("tr", {}, (s.labels || []).map(l => td(l)), tn(s.value), td(b));
     })));
   }
   document.getElementById("mt-detail").replaceChildren(...kids);

@@ -1,0 +1,235 @@
+package browsertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/dashboard"
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/session"
+)
+
+// seedRedis returns the URL the seed program and the dashboard share on
+// the suite's backend (on miniredis, a server of this test's own whose
+// clock runs: the program's retries wait on server time), the client
+// options for the dashboard, and a key prefix of this test's own.
+func seedRedis(t *testing.T) (string, *redis.UniversalOptions, string) {
+	prefix := fmt.Sprintf("zentoria-%04x:", time.Now().UnixNano()%0x10000)
+	switch harness.Selected() {
+	case harness.Mini:
+		m := miniredis.RunT(t)
+		return "redis://" + m.Addr() + "/0", &redis.UniversalOptions{Addrs: []string{m.Addr()}, ContextTimeoutEnabled: true}, prefix
+	case harness.Server:
+		addr := os.Getenv("REDIS_ADDR")
+		return "redis://" + addr + "/0", &redis.UniversalOptions{Addrs: []string{addr}, ContextTimeoutEnabled: true}, prefix
+	}
+	addrs := os.Getenv("REDIS_CLUSTER_ADDRS")
+	return addrs, &redis.UniversalOptions{Addrs: strings.Split(addrs, ","), IsClusterMode: true, ContextTimeoutEnabled: true}, prefix
+}
+
+// runSeedProgram builds examples/ai-platform (seed 001's system), runs it
+// against url under prefix until its demo is done and it serves, then
+// stops it: what it leaves in Redis is a realistic seed 001 keyspace.
+func runSeedProgram(t *testing.T, url, prefix string) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "ai-platform")
+	build := exec.Command("go", "build", "-o", bin, "./examples/ai-platform")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build the seed program: %s", out)
+
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "REDIS_URL="+url, "KEY_PREFIX="+prefix, "ADDR=127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var log strings.Builder
+	deadline := time.After(2 * time.Minute)
+	for served := false; !served; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				_ = cmd.Wait()
+				t.Fatalf("the seed program ended early:\n%s", log.String())
+			}
+			log.WriteString(l + "\n")
+			served = strings.HasPrefix(l, "serving on ")
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("the seed program did not serve in time:\n%s", log.String())
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	go func() {
+		for range lines { // drain
+		}
+	}()
+	_ = cmd.Wait()
+	require.Contains(t, log.String(), " 0 problems", "the seed program's own audit")
+	return log.String()
+}
+
+// TestSeedSystemInBrowser fills Redis with the seed 001 system
+// (examples/ai-platform, every database of its layout), then drives the
+// dashboard over it with "-layout seed" in Chromium: every page loads
+// without a console error, the schema page agrees with the program's
+// clean audit, a dead letter the program left is requeued from the page
+// and a session the program created is revoked from the page.
+func TestSeedSystemInBrowser(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Skip("no chromium installed: the browser tests need it (apt-get install -y chromium; .ci/run installs it)")
+	}
+	url, opts, prefix := seedRedis(t)
+	cs := keys.SeedLayout().Clients(opts)
+	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, db := range cs.DBs() {
+			_ = keys.ForEachNode(c, cs.ForDB(db), func(c context.Context, n redis.UniversalClient) error {
+				it := n.Scan(c, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+				for it.Next(c) {
+					n.Del(c, it.Val())
+				}
+				return it.Err()
+			})
+		}
+		cs.Close()
+	})
+	runSeedProgram(t, url, prefix)
+	ctx, console := browser(t)
+
+	ns := keys.Namespace{Prefix: prefix}
+	h, err := dashboard.New(dashboard.WithClients(cs), dashboard.WithNamespace(ns), dashboard.WithToken(token), dashboard.WithWrites(),
+		dashboard.WithRefresh(time.Second), dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	dir := shotDir(t)
+	noErrors := func(page string) {
+		t.Helper()
+		require.Empty(t, console.get(), "console errors on the %s page", page)
+		require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "error banner on the %s page", page)
+	}
+
+	// Schema: keys in several databases, no stray, no missing TTL, no
+	// wrong type or database (the program's own audit said 0 problems).
+	open(t, ctx, srv.URL+"/#token="+token, "schema")
+	for _, id := range []string{"#stat-strays", "#stat-nottl", "#stat-wrong"} {
+		require.Equal(t, "0", text(t, ctx, id), id)
+	}
+	require.NotEqual(t, "0", text(t, ctx, "#stat-keys"))
+	noErrors("schema")
+	screenshot(t, ctx, dir, "seed-schema")
+	top, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the first screen, for the README
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "seed-schema-top.png"), top, 0o644))
+
+	// Queues: requeue a dead letter the program left.
+	open(t, ctx, srv.URL+"/#queues", "queues")
+	deadQueue := eval[string](t, ctx, `(() => { for (const tr of document.querySelectorAll("#queue-table tr[data-queue]")) { if (+tr.children[6].textContent > 0) return tr.dataset.queue; } return ""; })()`)
+	require.NotEmpty(t, deadQueue, "the program leaves a dead letter (sync-crm)")
+	open(t, ctx, srv.URL+"/#queues/"+deadQueue, "queues")
+	waitJS(t, ctx, `document.querySelector("h3") && [...document.querySelectorAll("h3")].some(h => h.textContent === "Queue `+deadQueue+`")`)
+	q, err := queue.New[json.RawMessage](cs.For(keys.Queues), deadQueue, queue.WithNamespace(ns))
+	require.NoError(t, err)
+	before, err := q.Stats(rctx)
+	require.NoError(t, err)
+	require.Positive(t, before.Dead)
+	noErrors("queues")
+	screenshot(t, ctx, dir, "seed-queues")
+	click(t, ctx, `#jobs-dead tr[data-job] button[data-action="requeue"]`)
+	waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-dead tr[data-job]").length === %d`, before.Dead-1))
+	after, err := q.Stats(rctx)
+	require.NoError(t, err)
+	require.Equal(t, before.Dead-1, after.Dead)
+	noErrors("queues")
+
+	// Sessions: revoke one of a user's sessions the program created.
+	sc := cs.For(keys.Sessions)
+	user := firstArg(t, rctx, sc, ns, "session", "session:index:{user_id}")
+	require.NotEmpty(t, user, "the program leaves sessions")
+	store, err := session.New(sc, session.WithNamespace(ns))
+	require.NoError(t, err)
+	live, err := store.List(rctx, user)
+	require.NoError(t, err)
+	require.NotEmpty(t, live)
+	open(t, ctx, srv.URL+"/#sessions/"+user, "sessions")
+	require.Equal(t, fmt.Sprint(len(live)), text(t, ctx, "#session-count"))
+	noErrors("sessions")
+	screenshot(t, ctx, dir, "seed-sessions")
+	click(t, ctx, `#session-table tr[data-session] button[data-action="revoke"]`)
+	waitJS(t, ctx, fmt.Sprintf(`document.getElementById("session-count").textContent === "%d"`, len(live)-1))
+	now, err := store.List(rctx, user)
+	require.NoError(t, err)
+	require.Len(t, now, len(live)-1)
+	noErrors("sessions")
+
+	// Every other page loads without errors over the seed keyspace.
+	for _, p := range []struct{ hash, page string }{
+		{"ratelimits", "ratelimits"}, {"presence", "presence"}, {"locks", "locks"}, {"cache", "cache"},
+		{"metrics", "metrics"}, {"sensors", "sensors"},
+		{"aimemory/" + firstArg(t, rctx, cs.For(keys.AIMemory), ns, "aimemory", "ai:memory:user:{user_id}"), "aimemory"},
+	} {
+		open(t, ctx, srv.URL+"/#"+p.hash, p.page)
+		noErrors(p.page)
+		screenshot(t, ctx, dir, "seed-"+p.page)
+	}
+	require.NotEqual(t, "0", text(t, ctx, "#ai-length"), "the program's AI conversations")
+}
+
+// firstArg returns the first placeholder value of the first key of the
+// pattern (owner, template) found under ns, or "".
+func firstArg(t *testing.T, ctx context.Context, c redis.UniversalClient, ns keys.Namespace, owner, template string) string {
+	t.Helper()
+	var tmpl *keys.Template
+	for _, tt := range keys.Default().Templates() {
+		if p := tt.Pattern(); p.Owner == owner && p.Template == template {
+			tmpl = tt
+		}
+	}
+	require.NotNil(t, tmpl, template)
+	var found string
+	require.NoError(t, keys.ForEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
+		it := n.Scan(ctx, 0, tmpl.Match(ns, nil), 1000).Iterator()
+		for it.Next(ctx) {
+			if a, err := tmpl.Parse(ns, it.Val()); err == nil && len(a) > 0 && found == "" {
+				found = a[0]
+			}
+		}
+		return it.Err()
+	}))
+	return found
+}
