@@ -79,8 +79,12 @@
 //     packages' decoders omit them).
 //   - Every action, and every refused request, is logged (WithLogger).
 //
-// The schema page SCANs the keyspace (every master of a cluster) at each
-// refresh: keep the interval long on a large keyspace. The other pages
-// make one script call per object shown (per queue, per job state, per
-// session).
+// Cost per refresh: the schema page SCANs the keyspace (every master of
+// a cluster; the result is reused for SchemaReuse); the queue, lock,
+// rate-limit block and cache tables SCAN their own patterns (admin reads
+// added for the dashboard: queue.Names, lock.Held, ratelimit.Blocks,
+// cache.EndpointStats, ...) and read what they found in one pipeline per
+// master; the others make one script or pipeline per object shown (per
+// queue and job state, per session, per chart). Keep the refresh long on
+// a large keyspace.
 package dashboard

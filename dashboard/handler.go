@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,6 +58,9 @@ type Handler struct {
 	metrics  *metrics.Reader
 	cache    *cache.Store
 	httpHist httpHistory
+
+	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
+	schemaAt    time.Time
 
 	mu      sync.Mutex
 	queues  map[string]*queueView

@@ -45,7 +45,17 @@ type schemaReply struct {
 // schema audits every database (keys.Registry.AuditLayout: SCAN of every
 // master, MEMORY USAGE of a sample per pattern) and lists every pattern,
 // those with keys or problems first.
+//
+// The scan is the dashboard's one costly read, so its result is reused
+// for SchemaReuse (or the refresh interval, if longer): several open
+// pages, or a short refresh, do not rescan the keyspace.
 func (h *Handler) schema(r *http.Request) (any, error) {
+	h.mu.Lock()
+	cached, at := h.schemaCache, h.schemaAt
+	h.mu.Unlock()
+	if cached != nil && time.Since(at) < max(SchemaReuse, h.opt.refresh) {
+		return cached, nil
+	}
 	reps, err := keys.Default().AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
 	if err != nil {
 		return nil, err
@@ -84,8 +94,14 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 		})
 		out.DBs = append(out.DBs, d)
 	}
-	return out, nil
+	h.mu.Lock()
+	h.schemaCache, h.schemaAt = &out, time.Now()
+	h.mu.Unlock()
+	return &out, nil
 }
+
+// SchemaReuse is how long the schema page's scan is reused.
+const SchemaReuse = 15 * time.Second
 
 // inspectReply is one key decoded by its owning package.
 type inspectReply struct {

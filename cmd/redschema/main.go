@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	asJSON := fs.Bool("json", false, "schema, inspect: print JSON instead of Markdown or text")
 	sample := fs.Int("sample", 1000, "stats: keys per pattern probed with MEMORY USAGE (the rest estimated from them)")
 	largest := fs.Int("largest", 10, "stats: how many of the biggest probed keys to list")
-	cluster := fs.String("cluster", "", "comma-separated cluster node addresses (instead of -url)")
+	cluster := fs.String("cluster", "", "serve: cluster node addresses, comma-separated (instead of -url)")
 	addr := fs.String("addr", "127.0.0.1:8080", "serve: listen address")
 	write := fs.Bool("write", false, "serve: enable actions (requeue, delete, revoke, block)")
 	token := fs.String("token", os.Getenv("REDSCHEMA_TOKEN"), "serve: token the API and actions require")
@@ -101,9 +101,6 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2, err
-	}
-	if *cluster != "" {
-		*url = *cluster
 	}
 	ns := keys.Namespace{Prefix: *prefix, NoHashTags: *noTags}
 	if err := ns.Validate(); err != nil {
@@ -149,8 +146,10 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		defer cs.Close()
 		return stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: *sample, Largest: *largest}, *owner)
 	case "serve":
-		cs, err := openClients(*url, lay, args[0])
-		if err != nil {
+		var cs *keys.Clients
+		if *cluster != "" { // a cluster even when given one node
+			cs = lay.Clients(&redis.UniversalOptions{Addrs: strings.Split(*cluster, ","), IsClusterMode: true, ContextTimeoutEnabled: true})
+		} else if cs, err = openClients(*url, lay, args[0]); err != nil {
 			return 2, err
 		}
 		defer cs.Close()
