@@ -383,6 +383,14 @@
 // already published are not taken back, so a subscriber may see an
 // online event for a connection the new master does not know.
 //
+// Channel presence loses the same way, per channel: a lost Join makes the
+// device's next Heartbeat return ErrUnknownConnection (join again); a
+// lost Leave leaves the device until its TTL ends and its leave is
+// announced with reason "timeout"; a lost heartbeat is repaired by the
+// next. A join or leave event published before the failover may thus be
+// followed, for the same user, by the new master's own view: a subscriber
+// should reconcile with Members after a failover, as after a resubscribe.
+//
 // Measured by the chaos tier (internal/chaos, TestTakeoverLosesNoDurableJob:
 // 4 CLUSTER FAILOVER TAKEOVERs of one shard in about 40 s, connects at
 // about 270/s on users of that shard): 10 of 11,174 acknowledged Connects
