@@ -247,6 +247,10 @@ func TestRequeueAndDelete(t *testing.T) {
 }
 
 type sessionsReply struct {
+	Users []struct {
+		ID       string
+		Sessions int64
+	}
 	Status   string
 	Record   map[string]any
 	Sessions []struct {
@@ -260,6 +264,13 @@ func TestSessions(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.get(t, "/api/sessions?user="+demo.User, &r))
 	require.Equal(t, "login", r.Status)
 	require.Len(t, r.Sessions, demo.Sessions)
+	require.Len(t, r.Users, 1)
+	require.Equal(t, demo.User, r.Users[0].ID)
+	require.EqualValues(t, demo.Sessions, r.Users[0].Sessions)
+	var all sessionsReply
+	require.Equal(t, http.StatusOK, f.get(t, "/api/sessions", &all))
+	require.Len(t, all.Users, 1)
+	require.Empty(t, all.Sessions)
 
 	// No session ID (a digest that can revoke) and no refresh-token
 	// digest reaches the page.

@@ -18,7 +18,8 @@
 //     letters with their last error (queue.Queue.Stats and List), and the
 //     processed and failed totals sampled at each refresh as a chart; a
 //     dead letter can be requeued or deleted (Requeue, Delete).
-//   - Sessions and users: a user's record and live sessions
+//   - Sessions and users: the users with the most sessions
+//     (session.IndexedUsers), a user's record and live sessions
 //     (session.Store.List and Get); revoke one or all sessions, block or
 //     unblock the user (Revoke, RevokeAll, session.Users.Block, Unblock).
 //   - Rate limits: the blocked identifiers with their remaining time

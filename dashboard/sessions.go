@@ -22,7 +22,14 @@ type sessionRow struct {
 	ExpiresAt    time.Time `json:"expires_at"`
 }
 
+// userRow is a user with a session index.
+type userRow struct {
+	ID       string `json:"id"`
+	Sessions int64  `json:"sessions"`
+}
+
 type sessionsReply struct {
+	Users    []userRow    `json:"users"` // the users with the most sessions (session.IndexedUsers)
 	User     string       `json:"user"`
 	Record   any          `json:"record"` // the user:{user_id} hash as the session package decodes it; nil if none
 	Status   string       `json:"status"`
@@ -39,15 +46,24 @@ func userTemplate() *keys.Template {
 	return nil
 }
 
-// userSessions answers ?user=: the user's record (read with the session
+// userSessions answers the sessions page: the users with the most
+// sessions (session.IndexedUsers, a SCAN), and for ?user= the user's record (read with the session
 // package's decoder, which does not touch last_seen) and live sessions
 // (session.Store.List, then Get for each).
 func (h *Handler) userSessions(r *http.Request) (any, error) {
+	ctx := r.Context()
+	indexed, err := session.IndexedUsers(ctx, h.cs.For(keys.Sessions), h.opt.ns, maxListed)
+	if err != nil {
+		return nil, err
+	}
+	users := []userRow{}
+	for _, u := range indexed {
+		users = append(users, userRow{ID: u.ID, Sessions: u.Entries})
+	}
 	user := r.URL.Query().Get("user")
 	if user == "" {
-		return nil, badRequest("user is required")
+		return sessionsReply{Users: users, Sessions: []sessionRow{}, Status: "none"}, nil
 	}
-	ctx := r.Context()
 	entries, err := h.sessions.List(ctx, user)
 	if err != nil {
 		if errors.Is(err, session.ErrInvalid) {
@@ -55,7 +71,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		}
 		return nil, err
 	}
-	out := sessionsReply{User: user, Sessions: []sessionRow{}, Status: "none"}
+	out := sessionsReply{Users: users, User: user, Sessions: []sessionRow{}, Status: "none"}
 	for _, e := range entries {
 		s, err := h.sessions.Get(ctx, user, e.ID)
 		if errors.Is(err, session.ErrNotFound) {

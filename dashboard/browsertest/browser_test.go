@@ -210,6 +210,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		open(t, ctx, srv.URL+"/#sessions/"+demo.User, "sessions")
 		require.Equal(t, fmt.Sprint(demo.Sessions), text(t, ctx, "#session-count"))
 		require.Equal(t, "login", text(t, ctx, "#user-status"))
+		require.Equal(t, fmt.Sprint(demo.Sessions), eval[string](t, ctx, `document.querySelector('#user-table tr[data-user="`+demo.User+`"] td:nth-child(2)').textContent`))
 		noErrors("sessions")
 		screenshot(t, ctx, dir, "sessions")
 

@@ -179,8 +179,9 @@ func TestSeedSystemInBrowser(t *testing.T) {
 
 	// Sessions: revoke one of a user's sessions the program created.
 	sc := cs.For(keys.Sessions)
-	user := firstArg(t, rctx, sc, ns, "session", "session:index:{user_id}")
-	require.NotEmpty(t, user, "the program leaves sessions")
+	open(t, ctx, srv.URL+"/#sessions", "sessions")
+	user := eval[string](t, ctx, `(document.querySelector("#user-table tr[data-user]") || {dataset: {}}).dataset.user || ""`)
+	require.NotEmpty(t, user, "the page lists the users the program logged in")
 	store, err := session.New(sc, session.WithNamespace(ns))
 	require.NoError(t, err)
 	live, err := store.List(rctx, user)

@@ -196,9 +196,13 @@ async function loadQueue(name) {
 
 async function loadUser() {
   const d = document.getElementById("user-detail");
-  if (!state.user) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID.")); return; }
+  const q = state.user ? "?user=" + encodeURIComponent(state.user) : "";
+  const r = await api("/api/sessions" + q);
+  const list = [el("h3", {}, "Users with sessions (" + r.users.length + (r.users.length >= 50 ? "+" : "") + ")"),
+    table("user-table", ["User", "Sessions#"], r.users.map(u => el("tr", { "data-user": u.id },
+      td(el("a", { href: "#sessions/" + encodeURIComponent(u.id) }, u.id)), tn(u.sessions))))];
+  if (!state.user) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID or pick one."), ...list); return; }
   const u = state.user;
-  const r = await api("/api/sessions?user=" + encodeURIComponent(u));
   const w = state.config.writable;
   const post = (label, path, form, cls) => el("button", { class: cls || "", "data-action": label, onclick: async () => {
     try { await api(path, form); showError(null); refresh(); } catch (e) { showError(e); }
@@ -215,7 +219,7 @@ async function loadUser() {
       el("div", { class: "card" }, el("div", { class: "muted" }, "Live sessions"), el("div", { class: "num", id: "session-count" }, r.sessions.length))),
     el("p", {}, actions),
     table("session-table", ["Email", "IP", "User agent", "Created", "Last activity", "Expires", ""], rows),
-    el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"));
+    el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"), ...list);
 }
 
 // --- Rate limits ------------------------------------------------------------
