@@ -30,8 +30,8 @@
 //     connection; every mutating call reports the outcome of its first
 //     run (see Replays below): a resent Create finds its own session (no
 //     collision, no orphan), a resent Get slides the session again as a
-//     second Get would, a resent RotateRefresh
-//     its own rotation (never taken for theft) or the reuse it found, a
+//     second Get would, a resent Renew its own renewal, a resent
+//     RotateRefresh its own rotation (never taken for theft) or the reuse it found, a
 //     resent Revoke, RevokeAll, RevokeOthers, Login or Unblock the outcome
 //     recorded for ReplayWindow.
 //   - No usable secret at rest: the handle (the bearer credential) and
@@ -70,7 +70,7 @@
 //     280/s) lost 10 of 11,298 acknowledged Creates, 2 or 3 per takeover
 //     (6 to 10 over the runs). With WithDurability(1,
 //     500*time.Millisecond) it lost 0 of 986 (0 in every run):
-//     Create, RotateRefresh, the revocations, RevokeToken and Block return
+//     Create, Renew, RotateRefresh, the revocations, RevokeToken and Block return
 //     nil only once the replicas asked for have the write, and otherwise
 //     return their result with ErrNotDurable (the write was done; a
 //     revocation can be sent again). Get, Update, Login, Unblock and
@@ -171,6 +171,20 @@
 // depends on pruning). "Oldest" for eviction means the session that would
 // expire first, that is, the least recently active one.
 //
+// # Renewal
+//
+// Store.Renew moves a live session to a new ID, for a login on an
+// existing session or a privilege change (session fixation): one script
+// RENAMEs the hash (fields, extras, created_at, absolute_expiry and the
+// refresh history go with it), replaces the index entry, slides the
+// session and makes a new refresh token current, the old one joining the
+// rotated-away history (presenting it later is reuse). It returns a new
+// handle and refresh token; the old handle is ErrNotFound from then on.
+// The script is atomic, so no reader ever finds both IDs live, nor
+// neither (TestRenewNoWindow: 100 goroutines reading every ID of a chain
+// of 200 renewals on the real server and the cluster). The absolute
+// expiry does not move: renewing never extends a session's lifetime.
+//
 // # Handles
 //
 // Create returns Tokens: the handle, which the client presents on every
@@ -205,11 +219,11 @@
 // timeout) after the server ran it. Each mutating call recognises its own
 // request:
 //
-//   - Create draws the handle, hence the session ID, and the refresh token
-//     before sending: a hash already at its key with its refresh digest is
-//     its own first run, reported as such. If the call fails on the wire
-//     anyway, Create revokes that session in the background (nobody holds
-//     its handle).
+//   - Create and Renew draw the handle, hence the session ID, and the
+//     refresh token before sending: a hash already at the new key with
+//     its refresh digest is its own first run, reported as such. If the
+//     call fails on the wire anyway, they revoke that session in the
+//     background (nobody holds its handle).
 //   - RotateRefresh draws the new token before sending: a current digest
 //     equal to the new token's is its own first run, reported as success.
 //     A run that finds a reused token revokes the session and records

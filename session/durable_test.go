@@ -34,6 +34,17 @@ func TestDurabilityWithoutReplicas(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidToken)
 	assert.NotErrorIs(t, err, ErrNotDurable)
 
+	renewed, rtoks, err := s.Renew(ctx, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrNotDurable)
+	require.NotNil(t, renewed, "the renewed session comes with ErrNotDurable")
+	require.NotEmpty(t, rtoks.Handle)
+	_, err = s.Get(ctx, "u1", renewed.ID)
+	require.NoError(t, err, "renewed")
+	_, _, err = s.Renew(ctx, "u1", sess.ID)
+	assert.ErrorIs(t, err, ErrNotFound, "the old ID is dead")
+	assert.NotErrorIs(t, err, ErrNotDurable)
+	sess = renewed
+
 	ended, err := s.Revoke(ctx, "u1", sess.ID)
 	require.ErrorIs(t, err, ErrNotDurable)
 	assert.True(t, ended)

@@ -60,6 +60,36 @@ func Example() {
 	// after reuse: true
 }
 
+func ExampleStore_Renew() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, _ := session.New(rdb)
+	// An anonymous session, whose handle someone may have planted or seen.
+	sess, tok, _ := store.Create(ctx, session.Info{UserID: "42", Extra: map[string]string{"cart": "3"}})
+	// The user logs in: same session, new ID and credentials.
+	renewed, fresh, err := store.Renew(ctx, "42", sess.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("new ID:", renewed.ID != sess.ID, "new handle:", fresh.Handle != tok.Handle)
+	fmt.Println("cart kept:", renewed.Extra["cart"])
+	uid, sid, _ := session.ParseHandle(tok.Handle)
+	_, err = store.Get(ctx, uid, sid)
+	fmt.Println("old handle:", errors.Is(err, session.ErrNotFound))
+	uid, sid, _ = session.ParseHandle(fresh.Handle)
+	_, err = store.Get(ctx, uid, sid)
+	fmt.Println("new handle works:", err == nil)
+	// Output:
+	// new ID: true new handle: true
+	// cart kept: 3
+	// old handle: true
+	// new handle works: true
+}
+
 func ExampleStore_RevokeOthers() {
 	m, _ := miniredis.Run()
 	defer m.Close()

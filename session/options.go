@@ -109,7 +109,7 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 
 // WithDurability makes the writes a failover must not lose wait, in their
 // own round trip, until replicas replicas acknowledged them, for at most
-// timeout: Create, RotateRefresh, Revoke, RevokeAll, RevokeOthers,
+// timeout: Create, Renew, RotateRefresh, Revoke, RevokeAll, RevokeOthers,
 // RevokeToken and Users.Block (a lost revocation or block would let a
 // credential work again after a failover; a lost create logs a user out).
 // The script and a WAIT go out as one pipeline to the user's master (these
