@@ -1,6 +1,7 @@
 // Package lock gives Go services distributed locks on Redis: lease locks
 // with fencing tokens, a watchdog that turns a lost lease into a cancelled
-// context, a fair (first-come, first-served) variant, a counting
+// context, a fair (first-come, first-served) variant, all-or-nothing locks
+// on several resources, a counting
 // semaphore, and a guard that runs a cron job at most once per interval
 // across instances.
 //
@@ -209,6 +210,24 @@
 // a failed cleanup) is dropped when it reaches the head. Both keys expire
 // at the latest deadline instead of living forever (the seed gives the
 // queue no TTL).
+//
+// # Multi-resource locks
+//
+// Client.TryAcquireMulti and Client.AcquireMulti take the leases of several
+// resources, all or none, each with its own fencing token (the same rule
+// as Acquire's: fence.lua). Resources whose keys share a slot (one ID
+// under several types, since the ID is the hash tag; or any resources
+// when the namespace has no hash tags, on a standalone server) are taken
+// by one script that checks every lease first and writes nothing when one
+// is held. Resources spread over several slots are grouped by slot and the
+// groups taken in slot order, one script each; when a group finds a
+// resource held, the groups already taken are released in one pipeline
+// before the call returns (or waits and tries again, for AcquireMulti), so
+// a caller never holds part of a set. A set over k slots costs k round
+// trips (plus one pipeline on a refusal after the first group); other
+// callers may see part of such a set held for the span of an attempt.
+// MultiLock.Release and MultiLock.Refresh act on every lease in one
+// pipeline; MultiLock.Context is cancelled when any lease is lost.
 //
 // # Semaphores
 //

@@ -169,3 +169,35 @@ func ExampleFair() {
 	// Output:
 	// served: 1 2
 }
+
+func ExampleClient_TryAcquireMulti() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	// A transfer locks both accounts, or neither.
+	accounts := []lock.Resource{{Type: "account", ID: "alice"}, {Type: "account", ID: "bob"}}
+	m, err := locks.TryAcquireMulti(ctx, accounts, 5*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range m.Locks() {
+		fmt.Println(l.Key(), l.Fence() > 0)
+	}
+
+	// bob and carol: bob is held, so carol is not taken either.
+	_, err = locks.TryAcquireMulti(ctx, []lock.Resource{{Type: "account", ID: "carol"}, {Type: "account", ID: "bob"}}, 5*time.Second)
+	fmt.Println("not obtained:", errors.Is(err, lock.ErrNotObtained))
+	carol, err := locks.TryAcquire(ctx, "account", "carol", time.Second)
+	fmt.Println("carol free:", err == nil)
+
+	_ = carol.Release(ctx)
+	fmt.Println("released:", m.Release(ctx) == nil)
+	// Output:
+	// lock:account:{alice} true
+	// lock:account:{bob} true
+	// not obtained: true
+	// carol free: true
+	// released: true
+}

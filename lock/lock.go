@@ -196,6 +196,11 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := l.c.now()
 	_, err := l.c.run.Run(ctx, l.ops.refresh, l.keys, l.argv[0], l.c.msArg(ttl))
+	return l.refreshed(start, ttl, err)
+}
+
+// refreshed applies the outcome err of a refresh to ttl sent at start.
+func (l *Lock) refreshed(start time.Time, ttl time.Duration, err error) error {
 	nd, err := call.NotDurable(err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
