@@ -14,8 +14,9 @@
 //
 //   - One round trip per operation: one Lua script (or one command), whose
 //     keys share the user_id hash tag, so it is atomic and single-slot on
-//     a cluster. Store.Authenticate with hash tags off is the one
-//     exception (two round trips). Get and Create made while others are
+//     a cluster. Store.Authenticate with hash tags off and Store.Devices
+//     (List, then one pipeline of read-only scripts) are the exceptions
+//     (two round trips). Get and Create made while others are
 //     in flight share pipelines (WithPipelining; DefaultPipelines round
 //     trips in flight by default): each is still its own atomic script
 //     with its own reply.
@@ -170,6 +171,17 @@
 // (one that expired within it waits for the next prune; liveness never
 // depends on pruning). "Oldest" for eviction means the session that would
 // expire first, that is, the least recently active one.
+//
+// # Devices
+//
+// Store.List returns a user's live session IDs and idle deadlines;
+// Store.Devices adds each session's IP address, user agent, device
+// fingerprint, created_at, last_activity and absolute expiry, for a
+// "where you are signed in" page. Neither slides a session: no
+// last_activity, TTL or index score moves (TestDevicesReadOnly). Devices
+// reads the hashes by name from Go after listing them (no script builds a
+// key), one read-only script per session in one pipeline; a session that
+// ends in between is left out.
 //
 // # Renewal
 //

@@ -60,6 +60,32 @@ func Example() {
 	// after reuse: true
 }
 
+func ExampleStore_Devices() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, _ := session.New(rdb)
+	laptop, _, _ := store.Create(ctx, session.Info{UserID: "42", IPAddress: "203.0.113.7", UserAgent: "Firefox/128", DeviceFingerprint: "laptop"})
+	_, _, _ = store.Create(ctx, session.Info{UserID: "42", IPAddress: "198.51.100.2", UserAgent: "Safari/17", DeviceFingerprint: "phone"})
+	ttl := rdb.PTTL(ctx, "session:user:{42}:"+laptop.ID).Val()
+
+	devices, err := store.Devices(ctx, "42") // "where you are signed in"
+	if err != nil {
+		panic(err)
+	}
+	for _, d := range devices {
+		fmt.Println(d.DeviceFingerprint, d.IPAddress, d.UserAgent, d.LastActivity.Equal(d.CreatedAt))
+	}
+	fmt.Println("slid:", rdb.PTTL(ctx, "session:user:{42}:"+laptop.ID).Val() != ttl)
+	// Output:
+	// laptop 203.0.113.7 Firefox/128 true
+	// phone 198.51.100.2 Safari/17 true
+	// slid: false
+}
+
 func ExampleStore_Renew() {
 	m, _ := miniredis.Run()
 	defer m.Close()

@@ -20,7 +20,8 @@ var (
 // round trip; the same script prunes expired entries from the index and
 // resets its TTL. It does not slide any session. The IDs can revoke a
 // session (Revoke, RevokeOthers) but not authenticate it: show them to
-// the user, never a handle. An index entry this package did not write (a
+// the user, never a handle. Devices adds each session's client details
+// and timestamps, also without sliding. An index entry this package did not write (a
 // member that is not a session ID, an expiry that is not a deadline it
 // sets) is keys.ErrCorrupt naming the index; the entry is not quoted.
 func (s *Store) List(ctx context.Context, userID string) ([]Entry, error) {
