@@ -23,6 +23,7 @@
 -- ARGV[8] "1": read the inbox too (a caller that waited on the wake list,
 --         or starts); else only the wake list is read for jobs pushed in
 --         the seed's format
+-- While the stats hash has a paused field (Pause) nothing is leased.
 -- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
 -- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
 -- leased or nothing is pending, else the ms until the next delayed job or
@@ -209,9 +210,13 @@ for _, id in ipairs(expired) do
   end
 end
 
--- 2. lease ready jobs. The ready jobs of a level are the lowest scores, so
+-- 2. lease ready jobs, unless the queue is paused: the stats hash's
+-- paused field (Pause) is read here, so jobs in flight finish and
+-- expired leases still come back, but nothing new is delivered.
+local paused = redis.call('HGET', KEYS[7], 'paused')
+-- The ready jobs of a level are the lowest scores, so
 -- the first k of ZRANGEBYSCORE are ranks 0..k-1; every write is batched.
-local n = tonumber(ARGV[1])
+local n = paused and 0 or tonumber(ARGV[1])
 local rows, leased, dlvs = {}, {}, {}
 local maxscore = int_str(now * 1000 + 999)
 local sdeadline = string.format('%d', deadline)
@@ -295,6 +300,11 @@ for i = 3, 5 do
   end
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+if paused then
+  -- paused (Pause): nothing is delivered; the caller waits its longest
+  -- wait, and Resume pushes a wake-up token.
+  return ok(-1, rows, notes)
+end
 
 if #leased > 0 then
   if #leased >= n then

@@ -83,7 +83,7 @@
 //
 //	Key pattern                              Type    TTL                                                                                                                     Purpose
 //	queue:dlq:{{queue_name}}                 LIST    7d (refreshed on push; trimmed to the dead-letter cap)                                                                  dead letters: job JSON with its last error, newest first
-//	queue:stats:{{queue_name}}               HASH    none (bounded: one hash of counters per queue)                                                                          total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences)
+//	queue:stats:{{queue_name}}               HASH    none (bounded: one hash of counters per queue)                                                                          total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag)
 //	queue:{{queue_name}}:active              ZSET    none (bounded: one member per job in flight)                                                                            leases: in-flight job IDs scored by lease deadline (server ms)
 //	queue:{{queue_name}}:executions          LIST    none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                    wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
 //	queue:{{queue_name}}:inbox               LIST    none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)  wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
@@ -179,6 +179,16 @@
 // queue's Backoff (exponential with jitter by default). A job whose stored
 // JSON does not decode is dead-lettered with the reason instead of being
 // redelivered forever.
+//
+// # Pause and resume
+//
+// Pause sets the stats hash's paused field (the server time of the
+// pause); the dequeue script reads it and, while it is there, leases
+// nothing, for every consumer in every process. Jobs in flight are left
+// alone: their handlers finish and settle, and expired leases still come
+// back to pending. Enqueues, Schedule ticks and the admin calls go on.
+// Resume deletes the field and pushes a wake-up token, so a waiting
+// consumer polls at once. Stats reports Paused and PausedAt.
 //
 // # Failover and durability
 //

@@ -92,3 +92,34 @@ func ExampleQueue_Enqueue_unique() {
 	// <nil>
 	// true
 }
+
+func ExampleQueue_Pause() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, err := queue.New[Execution](rdb, "n8n")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := q.Pause(ctx); err != nil {
+		panic(err)
+	}
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "nightly"}, queue.WithID("e1")) // lands, is not delivered
+	_, err = q.TryDequeue(ctx)
+	s, _ := q.Stats(ctx)
+	fmt.Println("paused:", s.Paused, "pending:", s.Pending(), "empty:", errors.Is(err, queue.ErrEmpty))
+
+	if _, err := q.Resume(ctx); err != nil {
+		panic(err)
+	}
+	j, err := q.TryDequeue(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("run", j.ID)
+	// Output:
+	// paused: true pending: 1 empty: true
+	// run e1
+}

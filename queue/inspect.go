@@ -75,7 +75,7 @@ func init() {
 					return nil, fmt.Errorf("field %s is %.64q", f, v)
 				}
 				out["avg_process_time"] = time.Duration(x * float64(time.Millisecond)).String()
-			case "last_processed_at":
+			case "last_processed_at", "paused": // paused: the server time of Pause
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || n < 0 {
 					return nil, fmt.Errorf("field %s is %.64q", f, v)

@@ -31,6 +31,10 @@ type Stats struct {
 	TotalDeadTrimmed int64
 	AvgProcessTime   time.Duration // mean handler time of acked jobs
 	LastProcessedAt  time.Time     // server time of the last ack; zero if none
+	// Paused reports a queue paused by Pause (nothing is delivered);
+	// PausedAt is the server time of that Pause, zero when running.
+	Paused   bool
+	PausedAt time.Time
 
 	Ready    map[Priority]int64 // ready now, per priority
 	Delayed  map[Priority]int64 // waiting for a delay or a retry backoff
@@ -91,6 +95,13 @@ func (q *Queue[T]) Stats(ctx context.Context) (Stats, error) {
 				return Stats{}, corrupt(f, val)
 			}
 			s.LastProcessedAt = msTime(v)
+			continue
+		case "paused":
+			v, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || v < 0 {
+				return Stats{}, corrupt(f, val)
+			}
+			s.Paused, s.PausedAt = true, msTime(v)
 			continue
 		case "avg_process_time_ms":
 			x, err := strconv.ParseFloat(val, 64)
