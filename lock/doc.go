@@ -1,7 +1,7 @@
 // Package lock gives Go services distributed locks on Redis: lease locks
 // with fencing tokens, a watchdog that turns a lost lease into a cancelled
 // context, a fair (first-come, first-served) variant, all-or-nothing locks
-// on several resources, a counting
+// on several resources, read-write locks, a counting
 // semaphore, and a guard that runs a cron job at most once per interval
 // across instances.
 //
@@ -86,10 +86,13 @@
 //	lock:fence:{resource_type}:{{resource_id}}    STRING  1h (at least this after the last acquisition, at most 1/4096 more)  last fencing token issued for the resource (decimal)
 //	lock:file:{{file_id}}                         STRING  1m (default; callers may pick any lease up to the max)              file processing lock (resource type "file")
 //	lock:queue:{resource_type}:{{resource_id}}    LIST    latest waiter deadline                                              fair lock: waiter owner IDs in arrival order
+//	lock:readers:{resource_type}:{{resource_id}}  ZSET    5m (latest reader expiry)                                           read-write lock: reader owner ID -> expiry (Unix ms)
+//	lock:rw:{resource_type}:{{resource_id}}       STRING  30s (writer's lease, at most 300s)                                  read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}
 //	lock:sem:{resource_type}:{{resource_id}}      ZSET    5m (latest permit expiry)                                           semaphore: permit owner ID -> expiry (Unix ms)
 //	lock:user-session:{{user_id}}                 STRING  5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; seed: lock:user:{user_id}:session)
 //	lock:waiters:{resource_type}:{{resource_id}}  ZSET    latest waiter deadline                                              fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue
 //	lock:workflow:{{workflow_id}}                 STRING  5m (default; callers may pick any lease up to the max)              workflow execution lock (resource type "workflow")
+//	lock:writers:{resource_type}:{{resource_id}}  ZSET    latest waiting writer's deadline                                    read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away
 //	lock:{resource_type}:{{resource_id}}          STRING  30s (lease duration, at most 300s)                                  lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}
 //
 // # Compatibility with existing layouts
@@ -228,6 +231,23 @@
 // callers may see part of such a set held for the span of an attempt.
 // MultiLock.Release and MultiLock.Refresh act on every lease in one
 // pipeline; MultiLock.Context is cancelled when any lease is lost.
+//
+// # Read-write locks
+//
+// Client.RWMutex gives a resource a read-write lock: RWMutex.RLock and
+// TryRLock take a reader's lease (many at once), Lock and TryLock the
+// writer's (alone, with a fencing token from the resource's fence counter,
+// the rule of Acquire). Readers are leases in the sorted set
+// lock:readers:{resource_type}:{resource_id} (owner ID -> expiry), the
+// writer's lease is lock:rw:{resource_type}:{resource_id}. A writer
+// waiting in Lock keeps a place in lock:writers:{resource_type}:{resource_id}
+// (owner ID -> deadline, renewed by each attempt, at least every RWKeep/3)
+// and new readers are turned away meanwhile: writer preference, so readers
+// never starve a writer (writers can starve readers). A writer that gives
+// up leaves at once; one that vanished stops keeping readers out after
+// RWKeep. Every lease is a *Lock with Release, Refresh, TTL, Context and
+// WithWatchdog; each operation is one script on server time, on keys that
+// share the resource's hash tag.
 //
 // # Semaphores
 //

@@ -201,3 +201,33 @@ func ExampleClient_TryAcquireMulti() {
 	// carol free: true
 	// released: true
 }
+
+func ExampleClient_RWMutex() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+	rw, err := locks.RWMutex("config", "prices")
+	if err != nil {
+		panic(err)
+	}
+
+	r1, _ := rw.TryRLock(ctx, 5*time.Second)
+	r2, err := rw.TryRLock(ctx, 5*time.Second)
+	fmt.Println("two readers:", err == nil)
+	_, err = rw.TryLock(ctx, 5*time.Second)
+	fmt.Println("writer while reading:", errors.Is(err, lock.ErrNotObtained))
+
+	_ = r1.Release(ctx)
+	_ = r2.Release(ctx)
+	w, err := rw.Lock(ctx, 5*time.Second)
+	fmt.Println("writer:", err == nil, w.Fence() > 0)
+	_, err = rw.TryRLock(ctx, 5*time.Second)
+	fmt.Println("reader while writing:", errors.Is(err, lock.ErrNotObtained))
+	_ = w.Release(ctx)
+	// Output:
+	// two readers: true
+	// writer while reading: true
+	// writer: true true
+	// reader while writing: true
+}

@@ -45,6 +45,7 @@ func init() {
 		return out, nil
 	})
 	keys.SetDecoder(lockKey, lease)
+	keys.SetDecoder(rwKey, lease)
 	for _, t := range resourceDefaults {
 		keys.SetDecoder(t, lease)
 	}
@@ -65,6 +66,8 @@ func init() {
 	}
 	keys.SetDecoder(waitersKey, until("place_until"))
 	keys.SetDecoder(semKey, until("permit_expires_at"))
+	keys.SetDecoder(readersKey, until("read_lease_expires_at"))
+	keys.SetDecoder(writersKey, until("place_until"))
 	keys.SetDecoder(cronKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {

@@ -92,6 +92,35 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "semaphore: permit owner ID -> expiry (Unix ms)",
 	})
+	rwKey = keys.Register(keys.Pattern{
+		Template: "lock:rw:{resource_type}:{resource_id}",
+		Type:     keys.String,
+		TTL:      StandardTTL,
+		TTLNote:  "writer's lease, at most 300s",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}",
+	})
+	readersKey = keys.Register(keys.Pattern{
+		Template: "lock:readers:{resource_type}:{resource_id}",
+		Type:     keys.ZSet,
+		TTL:      DefaultMaxTTL,
+		TTLNote:  "latest reader expiry",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "read-write lock: reader owner ID -> expiry (Unix ms)",
+	})
+	writersKey = keys.Register(keys.Pattern{
+		Template: "lock:writers:{resource_type}:{resource_id}",
+		Type:     keys.ZSet,
+		TTLNote:  "latest waiting writer's deadline",
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away",
+	})
 	cronKey = keys.Register(keys.Pattern{
 		Template:   "cron:last-run:{job_name}",
 		Type:       keys.String,

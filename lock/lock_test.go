@@ -42,9 +42,9 @@ func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "lock") }
 func TestKeysShareSlotAndDoNotCollide(t *testing.T) {
 	for _, ns := range []keys.Namespace{{}, {Prefix: "ha:"}, {NoHashTags: true}} {
 		var all []string
-		for _, r := range [][2]string{{"file", "42"}, {"queue", "file"}, {"fence", "x"}, {"user-session", "u:1"}} {
+		for _, r := range [][2]string{{"file", "42"}, {"queue", "file"}, {"fence", "x"}, {"user-session", "u:1"}, {"rw", "x"}, {"readers", "x"}, {"writers", "x"}} {
 			ks := []string{}
-			for _, tm := range []*keys.Template{lockKey, fenceKey, queueKey, waitersKey, semKey} {
+			for _, tm := range []*keys.Template{lockKey, fenceKey, queueKey, waitersKey, semKey, rwKey, readersKey, writersKey} {
 				k, err := tm.Key(ns, r[0], r[1])
 				require.NoError(t, err)
 				ks = append(ks, k)
