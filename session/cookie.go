@@ -8,7 +8,9 @@ import (
 // Cookie returns a cookie named name (DefaultCookieName when empty)
 // carrying handle (Tokens.Handle from Create), with safe defaults:
 // HttpOnly, Secure, SameSite=Lax, Path "/", and Max-Age until sess's
-// absolute expiry (the server enforces the idle timeout). Set it with
+// absolute expiry, its own for a session created with
+// Info.MaxLifetime ("remember me"); the server enforces the idle
+// timeout. Set it with
 // http.SetCookie. A nil sess or an empty handle gives nil, which
 // http.SetCookie ignores.
 func Cookie(name, handle string, sess *Session) *http.Cookie {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
@@ -42,8 +43,9 @@ var (
 // (retries off or exhausted, a timeout), the session may exist on the
 // server with nobody holding its handle: Create then revokes it in the
 // background, best effort, so that it neither lingers in List nor counts
-// against WithMaxSessions. Bad input fails with ErrInvalid before anything
-// is written. With WithDurability, a session created but acknowledged by
+// against WithMaxSessions. Info.IdleTimeout and Info.MaxLifetime give the
+// session timeouts of its own ("remember me"), stored with it. Bad input
+// fails with ErrInvalid before anything is written. With WithDurability, a session created but acknowledged by
 // fewer replicas than asked is returned, live, with its Tokens and an
 // error matching ErrNotDurable.
 func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
@@ -68,6 +70,21 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 			return nil, Tokens{}, err
 		}
 	}
+	idleArg, lifeArg := s.idleArg, s.lifeArg
+	life := s.opt.life
+	if in.MaxLifetime != 0 {
+		if in.MaxLifetime < time.Millisecond || in.MaxLifetime > MaxLifetimeLimit {
+			return nil, Tokens{}, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", in.MaxLifetime, MaxLifetimeLimit)
+		}
+		life = in.MaxLifetime
+		lifeArg = strconv.FormatInt(ms(life), 10)
+	}
+	if in.IdleTimeout != 0 {
+		if in.IdleTimeout < time.Millisecond || in.IdleTimeout > life {
+			return nil, Tokens{}, pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", in.IdleTimeout, life)
+		}
+		idleArg = strconv.FormatInt(ms(in.IdleTimeout), 10)
+	}
 	handle, sid, err := newHandle(in.UserID)
 	if err != nil {
 		return nil, Tokens{}, pkg.Fail(op, "", nil, err)
@@ -80,13 +97,16 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	if err != nil {
 		return nil, Tokens{}, err
 	}
-	args := make([]any, 0, 5+len(fields)+2*len(in.Extra))
-	args = append(args, sid, s.idleArg, s.lifeArg, s.maxArg, refreshHash)
+	args := make([]any, 0, 7+len(fields)+2*len(in.Extra))
+	args = append(args, sid, idleArg, lifeArg, s.maxArg, refreshHash)
 	for _, f := range fields {
 		args = append(args, f[1])
 	}
 	for name, v := range in.Extra {
 		args = append(args, name, v)
+	}
+	if in.IdleTimeout != 0 {
+		args = append(args, fIdleTimeout, idleArg)
 	}
 	rep, err := s.run.Run(ctx, createOp, ks, args...)
 	nd, err := call.NotDurable(err)
@@ -106,7 +126,8 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 		UserAgent: in.UserAgent, DeviceFingerprint: in.DeviceFingerprint,
 		CreatedAt: created, LastActivity: created,
 		ExpiresAt: time.UnixMilli(exp), AbsoluteExpiry: time.UnixMilli(abs),
-		Extra: copyMap(in.Extra),
+		IdleTimeout: in.IdleTimeout,
+		Extra:       copyMap(in.Extra),
 	}
 	return sess, Tokens{Handle: handle, Refresh: refresh}, nd
 }

@@ -4,12 +4,15 @@
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID (the digest of a secret this request drew)
--- ARGV[2] idle timeout, ms (> 0, a decimal integer)
--- ARGV[3] absolute lifetime, ms (>= idle)
+-- ARGV[2] idle timeout, ms (> 0, a decimal integer): the session's own
+--         or the Store's
+-- ARGV[3] absolute lifetime, ms (>= idle): the session's own or the
+--         Store's
 -- ARGV[4] max sessions per user (0 = unlimited)
 -- ARGV[5] hex SHA-256 of the first refresh token
 -- ARGV[6..10] user_id, email, ip_address, user_agent, device_fingerprint
--- ARGV[11..] field, value pairs of the caller's extra fields;
+-- ARGV[11..] field, value pairs of the caller's extra fields, and
+--           idle_timeout with ARGV[2] for a session with its own;
 --           created_at, last_activity, absolute_expiry and
 --           refresh_token_hash are written here.
 --

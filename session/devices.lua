@@ -7,7 +7,8 @@
 --
 -- Returns ok(now_ms, expiry_ms, {value, ...}) with the values of user_id,
 -- email, created_at, last_activity, ip_address, user_agent,
--- device_fingerprint and absolute_expiry in that order when the session
+-- device_fingerprint, absolute_expiry and idle_timeout (false when the
+-- session has none) in that order when the session
 -- is live (listed with a score above now, its hash present with an
 -- absolute_expiry above now); none() when it is not (its leftovers are
 -- left to the scripts that write); corrupt(1, why) when the hash's
@@ -16,7 +17,7 @@ local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 local now = now_ms()
 local score = tonumber(redis.call('ZSCORE', idx, sid))
 local v = redis.call('HMGET', key, 'user_id', 'email', 'created_at', 'last_activity', 'ip_address',
-  'user_agent', 'device_fingerprint', 'absolute_expiry')
+  'user_agent', 'device_fingerprint', 'absolute_expiry', 'idle_timeout')
 local abs = v[8]
 if abs then
   local n = to_int(abs)

@@ -134,10 +134,11 @@
 //     index entries in one script on one key; the hashes they orphan can
 //     never be read again, are deleted by the next call that names them,
 //     and otherwise expire with their idle TTL. Revoke deletes both.
-//   - Two fields are added to the hash: absolute_expiry (Unix ms) holds
-//     the lifetime cap, and refresh_token_used holds the hashes of the
+//   - Fields are added to the hash: absolute_expiry (Unix ms) holds
+//     the lifetime cap, refresh_token_used holds the hashes of the
 //     last few rotated-away refresh tokens (WithRefreshHistory), for reuse
-//     detection.
+//     detection, and idle_timeout (ms) a session's own idle timeout
+//     (Info.IdleTimeout), only when it has one.
 //   - session:request:{user_id}:{request_id} is new: it records, for
 //     ReplayWindow, the outcome of one revoke, login or unblock call, or
 //     of a rotation that found a reused token (see Replays).
@@ -155,7 +156,8 @@
 //
 // Store.Create writes the hash (user_id, email, created_at, last_activity,
 // ip_address, user_agent, device_fingerprint, refresh_token_hash,
-// absolute_expiry, plus caller-defined fields) and its index entry in one
+// absolute_expiry, idle_timeout for a session with its own, plus
+// caller-defined fields) and its index entry in one
 // script. Store.Get returns the session and slides it in the same script:
 // last_activity is set to the server time and the key's expiry moves to
 // now + idle timeout (default 3600 s), capped at created_at + max lifetime
@@ -196,6 +198,17 @@
 // neither (TestRenewNoWindow: 100 goroutines reading every ID of a chain
 // of 200 renewals on the real server and the cluster). The absolute
 // expiry does not move: renewing never extends a session's lifetime.
+//
+// # Per-session lifetime
+//
+// A session may have its own idle timeout and lifetime cap
+// (Info.IdleTimeout, Info.MaxLifetime), for "remember me" (longer) or a
+// sensitive login (shorter). The cap is the session's absolute_expiry, as
+// for every session; an own idle timeout is stored in its idle_timeout
+// field (ms), which Get, Update, Authenticate, Renew and Middleware slide
+// by instead of the Store's, and which Renew moves with the session.
+// Cookie's Max-Age runs to the session's own absolute expiry. A value in
+// idle_timeout that is not 1 ms to MaxLifetimeLimit is keys.ErrCorrupt.
 //
 // # Handles
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"time"
 
@@ -76,6 +77,8 @@ func ExampleStore_Devices() {
 	if err != nil {
 		panic(err)
 	}
+	// Soonest expiry first; two sessions made in the same millisecond tie.
+	sort.Slice(devices, func(i, j int) bool { return devices[i].DeviceFingerprint < devices[j].DeviceFingerprint })
 	for _, d := range devices {
 		fmt.Println(d.DeviceFingerprint, d.IPAddress, d.UserAgent, d.LastActivity.Equal(d.CreatedAt))
 	}
@@ -84,6 +87,28 @@ func ExampleStore_Devices() {
 	// laptop 203.0.113.7 Firefox/128 true
 	// phone 198.51.100.2 Safari/17 true
 	// slid: false
+}
+
+func ExampleStore_Create_rememberMe() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, _ := session.New(rdb) // 1h idle, 24h cap for ordinary logins
+	// "Remember me" ticked: this session has its own timeouts.
+	sess, tok, _ := store.Create(ctx, session.Info{UserID: "42", IdleTimeout: 7 * 24 * time.Hour, MaxLifetime: 30 * 24 * time.Hour})
+	age := time.Duration(session.Cookie("", tok.Handle, sess).MaxAge) * time.Second
+	fmt.Println("cookie lasts:", age.Round(time.Hour)) // until the session's own absolute expiry
+	m.FastForward(2 * time.Hour)                       // idle longer than the Store's 1h
+	got, err := store.Get(ctx, "42", sess.ID)
+	fmt.Println("still live:", err == nil, "idle timeout:", got.IdleTimeout)
+	fmt.Println("slid by its own:", rdb.PTTL(ctx, "session:user:{42}:"+sess.ID).Val().Round(time.Hour))
+	// Output:
+	// cookie lasts: 720h0m0s
+	// still live: true idle timeout: 168h0m0s
+	// slid by its own: 168h0m0s
 }
 
 func ExampleStore_Renew() {

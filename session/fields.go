@@ -12,8 +12,9 @@ const (
 	MaxFieldNameLen = 64
 )
 
-// Hash field names. The first eight are the seed layout's; absolute_expiry and
-// refresh_token_used are this package's.
+// Hash field names. The first eight are the seed layout's; absolute_expiry,
+// refresh_token_used and idle_timeout (a session's own idle timeout, Unix
+// ms, written only when Info.IdleTimeout is set) are this package's.
 const (
 	fUserID       = "user_id"
 	fEmail        = "email"
@@ -25,13 +26,14 @@ const (
 	fRefreshHash  = "refresh_token_hash"
 	fAbsoluteExp  = "absolute_expiry"
 	fRefreshUsed  = "refresh_token_used"
+	fIdleTimeout  = "idle_timeout"
 )
 
 // reserved are the field names that extras may not use.
 var reserved = map[string]bool{
 	fUserID: true, fEmail: true, fCreatedAt: true, fLastActivity: true,
 	fIPAddress: true, fUserAgent: true, fDevice: true, fRefreshHash: true,
-	fAbsoluteExp: true, fRefreshUsed: true,
+	fAbsoluteExp: true, fRefreshUsed: true, fIdleTimeout: true,
 }
 
 // updatable are the seed fields that Update may change.

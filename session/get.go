@@ -47,7 +47,7 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 
 // getFields are the fields get.lua returns by position when the session
 // holds no caller extras.
-var getFields = [...]string{fUserID, fEmail, fCreatedAt, fLastActivity, fIPAddress, fUserAgent, fDevice, fAbsoluteExp}
+var getFields = [...]string{fUserID, fEmail, fCreatedAt, fLastActivity, fIPAddress, fUserAgent, fDevice, fAbsoluteExp, fIdleTimeout}
 
 // decodeFields builds the Session from get.lua's expiry (payload element
 // 1) and the values of getFields (element 2), recording corruption in rep.
@@ -63,6 +63,9 @@ func decodeFields(rep *call.Reply, key, userID, sessionID string) *Session {
 	}
 	flat := make([]string, 0, 2*len(getFields))
 	for i, f := range getFields {
+		if f == fIdleTimeout && vals[i] == "" {
+			continue // the session has no idle timeout of its own
+		}
 		flat = append(flat, f, vals[i])
 	}
 	sess, err := parseSession(userID, sessionID, flat)

@@ -4,12 +4,13 @@
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
--- ARGV[2] idle timeout, ms (a decimal integer)
+-- ARGV[2] idle timeout, ms (a decimal integer); the session's own
+--         idle_timeout field, when it has one, takes its place
 --
 -- Returns, for a live session, ok(now_ms, expiry_ms, {value, ...},
 -- 'fields') with the values of user_id, email, created_at, last_activity,
 -- ip_address, user_agent, device_fingerprint and absolute_expiry in that
--- order (false for a missing one) when the hash holds no other field but
+-- order, then idle_timeout (false for a missing one) when the hash holds no other field but
 -- the refresh digests, else ok(now_ms, expiry_ms, {field, value, ...},
 -- 'pairs') with the whole hash; none() when the session is missing,
 -- expired, evicted or revoked (its leftovers are deleted); corrupt(i, why)
@@ -30,7 +31,8 @@ local key, idx, sid, idle = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local now, sec = clock()
 local score = redis.call('ZSCORE', idx, sid)
 local v = redis.call('HMGET', key, 'user_id', 'email', 'created_at', 'last_activity', 'ip_address',
-  'user_agent', 'device_fingerprint', 'absolute_expiry', 'refresh_token_hash', 'refresh_token_used')
+  'user_agent', 'device_fingerprint', 'absolute_expiry', 'refresh_token_hash', 'refresh_token_used',
+  'idle_timeout')
 local abs = v[8]
 local n = abs and to_int(abs)
 if not (n and n <= now + MAX_AHEAD_MS and n > now and score and tonumber(score) > now) then
@@ -38,6 +40,11 @@ if not (n and n <= now + MAX_AHEAD_MS and n > now and score and tonumber(score) 
   -- deleting the leftovers
   local _, fail = live(key, idx, sid, now)
   return fail or {'none'}
+end
+if v[11] then
+  local own = to_int(v[11], 1, MAX_AHEAD_MS)
+  if not own then return {'corrupt', 1, 'idle_timeout ' .. v[11] .. ' is not a timeout this package writes'} end
+  idle = v[11]
 end
 local exp, ttl = now + tonumber(idle), idle
 if exp > n then
@@ -48,7 +55,7 @@ local at = int_str(exp)
 local top, bad = outlived(idx, at, now)
 if bad then return {'corrupt', 2, bad} end
 local held = 0
-for i = 1, 10 do
+for i = 1, 11 do
   if v[i] then held = held + 1 end
 end
 local ts = stamp(sec)
@@ -63,6 +70,6 @@ else
   redis.call('PEXPIRE', idx, ttl)
 end
 if redis.call('HLEN', key) == held + (v[4] and 0 or 1) then
-  return {'ok', now, exp, {v[1], v[2], v[3], ts, v[5], v[6], v[7], abs}, 'fields'}
+  return {'ok', now, exp, {v[1], v[2], v[3], ts, v[5], v[6], v[7], abs, v[11]}, 'fields'}
 end
 return {'ok', now, exp, redis.call('HGETALL', key), 'pairs'}

@@ -34,7 +34,10 @@
 --
 -- slide(key, idx, sid, now, idle, abs): moves a live session's idle
 -- deadline to now + idle, capped at abs, on the hash (last_activity), its
--- TTL and its index score; returns the new deadline.
+-- TTL and its index score; returns the new deadline. A session with its
+-- own idle timeout (the idle_timeout field, ms) slides by that instead;
+-- a value that is not one (not this package's) is ignored here and
+-- reported as corrupt by the Go side of the call that reads the hash.
 --
 -- clock(): the server's time (one TIME) as whole Unix milliseconds, whole
 -- Unix seconds, and those seconds as TIME spells them (a decimal string).
@@ -103,6 +106,8 @@ local function live(key, idx, sid, now)
 end
 
 local function slide(key, idx, sid, now, idle, abs)
+  local own = redis.call('HGET', key, 'idle_timeout')
+  if own then idle = to_int(own, 1, MAX_AHEAD_MS) or idle end
   local exp = now + idle
   if exp > abs then exp = abs end
   redis.call('HSET', key, 'last_activity', rfc3339(now))

@@ -16,11 +16,22 @@ type Info struct {
 	IPAddress         string
 	UserAgent         string
 	DeviceFingerprint string
+	// IdleTimeout and MaxLifetime, when not zero, are this session's own
+	// idle timeout and lifetime cap in place of the Store's
+	// (WithIdleTimeout, WithMaxLifetime): a "remember me" login gets
+	// longer ones, a sensitive one shorter. MaxLifetime is 1ms to
+	// MaxLifetimeLimit, IdleTimeout 1ms to the session's lifetime cap.
+	// They are stored with the session (absolute_expiry, idle_timeout),
+	// so every call that slides it (Get, Update, Authenticate, Renew,
+	// Middleware) honours them, and Cookie's Max-Age follows the
+	// session's own absolute expiry.
+	IdleTimeout time.Duration
+	MaxLifetime time.Duration
 	// Extra holds caller-defined fields, stored as hash fields beside the
 	// package's own. Names must not be one of the package's fields
 	// (user_id, email, created_at, last_activity, ip_address, user_agent,
 	// device_fingerprint, refresh_token_hash, absolute_expiry,
-	// refresh_token_used).
+	// refresh_token_used, idle_timeout).
 	Extra map[string]string
 }
 
@@ -43,9 +54,12 @@ type Session struct {
 	// ExpiresAt is when the session ends unless used again: the idle
 	// deadline, capped by AbsoluteExpiry.
 	ExpiresAt time.Time
-	// AbsoluteExpiry is created_at + the max lifetime; sliding never
-	// passes it.
+	// AbsoluteExpiry is created_at + the max lifetime (the session's own,
+	// Info.MaxLifetime, or the Store's); sliding never passes it.
 	AbsoluteExpiry time.Time
+	// IdleTimeout is the session's own idle timeout (Info.IdleTimeout);
+	// zero when it slides by the Store's.
+	IdleTimeout time.Duration
 	// Extra holds the caller-defined fields.
 	Extra map[string]string
 }
@@ -102,6 +116,12 @@ func parseSession(userID, sessionID string, flat []string) (*Session, error) {
 			last = v
 		case fAbsoluteExp:
 			abs = v
+		case fIdleTimeout:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 || n > MaxLifetimeLimit.Milliseconds() {
+				return nil, fmt.Errorf("%s %q is not a timeout this package writes", fIdleTimeout, v)
+			}
+			sess.IdleTimeout = time.Duration(n) * time.Millisecond
 		case fRefreshHash, fRefreshUsed:
 		default:
 			sess.Extra[name] = v

@@ -27,7 +27,7 @@ local max, ndel = tonumber(ARGV[3]), tonumber(ARGV[4])
 local reserved = {
   user_id = true, email = true, created_at = true, last_activity = true,
   ip_address = true, user_agent = true, device_fingerprint = true,
-  refresh_token_hash = true, absolute_expiry = true, refresh_token_used = true,
+  refresh_token_hash = true, absolute_expiry = true, refresh_token_used = true, idle_timeout = true,
 }
 local extra, count = {}, 0
 for _, f in ipairs(redis.call('HKEYS', key)) do
