@@ -81,7 +81,10 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	av, err := presence.NewAvailability(c, presence.WithNamespace(nsOpt))
 	require.NoError(t, err)
 	require.NoError(t, av.Set(ctx, "9", presence.Away))
-	ty, err := presence.NewTyping(c, presence.WithNamespace(nsOpt))
+	// Indicators that outlive a slow seeding run (the default is 3 s).
+	long := presence.DetailedProfile()
+	long.TypingTTL = time.Minute
+	ty, err := presence.NewTyping(c, presence.WithNamespace(nsOpt), presence.WithProfile(long))
 	require.NoError(t, err)
 	_, err = ty.Start(ctx, "conv-1", "7", "ann")
 	require.NoError(t, err)
