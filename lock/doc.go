@@ -254,7 +254,11 @@
 // Client.Semaphore admits up to N holders of a resource; each permit is a
 // lease of its own (a *Lock whose Fence is 0) in the sorted set
 // lock:sem:{resource_type}:{resource_id}, scored by expiry, so a crashed
-// holder frees its permit when its TTL runs out.
+// holder frees its permit when its TTL runs out. Semaphore.AcquireN and
+// TryAcquireN take n permits for one holder, all or none (weighted
+// acquisition): they are the members {owner_id}, {owner_id}:2, ...,
+// {owner_id}:n with one expiry, so the holder's Lock releases and
+// refreshes all n, and Held counts each.
 //
 // # Interval guard
 //

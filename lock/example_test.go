@@ -231,3 +231,32 @@ func ExampleClient_RWMutex() {
 	// writer: true true
 	// reader while writing: true
 }
+
+func ExampleSemaphore_AcquireN() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	locks, _ := lock.New(rdb)
+
+	// 8 GB of GPU memory, handed out in GB.
+	mem, _ := locks.Semaphore("gpu-mem", "node-1", 8)
+	big, err := mem.AcquireN(ctx, 6, 30*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	_, err = mem.TryAcquireN(ctx, 3, 30*time.Second)
+	fmt.Println("3 GB more:", errors.Is(err, lock.ErrNotObtained))
+	small, err := mem.TryAcquireN(ctx, 2, 30*time.Second)
+	fmt.Println("2 GB more:", err == nil)
+	n, _ := mem.Held(ctx)
+	fmt.Println("held:", n)
+	_ = big.Release(ctx)
+	n, _ = mem.Held(ctx)
+	fmt.Println("after release:", n)
+	_ = small.Release(ctx)
+	// Output:
+	// 3 GB more: true
+	// 2 GB more: true
+	// held: 8
+	// after release: 2
+}

@@ -7,6 +7,11 @@ if not score then
   return conflict()
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
+-- A weighted holder's other permits, {owner}:2 ... (see sem_acquire.lua).
+local k = 2
+while redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. k) == 1 do
+  k = k + 1
+end
 if tonumber(score) <= now_ms() then
   return conflict()
 end

@@ -82,8 +82,32 @@ func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...Acqu
 	return s.acquire(ctx, ttl, true, opts)
 }
 
+// TryAcquireN takes n permits at once for one holder (a weighted
+// acquisition), all or none, with TryAcquire's contract: one round trip,
+// ErrNotObtained when fewer than n are free, ErrInvalid for n outside
+// [1, Limit]. The permits share one lease: the *Lock's Release, Refresh
+// and TTL act on all n, and Held counts each of them.
+func (s *Semaphore) TryAcquireN(ctx context.Context, n int, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
+	return s.acquireN(ctx, n, ttl, false, opts)
+}
+
+// AcquireN is TryAcquireN that waits until n permits are free together,
+// as Acquire waits for one. Holders of single permits may keep taking
+// the free ones meanwhile: a large n can wait long under a steady stream
+// of small acquisitions.
+func (s *Semaphore) AcquireN(ctx context.Context, n int, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
+	return s.acquireN(ctx, n, ttl, true, opts)
+}
+
 func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, opts []AcquireOption) (*Lock, error) {
+	return s.acquireN(ctx, 1, ttl, wait, opts)
+}
+
+func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait bool, opts []AcquireOption) (*Lock, error) {
 	const op = "semaphore acquire"
+	if n < 1 || n > s.limit {
+		return nil, pkg.Invalidf(op, "weight %d outside [1, limit %d]", n, s.limit)
+	}
 	cfg, err := s.c.config(op, opts)
 	if err != nil {
 		return nil, err
@@ -101,7 +125,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, wait bool, o
 	held := false
 	for attempt := 0; ; attempt++ {
 		start := s.c.now()
-		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL))
+		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL), n)
 		nd, err := call.NotDurable(err)
 		switch {
 		case err == nil:
