@@ -318,4 +318,15 @@
 // expired, revoked or blocked is 401, an unreachable store or corrupt data
 // 503. Cookie builds the cookie with HttpOnly, Secure, SameSite=Lax, Path
 // "/" and Max-Age until the absolute expiry.
+//
+// CSRF: CSRFToken derives a token from the handle's secret (SHA-256 under
+// its own domain string, so it is neither the handle nor the session ID,
+// and cannot be derived from what Redis holds); it is stored nowhere and
+// changes when Renew gives the session a new handle. Middleware puts it
+// in the request context (CSRFTokenFromContext) for pages to render, and
+// with WithCSRF refuses with 403, before calling the store, an unsafe
+// request (not GET, HEAD, OPTIONS or TRACE) that authenticates with the
+// cookie and does not carry the token in the X-CSRF-Token header or the
+// csrf_token form field. Bearer requests are not checked: browsers never
+// add that header to a cross-site request.
 package session

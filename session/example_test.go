@@ -111,6 +111,37 @@ func ExampleStore_Create_rememberMe() {
 	// slid by its own: 168h0m0s
 }
 
+func ExampleWithCSRF() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := session.New(rdb)
+	sess, tok, _ := store.Create(context.Background(), session.Info{UserID: "42"})
+
+	h := session.Middleware(store, session.WithCSRF(""))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A page would render session.CSRFTokenFromContext(r.Context())
+		// into its forms.
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	post := func(token string) int {
+		r := httptest.NewRequest("POST", "/transfer", nil)
+		r.AddCookie(session.Cookie("", tok.Handle, sess))
+		if token != "" {
+			r.Header.Set(session.DefaultCSRFHeader, token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	token, _ := session.CSRFToken(tok.Handle)
+	fmt.Println("forged:", post(""))
+	fmt.Println("with the token:", post(token))
+	// Output:
+	// forged: 403
+	// with the token: 204
+}
+
 func ExampleStore_Renew() {
 	m, _ := miniredis.Run()
 	defer m.Close()

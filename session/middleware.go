@@ -16,6 +16,7 @@ type ctxKey int
 const (
 	sessionCtxKey ctxKey = iota
 	userCtxKey
+	csrfCtxKey
 )
 
 // FromContext returns the session the middleware put in ctx, or nil.
@@ -39,6 +40,7 @@ type MiddlewareOption func(*middlewareOptions)
 type middlewareOptions struct {
 	cookie string
 	users  *Users
+	csrf   string // the header, when WithCSRF
 }
 
 // WithCookieName sets the cookie that holds the session handle; "" means
@@ -60,7 +62,9 @@ func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { 
 // cookie (any other Authorization scheme is 401). The session is loaded
 // and slid with Get, or Authenticate with WithUsers (one round trip
 // either way, unless hash tags are off: see Authenticate), and put in the
-// request context (FromContext). A missing, malformed, expired, revoked or
+// request context (FromContext), with the session's CSRF token
+// (CSRFTokenFromContext; checked on unsafe cookie requests with
+// WithCSRF). A missing, malformed, expired, revoked or
 // blocked session is answered 401 Unauthorized; a Redis failure or
 // corrupt data 503 Service Unavailable.
 //
@@ -85,7 +89,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := handleFrom(r, o.cookie)
+			h, fromCookie := handleFrom(r, o.cookie)
 			if h == "" {
 				unauthorized(w)
 				return
@@ -93,6 +97,12 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 			userID, sid, err := ParseHandle(h)
 			if err != nil {
 				unauthorized(w)
+				return
+			}
+			raw, _ := b64strict.DecodeString(h[:strings.IndexByte(h, '.')])
+			csrf := csrfOf(raw)
+			if o.csrf != "" && fromCookie && !safeMethod(r.Method) && !csrfOK(r, o.csrf, csrf) {
+				http.Error(w, "missing or wrong CSRF token", http.StatusForbidden)
 				return
 			}
 			ctx := r.Context()
@@ -108,6 +118,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 				return
 			}
 			ctx = context.WithValue(ctx, sessionCtxKey, sess)
+			ctx = context.WithValue(ctx, csrfCtxKey, csrf)
 			if usr != nil {
 				ctx = context.WithValue(ctx, userCtxKey, usr)
 			}
@@ -130,18 +141,20 @@ func validCookieName(name string) bool {
 	return true
 }
 
-func handleFrom(r *http.Request, cookie string) string {
+// handleFrom returns the presented handle and whether it came from the
+// cookie.
+func handleFrom(r *http.Request, cookie string) (string, bool) {
 	if a := r.Header.Get("Authorization"); a != "" {
 		const p = "Bearer "
 		if len(a) > len(p) && strings.EqualFold(a[:len(p)], p) {
-			return strings.TrimSpace(a[len(p):])
+			return strings.TrimSpace(a[len(p):]), false
 		}
-		return ""
+		return "", false
 	}
 	if c, err := r.Cookie(cookie); err == nil {
-		return c.Value
+		return c.Value, true
 	}
-	return ""
+	return "", false
 }
 
 func unauthorized(w http.ResponseWriter) {

@@ -1,0 +1,87 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// csrfDomain separates CSRF-token digests from session IDs (idDomain) and
+// any other SHA-256 of the same secret.
+const csrfDomain = "redschema/session/csrf\x00"
+
+// Defaults for WithCSRF.
+const (
+	// DefaultCSRFHeader is the request header that carries the CSRF token.
+	DefaultCSRFHeader = "X-CSRF-Token"
+	// CSRFFormField is the form field read when the header is absent.
+	CSRFFormField = "csrf_token"
+)
+
+// CSRFToken returns the CSRF token bound to the session of handle: 256
+// bits of SHA-256 over a domain string and the handle's secret, in
+// unpadded URL-safe base64. It is stored nowhere and costs no round trip;
+// it cannot be turned into the handle or the session ID, nor derived
+// from the ID that Redis holds; it changes when Renew gives the session a
+// new handle. Put it in pages (a form field or a meta tag read by
+// scripts); Middleware with WithCSRF checks it. A malformed handle is
+// ErrInvalidToken.
+func CSRFToken(handle string) (string, error) {
+	if _, _, err := ParseHandle(handle); err != nil {
+		return "", err
+	}
+	sec, _, _ := strings.Cut(handle, ".")
+	raw, _ := b64strict.DecodeString(sec)
+	return csrfOf(raw), nil
+}
+
+func csrfOf(secret []byte) string {
+	h := sha256.New()
+	h.Write([]byte(csrfDomain))
+	h.Write(secret)
+	return b64.EncodeToString(h.Sum(nil))
+}
+
+// CSRFTokenFromContext returns the CSRF token of the request's session,
+// which Middleware puts in the context, or "".
+func CSRFTokenFromContext(ctx context.Context) string {
+	s, _ := ctx.Value(csrfCtxKey).(string)
+	return s
+}
+
+// WithCSRF makes Middleware check a CSRF token on every request that
+// authenticates with the cookie and whose method is not safe (anything
+// but GET, HEAD, OPTIONS and TRACE): the header (DefaultCSRFHeader when
+// header is "") or, without it, the form field CSRFFormField must hold
+// CSRFToken of the cookie's handle, compared in constant time; otherwise
+// the answer is 403 Forbidden and the store is not called. Requests with
+// "Authorization: Bearer" are not checked: a browser never adds that
+// header by itself, so a forged cross-site request cannot carry it.
+func WithCSRF(header string) MiddlewareOption {
+	return func(o *middlewareOptions) {
+		if header == "" {
+			header = DefaultCSRFHeader
+		}
+		o.csrf = header
+	}
+}
+
+// safeMethod reports whether m is a method that must not change state.
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// csrfOK reports whether r carries want in header or in the form field.
+func csrfOK(r *http.Request, header, want string) bool {
+	got := r.Header.Get(header)
+	if got == "" {
+		got = r.PostFormValue(CSRFFormField)
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}

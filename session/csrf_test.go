@@ -1,0 +1,109 @@
+package session
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// With WithCSRF, an unsafe request authenticated by the cookie passes
+// only with its own session's CSRF token (header or form field); safe
+// methods and bearer requests need none; the token changes with Renew.
+func TestMiddlewareCSRF(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	sess, tok := mustCreateTokens(t, e, s, "alice")
+	_, other := mustCreateTokens(t, e, s, "alice")
+
+	var seenToken string
+	var calls int
+	h := Middleware(s, WithCSRF(""))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		seenToken = CSRFTokenFromContext(r.Context())
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	do := func(method, handle string, cookie bool, mod func(*http.Request)) int {
+		r := httptest.NewRequest(method, "/", nil)
+		if cookie {
+			r.AddCookie(Cookie("", handle, sess))
+		} else {
+			r.Header.Set("Authorization", "Bearer "+handle)
+		}
+		if mod != nil {
+			mod(r)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	want, err := CSRFToken(tok.Handle)
+	require.NoError(t, err)
+	header := func(v string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, v) }
+	}
+	form := func(v string) func(*http.Request) {
+		return func(r *http.Request) {
+			r.Body = io.NopCloser(strings.NewReader(url.Values{CSRFFormField: {v}}.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+
+	assert.Equal(t, 204, do("GET", tok.Handle, true, nil), "safe method")
+	assert.Equal(t, want, seenToken, "the token is in the request context")
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		before := calls
+		assert.Equal(t, 403, do(m, tok.Handle, true, nil), m+" without a token")
+		assert.Equal(t, 403, do(m, tok.Handle, true, header("x"+want[1:])), m+" with a wrong token")
+		otherToken, err := CSRFToken(other.Handle)
+		require.NoError(t, err)
+		assert.Equal(t, 403, do(m, tok.Handle, true, header(otherToken)), m+" with another session's token")
+		assert.Equal(t, before, calls, "refused before the handler")
+		assert.Equal(t, 204, do(m, tok.Handle, true, header(want)), m+" with the header")
+		assert.Equal(t, 204, do(m, tok.Handle, false, nil), m+" with a bearer handle needs no token")
+	}
+	assert.Equal(t, 204, do("POST", tok.Handle, true, form(want)), "form field")
+	assert.Equal(t, 403, do("POST", tok.Handle, true, form("nope")), "wrong form field")
+
+	// Renew: a new handle, a new token; the old token no longer matches.
+	_, fresh, err := s.Renew(ctx, "alice", sess.ID)
+	require.NoError(t, err)
+	newToken, err := CSRFToken(fresh.Handle)
+	require.NoError(t, err)
+	assert.NotEqual(t, want, newToken)
+	assert.Equal(t, 403, do("POST", fresh.Handle, true, header(want)))
+	assert.Equal(t, 204, do("POST", fresh.Handle, true, header(newToken)))
+	assert.Equal(t, 401, do("POST", tok.Handle, true, header(want)), "the old session is gone")
+
+	// The token reveals neither the handle's secret nor the session ID.
+	secret, _, _ := strings.Cut(tok.Handle, ".")
+	assert.NotContains(t, want, secret)
+	assert.NotEqual(t, sess.ID, want[:IDLen])
+
+	_, err = CSRFToken("not a handle")
+	require.ErrorIs(t, err, ErrInvalidToken)
+	assert.NotContains(t, err.Error(), "not a handle")
+}
+
+// Without WithCSRF nothing is checked, and the token is still in the
+// context.
+func TestMiddlewareNoCSRF(t *testing.T) {
+	e, s := newStore(t)
+	_, tok := mustCreateTokens(t, e, s, "alice")
+	var seen string
+	h := Middleware(s)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = CSRFTokenFromContext(r.Context())
+	}))
+	r := httptest.NewRequest("POST", "/", nil)
+	r.AddCookie(&http.Cookie{Name: DefaultCookieName, Value: tok.Handle})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, 200, w.Code)
+	want, _ := CSRFToken(tok.Handle)
+	assert.Equal(t, want, seen)
+}
