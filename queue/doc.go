@@ -90,6 +90,7 @@
 //	queue:{{queue_name}}:jobs                HASH    none (bounded: one field per live job, deleted on ack, dead letter or delete)                                           job ID -> job JSON in seed 001's item format
 //	queue:{{queue_name}}:priority:{level}    ZSET    none (bounded: one member per pending or scheduled job; empty sets vanish)                                              job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
 //	queue:{{queue_name}}:reply:{request_id}  STRING  1m                                                                                                                      first outcome of a write request (JSON), returned to a resend of the same request
+//	queue:{{queue_name}}:schedules           HASH    none (bounded: one field per periodic job, removed by Unschedule)                                                       periodic jobs (Schedule): name -> JSON definition (next due tick, cron or interval spec, time zone, missed-tick policy, payload)
 //	queue:{{queue_name}}:state               HASH    none (bounded: one field per live job delivered at least once, deleted with its jobs field)                             job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)
 //	queue:{{queue_name}}:unique:{job_id}     STRING  the job's uniqueness window                                                                                             refuses a second enqueue of the job ID within the window
 //
@@ -179,6 +180,32 @@
 // queue's Backoff (exponential with jitter by default). A job whose stored
 // JSON does not decode is dead-lettered with the reason instead of being
 // redelivered forever.
+//
+// # Periodic jobs
+//
+// Schedule stores a periodic job under a name in the queue's schedules
+// hash: a 5-field cron expression read in a time zone (WithTimeZone) or
+// a fixed interval ("@every 5m", ticks at multiples of it since the Unix
+// epoch), a payload and a missed-tick policy. Schedules lists them,
+// Schedule again replaces one (the same definition again changes
+// nothing, so every instance may declare its schedules at start-up) and
+// Unschedule removes one, all at run time. RunSchedules, run by any
+// number of processes, enqueues the ticks: each pass reads the server
+// time and the definitions (one script), and for a due tick runs one
+// script that claims it, by a compare-and-set of the whole stored
+// definition to one with the next tick, and enqueues its job with
+// enqueue.lua's own code (run inside it as a function), so that exactly
+// one caller claims each tick and the tick's job is enqueued with the
+// claim or not at all. Tick times are server time; a tick's job ID is
+// "name@tick" (Unix ms). Ticks happen only while a RunSchedules runs:
+// the missed-tick policy says what a pass does on finding a tick more
+// than one period late (every scheduler was down, or a pass ran late):
+// Skip (the default) enqueues nothing for the missed ticks, CatchUpOnce
+// enqueues one job for all of them; both go on from the first tick after
+// now. A new or replaced definition starts from the first tick after the
+// next pass. Proof: TestScheduleOncePerTickAcrossInstances (3 instances,
+// 60 ticks, exactly the 60 tick jobs) on miniredis, a real server and
+// the cluster.
 //
 // # Pause and resume
 //

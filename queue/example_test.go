@@ -123,3 +123,45 @@ func ExampleQueue_Pause() {
 	// paused: true pending: 1 empty: true
 	// run e1
 }
+
+func ExampleQueue_Schedule() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 3, 2, 8, 59, 30, 0, time.UTC)) // a Monday
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, err := queue.New[Execution](rdb, "n8n")
+	if err != nil {
+		panic(err)
+	}
+	paris, _ := time.LoadLocation("Europe/Paris")
+	// Every instance may declare it: the same definition changes nothing.
+	if _, err := q.Schedule(ctx, "report", "0 10 * * 1-5", Execution{WorkflowID: "report", TriggerType: "schedule"},
+		queue.WithTimeZone(paris)); err != nil {
+		panic(err)
+	}
+	// Any number of processes run the scheduler; each tick is enqueued once.
+	scheduler := func() {
+		c, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		_ = q.RunSchedules(c)
+	}
+	scheduler()
+	list, _ := q.Schedules(ctx)
+	fmt.Println(list[0].Name, list[0].Spec, list[0].TimeZone, "next:", list[0].Next.In(paris).Format("Mon 15:04"))
+
+	srv.SetTime(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) // 10:00 in Paris
+	scheduler()
+	j, err := q.TryDequeue(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("run", j.ID, j.Payload.WorkflowID)
+	list, _ = q.Schedules(ctx)
+	fmt.Println("next:", list[0].Next.In(paris).Format("Mon 15:04"))
+	// Output:
+	// report 0 10 * * 1-5 Europe/Paris next: Mon 10:00
+	// run report@1772442000000 report
+	// next: Tue 10:00
+}

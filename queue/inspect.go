@@ -91,6 +91,24 @@ func init() {
 		}
 		return out, nil
 	}))
+	keys.SetDecoder(scheduleKey, keys.FieldsDecoder(func(ref keys.Ref, name, s string) (any, error) {
+		var d schedDef
+		if err := json.Unmarshal([]byte(s), &d); err != nil || d.Due < 0 {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("schedule %q: definition %.64q does not decode", name, s))
+		}
+		out := map[string]any{"name": name, "spec": d.Spec, "missed": d.Missed, "payload_bytes": d.Payload}
+		if json.Valid(d.Payload) {
+			out["payload"] = json.RawMessage(d.Payload)
+			delete(out, "payload_bytes")
+		}
+		if d.TZ != "" {
+			out["time_zone"] = d.TZ
+		}
+		if d.Due > 0 {
+			out["next_tick"] = msTime(d.Due).UTC()
+		}
+		return out, nil
+	}))
 	keys.SetDecoder(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		var e deadEntry
 		if err := json.Unmarshal([]byte(s), &e); err != nil {

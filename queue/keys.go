@@ -61,6 +61,12 @@ var (
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "refuses a second enqueue of the job ID within the window",
 	})
+	scheduleKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:schedules", Type: keys.Hash,
+		Persistent: "bounded: one field per periodic job, removed by Unschedule",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "periodic jobs (Schedule): name -> JSON definition (next due tick, cron or interval spec, time zone, missed-tick policy, payload)",
+	})
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",

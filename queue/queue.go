@@ -22,11 +22,11 @@ type Queue[T any] struct {
 	o      options
 	isJSON bool // payloads are JSON: decode a job in one pass
 	// keys of this queue; all share the hash tag {name}
-	jobs, state, active, stats, dead, wake, inbox string
-	levels                                        [3]string // high, normal, low
-	all                                           []string  // dequeue and settle KEYS, less inbox and memo
-	live                                          []string  // list, delete and purge KEYS, less memo
-	replyPre                                      string    // a reply memo key, less its request ID
+	jobs, state, active, stats, dead, wake, inbox, schedules string
+	levels                                                   [3]string // high, normal, low
+	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
+	live                                                     []string  // list, delete and purge KEYS, less memo
+	replyPre                                                 string    // a reply memo key, less its request ID
 }
 
 // reserved queue names: with hash tags off, queue:{name}:... keys of a
@@ -77,6 +77,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.dead = build(deadKey, name)
 	q.wake = build(wakeKey, name)
 	q.inbox = build(inboxKey, name)
+	q.schedules = build(scheduleKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}
