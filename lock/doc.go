@@ -1,7 +1,7 @@
 // Package lock gives Go services distributed locks on Redis: lease locks
 // with fencing tokens, a watchdog that turns a lost lease into a cancelled
 // context, a fair (first-come, first-served) variant, all-or-nothing locks
-// on several resources, read-write locks, a counting
+// on several resources, read-write locks, leader election, a counting
 // semaphore, and a guard that runs a cron job at most once per interval
 // across instances.
 //
@@ -259,6 +259,17 @@
 // acquisition): they are the members {owner_id}, {owner_id}:2, ...,
 // {owner_id}:n with one expiry, so the holder's Lock releases and
 // refreshes all n, and Held counts each.
+//
+// # Leader election
+//
+// Client.Election elects one leader among the processes that campaign for
+// a name: Election.Campaign waits (as Acquire does) for the lease
+// lock:election:{name} and keeps it with a watchdog; the returned Lock's
+// Context is cancelled when the lead is lost and its Fence guards the
+// leader's writes. Election.Resign hands the lead over at once (a crashed
+// leader's lead ends with its lease). Election.Leader reads who leads
+// (owner ID and label, fence, since when, remaining lease) in one
+// read-only script; Election.Observe polls it and sends each change.
 //
 // # Interval guard
 //

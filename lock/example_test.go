@@ -260,3 +260,40 @@ func ExampleSemaphore_AcquireN() {
 	// held: 8
 	// after release: 2
 }
+
+func ExampleClient_Election() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	a, _ := lock.New(rdb, lock.WithOwner("node-a"))
+	b, _ := lock.New(rdb, lock.WithOwner("node-b"))
+	ea, _ := a.Election("scheduler", 3*time.Second)
+	eb, _ := b.Election("scheduler", 3*time.Second)
+
+	lead, err := ea.Campaign(ctx)
+	if err != nil {
+		panic(err)
+	}
+	ld, _ := eb.Leader(ctx)
+	fmt.Println("leader:", ld.Label(), ld.Fence == lead.Fence())
+
+	// node-b campaigns; node-a resigns and node-b leads at once.
+	got := make(chan *lock.Lock)
+	go func() {
+		l, _ := eb.Campaign(ctx, lock.WithRetry(lock.LinearBackoff(5*time.Millisecond)))
+		got <- l
+	}()
+	_ = ea.Resign(ctx)
+	fmt.Println("lost lead cancelled:", errors.Is(context.Cause(lead.Context()), context.Canceled))
+	next := <-got
+	ld, _ = ea.Leader(ctx)
+	fmt.Println("leader:", ld.Label(), next.Fence() > lead.Fence())
+	_ = eb.Resign(ctx)
+	ld, _ = ea.Leader(ctx)
+	fmt.Printf("leader: %q\n", ld.Owner)
+	// Output:
+	// leader: node-a true
+	// lost lead cancelled: true
+	// leader: node-b true
+	// leader: ""
+}
