@@ -266,3 +266,28 @@ func TestScheduleBadInput(t *testing.T) {
 	var ce interface{ Unwrap() []error }
 	assert.True(t, errors.As(err, &ce) || errors.Is(err, keys.ErrCorrupt))
 }
+
+// A tick whose reply is lost after the server ran it, resent by go-redis,
+// reports its first outcome: the tick's job is enqueued once and the
+// pass reports no error.
+func TestScheduleTickReplayed(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	pc, p := e.ProxyClient(nil)
+	var errs atomic.Int64
+	q, err := queue.New[execution](pc, "ticklost", queue.WithNamespace(e.NS),
+		queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }))
+	require.NoError(t, err)
+	_, err = q.Schedule(ctx, "lostick", "@every 200ms", execution{WorkflowID: "wf"})
+	require.NoError(t, err)
+	require.NoError(t, q.SchedulePass(ctx))
+	until(e, nextTick(t, ctx, q))
+	p.LoseReply("lostick@")
+	require.NoError(t, q.SchedulePass(ctx), "a resent tick reports its first outcome")
+	require.Equal(t, int64(1), p.Lost(), "the armed reply was lost")
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), s.TotalEnqueued)
+	assert.True(t, nextTick(t, ctx, q).After(e.Now().Add(-time.Millisecond)), "the tick advanced")
+	assert.Zero(t, errs.Load())
+}
