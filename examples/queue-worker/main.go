@@ -2,7 +2,9 @@
 // enqueues executions at three priorities, a pool of workers runs them,
 // one workflow keeps failing and is retried with backoff into the
 // dead-letter list, and every completion is announced on the
-// pubsub:workflow:completed channel. It prints what happened and exits 0.
+// pubsub:workflow:completed channel. Then, with the queue paused, two
+// schedulers enqueue a periodic job's ticks once each, and Resume lets
+// them run. It prints what happened and exits 0.
 //
 //	go run ./examples/queue-worker                 # embedded Redis
 //	REDIS_URL=redis://127.0.0.1:6379/2 go run ./examples/queue-worker
@@ -143,6 +145,62 @@ func run() error {
 	time.Sleep(50 * time.Millisecond) // let the last announcements arrive
 	fmt.Printf("completions announced on %s: %d\n", completed.Channel(ns), announced.Load())
 
+	if err := periodic(ctx, q); err != nil {
+		return err
+	}
+
 	// Clean up this run's keys (a real deployment keeps them).
 	return cleanup(ctx, rdb, ns)
+}
+
+// periodic runs a periodic job on two schedulers (two processes in a real
+// deployment) while the queue is paused: every tick is enqueued once and
+// none is delivered until Resume.
+func periodic(ctx context.Context, q *queue.Queue[Execution]) error {
+	if _, err := q.Pause(ctx); err != nil {
+		return err
+	}
+	if _, err := q.Schedule(ctx, "heartbeat", "@every 100ms", Execution{WorkflowID: "wf-heartbeat", TriggerType: "schedule"}); err != nil {
+		return err
+	}
+	schedCtx, stopSched := context.WithTimeout(ctx, 550*time.Millisecond)
+	defer stopSched()
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { done <- q.RunSchedules(schedCtx) }()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			return err
+		}
+	}
+	if _, err := q.Unschedule(ctx, "heartbeat"); err != nil {
+		return err
+	}
+	before, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("paused: %v; 2 schedulers enqueued %d heartbeat ticks (job IDs heartbeat@<tick>, once each), delivered while paused: %d\n",
+		before.Paused, before.Pending(), before.InFlight+before.TotalProcessed-12)
+
+	if _, err := q.Resume(ctx); err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan error, 1)
+	var n atomic.Int64
+	go func() {
+		ran <- q.Run(runCtx, func(context.Context, *queue.Job[Execution]) error { n.Add(1); return nil }, 2)
+	}()
+	for n.Load() < before.Pending() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if err := <-ran; err != nil {
+		return err
+	}
+	fmt.Printf("resumed: ran %d heartbeats\n", n.Load())
+	return nil
 }
