@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,6 +18,8 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(`{"id":"a","error":"x","failed_at":1,"retry_count":1,"max_retries":0,"level":"low","job":null}`, "0,0,0,low,boom, with commas")
 	f.Add(`{`, `9,x,5,normal,`)
 	f.Add(`{"payload":[1,2]}`, `,,,,`)
+	f.Add(`{"due":0,"spec":"*/5 * * * *","tz":"Europe/Paris","missed":"skip","payload":"e30="}`, "")
+	f.Add(`{"due":1,"spec":"@every 1s","missed":"catch_up_once","payload":null}`, "")
 	type payload struct {
 		WorkflowID string `json:"workflow_id"`
 	}
@@ -40,5 +43,10 @@ func FuzzDecoders(f *testing.F) {
 		check(q.decodeDead(body, &in))
 		_, _, _, _, _, err := parseState(q.state, state)
 		check(err)
+		if sd := q.decodeSchedule("fuzz", state, body); sd.err == nil {
+			sd.c.next(time.Now()) // a definition that decodes has a usable spec
+		} else {
+			check(sd.err)
+		}
 	})
 }

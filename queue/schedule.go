@@ -272,6 +272,19 @@ func (q *Queue[T]) corruptSchedule(op, name string, err error) error {
 	return pkg.Fail(op, q.schedules, nil, keys.Corrupt(q.schedules, fmt.Errorf("schedule %q: %w", name, err)))
 }
 
+// decodeSchedule decodes a stored definition; a bad one carries an error
+// matching keys.ErrCorrupt naming the schedules hash.
+func (q *Queue[T]) decodeSchedule(op, name, raw string) storedSchedule {
+	s := storedSchedule{name: name, raw: raw}
+	var err error
+	if err = json.Unmarshal([]byte(raw), &s.def); err != nil || !strings.HasPrefix(raw, `{"due":`) || s.def.Due < 0 {
+		s.err = q.corruptSchedule(op, name, fmt.Errorf("definition %.64q does not decode", raw))
+	} else if s.c, err = compile(s.def.Spec, s.def.TZ); err != nil {
+		s.err = q.corruptSchedule(op, name, err)
+	}
+	return s
+}
+
 // readSchedules returns the server time and the stored schedules, sorted
 // by name; one that does not decode carries its error.
 func (q *Queue[T]) readSchedules(ctx context.Context, op string) (time.Time, []storedSchedule, error) {
@@ -286,13 +299,7 @@ func (q *Queue[T]) readSchedules(ctx context.Context, op string) (time.Time, []s
 	}
 	var out []storedSchedule
 	for i := 0; i+1 < len(h); i += 2 {
-		s := storedSchedule{name: h[i], raw: h[i+1]}
-		if err := json.Unmarshal([]byte(s.raw), &s.def); err != nil || !strings.HasPrefix(s.raw, `{"due":`) || s.def.Due < 0 {
-			s.err = q.corruptSchedule(op, s.name, fmt.Errorf("definition %.64q does not decode", s.raw))
-		} else if s.c, err = compile(s.def.Spec, s.def.TZ); err != nil {
-			s.err = q.corruptSchedule(op, s.name, err)
-		}
-		out = append(out, s)
+		out = append(out, q.decodeSchedule(op, h[i], h[i+1]))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return msTime(now), out, nil
