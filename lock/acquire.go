@@ -185,6 +185,18 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 	if wait {
 		join = "1"
 	}
+	var wk *waker // WithWakeups: the release announcements, once subscribed
+	if c.opt.wakeups {
+		ch, err := pkg.Key(op, releasedChannel, c.opt.ns, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		l.rel = []any{owner, ch}
+		if wait {
+			wk = &waker{ch: ch}
+			defer wk.close()
+		}
+	}
 	held := false // an attempt found the resource held
 	for attempt := 0; ; attempt++ {
 		start := c.now()
@@ -234,7 +246,12 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		if cfg.fair {
 			d = min(d, cfg.keep/3)
 		}
-		if serr := sleep(ctx, d); serr != nil {
+		if wk != nil && wk.subscribe(ctx, c) {
+			// Subscribed just now: a release announced before then was
+			// missed, so try again at once.
+			continue
+		}
+		if serr := wk.sleep(ctx, d); serr != nil {
 			c.leave(q, owner, true)
 			return nil, pkg.Fail(op, r.lock, ErrNotObtained, serr)
 		}

@@ -80,20 +80,21 @@
 //
 // # Keys
 //
-//	Key pattern                                   Type    TTL                                                                 Purpose
-//	cron:last-run:{{job_name}}                    STRING  none (bounded: one key per cron job)                                interval guard: start of the job's last run, Unix ms as a decimal string
-//	lock:cache:{{operation}}                      STRING  10s (default; callers may pick any lease up to the max)             cache lock (resource type "cache"; seed: lock:cache:invalidate)
-//	lock:fence:{resource_type}:{{resource_id}}    STRING  1h (at least this after the last acquisition, at most 1/4096 more)  last fencing token issued for the resource (decimal)
-//	lock:file:{{file_id}}                         STRING  1m (default; callers may pick any lease up to the max)              file processing lock (resource type "file")
-//	lock:queue:{resource_type}:{{resource_id}}    LIST    latest waiter deadline                                              fair lock: waiter owner IDs in arrival order
-//	lock:readers:{resource_type}:{{resource_id}}  ZSET    5m (latest reader expiry)                                           read-write lock: reader owner ID -> expiry (Unix ms)
-//	lock:rw:{resource_type}:{{resource_id}}       STRING  30s (writer's lease, at most 300s)                                  read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}
-//	lock:sem:{resource_type}:{{resource_id}}      ZSET    5m (latest permit expiry)                                           semaphore: permit owner ID -> expiry (Unix ms)
-//	lock:user-session:{{user_id}}                 STRING  5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; seed: lock:user:{user_id}:session)
-//	lock:waiters:{resource_type}:{{resource_id}}  ZSET    latest waiter deadline                                              fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue
-//	lock:workflow:{{workflow_id}}                 STRING  5m (default; callers may pick any lease up to the max)              workflow execution lock (resource type "workflow")
-//	lock:writers:{resource_type}:{{resource_id}}  ZSET    latest waiting writer's deadline                                    read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away
-//	lock:{resource_type}:{{resource_id}}          STRING  30s (lease duration, at most 300s)                                  lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}
+//	Key pattern                                    Type     TTL                                                                 Purpose
+//	cron:last-run:{{job_name}}                     STRING   none (bounded: one key per cron job)                                interval guard: start of the job's last run, Unix ms as a decimal string
+//	lock:cache:{{operation}}                       STRING   10s (default; callers may pick any lease up to the max)             cache lock (resource type "cache"; seed: lock:cache:invalidate)
+//	lock:fence:{resource_type}:{{resource_id}}     STRING   1h (at least this after the last acquisition, at most 1/4096 more)  last fencing token issued for the resource (decimal)
+//	lock:file:{{file_id}}                          STRING   1m (default; callers may pick any lease up to the max)              file processing lock (resource type "file")
+//	lock:queue:{resource_type}:{{resource_id}}     LIST     latest waiter deadline                                              fair lock: waiter owner IDs in arrival order
+//	lock:readers:{resource_type}:{{resource_id}}   ZSET     5m (latest reader expiry)                                           read-write lock: reader owner ID -> expiry (Unix ms)
+//	lock:rw:{resource_type}:{{resource_id}}        STRING   30s (writer's lease, at most 300s)                                  read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}
+//	lock:sem:{resource_type}:{{resource_id}}       ZSET     5m (latest permit expiry)                                           semaphore: permit owner ID -> expiry (Unix ms)
+//	lock:user-session:{{user_id}}                  STRING   5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; seed: lock:user:{user_id}:session)
+//	lock:waiters:{resource_type}:{{resource_id}}   ZSET     latest waiter deadline                                              fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue
+//	lock:workflow:{{workflow_id}}                  STRING   5m (default; callers may pick any lease up to the max)              workflow execution lock (resource type "workflow")
+//	lock:writers:{resource_type}:{{resource_id}}   ZSET     latest waiting writer's deadline                                    read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away
+//	lock:{resource_type}:{{resource_id}}           STRING   30s (lease duration, at most 300s)                                  lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}
+//	lock:released:{resource_type}:{{resource_id}}  CHANNEL  -                                                                   sharded (SPUBLISH) on the resource's slot by a release with WithWakeups; wakes its waiters
 //
 // # Compatibility with existing layouts
 //
@@ -200,6 +201,21 @@
 // context ends while it waits is never sent; one whose context ends in
 // flight returns the context's error, and Acquire then gives back the
 // lease it may have taken, as after any error on the wire.
+//
+// # Wake-ups
+//
+// By default a waiting Acquire polls: it tries again after each backoff,
+// so a lock released just after an attempt stays idle for up to a
+// backoff (the default doubles from 8ms to 256ms). With WithWakeups the
+// release script publishes on the sharded channel
+// lock:released:{resource_type}:{resource_id} (SPUBLISH, which stays on
+// the resource's shard on a cluster), and a waiter that found the lock
+// held subscribes to it (SSUBSCRIBE) and tries again the moment a release
+// is announced; the backoff remains the fallback for announcements lost or
+// never made (an expiry, a reconnect, a failover, an older server). On a
+// real Redis 7.0 the hand-off went from about 16ms polling to about 0.9ms
+// (bench/, BenchmarkLockHandoff: release to the waiter's return). Each
+// waiting call holds one pub/sub connection while it waits.
 //
 // # Fair locks
 //

@@ -297,3 +297,23 @@ func ExampleClient_Election() {
 	// leader: node-b true
 	// leader: ""
 }
+
+func ExampleWithWakeups() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	// Releases announce themselves on the resource's shard channel and
+	// waiters wake at once (Redis 7+; here, on miniredis, they poll).
+	locks, _ := lock.New(rdb, lock.WithWakeups())
+
+	held, _ := locks.TryAcquire(ctx, lock.File, "report.pdf", 10*time.Second)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = held.Release(ctx)
+	}()
+	l, err := locks.Acquire(ctx, lock.File, "report.pdf", 10*time.Second)
+	fmt.Println("handed over:", err == nil && l.Fence() > held.Fence())
+	_ = l.Release(ctx)
+	// Output:
+	// handed over: true
+}

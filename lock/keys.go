@@ -121,6 +121,14 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away",
 	})
+	releasedChannel = keys.Register(keys.Pattern{
+		Template: "lock:released:{resource_type}:{resource_id}",
+		Type:     keys.Channel,
+		Tag:      "resource_id",
+		Owner:    "lock",
+		Area:     keys.Locks,
+		Purpose:  "sharded (SPUBLISH) on the resource's slot by a release with WithWakeups; wakes its waiters",
+	})
 	cronKey = keys.Register(keys.Pattern{
 		Template:   "cron:last-run:{job_name}",
 		Type:       keys.String,

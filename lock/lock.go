@@ -51,6 +51,7 @@ type Lock struct {
 	own   [2]string
 	fence int64
 	ops   *leaseOps
+	rel   []any // release's arguments when they are not argv[:1] (WithWakeups)
 
 	mu       sync.Mutex
 	ttl      time.Duration
@@ -168,7 +169,11 @@ func (l *Lock) Release(ctx context.Context) error {
 	live := !l.lost()
 	l.lose(context.Canceled)
 	l.mu.Unlock()
-	_, err := l.c.run.Run(ctx, l.ops.release, l.keys, l.argv[:1]...)
+	args := l.argv[:1]
+	if l.rel != nil {
+		args = l.rel
+	}
+	_, err := l.c.run.Run(ctx, l.ops.release, l.keys, args...)
 	if live && errors.Is(err, ErrNotHeld) {
 		return nil
 	}

@@ -22,6 +22,7 @@ type options struct {
 	pipelines int
 	pipeSet   bool
 	durable   call.Durability
+	wakeups   bool
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
@@ -89,6 +90,21 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pip
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
+
+// WithWakeups makes a release wake the callers that wait for the
+// resource: Lock.Release of a lease from Acquire or TryAcquire publishes,
+// in its script, on the sharded channel
+// lock:released:{resource_type}:{resource_id} (SPUBLISH, on the
+// resource's own slot, so only that shard's node relays it), and Acquire,
+// once an attempt finds the resource held, subscribes to it (SSUBSCRIBE,
+// one connection per waiting call) and tries again as soon as a release
+// is announced, instead of sleeping out its backoff. The RetryStrategy
+// still bounds every wait, so a message lost (a reconnect, a failover, a
+// releaser without this option, a lease that expired) costs one backoff,
+// never the lock. It needs Redis 7.0 or newer for sharded pub/sub; where
+// SSUBSCRIBE fails (older servers, miniredis) Acquire polls as without
+// it. Both the releasing and the waiting clients need the option.
+func WithWakeups() Option { return func(o *options) { o.wakeups = true } }
 
 // New returns a Client over rdb. It fails with ErrInvalid on a bad option,
 // a nil client, or a go-redis client without ContextTimeoutEnabled (which

@@ -14,6 +14,7 @@ var rows = []row{
 	{op: "ratelimit flood from one key (deny cache)", peer: "ours without the deny cache", ours: "BenchmarkRatelimitFlood/redschema-denycache", their: "BenchmarkRatelimitFlood/redschema", goal: 0},
 	{op: "lock acquire+release", peer: "redislock", ours: "BenchmarkLock/redschema", their: "BenchmarkLock/redislock", goal: 1.0},
 	{op: "lock acquire+release", peer: "redsync", ours: "BenchmarkLock/redschema", their: "BenchmarkLock/redsync", goal: 1.0},
+	{op: "lock hand-off latency (release to waiter's return)", peer: "ours polling (default backoff)", ours: "BenchmarkLockHandoff/wakeups", their: "BenchmarkLockHandoff/polling", goal: 0},
 	{op: "queue Enqueue", peer: "asynq", ours: "BenchmarkQueueEnqueue/redschema", their: "BenchmarkQueueEnqueue/asynq", goal: 1.0},
 	{op: "queue processing", peer: "asynq", ours: "BenchmarkQueueProcess/redschema", their: "BenchmarkQueueProcess/asynq", goal: 3.0},
 	{op: "session Create", peer: "scs (goredisstore)", ours: "BenchmarkSession/Create/redschema", their: "BenchmarkSession/Create/scs-goredisstore", goal: 1.0},
