@@ -67,6 +67,7 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 			}
 			add("queue:{queue_name}:unique:{job_id}", name, "high")
 			add("queue:{queue_name}:inbox", name)
+			add("queue:{queue_name}:schedules", name)
 			add("queue:{queue_name}:reply:{request_id}", name, "high")
 			if tags {
 				assert.True(t, keys.SameSlot(ks...), "queue %q keys span slots: %v", name, ks)
