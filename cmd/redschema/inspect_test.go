@@ -154,6 +154,14 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 		_, err = locks.Acquire(ctx, typ, "a.pdf", time.Minute)
 		require.NoError(t, err)
 	}
+	rw, err := locks.RWMutex("doc", "a.pdf") // a reader: lock:readers
+	require.NoError(t, err)
+	_, err = rw.TryRLock(ctx, time.Minute)
+	require.NoError(t, err)
+	rw2, err := locks.RWMutex("doc", "b.pdf") // a writer: lock:rw
+	require.NoError(t, err)
+	_, err = rw2.TryLock(ctx, time.Minute)
+	require.NoError(t, err)
 	sem, err := locks.Semaphore("gpu", "node-1", 2)
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, time.Minute)
@@ -176,6 +184,8 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	_, err = q.Enqueue(ctx, job{WorkflowID: "leased"}, queue.WithID("e3"), queue.WithUnique(time.Minute))
 	require.NoError(t, err)
 	_, err = q.Dequeue(ctx) // e1 stays leased: state and active
+	require.NoError(t, err)
+	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"})
 	require.NoError(t, err)
 
 	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))
@@ -449,7 +459,7 @@ func TestStats(t *testing.T) {
 var transientPatterns = []string{
 	"ai:memory:conv-evicted:{user_id}:{conversation_id}", "ai:memory:conv-meta:{user_id}:{conversation_id}",
 	"cache:tag-dying:{tag_name}", "cache:tag-dying:user:{user_id}",
-	"lock:queue:{resource_type}:{resource_id}", "lock:waiters:{resource_type}:{resource_id}",
+	"lock:queue:{resource_type}:{resource_id}", "lock:waiters:{resource_type}:{resource_id}", "lock:writers:{resource_type}:{resource_id}",
 	"metrics:parts:{slot}:{gauge}", "metrics:rollup:{metric_name}:minute", "metrics:rollup:{metric_name}:hour",
 	"metrics:rollup:{metric_name}:day", "metrics:rollup:{metric_name}:open", "metrics:rollup:{metric_name}:pending",
 	"metrics:rollup:{metric_name}:state", "presence:sweep:{slot}", "queue:{queue_name}:inbox",
@@ -492,6 +502,10 @@ func TestInspectTransientKeys(t *testing.T) {
 		{"lock:queue:{resource_type}:{resource_id}", []string{"file", "a.pdf"},
 			func(k string) error { return c.RPush(ctx, k, "owner-2").Err() }, `"waiter":"owner-2"`},
 		{"lock:waiters:{resource_type}:{resource_id}", []string{"file", "a.pdf"},
+			func(k string) error {
+				return c.ZAdd(ctx, k, redis.Z{Score: float64(now + 5000), Member: "owner-2"}).Err()
+			}, `"place_until"`},
+		{"lock:writers:{resource_type}:{resource_id}", []string{"doc", "a.pdf"},
 			func(k string) error {
 				return c.ZAdd(ctx, k, redis.Z{Score: float64(now + 5000), Member: "owner-2"}).Err()
 			}, `"place_until"`},
