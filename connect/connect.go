@@ -65,11 +65,27 @@ func Open(ctx context.Context, url string) (redis.UniversalClient, func(), error
 		c = redis.NewClient(opt)
 	}
 	closeAll := func() { _ = c.Close(); stop() }
-	if err := c.Ping(ctx).Err(); err != nil {
+	if err := ready(ctx, c); err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("connect: ping %s: %w", Describe(url), err)
 	}
 	return c, closeAll, nil
+}
+
+// ready pings c and, on a cluster, makes the client learn the commands'
+// key positions now: go-redis fetches them (COMMAND) on a cluster
+// client's first plain keyed command with a timeout of its own (5 s in
+// v9.22), not the caller's deadline, so a first call made while a node
+// hangs would outlive its context by that much. The warming command
+// (EXISTS of a key nothing writes) reads nothing.
+func ready(ctx context.Context, c redis.UniversalClient) error {
+	if err := c.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	if _, ok := c.(*redis.ClusterClient); ok {
+		return c.Exists(ctx, "redschema:connect:warm").Err()
+	}
+	return nil
 }
 
 // OpenLayout is Open for a keys.Layout: one client per database of the
@@ -111,7 +127,7 @@ func OpenLayout(ctx context.Context, url string, l keys.Layout) (*keys.Clients, 
 		}
 	}
 	for _, db := range cs.DBs() {
-		if err := cs.ForDB(db).Ping(ctx).Err(); err != nil {
+		if err := ready(ctx, cs.ForDB(db)); err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("connect: ping %s DB %d: %w", Describe(url), db, err)
 		}

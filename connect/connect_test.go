@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,36 @@ func TestFirstSlotsSkipsDeadNodes(t *testing.T) {
 	c := redis.NewClusterClient(ClusterOptions(strings.Split(addrs, ",")))
 	defer c.Close()
 	require.NoError(t, c.Set(ctx, "connect-test", "v", time.Minute).Err())
+
+	// ready teaches a cluster client the commands' key positions (COMMAND)
+	// at once, so that no later call waits for them past its deadline.
+	w := redis.NewClusterClient(ClusterOptions(strings.Split(addrs, ",")))
+	defer w.Close()
+	var commands atomic.Int64
+	w.OnNewNode(func(n *redis.Client) { n.AddHook(commandCounter{&commands}) })
+	require.NoError(t, ready(ctx, w))
+	learned := commands.Load()
+	assert.Positive(t, learned, "COMMAND sent by ready")
+	require.NoError(t, w.Get(ctx, "connect-test").Err())
+	assert.Equal(t, learned, commands.Load(), "no COMMAND on the first call after ready")
+}
+
+// commandCounter counts the COMMAND calls a client sends.
+type commandCounter struct{ n *atomic.Int64 }
+
+func (commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "command" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func TestOpenLayout(t *testing.T) {

@@ -98,11 +98,29 @@ func deadlineErr(ctx context.Context) error {
 // read as an i/o timeout, which errors.Is would not match with
 // context.DeadlineExceeded.
 func withCtx(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+	if err == nil {
 		return err
 	}
-	return errors.Join(err, ctx.Err())
+	cerr := ctx.Err()
+	if cerr == nil {
+		// The connection's deadline is the context's: its timeout can
+		// fire a moment before the context reports it has ended.
+		var ne net.Error
+		d, ok := ctx.Deadline()
+		if !ok || !errors.As(err, &ne) || !ne.Timeout() || time.Until(d) > deadlineSlack {
+			return err
+		}
+		cerr = context.DeadlineExceeded
+	}
+	if errors.Is(err, cerr) {
+		return err
+	}
+	return errors.Join(err, cerr)
 }
+
+// deadlineSlack is how close to its context's deadline a network timeout
+// must come to count as that deadline.
+const deadlineSlack = 5 * time.Millisecond
 
 // reloadOnOutage asks a cluster client to reload its slot map when a call
 // failed on the network (a timeout, a refused or broken connection): the
