@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	isub "github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -586,7 +587,7 @@ func TestEvents(t *testing.T) {
 	assert.Equal(t, EventResolved, evs[0].Kind)
 
 	// A foreign message is reported, naming the channel, and skipped.
-	require.NoError(t, e.Client.Publish(ctx, c.chans[2], "garbage").Err())
+	require.NoError(t, isub.Publish(ctx, e.Client, c.chans[2], "garbage").Err())
 	_, err = only.Next(ctx)
 	assert.ErrorIs(t, err, keys.ErrCorrupt)
 	assert.Contains(t, err.Error(), c.chans[2])

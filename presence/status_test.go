@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	isub "github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -112,7 +113,7 @@ func TestCorruptEvent(t *testing.T) {
 		sub, err := tr.Subscribe(ctx)
 		require.NoError(t, err)
 		defer sub.Close()
-		require.NoError(t, e.Client.Publish(ctx, tr.Channel(), "{not json").Err())
+		require.NoError(t, isub.Publish(ctx, e.Client, tr.Channel(), "{not json").Err())
 		_, err = sub.Next(ctx)
 		assert.ErrorIs(t, err, keys.ErrCorrupt)
 		_, err = tr.Connect(ctx, "u", presence.Conn{ID: "a"})
@@ -349,7 +350,7 @@ func TestSubscriptionEvents(t *testing.T) {
 	defer cancel()
 	malformed := make(chan error, 4)
 	evs := sub.Events(ctx, func(err error) { malformed <- err })
-	require.NoError(t, e.Client.Publish(e.Ctx(), tr.Channel(), `{"userId":"x","status":"dancing"}`).Err())
+	require.NoError(t, isub.Publish(e.Ctx(), e.Client, tr.Channel(), `{"userId":"x","status":"dancing"}`).Err())
 	_, err = tr.Connect(e.Ctx(), "u", presence.Conn{ID: "a"})
 	require.NoError(t, err)
 	select {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/pubsub"
 )
@@ -27,7 +28,7 @@ func TestBoundedInputAndMalformedFlood(t *testing.T) {
 	ch := uploaded.Channel(e.NS)
 	bad := []string{strings.Repeat("x", 4096), "", "null", "[]", `{"payload":null}`, `{"payload":"x"}`, "\xff\xfe", `{"payload":{"file_id":[]}}`}
 	for _, m := range bad {
-		require.NoError(t, e.Client.Publish(ctx, ch, m).Err())
+		require.NoError(t, sub.Publish(ctx, e.Client, ch, m).Err())
 	}
 	for range bad {
 		ev := next(t, events)

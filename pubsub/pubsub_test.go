@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/pubsub"
 )
@@ -116,7 +117,7 @@ func TestMalformedMessagesAreReported(t *testing.T) {
 	require.NoError(t, err)
 	ch := uploaded.Channel(e.NS)
 	for _, bad := range []string{"not json", `{"event":"uploaded"}`, `{"event":"uploaded","payload":{"file_id":42}}`} {
-		require.NoError(t, e.Client.Publish(ctx, ch, bad).Err())
+		require.NoError(t, sub.Publish(ctx, e.Client, ch, bad).Err())
 		ev := next(t, events)
 		assert.ErrorIs(t, ev.Err, pubsub.ErrMalformed)
 		assert.Equal(t, bad, ev.Raw)

@@ -83,7 +83,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, av.Set(ctx, "9", presence.Away))
 	// Indicators that outlive a slow seeding run (the default is 3 s).
 	long := presence.DetailedProfile()
-	long.TypingTTL = time.Minute
+	long.TypingTTL, long.TypingThrottle = time.Minute, 30*time.Second
 	ty, err := presence.NewTyping(c, presence.WithNamespace(nsOpt), presence.WithProfile(long))
 	require.NoError(t, err)
 	_, err = ty.Start(ctx, "conv-1", "7", "ann")

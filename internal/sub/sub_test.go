@@ -26,7 +26,7 @@ func TestNextDecodesAndReportsMalformed(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	for _, p := range []string{"1", "x", "3"} {
-		require.NoError(t, e.Client.Publish(ctx, ch, p).Err())
+		require.NoError(t, sub.Publish(ctx, e.Client, ch, p).Err())
 	}
 	m, err := s.Next(ctx)
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestNextDecodesAndReportsMalformed(t *testing.T) {
 	defer cancel()
 	_, err = s.Next(short)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.NoError(t, e.Client.Publish(ctx, ch, "4").Err())
+	require.NoError(t, sub.Publish(ctx, e.Client, ch, "4").Err())
 	m, err = s.Next(ctx)
 	require.NoError(t, err, "usable after a cancelled Next")
 	assert.Equal(t, 4, m.Value)
@@ -62,7 +62,7 @@ func TestPumpEndsWithContext(t *testing.T) {
 	s, err := sub.Open(ctx, e.Client, []string{ch}, atoi, 4)
 	require.NoError(t, err)
 	out := s.Pump(ctx, 4)
-	require.NoError(t, e.Client.Publish(ctx, ch, "7").Err())
+	require.NoError(t, sub.Publish(ctx, e.Client, ch, "7").Err())
 	assert.Equal(t, 7, (<-out).Value)
 	cancel()
 	select {
@@ -101,7 +101,7 @@ func TestResubscribesAfterCut(t *testing.T) {
 	}()
 	deadline := time.After(10 * time.Second)
 	for {
-		require.NoError(t, e.Client.Publish(ctx, ch, "42").Err())
+		require.NoError(t, sub.Publish(ctx, e.Client, ch, "42").Err())
 		select {
 		case <-got:
 			return
