@@ -56,8 +56,9 @@ func BenchmarkRoundTripCounter(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	got := e.Trips.Total()
 	e.ReportTrips(b)
-	if got := e.Trips.Total(); got != int64(b.N) {
+	if got != int64(b.N) {
 		b.Fatalf("counted %d trips for %d pipelines", got, b.N)
 	}
 }
