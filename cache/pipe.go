@@ -25,7 +25,7 @@ type readPipe struct {
 }
 
 // maxReadCmds is the most commands one read sends.
-const maxReadCmds = 4
+const maxReadCmds = 3
 
 // readJob is one read's commands; their replies land in them.
 type readJob struct {

@@ -37,20 +37,21 @@ func (r readOut) badKey(ref Ref) string {
 const maxDelta = 86_400_000
 
 // plainRead is the first look of a fetch at one entry, in plain commands
-// that cost Redis a fraction of a script: GET and PTTL of the value, HGET
-// of the metadata's "hint" field ("{grace_ms}:{delta_ms}" for a value,
-// "neg" or "pass" for a marker) and PTTL of the metadata. A value's
-// freshness is its PTTL less its grace, so no clock but the server's is
-// read. The four go out in one pipeline (shared with concurrent reads);
-// they are not one atomic step, and decide treats every interleaving with
-// a write as either what the entry was or a miss (see rawEntry.decide).
+// that cost Redis a fraction of a script: GET and PTTL of the value, and
+// HGET of the metadata's "hint" field ("{grace_ms}:{delta_ms}" for a
+// value, "neg" or "pass" for a marker). A value's freshness is its PTTL
+// less its grace, so no clock but the server's is read; a marker is
+// there while its metadata is (the write gives the metadata the marker's
+// life as its TTL). The three go out in one pipeline (shared with
+// concurrent reads); they are not one atomic step, and decide treats
+// every interleaving with a write as either what the entry was or a miss
+// (see rawEntry.decide).
 type plainRead struct {
-	args [9]any
+	args [7]any
 	get  *redis.StringCmd
 	vttl *redis.IntCmd
 	hint *redis.StringCmd
-	mttl *redis.IntCmd
-	cmds [4]redis.Cmder
+	cmds [3]redis.Cmder
 }
 
 // plainReads recycles plainReads whose commands have their replies.
@@ -59,12 +60,11 @@ var plainReads = sync.Pool{New: func() any { return new(plainRead) }}
 func newPlainRead(ctx context.Context, ref Ref) *plainRead {
 	r := plainReads.Get().(*plainRead)
 	var v, m any = ref.value, ref.meta
-	r.args = [9]any{"get", v, "pttl", v, "hget", m, "hint", "pttl", m}
+	r.args = [7]any{"get", v, "pttl", v, "hget", m, "hint"}
 	r.get = redis.NewStringCmd(ctx, r.args[0:2:2]...)
 	r.vttl = redis.NewIntCmd(ctx, r.args[2:4:4]...)
 	r.hint = redis.NewStringCmd(ctx, r.args[4:7:7]...)
-	r.mttl = redis.NewIntCmd(ctx, r.args[7:9:9]...)
-	r.cmds = [4]redis.Cmder{r.get, r.vttl, r.hint, r.mttl}
+	r.cmds = [3]redis.Cmder{r.get, r.vttl, r.hint}
 	return r
 }
 
@@ -125,9 +125,9 @@ func (s *Store) readMany(ctx context.Context, refs []Ref) ([]readOut, error) {
 	return out, nil
 }
 
-// decide turns the four replies into the entry's state; false means the
-// read script must settle it (a command failed, or the metadata has no
-// hint).
+// decide turns the three replies into the entry's state; false means the
+// read script must settle it (a command failed, or a value's metadata has
+// no hint).
 func (r *plainRead) decide(maxArg int64) (readOut, bool) {
 	var e rawEntry
 	var verr, herr error
@@ -142,43 +142,48 @@ func (r *plainRead) decide(maxArg int64) (readOut, bool) {
 	case verr != nil && verr != redis.Nil, herr != nil && herr != redis.Nil:
 		return readOut{}, false
 	}
-	var err1, err2 error
-	e.vttl, err1 = r.vttl.Result()
-	e.mttl, err2 = r.mttl.Result()
-	if err1 != nil || err2 != nil {
+	var err error
+	if e.vttl, err = r.vttl.Result(); err != nil {
 		return readOut{}, false
 	}
 	return e.decide(maxArg)
 }
 
-// rawEntry is what a read returned for one entry: the plain reads' four
-// replies, and the older metadata fields the read script adds.
+// rawEntry is what a read returned for one entry: the plain reads'
+// three replies, and what the read script adds (the metadata's PTTL and
+// its fields as older versions wrote them).
 type rawEntry struct {
 	value         []byte
 	hasV, hasHint bool
-	vttl, mttl    int64 // PTTLs: -2 for a missing key, -1 for one without a TTL
+	vttl          int64 // PTTL: -2 for a missing key, -1 for one without a TTL
 	hint          string
 	// Read by the read script only:
 	script                   bool
+	mttl                     int64
 	freshUntil, delta, state string
 	now                      int64
 }
 
 // decide turns what was read into the entry's state. A value's freshness
-// is its PTTL less the grace its hint records; a marker's, its
-// metadata's PTTL. The plain reads are not one atomic step: a write may
-// land between them, and each such interleaving gives what the entry was
-// at the GET, or a miss (which the lease script then settles
-// atomically), never a false report: a value gone by its PTTL, or whose
-// hint names a marker, is a miss; a marker whose metadata lives beyond
-// the longest freshness is a miss. A value read with a newer write's
-// PTTL or hint is served with that write's freshness. Metadata without a
-// hint needs the read script (false), which reads it as older versions
-// wrote it.
+// is its PTTL less the grace its hint records; a marker is there while
+// its metadata is (the read script also checks the metadata's PTTL
+// against the longest freshness). The plain reads are not one atomic
+// step: a write may land between them, and each such interleaving gives
+// what the entry was at the GET, or a miss (which the lease script then
+// settles atomically), never a false report: a value gone by its PTTL,
+// or whose hint names a marker, is a miss. A value read with a newer
+// write's PTTL or hint is served with that write's freshness. A value
+// whose metadata has no hint needs the read script (false), which reads
+// metadata as older versions wrote it, and tells a value without
+// metadata (another application's, with the seed's layout) by the
+// metadata's PTTL.
 func (e *rawEntry) decide(maxArg int64) (readOut, bool) {
 	bad := func(i int64, why string) (readOut, bool) { return readOut{state: "bad", bad: i, why: why}, true }
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	if !e.hasV {
+		if (e.hint == "neg" || e.hint == "pass") && !e.script {
+			return readOut{state: e.hint}, true
+		}
 		if (e.hint == "neg" || e.hint == "pass") && e.mttl > 0 && e.mttl <= maxArg {
 			return readOut{state: e.hint, fresh: ms(e.mttl)}, true
 		}
@@ -194,13 +199,13 @@ func (e *rawEntry) decide(maxArg int64) (readOut, bool) {
 		return readOut{state: "miss"}, true // gone since the GET
 	case e.vttl < 0:
 		return bad(1, "value without a TTL")
-	case !e.hasHint && (e.mttl == -2 || e.script && e.freshUntil == ""):
+	case !e.hasHint && !e.script:
+		return readOut{}, false
+	case !e.hasHint && (e.mttl == -2 || e.freshUntil == ""):
 		// No metadata (or only a lease): a value another application
 		// wrote with the seed's layout, or whose metadata was evicted,
 		// fresh for its TTL.
 		return readOut{state: "fresh", value: e.value, fresh: ms(e.vttl)}, true
-	case !e.hasHint && !e.script:
-		return readOut{}, false
 	case !e.hasHint:
 		return e.decideOlder(maxArg), true
 	case e.hint == "neg" || e.hint == "pass":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -104,7 +105,7 @@ func TestNegativeHitIsOneRoundTrip(t *testing.T) {
 }
 
 // Hits racing with Sets, Deletes and cached not-founds of the same keys
-// (writes landing between a hit's four reads) never report corruption
+// (writes landing between a hit's three reads) never report corruption
 // and never fail: each read gets a value that was stored, or loads.
 func TestHitsRacingWritesNeverReportCorruption(t *testing.T) {
 	e := harness.New(t)
@@ -193,7 +194,7 @@ func TestGetManyReadsPlainly(t *testing.T) {
 		assert.Equal(t, i, got[k].N)
 	}
 	sent := log.take()
-	assert.Len(t, sent, 4*len(ks), "four plain reads per entry, nothing else")
+	assert.Len(t, sent, 3*len(ks), "three plain reads per entry, nothing else")
 	for _, cmd := range sent {
 		assert.Contains(t, []string{"get", "pttl", "hget"}, cmd)
 	}
@@ -301,4 +302,30 @@ func TestHitsOnAStalledServerFailByTheirDeadline(t *testing.T) {
 	v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{}, errors.New("no load") })
 	require.NoError(t, err)
 	assert.Equal(t, 1, v.N)
+}
+
+// TestAPIMetaKeyIsTheTemplates checks the shortcut a hit takes to its meta
+// key against the registered pattern, with and without hash tags and with
+// arguments that need escaping.
+func TestAPIMetaKeyIsTheTemplates(t *testing.T) {
+	for _, ns := range []keys.Namespace{{}, {Prefix: "app:"}, {Prefix: "x:", NoHashTags: true}} {
+		for _, k := range []Key{
+			NewKey("/api/v1/files/list", "GET", nil),
+			NewKey("/api/v1/files/{id}", "PUT", url.Values{"q": {"a:b%c"}}),
+			{Endpoint: "a:b*c", Method: "GET"},
+		} {
+			h := k.ParamsHash()
+			v, err := entryKey.Key(ns, k.Endpoint, k.Method, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := metaKey.Key(ns, k.Endpoint, k.Method, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := apiMetaOf(ns, v); got != want {
+				t.Errorf("apiMetaOf(%q) = %q, want %q", v, got, want)
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/keys"
 )
 
 // Key names one API response: seed 001's {endpoint}, {method} and the
@@ -102,11 +103,15 @@ func (c *Cache[T]) ref(op string, key Key) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
-	m, err := pkg.Key(op, metaKey, c.s.opt.ns, key.Endpoint, key.Method, h)
-	if err != nil {
-		return Ref{}, err
-	}
-	return Ref{value: v, meta: m}, nil
+	return Ref{value: v, meta: apiMetaOf(c.s.opt.ns, v)}, nil
+}
+
+// apiMetaOf returns the meta key of the API value key v under ns: seed
+// 001 names it after the value key ("cache:meta:{cache_key}"), so it is
+// v with "cache:meta:" after the prefix, not a second escaping of the
+// same arguments (a hit builds both keys).
+func apiMetaOf(ns keys.Namespace, v string) string {
+	return ns.Prefix + "cache:meta:" + v[len(ns.Prefix):]
 }
 
 // config is the call's configuration: the policy's TTL and grace for the
