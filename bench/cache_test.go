@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gcache "github.com/go-redis/cache/v9"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/bench/benchutil"
 	"github.com/redschema/redschema/cache"
@@ -109,13 +107,12 @@ func cacheKeyOf(i int) cache.Key {
 	return cache.NewKey("/api/v1/files/"+strconv.Itoa(i), "GET", nil)
 }
 
-// cacheRun runs op in parallel and reports trips/op and Redis CPU µs/op
-// (see cacheRedisUsec).
+// cacheRun runs op in parallel and reports trips/op and the Redis and
+// client CPU per operation (see benchutil.Env.ReportTrips).
 func cacheRun(b *testing.B, e *benchutil.Env, op func(ctx context.Context, n int64) error) {
 	ctx := context.Background()
 	var next atomic.Int64
 	e.Warm(b)
-	usec := cacheRedisUsec(b, e.Client)
 	b.ReportAllocs()
 	b.SetParallelism(cacheParallel)
 	b.ResetTimer()
@@ -129,7 +126,6 @@ func cacheRun(b *testing.B, e *benchutil.Env, op func(ctx context.Context, n int
 	})
 	b.StopTimer()
 	e.ReportTrips(b)
-	b.ReportMetric(float64(cacheRedisUsec(b, e.Client)-usec)/float64(b.N), "redis-cpu-µs/op")
 }
 
 // cacheBench runs op on each side (ours and go-redis/cache, or the sides
@@ -308,33 +304,4 @@ func pick(sides []cacheSide, name string) cacheSide {
 		}
 	}
 	panic("no side " + name)
-}
-
-// cacheRedisUsec sums the CPU time of the Redis processes (INFO cpu:
-// used_cpu_user + used_cpu_sys, every master), in µs: everything the
-// server spends, system calls included, which INFO commandstats leaves out
-// (and where it also counts the commands a script runs inside the
-// script's own time). Run against a server of its own, or other clients'
-// work counts too.
-func cacheRedisUsec(b *testing.B, c redis.UniversalClient) int64 {
-	var total atomic.Int64
-	err := keys.ForEachNode(context.Background(), c, func(ctx context.Context, n redis.UniversalClient) error {
-		s, err := n.Info(ctx, "cpu").Result()
-		if err != nil {
-			return err
-		}
-		for _, line := range strings.Split(s, "\n") {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok || (k != "used_cpu_user" && k != "used_cpu_sys") {
-				continue
-			}
-			f, _ := strconv.ParseFloat(v, 64)
-			total.Add(int64(f * 1e6))
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return total.Load()
 }
