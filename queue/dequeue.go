@@ -113,7 +113,7 @@ func (q *Queue[T]) decodeLeased(ctx context.Context, rows []any) ([]*Job[T], err
 		if r.err != nil {
 			return out, pkg.Fail(op, q.jobs, nil, r.err)
 		}
-		j := &Job[T]{Delivery: dlv, RetryCount: int(retry), LastError: lastErr, LeaseDeadline: msTime(deadline), delivered: now}
+		j := &Job[T]{Delivery: dlv, RetryCount: int(retry), LastError: lastErr, LeaseDeadline: msTime(deadline), delivered: now, q: q}
 		if err := q.decodeBody(q.jobs, body, j); err != nil {
 			// The job is leased: dead-letter it with the reason instead of
 			// letting it loop.

@@ -165,3 +165,26 @@ func ExampleQueue_Schedule() {
 	// run report@1772442000000 report
 	// next: Tue 10:00
 }
+
+func ExampleWithRetention() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, _ := queue.New[Execution](rdb, "n8n", queue.WithRetention(24*time.Hour))
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "report"}, queue.WithID("e1"))
+
+	j, _ := q.TryDequeue(ctx)
+	_ = j.SetProgress(ctx, map[string]int{"rows": 500})
+	in, _ := q.Peek(ctx, "e1")
+	fmt.Println(in.State, string(in.Progress))
+
+	_ = j.SetResult(map[string]string{"url": "s3://reports/e1.csv"})
+	_ = q.Ack(ctx, j)
+	in, _ = q.Peek(ctx, "e1")
+	fmt.Println(in.State, string(in.Result))
+	// Output:
+	// active {"rows":500}
+	// completed {"url":"s3://reports/e1.csv"}
+}

@@ -109,6 +109,33 @@ func init() {
 		}
 		return out, nil
 	}))
+	keys.SetDecoder(progressKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		d, js, ok := strings.Cut(s, ",")
+		dlv, err := strconv.ParseInt(d, 10, 64)
+		if !ok || err != nil || dlv < 0 || !json.Valid([]byte(js)) {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("job %q: progress %.64q is not delivery,JSON", id, s))
+		}
+		return map[string]any{"job_id": id, "delivery": dlv, "progress": json.RawMessage(js)}, nil
+	}))
+	keys.SetDecoder(doneKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		var e doneEntry
+		if err := json.Unmarshal([]byte(s), &e); err != nil || e.ID == "" || !State(e.State).valid() {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("job %q: entry %.64q does not decode", id, s))
+		}
+		out := map[string]any{"id": e.ID, "state": e.State, "finished_at": msTime(e.FinishedAt).UTC(),
+			"retry_count": e.RetryCount, "delivery": e.Delivery, "result": raw(e.Result), "progress": raw(e.Progress)}
+		if raw(e.Job) != nil {
+			if j, err := inspectJob(ref.Key, string(e.Job)); err == nil {
+				out["job"] = j
+			} else {
+				out["job_raw"] = string(e.Job)
+			}
+		}
+		return out, nil
+	}))
+	keys.SetDecoder(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+		return map[string]any{"job_id": id, "expires_at": msTime(int64(score)).UTC()}, nil
+	}))
 	keys.SetDecoder(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		var e deadEntry
 		if err := json.Unmarshal([]byte(s), &e); err != nil {

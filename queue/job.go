@@ -34,6 +34,8 @@ type Job[T any] struct {
 	LeaseDeadline time.Time
 
 	delivered time.Time // local clock, for processing time
+	q         *Queue[T] // the queue it came from (SetProgress)
+	result    []byte    // SetResult's JSON, written by the ack
 }
 
 // wireJob is the stored job JSON: seed 001's item format ("id",

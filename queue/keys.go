@@ -67,6 +67,24 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "periodic jobs (Schedule): name -> JSON definition (next due tick, cron or interval spec, time zone, missed-tick policy, payload)",
 	})
+	progressKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:progress", Type: keys.Hash,
+		Persistent: "bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "job ID -> delivery and the progress JSON its handler reported (SetProgress)",
+	})
+	doneKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:done", Type: keys.Hash,
+		TTLNote: "the queue's retention (WithRetention), refreshed on each write; entries past it or over the cap are trimmed in the script that adds one",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "finished jobs kept for WithRetention: job ID -> JSON (state, finish time, result, last progress, job)",
+	})
+	doneAtKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:done_at", Type: keys.ZSet,
+		TTLNote: "the queue's retention (WithRetention), refreshed on each write; trimmed with the done hash",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "index of the done hash: job ID scored by when its entry expires (server ms)",
+	})
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -15,7 +16,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", libSrc+"\n"+listSrc, liveKeys)
+	listOp = pkg.Declare("list", libSrc+"\n"+listSrc, with(liveKeys, progressKey, doneKey, doneAtKey))
 )
 
 // State names where a job is.
@@ -27,17 +28,28 @@ const (
 	Scheduled State = "scheduled" // waiting for its delay or retry backoff
 	Active    State = "active"    // leased to a consumer
 	Dead      State = "dead"      // in the dead-letter list
+	Completed State = "completed" // acked, kept by WithRetention
 )
 
-func (s State) valid() bool { return s == Pending || s == Scheduled || s == Active || s == Dead }
+func (s State) valid() bool {
+	return s == Pending || s == Scheduled || s == Active || s == Dead || s == Completed
+}
 
 // Info describes a job found by List or Peek.
 type Info[T any] struct {
 	Job[T]
 	State State
 	// At is when the job becomes ready (Pending, Scheduled), when its
-	// lease expires (Active), or when it failed for good (Dead).
+	// lease expires (Active), when it failed for good (Dead), or when it
+	// finished (Completed).
 	At time.Time
+	// Progress is the JSON its handler last reported (Job.SetProgress):
+	// for an Active job found by Peek, and for a Completed one; nil
+	// otherwise or when none was reported.
+	Progress json.RawMessage
+	// Result is the JSON result of a Completed job (Job.SetResult), nil
+	// when it set none.
+	Result json.RawMessage
 	// Raw is the stored job text of a dead job whose JSON did not decode
 	// (its Payload is then zero); empty otherwise. A dead-letter entry that
 	// is not JSON at all is an error matching keys.ErrCorrupt.
@@ -50,7 +62,8 @@ const MaxList = 10000
 
 // List returns up to limit jobs (1..10,000) in state, skipping offset:
 // pending jobs by priority then FIFO, scheduled jobs by priority then
-// ready time, active jobs by lease deadline, dead jobs newest first. One
+// ready time, active jobs by lease deadline, dead and completed jobs
+// newest first (Completed: the jobs WithRetention keeps). One
 // script (one round trip), read-only. Info.Delivery is the job's last
 // lease token (0 if never delivered).
 func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]Info[T], error) {
@@ -65,7 +78,9 @@ func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]
 }
 
 // Peek returns the job with the given ID in whatever state it is, or
-// ErrNotFound. One round trip, read-only; a dead job is found by a scan of
+// ErrNotFound: live (with its progress while Active), else finished and
+// kept by WithRetention (Completed, with its result and last progress),
+// else dead. One round trip, read-only; a dead job is found by a scan of
 // the dead-letter list (bounded by its cap).
 func (q *Queue[T]) Peek(ctx context.Context, id string) (*Info[T], error) {
 	const op = "peek"
@@ -83,7 +98,7 @@ func (q *Queue[T]) Peek(ctx context.Context, id string) (*Info[T], error) {
 }
 
 func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([]Info[T], error) {
-	rep, err := q.run.Run(ctx, listOp, q.live, what, arg, limit)
+	rep, err := q.run.Run(ctx, listOp, with(q.live, q.progress, q.done, q.doneAt), what, arg, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -106,10 +121,17 @@ func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([
 			out = append(out, in)
 			continue
 		}
-		if len(row) != 5 {
+		if len(row) == 2 && r.str(0) == "done" {
+			if err := q.decodeDone(r.str(1), &in); err != nil {
+				return nil, pkg.Fail(op, q.done, nil, err)
+			}
+			out = append(out, in)
+			continue
+		}
+		if len(row) != 6 {
 			return nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row of %d", len(row)))
 		}
-		state, id, st, body, score := State(r.str(0)), r.str(1), r.str(2), r.str(3), r.int(4)
+		state, id, st, body, score, prog := State(r.str(0)), r.str(1), r.str(2), r.str(3), r.int(4), r.str(5)
 		if r.err != nil {
 			return nil, pkg.Fail(op, q.jobs, nil, r.err)
 		}
@@ -133,10 +155,58 @@ func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([
 		in.At = msTime(score)
 		if state == Active {
 			in.LeaseDeadline = in.At
+			if prog != "" {
+				d, js, ok := strings.Cut(prog, ",")
+				if !ok || !json.Valid([]byte(js)) {
+					return nil, pkg.Fail(op, q.progress, nil, keys.Corrupt(q.progress, fmt.Errorf("job %q: bad progress %.64q", id, prog)))
+				}
+				if d == strconv.FormatInt(dlv, 10) {
+					in.Progress = json.RawMessage(js)
+				}
+			}
 		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// doneEntry is the done hash's value: a job kept by WithRetention.
+type doneEntry struct {
+	ID         string          `json:"id"`
+	State      string          `json:"state"`
+	FinishedAt int64           `json:"finished_at"` // Unix ms, server clock
+	RetryCount int             `json:"retry_count"`
+	Delivery   int64           `json:"delivery"`
+	Result     json.RawMessage `json:"result"`
+	Progress   json.RawMessage `json:"progress"`
+	Job        json.RawMessage `json:"job"`
+}
+
+// raw returns m, or nil for JSON null or nothing.
+func raw(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 || string(m) == "null" {
+		return nil
+	}
+	return m
+}
+
+func (q *Queue[T]) decodeDone(s string, in *Info[T]) error {
+	var e doneEntry
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
+		return keys.Corrupt(q.done, err)
+	}
+	if e.ID == "" || !State(e.State).valid() {
+		return keys.Corrupt(q.done, fmt.Errorf("entry %.64q has no id or a bad state", s))
+	}
+	if raw(e.Job) != nil {
+		if err := q.decodeBody(q.done, string(e.Job), &in.Job); err != nil {
+			in.Job = Job[T]{}
+			in.Raw = string(e.Job)
+		}
+	}
+	in.ID, in.State, in.At, in.RetryCount, in.Delivery = e.ID, State(e.State), msTime(e.FinishedAt), e.RetryCount, e.Delivery
+	in.Result, in.Progress = raw(e.Result), raw(e.Progress)
+	return nil
 }
 
 // deadEntry is the dead-letter list's element: the job JSON as it was

@@ -7,28 +7,43 @@
 -- KEYS[5] low zset       queue:{q}:priority:low
 -- KEYS[6] active zset    queue:{q}:active
 -- KEYS[7] dead list      queue:dlq:{q}
--- ARGV[1] state: pending | scheduled | active | dead | id
+-- KEYS[8] progress hash  queue:{q}:progress
+-- KEYS[9] done hash      queue:{q}:done
+-- KEYS[10] done index    queue:{q}:done_at
+-- ARGV[1] state: pending | scheduled | active | dead | completed | id
 -- ARGV[2] offset (or the job ID when ARGV[1] is "id")
 -- ARGV[3] limit
 -- Returns ok(now_ms, {row, ...}); a live row is {state, id, state_string,
--- json, score} (state_string "" for a job never delivered, which has no
--- state entry), a dead row is {"dead", entry}. For "id" at most one row.
+-- json, score, progress} (state_string "" for a job never delivered,
+-- which has no state entry; progress the progress field, or "", read for
+-- "id" only), a dead row is {"dead", entry}, a finished job kept by
+-- WithRetention {"done", entry} (entries past their expiry are skipped).
+-- For "id" at most one row: live, else finished, else dead.
 local now = now_ms()
 local maxscore = now * 1000 + 999
 local rows = {}
-local function row(state, id, score)
+local function row(state, id, score, progress)
   local st = redis.call('HGET', KEYS[2], id)
   local body = redis.call('HGET', KEYS[1], id)
   if body and (st or state ~= 'active') then
-    rows[#rows + 1] = {state, id, st or '', body, int_str(score)}
+    rows[#rows + 1] = {state, id, st or '', body, int_str(score), progress or ''}
   end
+end
+-- done returns the done hash's entry of id unless it expired, or nil.
+local function done(id)
+  local exp = redis.call('ZSCORE', KEYS[10], id)
+  if exp and tonumber(exp) > now then
+    return redis.call('HGET', KEYS[9], id)
+  end
+  return nil
 end
 local what = ARGV[1]
 if what == 'id' then
   local id = ARGV[2]
   local lease = redis.call('ZSCORE', KEYS[6], id)
   if lease then
-    row('active', id, tonumber(lease))
+    local p = redis.call('EXISTS', KEYS[8]) == 1 and redis.call('HGET', KEYS[8], id)
+    row('active', id, tonumber(lease), p)
     return ok(now, rows)
   end
   for i = 3, 5 do
@@ -39,7 +54,12 @@ if what == 'id' then
       return ok(now, rows)
     end
   end
-  local e = find_dead(KEYS[7], id)
+  local e = done(id)
+  if e then
+    rows[#rows + 1] = {'done', e}
+    return ok(now, rows)
+  end
+  e = find_dead(KEYS[7], id)
   if e then
     rows[#rows + 1] = {'dead', e}
   end
@@ -49,6 +69,19 @@ local off, lim = tonumber(ARGV[2]), tonumber(ARGV[3])
 if what == 'dead' then
   for _, e in ipairs(redis.call('LRANGE', KEYS[7], off, off + lim - 1)) do
     rows[#rows + 1] = {'dead', e}
+  end
+  return ok(now, rows)
+end
+if what == 'completed' then
+  -- newest first; expired entries not yet trimmed are skipped
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[10], '+inf', '(' .. int_str(now), 'LIMIT', off, lim)
+  if #r > 0 then
+    local es = mread('HMGET', KEYS[9], r)
+    for i = 1, #r do
+      if es[i] then
+        rows[#rows + 1] = {'done', es[i]}
+      end
+    end
   end
   return ok(now, rows)
 end

@@ -46,6 +46,17 @@ const (
 	DefaultPipelines = 2
 	// MaxPipelines bounds WithPipelining.
 	MaxPipelines = 1024
+	// MaxRetention bounds WithRetention.
+	MaxRetention = 30 * 24 * time.Hour
+	// DefaultRetainCap is the most finished jobs WithRetention keeps per
+	// queue unless WithRetentionCap says otherwise.
+	DefaultRetainCap = 10000
+	// MaxRetainCap bounds WithRetentionCap.
+	MaxRetainCap = 1000000
+	// MaxResult bounds the JSON of a job's result (Job.SetResult).
+	MaxResult = 64 << 10
+	// MaxProgress bounds the JSON of a job's progress (Job.SetProgress).
+	MaxProgress = 4 << 10
 )
 
 // Option configures a Queue. Options only record; New checks them.
@@ -63,6 +74,8 @@ type options struct {
 	onError    func(error)
 	pipelines  int
 	durability call.Durability
+	retention  time.Duration
+	retainCap  int
 }
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
@@ -146,11 +159,25 @@ func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durability = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
 
+// WithRetention keeps every job that finishes (acked: "completed") for d
+// after it finished, with its result (Job.SetResult) and its last
+// progress (Job.SetProgress): Peek and List(Completed) return it. Entries
+// live in one hash per queue on the queue's slot, indexed by expiry; the
+// script that adds entries drops those past d and the oldest beyond the
+// cap (WithRetentionCap, default DefaultRetainCap), and both keys expire d
+// after the last write. d is 1ms to MaxRetention; without this option
+// (the default) nothing is kept and an ack costs what it always did.
+func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
+
+// WithRetentionCap bounds how many finished jobs WithRetention keeps (1 to
+// MaxRetainCap; default DefaultRetainCap): the oldest are dropped first.
+func WithRetentionCap(n int) Option { return func(o *options) { o.retainCap = n } }
+
 func defaultOptions() options {
 	return options{
 		codec: codec.JSON{}, lease: DefaultLease, maxRetries: DefaultMaxRetries, maxPayload: DefaultMaxPayload,
 		deadCap: DefaultDeadCap, backoff: ExponentialBackoff(time.Second, 10*time.Minute), grace: DefaultShutdownGrace,
-		pipelines: DefaultPipelines,
+		pipelines: DefaultPipelines, retainCap: DefaultRetainCap,
 	}
 }
 
@@ -171,6 +198,10 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "dead-letter cap %d outside [1, %d]", o.deadCap, MaxDeadCap)
 	case o.grace < 0 || o.grace > MaxShutdownGrace:
 		return pkg.Invalidf(op, "shutdown grace %v outside [0, %v]", o.grace, MaxShutdownGrace)
+	case o.retention < 0 || o.retention > MaxRetention || (o.retention > 0 && o.retention < time.Millisecond):
+		return pkg.Invalidf(op, "retention %v outside [1ms, %v]", o.retention, MaxRetention)
+	case o.retainCap < 1 || o.retainCap > MaxRetainCap:
+		return pkg.Invalidf(op, "retention cap %d outside [1, %d]", o.retainCap, MaxRetainCap)
 	case o.pipelines < 0 || o.pipelines > MaxPipelines:
 		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
 	}

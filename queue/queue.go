@@ -23,6 +23,7 @@ type Queue[T any] struct {
 	isJSON bool // payloads are JSON: decode a job in one pass
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
+	progress, done, doneAt                                   string
 	levels                                                   [3]string // high, normal, low
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
@@ -78,6 +79,9 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.wake = build(wakeKey, name)
 	q.inbox = build(inboxKey, name)
 	q.schedules = build(scheduleKey, name)
+	q.progress = build(progressKey, name)
+	q.done = build(doneKey, name)
+	q.doneAt = build(doneAtKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}

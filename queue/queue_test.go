@@ -68,6 +68,9 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 			add("queue:{queue_name}:unique:{job_id}", name, "high")
 			add("queue:{queue_name}:inbox", name)
 			add("queue:{queue_name}:schedules", name)
+			add("queue:{queue_name}:progress", name)
+			add("queue:{queue_name}:done", name)
+			add("queue:{queue_name}:done_at", name)
 			add("queue:{queue_name}:reply:{request_id}", name, "high")
 			if tags {
 				assert.True(t, keys.SameSlot(ks...), "queue %q keys span slots: %v", name, ks)

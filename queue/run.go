@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// Handler processes one job. Returning nil acks it; an error (or a panic,
+// Handler processes one job. Returning nil acks it (with the result it
+// set with j.SetResult, kept by WithRetention); an error (or a panic,
 // recovered) counts a failed attempt: retry with backoff, or the
 // dead-letter list after the last retry. ctx is cancelled when the job's
 // lease is lost (context.Cause is ErrLeaseLost) or when the shutdown
@@ -222,7 +223,7 @@ func (r *runner[T]) handle(ctx context.Context, j *Job[T]) outcome {
 	took := time.Since(start)
 	switch {
 	case err == nil:
-		return outcome{op: 'a', id: j.ID, dlv: j.Delivery, num: max(took.Microseconds(), 1)}
+		return outcome{op: 'a', id: j.ID, dlv: j.Delivery, num: max(took.Microseconds(), 1), err: string(j.result)}
 	case errors.Is(context.Cause(l.ctx), ErrShutdown):
 		return outcome{op: 'r', id: j.ID, dlv: j.Delivery}
 	}

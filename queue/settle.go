@@ -13,7 +13,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, replyKey), call.Durable())
+	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, replyKey), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -25,7 +25,7 @@ type outcome struct {
 	id  string
 	dlv int64
 	num int64
-	err string
+	err string // a failure's text; an ack's result JSON
 }
 
 // Results of one outcome, as settle.lua returns them.
@@ -42,12 +42,12 @@ const (
 // WithDurability the results may come with an ErrNotDurable error; on any
 // other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
-	args := make([]any, 0, 3+5*len(os))
-	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow))
+	args := make([]any, 0, 5+5*len(os))
+	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow), ms(q.o.retention), q.o.retainCap)
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
 	}
-	rep, err := q.run.Run(ctx, settleOp, with(q.all, req), args...)
+	rep, err := q.run.Run(ctx, settleOp, with(q.all, q.progress, q.done, q.doneAt, req), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)
@@ -93,7 +93,8 @@ func (q *Queue[T]) settleOne(ctx context.Context, op string, j *Job[T], o outcom
 
 // Ack records j as done: it leaves the queue and total_processed,
 // avg_process_time_ms and last_processed_at of the stats hash are updated
-// in the same script. One round trip. ErrLeaseLost if the lease was
+// in the same script; with WithRetention the job is kept, with its result
+// (Job.SetResult) and last progress, as Completed. One round trip. ErrLeaseLost if the lease was
 // recovered or the job deleted meanwhile (the job may run again: delivery
 // is at-least-once). An Ack that go-redis resends after its reply was lost
 // reports the first outcome (nil), never ErrLeaseLost; a network error or
@@ -105,7 +106,11 @@ func (q *Queue[T]) Ack(ctx context.Context, j *Job[T]) error {
 	if j != nil && !j.delivered.IsZero() {
 		took = max(time.Since(j.delivered).Microseconds(), 0)
 	}
-	_, err := q.settleOne(ctx, "ack", j, outcome{op: 'a', num: took})
+	o := outcome{op: 'a', num: took}
+	if j != nil {
+		o.err = string(j.result)
+	}
+	_, err := q.settleOne(ctx, "ack", j, o)
 	return err
 }
 

@@ -11,13 +11,19 @@
 -- KEYS[7]  stats hash     queue:stats:{q}
 -- KEYS[8]  dead list      queue:dlq:{q}
 -- KEYS[9]  wake list      queue:{q}:executions
--- KEYS[10] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[10] progress hash  queue:{q}:progress    id -> delivery,progress JSON
+-- KEYS[11] done hash      queue:{q}:done        id -> finished job JSON
+-- KEYS[12] done index     queue:{q}:done_at     id -> entry expiry (ms)
+-- KEYS[13] reply memo     queue:{q}:reply:{request_id}
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
 -- ARGV[3] reply memo TTL in ms
--- ARGV[4..] groups of 5 (at most 512): op (a|f|d|r|e), id, delivery,
+-- ARGV[4] retention in ms (WithRetention), 0 for none
+-- ARGV[5] retention cap (entries kept)
+-- ARGV[6..] groups of 5 (at most 512): op (a|f|d|r|e), id, delivery,
 --   number, error
---   a: number = processing time in microseconds
+--   a: number = processing time in microseconds; error = the result JSON
+--      or "" (kept with the job when retention is on)
 --   f: number = retry delay in ms; error = the failure text
 --   d: like f, but straight to the dead-letter list (the job's JSON does
 --      not decode; it is kept as a string under "raw")
@@ -35,19 +41,22 @@
 -- writes, with pcall and a range check, then the jobs hash, with pcall:
 -- a failure undoes what was written, memo included. Other batches look
 -- for a memo first and check the types and counts of what they write.
+-- Every settled delivery's progress field goes (when the progress hash
+-- exists: one TYPE per batch); with retention, acked jobs are kept in the
+-- done hash, which is trimmed of expired entries and to its cap there.
 local simple = true
-for i = 4, #ARGV, 5 do
+for i = 6, #ARGV, 5 do
   if ARGV[i] ~= 'a' and ARGV[i] ~= 'e' then
     simple = false
     break
   end
 end
 if not simple then
-  local memo = replayed(KEYS[10])
+  local memo = replayed(KEYS[13])
   if memo then
     return memo
   elseif memo == false then
-    return corrupt(10, 'reply memo is not a reply')
+    return corrupt(13, 'reply memo is not a reply')
   end
   local bad = stats_bad(KEYS[7], {'total_processed', 'total_process_time_us', 'total_failed', 'total_dead', 'total_dead_trimmed'})
   if bad then
@@ -59,6 +68,9 @@ if not simple then
   -- jobs hash, priorities, the dead-letter list and the wake list: their
   -- types are read first.
   typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}})
+  if ARGV[4] ~= '0' then
+    typecheck({{'HLEN', 11}, {'ZCARD', 12}})
+  end
 end
 local nowus = now_us()
 local now = math.floor(nowus / 1000)
@@ -67,21 +79,26 @@ local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
 local dlqcap = tonumber(ARGV[1])
 local out = {}
 local processed, failed, deadn, micros, released, trimmed = 0, 0, 0, 0, 0, 0
+local retention = tonumber(ARGV[4])
 local ids = {}
-for i = 4, #ARGV, 5 do
+for i = 6, #ARGV, 5 do
   ids[#ids + 1] = ARGV[i + 1]
 end
 -- one read of every state and lease, batched writes below
 local sts = mread('HMGET', KEYS[2], ids)
 local leases = mread('ZMSCORE', KEYS[6], ids)
-local unlease, forget, extend, seen = {}, {}, {}, {}
+local unlease, forget, extend, seen, kept, stale = {}, {}, {}, {}, {}, {}
 
 for k = 1, #ids do
-  local i = 4 + (k - 1) * 5
+  local i = 6 + (k - 1) * 5
   local op, id, dlv, num, err = ARGV[i], ids[k], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local sdlv, retry, max, lvl = parse_state(sts[k])
   if not sdlv or string.format('%d', sdlv) ~= dlv or not leases[k] or (seen[id] and op ~= 'e') then
     out[#out + 1] = 0
+    if op ~= 'e' then
+      stale[#stale + 1] = id
+      stale[#stale + 1] = dlv
+    end
   elseif op == 'e' then
     extend[#extend + 1] = string.format('%d', nowc + num)
     extend[#extend + 1] = id
@@ -91,6 +108,9 @@ for k = 1, #ids do
     unlease[#unlease + 1] = id
     if op == 'a' then
       forget[#forget + 1] = id
+      if retention > 0 then
+        kept[#kept + 1] = {id, 'completed', err, retry, sdlv}
+      end
       processed = processed + 1
       micros = micros + num
       out[#out + 1] = 1
@@ -119,13 +139,85 @@ for k = 1, #ids do
   end
 end
 
+-- Reads before any write: the type of the progress hash (a key of
+-- another type is left alone), and with jobs to keep, the done keys'
+-- types, the jobs' bodies and their progress.
+local ptype = (#unlease > 0 or #stale > 0) and redis.call('TYPE', KEYS[10]).ok or 'none'
+local keep = {}
+if #kept > 0 then
+  local dt, it = redis.call('TYPE', KEYS[11]).ok, redis.call('TYPE', KEYS[12]).ok
+  if dt ~= 'none' and dt ~= 'hash' then
+    return corrupt(11, 'not a hash (WRONGTYPE)')
+  elseif it ~= 'none' and it ~= 'zset' then
+    return corrupt(12, 'not a sorted set (WRONGTYPE)')
+  end
+  local kids = {}
+  for x, e in ipairs(kept) do
+    kids[x] = e[1]
+  end
+  local bodies = mread('HMGET', KEYS[1], kids)
+  local progs = ptype == 'hash' and mread('HMGET', KEYS[10], kids) or {}
+  for x, e in ipairs(kept) do
+    local p = 'null'
+    local d, js = string.match(progs[x] or '', '^(%d+),(.+)$')
+    if d and d == int_str(e[5]) then
+      p = js
+    end
+    keep[#keep + 1] = e[1]
+    keep[#keep + 1] = '{"id":' .. json_str(e[1]) .. ',"state":"' .. e[2] .. '","finished_at":' .. int_str(now) ..
+      ',"retry_count":' .. int_str(e[4]) .. ',"delivery":' .. int_str(e[5]) .. ',"result":' .. (e[3] ~= '' and e[3] or 'null') ..
+      ',"progress":' .. p .. ',"job":' .. (bodies[x] or 'null') .. '}'
+  end
+end
+-- after: the progress fields of settled deliveries go; jobs to keep are
+-- kept, and the done hash loses its expired entries and those over the
+-- cap (at most a batch's worth each time, so a lowered cap converges).
+local function after()
+  if ptype == 'hash' then
+    batched('HDEL', KEYS[10], unlease)
+    -- a lost delivery (its job deleted or recovered) drops its own
+    -- progress, not a later delivery's
+    for x = 1, #stale, 2 do
+      local v = redis.call('HGET', KEYS[10], stale[x])
+      if v and string.sub(v, 1, #stale[x + 1] + 1) == stale[x + 1] .. ',' then
+        redis.call('HDEL', KEYS[10], stale[x])
+      end
+    end
+  end
+  if #keep == 0 then
+    return
+  end
+  local exp = string.format('%d', now + retention)
+  local zadd = {}
+  for x = 1, #keep, 2 do
+    zadd[#zadd + 1] = exp
+    zadd[#zadd + 1] = keep[x]
+  end
+  batched('HSET', KEYS[11], keep)
+  batched('ZADD', KEYS[12], zadd)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[12], '-inf', int_str(now), 'LIMIT', 0, 1000)
+  batched('ZREM', KEYS[12], gone)
+  batched('HDEL', KEYS[11], gone)
+  local over = redis.call('ZCARD', KEYS[12]) - tonumber(ARGV[5])
+  if over > 0 then
+    local r = redis.call('ZPOPMIN', KEYS[12], math.min(over, 1000))
+    local drop = {}
+    for x = 1, #r, 2 do
+      drop[#drop + 1] = r[x]
+    end
+    batched('HDEL', KEYS[11], drop)
+  end
+  redis.call('PEXPIRE', KEYS[11], retention)
+  redis.call('PEXPIRE', KEYS[12], retention)
+end
+
 local reply = ok(string.format('%d', nowc), out)
 if simple then
-  local prev = redis.call('SET', KEYS[10], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
+  local prev = redis.call('SET', KEYS[13], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
   if prev then
     local good, r = pcall(cjson.decode, prev)
     if not good or type(r) ~= 'table' or type(r[1]) ~= 'string' then
-      return corrupt(10, 'reply memo is not a reply')
+      return corrupt(13, 'reply memo is not a reply')
     end
     return r
   end
@@ -145,7 +237,7 @@ if simple then
       redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
     end
     if not sum then
-      redis.call('DEL', KEYS[10])
+      redis.call('DEL', KEYS[13])
       if type(total) == 'table' and string.find(total.err or '', 'WRONGTYPE', 1, true) then
         return corrupt(7, 'not a hash (WRONGTYPE)')
       end
@@ -157,7 +249,7 @@ if simple then
         -- only the first chunk can fail (a wrong type): nothing deleted
         redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
         redis.call('HINCRBY', KEYS[7], 'total_process_time_us', -micros)
-        redis.call('DEL', KEYS[10])
+        redis.call('DEL', KEYS[13])
         return corrupt(1, 'not a hash (WRONGTYPE)')
       end
     end
@@ -167,6 +259,7 @@ if simple then
   batched('ZREM', KEYS[6], unlease)
   batched('HDEL', KEYS[2], forget)
   batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
+  after()
   return reply
 end
 
@@ -184,4 +277,5 @@ add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_
 if released > 0 then
   wake(KEYS[9])
 end
-return remember(KEYS[10], reply, ARGV[3])
+after()
+return remember(KEYS[13], reply, ARGV[3])

@@ -171,7 +171,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	_, err = iv.Do(ctx, func(context.Context) error { return nil })
 	require.NoError(t, err)
 
-	q, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt))
+	q, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt), queue.WithRetention(time.Hour))
 	require.NoError(t, err)
 	_, err = q.Enqueue(ctx, job{WorkflowID: "nightly"}, queue.WithID("e1"))
 	require.NoError(t, err)
@@ -183,8 +183,15 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = q.Enqueue(ctx, job{WorkflowID: "leased"}, queue.WithID("e3"), queue.WithUnique(time.Minute))
 	require.NoError(t, err)
-	_, err = q.Dequeue(ctx) // e1 stays leased: state and active
+	j1, err := q.Dequeue(ctx) // e1 stays leased: state and active
 	require.NoError(t, err)
+	require.NoError(t, j1.SetProgress(ctx, map[string]int{"step": 2})) // progress
+	_, err = q.Enqueue(ctx, job{WorkflowID: "done"}, queue.WithID("e4"), queue.WithPriority(queue.High))
+	require.NoError(t, err)
+	j4, err := q.Dequeue(ctx) // e4 (high) is acked with a result: done and done_at
+	require.NoError(t, err)
+	require.NoError(t, j4.SetResult("ok"))
+	require.NoError(t, q.Ack(ctx, j4))
 	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"})
 	require.NoError(t, err)
 
@@ -320,6 +327,9 @@ func TestInspectEveryPackage(t *testing.T) {
 	assert.Contains(t, value("queue:dlq:{queue_name}"), `"error":"workflow not found"`)
 	assert.Contains(t, value("queue:{queue_name}:active"), `"job_id":"e1"`)
 	assert.Contains(t, value("queue:stats:{queue_name}"), `"total_dead":1`)
+	assert.Contains(t, value("queue:{queue_name}:progress"), `"progress":{"step":2}`)
+	assert.Contains(t, value("queue:{queue_name}:done"), `"result":"ok"`)
+	assert.Contains(t, value("queue:{queue_name}:done_at"), `"job_id":"e4"`)
 	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
 	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
 	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)
