@@ -78,6 +78,7 @@ func (c *Client) newOwner() string {
 // resource is the set of keys of one (type, id) pair, all in one slot.
 type resource struct {
 	lock, fenc string
+	rel        string // the release channel, with WithWakeups (multi-locks)
 }
 
 func (c *Client) resource(op, resourceType, resourceID string) (resource, error) {

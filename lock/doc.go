@@ -215,7 +215,10 @@
 // never made (an expiry, a reconnect, a failover, an older server). On a
 // real Redis 7.0 the hand-off went from about 16ms polling to about 0.9ms
 // (bench/, BenchmarkLockHandoff: release to the waiter's return). Each
-// waiting call holds one pub/sub connection while it waits.
+// waiting call holds one pub/sub connection while it waits. Multi-locks,
+// read-write locks and semaphores announce their releases on the same
+// channel of each resource and their waits use it the same way (see
+// WithWakeups).
 //
 // # Fair locks
 //

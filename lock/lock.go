@@ -169,15 +169,20 @@ func (l *Lock) Release(ctx context.Context) error {
 	live := !l.lost()
 	l.lose(context.Canceled)
 	l.mu.Unlock()
-	args := l.argv[:1]
-	if l.rel != nil {
-		args = l.rel
-	}
-	_, err := l.c.run.Run(ctx, l.ops.release, l.keys, args...)
+	_, err := l.c.run.Run(ctx, l.ops.release, l.keys, l.releaseArgs()...)
 	if live && errors.Is(err, ErrNotHeld) {
 		return nil
 	}
 	return err
+}
+
+// releaseArgs is the release script's arguments: the owner ID, and the
+// release channel to announce on with WithWakeups.
+func (l *Lock) releaseArgs() []any {
+	if l.rel != nil {
+		return l.rel
+	}
+	return l.argv[:1]
 }
 
 // Refresh extends the lease to ttl from now (server time): one round trip,

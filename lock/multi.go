@@ -48,6 +48,7 @@ type multiGroup struct {
 	slot int
 	idx  []int    // indexes into the deduplicated resources
 	keys []string // lock key, fence key, for each resource of idx
+	rels []string // release channel of each resource of idx (WithWakeups)
 }
 
 // TryAcquireMulti takes the leases of all resources for ttl, or none. When
@@ -101,6 +102,11 @@ func (c *Client) multiGroups(op string, rs []Resource) ([]multiGroup, []resource
 			continue
 		}
 		seen[k.lock] = true
+		if c.opt.wakeups {
+			if k.rel, err = c.releasedChannel(op, r.Type, r.ID); err != nil {
+				return nil, nil, err
+			}
+		}
 		slot := 0
 		if !c.opt.ns.NoHashTags {
 			slot = keys.Slot(k.lock)
@@ -113,6 +119,7 @@ func (c *Client) multiGroups(op string, rs []Resource) ([]multiGroup, []resource
 		}
 		groups[gi].idx = append(groups[gi].idx, len(res))
 		groups[gi].keys = append(groups[gi].keys, k.lock, k.fenc)
+		groups[gi].rels = append(groups[gi].rels, k.rel)
 		res = append(res, k)
 	}
 	slices.SortFunc(groups, func(a, b multiGroup) int { return cmp.Compare(a.slot, b.slot) })
@@ -140,11 +147,17 @@ func (c *Client) acquireMulti(ctx context.Context, rs []Resource, ttl time.Durat
 	}
 	owner := c.newOwner()
 	toks := make([]int64, len(res))
+	var wk *waker // WithWakeups: the release announcements of a held resource
+	if c.opt.wakeups && wait {
+		wk = &waker{}
+		defer wk.close()
+	}
 	held := false // an attempt found a resource held
 	for attempt := 0; ; attempt++ {
 		start := c.now()
 		var nd error // ErrNotDurable of some group
 		taken := 0   // groups taken in this attempt
+		busy := -1   // the resource found held, when the reply names it
 		for _, g := range groups {
 			var rep call.Reply
 			rep, err = c.run.Run(ctx, multiAcquireOp, g.keys, owner, c.msArg(ttl), c.fenceArg)
@@ -152,6 +165,11 @@ func (c *Client) acquireMulti(ctx context.Context, rs []Resource, ttl time.Durat
 			ndg, err = call.NotDurable(err)
 			if ndg != nil {
 				nd = ndg
+			}
+			if errors.Is(err, ErrNotObtained) && rep.Len() > 0 {
+				if i := rep.Int(0); i >= 1 && int(i) <= len(g.idx) {
+					busy = g.idx[i-1]
+				}
 			}
 			if err != nil {
 				break
@@ -194,7 +212,12 @@ func (c *Client) acquireMulti(ctx context.Context, rs []Resource, ttl time.Durat
 		if d < 0 {
 			return nil, err
 		}
-		if serr := sleep(ctx, d); serr != nil {
+		if busy >= 0 && wk.follow(ctx, c, res[busy].rel) {
+			// Subscribed just now: a release announced before then was
+			// missed, so try again at once.
+			continue
+		}
+		if serr := wk.sleep(ctx, d); serr != nil {
 			return nil, pkg.Fail(op, res[0].lock, ErrNotObtained, serr)
 		}
 	}
@@ -205,7 +228,11 @@ func releaseCalls(groups []multiGroup, owner string) []call.Call {
 	var calls []call.Call
 	for _, g := range groups {
 		for j := 0; j < len(g.keys); j += 2 {
-			calls = append(calls, call.Call{Op: releaseOp, Keys: g.keys[j : j+1], Args: []any{owner}})
+			args := []any{owner}
+			if ch := g.rels[j/2]; ch != "" {
+				args = append(args, ch) // wakes the waiters (WithWakeups)
+			}
+			calls = append(calls, call.Call{Op: releaseOp, Keys: g.keys[j : j+1], Args: args})
 		}
 	}
 	return calls
@@ -246,6 +273,9 @@ func (c *Client) newMultiLock(res []resource, owner string, toks []int64, ttl ti
 		l := &Lock{c: c, key: r.lock, owner: owner, argv: [3]any{owner}, fence: toks[i], ops: lockOps, ttl: ttl, deadline: start.Add(ttl)}
 		l.own = [2]string{r.lock, r.fenc}
 		l.keys = l.own[:1:1]
+		if r.rel != "" {
+			l.rel = []any{owner, r.rel}
+		}
 		m.locks[i] = l
 		lctx := l.Context()
 		context.AfterFunc(lctx, func() { m.cancel(context.Cause(lctx)) })
@@ -284,7 +314,7 @@ func (m *MultiLock) Release(ctx context.Context) error {
 		live[i] = !l.lost()
 		l.lose(context.Canceled)
 		l.mu.Unlock()
-		calls[i] = call.Call{Op: l.ops.release, Keys: l.keys, Args: l.argv[:1]}
+		calls[i] = call.Call{Op: l.ops.release, Keys: l.keys, Args: l.releaseArgs()}
 	}
 	_, errs := m.c.run.RunMany(ctx, calls)
 	for i, err := range errs {

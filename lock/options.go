@@ -92,13 +92,19 @@ func WithDurability(replicas int, timeout time.Duration) Option {
 }
 
 // WithWakeups makes a release wake the callers that wait for the
-// resource: Lock.Release of a lease from Acquire or TryAcquire publishes,
-// in its script, on the sharded channel
-// lock:released:{resource_type}:{resource_id} (SPUBLISH, on the
-// resource's own slot, so only that shard's node relays it), and Acquire,
-// once an attempt finds the resource held, subscribes to it (SSUBSCRIBE,
-// one connection per waiting call) and tries again as soon as a release
-// is announced, instead of sleeping out its backoff. The RetryStrategy
+// resource: the release of a lease publishes, in its script, on the
+// sharded channel lock:released:{resource_type}:{resource_id} (SPUBLISH,
+// on the resource's own slot, so only that shard's node relays it), and a
+// waiting call, once an attempt finds the resource held, subscribes to it
+// (SSUBSCRIBE, one connection per waiting call) and tries again as soon as
+// a release is announced, instead of sleeping out its backoff. Every kind
+// of lease does so: a lock (Acquire), each resource of a multi-lock
+// (AcquireMulti waits on the resource it found held), a read-write lock
+// (the writer's release wakes readers and writers; a reader's wakes a
+// waiting writer only when it leaves no live reader; a waiting writer
+// that gives up wakes the readers it turned away) and a semaphore's
+// permits (Acquire, AcquireN). The kinds share the channel of a resource,
+// so a waiter may be woken by another kind's release: it only tries again. The RetryStrategy
 // still bounds every wait, so a message lost (a reconnect, a failover, a
 // releaser without this option, a lease that expired) costs one backoff,
 // never the lock. It needs Redis 7.0 or newer for sharded pub/sub; where

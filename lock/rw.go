@@ -48,6 +48,7 @@ type RWMutex struct {
 	writer   string
 	readKeys []string // writer, readers, waiting writers
 	wKeys    []string // writer, fence, readers, waiting writers
+	rel      string   // the release channel, with WithWakeups
 }
 
 // RWMutex returns the read-write lock of (resourceType, resourceID). It
@@ -63,7 +64,15 @@ func (c *Client) RWMutex(resourceType, resourceID string) (*RWMutex, error) {
 		}
 		ks[i] = k
 	}
-	return &RWMutex{c: c, writer: ks[0], readKeys: []string{ks[0], ks[2], ks[3]}, wKeys: ks[:]}, nil
+	m := &RWMutex{c: c, writer: ks[0], readKeys: []string{ks[0], ks[2], ks[3]}, wKeys: ks[:]}
+	if c.opt.wakeups {
+		ch, err := c.releasedChannel(op, resourceType, resourceID)
+		if err != nil {
+			return nil, err
+		}
+		m.rel = ch
+	}
+	return m, nil
 }
 
 // TryRLock takes a reader's lease for ttl if no writer holds the lock or
@@ -125,6 +134,11 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 	if write && wait {
 		keep = ms(RWKeep)
 	}
+	var wk *waker // WithWakeups: the writer's and the last reader's release announcements
+	if m.rel != "" && wait {
+		wk = &waker{ch: m.rel}
+		defer wk.close()
+	}
 	held := false
 	for attempt := 0; ; attempt++ {
 		start := c.now()
@@ -144,10 +158,16 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 				return nil, err
 			}
 			l := newLock(c, m.wKeys[:1:1], owner, tok, ttl, start, lockOps)
+			if m.rel != "" {
+				l.rel = m.releaseArgs(owner, true)
+			}
 			l.startWatchdog(cfg.watchdog)
 			return l, nd
 		case err == nil:
 			l := newLock(c, m.readKeys[1:2:2], owner, 0, ttl, start, permitOps)
+			if m.rel != "" {
+				l.rel = m.releaseArgs(owner, false)
+			}
 			l.startWatchdog(cfg.watchdog)
 			return l, nd
 		case errors.Is(err, ErrNotObtained):
@@ -173,7 +193,12 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 		if keep > 0 {
 			d = min(d, RWKeep/3)
 		}
-		if serr := sleep(ctx, d); serr != nil {
+		if wk.subscribe(ctx, c) {
+			// Subscribed just now: a release announced before then was
+			// missed, so try again at once.
+			continue
+		}
+		if serr := wk.sleep(ctx, d); serr != nil {
 			m.leave(owner, keep > 0)
 			return nil, pkg.Fail(op, m.writer, ErrNotObtained, serr)
 		}
@@ -188,7 +213,7 @@ func (m *RWMutex) leave(owner string, waiting bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, _ = m.c.run.Run(ctx, rwLeaveOp, m.wKeys[3:], owner)
+	_, _ = m.c.run.Run(ctx, rwLeaveOp, m.wKeys[3:], m.releaseArgs(owner, true)...)
 }
 
 // abandon gives back, in the background and best effort, the lease that
@@ -196,10 +221,26 @@ func (m *RWMutex) leave(owner string, waiting bool) {
 func (m *RWMutex) abandon(ctx context.Context, owner string, write bool) {
 	m.c.cleanup(ctx, func(ctx context.Context) {
 		if write {
-			_, _ = m.c.run.Run(ctx, releaseOp, m.wKeys[:1], owner)
+			_, _ = m.c.run.Run(ctx, releaseOp, m.wKeys[:1], m.releaseArgs(owner, true)...)
 			_, _ = m.c.run.Run(ctx, rwLeaveOp, m.wKeys[3:], owner)
 			return
 		}
-		_, _ = m.c.run.Run(ctx, semReleaseOp, m.readKeys[1:2], owner)
+		_, _ = m.c.run.Run(ctx, semReleaseOp, m.readKeys[1:2], m.releaseArgs(owner, false)...)
 	})
+}
+
+// releaseArgs is the release script's arguments for owner's lease (the
+// writer's, or a reader's): with WithWakeups the writer's release
+// announces itself on the resource's channel, waking readers and writers,
+// and a reader's only when it leaves no live reader, waking a waiting
+// writer.
+func (m *RWMutex) releaseArgs(owner string, write bool) []any {
+	switch {
+	case m.rel == "":
+		return []any{owner}
+	case write:
+		return []any{owner, m.rel}
+	default:
+		return []any{owner, m.rel, "1"}
+	}
 }

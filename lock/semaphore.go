@@ -40,6 +40,7 @@ type Semaphore struct {
 	key   string
 	keys  []string
 	limit int
+	rel   string // the release channel, with WithWakeups
 }
 
 // Semaphore returns the semaphore of (resourceType, resourceID) with limit
@@ -56,7 +57,13 @@ func (c *Client) Semaphore(resourceType, resourceID string, limit int) (*Semapho
 	if err != nil {
 		return nil, err
 	}
-	return &Semaphore{c: c, key: k, keys: []string{k}, limit: limit}, nil
+	s := &Semaphore{c: c, key: k, keys: []string{k}, limit: limit}
+	if c.opt.wakeups {
+		if s.rel, err = c.releasedChannel(op, resourceType, resourceID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Limit returns the number of permits.
@@ -122,6 +129,11 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 		return nil, err
 	}
 	owner := s.c.newOwner()
+	var wk *waker // WithWakeups: the permits' release announcements
+	if s.rel != "" && wait {
+		wk = &waker{ch: s.rel}
+		defer wk.close()
+	}
 	held := false
 	for attempt := 0; ; attempt++ {
 		start := s.c.now()
@@ -130,6 +142,9 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 		switch {
 		case err == nil:
 			l := newLock(s.c, s.keys, owner, 0, ttl, start, permitOps)
+			if s.rel != "" {
+				l.rel = s.releaseArgs(owner)
+			}
 			l.startWatchdog(cfg.watchdog)
 			return l, nd
 		case errors.Is(err, ErrNotObtained):
@@ -150,7 +165,12 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 		if d < 0 {
 			return nil, err
 		}
-		if serr := sleep(ctx, d); serr != nil {
+		if wk.subscribe(ctx, s.c) {
+			// Subscribed just now: a release announced before then was
+			// missed, so try again at once.
+			continue
+		}
+		if serr := wk.sleep(ctx, d); serr != nil {
 			return nil, pkg.Fail(op, s.key, ErrNotObtained, serr)
 		}
 	}
@@ -160,8 +180,17 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 // attempt with an unknown outcome may have taken (see Client.abandon).
 func (s *Semaphore) abandon(ctx context.Context, owner string) {
 	s.c.cleanup(ctx, func(ctx context.Context) {
-		_, _ = s.c.run.Run(ctx, semReleaseOp, s.keys, owner)
+		_, _ = s.c.run.Run(ctx, semReleaseOp, s.keys, s.releaseArgs(owner)...)
 	})
+}
+
+// releaseArgs is sem_release's arguments for owner: with WithWakeups the
+// release announces itself on the resource's channel.
+func (s *Semaphore) releaseArgs(owner string) []any {
+	if s.rel == "" {
+		return []any{owner}
+	}
+	return []any{owner, s.rel}
 }
 
 // Held returns the number of live permits: one round trip (read-only
