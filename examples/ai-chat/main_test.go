@@ -1,16 +1,17 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/redschema/redschema/connect/connecttest"
 )
 
 // TestRun runs the chat on the backend the test suite runs on (the embedded Redis
 // unless REDIS_ADDR or REDIS_CLUSTER_ADDRS names one) and
 // checks that it shows what it says it shows.
 func TestRun(t *testing.T) {
-	t.Setenv("REDIS_URL", backendURL())
+	t.Setenv("REDIS_URL", connecttest.URL(0))
 	var out strings.Builder
 	if err := run(&out); err != nil {
 		t.Fatal(err)
@@ -29,18 +30,4 @@ func TestRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-}
-
-// backendURL is the REDIS_URL of the backend the test suite runs on: the
-// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or "" (the
-// embedded Redis). The program's keys are under a namespace of its own
-// run, with TTLs.
-func backendURL() string {
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		return os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		return "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	return ""
 }

@@ -1,90 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
-	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/connect/connecttest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// testRedis points REDIS_URL at the backend the test suite runs on: the
-// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither
-// set) the embedded one. It returns a key prefix of this test's own,
-// whose keys (in every database of the layout) are deleted when the test
-// ends, and whether the backend is a cluster.
-func testRedis(t *testing.T) (string, bool) {
-	t.Helper()
-	var urls []string // one per database
-	cluster := os.Getenv("REDIS_CLUSTER_ADDRS") != ""
-	switch {
-	case cluster:
-		urls = []string{os.Getenv("REDIS_CLUSTER_ADDRS")}
-	case os.Getenv("REDIS_ADDR") != "":
-		for db := range 8 { // seed 001's DB 0-7
-			urls = append(urls, fmt.Sprintf("redis://%s/%d", os.Getenv("REDIS_ADDR"), db))
-		}
-	}
-	url := ""
-	if len(urls) > 0 {
-		url = urls[0]
-	}
-	t.Setenv("REDIS_URL", url)
-	prefix := fmt.Sprintf("zentoria-test-%s:", randomHex(4))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, u := range urls {
-			rdb, closeRedis, err := connect.Open(ctx, u)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			err = keys.ForEachNode(ctx, rdb, func(ctx context.Context, n redis.UniversalClient) error {
-				it := n.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-				for it.Next(ctx) {
-					if err := n.Del(ctx, it.Val()).Err(); err != nil {
-						return err
-					}
-				}
-				return it.Err()
-			})
-			closeRedis()
-			if err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	return prefix, cluster
-}
 
 // TestAIPlatform runs the program on the suite's backend (eight databases,
 // or DB 0 of a cluster)
@@ -93,14 +19,14 @@ func testRedis(t *testing.T) (string, bool) {
 // API itself (authentication, invalidation, sessions, AI memory, dead
 // letters, the login limit, the audit) and stops the server.
 func TestAIPlatform(t *testing.T) {
-	prefix, cluster := testRedis(t)
+	prefix, cluster := connecttest.Use(t, "zentoria", 8), connecttest.Cluster()
 	dbs := 8
 	if cluster {
 		dbs = 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var out syncBuffer
+	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, "127.0.0.1:0", prefix, &out, ready) }()

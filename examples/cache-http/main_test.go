@@ -1,27 +1,19 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
-	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/connect/connecttest"
 )
 
 // TestAPI drives the server over HTTP on the suite's backend: a miss, a
 // hit, a write that invalidates the tag, a miss again, per-user entries.
 func TestAPI(t *testing.T) {
-	rdb, ns := testRedis(t)
+	rdb, ns := connecttest.Open(t, "cache")
 	h, closeAPI, err := newAPI(rdb, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -64,44 +56,4 @@ func TestAPI(t *testing.T) {
 	expect("GET", "/api/v1/me", "7", "fwd=miss", `"user":"7"`)
 	expect("GET", "/api/v1/me", "42", "hit", `"user":"42"`)
 	expect("GET", "/api/v1/settings/theme", "", "fwd=miss", "dark")
-}
-
-// testRedis opens the backend the test suite runs on: the cluster of
-// REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither set) an
-// embedded one, and returns it with a namespace of this test's own, whose
-// keys are deleted when the test ends.
-func testRedis(t *testing.T) (redis.UniversalClient, keys.Namespace) {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	rdb, closeRedis, err := connect.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := keys.Namespace{Prefix: "cache-test-" + hex.EncodeToString(b) + ":"}
-	t.Cleanup(func() {
-		defer closeRedis()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, n redis.UniversalClient) error {
-			it := n.Scan(ctx, 0, ns.Match(), 1000).Iterator()
-			for it.Next(ctx) {
-				if err := n.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		})
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return rdb, ns
 }

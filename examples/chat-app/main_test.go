@@ -1,86 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/connect/connecttest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// testRedis points REDIS_URL at the backend the test suite runs on: the
-// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither
-// set) the embedded one. It returns a key prefix of this test's own,
-// whose keys are deleted when the test ends.
-func testRedis(t *testing.T) string {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	t.Setenv("REDIS_URL", url)
-	prefix := fmt.Sprintf("chat-test-%s:", randomHex(4))
-	if url == "" {
-		return prefix // the embedded Redis goes with the program
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		rdb, closeRedis, err := connect.Open(ctx, url)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer closeRedis()
-		del := func(ctx context.Context, c *redis.Client) error {
-			it := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-			for it.Next(ctx) {
-				if err := c.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		}
-		if cc, ok := rdb.(*redis.ClusterClient); ok {
-			err = cc.ForEachMaster(ctx, del)
-		} else {
-			err = del(ctx, rdb.(*redis.Client))
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return prefix
-}
 
 // TestChatApp runs the program on the suite's backend and a free port:
 // its demo must pass (it checks every status it gets) and end with a
@@ -88,10 +17,10 @@ func testRedis(t *testing.T) string {
 // concurrent tries, the throttle, pushes only to offline members) and
 // stops the server.
 func TestChatApp(t *testing.T) {
-	prefix := testRedis(t)
+	prefix := connecttest.Use(t, "chat", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out syncBuffer
+	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	runCtx, stop := context.WithCancel(ctx) // SIGINT

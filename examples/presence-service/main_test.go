@@ -1,86 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/connect/connecttest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// testRedis points REDIS_URL at the backend the test suite runs on: the
-// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither
-// set) the embedded one. It returns a key prefix of this test's own,
-// whose keys are deleted when the test ends.
-func testRedis(t *testing.T) string {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	t.Setenv("REDIS_URL", url)
-	prefix := fmt.Sprintf("ps-test-%s:", randomHex(4))
-	if url == "" {
-		return prefix // the embedded Redis goes with the program
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		rdb, closeRedis, err := connect.Open(ctx, url)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer closeRedis()
-		del := func(ctx context.Context, c *redis.Client) error {
-			it := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-			for it.Next(ctx) {
-				if err := c.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		}
-		if cc, ok := rdb.(*redis.ClusterClient); ok {
-			err = cc.ForEachMaster(ctx, del)
-		} else {
-			err = del(ctx, rdb.(*redis.Client))
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return prefix
-}
 
 // TestPresenceService runs the program on the suite's backend and a free
 // port: its demo must pass (it checks every status and event it gets)
@@ -88,10 +17,10 @@ func testRedis(t *testing.T) string {
 // (devices, the batch check, errors) and stops the server with a stream
 // still open, which must be disconnected.
 func TestPresenceService(t *testing.T) {
-	prefix := testRedis(t)
+	prefix := connecttest.Use(t, "ps", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out syncBuffer
+	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	runCtx, stop := context.WithCancel(ctx) // SIGINT
@@ -222,7 +151,10 @@ func TestPresenceService(t *testing.T) {
 		t.Fatal(err)
 	}
 	watcher.close()
-	if !strings.Contains(out.String(), "stopped (1 open streams disconnected); final audit of \""+prefix+"\": ") || !strings.Contains(out.String(), "keys, 0 problems") {
-		t.Fatalf("no clean final audit:\n%s", out.String())
+	// Frank's stream at least: erin's closed devices may still be
+	// finishing on the server side.
+	final := regexp.MustCompile(`stopped \(([0-9]+) open streams disconnected\); final audit of "` + regexp.QuoteMeta(prefix) + `": [0-9]+ keys, 0 problems`)
+	if m := final.FindStringSubmatch(out.String()); m == nil || m[1] == "0" {
+		t.Fatalf("no clean final audit with frank's stream disconnected:\n%s", out.String())
 	}
 }

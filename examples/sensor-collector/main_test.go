@@ -2,74 +2,18 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
+	"github.com/redschema/redschema/connect/connecttest"
 )
-
-// testRedis points REDIS_URL at the backend the test suite runs on: the
-// cluster of REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither
-// set) the embedded one. It returns a key prefix of this test's own,
-// whose keys are deleted when the test ends.
-func testRedis(t *testing.T) string {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	t.Setenv("REDIS_URL", url)
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	prefix := "collector-test-" + hex.EncodeToString(b) + ":"
-	if url == "" {
-		return prefix // the embedded Redis goes with the program
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		rdb, closeRedis, err := connect.Open(ctx, url)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer closeRedis()
-		del := func(ctx context.Context, c *redis.Client) error {
-			it := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-			for it.Next(ctx) {
-				if err := c.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		}
-		if cc, ok := rdb.(*redis.ClusterClient); ok {
-			err = cc.ForEachMaster(ctx, del)
-		} else {
-			err = del(ctx, rdb.(*redis.Client))
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return prefix
-}
 
 // TestRun runs the program on the suite's backend and checks that the
 // seed's questions (the occupancy, light and behaviour agents') were
 // answered and the keyspace audit is clean.
 func TestRun(t *testing.T) {
-	prefix := testRedis(t)
+	prefix := connecttest.Use(t, "collector", 1)
 	start := time.Now()
 	var out bytes.Buffer
 	if err := run(prefix, &out); err != nil {

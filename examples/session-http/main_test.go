@@ -1,23 +1,15 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
-	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/connect/connecttest"
 )
 
 type client struct {
@@ -48,7 +40,7 @@ func (c client) do(method, path, handle string, form url.Values) (int, string) {
 // Two devices of one user: the device list shows IDs that can log a device
 // out but never authenticate, and no device's handle or refresh token.
 func TestSessionListHoldsNoCredential(t *testing.T) {
-	rdb, ns := testRedis(t)
+	rdb, ns := connecttest.Open(t, "session")
 	a, err := newApp(rdb, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -117,44 +109,4 @@ func TestSessionListHoldsNoCredential(t *testing.T) {
 	if code, _ := c.do("GET", "/me", dev[0].Handle, nil); code != http.StatusUnauthorized {
 		t.Fatalf("the laptop's handle still works after logging out everywhere: %d", code)
 	}
-}
-
-// testRedis opens the backend the test suite runs on: the cluster of
-// REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither set) an
-// embedded one, and returns it with a namespace of this test's own, whose
-// keys are deleted when the test ends.
-func testRedis(t *testing.T) (redis.UniversalClient, keys.Namespace) {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	rdb, closeRedis, err := connect.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := keys.Namespace{Prefix: "session-test-" + hex.EncodeToString(b) + ":"}
-	t.Cleanup(func() {
-		defer closeRedis()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, n redis.UniversalClient) error {
-			it := n.Scan(ctx, 0, ns.Match(), 1000).Iterator()
-			for it.Next(ctx) {
-				if err := n.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		})
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return rdb, ns
 }

@@ -2,22 +2,15 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redschema/redschema/connect"
-	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/connect/connecttest"
 )
 
 // TestSupportChat drives the server over HTTP on the suite's backend: two
@@ -26,7 +19,7 @@ import (
 // offline (their conversation is requeued and waits), a resolution frees
 // a place (the backlog moves), and the event stream saw it all.
 func TestSupportChat(t *testing.T) {
-	rdb, ns := testRedis(t)
+	rdb, ns := connecttest.Open(t, "support")
 	h, closeAPI, err := newAPI(rdb, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -161,44 +154,4 @@ func TestSupportChat(t *testing.T) {
 			t.Fatalf("events seen: %v", seen)
 		}
 	}
-}
-
-// testRedis opens the backend the test suite runs on: the cluster of
-// REDIS_CLUSTER_ADDRS, the server of REDIS_ADDR, or (neither set) an
-// embedded one, and returns it with a namespace of this test's own, whose
-// keys are deleted when the test ends.
-func testRedis(t *testing.T) (redis.UniversalClient, keys.Namespace) {
-	t.Helper()
-	url := ""
-	switch {
-	case os.Getenv("REDIS_CLUSTER_ADDRS") != "":
-		url = os.Getenv("REDIS_CLUSTER_ADDRS")
-	case os.Getenv("REDIS_ADDR") != "":
-		url = "redis://" + os.Getenv("REDIS_ADDR") + "/0"
-	}
-	rdb, closeRedis, err := connect.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := keys.Namespace{Prefix: "support-test-" + hex.EncodeToString(b) + ":"}
-	t.Cleanup(func() {
-		defer closeRedis()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, n redis.UniversalClient) error {
-			it := n.Scan(ctx, 0, ns.Match(), 1000).Iterator()
-			for it.Next(ctx) {
-				if err := n.Del(ctx, it.Val()).Err(); err != nil {
-					return err
-				}
-			}
-			return it.Err()
-		})
-		if err != nil {
-			t.Error(err)
-		}
-	})
-	return rdb, ns
 }
