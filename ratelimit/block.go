@@ -17,7 +17,8 @@ const MaxBlock = 366 * 24 * time.Hour
 // block is one key per identifier, ratelimit:block:{id}, with TTL d.
 // Blocks only lengthen: if id is already blocked for longer than d, the
 // longer block stays (a short automatic block never cuts an operator's ban
-// short); Reset lifts any block. A block key without a TTL (not written by
+// short); Unblock lifts any block and keeps the counters, Reset lifts it
+// and clears them. A block key without a TTL (not written by
 // this package) counts as blocked for MaxBlock. Counters are untouched, and
 // a blocked request consumes nothing. Results during the block have Allowed
 // false and RetryAfter = ResetAfter = the block's remaining time.
@@ -44,6 +45,31 @@ func (l *Limiter) Block(ctx context.Context, id string, d time.Duration) error {
 		l.forget(id)
 	}
 	return err
+}
+
+// Unblock lifts any block on id (set by Block or WithAutoBlock) in every
+// limiter of the namespace and keeps everything else: the rules' counters
+// (an identifier that used up its quota stays refused until the quota
+// allows it again), the runtime config. It reports whether a block was
+// lifted. One round trip (a script that deletes ratelimit:block:{id} and
+// announces id on the events channel, so that every instance's deny cache
+// drops its refusals, as Reset does). A resend after a lost reply deletes
+// again: the same state (it may then report false). Errors: ErrInvalid
+// for an unusable id (nothing deleted); Redis and context errors as they
+// are.
+func (l *Limiter) Unblock(ctx context.Context, id string) (bool, error) {
+	const op = "unblock"
+	k, err := pkg.Key(op, blockKey, l.opt.ns, id)
+	if err != nil {
+		return false, err
+	}
+	rep, err := l.run.Run(ctx, unblockOp, []string{k}, l.channel, id)
+	if err != nil {
+		return false, err
+	}
+	l.forget(id)
+	n := rep.Int(0)
+	return n > 0, rep.Err()
 }
 
 // requestID returns a fresh random ID for a write that must recognise its

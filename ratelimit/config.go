@@ -38,9 +38,11 @@ func (c Config) values() [4]int { return [4]int{c.PerMinute, c.PerHour, c.PerDay
 // WithRuntimeConfig, SetConfig fails with ErrNoRuntimeConfig (its checks
 // would never read the config).
 //
-// One round trip (a script). Writing the same fields again changes
-// nothing, so a call that go-redis resends after losing its reply has the
-// first call's outcome. keys.ErrCorrupt naming the key when it is not a
+// One round trip (a script). The script announces apiKeyID on the events
+// channel, as Reset does, so that every instance's deny cache
+// (WithDenyCache) drops the refusals it cached under the old config.
+// Writing the same fields again changes nothing, so a call that go-redis
+// resends after losing its reply has the first call's outcome. keys.ErrCorrupt naming the key when it is not a
 // hash (nothing written).
 func (l *Limiter) SetConfig(ctx context.Context, apiKeyID string, c Config) error {
 	const op = "set config"
@@ -59,7 +61,10 @@ func (l *Limiter) SetConfig(ctx context.Context, apiKeyID string, c Config) erro
 	for i, v := range vals {
 		args[i] = strconv.Itoa(v)
 	}
-	_, err = l.run.Run(ctx, setConfigOp, []string{k}, args...)
+	_, err = l.run.Run(ctx, setConfigOp, []string{k}, append(args, l.channel, apiKeyID)...)
+	if err == nil {
+		l.forget(apiKeyID)
+	}
 	return err
 }
 
@@ -138,13 +143,19 @@ func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
 }
 
 // DeleteConfig removes the config of apiKeyID, so the policy's limits apply
-// again. One round trip (DEL); deleting twice is deleting once. ErrInvalid
-// for an unusable apiKeyID.
+// again. One round trip (a script that deletes the hash and announces
+// apiKeyID on the events channel, so that every instance's deny cache
+// drops its refusals, as SetConfig does); deleting twice is deleting once.
+// ErrInvalid for an unusable apiKeyID.
 func (l *Limiter) DeleteConfig(ctx context.Context, apiKeyID string) error {
 	const op = "delete config"
 	k, err := pkg.Key(op, configKey, l.opt.ns, apiKeyID)
 	if err != nil {
 		return err
 	}
-	return pkg.Wrap(op, k, l.run.Client().Del(ctx, k).Err())
+	_, err = l.run.Run(ctx, delConfigOp, []string{k}, l.channel, apiKeyID)
+	if err == nil {
+		l.forget(apiKeyID)
+	}
+	return err
 }

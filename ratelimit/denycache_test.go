@@ -78,19 +78,36 @@ func TestDenyCacheFlood(t *testing.T) {
 	require.False(t, res.Local)
 }
 
-// Reset, Block and Refund on instance A drop B's cached refusal at once
-// (bounded by pub/sub delivery, not by the refusal's hour).
+// Reset, Block, Unblock, Refund, SetConfig and DeleteConfig on instance A
+// drop B's cached refusal at once (bounded by pub/sub delivery, not by the
+// refusal's hour).
 func TestDenyCacheClearedFromAnyInstance(t *testing.T) {
-	for _, op := range []string{"reset", "refund", "block"} {
+	for _, op := range []string{"reset", "refund", "block", "unblock", "setconfig", "deleteconfig"} {
 		t.Run(op, func(t *testing.T) {
 			e := harness.New(t)
 			ctx := e.Ctx()
 			p := one(ratelimit.Sliding, ratelimit.PerHour(2))
-			a := newLimiter(t, e, p)
-			b, _ := denyLimiter(t, e, p)
-			_, err := b.AllowN(ctx, "u", 2)
-			require.NoError(t, err)
-			refusedLocally(t, b, e, "u")
+			a := newLimiter(t, e, p, ratelimit.WithRuntimeConfig())
+			b, _ := denyLimiter(t, e, p, ratelimit.WithRuntimeConfig())
+			if op == "deleteconfig" {
+				require.NoError(t, a.SetConfig(ctx, "u", ratelimit.Config{PerHour: 1}))
+			}
+			if op == "unblock" {
+				require.NoError(t, a.Block(ctx, "u", 2*time.Hour))
+				harness.WaitFor(t, "B to cache the block", func() bool {
+					res, err := b.Allow(ctx, "u")
+					require.NoError(t, err)
+					return res.Local
+				})
+			} else {
+				used := 2 // the limit
+				if op == "deleteconfig" {
+					used = 1 // the config's limit
+				}
+				_, err := b.AllowN(ctx, "u", used)
+				require.NoError(t, err)
+				refusedLocally(t, b, e, "u")
+			}
 			switch op {
 			case "reset":
 				require.NoError(t, a.Reset(ctx, "u"))
@@ -98,6 +115,14 @@ func TestDenyCacheClearedFromAnyInstance(t *testing.T) {
 				require.NoError(t, a.Refund(ctx, "u", 1))
 			case "block":
 				require.NoError(t, a.Block(ctx, "u", 2*time.Hour))
+			case "unblock":
+				lifted, err := a.Unblock(ctx, "u")
+				require.NoError(t, err)
+				require.True(t, lifted)
+			case "setconfig":
+				require.NoError(t, a.SetConfig(ctx, "u", ratelimit.Config{PerHour: 3}))
+			case "deleteconfig":
+				require.NoError(t, a.DeleteConfig(ctx, "u"))
 			}
 			harness.WaitFor(t, "B to ask Redis again", func() bool {
 				res, err := b.Allow(ctx, "u")

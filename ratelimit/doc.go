@@ -277,7 +277,8 @@
 // Block refuses an identifier in every limiter of the namespace, so every
 // check reads the identifier's block key: one Redis command per check (the
 // peers' libraries have no such feature). A limiter created WithoutBlocks
-// skips it (and ignores blocks).
+// skips it (and ignores blocks). Unblock lifts a block early and keeps the
+// counters; Reset lifts it and clears them.
 //
 // # Waiting, reservations, refunds, penalties
 //
@@ -307,13 +308,13 @@
 // counting the wait from when the refused check was sent, so it never
 // admits what Redis would refuse and never refuses after Redis would
 // admit, as long as nothing gives capacity back. What gives capacity back
-// (Reset, Block, Refund) publishes the identifier on ratelimit:events in
+// (Reset, Block, Unblock, Refund, SetConfig, DeleteConfig) publishes the
+// identifier (for a config, the API key ID) on ratelimit:events in
 // the same script, and every limiter WithDenyCache of the namespace drops
 // it on receipt. The window is pub/sub delivery (from the script to the
 // message's arrival; under a millisecond on one host, tested on a single
 // server and a cluster), and a message lost to a reconnect leaves the
-// entry until its RetryAfter or maxHold. SetConfig and DeleteConfig do not
-// publish: a raised limit is seen when entries end.
+// entry until its RetryAfter or maxHold.
 //
 // # Degraded mode
 //

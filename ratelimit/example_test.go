@@ -137,6 +137,50 @@ func ExampleLimiter_Block() {
 	// true
 }
 
+// Unblock lifts a block early and keeps the counters: the requests made
+// before the block still count.
+func ExampleLimiter_Unblock() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(3)}})
+	if err != nil {
+		panic(err)
+	}
+	_, _ = l.AllowN(ctx, "203.0.113.9", 2)
+	_ = l.Block(ctx, "203.0.113.9", 15*time.Minute)
+	lifted, _ := l.Unblock(ctx, "203.0.113.9")
+	res, _ := l.Allow(ctx, "203.0.113.9")
+	fmt.Println(lifted, res.Allowed, res.Remaining)
+	// Output:
+	// true true 0
+}
+
+// The handler behind the middleware reads the decision from the request's
+// context: a request admitted in shadow mode that enforcement would refuse
+// is marked Shadowed.
+func ExampleResultFrom() {
+	rdb, stop := connect()
+	defer stop()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(1)}}, ratelimit.WithShadow())
+	if err != nil {
+		panic(err)
+	}
+	h := ratelimit.Middleware(l)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := ratelimit.ResultFrom(r.Context())
+		fmt.Println("served; would deny:", res.Shadowed, "decided locally:", res.Local)
+	}))
+	for range 2 {
+		r := httptest.NewRequest("GET", "/", nil)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	// Output:
+	// served; would deny: false decided locally: false
+	// served; would deny: true decided locally: false
+}
+
 // Five login attempts per IP per 15 minutes, exact (sliding log), failing
 // closed: if Redis is down, logins are refused rather than unlimited.
 func ExampleMiddleware() {

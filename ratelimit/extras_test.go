@@ -354,3 +354,38 @@ func TestShadowAndHook(t *testing.T) {
 	require.False(t, seen[1].Shadowed)
 	require.True(t, seen[2].Shadowed)
 }
+
+// Unblock lifts a block and keeps the counters: what the identifier used
+// before the block still counts, unlike after Reset.
+func TestUnblockKeepsCounters(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerHour(3)))
+	other := newLimiter(t, e, one(ratelimit.Sliding, ratelimit.PerMinute(100)))
+	res, err := l.AllowN(ctx, "u", 2)
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+	require.NoError(t, l.Block(ctx, "u", 24*time.Hour))
+	res, err = other.Allow(ctx, "u")
+	require.NoError(t, err)
+	require.False(t, res.Allowed, "blocked in every limiter of the namespace")
+
+	lifted, err := other.Unblock(ctx, "u")
+	require.NoError(t, err)
+	require.True(t, lifted)
+	res, err = l.Allow(ctx, "u")
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+	require.Equal(t, 0, res.Remaining, "the two units used before the block still count")
+	res, err = l.Allow(ctx, "u")
+	require.NoError(t, err)
+	require.False(t, res.Allowed)
+	require.LessOrEqual(t, res.RetryAfter, time.Hour, "refused by the counter, not by a day's block")
+
+	lifted, err = l.Unblock(ctx, "u")
+	require.NoError(t, err)
+	require.False(t, lifted, "nothing to lift")
+	_, err = l.Unblock(ctx, "")
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	e.RequireTTLs(nil)
+}

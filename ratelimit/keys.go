@@ -122,8 +122,8 @@ var (
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "instance ID per live Limiter WithDegradedMode, scored by its last heartbeat (server ms); degraded mode divides the rate by their count",
 	})
-	// Reset, Block, Refund and SetConfig announce an identifier whose
-	// local deny-cache entries must go (WithDenyCache).
+	// Reset, Block, Unblock, Refund, SetConfig and DeleteConfig announce
+	// an identifier whose local deny-cache entries must go (WithDenyCache).
 	eventsChannel = keys.Register(keys.Pattern{
 		Template: "ratelimit:events", Type: keys.Channel,
 		Owner: "ratelimit", Area: keys.RateLimits,

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -101,7 +102,16 @@ func WithDenied(f func(w http.ResponseWriter, r *http.Request, res Result)) Midd
 // capacity, the burst for GCRA), X-RateLimit-Remaining and X-RateLimit-Reset
 // (seconds until full capacity, rounded up) follow the binding rule too.
 // Refused requests also get Retry-After: whole seconds, rounded up, and at
-// least 1. Each request costs one round trip.
+// least 1. Each request costs one round trip (none when the deny cache
+// answers).
+//
+// The handler behind the middleware, and WithDenied's function, find the
+// decision in the request's context with ResultFrom: in particular
+// Result.Shadowed (WithShadow: the policy would have refused the request
+// that it is now serving) and Result.Local (decided in-process by the deny
+// cache or degraded mode, without Redis). The headers describe the
+// decision as Redis made it; in shadow mode they report the refusal that
+// was not enforced (a client sees what enforcement would tell it).
 //
 // Middleware panics, with an error matching ErrInvalid, when l is nil or
 // WithUnavailable is given a value other than FailClosed or FailOpen: both
@@ -229,6 +239,7 @@ func (m *middleware) handler(next http.Handler) http.Handler {
 		h.Set("X-RateLimit-Limit", limit)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", reset)
+		r = r.WithContext(context.WithValue(r.Context(), resultKey{}, res))
 		if !res.Allowed {
 			h.Set("Retry-After", strconv.FormatInt(max(1, seconds(res.RetryAfter)), 10))
 			m.o.denied(w, r, res)
@@ -236,6 +247,20 @@ func (m *middleware) handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// resultKey is the context key of the Middleware's decision.
+type resultKey struct{}
+
+// ResultFrom returns the decision Middleware made for the request whose
+// context is ctx: the Result of its check, with Shadowed and Local telling
+// a request admitted in shadow mode that the policy would refuse, and a
+// decision made without Redis (deny cache, degraded mode). It reports
+// false outside the middleware and for a request served without a decision
+// (FailOpen while the limiter is unavailable).
+func ResultFrom(ctx context.Context) (Result, bool) {
+	res, ok := ctx.Value(resultKey{}).(Result)
+	return res, ok
 }
 
 func (m *middleware) fail(w http.ResponseWriter, r *http.Request, err error, code int) {

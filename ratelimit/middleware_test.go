@@ -329,3 +329,59 @@ func TestMiddlewareIPv6Rotation(t *testing.T) {
 	require.Equal(t, []int{200, 200, 200, 429, 429}, codes)
 	require.Equal(t, 200, serve(h, "[2001:db8:aa:bc::1]:443", nil).Code, "another /64")
 }
+
+// The handler behind the middleware, and the denied function, see the
+// decision in the request's context: Shadowed for a request that shadow
+// mode admits although the policy refuses it, Local for a refusal the deny
+// cache answered without Redis.
+func TestMiddlewareResultInContext(t *testing.T) {
+	e := harness.New(t)
+	type seen struct {
+		res ratelimit.Result
+		ok  bool
+	}
+	var got []seen
+	record := func(r *http.Request) {
+		res, ok := ratelimit.ResultFrom(r.Context())
+		got = append(got, seen{res, ok})
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { record(r) })
+	denied := ratelimit.WithDenied(func(w http.ResponseWriter, r *http.Request, res ratelimit.Result) {
+		record(r)
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+
+	// Shadow mode: the third request is served, marked Shadowed.
+	shadow := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerHour(2)), ratelimit.WithShadow())
+	h := ratelimit.Middleware(shadow, denied)(next)
+	for range 3 {
+		require.Equal(t, 200, serve(h, "192.0.2.1:1", nil).Code)
+	}
+	require.Len(t, got, 3)
+	for i, s := range got {
+		require.True(t, s.ok, i)
+		require.True(t, s.res.Allowed, i)
+		require.Equal(t, i == 2, s.res.Shadowed, i)
+		require.False(t, s.res.Local, i)
+	}
+	require.Equal(t, "0", serve(h, "192.0.2.1:1", nil).Header().Get("X-RateLimit-Remaining"), "headers tell the refusal not enforced")
+
+	// The deny cache: once refused, the client is refused locally.
+	got = nil
+	cached, _ := denyLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerHour(1)))
+	h = ratelimit.Middleware(cached, denied)(next)
+	require.Equal(t, 200, serve(h, "192.0.2.2:1", nil).Code)
+	harness.WaitFor(t, "a refusal from the deny cache", func() bool {
+		require.Equal(t, 429, serve(h, "192.0.2.2:1", nil).Code)
+		return got[len(got)-1].res.Local
+	})
+	require.True(t, got[0].ok && got[0].res.Allowed && !got[0].res.Local)
+	for _, s := range got[1:] {
+		require.True(t, s.ok)
+		require.False(t, s.res.Allowed)
+		require.False(t, s.res.Shadowed)
+	}
+
+	_, ok := ratelimit.ResultFrom(httptest.NewRequest("GET", "/", nil).Context())
+	require.False(t, ok, "no decision outside the middleware")
+}

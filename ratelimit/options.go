@@ -190,8 +190,9 @@ func (o *options) checkNew(op string) error {
 // this instance may still refuse. Redis pub/sub is at most once: a message
 // lost while the subscription's connection is re-established leaves the
 // entry until its RetryAfter or maxHold, whichever is first, which is what
-// maxHold bounds. Capacity raised by other means (SetConfig, a DEL by
-// hand) is seen when the entry ends. Smaller requests than the refused one
+// maxHold bounds. Unblock, SetConfig and DeleteConfig announce the same
+// way; capacity raised by other means (a DEL by hand) is seen when the
+// entry ends. Smaller requests than the refused one
 // still go to Redis. At most 65 536 identifiers are cached; Close ends the
 // subscription. maxHold must be in 1ms..MaxBlock, else New fails with
 // ErrInvalid.

@@ -37,12 +37,18 @@ var (
 	adjustSrc string
 	//go:embed reset.lua
 	resetSrc string
+	//go:embed unblock.lua
+	unblockSrc string
+	//go:embed delete_config.lua
+	deleteConfigSrc string
 	//go:embed heartbeat.lua
 	heartbeatSrc string
 
 	blockOp     = pkg.Declare("block", blockKeySrc+"\n"+blockSrc, []*keys.Template{blockKey})
 	setConfigOp = pkg.Declare("set config", setConfigSrc, []*keys.Template{configKey})
 	resetOp     = pkg.Declare("reset", resetSrc, []*keys.Template{blockKey})
+	unblockOp   = pkg.Declare("unblock", unblockSrc, []*keys.Template{blockKey})
+	delConfigOp = pkg.Declare("delete config", deleteConfigSrc, []*keys.Template{configKey})
 	heartbeatOp = pkg.Declare("heartbeat", heartbeatSrc, []*keys.Template{instancesKey})
 )
 

@@ -5,6 +5,10 @@
 -- KEYS[1]  config hash  ratelimit:config:{api_key_id}  (HASH, no TTL)
 -- ARGV[1..4]  per_minute, per_hour, per_day, burst: a decimal integer in
 --             1..2^40 to set, "0" to remove the field (checked in Go)
+-- ARGV[5]  channel   the events channel: the change is announced there, so
+--                    that every instance's deny cache (WithDenyCache) drops
+--                    the refusals it cached under the old config
+-- ARGV[6]  payload   the API key ID (the limiter's identifier)
 -- Returns ok() once written (a hash without any field is deleted),
 -- corrupt(1, why) when KEYS[1] is not a hash (nothing written).
 
@@ -22,8 +26,9 @@ for f = 1, 4 do
 end
 if #set == 0 then
   redis.call('DEL', KEYS[1])
-  return ok()
+else
+  redis.call('HSET', KEYS[1], unpack(set))
+  if #del > 0 then redis.call('HDEL', KEYS[1], unpack(del)) end
 end
-redis.call('HSET', KEYS[1], unpack(set))
-if #del > 0 then redis.call('HDEL', KEYS[1], unpack(del)) end
+redis.call('PUBLISH', ARGV[5], ARGV[6])
 return ok()
