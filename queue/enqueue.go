@@ -37,6 +37,62 @@ type enqueueConfig struct {
 	processAt  time.Time
 	maxRetries int // -1: the queue's default
 	unique     time.Duration
+	timeout    time.Duration
+	headers    map[string]string
+}
+
+// Bounds of a job's envelope extras.
+const (
+	// MaxTimeout bounds WithTimeout.
+	MaxTimeout = MaxLease
+	// MaxHeaders bounds the entries of WithHeaders.
+	MaxHeaders = 64
+	// MaxHeaderBytes bounds the total length of WithHeaders' names and
+	// values.
+	MaxHeaderBytes = 8 << 10
+)
+
+// WithTimeout gives the job its own time limit (1ms to MaxTimeout): Run
+// runs its handler with a context that ends d after the handler starts
+// (context.DeadlineExceeded); a handler that returns an error then counts
+// a failed attempt, as any error does. It is stored in the job's envelope
+// ("timeout_ms") and shown as Job.Timeout.
+func WithTimeout(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.timeout = d } }
+
+// WithHeaders stores h in the job's envelope ("headers"), for middleware
+// and tracing: Job.Headers returns it to the handler (at most MaxHeaders
+// entries of non-empty names, MaxHeaderBytes in all, else ErrInvalid).
+// The map is copied; several WithHeaders add up, a later value winning.
+func WithHeaders(h map[string]string) EnqueueOption {
+	return func(c *enqueueConfig) {
+		if len(h) == 0 {
+			return
+		}
+		if c.headers == nil {
+			c.headers = make(map[string]string, len(h))
+		}
+		for k, v := range h {
+			c.headers[k] = v
+		}
+	}
+}
+
+// checkHeaders bounds a job's headers.
+func checkHeaders(op string, h map[string]string) error {
+	if len(h) > MaxHeaders {
+		return pkg.Invalidf(op, "%d headers, at most %d", len(h), MaxHeaders)
+	}
+	n := 0
+	for k, v := range h {
+		if k == "" {
+			return pkg.Invalidf(op, "empty header name")
+		}
+		n += len(k) + len(v)
+	}
+	if n > MaxHeaderBytes {
+		return pkg.Invalidf(op, "headers of %d bytes, at most %d", n, MaxHeaderBytes)
+	}
+	return nil
 }
 
 // WithID sets the job ID (default: a random UUID). While a job with this
@@ -99,6 +155,11 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		return prepared{}, pkg.Invalidf(op, "max retries %d outside [0, %d]", c.maxRetries, MaxRetriesLimit)
 	case !c.priority.valid():
 		return prepared{}, pkg.Invalidf(op, "priority %d", int(c.priority))
+	case c.timeout < 0 || c.timeout > MaxTimeout || (c.timeout > 0 && c.timeout < time.Millisecond):
+		return prepared{}, pkg.Invalidf(op, "timeout %v outside [1ms, %v]", c.timeout, MaxTimeout)
+	}
+	if err := checkHeaders(op, c.headers); err != nil {
+		return prepared{}, err
 	}
 	maxRetries := c.maxRetries
 	if maxRetries < 0 {
@@ -115,7 +176,7 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		}
 		uk = k
 	}
-	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries)
+	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries, jobExt{headers: c.headers, timeout: c.timeout})
 	if err != nil {
 		return prepared{}, err
 	}

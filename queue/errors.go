@@ -37,6 +37,11 @@ var (
 	// error has its job released (ready again, no attempt counted) rather
 	// than failed.
 	ErrShutdown = errors.New("queue: shutting down")
+	// ErrCancelled is the cause of a handler context cancelled because
+	// Cancel asked for its job to stop; a handler that then returns an
+	// error has its job leave the queue as cancelled (not retried).
+	// Extend returns it (the lease is extended) for a job Cancel flagged.
+	ErrCancelled = errors.New("queue: job cancelled")
 	// ErrNotDurable: with WithDurability, a write that was done (the job
 	// enqueued, the outcome recorded; the call's result comes with it)
 	// but that fewer replicas than asked acknowledged in time, so a

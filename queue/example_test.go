@@ -188,3 +188,36 @@ func ExampleWithRetention() {
 	// active {"rows":500}
 	// completed {"url":"s3://reports/e1.csv"}
 }
+
+func ExampleQueue_Cancel() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, _ := queue.New[Execution](rdb, "n8n")
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "export"}, queue.WithID("e1"), queue.WithTimeout(time.Hour))
+
+	started, stopped := make(chan struct{}), make(chan error, 1)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Run(runCtx, func(ctx context.Context, j *queue.Job[Execution]) error {
+			close(started)
+			<-ctx.Done() // Cancel ends the handler's context at once
+			stopped <- context.Cause(ctx)
+			return ctx.Err()
+		}, 1)
+	}()
+	<-started
+	state, _ := q.Cancel(ctx, "e1")
+	fmt.Println("was", state, "- handler saw:", <-stopped)
+	stop()
+	<-done
+	s, _ := q.Stats(ctx)
+	fmt.Println("cancelled:", s.TotalCancelled, "failed:", s.TotalFailed)
+	// Output:
+	// was active - handler saw: queue: job cancelled
+	// cancelled: 1 failed: 0
+}

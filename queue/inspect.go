@@ -133,6 +133,13 @@ func init() {
 		}
 		return out, nil
 	}))
+	keys.SetDecoder(cancelKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("job %q: cancel time %.64q", id, s))
+		}
+		return map[string]any{"job_id": id, "cancelled_at": msTime(n).UTC()}, nil
+	}))
 	keys.SetDecoder(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"job_id": id, "expires_at": msTime(int64(score)).UTC()}, nil
 	}))
@@ -170,6 +177,12 @@ func inspectJob(key, s string) (any, error) {
 	}
 	out := map[string]any{"id": w.ID, "priority": Priority(w.Priority).String(), "created_at": w.CreatedAt,
 		"retry_count": w.RetryCount, "max_retries": w.MaxRetries}
+	if w.Headers != nil {
+		out["headers"] = w.Headers
+	}
+	if w.TimeoutMS > 0 {
+		out["timeout"] = (time.Duration(w.TimeoutMS) * time.Millisecond).String()
+	}
 	if w.PayloadBytes != nil {
 		out["payload_bytes"] = w.PayloadBytes
 	} else {

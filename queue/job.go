@@ -32,6 +32,13 @@ type Job[T any] struct {
 	Delivery int64
 	// LeaseDeadline is when the lease expires (server clock) unless extended.
 	LeaseDeadline time.Time
+	// Timeout is the job's own time limit (WithTimeout), 0 for none: Run
+	// gives the handler a context that ends this long after it starts.
+	Timeout time.Duration
+	// Headers are the job's envelope metadata (WithHeaders), nil when it
+	// has none: trace context, tenant, correlation IDs. Middleware reads
+	// them (see WithMiddleware).
+	Headers map[string]string
 
 	delivered time.Time // local clock, for processing time
 	q         *Queue[T] // the queue it came from (SetProgress)
@@ -49,19 +56,33 @@ type wireJob struct {
 	Priority     int             `json:"priority"`
 	CreatedAt    time.Time       `json:"created_at"`
 	RetryCount   int             `json:"retry_count"`
-	MaxRetries   int             `json:"max_retries"`
+	// Optional fields go before max_retries, which ends the JSON (the
+	// dequeue script reads it there).
+	Headers    map[string]string `json:"headers,omitempty"`
+	TimeoutMS  int64             `json:"timeout_ms,omitempty"`
+	MaxRetries int               `json:"max_retries"`
 }
 
-func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Time, maxRetries int) (string, error) {
+// jobExt is the optional part of a job's envelope.
+type jobExt struct {
+	headers map[string]string
+	timeout time.Duration
+}
+
+func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Time, maxRetries int, ext ...jobExt) (string, error) {
 	data, err := q.o.codec.Marshal(payload)
 	if err != nil {
 		return "", pkg.Invalid(op, fmt.Errorf("payload does not encode: %w", err))
 	}
+	var x jobExt
+	if len(ext) > 0 {
+		x = ext[0]
+	}
 	var out string
-	if q.isJSON && plainJSON(id) {
+	if q.isJSON && plainJSON(id) && x.headers == nil && x.timeout == 0 {
 		out = appendWire(id, data, p, created, maxRetries)
 	} else {
-		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries}
+		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries, Headers: x.headers, TimeoutMS: ms(x.timeout)}
 		if q.isJSON || json.Valid(data) {
 			w.Payload = data
 		} else {
@@ -117,17 +138,20 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 	if q.isJSON {
 		// One pass when the payload codec is JSON too.
 		var w struct {
-			ID         string    `json:"id"`
-			Payload    *T        `json:"payload"`
-			Priority   int       `json:"priority"`
-			CreatedAt  time.Time `json:"created_at"`
-			MaxRetries int       `json:"max_retries"`
+			ID         string            `json:"id"`
+			Payload    *T                `json:"payload"`
+			Priority   int               `json:"priority"`
+			CreatedAt  time.Time         `json:"created_at"`
+			Headers    map[string]string `json:"headers"`
+			TimeoutMS  int64             `json:"timeout_ms"`
+			MaxRetries int               `json:"max_retries"`
 		}
 		w.Payload = &j.Payload
 		if err := json.Unmarshal([]byte(body), &w); err != nil {
 			return keys.Corrupt(key, err)
 		}
 		j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
+		j.Headers, j.Timeout = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond
 		return nil
 	}
 	var w wireJob
@@ -142,6 +166,7 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 		return err
 	}
 	j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
+	j.Headers, j.Timeout = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond
 	return nil
 }
 

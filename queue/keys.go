@@ -85,6 +85,17 @@ var (
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "index of the done hash: job ID scored by when its entry expires (server ms)",
 	})
+	cancelKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:cancel", Type: keys.Hash,
+		Persistent: "bounded: one field per job in flight that Cancel was asked to stop, deleted when the job is settled (and by later Cancels once the job is gone)",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "job ID -> server time (ms) of a Cancel of the job in flight; Run's workers cancel its handler's context",
+	})
+	cancelChannel = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:cancels", Type: keys.Channel,
+		Tag: "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "sharded (SPUBLISH) on the queue's slot by Cancel: the job ID, so that the worker running it cancels its handler at once",
+	})
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",

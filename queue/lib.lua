@@ -173,3 +173,42 @@ local function add_counts(stats, counts)
     end
   end
 end
+
+-- done_entry returns the done hash's value of a finished job (WithRetention):
+-- its state (completed | cancelled), when it finished, its result and
+-- last progress (JSON, '' or nil for none) and its stored JSON.
+local function done_entry(id, state, result, retry, dlv, progress, body, now)
+  return '{"id":' .. json_str(id) .. ',"state":"' .. state .. '","finished_at":' .. int_str(now) ..
+    ',"retry_count":' .. int_str(retry) .. ',"delivery":' .. int_str(dlv) ..
+    ',"result":' .. ((result and result ~= '') and result or 'null') ..
+    ',"progress":' .. ((progress and progress ~= '') and progress or 'null') .. ',"job":' .. (body or 'null') .. '}'
+end
+
+-- keep_done writes keep (id, entry pairs) to the done hash h and its
+-- expiry index z, then drops the entries past their expiry and the oldest
+-- over cap (at most 1000 of each per call, so a lowered cap converges),
+-- and sets both keys to expire with the newest entry.
+local function keep_done(h, z, keep, now, retention, cap)
+  local exp = string.format('%d', now + retention)
+  local zadd = {}
+  for x = 1, #keep, 2 do
+    zadd[#zadd + 1] = exp
+    zadd[#zadd + 1] = keep[x]
+  end
+  batched('HSET', h, keep)
+  batched('ZADD', z, zadd)
+  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', int_str(now), 'LIMIT', 0, 1000)
+  batched('ZREM', z, gone)
+  batched('HDEL', h, gone)
+  local over = redis.call('ZCARD', z) - cap
+  if over > 0 then
+    local r = redis.call('ZPOPMIN', z, math.min(over, 1000))
+    local drop = {}
+    for x = 1, #r, 2 do
+      drop[#drop + 1] = r[x]
+    end
+    batched('HDEL', h, drop)
+  end
+  redis.call('PEXPIRE', h, retention)
+  redis.call('PEXPIRE', z, retention)
+end

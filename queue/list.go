@@ -29,10 +29,11 @@ const (
 	Active    State = "active"    // leased to a consumer
 	Dead      State = "dead"      // in the dead-letter list
 	Completed State = "completed" // acked, kept by WithRetention
+	Cancelled State = "cancelled" // stopped by Cancel, kept by WithRetention
 )
 
 func (s State) valid() bool {
-	return s == Pending || s == Scheduled || s == Active || s == Dead || s == Completed
+	return s == Pending || s == Scheduled || s == Active || s == Dead || s == Completed || s == Cancelled
 }
 
 // Info describes a job found by List or Peek.
@@ -63,12 +64,13 @@ const MaxList = 10000
 // List returns up to limit jobs (1..10,000) in state, skipping offset:
 // pending jobs by priority then FIFO, scheduled jobs by priority then
 // ready time, active jobs by lease deadline, dead and completed jobs
-// newest first (Completed: the jobs WithRetention keeps). One
+// newest first (Completed: the jobs WithRetention keeps, completed or
+// cancelled, each with its own State; Cancelled is not a List state). One
 // script (one round trip), read-only. Info.Delivery is the job's last
 // lease token (0 if never delivered).
 func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]Info[T], error) {
 	const op = "list"
-	if !state.valid() {
+	if !state.valid() || state == Cancelled {
 		return nil, pkg.Invalidf(op, "state %q", state)
 	}
 	if offset < 0 || limit < 1 || limit > MaxList {

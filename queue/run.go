@@ -14,8 +14,9 @@ import (
 // set with j.SetResult, kept by WithRetention); an error (or a panic,
 // recovered) counts a failed attempt: retry with backoff, or the
 // dead-letter list after the last retry. ctx is cancelled when the job's
-// lease is lost (context.Cause is ErrLeaseLost) or when the shutdown
-// grace period of Run ends.
+// lease is lost (context.Cause is ErrLeaseLost), when Cancel asks for the
+// job to stop (ErrCancelled), or when the shutdown grace period of Run
+// ends (ErrShutdown); it ends with the job's WithTimeout, if any.
 type Handler[T any] func(ctx context.Context, j *Job[T]) error
 
 // MaxConcurrency bounds Run's concurrency.
@@ -113,6 +114,14 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error
 		r.extendLoop(ctx, extDone)
 	}()
 
+	watchDone := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		q.watchCancels(ctx, watchDone, r.runningIDs, r.stop)
+	}()
+
 	r.fetchLoop(ctx)
 	close(r.jobs)
 	grace := time.AfterFunc(q.o.grace, func() { r.stopHdlr(ErrShutdown) })
@@ -121,8 +130,32 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error
 	close(r.results)
 	<-settled
 	close(extDone)
+	close(watchDone)
 	ext.Wait()
+	watch.Wait()
 	return nil
+}
+
+// runningIDs lists the IDs of the jobs the runner holds.
+func (r *runner[T]) runningIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.running))
+	for k := range r.running {
+		out = append(out, k.id)
+	}
+	return out
+}
+
+// stop cancels the handler contexts of job id (Cancel).
+func (r *runner[T]) stop(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, l := range r.running {
+		if k.id == id {
+			l.cancel(ErrCancelled)
+		}
+	}
 }
 
 func (q *Queue[T]) report(err error) {
@@ -213,19 +246,31 @@ func (r *runner[T]) work(ctx context.Context) {
 // handle runs the handler on j and returns its outcome.
 func (r *runner[T]) handle(ctx context.Context, j *Job[T]) outcome {
 	l := r.take(j)
+	if l != nil && errors.Is(context.Cause(l.ctx), ErrCancelled) {
+		// Cancelled while it waited: it never runs.
+		return outcome{op: 'c', id: j.ID, dlv: j.Delivery}
+	}
 	if ctx.Err() != nil || l == nil || l.ctx.Err() != nil {
 		// Shutting down, or the lease ran out while the job waited:
 		// give it back (a no-op if it is no longer ours).
 		return outcome{op: 'r', id: j.ID, dlv: j.Delivery}
 	}
+	hctx := l.ctx
+	if j.Timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(hctx, j.Timeout)
+		defer cancel()
+	}
 	start := time.Now()
-	err := r.call(l.ctx, j)
+	err := r.call(hctx, j)
 	took := time.Since(start)
 	switch {
 	case err == nil:
 		return outcome{op: 'a', id: j.ID, dlv: j.Delivery, num: max(took.Microseconds(), 1), err: string(j.result)}
 	case errors.Is(context.Cause(l.ctx), ErrShutdown):
 		return outcome{op: 'r', id: j.ID, dlv: j.Delivery}
+	case errors.Is(context.Cause(l.ctx), ErrCancelled):
+		return outcome{op: 'c', id: j.ID, dlv: j.Delivery}
 	}
 	o := r.q.failOutcome(j, err)
 	o.id, o.dlv = j.ID, j.Delivery
@@ -317,9 +362,10 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 		ops := make([]outcome, 0, len(r.running))
 		ls := make([]*lease, 0, len(r.running))
 		for k, l := range r.running {
-			if l.ctx.Err() != nil {
+			if l.ctx.Err() != nil && !errors.Is(context.Cause(l.ctx), ErrCancelled) {
 				// Lost, or told to stop at the end of the shutdown grace:
-				// the job is no longer held.
+				// the job is no longer held. (A cancelled job is held
+				// until its handler returns.)
 				continue
 			}
 			ops = append(ops, outcome{op: 'e', id: k.id, dlv: k.dlv, num: ms(q.o.lease)})
@@ -342,6 +388,9 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 				if v == settleLost {
 					ls[i].cancel(ErrLeaseLost)
 				} else {
+					if v == settleCancelled {
+						ls[i].cancel(ErrCancelled) // a Cancel whose message was missed
+					}
 					// Renewed from a server time no earlier than sent.
 					ls[i].expire.Reset(time.Until(sent.Add(q.o.lease)))
 				}

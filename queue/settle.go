@@ -13,7 +13,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, replyKey), call.Durable())
+	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -21,7 +21,7 @@ const maxSettle = 512
 
 // outcome is one job outcome for the settle script.
 type outcome struct {
-	op  byte // a ack, f fail, d dead, r release, e extend
+	op  byte // a ack, c cancelled, f fail, d dead, r release, e extend
 	id  string
 	dlv int64
 	num int64
@@ -33,6 +33,8 @@ const (
 	settleLost = 0 // the lease was lost: nothing written
 	settleDone = 1 // acked, scheduled for retry, released or extended
 	settleDead = 2 // moved to the dead-letter list
+	// settleCancelled: extended, and Cancel asked for the job to stop
+	settleCancelled = 3
 )
 
 // settle writes up to maxSettle outcomes in one script and returns one
@@ -47,7 +49,7 @@ func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
 	}
-	rep, err := q.run.Run(ctx, settleOp, with(q.all, q.progress, q.done, q.doneAt, req), args...)
+	rep, err := q.run.Run(ctx, settleOp, with(q.all, q.progress, q.done, q.doneAt, q.cancel, req), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)
@@ -87,6 +89,9 @@ func (q *Queue[T]) settleOne(ctx context.Context, op string, j *Job[T], o outcom
 	}
 	if o.op == 'e' {
 		j.LeaseDeadline = now.Add(time.Duration(o.num) * time.Millisecond)
+		if r[0] == settleCancelled {
+			return r[0], pkg.Fail(op, q.cancel, ErrCancelled, fmt.Errorf("job %q (lease extended)", j.ID))
+		}
 	}
 	return r[0], err // nil, or ErrNotDurable
 }
@@ -154,7 +159,8 @@ func (q *Queue[T]) Release(ctx context.Context, j *Job[T]) error {
 
 // Extend renews j's lease for the queue's lease duration from now (server
 // clock) and updates j.LeaseDeadline. One round trip; ErrLeaseLost as for
-// Ack. Run extends the leases of running jobs itself.
+// Ack; ErrCancelled (the lease is extended all the same) when Cancel asked
+// for the job to stop. Run extends the leases of running jobs itself.
 func (q *Queue[T]) Extend(ctx context.Context, j *Job[T]) error {
 	_, err := q.settleOne(ctx, "extend", j, outcome{op: 'e', num: ms(q.o.lease)})
 	return err

@@ -14,16 +14,19 @@
 -- KEYS[10] progress hash  queue:{q}:progress    id -> delivery,progress JSON
 -- KEYS[11] done hash      queue:{q}:done        id -> finished job JSON
 -- KEYS[12] done index     queue:{q}:done_at     id -> entry expiry (ms)
--- KEYS[13] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[13] cancel hash    queue:{q}:cancel      id -> time of a Cancel
+-- KEYS[14] reply memo     queue:{q}:reply:{request_id}
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
 -- ARGV[3] reply memo TTL in ms
 -- ARGV[4] retention in ms (WithRetention), 0 for none
 -- ARGV[5] retention cap (entries kept)
--- ARGV[6..] groups of 5 (at most 512): op (a|f|d|r|e), id, delivery,
+-- ARGV[6..] groups of 5 (at most 512): op (a|c|f|d|r|e), id, delivery,
 --   number, error
 --   a: number = processing time in microseconds; error = the result JSON
 --      or "" (kept with the job when retention is on)
+--   c: a job whose handler stopped after a Cancel: it leaves the queue
+--      like an ack, counted in total_cancelled (kept as "cancelled")
 --   f: number = retry delay in ms; error = the failure text
 --   d: like f, but straight to the dead-letter list (the job's JSON does
 --      not decode; it is kept as a string under "raw")
@@ -52,13 +55,13 @@ for i = 6, #ARGV, 5 do
   end
 end
 if not simple then
-  local memo = replayed(KEYS[13])
+  local memo = replayed(KEYS[14])
   if memo then
     return memo
   elseif memo == false then
-    return corrupt(13, 'reply memo is not a reply')
+    return corrupt(14, 'reply memo is not a reply')
   end
-  local bad = stats_bad(KEYS[7], {'total_processed', 'total_process_time_us', 'total_failed', 'total_dead', 'total_dead_trimmed'})
+  local bad = stats_bad(KEYS[7], {'total_processed', 'total_process_time_us', 'total_failed', 'total_dead', 'total_dead_trimmed', 'total_cancelled'})
   if bad then
     return corrupt(7, bad)
   end
@@ -78,7 +81,7 @@ local nowc = math.ceil(nowus / 1000)
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
 local dlqcap = tonumber(ARGV[1])
 local out = {}
-local processed, failed, deadn, micros, released, trimmed = 0, 0, 0, 0, 0, 0
+local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
 local ids = {}
 for i = 6, #ARGV, 5 do
@@ -87,7 +90,7 @@ end
 -- one read of every state and lease, batched writes below
 local sts = mread('HMGET', KEYS[2], ids)
 local leases = mread('ZMSCORE', KEYS[6], ids)
-local unlease, forget, extend, seen, kept, stale = {}, {}, {}, {}, {}, {}
+local unlease, forget, extend, seen, kept, stale, extended = {}, {}, {}, {}, {}, {}, {}
 
 for k = 1, #ids do
   local i = 6 + (k - 1) * 5
@@ -103,6 +106,7 @@ for k = 1, #ids do
     extend[#extend + 1] = string.format('%d', nowc + num)
     extend[#extend + 1] = id
     out[#out + 1] = 1
+    extended[#extended + 1] = #out
   else
     seen[id] = true
     unlease[#unlease + 1] = id
@@ -113,6 +117,13 @@ for k = 1, #ids do
       end
       processed = processed + 1
       micros = micros + num
+      out[#out + 1] = 1
+    elseif op == 'c' then
+      forget[#forget + 1] = id
+      if retention > 0 then
+        kept[#kept + 1] = {id, 'cancelled', '', retry, sdlv}
+      end
+      cancelled = cancelled + 1
       out[#out + 1] = 1
     elseif op == 'r' then
       redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
@@ -143,6 +154,20 @@ end
 -- another type is left alone), and with jobs to keep, the done keys'
 -- types, the jobs' bodies and their progress.
 local ptype = (#unlease > 0 or #stale > 0) and redis.call('TYPE', KEYS[10]).ok or 'none'
+-- the cancel hash: settled jobs' fields go, extended jobs' are reported
+local ctype = (#unlease > 0 or #extended > 0) and redis.call('TYPE', KEYS[13]).ok or 'none'
+if ctype == 'hash' and #extended > 0 then
+  local eids = {}
+  for x = 2, #extend, 2 do
+    eids[#eids + 1] = extend[x]
+  end
+  local flags = mread('HMGET', KEYS[13], eids)
+  for x, k in ipairs(extended) do
+    if flags[x] then
+      out[k] = 3
+    end
+  end
+end
 local keep = {}
 if #kept > 0 then
   local dt, it = redis.call('TYPE', KEYS[11]).ok, redis.call('TYPE', KEYS[12]).ok
@@ -164,15 +189,16 @@ if #kept > 0 then
       p = js
     end
     keep[#keep + 1] = e[1]
-    keep[#keep + 1] = '{"id":' .. json_str(e[1]) .. ',"state":"' .. e[2] .. '","finished_at":' .. int_str(now) ..
-      ',"retry_count":' .. int_str(e[4]) .. ',"delivery":' .. int_str(e[5]) .. ',"result":' .. (e[3] ~= '' and e[3] or 'null') ..
-      ',"progress":' .. p .. ',"job":' .. (bodies[x] or 'null') .. '}'
+    keep[#keep + 1] = done_entry(e[1], e[2], e[3], e[4], e[5], p, bodies[x], now)
   end
 end
 -- after: the progress fields of settled deliveries go; jobs to keep are
 -- kept, and the done hash loses its expired entries and those over the
 -- cap (at most a batch's worth each time, so a lowered cap converges).
 local function after()
+  if ctype == 'hash' then
+    batched('HDEL', KEYS[13], unlease)
+  end
   if ptype == 'hash' then
     batched('HDEL', KEYS[10], unlease)
     -- a lost delivery (its job deleted or recovered) drops its own
@@ -187,37 +213,16 @@ local function after()
   if #keep == 0 then
     return
   end
-  local exp = string.format('%d', now + retention)
-  local zadd = {}
-  for x = 1, #keep, 2 do
-    zadd[#zadd + 1] = exp
-    zadd[#zadd + 1] = keep[x]
-  end
-  batched('HSET', KEYS[11], keep)
-  batched('ZADD', KEYS[12], zadd)
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[12], '-inf', int_str(now), 'LIMIT', 0, 1000)
-  batched('ZREM', KEYS[12], gone)
-  batched('HDEL', KEYS[11], gone)
-  local over = redis.call('ZCARD', KEYS[12]) - tonumber(ARGV[5])
-  if over > 0 then
-    local r = redis.call('ZPOPMIN', KEYS[12], math.min(over, 1000))
-    local drop = {}
-    for x = 1, #r, 2 do
-      drop[#drop + 1] = r[x]
-    end
-    batched('HDEL', KEYS[11], drop)
-  end
-  redis.call('PEXPIRE', KEYS[11], retention)
-  redis.call('PEXPIRE', KEYS[12], retention)
+  keep_done(KEYS[11], KEYS[12], keep, now, retention, tonumber(ARGV[5]))
 end
 
 local reply = ok(string.format('%d', nowc), out)
 if simple then
-  local prev = redis.call('SET', KEYS[13], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
+  local prev = redis.call('SET', KEYS[14], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
   if prev then
     local good, r = pcall(cjson.decode, prev)
     if not good or type(r) ~= 'table' or type(r[1]) ~= 'string' then
-      return corrupt(13, 'reply memo is not a reply')
+      return corrupt(14, 'reply memo is not a reply')
     end
     return r
   end
@@ -237,7 +242,7 @@ if simple then
       redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
     end
     if not sum then
-      redis.call('DEL', KEYS[13])
+      redis.call('DEL', KEYS[14])
       if type(total) == 'table' and string.find(total.err or '', 'WRONGTYPE', 1, true) then
         return corrupt(7, 'not a hash (WRONGTYPE)')
       end
@@ -249,7 +254,7 @@ if simple then
         -- only the first chunk can fail (a wrong type): nothing deleted
         redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
         redis.call('HINCRBY', KEYS[7], 'total_process_time_us', -micros)
-        redis.call('DEL', KEYS[13])
+        redis.call('DEL', KEYS[14])
         return corrupt(1, 'not a hash (WRONGTYPE)')
       end
     end
@@ -273,9 +278,9 @@ if processed > 0 then
   redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
     'last_processed_at', string.format('%d', now))
 end
-add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed, 'total_cancelled', cancelled})
 if released > 0 then
   wake(KEYS[9])
 end
 after()
-return remember(KEYS[13], reply, ARGV[3])
+return remember(KEYS[14], reply, ARGV[3])

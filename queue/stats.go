@@ -29,8 +29,11 @@ type Stats struct {
 	// TotalDeadTrimmed counts dead letters dropped from the tail of the
 	// dead-letter list because it was at its cap (WithDeadLetterCap).
 	TotalDeadTrimmed int64
-	AvgProcessTime   time.Duration // mean handler time of acked jobs
-	LastProcessedAt  time.Time     // server time of the last ack; zero if none
+	// TotalCancelled counts jobs Cancel stopped: removed while waiting,
+	// or whose handler stopped after it.
+	TotalCancelled  int64
+	AvgProcessTime  time.Duration // mean handler time of acked jobs
+	LastProcessedAt time.Time     // server time of the last ack; zero if none
 	// Paused reports a queue paused by Pause (nothing is delivered);
 	// PausedAt is the server time of that Pause, zero when running.
 	Paused   bool
@@ -89,6 +92,8 @@ func (q *Queue[T]) Stats(ctx context.Context) (Stats, error) {
 			dst = &s.TotalDead
 		case "total_dead_trimmed":
 			dst = &s.TotalDeadTrimmed
+		case "total_cancelled":
+			dst = &s.TotalCancelled
 		case "last_processed_at":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || v < 0 {

@@ -62,7 +62,7 @@ type job struct {
 func seedEveryPackage(t *testing.T, e *harness.Env) {
 	ctx, c, nsOpt := e.Ctx(), e.Client, e.NS
 
-	store, err := session.New(c, session.WithNamespace(nsOpt))
+	store, err := session.New(c, session.WithNamespace(nsOpt), session.WithEvents(100)) // events, due
 	require.NoError(t, err)
 	_, _, err = store.Create(ctx, session.Info{UserID: "42", Email: "admin@example.com"})
 	require.NoError(t, err)
@@ -186,7 +186,11 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	j1, err := q.Dequeue(ctx) // e1 stays leased: state and active
 	require.NoError(t, err)
 	require.NoError(t, j1.SetProgress(ctx, map[string]int{"step": 2})) // progress
-	_, err = q.Enqueue(ctx, job{WorkflowID: "done"}, queue.WithID("e4"), queue.WithPriority(queue.High))
+	// e1 stays leased, flagged: cancel
+	_, err = q.Cancel(ctx, "e1")
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, job{WorkflowID: "done"}, queue.WithID("e4"), queue.WithPriority(queue.High),
+		queue.WithTimeout(time.Minute), queue.WithHeaders(map[string]string{"traceparent": "00-1-2-01"}))
 	require.NoError(t, err)
 	j4, err := q.Dequeue(ctx) // e4 (high) is acked with a result: done and done_at
 	require.NoError(t, err)
@@ -310,6 +314,8 @@ func TestInspectEveryPackage(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
+	assert.Contains(t, value("session:events:{slot}"), `"Kind":"created"`)
+	assert.Contains(t, value("session:due:{slot}"), `"user_id":"42"`)
 	sess := value("session:user:{user_id}:{session_id}")
 	assert.Contains(t, sess, `"Email":"admin@example.com"`)
 	assert.NotContains(t, sess, `"ExpiresAt":"0001`)
@@ -329,7 +335,9 @@ func TestInspectEveryPackage(t *testing.T) {
 	assert.Contains(t, value("queue:stats:{queue_name}"), `"total_dead":1`)
 	assert.Contains(t, value("queue:{queue_name}:progress"), `"progress":{"step":2}`)
 	assert.Contains(t, value("queue:{queue_name}:done"), `"result":"ok"`)
+	assert.Contains(t, value("queue:{queue_name}:done"), `"traceparent":"00-1-2-01"`)
 	assert.Contains(t, value("queue:{queue_name}:done_at"), `"job_id":"e4"`)
+	assert.Contains(t, value("queue:{queue_name}:cancel"), `"job_id":"e1"`)
 	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
 	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
 	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)

@@ -1,0 +1,120 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed cancel.lua
+	cancelSrc string
+
+	cancelOp = pkg.Declare("cancel", libSrc+"\n"+cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
+		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Durable())
+)
+
+// Cancel stops the job with the given ID and reports the state it was in:
+//
+//   - Pending or Scheduled: it leaves the queue now, counted in
+//     Stats.TotalCancelled (and kept as Cancelled with WithRetention);
+//   - Active: the handler running it under Run, in any process, has its
+//     context cancelled with cause ErrCancelled at once: Cancel sets a
+//     flag and publishes the ID on the queue's sharded channel
+//     (SPUBLISH), which every Run subscribes to (SSUBSCRIBE); where
+//     sharded pub/sub is missing (Redis before 7.0, miniredis) Run polls
+//     the flags every CancelPoll while handlers run, and a worker that
+//     missed the message sees the flag at its next lease extension. When
+//     the handler returns an error after that, the job leaves the queue
+//     as cancelled (counted, kept as Cancelled), not retried; a handler
+//     that returns nil has its job acked as usual. A consumer using
+//     Dequeue learns of it from Extend (ErrCancelled) and settles the job
+//     as it sees fit.
+//
+// A job with no live entry (done, dead or unknown) gives ErrNotFound. One
+// script (one round trip); a resend reports the first outcome.
+func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
+	const op = "cancel"
+	if _, err := q.jobKey(op, id); err != nil {
+		return "", err
+	}
+	rep, err := q.run.Run(ctx, cancelOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
+		q.cancel, q.done, q.doneAt, q.request()}, id, q.cancels, ms(replayWindow), ms(q.o.retention), q.o.retainCap)
+	nd, err := call.NotDurable(err)
+	if err != nil {
+		return "", err
+	}
+	if rep.Status == call.None {
+		return "", pkg.Fail(op, q.jobs, ErrNotFound, fmt.Errorf("job %q", id))
+	}
+	s := State(rep.Str(0))
+	if err := rep.Err(); err != nil {
+		return "", err
+	}
+	if !s.valid() {
+		return "", pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: state %q", s))
+	}
+	return s, nd
+}
+
+// CancelPoll is how often Run reads the cancel flags of its running jobs
+// when the server has no sharded pub/sub.
+const CancelPoll = 100 * time.Millisecond
+
+// watchCancels delivers Cancel's requests to a runner until done is
+// closed, calling stop with the ID of each job Cancel asked to stop: it
+// subscribes to the queue's cancel channel (one connection per Run), or,
+// when SSUBSCRIBE fails, polls the cancel hash for the running jobs (ids
+// lists them) every CancelPoll.
+func (q *Queue[T]) watchCancels(ctx context.Context, done <-chan struct{}, ids func() []string, stop func(id string)) {
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	ps := q.run.Client().SSubscribe(sctx, q.cancels)
+	_, err := ps.Receive(sctx)
+	cancel()
+	if err == nil {
+		defer ps.Close()
+		msgs := ps.Channel(redis.WithChannelSize(64))
+		for {
+			select {
+			case <-done:
+				return
+			case m, ok := <-msgs:
+				if !ok {
+					return
+				}
+				stop(m.Payload)
+			}
+		}
+	}
+	_ = ps.Close()
+	t := time.NewTicker(CancelPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		list := ids()
+		if len(list) == 0 {
+			continue
+		}
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelPoll*5)
+		vals, err := q.run.Client().HMGet(c, q.cancel, list...).Result()
+		cancel()
+		if err != nil {
+			continue
+		}
+		for i, v := range vals {
+			if v != nil {
+				stop(list[i])
+			}
+		}
+	}
+}
