@@ -23,7 +23,8 @@
 //     (session.Store.List and Get); revoke one or all sessions, block or
 //     unblock the user (Revoke, RevokeAll, session.Users.Block, Unblock).
 //   - Rate limits: the blocked identifiers with their remaining time
-//     (ratelimit.Blocks), lifted with Limiter.Reset; the API keys with a
+//     (ratelimit.Blocks), lifted with Limiter.Unblock (counters kept); the
+//     API keys with a
 //     runtime config (ratelimit.ConfiguredKeys), read and edited with
 //     Limiter.Config and SetConfig; and, for the limiters registered
 //     WithLimiter, what each would decide for an identifier (Peek:

@@ -125,28 +125,20 @@ func rateErr(err error) error {
 	return err
 }
 
-// liftBlock lifts the block on ?id= with Limiter.Reset: with the
-// limiters of WithLimiter, each one's (which also clears their counters
-// for the identifier), else the admin limiter's (the block and the fixed
-// window counters of its minute, hour and day rules).
+// liftBlock lifts the block on the form's id with Limiter.Unblock: the
+// block key is shared by every limiter of the namespace, so one call lifts
+// it everywhere (and every instance's deny cache hears of it), and the
+// identifier's counters are kept: what it used still counts.
 func (h *Handler) liftBlock(r *http.Request) (any, error) {
 	id := r.PostFormValue("id")
 	if id == "" {
 		return nil, badRequest("id is required")
 	}
-	ls := []*ratelimit.Limiter{h.admin}
-	if len(h.opt.limiters) > 0 {
-		ls = ls[:0]
-		for _, nl := range h.opt.limiters {
-			ls = append(ls, nl.l)
-		}
+	was, err := h.admin.Unblock(r.Context(), id)
+	if err != nil {
+		return nil, rateErr(err)
 	}
-	for _, l := range ls {
-		if err := l.Reset(r.Context(), id); err != nil {
-			return nil, rateErr(err)
-		}
-	}
-	return map[string]any{"lifted": id}, nil
+	return map[string]any{"lifted": id, "was_blocked": was}, nil
 }
 
 // setConfig replaces an API key's runtime config (Limiter.SetConfig;

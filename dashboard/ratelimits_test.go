@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,7 +56,8 @@ func TestRateLimitLookup(t *testing.T) {
 	env0 := setup(t) // only to fill a namespace; the limiter must share it
 	lim, err := demo.Limiter(env0.env.Client, env0.env.NS)
 	require.NoError(t, err)
-	h, err := dashboard.New(dashboard.WithClient(env0.env.Client), dashboard.WithNamespace(env0.env.NS), dashboard.WithLimiter("api", lim))
+	h, err := dashboard.New(dashboard.WithClient(env0.env.Client), dashboard.WithNamespace(env0.env.NS), dashboard.WithLimiter("api", lim),
+		dashboard.WithToken(testToken), dashboard.WithWrites())
 	require.NoError(t, err)
 	f := &fixture{env: env0.env, srv: newServer(t, h), log: env0.log}
 	var r rateReply
@@ -68,4 +70,16 @@ func TestRateLimitLookup(t *testing.T) {
 
 	f.get(t, "/api/ratelimits?id="+demo.BlockedID, &r)
 	require.False(t, r.Lookup[0].Allowed)
+
+	// Lifting a block keeps the counters: the identifier that had used
+	// some of its quota, blocked and lifted, still has used it.
+	require.NoError(t, lim.Block(f.env.Ctx(), demo.LimitedID, time.Hour))
+	f.get(t, "/api/ratelimits?id="+demo.LimitedID, &r)
+	require.False(t, r.Lookup[0].Allowed)
+	code, body := f.post(t, "/api/ratelimit/lift", url.Values{"id": {demo.LimitedID}}, tokenHdr())
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"was_blocked":true`)
+	f.get(t, "/api/ratelimits?id="+demo.LimitedID, &r)
+	require.True(t, r.Lookup[0].Allowed)
+	require.Equal(t, demo.LimitPerMinute-demo.Used, r.Lookup[0].Remaining, "counters kept")
 }
