@@ -14,7 +14,7 @@ var (
 	//go:embed authenticate.lua
 	authenticateSrc string
 
-	authenticateOp = pkg.Declare("authenticate", liveLib+"\n"+userTouchLib+"\n"+authenticateSrc,
+	authenticateOp = declare("authenticate", liveLib+"\n"+userTouchLib+"\n"+authenticateSrc,
 		[]*keys.Template{sessionKey, indexKey, userKey})
 )
 
@@ -55,7 +55,11 @@ func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionI
 		return sess, usr, nil
 	}
 	ks = append(ks, ukey)
-	rep, err := s.run.Run(ctx, authenticateOp, ks, sessionID, ms(s.opt.idle), ms(users.opt.userTTL))
+	run, ks, args, err := s.withEvents(authenticateOp, ks[1], userID, ks, []any{sessionID, ms(s.opt.idle), ms(users.opt.userTTL)})
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,8 @@
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms
 -- ARGV[3] user record TTL, ms
+-- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
+--         events)
 --
 -- Returns ok(now_ms, expiry_ms, {session field, value, ...}, {user field,
 -- value, ...}); none('session') when the session is not live;
@@ -15,6 +17,7 @@
 -- blocked (the record's TTL and last_seen are refreshed as in Validate;
 -- the session is not slid); corrupt(i, why).
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
+events(4)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end

@@ -26,11 +26,12 @@ type corruptFixture struct {
 	u                              *Users
 	uid, sid, refresh, jti         string
 	sess, idx, user, black, reqKey string
+	events, due                    string
 }
 
 // keyOf names the key a row corrupts.
 func (f *corruptFixture) keyOf(pattern string) string {
-	return map[string]string{"session": f.sess, "index": f.idx, "user": f.user, "blacklist": f.black, "request": f.reqKey}[pattern]
+	return map[string]string{"session": f.sess, "index": f.idx, "user": f.user, "blacklist": f.black, "request": f.reqKey, "events": f.events, "due": f.due}[pattern]
 }
 
 // corruptOps are the operations a row runs: each must fail with
@@ -61,7 +62,11 @@ var corruptOps = map[string]func(ctx context.Context, f *corruptFixture) error{
 		return err
 	},
 	"revoke all": func(ctx context.Context, f *corruptFixture) error { _, err := f.s.RevokeAll(ctx, f.uid); return err },
-	"validate":   func(ctx context.Context, f *corruptFixture) error { _, err := f.u.Validate(ctx, f.uid); return err },
+	"sweep": func(ctx context.Context, f *corruptFixture) error {
+		_, err := f.s.Sweep(ctx, keys.Slot(f.idx), 1)
+		return err
+	},
+	"validate": func(ctx context.Context, f *corruptFixture) error { _, err := f.u.Validate(ctx, f.uid); return err },
 	"login": func(ctx context.Context, f *corruptFixture) error {
 		_, err := f.u.Login(ctx, f.uid, LoginInfo{DeviceID: "d"})
 		return err
@@ -98,7 +103,9 @@ var corruptOps = map[string]func(ctx context.Context, f *corruptFixture) error{
 // fails with keys.ErrCorrupt naming that exact key (never another key of
 // the call), and none panics or reports a business outcome.
 func TestCorruptionTable(t *testing.T) {
-	e, s := newStore(t)
+	e, plain := newStore(t)
+	withEvents, err := New(e.Client, WithNamespace(e.NS), WithEvents(100))
+	require.NoError(t, err)
 	users, err := NewUsers(e.Client, WithNamespace(e.NS))
 	require.NoError(t, err)
 	ctx := e.Ctx()
@@ -188,6 +195,12 @@ func TestCorruptionTable(t *testing.T) {
 		{"blacklist", "garbage", func(c redis.Pipeliner, f *corruptFixture) {
 			c.Set(ctx, f.black, "yes", time.Hour)
 		}, []string{"is revoked", "revoke token"}},
+		{"events", "wrong type", func(c redis.Pipeliner, f *corruptFixture) {
+			c.Set(ctx, f.events, "x", time.Hour)
+		}, []string{"create", "revoke", "revoke all"}},
+		{"due", "wrong type", func(c redis.Pipeliner, f *corruptFixture) {
+			c.Set(ctx, f.due, "x", time.Hour)
+		}, []string{"create", "sweep"}},
 		{"request", "wrong type", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HSet(ctx, f.reqKey, "x", "1")
 		}, []string{"resent revoke", "resent revoke all", "resent login", "resent unblock"}},
@@ -203,43 +216,52 @@ func TestCorruptionTable(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	checked := 0
-	for i, row := range rows {
-		seen[row.pattern] = true
-		t.Run(row.pattern+"/"+row.name, func(t *testing.T) {
-			f := &corruptFixture{e: e, s: s, u: users, uid: fmt.Sprint("c", i), jti: fmt.Sprint("j", i)}
-			sess, tok, err := s.Create(ctx, Info{UserID: f.uid})
-			require.NoError(t, err)
-			f.sid, f.refresh = sess.ID, tok.Refresh
-			_, err = users.Login(ctx, f.uid, LoginInfo{DeviceID: "d"})
-			require.NoError(t, err)
-			_, err = s.RevokeToken(ctx, f.jti, now.Add(time.Hour))
-			require.NoError(t, err)
-			f.sess, f.idx = sessKey(t, e, f.uid, f.sid), idxKey(t, e, f.uid)
-			f.user, _ = userKey.Key(e.NS, f.uid)
-			f.black, _ = blacklistKey.Key(e.NS, f.jti)
-			f.reqKey, _ = requestKey.Key(e.NS, f.uid, "r1")
-			// The pipeline is split per slot on a cluster: the keys of one
-			// user share a slot, the blacklist entry has its own.
-			_, err = e.Client.Pipelined(ctx, func(p redis.Pipeliner) error { row.set(p, f); return nil })
-			require.NoError(t, err)
-			want := f.keyOf(row.pattern)
-			for _, name := range row.ops {
-				err := corruptOps[name](ctx, f)
-				require.ErrorIs(t, err, keys.ErrCorrupt, "%s: %v", name, err)
-				var ce *keys.CorruptError
-				require.True(t, errors.As(err, &ce), name)
-				assert.Equal(t, want, ce.Key, "%s names the corrupt key", name)
-				var ke *call.Error
-				require.True(t, errors.As(err, &ke), name)
-				assert.Equal(t, want, ke.Key, "%s: the error's key", name)
-				for _, other := range []error{ErrNotFound, ErrBlocked, ErrInvalidToken, ErrTokenReused, ErrInvalid} {
-					assert.NotErrorIs(t, err, other, "%s: corruption is not a business outcome", name)
-				}
-				checked++
+	// Each row runs on a Store without events and on one with them; the
+	// rows of the events keys only on the latter.
+	for j, s := range []*Store{plain, withEvents} {
+		for i, row := range rows {
+			if s == plain && (row.pattern == "events" || row.pattern == "due") {
+				continue
 			}
-		})
+			seen[row.pattern] = true
+			t.Run(fmt.Sprint(j)+"/"+row.pattern+"/"+row.name, func(t *testing.T) {
+				f := &corruptFixture{e: e, s: s, u: users, uid: fmt.Sprint("c", i, "-", j), jti: fmt.Sprint("j", i, "-", j)}
+				sess, tok, err := s.Create(ctx, Info{UserID: f.uid})
+				require.NoError(t, err)
+				f.sid, f.refresh = sess.ID, tok.Refresh
+				_, err = users.Login(ctx, f.uid, LoginInfo{DeviceID: "d"})
+				require.NoError(t, err)
+				_, err = s.RevokeToken(ctx, f.jti, now.Add(time.Hour))
+				require.NoError(t, err)
+				f.sess, f.idx = sessKey(t, e, f.uid, f.sid), idxKey(t, e, f.uid)
+				f.user, _ = userKey.Key(e.NS, f.uid)
+				f.black, _ = blacklistKey.Key(e.NS, f.jti)
+				f.reqKey, _ = requestKey.Key(e.NS, f.uid, "r1")
+				f.events, f.due, err = withEvents.slotKeys("test", keys.Slot(f.idx))
+				require.NoError(t, err)
+				// The pipeline is split per slot on a cluster: the keys of one
+				// user share a slot, the blacklist entry has its own.
+				_, err = e.Client.Pipelined(ctx, func(p redis.Pipeliner) error { row.set(p, f); return nil })
+				require.NoError(t, err)
+				want := f.keyOf(row.pattern)
+				for _, name := range row.ops {
+					err := corruptOps[name](ctx, f)
+					require.ErrorIs(t, err, keys.ErrCorrupt, "%s: %v", name, err)
+					var ce *keys.CorruptError
+					require.True(t, errors.As(err, &ce), name)
+					assert.Equal(t, want, ce.Key, "%s names the corrupt key", name)
+					var ke *call.Error
+					require.True(t, errors.As(err, &ke), name)
+					assert.Equal(t, want, ke.Key, "%s: the error's key", name)
+					for _, other := range []error{ErrNotFound, ErrBlocked, ErrInvalidToken, ErrTokenReused, ErrInvalid} {
+						assert.NotErrorIs(t, err, other, "%s: corruption is not a business outcome", name)
+					}
+					checked++
+				}
+			})
+		}
 	}
-	labels := map[*keys.Template]string{sessionKey: "session", indexKey: "index", userKey: "user", blacklistKey: "blacklist", requestKey: "request"}
+	labels := map[*keys.Template]string{sessionKey: "session", indexKey: "index", userKey: "user", blacklistKey: "blacklist", requestKey: "request", eventsKey: "events", dueKey: "due"}
 	for _, tm := range keys.Default().Owned("session") {
 		assert.True(t, seen[labels[tm]], "no corruption row for %s", tm)
 	}

@@ -26,7 +26,7 @@ var (
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	createOp = pkg.Declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
+	createOp = declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:
@@ -108,7 +108,11 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	if in.IdleTimeout != 0 {
 		args = append(args, fIdleTimeout, idleArg)
 	}
-	rep, err := s.run.Run(ctx, createOp, ks, args...)
+	run, ks, args, err := s.withEvents(createOp, ks[1], in.UserID, ks, args)
+	if err != nil {
+		return nil, Tokens{}, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		if !errors.Is(err, keys.ErrCorrupt) && !errors.Is(err, ErrInvalid) {

@@ -15,6 +15,11 @@
 --           idle_timeout with ARGV[2] for a session with its own;
 --           created_at, last_activity, absolute_expiry and
 --           refresh_token_hash are written here.
+-- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
+--         events): "created" is emitted for the new session, "evicted"
+--         for each one evicted, "expired" for each entry pruned; the user
+--         is due for a sweep (KEYS[4]) no later than the new session's
+--         expiry.
 --
 -- Returns ok(created_ms, expiry_ms, absolute_expiry_ms, evicted). The ID
 -- is the digest of 256 random bits, so a hash already at KEYS[1] is this
@@ -32,8 +37,9 @@
 local key, idx = KEYS[1], KEYS[2]
 local sid, idle, rth = ARGV[1], ARGV[2], ARGV[5]
 local life, max = tonumber(ARGV[3]), tonumber(ARGV[4])
+local nargs = events(3)
 local now, sec, secs = clock()
-redis.call('ZREMRANGEBYSCORE', idx, '-inf', secs .. '000')
+expire_due(idx, secs .. '000')
 local abs = now + life
 local exp = now + tonumber(idle)
 local ttl = idle
@@ -54,13 +60,22 @@ if redis.call('EXISTS', key) == 1 then
   local e = tonumber(redis.call('ZSCORE', idx, sid)) or math.min(created + tonumber(idle), first)
   return {'ok', created, e, first, 0}
 end
+if EV.key then
+  -- first, so that a stream or schedule this package did not write fails
+  -- the call before anything is written
+  emit('created', sid, int_str(now), 'create')
+  redis.call('ZADD', EV.due, 'LT', at, EV.user)
+  if redis.call('PTTL', EV.due) < abs - now + EV.grace then
+    expire_at(EV.due, abs + EV.grace, now)
+  end
+end
 local ts = stamp(sec)
-if #ARGV == 10 then
+if nargs == 10 then
   redis.call('HSET', key, 'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
     'user_agent', ARGV[9], 'device_fingerprint', ARGV[10], 'created_at', ts, 'last_activity', ts,
     'absolute_expiry', int_str(abs), 'refresh_token_hash', rth)
 else
-  batched('HSET', key, ARGV, 11, #ARGV, {'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
+  batched('HSET', key, ARGV, 11, nargs, {'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
     'user_agent', ARGV[9], 'device_fingerprint', ARGV[10], 'created_at', ts, 'last_activity', ts,
     'absolute_expiry', int_str(abs), 'refresh_token_hash', rth})
 end
@@ -76,6 +91,7 @@ if max > 0 then
     local oldest = redis.call('ZRANGE', idx, 0, extra)
     for _, id in ipairs(oldest) do
       if evicted < extra and id ~= sid then
+        emit('evicted', id, int_str(now), 'max sessions')
         redis.call('ZREM', idx, id)
         evicted = evicted + 1
       end
@@ -86,7 +102,9 @@ if evicted > 0 and top then
   -- the longest-lived entry may be gone: the TTL follows what is left
   index_ttl(idx, now)
 elseif top then
-  expire_at(idx, top, now)
+  expire_at(idx, top + EV.grace, now)
+elseif EV.key then
+  expire_at(idx, exp + EV.grace, now)
 else
   redis.call('PEXPIRE', idx, ttl)
 end

@@ -82,12 +82,14 @@
 //
 // # Keys
 //
-//	Key pattern                               Type    TTL                                                                    Purpose
-//	session:blacklist:{token_jti}             STRING  the token's remaining validity                                         revoked JWT ID, value "1"
-//	session:index:{{user_id}}                 ZSET    1d (expires with the user's longest-lived session)                     live session IDs (digests of the handles' secrets) of a user, scored by expiry (Unix ms); pruned by every script that adds to it or lists it
-//	session:request:{{user_id}}:{request_id}  STRING  1m (the replay window)                                                 outcome of one revoke, login or unblock call, or of a rotation that found a reused token (an integer), so that the call resent after a lost reply reports its first outcome
-//	session:user:{{user_id}}:{session_id}     HASH    1h (sliding idle timeout, never past created_at + max lifetime (24h))  one session: user_id, email, created_at, last_activity, client fields, absolute_expiry, refresh-token hashes, caller extras
-//	user:{{user_id}}                          HASH    7d (refreshed on each request)                                         user record: device_id, login_time, last_seen, status (login|anonymous|blocked), ip_address
+//	Key pattern                               Type    TTL                                                                                     Purpose
+//	session:blacklist:{token_jti}             STRING  the token's remaining validity                                                          revoked JWT ID, value "1"
+//	session:due:{{slot}}                      ZSET    25h (the latest absolute expiry of a session created in its slot + SweepWindow)         users of one cluster slot with sessions (WithEvents), scored by when Sweep must visit their index (no later than their first session expiry, Unix ms)
+//	session:events:{{slot}}                   STREAM  none: capped at about the WithEvents length (XADD MAXLEN ~)                             lifecycle events of the sessions of the users in one cluster slot: kind (created, revoked, evicted, expired), user_id, session_id, at (Unix ms), reason
+//	session:index:{{user_id}}                 ZSET    1d (expires with the user's longest-lived session (SweepWindow later with WithEvents))  live session IDs (digests of the handles' secrets) of a user, scored by expiry (Unix ms); pruned by every script that adds to it or lists it
+//	session:request:{{user_id}}:{request_id}  STRING  1m (the replay window)                                                                  outcome of one revoke, login or unblock call, or of a rotation that found a reused token (an integer), so that the call resent after a lost reply reports its first outcome
+//	session:user:{{user_id}}:{session_id}     HASH    1h (sliding idle timeout, never past created_at + max lifetime (24h))                   one session: user_id, email, created_at, last_activity, client fields, absolute_expiry, refresh-token hashes, caller extras
+//	user:{{user_id}}                          HASH    7d (refreshed on each request)                                                          user record: device_id, login_time, last_seen, status (login|anonymous|blocked), ip_address
 //
 // The user_id placeholder is the cluster hash tag (session:user:{42}:<id>,
 // session:index:{42}, session:request:{42}:<request>, user:{42}), so one
@@ -198,6 +200,36 @@
 // neither (TestRenewNoWindow: 100 goroutines reading every ID of a chain
 // of 200 renewals on the real server and the cluster). The absolute
 // expiry does not move: renewing never extends a session's lifetime.
+//
+// # Lifecycle events
+//
+// With WithEvents, every session has one Created event and, once it ends,
+// exactly one terminal event: Revoked, Evicted (WithMaxSessions) or
+// Expired (Event: kind, user ID, session ID, server time, reason; never a
+// handle or token). Each is appended (XADD MAXLEN ~) to the events stream
+// of the user's cluster slot by the script that made the change, in the
+// same atomic step, before it writes anything else: an event is never
+// lost by a crash between the change and its announcement, nor doubled by
+// a replayed request (a replay writes nothing). An expired session is
+// announced by whichever script first removes its index entry (the one
+// atomic claim): any call that prunes the user's index, a Get of it, or
+// Sweep, which visits the users whose first deadline has passed (Create
+// schedules them in the slot's session:due key) so that an expiry nobody
+// else notices is announced too; every index outlives its last session by
+// SweepWindow for that, and a sweeper (RunSweeper) must cycle within it.
+// TestEventsExactlyOnceUnderChurn checks the invariant under many
+// goroutines creating, renewing, revoking, evicting, listing and sweeping
+// while sessions expire, on miniredis, the real server and the cluster.
+//
+// EventReader reads the streams of all Shards slots (one XREAD on a
+// single server, a pipeline of one per slot on a cluster), resumably
+// (Cursor, ResumeEventReader): delivery is at least once for a consumer
+// that saves its cursor after handling a batch, and events are kept
+// until the stream of their slot is trimmed past them (about the
+// WithEvents length per slot). Cost: emitting is an XADD on the calls
+// that make a change (Create also adds a ZADD and a PTTL for the
+// schedule); a Get of a live session emits nothing and costs nothing
+// more. Events are off by default.
 //
 // # Per-session lifetime
 //

@@ -279,3 +279,44 @@ func ExampleMiddleware() {
 }
 
 var keysHA = keys.Namespace{Prefix: "ha:"}
+
+// Lifecycle events: each session's creation and its one end, read from
+// the events streams with a resumable cursor.
+func ExampleStore_NewEventReader() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, err := session.New(rdb, session.WithEvents(10000), session.WithMaxSessions(1))
+	if err != nil {
+		panic(err)
+	}
+	// In production a sweeper announces the expiries no call notices:
+	// go store.RunSweeper(ctx, time.Second, 1024, logError)
+	reader := store.NewEventReader(time.Time{}) // from the oldest kept
+	first, _, _ := store.Create(ctx, session.Info{UserID: "42"})
+	second, _, _ := store.Create(ctx, session.Info{UserID: "42"}) // evicts first
+	if _, err := store.Revoke(ctx, "42", second.ID); err != nil {
+		panic(err)
+	}
+	name := map[string]string{first.ID: "first", second.ID: "second"}
+	events, err := reader.Read(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, ev := range events {
+		fmt.Printf("%s %s (%s), user %s\n", name[ev.SessionID], ev.Kind, ev.Reason, ev.UserID)
+	}
+	cursor := reader.Cursor() // save it; ResumeEventReader(cursor) goes on from here
+	again, _ := store.ResumeEventReader(cursor)
+	more, _ := again.Read(ctx)
+	fmt.Println("more:", len(more))
+	// Output:
+	// first created (create), user 42
+	// second created (create), user 42
+	// first evicted (max sessions), user 42
+	// second revoked (revoke), user 42
+	// more: 0
+}

@@ -14,7 +14,7 @@ var (
 
 	// Get may share pipelines: a resent Get slides the session again, as a
 	// second Get would.
-	getOp = pkg.Declare("get", getSrc, sessionKeys, call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Shared())
+	getOp = declare("get", getSrc, sessionKeys, call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Shared())
 )
 
 // Get returns a live session and, in the same script and round trip,
@@ -32,7 +32,11 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.run.Run(ctx, getOp, ks, sessionID, s.idleArg)
+	op, ks, args, err := s.withEvents(getOp, ks[1], userID, ks, []any{sessionID, s.idleArg})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.run.Run(ctx, op, ks, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms (a decimal integer); the session's own
 --         idle_timeout field, when it has one, takes its place
+-- KEYS[3], KEYS[4] and ARGV[3..5] with events (see live.lua's events)
 --
 -- Returns, for a live session, ok(now_ms, expiry_ms, {value, ...},
 -- 'fields') with the values of user_id, email, created_at, last_activity,
@@ -28,6 +29,7 @@
 -- entries are left to the scripts that add entries or list them (Create,
 -- List and the rest prune): Get adds none.
 local key, idx, sid, idle = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+events(3)
 local now, sec = clock()
 local score = redis.call('ZSCORE', idx, sid)
 local v = redis.call('HMGET', key, 'user_id', 'email', 'created_at', 'last_activity', 'ip_address',
@@ -65,7 +67,9 @@ end
 redis.call('PEXPIRE', key, ttl)
 redis.call('ZADD', idx, at, sid)
 if top then
-  expire_at(idx, top, now)
+  expire_at(idx, top + EV.grace, now)
+elseif EV.key then
+  expire_at(idx, exp + EV.grace, now)
 else
   redis.call('PEXPIRE', idx, ttl)
 end

@@ -35,6 +35,12 @@ func init() {
 		}
 		return map[string]any{"request_id": ref.Arg("request_id"), "first_outcome": n}, nil
 	}))
+	keys.SetDecoder(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
+		return parseEvent(id, f)
+	}))
+	keys.SetDecoder(dueKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
+		return map[string]any{"user_id": user, "sweep_at": time.UnixMilli(int64(score)).UTC()}, nil
+	}))
 	keys.SetDecoder(userKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
 		return parseUser(ref.Arg("user_id"), flatten(m))
 	}))

@@ -20,7 +20,7 @@ var (
 		Template: "session:index:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMaxLifetime,
-		TTLNote:  "expires with the user's longest-lived session",
+		TTLNote:  "expires with the user's longest-lived session (SweepWindow later with WithEvents)",
 		Tag:      "user_id",
 		Owner:    "session",
 		Area:     keys.Sessions,
@@ -56,5 +56,31 @@ var (
 		Area:     keys.Users,
 		Purpose:  "user record: device_id, login_time, last_seen, status (login|anonymous|blocked), ip_address",
 		Seed:     "000 §4",
+	})
+)
+
+// The keys of lifecycle events (WithEvents): one events stream and one
+// sweep schedule per cluster slot, each in the slot of the users it
+// serves (its {slot} tag hashes there), so that the scripts on a user's
+// keys write them atomically.
+var (
+	eventsKey = keys.Register(keys.Pattern{
+		Template: "session:events:{slot}",
+		Type:     keys.Stream,
+		TTLNote:  "none: capped at about the WithEvents length (XADD MAXLEN ~)",
+		Tag:      "slot",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "lifecycle events of the sessions of the users in one cluster slot: kind (created, revoked, evicted, expired), user_id, session_id, at (Unix ms), reason",
+	})
+	dueKey = keys.Register(keys.Pattern{
+		Template: "session:due:{slot}",
+		Type:     keys.ZSet,
+		TTL:      DefaultMaxLifetime + SweepWindow,
+		TTLNote:  "the latest absolute expiry of a session created in its slot + SweepWindow",
+		Tag:      "slot",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "users of one cluster slot with sessions (WithEvents), scored by when Sweep must visit their index (no later than their first session expiry, Unix ms)",
 	})
 )

@@ -13,7 +13,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", liveLib+"\n"+listSrc, []*keys.Template{indexKey})
+	listOp = declare("list", liveLib+"\n"+listSrc, []*keys.Template{indexKey})
 )
 
 // List returns the live sessions of userID, soonest expiry first, in one
@@ -29,7 +29,11 @@ func (s *Store) List(ctx context.Context, userID string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.run.Run(ctx, listOp, []string{idx})
+	run, ks, args, err := s.withEvents(listOp, idx, userID, []string{idx}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,14 @@
 -- (after live.lua).
 --
 -- KEYS[1] user index     session:index:{user_id}
+-- KEYS[2], KEYS[3] and the last three ARGV with events (see live.lua's
+--         events)
 --
 -- Returns ok({session_id, expiry_ms, ...}) ordered by expiry, soonest
 -- first; corrupt(1, why) when an entry is not one this package writes (a
 -- member that is not a session ID, a score that is not a deadline).
 local idx = KEYS[1]
+events(2)
 local now = now_ms()
 local bad = prune(idx, now)
 if bad then return corrupt(1, bad) end

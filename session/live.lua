@@ -9,15 +9,29 @@
 -- a failover. An index score or an absolute_expiry beyond it is not ours.
 --
 -- prune(idx, now): drops the index entries whose session has expired
--- (score <= now) and checks the entry that expires last; returns nil, or
+-- (score <= now), emitting "expired" for each with events, and checks the entry that expires last; returns nil, or
 -- why the index holds data this package did not write (nothing else is
 -- written then). Every script that adds to an index or lists it calls it
 -- first (Create prunes to the second, on its own); Get adds nothing, and
 -- checks the index with outlived instead.
 --
 -- index_ttl(idx, now): makes the (pruned) index expire with its
--- longest-lived session, so it never outlives the user's last session. An
--- emptied index is deleted by Redis itself.
+-- longest-lived session (plus EV.grace with events), so it never outlives
+-- the user's last session by more. An emptied index is deleted by Redis
+-- itself.
+--
+-- EV, events(k) and emit(kind, sid, at, why): lifecycle events
+-- (WithEvents). A script calls events(k) first, with k the position in
+-- KEYS where the Go side puts the slot's events stream and due set when
+-- the Store has events (KEYS[k], KEYS[k+1]; nothing there without); it
+-- then takes the user ID, the stream's MAXLEN and the index grace (ms)
+-- from the last three ARGV and returns the number of ARGV before them
+-- (#ARGV without events). emit XADDs one event (kind created, revoked,
+-- evicted or expired; at in Unix ms) and counts it in EV.n; without
+-- events it does nothing. Every step that takes a session out of the
+-- index emits its terminal event in the same script: so each is emitted
+-- once, by the one run that removed the entry. expire_due(idx, upto)
+-- removes the entries scored up to upto, emitting "expired" for each.
 --
 -- index_added(idx, at, now): index_ttl after this script, having pruned
 -- the index, added or moved an entry to expire at at: when no entry
@@ -28,7 +42,8 @@
 -- the index, then returns the absolute expiry (ms) of session sid when it
 -- is live (listed in the index with a score above now, and its hash
 -- present with an absolute_expiry above now); nil when it is not (its
--- leftovers, hash or index entry, are removed); or nil and the corrupt
+-- leftovers, hash or index entry, are removed: an index entry removed so
+-- emits "expired"); or nil and the corrupt
 -- reply to return when either key holds data this package did not write
 -- (nothing else is written then).
 --
@@ -54,10 +69,37 @@
 -- package writes (the index holds data this package did not write).
 local MAX_AHEAD_MS = 366 * 86400000
 
+local EV = {grace = 0, n = 0}
+
+local function events(k)
+  local n = #ARGV
+  if KEYS[k] then
+    EV.key, EV.due, EV.user, EV.max, EV.grace = KEYS[k], KEYS[k + 1], ARGV[n - 2], ARGV[n - 1], tonumber(ARGV[n])
+    return n - 3
+  end
+  return n
+end
+
+local function emit(kind, sid, at, why)
+  if EV.key then
+    redis.call('XADD', EV.key, 'MAXLEN', '~', EV.max, '*', 'kind', kind, 'user_id', EV.user,
+      'session_id', sid, 'at', at, 'reason', why)
+    EV.n = EV.n + 1
+  end
+end
+
+local function expire_due(idx, upto)
+  if EV.key then
+    local gone = redis.call('ZRANGEBYSCORE', idx, '-inf', upto, 'WITHSCORES')
+    for i = 1, #gone, 2 do emit('expired', gone[i], gone[i + 1], '') end
+  end
+  redis.call('ZREMRANGEBYSCORE', idx, '-inf', upto)
+end
+
 local pruned_top = nil
 
 local function prune(idx, now)
-  redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
+  expire_due(idx, now)
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
   if #last == 2 then
     pruned_top = to_int(last[2], now + 1, now + MAX_AHEAD_MS)
@@ -71,7 +113,7 @@ end
 local function index_ttl(idx, now)
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
   if #last == 2 then
-    expire_at(idx, tonumber(last[2]), now)
+    expire_at(idx, tonumber(last[2]) + EV.grace, now)
   end
 end
 
@@ -79,7 +121,7 @@ local function index_added(idx, at, now)
   if pruned_top and at < pruned_top then
     index_ttl(idx, now)
   else
-    expire_at(idx, at, now)
+    expire_at(idx, at + EV.grace, now)
   end
 end
 
@@ -97,6 +139,7 @@ local function live(key, idx, sid, now)
   elseif redis.call('EXISTS', key) == 1 then
     return nil, corrupt(1, 'no absolute_expiry')
   end
+  if score then emit('expired', sid, int_str(now), '') end
   redis.call('DEL', key)
   if score then
     redis.call('ZREM', idx, sid)

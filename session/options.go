@@ -70,6 +70,7 @@ type options struct {
 	userTTL     time.Duration
 	lanes       int
 	durable     call.Durability
+	events      int
 }
 
 // newOptions applies opts over the defaults and checks the client and the
@@ -97,6 +98,8 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 		return o, pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
 	case o.lanes < 0 || o.lanes > MaxPipelines:
 		return o, pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
+	case o.events < 0 || o.events > MaxEventsLength:
+		return o, pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, MaxEventsLength)
 	}
 	if err := o.ns.Validate(); err != nil {
 		return o, pkg.Invalid(op, err)
@@ -166,3 +169,15 @@ func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL =
 // finds its own session and reports it, a resent Get slides the session
 // again (see the package doc, "Guarantees"). Users ignores it.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
+
+// WithEvents turns on lifecycle events (see Event): the scripts that
+// create, revoke, evict or prune a session append one event each to the
+// events stream of the user's cluster slot, in the same atomic step, and
+// each stream keeps about n events (XADD MAXLEN ~ n; 1 to
+// MaxEventsLength). Zero, the default, emits nothing. It costs server
+// time on the calls that emit (an XADD each; Create also schedules the
+// user for Sweep: a ZADD and a PTTL) and none on a Get of a live session,
+// but every index then outlives its last session by SweepWindow, so that
+// Sweep (RunSweeper) can announce expiries no other call noticed: run a
+// sweeper with events on. Users ignores it.
+func WithEvents(n int) Option { return func(o *options) { o.events = n } }

@@ -15,8 +15,8 @@ var (
 	//go:embed rotate.lua
 	rotateSrc string
 
-	refreshHashOp = pkg.Declare("verify refresh", liveLib+"\n"+refreshHashSrc, sessionKeys, call.On(call.None, ErrNotFound))
-	rotateOp      = pkg.Declare("rotate refresh", liveLib+"\n"+replayLib+"\n"+rotateSrc,
+	refreshHashOp = declare("verify refresh", liveLib+"\n"+refreshHashSrc, sessionKeys, call.On(call.None, ErrNotFound))
+	rotateOp      = declare("rotate refresh", liveLib+"\n"+replayLib+"\n"+rotateSrc,
 		[]*keys.Template{sessionKey, indexKey, requestKey}, call.On(call.None, ErrNotFound), call.Durable())
 )
 
@@ -44,7 +44,11 @@ func (s *Store) VerifyRefresh(ctx context.Context, userID, sessionID, token stri
 	if err := checkToken(op, token); err != nil {
 		return err
 	}
-	rep, err := s.run.Run(ctx, refreshHashOp, ks, sessionID)
+	run, ks, args, err := s.withEvents(refreshHashOp, ks[1], userID, ks, []any{sessionID})
+	if err != nil {
+		return err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,11 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 	if err != nil {
 		return "", err
 	}
-	rep, err := s.run.Run(ctx, rotateOp, append(ks, rk), sessionID, hashToken(token), freshHash, s.opt.history, ms(ReplayWindow))
+	run, ks, args, err := s.withEvents(rotateOp, ks[1], userID, append(ks, rk), []any{sessionID, hashToken(token), freshHash, s.opt.history, ms(ReplayWindow)})
+	if err != nil {
+		return "", err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err

@@ -4,10 +4,13 @@
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
+-- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
+--         events)
 --
 -- Returns ok(hex SHA-256 stored in refresh_token_hash, '' when none);
 -- none() when the session is not live; corrupt(i, why).
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
+events(3)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end

@@ -13,7 +13,7 @@ var (
 	//go:embed renew.lua
 	renewSrc string
 
-	renewOp = pkg.Declare("renew", renewSrc, []*keys.Template{sessionKey, indexKey, sessionKey},
+	renewOp = declare("renew", renewSrc, []*keys.Template{sessionKey, indexKey, sessionKey},
 		call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Durable())
 )
 
@@ -59,7 +59,11 @@ func (s *Store) Renew(ctx context.Context, userID, sessionID string) (*Session, 
 	if err != nil {
 		return nil, Tokens{}, err
 	}
-	rep, err := s.run.Run(ctx, renewOp, append(ks, nk), sessionID, nsid, s.idleArg, refreshHash, s.opt.history)
+	run, ks, args, err := s.withEvents(renewOp, ks[1], userID, append(ks, nk), []any{sessionID, nsid, s.idleArg, refreshHash, s.opt.history})
+	if err != nil {
+		return nil, Tokens{}, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		if !errors.Is(err, keys.ErrCorrupt) && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNotFound) {

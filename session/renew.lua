@@ -9,6 +9,8 @@
 -- ARGV[3] idle timeout, ms
 -- ARGV[4] hex SHA-256 of the new refresh token (drawn by this request)
 -- ARGV[5] how many retired refresh hashes to remember
+-- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
+--         events): "revoked" for the old ID, "created" for the new one
 --
 -- Returns ok(now_ms, expiry_ms, {field, value, ...}) with the renamed,
 -- slid hash; none() when the old session is not live; corrupt(i, why)
@@ -24,6 +26,7 @@
 -- again (its first reply lost): it reports the renewed session, or
 -- none() when that has ended since.
 local old, idx, new = KEYS[1], KEYS[2], KEYS[3]
+events(4)
 local sid, nsid, idle, fresh, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local now = now_ms()
 if redis.call('EXISTS', new) == 1 then
@@ -51,6 +54,8 @@ for w in string.gmatch(used, '%S+') do
 end
 if cur ~= '' then list[#list + 1] = cur end
 while #list > keep do table.remove(list, 1) end
+emit('revoked', sid, int_str(now), 'renew')
+emit('created', nsid, int_str(now), 'renew')
 redis.call('RENAME', old, new)
 redis.call('ZREM', idx, sid)
 if #list > 0 then

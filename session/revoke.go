@@ -16,11 +16,11 @@ var (
 	//go:embed revoke_all.lua
 	revokeAllSrc string
 
-	revokeOp = pkg.Declare("revoke", liveLib+"\n"+replayLib+"\n"+revokeSrc,
+	revokeOp = declare("revoke", liveLib+"\n"+replayLib+"\n"+revokeSrc,
 		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Durable())
-	revokeAllOp = pkg.Declare("revoke all", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
+	revokeAllOp = declare("revoke all", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
 		[]*keys.Template{indexKey, requestKey}, call.Durable())
-	revokeOthersOp = pkg.Declare("revoke others", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
+	revokeOthersOp = declare("revoke others", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
 		[]*keys.Template{indexKey, requestKey}, call.Durable())
 )
 
@@ -40,7 +40,11 @@ func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	rep, err := s.run.Run(ctx, revokeOp, append(ks, rk), sessionID, ms(ReplayWindow))
+	run, ks, args, err := s.withEvents(revokeOp, ks[1], userID, append(ks, rk), []any{sessionID, ms(ReplayWindow)})
+	if err != nil {
+		return false, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return false, err
@@ -81,7 +85,11 @@ func (s *Store) revokeAll(ctx context.Context, op *call.Op, userID, keep string)
 	if err != nil {
 		return 0, err
 	}
-	rep, err := s.run.Run(ctx, op, []string{idx, rk}, keep, ms(ReplayWindow))
+	run, ks, args, err := s.withEvents(op, idx, userID, []string{idx, rk}, []any{keep, ms(ReplayWindow)})
+	if err != nil {
+		return 0, err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return 0, err

@@ -5,6 +5,8 @@
 -- KEYS[2] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID to keep, or '' for none
 -- ARGV[2] replay window, ms
+-- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
+--         events): "revoked" is emitted for each session it ends
 --
 -- Returns ok(number of live sessions revoked); a count above 0 is recorded
 -- at KEYS[2], so the same request sent again within the window reports it
@@ -15,6 +17,7 @@
 -- their idle TTL. corrupt(i, why) when KEYS[i] holds data this package did
 -- not write (nothing written).
 local idx, keep = KEYS[1], ARGV[1]
+events(3)
 local done = replayed(2, 9007199254740991)
 if done == false then return corrupt(2, 'not a recorded outcome') end
 if done then return ok(done) end
@@ -24,10 +27,16 @@ if bad then return corrupt(1, bad) end
 local n = redis.call('ZCARD', idx)
 local score = nil
 if keep ~= '' then score = redis.call('ZSCORE', idx, keep) end
+if EV.key and n > 0 then
+  local why, at = keep == '' and 'revoke all' or 'revoke others', int_str(now)
+  for _, id in ipairs(redis.call('ZRANGE', idx, 0, -1)) do
+    if id ~= keep or not score then emit('revoked', id, at, why) end
+  end
+end
 redis.call('DEL', idx)
 if score then
   redis.call('ZADD', idx, score, keep)
-  expire_at(idx, tonumber(score), now)
+  expire_at(idx, tonumber(score) + EV.grace, now)
   n = n - 1
 end
 if n > 0 then remember(2, n, ARGV[2]) end

@@ -9,6 +9,8 @@
 -- ARGV[3] hex SHA-256 of the new token (drawn by this request)
 -- ARGV[4] how many retired hashes to remember
 -- ARGV[5] replay window, ms
+-- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
+--         events): "revoked" for a session ended on a reused token
 --
 -- Returns ok() (rotated; the presented hash joins refresh_token_used),
 -- conflict('reused') (the presented token was already rotated away: the
@@ -21,6 +23,7 @@
 -- reuse too, not a session that is merely gone. Hashes are compared in
 -- constant time.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
+events(4)
 local presented, fresh, keep = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local done = replayed(3, 1)
 if done == false then return corrupt(3, 'not a recorded outcome') end
@@ -55,6 +58,7 @@ for _, w in ipairs(list) do
   if ct_eq(w, presented) then reused = true end
 end
 if reused then
+  emit('revoked', sid, int_str(now), 'refresh token reused')
   redis.call('DEL', key)
   redis.call('ZREM', idx, sid)
   index_ttl(idx, now)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,9 @@ type Store struct {
 	opt options
 	// The script arguments every call passes, boxed once.
 	idleArg, lifeArg, maxArg any
+	// With events: the stream length and the index grace (ms).
+	evLen, evGrace any
+	sweepLoaded    atomic.Bool
 }
 
 // New returns a Store over client. It fails with ErrInvalid on a nil
@@ -43,6 +47,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		idleArg: strconv.FormatInt(ms(o.idle), 10),
 		lifeArg: strconv.FormatInt(ms(o.life), 10),
 		maxArg:  strconv.Itoa(o.maxSessions),
+		evLen:   strconv.Itoa(o.events),
+		evGrace: strconv.FormatInt(ms(SweepWindow), 10),
 	}, nil
 }
 

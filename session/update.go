@@ -12,7 +12,7 @@ var (
 	//go:embed update.lua
 	updateSrc string
 
-	updateOp = pkg.Declare("update", liveLib+"\n"+updateSrc, sessionKeys, call.On(call.None, ErrNotFound))
+	updateOp = declare("update", liveLib+"\n"+updateSrc, sessionKeys, call.On(call.None, ErrNotFound))
 )
 
 // Changes lists the fields Update writes.
@@ -67,7 +67,11 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 	for _, name := range names {
 		args = append(args, name, ch.Set[name])
 	}
-	rep, err := s.run.Run(ctx, updateOp, ks, args...)
+	run, ks, args, err := s.withEvents(updateOp, ks[1], userID, ks, args)
+	if err != nil {
+		return err
+	}
+	rep, err := s.run.Run(ctx, run, ks, args...)
 	if err != nil {
 		return err
 	}

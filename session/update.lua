@@ -10,6 +10,8 @@
 -- ARGV[4] number of fields to delete, n
 -- ARGV[5 .. 4+n] fields to delete
 -- ARGV[5+n ..] field, value pairs to set
+-- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
+--         events), after those pairs
 --
 -- Returns ok(expiry_ms); none() when the session is not live;
 -- corrupt(i, why) when KEYS[i] holds data this package did not write;
@@ -17,6 +19,7 @@
 -- ARGV[3] extra fields. Sent twice (a reply lost and resent), it writes
 -- the same fields again and reports the same.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
+local nargs = events(3)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end
@@ -36,7 +39,7 @@ end
 for i = 5, 4 + ndel do
   if extra[ARGV[i]] then extra[ARGV[i]] = nil; count = count - 1 end
 end
-for i = 5 + ndel, #ARGV, 2 do
+for i = 5 + ndel, nargs, 2 do
   local f = ARGV[i]
   if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
 end
@@ -46,7 +49,7 @@ end
 if ndel > 0 then
   batched('HDEL', key, ARGV, 5, 4 + ndel)
 end
-if #ARGV >= 5 + ndel then
-  batched('HSET', key, ARGV, 5 + ndel, #ARGV)
+if nargs >= 5 + ndel then
+  batched('HSET', key, ARGV, 5 + ndel, nargs)
 end
 return ok(slide(key, idx, sid, now, tonumber(ARGV[2]), abs))

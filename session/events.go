@@ -1,0 +1,498 @@
+package session
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+// EventKind says what happened to a session.
+type EventKind string
+
+// The event kinds. Every session has one Created event and, once it has
+// ended, exactly one of the other three (its terminal event).
+const (
+	// Created: Create made the session (Reason "create"), or Renew moved
+	// a session to this new ID (Reason "renew").
+	Created EventKind = "created"
+	// Revoked: Revoke (Reason "revoke"), RevokeAll ("revoke all"),
+	// RevokeOthers ("revoke others"), Renew of the old ID ("renew"), or
+	// RotateRefresh finding a reused refresh token ("refresh token
+	// reused") ended it.
+	Revoked EventKind = "revoked"
+	// Evicted: Create ended it to keep the user within WithMaxSessions
+	// (Reason "max sessions").
+	Evicted EventKind = "evicted"
+	// Expired: its idle timeout or lifetime passed; At is the deadline
+	// when the index recorded one, else when it was noticed.
+	Expired EventKind = "expired"
+)
+
+// Event is one lifecycle event of a session (WithEvents). It names the
+// session by its ID, a digest that cannot authenticate (see Session.ID);
+// no handle or token is ever in an event.
+type Event struct {
+	Kind      EventKind
+	UserID    string
+	SessionID string
+	At        time.Time // server time (Unix ms) of the change
+	Reason    string    // see the kinds
+	// ID is the event's stream entry ID in the stream of the user's
+	// slot: the events of one user are in the order of their IDs.
+	ID string
+}
+
+// Bounds and defaults of lifecycle events.
+const (
+	// MaxEventsLength bounds WithEvents: about a million events per slot
+	// stream.
+	MaxEventsLength = 1 << 20
+	// SweepWindow is how long, with WithEvents, a user's index outlives
+	// its last session, keeping the entries of expired sessions for Sweep
+	// to announce. Every slot must be swept at least that often, or an
+	// expiry that no call on the user noticed may go unannounced.
+	SweepWindow = time.Hour
+	// Shards is the number of events streams and sweep schedules, one per
+	// cluster slot: Sweep takes shard numbers in [0, Shards).
+	Shards = keys.SlotCount
+	// sweepLimit is the most users one schedule visit returns.
+	sweepLimit = 256
+	// readCount is the most events one Read takes from one slot's stream.
+	readCount = 256
+)
+
+var (
+	//go:embed events_due.lua
+	eventsDueSrc string
+	//go:embed events_sweep.lua
+	eventsSweepSrc string
+
+	eventsDueOp   = pkg.Declare("sweep due", eventsDueSrc, []*keys.Template{dueKey})
+	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(liveLibrary))
+)
+
+var (
+	slotTagsOnce sync.Once
+	slotTags     [keys.SlotCount]string
+)
+
+// slotTag is the shortest base-36 string whose CRC16 falls in slot: the
+// tag of that slot's events stream and sweep schedule.
+func slotTag(slot int) string {
+	slotTagsOnce.Do(func() {
+		left := keys.SlotCount
+		for i := int64(0); left > 0; i++ {
+			s := strconv.FormatInt(i, 36)
+			if n := keys.Slot(s); slotTags[n] == "" {
+				slotTags[n] = s
+				left--
+			}
+		}
+	})
+	return slotTags[slot]
+}
+
+// slotKeys returns the events stream and the sweep schedule of slot.
+func (s *Store) slotKeys(op string, slot int) (string, string, error) {
+	tag := slotTag(slot)
+	ev, err := pkg.Key(op, eventsKey, s.opt.ns, tag)
+	if err != nil {
+		return "", "", err
+	}
+	due, err := pkg.Key(op, dueKey, s.opt.ns, tag)
+	if err != nil {
+		return "", "", err
+	}
+	return ev, due, nil
+}
+
+// evOps maps each operation that takes events keys (declared with
+// declare) to its twin declared with them: the same script, whose
+// templates name the events stream and the sweep schedule too.
+var evOps = map[*call.Op]*call.Op{}
+
+// declare declares an operation on a user's sessions and its twin with
+// events (see evOps).
+func declare(name, body string, tmpl []*keys.Template, opts ...call.OpOption) *call.Op {
+	op := pkg.Declare(name, body, tmpl, opts...)
+	evOps[op] = pkg.Declare(name, body, append(tmpl[:len(tmpl):len(tmpl)], eventsKey, dueKey), opts...)
+	return op
+}
+
+// withEvents returns op, ks and args as they are on a Store without
+// events; with events, op's twin and what live.lua's events takes: the
+// events stream and the sweep schedule of idx's slot after ks, the user
+// ID, the stream length and the index grace after args.
+func (s *Store) withEvents(op *call.Op, idx, userID string, ks []string, args []any) (*call.Op, []string, []any, error) {
+	if s.opt.events == 0 {
+		return op, ks, args, nil
+	}
+	ks, args, err := s.evArgs(op.Name(), idx, userID, ks, args)
+	return evOps[op], ks, args, err
+}
+
+// evArgs appends the events keys and arguments to ks and args.
+func (s *Store) evArgs(op, idx, userID string, ks []string, args []any) ([]string, []any, error) {
+	ev, due, err := s.slotKeys(op, keys.Slot(idx))
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(ks, ev, due), append(args, userID, s.evLen, s.evGrace), nil
+}
+
+// Sweep announces the expiries that no call on their user noticed (with
+// WithEvents): it visits count sweep schedules starting at shard first
+// (wrapping after Shards-1), and in each the users due by server TIME (at
+// most 256 per shard per visit; the rest wait for the next). For each
+// such user one script prunes the index, emitting "expired" for each
+// session whose deadline passed, and schedules the user's next visit at
+// their first deadline left. It returns how many expiries it announced.
+//
+// Round trips: one pipeline of one read-only script per shard (split per
+// node on a cluster), then, if a user is due, one pipeline of one script
+// per due user. Exactly once: every script that prunes an index emits
+// the expiries it removes in the same atomic step, so any number of
+// instances may sweep concurrently with each other and with every other
+// call; a rerun announces nothing twice. Each shard must be swept within
+// SweepWindow of an expiry, after which the user's index may expire with
+// it unannounced. On a Store without WithEvents there is nothing to
+// sweep: it returns 0.
+//
+// Errors: ErrInvalid for first outside [0, Shards) or count outside [1,
+// Shards], or Redis errors (with the expiries announced so far counted).
+func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
+	const op = "sweep"
+	if first < 0 || first >= Shards || count < 1 || count > Shards {
+		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, Shards)
+	}
+	if s.opt.events == 0 {
+		return 0, nil
+	}
+	if !s.sweepLoaded.Load() {
+		// Pipelines fall back to EVAL with the body: load once instead.
+		for _, o := range []*call.Op{eventsDueOp, eventsSweepOp} {
+			if err := o.Load(ctx, s.run.Client()); err != nil {
+				return 0, err
+			}
+		}
+		s.sweepLoaded.Store(true)
+	}
+	calls := make([]call.Call, count)
+	for i := range calls {
+		_, due, err := s.slotKeys(op, (first+i)%Shards)
+		if err != nil {
+			return 0, err
+		}
+		calls[i] = call.Call{Op: eventsDueOp, Keys: []string{due}, Args: []any{sweepLimit}}
+	}
+	reps, errs := s.run.RunMany(ctx, calls)
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	var visits []call.Call
+	for i := range reps {
+		if errs[i] != nil {
+			keep(errs[i])
+			continue
+		}
+		users := reps[i].Strs(0)
+		if err := reps[i].Err(); err != nil {
+			keep(err)
+			continue
+		}
+		for _, u := range users {
+			idx, err := pkg.Key(op, indexKey, s.opt.ns, u)
+			if err != nil {
+				keep(err)
+				continue
+			}
+			ks, args, err := s.evArgs(op, idx, u, []string{idx}, nil)
+			if err != nil {
+				keep(err)
+				continue
+			}
+			visits = append(visits, call.Call{Op: eventsSweepOp, Keys: ks, Args: args})
+		}
+	}
+	if len(visits) == 0 {
+		return 0, firstErr
+	}
+	n := 0
+	reps, errs = s.run.RunMany(ctx, visits)
+	for i := range reps {
+		if errs[i] == nil {
+			m := reps[i].Int(0)
+			if errs[i] = reps[i].Err(); errs[i] == nil {
+				n += int(m)
+				continue
+			}
+		}
+		keep(errs[i])
+	}
+	return n, firstErr
+}
+
+// RunSweeper runs Sweep over all Shards in a cycle, batch shards every
+// interval, from a random shard so that several instances spread out,
+// until ctx is done; it then returns ctx.Err(), wrapped. An expiry no
+// call noticed is announced within about one cycle, ceil(Shards/batch) x
+// every (e.g. batch 1024 every second: 16 s), which must not exceed
+// SweepWindow, else ErrInvalid; so must every > 0 and batch in [1,
+// Shards]. A failed Sweep is passed to onError (if not nil) and the
+// sweeper moves on. Any number of instances may run one; each costs
+// Shards read-only scripts per cycle, most on schedules that do not
+// exist.
+func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
+	const op = "sweeper"
+	if every <= 0 || batch < 1 || batch > Shards {
+		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
+	}
+	if cycle := time.Duration((Shards+batch-1)/batch) * every; cycle > SweepWindow {
+		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, SweepWindow)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	cursor := rand.IntN(Shards)
+	for {
+		if _, err := s.Sweep(ctx, cursor, batch); err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+		cursor = (cursor + batch) % Shards
+		select {
+		case <-ctx.Done():
+			return pkg.Fail(op, "", nil, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// EventReader reads the lifecycle events of a Store's namespace from the
+// events streams of all cluster slots, resumably: its Cursor says where
+// it is in each stream. Events are durable: a reader that stops and
+// resumes from its cursor misses none, unless a stream was trimmed past
+// its position (each keeps about the WithEvents length). The events of
+// one user (one slot) arrive in order; those of different slots may
+// interleave out of time order (Read sorts one batch by time). It is not
+// safe for concurrent use. Reading needs no WithEvents: a reader may run
+// on a Store of its own.
+type EventReader struct {
+	s    *Store
+	base string   // the position of every stream not in pos
+	pos  []string // per slot, "" for base
+}
+
+// NewEventReader returns a reader of the events emitted at or after
+// since by the server's clock (a zero since: every event still in the
+// streams).
+func (s *Store) NewEventReader(since time.Time) *EventReader {
+	base := "0-0"
+	if !since.IsZero() && since.UnixMilli() > 0 {
+		base = strconv.FormatInt(since.UnixMilli()-1, 10) + "-18446744073709551615"
+	}
+	return &EventReader{s: s, base: base, pos: make([]string, Shards)}
+}
+
+// ResumeEventReader returns a reader that goes on after cursor, a value
+// of EventReader.Cursor. A malformed cursor is ErrInvalid.
+func (s *Store) ResumeEventReader(cursor string) (*EventReader, error) {
+	const op = "events"
+	parts := strings.Split(cursor, ",")
+	if !validStreamID(parts[0]) {
+		return nil, pkg.Invalidf(op, "malformed cursor")
+	}
+	r := &EventReader{s: s, base: parts[0], pos: make([]string, Shards)}
+	for _, p := range parts[1:] {
+		slot, id, ok := strings.Cut(p, ":")
+		n, err := strconv.Atoi(slot)
+		if !ok || err != nil || n < 0 || n >= Shards || !validStreamID(id) {
+			return nil, pkg.Invalidf(op, "malformed cursor")
+		}
+		r.pos[n] = id
+	}
+	return r, nil
+}
+
+// validStreamID reports whether id is a stream entry ID ("ms-seq").
+func validStreamID(id string) bool {
+	ms, seq, ok := strings.Cut(id, "-")
+	if !ok {
+		return false
+	}
+	_, err1 := strconv.ParseUint(ms, 10, 64)
+	_, err2 := strconv.ParseUint(seq, 10, 64)
+	return err1 == nil && err2 == nil
+}
+
+// Cursor returns the reader's position: pass it to ResumeEventReader to
+// go on after the last event Read returned (or Events delivered). Save it
+// after handling a batch for at-least-once handling across restarts.
+func (r *EventReader) Cursor() string {
+	var b strings.Builder
+	b.WriteString(r.base)
+	for slot, id := range r.pos {
+		if id != "" {
+			fmt.Fprintf(&b, ",%d:%s", slot, id)
+		}
+	}
+	return b.String()
+}
+
+func (r *EventReader) at(slot int) string {
+	if id := r.pos[slot]; id != "" {
+		return id
+	}
+	return r.base
+}
+
+// Read returns the events after the reader's position, at most 256 per
+// slot, sorted by time, and moves past them; none is not an error. It
+// reads every slot's stream once, without blocking: one XREAD of all the
+// streams on a single server, one pipeline of one XREAD per slot
+// (Shards commands, split per node) on a cluster. An entry that is not
+// an event is returned as an error matching keys.ErrCorrupt naming the
+// stream, after the events read (the reader moves past it).
+func (r *EventReader) Read(ctx context.Context) ([]Event, error) {
+	evs, last, err := r.fetch(ctx)
+	for slot, id := range last {
+		r.pos[slot] = id
+	}
+	out := make([]Event, len(evs))
+	for i := range evs {
+		out[i] = evs[i].Event
+	}
+	return out, err
+}
+
+type slotEvent struct {
+	Event
+	slot int
+}
+
+// fetch reads the events after the reader's position, without moving
+// it; last is the ID of the last entry read from each slot.
+func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]string, err error) {
+	const op = "events"
+	streams := make([]string, 2*Shards)
+	for slot := range Shards {
+		ev, _, err := r.s.slotKeys(op, slot)
+		if err != nil {
+			return nil, nil, err
+		}
+		streams[slot], streams[Shards+slot] = ev, r.at(slot)
+	}
+	var res []redis.XStream
+	c := r.s.run.Client()
+	if _, single := c.(*redis.Client); single {
+		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, pkg.Fail(op, "", nil, err)
+		}
+		res = v
+	} else {
+		pipe := c.Pipeline()
+		cmds := make([]*redis.XStreamSliceCmd, Shards)
+		for slot := range Shards {
+			cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{streams[slot], streams[Shards+slot]}, Count: readCount, Block: -1})
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, pkg.Fail(op, "", nil, err)
+		}
+		for _, cmd := range cmds {
+			v, err := cmd.Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, nil, pkg.Fail(op, "", nil, err)
+			}
+			res = append(res, v...)
+		}
+	}
+	last = make(map[int]string)
+	for _, st := range res {
+		slot := keys.Slot(st.Stream)
+		for _, m := range st.Messages {
+			last[slot] = m.ID
+			e, perr := parseEvent(m.ID, m.Values)
+			if perr != nil {
+				if err == nil {
+					err = pkg.Fail(op, st.Stream, nil, keys.Corrupt(st.Stream, perr))
+				}
+				continue
+			}
+			evs = append(evs, slotEvent{e, slot})
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At.Before(evs[j].At) })
+	return evs, last, err
+}
+
+// Events reads on (Read) every interval until ctx is done and delivers
+// the events on a channel, closed then; the reader's Cursor, read after
+// the channel is closed, is after the last event delivered. A failed
+// Read (an outage, a corrupt entry) is passed to onError (if not nil) and
+// reading goes on. Do not use the reader elsewhere until the channel is
+// closed.
+func (r *EventReader) Events(ctx context.Context, every time.Duration, onError func(error)) <-chan Event {
+	out := make(chan Event, readCount)
+	go func() {
+		defer close(out)
+		tick := time.NewTicker(max(every, time.Millisecond))
+		defer tick.Stop()
+		for {
+			evs, last, err := r.fetch(ctx)
+			if err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+			for _, e := range evs {
+				select {
+				case out <- e.Event:
+					r.pos[e.slot] = e.ID
+				case <-ctx.Done():
+					return
+				}
+			}
+			for slot, id := range last {
+				r.pos[slot] = id
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// parseEvent decodes one stream entry.
+func parseEvent(id string, f map[string]any) (Event, error) {
+	str := func(name string) string { v, _ := f[name].(string); return v }
+	e := Event{Kind: EventKind(str("kind")), UserID: str("user_id"), SessionID: str("session_id"), Reason: str("reason"), ID: id}
+	switch e.Kind {
+	case Created, Revoked, Evicted, Expired:
+	default:
+		return Event{}, fmt.Errorf("entry %s: kind %q is not an event kind", id, e.Kind)
+	}
+	if e.UserID == "" || !validID(e.SessionID) {
+		return Event{}, fmt.Errorf("entry %s: no user ID or session ID", id)
+	}
+	at, err := strconv.ParseInt(str("at"), 10, 64)
+	if err != nil || at < 0 {
+		return Event{}, fmt.Errorf("entry %s: at is not Unix ms", id)
+	}
+	e.At = time.UnixMilli(at).UTC()
+	return e, nil
+}
