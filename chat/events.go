@@ -130,27 +130,11 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 // passed to malformed (if not nil) as an error matching keys.ErrCorrupt
 // naming its channel, and skipped. Do not call Next after Events.
 func (s *Subscription) Events(ctx context.Context, malformed func(error)) <-chan Event {
-	in := s.s.Pump(ctx, 0)
-	out := make(chan Event, cap(in))
-	go func() {
-		defer close(out)
-		for m := range in {
-			if m.Err != nil {
-				if malformed != nil {
-					malformed(pkg.Fail("events", m.Channel, nil, m.Err))
-				}
-				continue
-			}
-			select {
-			case out <- m.Value:
-			case <-ctx.Done():
-				for range in { // let Pump close the subscription
-				}
-				return
-			}
+	return s.s.Values(ctx, 0, func(m sub.Msg[Event]) {
+		if malformed != nil {
+			malformed(pkg.Fail("events", m.Channel, nil, m.Err))
 		}
-	}()
-	return out
+	})
 }
 
 // Close unsubscribes and releases the connection and the goroutine.

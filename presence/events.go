@@ -103,27 +103,11 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 // malformed (if not nil) as an error matching keys.ErrCorrupt that names
 // the channel, and skipped. Do not call Next after Events.
 func (s *Subscription) Events(ctx context.Context, malformed func(error)) <-chan Event {
-	in := s.s.Pump(ctx, 0)
-	out := make(chan Event, cap(in))
-	go func() {
-		defer close(out)
-		for m := range in {
-			if m.Err != nil {
-				if malformed != nil {
-					malformed(pkg.Fail("events", s.ch, nil, m.Err))
-				}
-				continue
-			}
-			select {
-			case out <- m.Value:
-			case <-ctx.Done():
-				for range in { // let Pump close the subscription
-				}
-				return
-			}
+	return s.s.Values(ctx, 0, func(m sub.Msg[Event]) {
+		if malformed != nil {
+			malformed(pkg.Fail("events", s.ch, nil, m.Err))
 		}
-	}()
-	return out
+	})
 }
 
 // Close unsubscribes, releases the connection and stops the receiving

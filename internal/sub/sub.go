@@ -89,14 +89,15 @@ func (s *Subscription[T]) msg(m *redis.Message) Msg[T] {
 	return Msg[T]{Channel: m.Channel, Value: v, Raw: m.Payload}
 }
 
-// Pump delivers the messages on a channel of capacity buf (0 means
-// DefaultBuffer) until ctx is done, then closes the subscription and the
-// channel.
-func (s *Subscription[T]) Pump(ctx context.Context, buf int) <-chan Msg[T] {
+// Values delivers the decoded values on a channel of capacity buf (0
+// means DefaultBuffer) until ctx is done, then closes the subscription
+// and the channel. A message that does not decode is passed to malformed
+// (if not nil) and skipped.
+func (s *Subscription[T]) Values(ctx context.Context, buf int, malformed func(Msg[T])) <-chan T {
 	if buf <= 0 {
 		buf = DefaultBuffer
 	}
-	out := make(chan Msg[T], buf)
+	out := make(chan T, buf)
 	go func() {
 		defer close(out)
 		defer func() { _ = s.Close() }()
@@ -105,8 +106,14 @@ func (s *Subscription[T]) Pump(ctx context.Context, buf int) <-chan Msg[T] {
 			if err != nil {
 				return
 			}
+			if m.Err != nil {
+				if malformed != nil {
+					malformed(m)
+				}
+				continue
+			}
 			select {
-			case out <- m:
+			case out <- m.Value:
 			case <-ctx.Done():
 				return
 			}

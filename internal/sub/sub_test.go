@@ -55,15 +55,22 @@ func TestNextDecodesAndReportsMalformed(t *testing.T) {
 	require.True(t, errors.Is(err, redis.ErrClosed), "%v", err)
 }
 
-func TestPumpEndsWithContext(t *testing.T) {
+// Values skips what does not decode (reporting it) and ends with its
+// context.
+func TestValuesSkipMalformedAndEndWithContext(t *testing.T) {
 	e := harness.New(t)
 	ctx, cancel := context.WithCancel(e.Ctx())
-	ch := e.NS.Prefix + "pump"
+	ch := e.NS.Prefix + "values"
 	s, err := sub.Open(ctx, e.Client, []string{ch}, atoi, 4)
 	require.NoError(t, err)
-	out := s.Pump(ctx, 4)
+	bad := make(chan sub.Msg[int], 1)
+	out := s.Values(ctx, 4, func(m sub.Msg[int]) { bad <- m })
+	require.NoError(t, sub.Publish(ctx, e.Client, ch, "x").Err())
 	require.NoError(t, sub.Publish(ctx, e.Client, ch, "7").Err())
-	assert.Equal(t, 7, (<-out).Value)
+	assert.Equal(t, 7, <-out)
+	m := <-bad
+	assert.Equal(t, "x", m.Raw)
+	assert.ErrorIs(t, m.Err, keys.ErrCorrupt)
 	cancel()
 	select {
 	case _, ok := <-out:
@@ -71,7 +78,7 @@ func TestPumpEndsWithContext(t *testing.T) {
 			_, ok = <-out
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Pump's channel not closed after the context ended")
+		t.Fatal("Values's channel not closed after the context ended")
 	}
 }
 
