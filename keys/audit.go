@@ -123,6 +123,31 @@ func (r *AuditReport) Problems() []string {
 	return out
 }
 
+// AuditSummary is an audit's outcome as an API reports it: the keys
+// scanned under a namespace, the keys per pattern (templates with keys
+// only), and the problems (never nil: an empty list means the keyspace
+// conforms).
+type AuditSummary struct {
+	Namespace string           `json:"namespace"`
+	Scanned   int64            `json:"scanned"`
+	Patterns  map[string]int64 `json:"patterns"` // template -> keys
+	Problems  []string         `json:"problems"`
+}
+
+// Summary returns the report as an AuditSummary of the audit of ns.
+func (r *AuditReport) Summary(ns Namespace) AuditSummary {
+	out := AuditSummary{Namespace: ns.Prefix, Scanned: r.Scanned, Patterns: map[string]int64{}, Problems: r.Problems()}
+	for _, s := range r.Patterns {
+		if s.Keys > 0 {
+			out.Patterns[s.Template.String()] = s.Keys
+		}
+	}
+	if out.Problems == nil {
+		out.Problems = []string{}
+	}
+	return out
+}
+
 // Markdown renders the report as a table (pattern, keys, without TTL,
 // wrong type, wrong DB, average bytes per key) of the patterns that have
 // keys or problems.

@@ -167,10 +167,15 @@ func TestAudit(t *testing.T) {
 	require.Len(t, probs, 3)
 	assert.Contains(t, probs[0]+probs[1]+probs[2], "have no TTL")
 	assert.Contains(t, rep.Markdown(), "| `sensor:motion:{location}` | 3 | 0 | 0 |")
+	sum := rep.Summary(ns)
+	assert.Equal(t, keys.AuditSummary{Namespace: ns.Prefix, Scanned: 7, Problems: probs, Patterns: map[string]int64{
+		"sensor:motion:{location}": 3, "sensor:{sensor_type}:{location}": 2, "cron:last-run:{jobName}": 1,
+	}}, sum)
 
 	rep, err = r.Audit(ctx, c, keys.AuditOptions{Namespace: ns, Sample: -1})
 	require.NoError(t, err)
 	assert.EqualValues(t, 0, (keys.PatternStats{}).AvgBytes())
+	assert.Equal(t, []string{}, (&keys.AuditReport{}).Summary(ns).Problems, "an empty list, not null, in JSON")
 	for _, s := range rep.Patterns {
 		assert.Zero(t, s.Sampled)
 	}

@@ -159,13 +159,8 @@ func (p *platform) auditKeys(ctx context.Context) (auditReport, error) {
 	}
 	out := auditReport{Namespace: p.ns.Prefix, Problems: []string{}}
 	for _, rep := range reps {
-		d := dbAudit{DB: rep.DB, Scanned: rep.Scanned, Patterns: map[string]int64{}}
-		for _, s := range rep.Patterns {
-			if s.Keys > 0 {
-				d.Patterns[s.Template.String()] = s.Keys
-			}
-		}
-		out.DBs = append(out.DBs, d)
+		sum := rep.Summary(p.ns)
+		out.DBs = append(out.DBs, dbAudit{DB: rep.DB, Scanned: sum.Scanned, Patterns: sum.Patterns})
 		for _, pr := range rep.Problems() {
 			out.Problems = append(out.Problems, fmt.Sprintf("DB %d: %s", rep.DB, pr))
 		}

@@ -330,32 +330,15 @@ func (a *app) sentPushes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sent": a.db.sentPushes(), "processed": st.TotalProcessed, "failed": st.TotalFailed, "dead": st.TotalDead})
 }
 
-// auditResult is the keyspace audit as the API shows it.
-type auditResult struct {
-	Namespace string           `json:"namespace"`
-	Scanned   int64            `json:"scanned"`
-	Patterns  map[string]int64 `json:"patterns"` // template -> keys
-	Problems  []string         `json:"problems"`
-}
-
 // audit scans the app's keyspace (every master of a cluster) against the
 // registry: keys without their TTL (cron:last-run is persistent by
 // design), of the wrong type, or matching no pattern.
-func (a *app) audit(ctx context.Context) (auditResult, error) {
+func (a *app) audit(ctx context.Context) (keys.AuditSummary, error) {
 	rep, err := keys.Default().Audit(ctx, a.rdb, keys.AuditOptions{Namespace: a.ns})
 	if err != nil {
-		return auditResult{}, err
+		return keys.AuditSummary{}, err
 	}
-	res := auditResult{Namespace: a.ns.Prefix, Scanned: rep.Scanned, Patterns: map[string]int64{}, Problems: rep.Problems()}
-	for _, p := range rep.Patterns {
-		if p.Keys > 0 {
-			res.Patterns[p.Template.String()] = p.Keys
-		}
-	}
-	if res.Problems == nil {
-		res.Problems = []string{}
-	}
-	return res, nil
+	return rep.Summary(a.ns), nil
 }
 
 func (a *app) showAudit(w http.ResponseWriter, r *http.Request) {

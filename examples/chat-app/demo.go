@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redschema/redschema/keys"
 )
 
 // client calls the API as the chat's web and mobile apps would.
@@ -275,7 +277,7 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 		return err
 	}
 
-	var au auditResult
+	var au keys.AuditSummary
 	if err := c.call(ctx, "GET", "/api/admin/audit", nil, &au, http.StatusOK); err != nil {
 		return err
 	}

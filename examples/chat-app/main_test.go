@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/connect/connecttest"
+	"github.com/redschema/redschema/keys"
 )
 
 // TestChatApp runs the program on the suite's backend and a free port:
@@ -162,7 +163,7 @@ func TestChatApp(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	var au auditResult
+	var au keys.AuditSummary
 	if err := c.call(ctx, "GET", "/api/admin/audit", nil, &au, http.StatusOK); err != nil {
 		t.Fatal(err)
 	}

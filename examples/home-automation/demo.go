@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/redschema/redschema/keys"
 )
 
 // client calls the API as a browser or an app would.
@@ -270,7 +272,7 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 	}
 
 	// 8. The keyspace against the registry.
-	var au auditResult
+	var au keys.AuditSummary
 	if _, err := c.call(ctx, "GET", "/api/admin/audit", ann.Token, nil, http.StatusOK, &au); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/connect/connecttest"
+	"github.com/redschema/redschema/keys"
 )
 
 // TestHomeAutomation runs the program on the suite's backend and a free
@@ -124,7 +125,7 @@ func TestHomeAutomation(t *testing.T) {
 		t.Errorf("metrics %+v", m)
 	}
 
-	var au auditResult
+	var au keys.AuditSummary
 	must(c.call(ctx, "GET", "/api/admin/audit", bob.Token, nil, http.StatusOK, &au))
 	if len(au.Problems) != 0 || au.Scanned == 0 || au.Patterns["user:{user_id}"] < 3 {
 		t.Fatalf("audit %+v", au)

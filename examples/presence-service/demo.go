@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/redschema/redschema/keys"
 )
 
 // client calls the API as an app would.
@@ -322,7 +324,7 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 	}
 	say("6. everyone online, from the online index: %v", ours)
 
-	var au auditResult
+	var au keys.AuditSummary
 	if err := c.call(ctx, "GET", "/api/audit", nil, &au, http.StatusOK); err != nil {
 		return err
 	}

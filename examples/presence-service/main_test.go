@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/connect/connecttest"
+	"github.com/redschema/redschema/keys"
 )
 
 // TestPresenceService runs the program on the suite's backend and a free
@@ -137,7 +138,7 @@ func TestPresenceService(t *testing.T) {
 	if ch, err := watcher.change(ctx); err != nil || ch.UserID != erin || ch.Status != "offline" {
 		t.Fatalf("change %+v, %v", ch, err)
 	}
-	var au auditResult
+	var au keys.AuditSummary
 	if err := c.call(ctx, "GET", "/api/audit", nil, &au, http.StatusOK); err != nil {
 		t.Fatal(err)
 	}

@@ -386,32 +386,15 @@ func (s *service) online(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(users), "users": users})
 }
 
-// auditResult is the keyspace audit as the API shows it.
-type auditResult struct {
-	Namespace string           `json:"namespace"`
-	Scanned   int64            `json:"scanned"`
-	Patterns  map[string]int64 `json:"patterns"` // template -> keys
-	Problems  []string         `json:"problems"`
-}
-
 // audit scans the service's keyspace (every master of a cluster) against
 // the registry: keys without their TTL, of the wrong type, or matching
 // no pattern.
-func (s *service) audit(ctx context.Context) (auditResult, error) {
+func (s *service) audit(ctx context.Context) (keys.AuditSummary, error) {
 	rep, err := keys.Default().Audit(ctx, s.rdb, keys.AuditOptions{Namespace: s.ns})
 	if err != nil {
-		return auditResult{}, err
+		return keys.AuditSummary{}, err
 	}
-	res := auditResult{Namespace: s.ns.Prefix, Scanned: rep.Scanned, Patterns: map[string]int64{}, Problems: rep.Problems()}
-	for _, p := range rep.Patterns {
-		if p.Keys > 0 {
-			res.Patterns[p.Template.String()] = p.Keys
-		}
-	}
-	if res.Problems == nil {
-		res.Problems = []string{}
-	}
-	return res, nil
+	return rep.Summary(s.ns), nil
 }
 
 func (s *service) showAudit(w http.ResponseWriter, r *http.Request) {
