@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -219,7 +220,7 @@ func TestEventsExactlyOnceUnderChurn(t *testing.T) {
 	if !e.Real() {
 		workers, rounds = 12, 25 // gopher-lua under -race is slow; the real servers run the full size
 	}
-	users := []string{"u0", "u1", "u2", "u3", "u4"}
+	users := []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"}
 	var mu sync.Mutex
 	made := map[string]string{} // session ID -> user
 	live := map[string][]string{}
@@ -250,8 +251,8 @@ func TestEventsExactlyOnceUnderChurn(t *testing.T) {
 				switch op := (w + i*7) % 10; op {
 				case 0, 1, 2, 3:
 					in := Info{UserID: user}
-					if op == 0 {
-						in.IdleTimeout = time.Duration(20+rand.IntN(80)) * time.Millisecond
+					if op <= 1 {
+						in.IdleTimeout = time.Duration(10+rand.IntN(50)) * time.Millisecond
 					}
 					var sess *Session
 					if sess, _, err = s.Create(ctx, in); err == nil {
@@ -283,7 +284,7 @@ func TestEventsExactlyOnceUnderChurn(t *testing.T) {
 				}
 				if !e.Real() && i%5 == 0 {
 					e.Advance(10 * time.Millisecond)
-				} else if e.Real() && i%10 == 0 {
+				} else if e.Real() && i%5 == 0 {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
@@ -374,4 +375,40 @@ func TestEventsForeignStreamWritesNothing(t *testing.T) {
 	require.Len(t, list, 1, "nothing was created or revoked")
 	_, err = s.Get(ctx, "u1", a.ID)
 	require.NoError(t, err)
+}
+
+// TestEventReaderChannel: Events delivers what is emitted after the
+// reader's start, closes with its context, and leaves the cursor after
+// the last event delivered.
+func TestEventReaderChannel(t *testing.T) {
+	e, s := newStore(t, WithEvents(100))
+	ctx, cancel := context.WithCancel(e.Ctx())
+	old, _ := mustCreate(t, e, s, "u1")
+	e.Advance(2 * time.Millisecond)
+	r := s.NewEventReader(e.Now())
+	var errs []error
+	ch := r.Events(ctx, 10*time.Millisecond, func(err error) { errs = append(errs, err) })
+	a, _ := mustCreate(t, e, s, "u1")
+	_, err := s.Revoke(e.Ctx(), "u1", a.ID)
+	require.NoError(t, err)
+	var got []string
+	for len(got) < 2 {
+		select {
+		case ev := <-ch:
+			require.NotEqual(t, old.ID, ev.SessionID, "an event before the reader's start")
+			got = append(got, string(ev.Kind))
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+	assert.Equal(t, []string{"created", "revoked"}, got)
+	cancel()
+	for range ch {
+	}
+	assert.Empty(t, errs)
+	again, err := s.ResumeEventReader(r.Cursor())
+	require.NoError(t, err)
+	more, err := again.Read(e.Ctx())
+	require.NoError(t, err)
+	assert.Empty(t, more)
 }
