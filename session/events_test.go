@@ -412,3 +412,78 @@ func TestEventReaderChannel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, more)
 }
+
+// TestEventsOnceUnderLostReplies: the reply of each emitting call is lost
+// once after the server ran it and go-redis resends the call; the resend
+// emits nothing, so every session still has one created and one terminal
+// event.
+func TestEventsOnceUnderLostReplies(t *testing.T) {
+	r := newReplayEnv(t, WithEvents(1000), WithMaxSessions(2))
+	s, ctx := r.s, r.e.Ctx()
+	var made []string
+	create := func(user string, lose bool) *Session {
+		var sess *Session
+		do := func() {
+			var err error
+			sess, _, err = s.Create(ctx, Info{UserID: user})
+			require.NoError(t, err)
+		}
+		if lose {
+			r.lose(t, createOp, do)
+		} else {
+			do()
+		}
+		made = append(made, sess.ID)
+		r.e.Advance(2 * time.Millisecond) // distinct expiries: the eviction order is defined
+		return sess
+	}
+	a := create("u1", true)
+	b := create("u1", true)
+	create("u1", true) // evicts a
+	r.lose(t, revokeOp, func() {
+		ok, err := s.Revoke(ctx, "u1", b.ID)
+		require.NoError(t, err)
+		assert.True(t, ok)
+	})
+	c := create("u2", false)
+	var tok Tokens
+	r.lose(t, renewOp, func() {
+		var err error
+		var renewed *Session
+		renewed, tok, err = s.Renew(ctx, "u2", c.ID)
+		require.NoError(t, err)
+		made = append(made, renewed.ID)
+	})
+	_, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh)
+	require.NoError(t, err)
+	r.lose(t, rotateOp, func() {
+		_, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh) // reuse
+		require.ErrorIs(t, err, ErrTokenReused)
+	})
+	create("u3", false)
+	create("u3", false)
+	r.lose(t, revokeOthersOp, func() {
+		n, err := s.RevokeOthers(ctx, "u3", made[len(made)-1])
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+	r.lose(t, revokeAllOp, func() {
+		n, err := s.RevokeAll(ctx, "u1")
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+	n, err := s.RevokeAll(ctx, "u3")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	evs := readAll(t, r.e, s)
+	for _, sid := range made {
+		k := kindsOf(evs, sid)
+		require.Len(t, k, 2, "%s: %v", sid, k)
+		assert.Contains(t, k[0], "created/")
+		assert.NotContains(t, k[1], "created/")
+	}
+	assert.Len(t, evs, 2*len(made))
+	_, err = s.Get(ctx, "u1", a.ID)
+	require.ErrorIs(t, err, ErrNotFound)
+}
