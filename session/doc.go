@@ -16,10 +16,10 @@
 //     keys share the user_id hash tag, so it is atomic and single-slot on
 //     a cluster. Store.Authenticate with hash tags off and Store.Devices
 //     (List, then one pipeline of read-only scripts) are the exceptions
-//     (two round trips). Get and Create made while others are
-//     in flight share pipelines (WithPipelining; DefaultPipelines round
-//     trips in flight by default): each is still its own atomic script
-//     with its own reply.
+//     (two round trips), as is Store.Sweep (see Lifecycle events). Get
+//     and Create made while others are in flight share pipelines
+//     (WithPipelining; DefaultPipelines round trips in flight by
+//     default): each is still its own atomic script with its own reply.
 //   - Server time: every decision that involves time (liveness, sliding,
 //     the blacklist's expiry check) reads the server's TIME inside the
 //     script, so application clocks never matter.
@@ -229,7 +229,7 @@
 // WithEvents length per slot). Cost: emitting is an XADD on the calls
 // that make a change (Create also adds a ZADD and a PTTL for the
 // schedule); a Get of a live session emits nothing and costs nothing
-// more. Events are off by default.
+// more: no extra command. Events are off by default.
 //
 // # Per-session lifetime
 //

@@ -176,7 +176,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // each stream keeps about n events (XADD MAXLEN ~ n; 1 to
 // MaxEventsLength). Zero, the default, emits nothing. It costs server
 // time on the calls that emit (an XADD each; Create also schedules the
-// user for Sweep: a ZADD and a PTTL) and none on a Get of a live session,
+// user for Sweep: a ZADD and a PTTL; a prune first reads the entries it
+// removes) and no extra command on a Get of a live session,
 // but every index then outlives its last session by SweepWindow, so that
 // Sweep (RunSweeper) can announce expiries no other call noticed: run a
 // sweeper with events on. Users ignores it.

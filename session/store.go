@@ -18,7 +18,9 @@ import (
 // Every method that talks to Redis is one round trip (one Lua script or
 // one command) and atomic; the keys of one call share the user_id hash
 // tag, so they are cluster-safe. The exceptions are Authenticate with
-// hash tags turned off and Devices, two round trips each (see there).
+// hash tags turned off and Devices, two round trips each, and the
+// lifecycle-event machinery: Sweep (two pipelines) and EventReader (one
+// XREAD, or one pipeline on a cluster); see there.
 // Times are read from the server (TIME) inside the scripts.
 type Store struct {
 	run *call.Runner
