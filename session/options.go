@@ -180,5 +180,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // removes) and no extra command on a Get of a live session,
 // but every index then outlives its last session by SweepWindow, so that
 // Sweep (RunSweeper) can announce expiries no other call noticed: run a
-// sweeper with events on. Users ignores it.
+// sweeper with events on. Every Store that writes to the namespace must
+// have it (a Store without it prunes and revokes without emitting), and
+// sessions made before it was turned on may expire unannounced. Users
+// ignores it.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
