@@ -221,3 +221,32 @@ func ExampleQueue_Cancel() {
 	// was active - handler saw: queue: job cancelled
 	// cancelled: 1 failed: 0
 }
+
+func ExampleWithMiddleware() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	logging := func(next queue.Handler[Execution]) queue.Handler[Execution] {
+		return func(ctx context.Context, j *queue.Job[Execution]) error {
+			fmt.Println("start", j.ID, "tenant", j.Headers["tenant"])
+			err := next(ctx, j)
+			fmt.Println("end", j.ID, err)
+			return err
+		}
+	}
+	q, _ := queue.New[Execution](rdb, "n8n", queue.WithMiddleware(logging))
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "w"}, queue.WithID("e1"), queue.WithHeaders(map[string]string{"tenant": "acme"}))
+
+	runCtx, stop := context.WithCancel(ctx)
+	_ = q.Run(runCtx, func(ctx context.Context, j *queue.Job[Execution]) error {
+		fmt.Println("handle", j.Payload.WorkflowID)
+		stop()
+		return nil
+	}, 1)
+	// Output:
+	// start e1 tenant acme
+	// handle w
+	// end e1 <nil>
+}

@@ -45,6 +45,15 @@ type Job[T any] struct {
 	result    []byte    // SetResult's JSON, written by the ack
 }
 
+// Queue returns the name of the queue j was delivered from ("" for a Job
+// not from a dequeue), for middleware.
+func (j *Job[T]) Queue() string {
+	if j == nil || j.q == nil {
+		return ""
+	}
+	return j.q.name
+}
+
 // wireJob is the stored job JSON: seed 001's item format ("id",
 // "priority", "created_at", "retry_count") with the caller's payload under
 // "payload". retry_count is the count when the job was written (0); the

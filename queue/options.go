@@ -76,6 +76,7 @@ type options struct {
 	durability call.Durability
 	retention  time.Duration
 	retainCap  int
+	middleware []any // func(Handler[T]) Handler[T], checked by New[T]
 }
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
@@ -172,6 +173,22 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 // WithRetentionCap bounds how many finished jobs WithRetention keeps (1 to
 // MaxRetainCap; default DefaultRetainCap): the oldest are dropped first.
 func WithRetentionCap(n int) Option { return func(o *options) { o.retainCap = n } }
+
+// WithMiddleware wraps the handler Run is given with mw, in order: the
+// first is the outermost, so it runs first and returns last. A
+// middleware sees the handler's context (lease, Cancel, timeout) and the
+// job (its Headers: trace context, tenant, ...), and may return a
+// handler that changes either. Several WithMiddleware add up. The type
+// parameter must be the queue's payload type, else New fails with
+// ErrInvalid; a nil middleware fails New too. Without it Run calls the
+// handler directly.
+func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
+	return func(o *options) {
+		for _, m := range mw {
+			o.middleware = append(o.middleware, m)
+		}
+	}
+}
 
 func defaultOptions() options {
 	return options{

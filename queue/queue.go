@@ -28,6 +28,7 @@ type Queue[T any] struct {
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
 	replyPre                                                 string    // a reply memo key, less its request ID
+	middleware                                               []func(Handler[T]) Handler[T]
 }
 
 // reserved queue names: with hash tags off, queue:{name}:... keys of a
@@ -59,7 +60,15 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	if name == "" || reserved[name] {
 		return nil, pkg.Invalidf(op, "queue name %q (empty or reserved)", name)
 	}
-	q := &Queue[T]{run: call.NewRunner(rdb, o.pipelines), name: name, o: o}
+	var mw []func(Handler[T]) Handler[T]
+	for i, m := range o.middleware {
+		f, ok := m.(func(Handler[T]) Handler[T])
+		if !ok || f == nil {
+			return nil, pkg.Invalidf(op, "middleware %d is %T, want a non-nil func(Handler[T]) Handler[T] of the queue's payload type", i, m)
+		}
+		mw = append(mw, f)
+	}
+	q := &Queue[T]{run: call.NewRunner(rdb, o.pipelines), name: name, o: o, middleware: mw}
 	q.run.SetDurability(o.durability)
 	_, q.isJSON = o.codec.(codec.JSON)
 	var err error

@@ -81,11 +81,18 @@ type lease struct {
 // dequeue. Delivery is at-least-once: a job runs again if its worker
 // crashes or its outcome cannot be written.
 //
+// The handler is wrapped in the queue's middleware (WithMiddleware).
+//
 // Run returns ErrInvalid for a nil handler or a concurrency outside
 // [1, MaxConcurrency].
 func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error {
 	if h == nil || concurrency < 1 || concurrency > MaxConcurrency {
 		return pkg.Invalidf("run", "Run needs a handler and a concurrency in [1, %d] (got %d)", MaxConcurrency, concurrency)
+	}
+	for i := len(q.middleware) - 1; i >= 0; i-- {
+		if h = q.middleware[i](h); h == nil {
+			return pkg.Invalidf("run", "middleware %d returned a nil handler", i)
+		}
 	}
 	r := &runner[T]{q: q, h: h, prefetch: int64(2 * concurrency), freed: make(chan struct{}, 1), running: map[leaseKey]*lease{}}
 	r.jobs = make(chan *Job[T], r.prefetch)
