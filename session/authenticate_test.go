@@ -71,6 +71,24 @@ func TestAuthenticateWithoutHashTags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sess.ID, got.ID)
 	assert.True(t, usr.CanWrite())
+
+	// Events on untagged keys: the reader places each stream by the slot
+	// it was read for, so a resumed reader reads nothing twice.
+	ev, err := New(e.Client, WithNamespace(ns), WithEvents(100))
+	require.NoError(t, err)
+	sess, _, err = ev.Create(ctx, Info{UserID: "43"})
+	require.NoError(t, err)
+	_, err = ev.Revoke(ctx, "43", sess.ID)
+	require.NoError(t, err)
+	r := ev.NewEventReader(time.Time{})
+	evs, err := r.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"created/create", "revoked/revoke"}, kindsOf(evs, sess.ID))
+	again, err := ev.ResumeEventReader(r.Cursor())
+	require.NoError(t, err)
+	evs, err = again.Read(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, evs)
 	for _, k := range dataKeys(t, e) {
 		assert.NotContains(t, k, "{", "seed-exact keys: %s", k)
 	}

@@ -395,14 +395,26 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 		}
 		streams[slot], streams[Shards+slot] = ev, r.at(slot)
 	}
-	var res []redis.XStream
+	// The streams read, with their slots: a stream's slot is not always
+	// keys.Slot of its name (hash tags off).
+	type read struct {
+		slot int
+		st   redis.XStream
+	}
+	var res []read
 	c := r.s.run.Client()
 	if _, single := c.(*redis.Client); single {
 		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, nil, pkg.Fail(op, "", nil, err)
 		}
-		res = v
+		slotOf := make(map[string]int, len(v))
+		for slot := range Shards {
+			slotOf[streams[slot]] = slot
+		}
+		for _, st := range v {
+			res = append(res, read{slotOf[st.Stream], st})
+		}
 	} else {
 		pipe := c.Pipeline()
 		cmds := make([]*redis.XStreamSliceCmd, Shards)
@@ -412,17 +424,19 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, nil, pkg.Fail(op, "", nil, err)
 		}
-		for _, cmd := range cmds {
+		for slot, cmd := range cmds {
 			v, err := cmd.Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return nil, nil, pkg.Fail(op, "", nil, err)
 			}
-			res = append(res, v...)
+			for _, st := range v {
+				res = append(res, read{slot, st})
+			}
 		}
 	}
 	last = make(map[int]string)
-	for _, st := range res {
-		slot := keys.Slot(st.Stream)
+	for _, x := range res {
+		slot, st := x.slot, x.st
 		for _, m := range st.Messages {
 			last[slot] = m.ID
 			e, perr := parseEvent(m.ID, m.Values)
