@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -42,36 +43,96 @@ type TagStat struct {
 // SCANs every master of a cluster and reads the hashes in one pipeline
 // per master: for admin tools (the dashboard), never for a hot path.
 func EndpointStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]EndpointStat, error) {
+	o, err := readOverview(ctx, rdb, ns, "endpoint stats", true, false)
+	return o.Endpoints, err
+}
+
+// TagStats lists the invalidation tags under ns with their member counts,
+// sorted by tag. SCAN on every master and one pipeline per master: for
+// admin tools, never for a hot path.
+func TagStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]TagStat, error) {
+	o, err := readOverview(ctx, rdb, ns, "tags", false, true)
+	return o.Tags, err
+}
+
+// Overview is what the cache page of an admin tool shows: EndpointStats
+// and TagStats.
+type Overview struct {
+	Endpoints []EndpointStat
+	Tags      []TagStat
+}
+
+// ReadOverview returns EndpointStats and TagStats together at the cost of
+// one of them: on every master of a cluster, the SCANs of the metadata
+// and tag patterns advance together in one pipeline per step (one step on
+// a keyspace of up to about a thousand keys per node), then one pipeline
+// reads the hashes and the tags' sizes. For admin tools, never for a hot
+// path.
+func ReadOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) (Overview, error) {
+	return readOverview(ctx, rdb, ns, "overview", true, true)
+}
+
+// readOverview reads the endpoint sums and the tags, as asked.
+func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, op string, endpoints, tags bool) (Overview, error) {
+	var tmpls []*keys.Template
+	if endpoints {
+		tmpls = append(tmpls, metaKey)
+	}
+	if tags {
+		tmpls = append(tmpls, tagKey, userTagKey)
+	}
+	matches := make([]string, len(tmpls))
+	for i, t := range tmpls {
+		matches[i] = t.Match(ns, nil)
+	}
 	var mu sync.Mutex
 	sums := map[[2]string]*EndpointStat{}
+	var out Overview
 	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		var found []string
+		found, err := scanmany.Keys(ctx, node, matches)
+		if err != nil {
+			return pkg.Fail(op, matches[0], nil, err)
+		}
+		var metas, tagKeys, tagNames []string
 		var args [][]string
-		it := node.Scan(ctx, 0, metaKey.Match(ns, nil), 1000).Iterator()
-		for it.Next(ctx) {
-			a, err := metaKey.Parse(ns, it.Val())
-			if err != nil || len(a) != 3 {
-				continue
+		for i, ks := range found {
+			t := tmpls[i]
+			for _, k := range ks {
+				if t == metaKey {
+					if a, err := metaKey.Parse(ns, k); err == nil && len(a) == 3 {
+						metas, args = append(metas, k), append(args, a)
+					}
+					continue
+				}
+				owner, a, ok := keys.Default().Match(ns, k)
+				if !ok || owner != t || len(a) != 1 {
+					continue
+				}
+				tag := a[0]
+				if t == userTagKey {
+					tag = "user:" + tag
+				}
+				tagKeys, tagNames = append(tagKeys, k), append(tagNames, tag)
 			}
-			found, args = append(found, it.Val()), append(args, a)
 		}
-		if err := it.Err(); err != nil {
-			return pkg.Fail("endpoint stats", metaKey.Match(ns, nil), nil, err)
-		}
-		if len(found) == 0 {
+		if len(metas)+len(tagKeys) == 0 {
 			return nil
 		}
 		pipe := node.Pipeline()
-		cmds := make([]*redis.SliceCmd, len(found))
-		for i, k := range found {
-			cmds[i] = pipe.HMGet(ctx, k, "created_at", "hits", "size_bytes")
+		hm := make([]*redis.SliceCmd, len(metas))
+		for i, k := range metas {
+			hm[i] = pipe.HMGet(ctx, k, "created_at", "hits", "size_bytes")
+		}
+		cards := make([]*redis.IntCmd, len(tagKeys))
+		for i, k := range tagKeys {
+			cards[i] = pipe.ZCard(ctx, k)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("endpoint stats", found[0], nil, err)
+			return pkg.Fail(op, append(metas, tagKeys...)[0], nil, err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for i, c := range cmds {
+		for i, c := range hm {
 			v := c.Val()
 			if len(v) != 3 || v[0] == nil { // a lease or marker without an entry
 				continue
@@ -86,21 +147,28 @@ func EndpointStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Names
 			s.Hits += num(v[1])
 			s.Bytes += num(v[2])
 		}
+		for i, c := range cards {
+			out.Tags = append(out.Tags, TagStat{Tag: tagNames[i], Members: c.Val()})
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return Overview{}, err
 	}
-	out := make([]EndpointStat, 0, len(sums))
+	if endpoints {
+		out.Endpoints = make([]EndpointStat, 0, len(sums))
+	}
 	for _, s := range sums {
-		out = append(out, *s)
+		out.Endpoints = append(out.Endpoints, *s)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Endpoint != out[j].Endpoint {
-			return out[i].Endpoint < out[j].Endpoint
+	sort.Slice(out.Endpoints, func(i, j int) bool {
+		a, b := out.Endpoints[i], out.Endpoints[j]
+		if a.Endpoint != b.Endpoint {
+			return a.Endpoint < b.Endpoint
 		}
-		return out[i].Method < out[j].Method
+		return a.Method < b.Method
 	})
+	sort.Slice(out.Tags, func(i, j int) bool { return out.Tags[i].Tag < out.Tags[j].Tag })
 	return out, nil
 }
 
@@ -108,54 +176,4 @@ func num(v any) int64 {
 	s, _ := v.(string)
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
-}
-
-// TagStats lists the invalidation tags under ns with their member counts,
-// sorted by tag. SCAN on every master and one pipeline per master: for
-// admin tools, never for a hot path.
-func TagStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]TagStat, error) {
-	var mu sync.Mutex
-	var out []TagStat
-	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		var found, tags []string
-		for _, t := range []*keys.Template{tagKey, userTagKey} {
-			it := node.Scan(ctx, 0, t.Match(ns, nil), 1000).Iterator()
-			for it.Next(ctx) {
-				owner, a, ok := keys.Default().Match(ns, it.Val())
-				if !ok || owner != t || len(a) != 1 {
-					continue
-				}
-				tag := a[0]
-				if t == userTagKey {
-					tag = "user:" + tag
-				}
-				found, tags = append(found, it.Val()), append(tags, tag)
-			}
-			if err := it.Err(); err != nil {
-				return pkg.Fail("tags", t.Match(ns, nil), nil, err)
-			}
-		}
-		if len(found) == 0 {
-			return nil
-		}
-		pipe := node.Pipeline()
-		cards := make([]*redis.IntCmd, len(found))
-		for i, k := range found {
-			cards[i] = pipe.ZCard(ctx, k)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("tags", found[0], nil, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for i, c := range cards {
-			out = append(out, TagStat{Tag: tags[i], Members: c.Val()})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
-	return out, nil
 }

@@ -45,4 +45,16 @@ func TestEndpointAndTagStats(t *testing.T) {
 	tags, err := cache.TagStats(ctx, env.Client, env.NS)
 	require.NoError(t, err)
 	require.Equal(t, []cache.TagStat{{Tag: "files", Members: 2}, {Tag: "user:42", Members: 3}}, tags)
+
+	// ReadOverview is both, on one SCAN pipeline and one read pipeline
+	// per node.
+	c := env.FreshClient()
+	trips := harness.CountTrips(c)
+	o, err := cache.ReadOverview(ctx, c, env.NS)
+	require.NoError(t, err)
+	require.Equal(t, cache.Overview{Endpoints: stats, Tags: tags}, o)
+	if env.Backend != harness.Cluster {
+		require.Equal(t, int64(2), trips.Pipelines())
+		require.Zero(t, trips.Single())
+	}
 }

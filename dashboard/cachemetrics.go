@@ -29,24 +29,19 @@ type cacheReply struct {
 }
 
 // cacheStats answers the cache page: the API cache's live entries, hits
-// and hit rate per endpoint (cache.EndpointStats) and its invalidation
-// tags (cache.TagStats).
+// and hit rate per endpoint and its invalidation tags, from
+// cache.ReadOverview (one SCAN pipeline and one read pipeline per node).
 func (h *Handler) cacheStats(r *http.Request) (any, error) {
-	c := h.cs.For(keys.Cache)
-	eps, err := cache.EndpointStats(r.Context(), c, h.opt.ns)
+	ov, err := cache.ReadOverview(r.Context(), h.cs.For(keys.Cache), h.opt.ns)
 	if err != nil {
 		return nil, err
 	}
 	out := cacheReply{Endpoints: []endpointRow{}, Tags: []tagRow{}}
-	for _, e := range eps {
+	for _, e := range ov.Endpoints {
 		out.Endpoints = append(out.Endpoints, endpointRow{Endpoint: e.Endpoint, Method: e.Method, Entries: e.Entries,
 			Hits: e.Hits, HitRate: e.HitRate(), Bytes: e.Bytes})
 	}
-	tags, err := cache.TagStats(r.Context(), c, h.opt.ns)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tags {
+	for _, t := range ov.Tags {
 		out.Tags = append(out.Tags, tagRow{Tag: t.Tag, Members: t.Members})
 	}
 	return out, nil

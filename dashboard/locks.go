@@ -42,37 +42,30 @@ type locksReply struct {
 }
 
 // locks answers the locks page: held lease locks with their owner label
-// and remaining TTL (lock.Held), semaphores with their permits
-// (lock.Semaphores), and interval jobs with their last run
-// (lock.LastRuns) and, for the jobs given WithInterval, the next.
+// and remaining TTL, semaphores with their permits, and interval jobs
+// with their last run and, for the jobs given WithInterval, the next, all
+// from lock.ReadOverview (one SCAN pipeline and one read pipeline per
+// node).
 func (h *Handler) locks(r *http.Request) (any, error) {
 	ctx := r.Context()
 	c := h.cs.For(keys.Locks)
 	out := locksReply{Locks: []lockRow{}, Semaphores: []semRow{}, Jobs: []jobRun{}}
-	held, err := lock.Held(ctx, c, h.opt.ns, maxRateRows)
+	ov, err := lock.ReadOverview(ctx, c, h.opt.ns, maxRateRows)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range held {
+	for _, l := range ov.Held {
 		out.Locks = append(out.Locks, lockRow{ResourceType: l.ResourceType, ResourceID: l.ResourceID, Owner: l.OwnerLabel,
 			AcquiredAt: l.AcquiredAt, LeaseMs: l.Lease.Milliseconds(), RemainingMs: l.Remaining.Milliseconds()})
 	}
-	sems, err := lock.Semaphores(ctx, c, h.opt.ns, maxRateRows)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range sems {
+	for _, s := range ov.Semaphores {
 		row := semRow{ResourceType: s.ResourceType, ResourceID: s.ResourceID, Permits: []permitRow{}}
 		for _, p := range s.Permits {
 			row.Permits = append(row.Permits, permitRow{Owner: p.OwnerLabel, ExpiresAt: p.ExpiresAt})
 		}
 		out.Semaphores = append(out.Semaphores, row)
 	}
-	runs, err := lock.LastRuns(ctx, c, h.opt.ns, maxRateRows)
-	if err != nil {
-		return nil, err
-	}
-	for _, lr := range runs {
+	for _, lr := range ov.LastRuns {
 		j := jobRun{Job: lr.Job, LastRun: lr.LastRun}
 		if every, ok := h.opt.intervals[lr.Job]; ok {
 			next := lr.LastRun.Add(every).UTC()

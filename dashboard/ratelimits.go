@@ -57,8 +57,9 @@ type rateReply struct {
 // maxRateRows is how many blocks and configured keys the page lists.
 const maxRateRows = 200
 
-// rateLimits answers the rate limits page: the blocks (ratelimit.Blocks),
-// the API keys with a runtime config (ratelimit.ConfiguredKeys), and, with
+// rateLimits answers the rate limits page: the blocks and the API keys
+// with a runtime config (ratelimit.ReadOverview: one SCAN pipeline and
+// one read pipeline per node), and, with
 // ?id=, what each limiter of WithLimiter would decide for it
 // (Limiter.Peek, which writes nothing), with ?key=, that API key's config.
 func (h *Handler) rateLimits(r *http.Request) (any, error) {
@@ -68,21 +69,18 @@ func (h *Handler) rateLimits(r *http.Request) (any, error) {
 	for _, nl := range h.opt.limiters {
 		out.Limiters = append(out.Limiters, nl.name)
 	}
-	blocks, err := ratelimit.Blocks(ctx, c, h.opt.ns, maxRateRows)
+	ov, err := ratelimit.ReadOverview(ctx, c, h.opt.ns, maxRateRows)
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range blocks {
+	for _, b := range ov.Blocks {
 		ms := int64(-1)
 		if b.Remaining >= 0 {
 			ms = b.Remaining.Milliseconds()
 		}
 		out.Blocks = append(out.Blocks, blockRow{ID: b.ID, RemainingMs: ms})
 	}
-	if out.Configured, err = ratelimit.ConfiguredKeys(ctx, c, h.opt.ns, maxRateRows); err != nil {
-		return nil, err
-	}
-	if out.Configured == nil {
+	if out.Configured = ov.Configured; out.Configured == nil {
 		out.Configured = []string{}
 	}
 	if id := r.URL.Query().Get("id"); id != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -54,31 +55,6 @@ func ownerLabel(owner string) string {
 	return ""
 }
 
-// scan calls fn with the keys of t under ns on every master, matched to
-// t by the registry (so that a key another pattern owns is skipped), in
-// batches, each with the node that holds it.
-func scan(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, t *keys.Template, fn func(ctx context.Context, node redis.UniversalClient, ks []string, args [][]string) error) error {
-	return keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		var ks []string
-		var args [][]string
-		it := node.Scan(ctx, 0, t.Match(ns, nil), 1000).Iterator()
-		for it.Next(ctx) {
-			a, ok := matchArgs(ns, t, it.Val())
-			if !ok {
-				continue
-			}
-			ks, args = append(ks, it.Val()), append(args, a)
-		}
-		if err := it.Err(); err != nil {
-			return pkg.Fail("scan", t.Match(ns, nil), nil, err)
-		}
-		if len(ks) == 0 {
-			return nil
-		}
-		return fn(ctx, node, ks, args)
-	})
-}
-
 // matchArgs attributes key to t with the registry and returns its
 // values; a lock key that a resource default (lock:file:{file_id}, ...)
 // owns gets its resource type back as the first value.
@@ -99,6 +75,174 @@ func matchArgs(ns keys.Namespace, t *keys.Template, key string) ([]string, bool)
 	return nil, false
 }
 
+// Overview is what the locks page of an admin tool shows: the held lease
+// locks, the semaphores and the interval jobs' last runs (see Held,
+// Semaphores and LastRuns).
+type Overview struct {
+	Held       []HeldLock
+	Semaphores []SemaphoreState
+	LastRuns   []LastRun
+}
+
+// ReadOverview returns Held, Semaphores and LastRuns together, each up to
+// limit (1..MaxAdminList), at the cost of one of them: on every master of
+// a cluster, the three patterns' SCANs advance together in one pipeline
+// per step (one step on a keyspace of up to about a thousand keys per
+// node), then one pipeline reads everything found. For admin tools (the
+// dashboard), never for a hot path.
+func ReadOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) (Overview, error) {
+	if limit < 1 || limit > MaxAdminList {
+		return Overview{}, pkg.Invalidf("overview", "limit %d is not in 1..%d", limit, MaxAdminList)
+	}
+	o, err := readOverview(ctx, rdb, ns, "overview", partHeld|partSems|partRuns)
+	if err != nil {
+		return Overview{}, err
+	}
+	o.sortLimit(limit)
+	return o, nil
+}
+
+// The parts of an Overview to read.
+const (
+	partHeld = 1 << iota
+	partSems
+	partRuns
+)
+
+// readOverview reads the parts of an Overview: per master, one SCAN
+// pipeline per step for their patterns, one pipeline for the reads.
+func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, op string, parts int) (Overview, error) {
+	var tmpls []*keys.Template
+	for _, p := range []struct {
+		bit int
+		t   *keys.Template
+	}{{partHeld, lockKey}, {partSems, semKey}, {partRuns, cronKey}} {
+		if parts&p.bit != 0 {
+			tmpls = append(tmpls, p.t)
+		}
+	}
+	matches := make([]string, len(tmpls))
+	for i, t := range tmpls {
+		matches[i] = t.Match(ns, nil)
+	}
+	var mu sync.Mutex
+	var out Overview
+	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
+		found, err := scanmany.Keys(ctx, node, matches)
+		if err != nil {
+			return pkg.Fail(op, matches[0], nil, err)
+		}
+		type item struct {
+			t    *keys.Template
+			key  string
+			args []string
+			get  *redis.StringCmd
+			ttl  *redis.DurationCmd
+			z    *redis.ZSliceCmd
+		}
+		var items []item
+		for i, ks := range found {
+			for _, k := range ks {
+				if a, ok := matchArgs(ns, tmpls[i], k); ok {
+					items = append(items, item{t: tmpls[i], key: k, args: a})
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		pipe := node.Pipeline()
+		now := pipe.Time(ctx)
+		for i := range items {
+			it := &items[i]
+			switch it.t {
+			case lockKey:
+				it.get, it.ttl = pipe.Get(ctx, it.key), pipe.PTTL(ctx, it.key)
+			case semKey:
+				it.z = pipe.ZRangeWithScores(ctx, it.key, 0, -1)
+			case cronKey:
+				it.get = pipe.Get(ctx, it.key)
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return pkg.Fail(op, items[0].key, nil, err)
+		}
+		nowMs := now.Val().UnixMilli()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range items {
+			switch it.t {
+			case lockKey:
+				if h, ok := heldLock(it.args, it.get.Val(), it.ttl.Val()); ok {
+					out.Held = append(out.Held, h)
+				}
+			case semKey:
+				if len(it.args) == 2 {
+					out.Semaphores = append(out.Semaphores, semaphoreState(it.args, it.z.Val(), nowMs))
+				}
+			case cronKey:
+				ms, err := strconv.ParseInt(it.get.Val(), 10, 64)
+				if err == nil && ms >= 0 && len(it.args) == 1 {
+					out.LastRuns = append(out.LastRuns, LastRun{Job: it.args[0], LastRun: time.UnixMilli(ms).UTC()})
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// heldLock decodes a lease lock's value and TTL; false for a value that
+// is not a lease this package writes, or an interval job's claim record
+// that holds no lease.
+func heldLock(args []string, v string, remaining time.Duration) (HeldLock, bool) {
+	parts := strings.Split(v, ":")
+	if len(parts) < 3 || len(parts) > 4 || len(args) != 2 {
+		return HeldLock{}, false
+	}
+	at, err1 := strconv.ParseInt(parts[1], 10, 64)
+	ttl, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || remaining < 0 || (len(parts) == 4 && ttl == 0) {
+		return HeldLock{}, false
+	}
+	return HeldLock{ResourceType: args[0], ResourceID: args[1], OwnerLabel: ownerLabel(parts[0]),
+		AcquiredAt: time.UnixMilli(at).UTC(), Lease: time.Duration(ttl) * time.Millisecond, Remaining: remaining}, true
+}
+
+// semaphoreState keeps a semaphore's unexpired permits (by the server's
+// clock nowMs), soonest expiry first.
+func semaphoreState(args []string, zs []redis.Z, nowMs int64) SemaphoreState {
+	s := SemaphoreState{ResourceType: args[0], ResourceID: args[1], Permits: []Permit{}}
+	for _, z := range zs {
+		m, _ := z.Member.(string)
+		if int64(z.Score) <= nowMs {
+			continue
+		}
+		s.Permits = append(s.Permits, Permit{OwnerLabel: ownerLabel(m), ExpiresAt: time.UnixMilli(int64(z.Score)).UTC()})
+	}
+	return s
+}
+
+// sortLimit sorts each part as Held, Semaphores and LastRuns document
+// and keeps up to limit of each.
+func (o *Overview) sortLimit(limit int) {
+	sort.Slice(o.Held, func(i, j int) bool {
+		a, b := o.Held[i], o.Held[j]
+		if a.Remaining != b.Remaining {
+			return a.Remaining < b.Remaining
+		}
+		return a.ResourceType+":"+a.ResourceID < b.ResourceType+":"+b.ResourceID
+	})
+	sort.Slice(o.Semaphores, func(i, j int) bool {
+		a, b := o.Semaphores[i], o.Semaphores[j]
+		return a.ResourceType+":"+a.ResourceID < b.ResourceType+":"+b.ResourceID
+	})
+	sort.Slice(o.LastRuns, func(i, j int) bool { return o.LastRuns[i].Job < o.LastRuns[j].Job })
+	o.Held = o.Held[:min(len(o.Held), limit)]
+	o.Semaphores = o.Semaphores[:min(len(o.Semaphores), limit)]
+	o.LastRuns = o.LastRuns[:min(len(o.LastRuns), limit)]
+}
+
 // Held returns up to limit (1..MaxAdminList) lease locks held under ns,
 // soonest expiry first. It SCANs every master of a cluster and reads the
 // leases in one pipeline per master: for admin tools (the dashboard),
@@ -109,48 +253,12 @@ func Held(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, lim
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("held", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	var mu sync.Mutex
-	var out []HeldLock
-	err := scan(ctx, rdb, ns, lockKey, func(ctx context.Context, node redis.UniversalClient, ks []string, args [][]string) error {
-		pipe := node.Pipeline()
-		gets := make([]*redis.StringCmd, len(ks))
-		ttls := make([]*redis.DurationCmd, len(ks))
-		for i, k := range ks {
-			gets[i], ttls[i] = pipe.Get(ctx, k), pipe.PTTL(ctx, k)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("held", ks[0], nil, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for i := range ks {
-			parts := strings.Split(gets[i].Val(), ":")
-			if len(parts) < 3 || len(parts) > 4 || len(args[i]) != 2 {
-				continue
-			}
-			at, err1 := strconv.ParseInt(parts[1], 10, 64)
-			ttl, err2 := strconv.ParseInt(parts[2], 10, 64)
-			if err1 != nil || err2 != nil || ttls[i].Val() < 0 || (len(parts) == 4 && ttl == 0) {
-				continue // not a lease, or an interval claim record that holds none
-			}
-			out = append(out, HeldLock{ResourceType: args[i][0], ResourceID: args[i][1], OwnerLabel: ownerLabel(parts[0]),
-				AcquiredAt: time.UnixMilli(at).UTC(), Lease: time.Duration(ttl) * time.Millisecond, Remaining: ttls[i].Val()})
-		}
-		return nil
-	})
+	o, err := readOverview(ctx, rdb, ns, "held", partHeld)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Remaining != out[j].Remaining {
-			return out[i].Remaining < out[j].Remaining
-		}
-		return out[i].ResourceType+":"+out[i].ResourceID < out[j].ResourceType+":"+out[j].ResourceID
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	o.sortLimit(limit)
+	return o.Held, nil
 }
 
 // Semaphores returns up to limit (1..MaxAdminList) semaphores under ns
@@ -161,47 +269,12 @@ func Semaphores(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespac
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("semaphores", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	var mu sync.Mutex
-	var out []SemaphoreState
-	err := scan(ctx, rdb, ns, semKey, func(ctx context.Context, node redis.UniversalClient, ks []string, args [][]string) error {
-		pipe := node.Pipeline()
-		now := pipe.Time(ctx)
-		zs := make([]*redis.ZSliceCmd, len(ks))
-		for i, k := range ks {
-			zs[i] = pipe.ZRangeWithScores(ctx, k, 0, -1)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("semaphores", ks[0], nil, err)
-		}
-		nowMs := now.Val().UnixMilli()
-		mu.Lock()
-		defer mu.Unlock()
-		for i := range ks {
-			if len(args[i]) != 2 {
-				continue
-			}
-			s := SemaphoreState{ResourceType: args[i][0], ResourceID: args[i][1], Permits: []Permit{}}
-			for _, z := range zs[i].Val() {
-				m, _ := z.Member.(string)
-				if int64(z.Score) <= nowMs {
-					continue
-				}
-				s.Permits = append(s.Permits, Permit{OwnerLabel: ownerLabel(m), ExpiresAt: time.UnixMilli(int64(z.Score)).UTC()})
-			}
-			out = append(out, s)
-		}
-		return nil
-	})
+	o, err := readOverview(ctx, rdb, ns, "semaphores", partSems)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].ResourceType+":"+out[i].ResourceID < out[j].ResourceType+":"+out[j].ResourceID
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	o.sortLimit(limit)
+	return o.Semaphores, nil
 }
 
 // LastRuns returns up to limit (1..MaxAdminList) interval jobs under ns
@@ -212,34 +285,10 @@ func LastRuns(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace,
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("last runs", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	var mu sync.Mutex
-	var out []LastRun
-	err := scan(ctx, rdb, ns, cronKey, func(ctx context.Context, node redis.UniversalClient, ks []string, args [][]string) error {
-		pipe := node.Pipeline()
-		gets := make([]*redis.StringCmd, len(ks))
-		for i, k := range ks {
-			gets[i] = pipe.Get(ctx, k)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("last runs", ks[0], nil, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for i := range ks {
-			ms, err := strconv.ParseInt(gets[i].Val(), 10, 64)
-			if err != nil || ms < 0 || len(args[i]) != 1 {
-				continue
-			}
-			out = append(out, LastRun{Job: args[i][0], LastRun: time.UnixMilli(ms).UTC()})
-		}
-		return nil
-	})
+	o, err := readOverview(ctx, rdb, ns, "last runs", partRuns)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	o.sortLimit(limit)
+	return o.LastRuns, nil
 }

@@ -63,6 +63,24 @@ func TestAdminReads(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, last.Equal(runs[0].LastRun), "%v vs %v", last, runs[0].LastRun)
 
+	// ReadOverview is the three together, on one SCAN pipeline and one
+	// read pipeline per node.
+	c2 := env.FreshClient()
+	trips := harness.CountTrips(c2)
+	o, err := lock.ReadOverview(ctx, c2, env.NS, 10)
+	require.NoError(t, err)
+	require.Equal(t, lock.Overview{Held: o.Held, Semaphores: sems, LastRuns: runs}, o)
+	require.Len(t, o.Held, 2)
+	if env.Backend != harness.Cluster {
+		require.Equal(t, int64(2), trips.Pipelines())
+		require.Zero(t, trips.Single())
+	}
+	o, err = lock.ReadOverview(ctx, c2, env.NS, 1)
+	require.NoError(t, err)
+	require.Len(t, o.Held, 1)
+
 	_, err = lock.Held(ctx, env.Client, env.NS, 0)
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	_, err = lock.ReadOverview(ctx, env.Client, env.NS, 0)
 	require.ErrorIs(t, err, lock.ErrInvalid)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -24,65 +25,17 @@ const MaxAdminList = 10000
 // ns, soonest lapse first, with their remaining time. It SCANs every
 // master of a cluster and reads the TTLs in one pipeline per master, so
 // it is for admin tools (the dashboard), never for a hot path. Lift a
-// block with Limiter.Reset.
+// block with Limiter.Unblock (counters kept) or Limiter.Reset.
 func Blocks(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) ([]BlockInfo, error) {
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("blocks", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	var mu sync.Mutex
-	var out []BlockInfo
-	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		var found []string
-		var ids []string
-		it := node.Scan(ctx, 0, blockKey.Match(ns, nil), 1000).Iterator()
-		for it.Next(ctx) {
-			args, err := blockKey.Parse(ns, it.Val())
-			if err != nil || len(args) != 1 {
-				continue
-			}
-			found, ids = append(found, it.Val()), append(ids, args[0])
-		}
-		if err := it.Err(); err != nil {
-			return pkg.Fail("blocks", blockKey.Match(ns, nil), nil, err)
-		}
-		if len(found) == 0 {
-			return nil
-		}
-		pipe := node.Pipeline()
-		ttls := make([]*redis.DurationCmd, len(found))
-		for i, k := range found {
-			ttls[i] = pipe.PTTL(ctx, k)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("blocks", found[0], nil, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for i, c := range ttls {
-			d := c.Val()
-			if d == -2 { // lapsed between SCAN and PTTL
-				continue
-			}
-			if d < 0 {
-				d = -1
-			}
-			out = append(out, BlockInfo{ID: ids[i], Remaining: d})
-		}
-		return nil
-	})
+	o, err := readOverview(ctx, rdb, ns, "blocks", true, false)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Remaining != out[j].Remaining {
-			return out[i].Remaining < out[j].Remaining
-		}
-		return out[i].ID < out[j].ID
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	o.sortLimit(limit)
+	return o.Blocks, nil
 }
 
 // ConfiguredKeys returns, sorted, up to limit (1..MaxAdminList) API key
@@ -92,30 +45,108 @@ func ConfiguredKeys(ctx context.Context, rdb redis.UniversalClient, ns keys.Name
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("configured keys", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	var mu sync.Mutex
-	var out []string
-	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		it := node.Scan(ctx, 0, configKey.Match(ns, nil), 1000).Iterator()
-		for it.Next(ctx) {
-			args, err := configKey.Parse(ns, it.Val())
-			if err != nil || len(args) != 1 {
-				continue
-			}
-			mu.Lock()
-			out = append(out, args[0])
-			mu.Unlock()
-		}
-		if err := it.Err(); err != nil {
-			return pkg.Fail("configured keys", configKey.Match(ns, nil), nil, err)
-		}
-		return nil
-	})
+	o, err := readOverview(ctx, rdb, ns, "configured keys", false, true)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
-	if len(out) > limit {
-		out = out[:limit]
+	o.sortLimit(limit)
+	return o.Configured, nil
+}
+
+// Overview is what the rate-limit page of an admin tool lists: the blocks
+// and the API keys with a runtime config (see Blocks and ConfiguredKeys).
+type Overview struct {
+	Blocks     []BlockInfo
+	Configured []string
+}
+
+// ReadOverview returns Blocks and ConfiguredKeys together, each up to
+// limit (1..MaxAdminList), at the cost of Blocks alone: on every master
+// of a cluster, both patterns' SCANs advance together in one pipeline per
+// step (one step on a keyspace of up to about a thousand keys per node),
+// then one pipeline reads the blocks' TTLs. For admin tools, never for a
+// hot path.
+func ReadOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) (Overview, error) {
+	if limit < 1 || limit > MaxAdminList {
+		return Overview{}, pkg.Invalidf("overview", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
-	return out, nil
+	o, err := readOverview(ctx, rdb, ns, "overview", true, true)
+	if err != nil {
+		return Overview{}, err
+	}
+	o.sortLimit(limit)
+	return o, nil
+}
+
+// readOverview reads the blocks and the configured keys, as asked.
+func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, op string, blocks, configured bool) (Overview, error) {
+	var matches []string
+	var tmpls []*keys.Template
+	if blocks {
+		matches, tmpls = append(matches, blockKey.Match(ns, nil)), append(tmpls, blockKey)
+	}
+	if configured {
+		matches, tmpls = append(matches, configKey.Match(ns, nil)), append(tmpls, configKey)
+	}
+	var mu sync.Mutex
+	var out Overview
+	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
+		found, err := scanmany.Keys(ctx, node, matches)
+		if err != nil {
+			return pkg.Fail(op, matches[0], nil, err)
+		}
+		var bks, ids, cfg []string
+		for i, ks := range found {
+			for _, k := range ks {
+				args, err := tmpls[i].Parse(ns, k)
+				switch {
+				case err != nil || len(args) != 1:
+				case tmpls[i] == blockKey:
+					bks, ids = append(bks, k), append(ids, args[0])
+				default:
+					cfg = append(cfg, args[0])
+				}
+			}
+		}
+		var ttls []*redis.DurationCmd
+		if len(bks) > 0 {
+			pipe := node.Pipeline()
+			ttls = make([]*redis.DurationCmd, len(bks))
+			for i, k := range bks {
+				ttls[i] = pipe.PTTL(ctx, k)
+			}
+			if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+				return pkg.Fail(op, bks[0], nil, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		out.Configured = append(out.Configured, cfg...)
+		for i, c := range ttls {
+			d := c.Val()
+			if d == -2 { // lapsed between SCAN and PTTL
+				continue
+			}
+			if d < 0 {
+				d = -1
+			}
+			out.Blocks = append(out.Blocks, BlockInfo{ID: ids[i], Remaining: d})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// sortLimit sorts the blocks (soonest lapse first) and the configured keys
+// and keeps up to limit of each.
+func (o *Overview) sortLimit(limit int) {
+	sort.Slice(o.Blocks, func(i, j int) bool {
+		if o.Blocks[i].Remaining != o.Blocks[j].Remaining {
+			return o.Blocks[i].Remaining < o.Blocks[j].Remaining
+		}
+		return o.Blocks[i].ID < o.Blocks[j].ID
+	})
+	sort.Strings(o.Configured)
+	o.Blocks = o.Blocks[:min(len(o.Blocks), limit)]
+	o.Configured = o.Configured[:min(len(o.Configured), limit)]
 }

@@ -40,6 +40,26 @@ func TestBlocksAndConfiguredKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"key-1", "key-2"}, ids)
 
+	// ReadOverview is both, on one SCAN pipeline and one read pipeline
+	// per node.
+	c := env.FreshClient()
+	trips := harness.CountTrips(c)
+	o, err := ratelimit.ReadOverview(env.Ctx(), c, env.NS, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"key-1", "key-2"}, o.Configured)
+	require.Len(t, o.Blocks, 2)
+	require.Equal(t, []string{"a", "b:colon"}, []string{o.Blocks[0].ID, o.Blocks[1].ID})
+	if env.Backend != harness.Cluster {
+		require.Equal(t, int64(2), trips.Pipelines())
+		require.Zero(t, trips.Single())
+	}
+	o, err = ratelimit.ReadOverview(env.Ctx(), c, env.NS, 1)
+	require.NoError(t, err)
+	require.Len(t, o.Blocks, 1)
+	require.Equal(t, []string{"key-1"}, o.Configured)
+
 	_, err = ratelimit.Blocks(env.Ctx(), env.Client, env.NS, 0)
+	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	_, err = ratelimit.ReadOverview(env.Ctx(), env.Client, env.NS, 0)
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 }

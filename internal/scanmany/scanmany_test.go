@@ -1,0 +1,67 @@
+package scanmany_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/scanmany"
+	"github.com/redschema/redschema/keys"
+)
+
+// Every key of each pattern is found on every master, across several
+// SCAN steps for the large pattern while the small one is done.
+func TestKeys(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	p := e.NS.Prefix
+	var a, b []string
+	pipe := e.Client.Pipeline()
+	for i := range 2500 {
+		k := fmt.Sprintf("%sa:%d", p, i)
+		pipe.Set(ctx, k, "x", 0)
+		a = append(a, k)
+		if i < 30 {
+			kb := fmt.Sprintf("%sb:%d", p, i)
+			pipe.Set(ctx, kb, "x", 0)
+			b = append(b, kb)
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = e.Client.Pipelined(context.Background(), func(pipe redis.Pipeliner) error {
+			for _, k := range append(a, b...) {
+				pipe.Del(context.Background(), k)
+			}
+			return nil
+		})
+	})
+	var mu sync.Mutex
+	var gotA, gotB []string
+	g := keys.GlobEscape(p)
+	require.NoError(t, keys.ForEachNode(ctx, e.Client, func(ctx context.Context, n redis.UniversalClient) error {
+		ks, err := scanmany.Keys(ctx, n, []string{g + "a:*", g + "b:*", g + "none:*"})
+		if err != nil {
+			return err
+		}
+		if len(ks[2]) != 0 {
+			return fmt.Errorf("found %v", ks[2])
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		gotA, gotB = append(gotA, ks[0]...), append(gotB, ks[1]...)
+		return nil
+	}))
+	for _, s := range [][]string{a, b, gotA, gotB} {
+		slices.Sort(s)
+	}
+	require.Equal(t, a, slices.Compact(gotA))
+	require.Equal(t, b, slices.Compact(gotB))
+}
