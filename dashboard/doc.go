@@ -81,12 +81,18 @@
 //     packages' decoders omit them).
 //   - Every action, and every refused request, is logged (WithLogger).
 //
-// Cost per refresh: the schema page SCANs the keyspace (every master of
-// a cluster; the result is reused for SchemaReuse); the queue, lock,
-// rate-limit block and cache tables SCAN their own patterns (admin reads
-// added for the dashboard: queue.Names, lock.Held, ratelimit.Blocks,
-// cache.EndpointStats, ...) and read what they found in one pipeline per
-// master; the others make one script or pipeline per object shown (per
-// queue and job state, per session, per chart). Keep the refresh long on
-// a large keyspace.
+// Cost per refresh (TestRoundTripsPerRefresh counts it per node): the
+// schema page SCANs the keyspace (every master of a cluster) and reuses
+// the result for SchemaReuse, so a refresh within it costs nothing; the
+// rate-limit, lock and cache pages read through their packages'
+// ReadOverview (ratelimit, lock, cache): the SCANs of their patterns
+// advance together in one pipeline, then one pipeline reads what they
+// found, so two round trips per node on a keyspace of up to about a
+// thousand keys per node per pattern; the metrics page is one pipeline
+// (metrics.Reader.Read) and the sessions page one SCAN and one pipeline
+// (session.IndexedUsers). The queue, presence and chat, sensor and AI
+// memory pages still make one script or command per object shown (per
+// queue and job state, per presence or chat list, per sensor query):
+// their packages have no batch read yet. Keep the refresh long on a large
+// keyspace.
 package dashboard

@@ -1,0 +1,132 @@
+package dashboard_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/dashboard"
+	"github.com/redschema/redschema/dashboard/internal/demo"
+	"github.com/redschema/redschema/internal/harness"
+)
+
+// nodeTrips counts round trips per server: each command sent on its own
+// and each pipeline is one (a cluster client's pipeline is split per
+// node, and each part counts on its node). The connection handshake and
+// the cluster client's topology reads are not counted.
+type nodeTrips struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *nodeTrips) add(node string) {
+	c.mu.Lock()
+	c.n[node]++
+	c.mu.Unlock()
+}
+
+func (c *nodeTrips) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+type nodeHook struct {
+	c    *nodeTrips
+	node string
+}
+
+func background(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "client", "auth", "select", "readonly", "cluster", "command", "ping":
+		return true
+	}
+	return false
+}
+
+func (h nodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !background(cmd) {
+			h.c.add(h.node)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if !background(cmd) {
+				h.c.add(h.node)
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// countPerNode returns a fresh client of env's backend whose round trips
+// are counted per node.
+func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
+	c := env.FreshClient()
+	trips := &nodeTrips{n: map[string]int{}}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		cc.OnNewNode(func(n *redis.Client) { n.AddHook(nodeHook{c: trips, node: n.Options().Addr}) })
+	} else {
+		c.AddHook(nodeHook{c: trips, node: "server"})
+	}
+	return c, trips
+}
+
+// TestRoundTripsPerRefresh counts what one refresh of each page costs
+// Redis once the page has been loaded (scripts cached): the pages whose
+// packages have a batch read (ReadOverview, metrics.Reader.Read,
+// session.IndexedUsers) make one SCAN pipeline and one read pipeline per
+// node at most, the schema page reuses its scan for SchemaReuse; the
+// others are logged, with a bound of one call per object shown.
+func TestRoundTripsPerRefresh(t *testing.T) {
+	env := harness.New(t)
+	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
+	c, trips := countPerNode(env)
+	h, err := dashboard.New(dashboard.WithClient(c), dashboard.WithNamespace(env.NS), dashboard.WithToken(testToken))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	f := &fixture{env: env, srv: newServer(t, h)}
+	for _, p := range []struct {
+		path    string
+		perNode int // at most, on each node; -1: logged only
+		total   int // at least, over the nodes
+	}{
+		{"/api/schema", 0, 0}, // reused within SchemaReuse
+		{"/api/ratelimits", 2, 2},
+		{"/api/locks", 2, 2},
+		{"/api/cache", 2, 2},
+		{"/api/metrics", 1, 1},
+		{"/api/sessions", 2, 1},
+		{"/api/queues", -1, 2},
+		{"/api/queue?name=" + demo.Queue, -1, 5},
+		{"/api/presence", -1, 5},
+		{"/api/sensors", -1, 4},
+	} {
+		require.Equal(t, 200, f.get(t, p.path, nil), p.path) // loads the scripts
+		trips.take()
+		require.Equal(t, 200, f.get(t, p.path, nil), p.path)
+		got := trips.take()
+		total := 0
+		for node, n := range got {
+			total += n
+			if p.perNode >= 0 {
+				require.LessOrEqual(t, n, p.perNode, "%s: round trips on %s", p.path, node)
+			}
+		}
+		require.GreaterOrEqual(t, total, p.total, "%s: counted on %v", p.path, got)
+		t.Logf("%s: %d round trips (%v)", p.path, total, got)
+	}
+}
