@@ -81,7 +81,7 @@ func (m *Memory) EraseUser(ctx context.Context, userID string) (Erased, error) {
 		}
 		ids, err := m.rdb.ZRange(ctx, ik, 0, eraseBatch-1).Result()
 		if err != nil {
-			return out, pkg.Wrap(op, ik, err)
+			return out, pkg.Wrap(ctx, op, ik, err)
 		}
 		ks := make([]string, 0, 2+4*len(ids))
 		ks = append(ks, uk, ik)

@@ -200,7 +200,7 @@ func (m *Memory) windowTx(ctx context.Context, op string, c conv, cfg windowConf
 		key string
 	}{{llen, c.keys[0]}, {head, c.keys[0]}, {rng, c.keys[0]}, {meta, c.keys[1]}, {pend, c.keys[3]}} {
 		if err := x.cmd.Err(); err != nil && err != redis.Nil {
-			return Window{}, pkg.Wrap(op, x.key, err)
+			return Window{}, pkg.Wrap(ctx, op, x.key, err)
 		}
 	}
 	w := Window{Length: int(llen.Val()), Pending: int(pend.Val())}

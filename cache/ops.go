@@ -127,7 +127,7 @@ func (s *Store) drain(ctx context.Context, op string, t tagPair) (int, error) {
 	for {
 		members, err := s.rdb.ZRange(ctx, t.dying, 0, invalidateBatch-1).Result()
 		if err != nil {
-			return n, pkg.Wrap(op, t.dying, err)
+			return n, pkg.Wrap(ctx, op, t.dying, err)
 		}
 		if len(members) == 0 {
 			return n, nil
@@ -145,11 +145,11 @@ func (s *Store) drain(ctx context.Context, op string, t tagPair) (int, error) {
 		}
 		if queued > 0 {
 			if _, err := pipe.Exec(ctx); err != nil {
-				return n, pkg.Fail(op, t.dying, nil, err)
+				return n, pkg.Wrap(ctx, op, t.dying, err)
 			}
 		}
 		if err := s.rdb.ZRem(ctx, t.dying, toAny(members)...).Err(); err != nil {
-			return n, pkg.Wrap(op, t.dying, err)
+			return n, pkg.Wrap(ctx, op, t.dying, err)
 		}
 		n += queued
 	}

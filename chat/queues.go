@@ -107,5 +107,5 @@ func (c *Chat) Assignments(ctx context.Context, admin string) ([]string, error) 
 	}
 	k := q[1]
 	ids, err := c.run.Client().SMembers(ctx, k).Result()
-	return ids, pkg.Wrap(op, k, err)
+	return ids, pkg.Wrap(ctx, op, k, err)
 }

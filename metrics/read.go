@@ -164,7 +164,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 			continue
 		}
 		if err != nil {
-			return nil, pkg.Wrap(op, g.key, err)
+			return nil, pkg.Wrap(ctx, op, g.key, err)
 		}
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
@@ -180,7 +180,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	}{{reqK, reqs, func(e *EndpointTotals) *int64 { return &e.Requests }}, {errK, errs, func(e *EndpointTotals) *int64 { return &e.Errors }}} {
 		m, err := x.cmd.Result()
 		if err != nil {
-			return nil, pkg.Wrap(op, x.key, err)
+			return nil, pkg.Wrap(ctx, op, x.key, err)
 		}
 		for ep, v := range m {
 			n, perr := strconv.ParseInt(v, 10, 64)
@@ -199,7 +199,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		h.Endpoints = append(h.Endpoints, *e)
 	}
 	sort.Slice(h.Endpoints, func(i, j int) bool { return h.Endpoints[i].Endpoint < h.Endpoints[j].Endpoint })
-	cm, err := conns.values(op)
+	cm, err := conns.values(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -208,9 +208,9 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		mv := MetricValues{Definition: d.clone()}
 		var err error
 		if d.Kind == KindGauge {
-			err = gaugeValues(op, d, gauges[i], &mv)
+			err = gaugeValues(ctx, op, d, gauges[i], &mv)
 		} else {
-			err = hashValues(op, d, key(totalsKey, d.Name), hashes[i], &mv)
+			err = hashValues(ctx, op, d, key(totalsKey, d.Name), hashes[i], &mv)
 		}
 		if err != nil {
 			return nil, err
@@ -245,11 +245,11 @@ func (r *Reader) retryNoScript(ctx context.Context, evals []*eval) {
 }
 
 // values decodes a read script's reply: dimension -> value.
-func (e *eval) values(op string) (map[string]int64, error) {
+func (e *eval) values(ctx context.Context, op string) (map[string]int64, error) {
 	k := e.keys[0]
 	v, err := e.cmd.Result()
 	if err != nil {
-		return nil, pkg.Wrap(op, k, err)
+		return nil, pkg.Wrap(ctx, op, k, err)
 	}
 	a, ok := v.([]any)
 	if !ok || len(a) < 2 {
@@ -274,8 +274,8 @@ func (e *eval) values(op string) (map[string]int64, error) {
 	return out, nil
 }
 
-func gaugeValues(op string, d Definition, e *eval, mv *MetricValues) error {
-	m, err := e.values(op)
+func gaugeValues(ctx context.Context, op string, d Definition, e *eval, mv *MetricValues) error {
+	m, err := e.values(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -290,10 +290,10 @@ func gaugeValues(op string, d Definition, e *eval, mv *MetricValues) error {
 	return nil
 }
 
-func hashValues(op string, d Definition, k string, cmd *redis.MapStringStringCmd, mv *MetricValues) error {
+func hashValues(ctx context.Context, op string, d Definition, k string, cmd *redis.MapStringStringCmd, mv *MetricValues) error {
 	m, err := cmd.Result()
 	if err != nil {
-		return pkg.Wrap(op, k, err)
+		return pkg.Wrap(ctx, op, k, err)
 	}
 	bad := func(field, why string) error {
 		return pkg.Fail(op, k, nil, keys.Corrupt(k, fmt.Errorf("field %.64q: %s", field, why)))

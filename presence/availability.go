@@ -85,7 +85,7 @@ func (a *Availability) Set(ctx context.Context, admin string, s Status) error {
 	if err != nil {
 		return err
 	}
-	return pkg.Wrap(op, k, a.run.Client().Set(ctx, k, string(s), AvailabilityTTL).Err())
+	return pkg.Wrap(ctx, op, k, a.run.Client().Set(ctx, k, string(s), AvailabilityTTL).Err())
 }
 
 // Get returns admin's availability (one read-only script, one round trip).

@@ -287,7 +287,7 @@ func (c *Channels[T]) Count(ctx context.Context, channel string) (int, error) {
 	}
 	n, err := c.run.Client().HLen(ctx, k).Result()
 	if err != nil {
-		return 0, pkg.Wrap(op, k, err)
+		return 0, pkg.Wrap(ctx, op, k, err)
 	}
 	return int(n), nil
 }
@@ -304,7 +304,7 @@ func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T],
 	}
 	all, err := c.run.Client().HGetAll(ctx, k).Result()
 	if err != nil {
-		return nil, pkg.Wrap(op, k, err)
+		return nil, pkg.Wrap(ctx, op, k, err)
 	}
 	out := make([]Member[T], 0, len(all))
 	for u, v := range all {

@@ -223,7 +223,7 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 	_, _ = pipe.Exec(ctx) // every command carries its own error
 	tm, err := clock.Result()
 	if err != nil {
-		return nil, pkg.Wrap(op, "", err)
+		return nil, pkg.Wrap(ctx, op, "", err)
 	}
 	now := tm.UnixMilli()
 	ttl := float64(ms(t.opt.profile.TTL))
@@ -234,13 +234,13 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 			out[i] = Presence{UserID: users[i], Status: Offline}
 			if lastSeen {
 				if out[i].LastSeen, err = lastSeenOf(scores[i], idx[i], ttl, now); err != nil {
-					return nil, pkg.Wrap(op, idx[i], err)
+					return nil, pkg.Wrap(ctx, op, idx[i], err)
 				}
 			}
 			continue
 		}
 		if err != nil {
-			return nil, pkg.Wrap(op, ks[i], err)
+			return nil, pkg.Wrap(ctx, op, ks[i], err)
 		}
 		if out[i], err = decode(ks[i], users[i], b, now, &scratch); err != nil {
 			return nil, pkg.Fail(op, ks[i], nil, err)
@@ -313,14 +313,14 @@ func (t *Tracker) scanIndex(ctx context.Context, op string, fn func(user string)
 	_, _ = pipe.Exec(ctx) // every command carries its own error
 	tm, err := clock.Result()
 	if err != nil {
-		return pkg.Wrap(op, "", err)
+		return pkg.Wrap(ctx, op, "", err)
 	}
 	cut := float64(tm.UnixMilli())
 	far := float64(ms(t.opt.profile.TTL) + latest(tm.UnixMilli()) + 1)
 	for i, c := range cmds {
 		zs, err := c.Result()
 		if err != nil {
-			return pkg.Wrap(op, ks[i], err)
+			return pkg.Wrap(ctx, op, ks[i], err)
 		}
 		for _, z := range zs {
 			if math.Abs(z.Score) > far {

@@ -125,7 +125,7 @@ func (l *Limiter) Config(ctx context.Context, apiKeyID string) (Config, error) {
 	}
 	vs, err := l.run.Client().HMGet(ctx, k, configFields[:]...).Result()
 	if err != nil {
-		return Config{}, pkg.Wrap(op, k, err)
+		return Config{}, pkg.Wrap(ctx, op, k, err)
 	}
 	var out [4]int
 	for i, v := range vs {

@@ -67,7 +67,7 @@ func (s *Store) IsRevoked(ctx context.Context, jti string) (bool, error) {
 	case errors.Is(err, redis.Nil):
 		return false, nil
 	case err != nil:
-		return false, pkg.Wrap(op, key, err)
+		return false, pkg.Wrap(ctx, op, key, err)
 	case v != "1":
 		return false, pkg.Fail(op, key, nil, keys.Corrupt(key, errors.New(`not "1"`)))
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -146,10 +148,15 @@ func TestErrorText(t *testing.T) {
 	require.ErrorIs(t, err, errInvalid)
 	require.ErrorIs(t, err, keys.ErrInvalidKey)
 
-	ctxErr := pkg.Wrap("get", "k", context.DeadlineExceeded)
+	ctxErr := pkg.Wrap(context.Background(), "get", "k", context.DeadlineExceeded)
 	require.ErrorIs(t, ctxErr, context.DeadlineExceeded)
 	assert.Equal(t, `calltest: get "k": context deadline exceeded`, ctxErr.Error())
-	assert.Nil(t, pkg.Wrap("get", "k", nil))
+	assert.Nil(t, pkg.Wrap(context.Background(), "get", "k", nil))
+	// A network timeout at the context's deadline is that deadline.
+	dctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	netErr := pkg.Wrap(dctx, "get", "k", &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded})
+	require.ErrorIs(t, netErr, context.DeadlineExceeded)
 }
 
 func TestRunManyAndShared(t *testing.T) {

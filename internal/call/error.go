@@ -1,6 +1,7 @@
 package call
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -105,15 +106,17 @@ func (p *Pkg) Key(op string, t *keys.Template, ns keys.Namespace, args ...string
 	return k, nil
 }
 
-// Wrap returns err, from a command on key alone, as an *Error of op on
-// key, or nil for a nil err. A WRONGTYPE reply means key holds data the
-// library did not write: the error then matches keys.ErrCorrupt.
-func (p *Pkg) Wrap(op, key string, err error) error {
+// Wrap returns err, from plain commands on key made with ctx (outside a
+// Runner), as an *Error of op on key, or nil for a nil err. A WRONGTYPE
+// reply means key holds data the library did not write: the error then
+// matches keys.ErrCorrupt. A network timeout at ctx's deadline matches
+// context.DeadlineExceeded, as a Runner's errors do.
+func (p *Pkg) Wrap(ctx context.Context, op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if strings.Contains(err.Error(), "WRONGTYPE") {
 		err = keys.Corrupt(key, err)
 	}
-	return p.Fail(op, key, nil, err)
+	return p.Fail(op, key, nil, withCtx(ctx, err))
 }
