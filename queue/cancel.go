@@ -16,7 +16,7 @@ var (
 	//go:embed cancel.lua
 	cancelSrc string
 
-	cancelOp = pkg.Declare("cancel", libSrc+"\n"+cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
+	cancelOp, cancelEvOp = twin("cancel", libSrc+"\n"+cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
 		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Durable())
 )
 
@@ -44,8 +44,8 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 	if _, err := q.jobKey(op, id); err != nil {
 		return "", err
 	}
-	rep, err := q.run.Run(ctx, cancelOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
-		q.cancel, q.done, q.doneAt, q.request()}, id, q.cancels, ms(replayWindow), ms(q.o.retention), q.o.retainCap)
+	rep, err := q.run.Run(ctx, q.pick(cancelOp, cancelEvOp), q.ev([]string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
+		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, ms(replayWindow), ms(q.o.retention), q.o.retainCap, q.o.events)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err

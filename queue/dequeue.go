@@ -21,7 +21,7 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp = pkg.Declare("dequeue", libSrc+"\n"+dequeueSrc, with(allKeys, inboxKey, replyKey), call.Durable())
+	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+dequeueSrc, with(allKeys, inboxKey, replyKey), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
@@ -48,8 +48,8 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	rep, err := q.run.Run(ctx, dequeueOp, with(q.all, q.inbox, q.request()),
-		n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox)
+	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request())),
+		n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err

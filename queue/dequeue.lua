@@ -13,6 +13,7 @@
 -- KEYS[9]  wake list      queue:{q}:executions
 -- KEYS[10] inbox list     queue:{q}:inbox
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[12] events stream  queue:{q}:events, with WithEvents only
 -- ARGV[1] n: most jobs to lease (1 to 512)
 -- ARGV[2] lease in ms
 -- ARGV[3] dead-letter cap (entries kept)
@@ -23,6 +24,9 @@
 -- ARGV[8] "1": read the inbox too (a caller that waited on the wake list,
 --         or starts); else only the wake list is read for jobs pushed in
 --         the seed's format
+-- ARGV[9] events stream length, with WithEvents only: started for each
+--         job leased; failed, then retried or dead, for each expired
+--         lease; dead for each job dead-lettered
 -- While the stats hash has a paused field (Pause) nothing is leased.
 -- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
 -- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
@@ -47,6 +51,7 @@ if memo == false then
   return corrupt(11, 'reply memo is not a reply')
 end
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
+local evk, evn = KEYS[12], ARGV[9]
 local nowus = now_us()
 local now = math.floor(nowus / 1000)
 local nowc = math.ceil(nowus / 1000)
@@ -95,6 +100,7 @@ local function dead(id, retry, max, lvl, err)
   redis.call('HDEL', KEYS[2], id)
   trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body), tonumber(ARGV[3]), ARGV[4])
   deadn = deadn + 1
+  emit(evk, evn, 'dead', id, now, nil, retry, err)
 end
 
 -- 0. adopt what the wake list and the inbox hold besides wake-up tokens:
@@ -196,6 +202,7 @@ for _, id in ipairs(expired) do
   local dlv, retry, max, lvl = parse_state(st)
   if st then
     failed = failed + 1
+    emit(evk, evn, 'failed', id, now, dlv, dlv and retry + 1, 'lease expired')
     if not dlv then
       dead(id, 0, 0, 'normal', 'corrupt job state')
       note(2, 'state of ' .. id .. ' does not parse; job dead-lettered')
@@ -204,6 +211,7 @@ for _, id in ipairs(expired) do
     else
       redis.call('HSET', KEYS[2], id, int_str(dlv) .. ',' .. int_str(retry + 1) .. ',' .. int_str(max) .. ',' .. lvl .. ',lease expired')
       redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
+      emit(evk, evn, 'retried', id, now, dlv, retry + 1)
     end
   elseif redis.call('HDEL', KEYS[1], id) == 1 then
     note(2, 'job ' .. id .. ' was in flight without a state; dropped')
@@ -283,6 +291,7 @@ for i = 3, 5 do
         rows[#rows + 1] = lasterr
         leased[#leased + 1] = id
         dlvs[#dlvs + 1] = sseq
+        emit(evk, evn, 'started', id, now, seq, retry)
       elseif body and not sts[j] then
         dead(id, 0, 0, lvl0, 'corrupt job: no state and no max_retries')
         note(1, 'job ' .. id .. ' has no state and its JSON does not end with max_retries; dead-lettered')

@@ -88,6 +88,7 @@
 //	queue:{{queue_name}}:cancel              HASH     none (bounded: one field per job in flight that Cancel was asked to stop, deleted when the job is settled (and by later Cancels once the job is gone))  job ID -> server time (ms) of a Cancel of the job in flight; Run's workers cancel its handler's context
 //	queue:{{queue_name}}:done                HASH     the queue's retention (WithRetention), refreshed on each write; entries past it or over the cap are trimmed in the script that adds one                 finished jobs kept for WithRetention: job ID -> JSON (state, finish time, result, last progress, job)
 //	queue:{{queue_name}}:done_at             ZSET     the queue's retention (WithRetention), refreshed on each write; trimmed with the done hash                                                              index of the done hash: job ID scored by when its entry expires (server ms)
+//	queue:{{queue_name}}:events              STREAM   none (bounded: capped at about the WithEvents length (XADD MAXLEN ~))                                                                                   lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress
 //	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                                                    wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
 //	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                  wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
 //	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                           job ID -> job JSON in seed 001's item format
@@ -221,6 +222,59 @@
 // back to pending. Enqueues, Schedule ticks and the admin calls go on.
 // Resume deletes the field and pushes a wake-up token, so a waiting
 // consumer polls at once. Stats reports Paused and PausedAt.
+//
+// # Results and progress
+//
+// A handler may call Job.SetProgress (JSON, at most MaxProgress bytes;
+// only the lease holder can, one script) and Job.SetResult (JSON, at
+// most MaxResult, written by the ack). Peek returns an Active job's
+// progress. With WithRetention(d) the script that acks a job also copies
+// it, with its result and last progress, into the queue's done hash,
+// indexed by expiry in done_at; Peek and List(Completed) read it there
+// for d. The same script drops the entries past their expiry and the
+// oldest beyond WithRetentionCap (at most 1000 of each per call), and both
+// keys expire d after the last write, so memory is bounded by the cap.
+// Without WithRetention nothing is kept; the progress hash costs a
+// settle batch one TYPE call.
+//
+// # Timeouts and cancellation
+//
+// WithTimeout stores a time limit in the job's envelope; Run's handler
+// context ends that long after the handler starts, and the error it
+// returns is a failed attempt like any other. Cancel removes a waiting
+// job at once; for a job in flight it sets a flag in the cancel hash and
+// SPUBLISHes the job ID on the queue's sharded channel, on the queue's
+// slot. Every Run holds one SSUBSCRIBE connection to it and cancels the
+// handler's context (cause ErrCancelled) as the message arrives; where
+// sharded pub/sub is missing (Redis before 7.0, miniredis) Run polls the
+// flags of its running jobs every CancelPoll instead, and a worker that
+// missed the message (a reconnect) sees the flag at its next lease
+// extension, whose reply reports it. A handler that returns an error
+// after the cancel has its job leave the queue as cancelled
+// (Stats.TotalCancelled, kept as Cancelled with WithRetention), not
+// retried. TestCancelRunningJob proves the message path with a lease of
+// an hour, so that no extension can deliver the cancel.
+//
+// # Middleware and tracing
+//
+// WithMiddleware wraps Run's handler (the first middleware outermost).
+// WithHeaders puts a bounded map in the job's envelope ("headers"), which
+// the handler and middleware read as Job.Headers. The sub-module
+// queue/otelqueue (its own go.mod, so the core imports no OpenTelemetry)
+// injects the W3C trace context into those headers at enqueue and
+// extracts it in a middleware that runs the handler in a consumer span.
+//
+// # Events
+//
+// With WithEvents(n) the scripts that change a job record what they did
+// on the queue's events stream (XADD MAXLEN ~ n, on the queue's slot, in
+// the same atomic step): enqueued, started, progress, completed, failed
+// followed by retried or dead, and cancelled. A settle batch's resend
+// records nothing twice (its events are written with its other writes,
+// after the reply memo is checked). ReadEvents reads them in order after
+// a given event ID (one XREAD, optionally blocking), so a reader that
+// saves the last ID it handled resumes without a gap, unless the stream
+// was trimmed past it. Without WithEvents no script writes the stream.
 //
 // # Failover and durability
 //

@@ -18,11 +18,15 @@ var (
 
 	// KEYS[6], the unique key, goes only with a uniqueness window; it
 	// takes the last template's type, a string, as its own is.
-	enqueueOp = pkg.Declare("enqueue", strings.NewReplacer(
+	enqueueOp, enqueueEvOp = pkg.Declare("enqueue", enqueueBody, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
+		call.Shared(), call.Durable()),
+		pkg.Declare("enqueue", enqueueBody, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, uniqueKey, eventsKey},
+			call.Shared(), call.Durable())
+	enqueueBody = strings.NewReplacer(
 		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
 		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
-	).Replace(enqueueSrc),
-		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey}, call.Shared(), call.Durable())
+		"EV_KEY", "KEYS[7]", "EV_LEN", "ARGV[6]",
+	).Replace(enqueueSrc)
 )
 
 // EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without
@@ -184,14 +188,20 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 	if !c.processAt.IsZero() {
 		at = max(c.processAt.UnixMilli(), 0)
 	}
-	ks := make([]string, 5, 6)
+	ks := make([]string, 5, 7)
 	ks[0], ks[1], ks[2], ks[3], ks[4] = q.jobs, q.levelKey(c.priority), q.stats, q.wake, q.request()
 	if c.unique > 0 {
 		ks = append(ks, uk)
+	} else if q.o.events > 0 {
+		ks = append(ks, q.events) // a placeholder: no window, not read
 	}
 	args := []any{id, body}
-	if c.delay > 0 || at > 0 || c.unique > 0 {
+	if c.delay > 0 || at > 0 || c.unique > 0 || q.o.events > 0 {
 		args = []any{id, body, ms(c.delay), at, ms(c.unique)}
+	}
+	if q.o.events > 0 {
+		ks = append(ks, q.events)
+		args = append(args, q.o.events)
 	}
 	return prepared{id: id, keys: ks, args: args}, nil
 }
@@ -214,7 +224,7 @@ func (q *Queue[T]) Enqueue(ctx context.Context, payload T, opts ...EnqueueOption
 	if err != nil {
 		return "", err
 	}
-	rep, err := q.run.Run(ctx, enqueueOp, p.keys, p.args...)
+	rep, err := q.run.Run(ctx, q.pick(enqueueOp, enqueueEvOp), p.keys, p.args...)
 	nd, err := call.NotDurable(err)
 	if err := q.enqueued(p, rep, err); err != nil {
 		return "", err

@@ -6,13 +6,18 @@
 -- KEYS[3] stats hash     queue:stats:{q}
 -- KEYS[4] wake list      queue:{q}:executions  the wake-up token
 -- KEYS[5] reply memo     queue:{q}:reply:{request_id}
--- KEYS[6] unique string  queue:{q}:unique:{id}, only with a window
+-- KEYS[6] unique string  queue:{q}:unique:{id}, only with a window (with
+--         events and no window, the events stream, unused)
+-- KEYS[7] events stream  queue:{q}:events, with WithEvents only
 -- ARGV[1] job ID
 -- ARGV[2] job JSON, ending with "max_retries":N} (the job has no state
 --         entry until its first delivery, which reads N there)
 -- ARGV[3] delay in ms from server time (0 to the max delay), and
 -- ARGV[4] process-at in Unix ms, or 0, and
 -- ARGV[5] uniqueness window in ms, or 0: the three only when one is not 0
+--         (always with events)
+-- ARGV[6] events stream length, with WithEvents only (the tick script
+--         takes its own positions: Go writes them in for EV_KEY, EV_LEN)
 -- The reply memo TTL and the max delay (a ready time further than this
 -- from now is invalid) are written into the script by Go.
 -- Returns ok() when enqueued, conflict('live') when a live job has the
@@ -139,6 +144,9 @@ repeat
   end
   if waking then
     redis.call('RPUSH', KEYS[4], '1')
+  end
+  if EV_KEY then
+    redis.call('XADD', EV_KEY, 'MAXLEN', '~', EV_LEN, '*', 'kind', 'enqueued', 'job_id', id, 'at', string.format('%d', now))
   end
   return {'ok'}
 until true

@@ -250,3 +250,33 @@ func ExampleWithMiddleware() {
 	// handle w
 	// end e1 <nil>
 }
+
+func ExampleQueue_ReadEvents() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, _ := queue.New[Execution](rdb, "n8n", queue.WithEvents(10000))
+	_, _ = q.Enqueue(ctx, Execution{WorkflowID: "w"}, queue.WithID("e1"))
+	j, _ := q.TryDequeue(ctx)
+	_ = q.Ack(ctx, j)
+
+	// A reader keeps the ID of the last event it handled and resumes
+	// from it (after a restart too): nothing recorded meanwhile is missed.
+	last := ""
+	for {
+		evs, err := q.ReadEvents(ctx, last, 100, 0)
+		if err != nil || len(evs) == 0 {
+			break
+		}
+		for _, ev := range evs {
+			fmt.Println(ev.Kind, ev.JobID)
+			last = ev.ID
+		}
+	}
+	// Output:
+	// enqueued e1
+	// started e1
+	// completed e1
+}

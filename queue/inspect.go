@@ -133,6 +133,9 @@ func init() {
 		}
 		return out, nil
 	}))
+	keys.SetDecoder(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
+		return parseEvent(id, f)
+	}))
 	keys.SetDecoder(cancelKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {

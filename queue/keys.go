@@ -96,6 +96,12 @@ var (
 		Tag: "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "sharded (SPUBLISH) on the queue's slot by Cancel: the job ID, so that the worker running it cancels its handler at once",
 	})
+	eventsKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:events", Type: keys.Stream,
+		Persistent: "bounded: capped at about the WithEvents length (XADD MAXLEN ~)",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress",
+	})
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",

@@ -212,3 +212,31 @@ local function keep_done(h, z, keep, now, retention, cap)
   redis.call('PEXPIRE', h, retention)
   redis.call('PEXPIRE', z, retention)
 end
+
+-- emit adds one lifecycle event to the stream ev (WithEvents; nil: no
+-- events), capped at about evlen entries: its kind, the job ID, the
+-- server time, and the optional delivery, retry count, error and
+-- progress JSON.
+local function emit(ev, evlen, kind, id, now, dlv, retry, err, progress)
+  if not ev then
+    return
+  end
+  local a = {'XADD', ev, 'MAXLEN', '~', evlen, '*', 'kind', kind, 'job_id', id, 'at', int_str(now)}
+  if dlv then
+    a[#a + 1] = 'delivery'
+    a[#a + 1] = int_str(dlv)
+  end
+  if retry then
+    a[#a + 1] = 'retry_count'
+    a[#a + 1] = int_str(retry)
+  end
+  if err and err ~= '' then
+    a[#a + 1] = 'error'
+    a[#a + 1] = err
+  end
+  if progress then
+    a[#a + 1] = 'progress'
+    a[#a + 1] = progress
+  end
+  redis.call(unpack(a))
+end

@@ -46,6 +46,8 @@ const (
 	DefaultPipelines = 2
 	// MaxPipelines bounds WithPipelining.
 	MaxPipelines = 1024
+	// MaxEventsLength bounds WithEvents.
+	MaxEventsLength = 1 << 24
 	// MaxRetention bounds WithRetention.
 	MaxRetention = 30 * 24 * time.Hour
 	// DefaultRetainCap is the most finished jobs WithRetention keeps per
@@ -77,6 +79,7 @@ type options struct {
 	retention  time.Duration
 	retainCap  int
 	middleware []any // func(Handler[T]) Handler[T], checked by New[T]
+	events     int
 }
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
@@ -190,6 +193,18 @@ func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 	}
 }
 
+// WithEvents makes the queue's scripts record lifecycle events on a
+// Redis Stream of the queue's slot, queue:{queue_name}:events, capped at
+// about n entries (XADD MAXLEN ~ n; 1 to MaxEventsLength): enqueued,
+// started, progress, completed, failed, retried, dead and cancelled, each
+// written by the script that makes the change, in its atomic step. Read
+// them with ReadEvents, resuming from the last event's ID: unlike pub/sub
+// nothing is missed while a reader is away, unless the stream was trimmed
+// past its position. Every producer and consumer of the queue should
+// have the option (an instance without it records nothing); without it
+// (the default) no script writes an event.
+func WithEvents(n int) Option { return func(o *options) { o.events = n } }
+
 func defaultOptions() options {
 	return options{
 		codec: codec.JSON{}, lease: DefaultLease, maxRetries: DefaultMaxRetries, maxPayload: DefaultMaxPayload,
@@ -219,6 +234,8 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "retention %v outside [1ms, %v]", o.retention, MaxRetention)
 	case o.retainCap < 1 || o.retainCap > MaxRetainCap:
 		return pkg.Invalidf(op, "retention cap %d outside [1, %d]", o.retainCap, MaxRetainCap)
+	case o.events < 0 || o.events > MaxEventsLength:
+		return pkg.Invalidf(op, "events length %d outside [1, %d]", o.events, MaxEventsLength)
 	case o.pipelines < 0 || o.pipelines > MaxPipelines:
 		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
 	}

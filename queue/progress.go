@@ -13,7 +13,7 @@ var (
 	//go:embed progress.lua
 	progressSrc string
 
-	progressOp = pkg.Declare("progress", libSrc+"\n"+progressSrc, []*keys.Template{stateKey, activeKey, progressKey})
+	progressOp, progressEvOp = twin("progress", libSrc+"\n"+progressSrc, []*keys.Template{stateKey, activeKey, progressKey})
 )
 
 // SetProgress records p, encoded as JSON (at most MaxProgress bytes), as
@@ -35,7 +35,7 @@ func (j *Job[T]) SetProgress(ctx context.Context, p any) error {
 	if len(b) > MaxProgress {
 		return pkg.Fail(op, q.progress, ErrTooLarge, fmt.Errorf("progress of job %q is %d bytes, limit %d", j.ID, len(b), MaxProgress))
 	}
-	rep, err := q.run.Run(ctx, progressOp, []string{q.state, q.active, q.progress}, j.ID, j.Delivery, b)
+	rep, err := q.run.Run(ctx, q.pick(progressOp, progressEvOp), q.ev([]string{q.state, q.active, q.progress}), j.ID, j.Delivery, b, q.o.events)
 	if err != nil {
 		return err
 	}

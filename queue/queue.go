@@ -23,7 +23,7 @@ type Queue[T any] struct {
 	isJSON bool // payloads are JSON: decode a job in one pass
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
-	progress, done, doneAt, cancel, cancels                  string
+	progress, done, doneAt, cancel, cancels, events          string
 	levels                                                   [3]string // high, normal, low
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
@@ -93,6 +93,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.doneAt = build(doneAtKey, name)
 	q.cancel = build(cancelKey, name)
 	q.cancels = build(cancelChannel, name)
+	q.events = build(eventsKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}
@@ -106,6 +107,28 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.all = []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats, q.dead, q.wake}
 	q.live = []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.dead}
 	return q, nil
+}
+
+// ev appends the events stream to ks when the queue emits events.
+func (q *Queue[T]) ev(ks []string) []string {
+	if q.o.events == 0 {
+		return ks
+	}
+	return append(ks, q.events)
+}
+
+// twin declares an operation and its twin that also takes the events
+// stream as its last key (the same script; WithEvents).
+func twin(name, body string, tmpl []*keys.Template, opts ...call.OpOption) (*call.Op, *call.Op) {
+	return pkg.Declare(name, body, tmpl, opts...), pkg.Declare(name, body, with(tmpl, eventsKey), opts...)
+}
+
+// pick returns the twin to run.
+func (q *Queue[T]) pick(op, evOp *call.Op) *call.Op {
+	if q.o.events == 0 {
+		return op
+	}
+	return evOp
 }
 
 // Name returns the queue's name.

@@ -27,9 +27,10 @@ var (
 	schedulesOp = pkg.Declare("schedules", schedulesSrc, []*keys.Template{scheduleKey})
 	// tick runs enqueue.lua itself, as a function, before the claim: the
 	// enqueue logic is written once.
-	tickOp = pkg.Declare("tick", "local function enqueue()\n"+strings.NewReplacer(
+	tickOp, tickEvOp = twin("tick", "local function enqueue()\n"+strings.NewReplacer(
 		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
 		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
+		"EV_KEY", "KEYS[7]", "EV_LEN", "ARGV[11]",
 	).Replace(enqueueSrc)+"\nend\n"+tickSrc,
 		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Durable())
 )
@@ -392,7 +393,10 @@ func (q *Queue[T]) tick(ctx context.Context, s storedSchedule, due, next int64, 
 		}
 		args[0], args[1], args[9] = p.id, p.args[1], "1"
 	}
-	rep, err := q.run.Run(ctx, tickOp, ks, args...)
+	if q.o.events > 0 {
+		ks, args = append(ks, q.events), append(args, q.o.events)
+	}
+	rep, err := q.run.Run(ctx, q.pick(tickOp, tickEvOp), ks, args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return err

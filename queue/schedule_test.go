@@ -51,7 +51,7 @@ func TestScheduleOncePerTickAcrossInstances(t *testing.T) {
 	var errs atomic.Int64
 	var qs []*queue.Queue[execution]
 	for range 3 {
-		q := newQ(t, e, "cron", queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }))
+		q := newQ(t, e, "cron", queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }), queue.WithEvents(10000))
 		_, err := q.Schedule(ctx, "nightly", every, execution{WorkflowID: "wf"})
 		require.NoError(t, err)
 		qs = append(qs, q)
@@ -74,6 +74,9 @@ func TestScheduleOncePerTickAcrossInstances(t *testing.T) {
 	s, err := qs[0].Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(60), s.TotalEnqueued)
+	evs, err := qs[0].ReadEvents(ctx, "", 1000, 0)
+	require.NoError(t, err)
+	assert.Len(t, evs, 60, "one enqueued event per tick (WithEvents)")
 	jobs, err := qs[0].List(ctx, queue.Pending, 0, 100)
 	require.NoError(t, err)
 	var ids []string

@@ -13,7 +13,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp = pkg.Declare("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey), call.Durable())
+	settleOp, settleEvOp = twin("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -44,12 +44,12 @@ const (
 // WithDurability the results may come with an ErrNotDurable error; on any
 // other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
-	args := make([]any, 0, 5+5*len(os))
-	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow), ms(q.o.retention), q.o.retainCap)
+	args := make([]any, 0, 6+5*len(os))
+	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow), ms(q.o.retention), q.o.retainCap, q.o.events)
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
 	}
-	rep, err := q.run.Run(ctx, settleOp, with(q.all, q.progress, q.done, q.doneAt, q.cancel, req), args...)
+	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)

@@ -16,12 +16,15 @@
 -- KEYS[12] done index     queue:{q}:done_at     id -> entry expiry (ms)
 -- KEYS[13] cancel hash    queue:{q}:cancel      id -> time of a Cancel
 -- KEYS[14] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[15] events stream  queue:{q}:events, with WithEvents only:
+--          completed, cancelled, failed then retried or dead
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
 -- ARGV[3] reply memo TTL in ms
 -- ARGV[4] retention in ms (WithRetention), 0 for none
 -- ARGV[5] retention cap (entries kept)
--- ARGV[6..] groups of 5 (at most 512): op (a|c|f|d|r|e), id, delivery,
+-- ARGV[6] events stream length (WithEvents; "0" for none)
+-- ARGV[7..] groups of 5 (at most 512): op (a|c|f|d|r|e), id, delivery,
 --   number, error
 --   a: number = processing time in microseconds; error = the result JSON
 --      or "" (kept with the job when retention is on)
@@ -48,7 +51,7 @@
 -- exists: one TYPE per batch); with retention, acked jobs are kept in the
 -- done hash, which is trimmed of expired entries and to its cap there.
 local simple = true
-for i = 6, #ARGV, 5 do
+for i = 7, #ARGV, 5 do
   if ARGV[i] ~= 'a' and ARGV[i] ~= 'e' then
     simple = false
     break
@@ -83,8 +86,17 @@ local dlqcap = tonumber(ARGV[1])
 local out = {}
 local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
+local evk, evn = KEYS[15], ARGV[6]
+-- events are written with the other writes (after()), never by a resend
+-- that finds its memo
+local evs = {}
+local function later(kind, id, at, dlv, retry, err)
+  if evk then
+    evs[#evs + 1] = {kind, id, at, dlv, retry, err}
+  end
+end
 local ids = {}
-for i = 6, #ARGV, 5 do
+for i = 7, #ARGV, 5 do
   ids[#ids + 1] = ARGV[i + 1]
 end
 -- one read of every state and lease, batched writes below
@@ -93,7 +105,7 @@ local leases = mread('ZMSCORE', KEYS[6], ids)
 local unlease, forget, extend, seen, kept, stale, extended = {}, {}, {}, {}, {}, {}, {}
 
 for k = 1, #ids do
-  local i = 6 + (k - 1) * 5
+  local i = 7 + (k - 1) * 5
   local op, id, dlv, num, err = ARGV[i], ids[k], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local sdlv, retry, max, lvl = parse_state(sts[k])
   if not sdlv or string.format('%d', sdlv) ~= dlv or not leases[k] or (seen[id] and op ~= 'e') then
@@ -118,6 +130,7 @@ for k = 1, #ids do
       processed = processed + 1
       micros = micros + num
       out[#out + 1] = 1
+      later('completed', id, now, sdlv, retry)
     elseif op == 'c' then
       forget[#forget + 1] = id
       if retention > 0 then
@@ -125,6 +138,7 @@ for k = 1, #ids do
       end
       cancelled = cancelled + 1
       out[#out + 1] = 1
+      later('cancelled', id, now, sdlv, retry)
     elseif op == 'r' then
       redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
       released = released + 1
@@ -132,15 +146,18 @@ for k = 1, #ids do
     else
       retry = retry + 1
       failed = failed + 1
+      later('failed', id, now, sdlv, retry, err)
       if retry > max or op == 'd' then
         local body = redis.call('HGET', KEYS[1], id) or ''
         forget[#forget + 1] = id
         trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, op == 'd'), dlqcap, ARGV[2])
         deadn = deadn + 1
         out[#out + 1] = 2
+        later('dead', id, now, sdlv, retry, err)
       else
         redis.call('HSET', KEYS[2], id, dlv .. ',' .. int_str(retry) .. ',' .. int_str(max) .. ',' .. lvl .. ',' .. err)
         redis.call('ZADD', lvkeys[lvl], int_str((now + num) * 1000), id)
+        later('retried', id, now, sdlv, retry)
         if num <= 0 then
           released = released + 1
         end
@@ -196,6 +213,9 @@ end
 -- kept, and the done hash loses its expired entries and those over the
 -- cap (at most a batch's worth each time, so a lowered cap converges).
 local function after()
+  for _, e in ipairs(evs) do
+    emit(evk, evn, e[1], e[2], e[3], e[4], e[5], e[6])
+  end
   if ctype == 'hash' then
     batched('HDEL', KEYS[13], unlease)
   end

@@ -171,7 +171,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	_, err = iv.Do(ctx, func(context.Context) error { return nil })
 	require.NoError(t, err)
 
-	q, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt), queue.WithRetention(time.Hour))
+	q, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt), queue.WithRetention(time.Hour), queue.WithEvents(1000))
 	require.NoError(t, err)
 	_, err = q.Enqueue(ctx, job{WorkflowID: "nightly"}, queue.WithID("e1"))
 	require.NoError(t, err)
@@ -338,6 +338,7 @@ func TestInspectEveryPackage(t *testing.T) {
 	assert.Contains(t, value("queue:{queue_name}:done"), `"traceparent":"00-1-2-01"`)
 	assert.Contains(t, value("queue:{queue_name}:done_at"), `"job_id":"e4"`)
 	assert.Contains(t, value("queue:{queue_name}:cancel"), `"job_id":"e1"`)
+	assert.Contains(t, value("queue:{queue_name}:events"), `"Kind":"completed"`)
 	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
 	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
 	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)
