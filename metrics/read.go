@@ -120,7 +120,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		return k
 	}
 	comp := func(t *keys.Template, target string) string {
-		return key(t, slotTag(keys.Slot(target)), target[len(r.ns.Prefix):])
+		return key(t, keys.DecimalSlotTag(keys.Slot(target)), target[len(r.ns.Prefix):])
 	}
 	pipe := r.rdb.Pipeline()
 	type get struct {
@@ -151,7 +151,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	gauges := make([]*eval, len(r.defs))
 	for i, d := range r.defs {
 		if d.Kind == KindGauge {
-			gauges[i] = addEval(key(partsKey, slotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name), d.Mode.arg())
+			gauges[i] = addEval(key(partsKey, keys.DecimalSlotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name), d.Mode.arg())
 			continue
 		}
 		hashes[i] = pipe.HGetAll(ctx, key(totalsKey, d.Name))

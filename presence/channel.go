@@ -126,7 +126,7 @@ func (c *Channels[T]) keysOf(op, channel, user string) ([]string, string, error)
 	if k[2], err = pkg.Key(op, chanOccKey, c.opt.ns, channel); err != nil {
 		return nil, "", err
 	}
-	if k[3], err = pkg.Key(op, chanDueKey, c.opt.ns, slotTag(keys.Slot(k[0]))); err != nil {
+	if k[3], err = pkg.Key(op, chanDueKey, c.opt.ns, keys.SlotTag(keys.Slot(k[0]))); err != nil {
 		return nil, "", err
 	}
 	if user != "" {

@@ -67,7 +67,7 @@ func (c *Channels[T]) Sweep(ctx context.Context, first, count int) (int, error) 
 	}
 	calls := make([]call.Call, count)
 	for i := range calls {
-		shard, err := pkg.Key(op, chanDueKey, c.opt.ns, slotTag((first+i)%Shards))
+		shard, err := pkg.Key(op, chanDueKey, c.opt.ns, keys.SlotTag((first+i)%Shards))
 		if err != nil {
 			return 0, err
 		}

@@ -294,7 +294,7 @@ func TestChannelForeignTypeWritesNothing(t *testing.T) {
 			ctx := e.Ctx()
 			arg := "room"
 			if tmpl == "presence:channel:due:{slot}" {
-				arg = presence.ShardTag(c.Shard("room"))
+				arg = keys.SlotTag(c.Shard("room"))
 			}
 			k := key(t, e, tmpl, arg)
 			require.NoError(t, e.Client.HSet(ctx, k, "f", "v").Err())

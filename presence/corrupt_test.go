@@ -259,10 +259,10 @@ func corruptions(w *world) []corruption {
 	}
 	// presence:online:{slot}: the shard of "u"
 	shard := func(w *world) string {
-		return keyOf(w, "presence:online:{slot}", presence.ShardTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
+		return keyOf(w, "presence:online:{slot}", keys.SlotTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
 	}
 	sweepRec := func(w *world) string {
-		return keyOf(w, "presence:sweep:{slot}", presence.ShardTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
+		return keyOf(w, "presence:sweep:{slot}", keys.SlotTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
 	}
 	cs = append(cs,
 		corruption{"index: wrong type", func(t *testing.T, w *world) string { return str(t, w, shard(w)) }, one(opConnect, opGet, opOnlineNow, opSweep)},
@@ -314,7 +314,7 @@ func channelCorruptions() []corruption {
 	devs := func(w *world) string { return keyOf(w, "presence:channel:devices:{channel}", "r") }
 	occ := func(w *world) string { return keyOf(w, "presence:channel:occupancy:{channel}", "r") }
 	due := func(w *world) string {
-		return keyOf(w, "presence:channel:due:{slot}", presence.ShardTag(w.ch.Shard("r")))
+		return keyOf(w, "presence:channel:due:{slot}", keys.SlotTag(w.ch.Shard("r")))
 	}
 	rec := func(w *world) string { return keyOf(w, "presence:channel:replay:{channel}:{user_id}", "r", "u") }
 	memberValue := func(v string) func(t *testing.T, w *world) string {
@@ -433,7 +433,7 @@ func TestCorruptionSelfRepair(t *testing.T) {
 
 	now := e.Now().UnixMilli()
 	slot := keys.Slot(keyOf(w, "presence:{user_id}", "u"))
-	shard := keyOf(w, "presence:online:{slot}", presence.ShardTag(slot))
+	shard := keyOf(w, "presence:online:{slot}", keys.SlotTag(slot))
 	zadd(t, w, shard, float64(now+(2*time.Hour).Milliseconds()), "ghost")
 	_, err = tr.OnlineNow(ctx)
 	require.ErrorIs(t, err, keys.ErrCorrupt)

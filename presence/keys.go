@@ -1,8 +1,6 @@
 package presence
 
 import (
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -194,25 +192,3 @@ var (
 		Purpose:  "presence changes as others see them: JSON userId, status, previous, at",
 	})
 )
-
-// slotTags[s] is a short alphanumeric string whose CRC16 falls in cluster
-// slot s, so that presence:online:{slotTags[s]} lives in slot s.
-var (
-	slotTagsOnce sync.Once
-	slotTags     []string
-)
-
-func slotTag(slot int) string {
-	slotTagsOnce.Do(func() {
-		slotTags = make([]string, keys.SlotCount)
-		left := keys.SlotCount
-		for i := int64(0); left > 0; i++ {
-			s := strconv.FormatInt(i, 36)
-			if n := keys.Slot(s); slotTags[n] == "" {
-				slotTags[n] = s
-				left--
-			}
-		}
-	})
-	return slotTags[slot]
-}

@@ -201,7 +201,7 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 		}
 		ks[i] = k
 		if lastSeen {
-			if idx[i], err = pkg.Key(op, onlineKey, t.opt.ns, slotTag(keys.Slot(k))); err != nil {
+			if idx[i], err = pkg.Key(op, onlineKey, t.opt.ns, keys.SlotTag(keys.Slot(k))); err != nil {
 				return nil, err
 			}
 		}
@@ -303,7 +303,7 @@ func (t *Tracker) scanIndex(ctx context.Context, op string, fn func(user string)
 	cmds := make([]*redis.ZSliceCmd, keys.SlotCount)
 	ks := make([]string, keys.SlotCount)
 	for s := range cmds {
-		k, err := pkg.Key(op, onlineKey, t.opt.ns, slotTag(s))
+		k, err := pkg.Key(op, onlineKey, t.opt.ns, keys.SlotTag(s))
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (t *Tracker) Sweep(ctx context.Context, first, count int) (int, error) {
 	args := t.args("", "", newRequestID(), sweepLimit)
 	calls := make([]call.Call, count)
 	for i := range calls {
-		tag := slotTag((first + i) % Shards)
+		tag := keys.SlotTag((first + i) % Shards)
 		shard, err := pkg.Key(op, onlineKey, t.opt.ns, tag)
 		if err != nil {
 			return 0, err

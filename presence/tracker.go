@@ -130,7 +130,7 @@ func (t *Tracker) userKeys(op, user string) (userKeys, error) {
 	if k[1], err = pkg.Key(op, connsKey, t.opt.ns, user); err != nil {
 		return k, err
 	}
-	if k[2], err = pkg.Key(op, onlineKey, t.opt.ns, slotTag(keys.Slot(k[0]))); err != nil {
+	if k[2], err = pkg.Key(op, onlineKey, t.opt.ns, keys.SlotTag(keys.Slot(k[0]))); err != nil {
 		return k, err
 	}
 	k[3], err = pkg.Key(op, replayKey, t.opt.ns, user)

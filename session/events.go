@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -83,30 +82,9 @@ var (
 	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(liveLibrary))
 )
 
-var (
-	slotTagsOnce sync.Once
-	slotTags     [keys.SlotCount]string
-)
-
-// slotTag is the shortest base-36 string whose CRC16 falls in slot: the
-// tag of that slot's events stream and sweep schedule.
-func slotTag(slot int) string {
-	slotTagsOnce.Do(func() {
-		left := keys.SlotCount
-		for i := int64(0); left > 0; i++ {
-			s := strconv.FormatInt(i, 36)
-			if n := keys.Slot(s); slotTags[n] == "" {
-				slotTags[n] = s
-				left--
-			}
-		}
-	})
-	return slotTags[slot]
-}
-
 // slotKeys returns the events stream and the sweep schedule of slot.
 func (s *Store) slotKeys(op string, slot int) (string, string, error) {
-	tag := slotTag(slot)
+	tag := keys.SlotTag(slot)
 	ev, err := pkg.Key(op, eventsKey, s.opt.ns, tag)
 	if err != nil {
 		return "", "", err
