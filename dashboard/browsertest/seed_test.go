@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,21 +47,44 @@ func seedRedis(t *testing.T) (string, *redis.UniversalOptions, string) {
 	return addrs, &redis.UniversalOptions{Addrs: strings.Split(addrs, ","), IsClusterMode: true, ContextTimeoutEnabled: true}, prefix
 }
 
+// seedProgram is one of the seed-system programs of examples/.
+type seedProgram struct {
+	name      string // its directory under examples/
+	module    bool   // a module of its own, built in its directory
+	prefixEnv string // the variable that sets its key prefix
+	serves    bool   // it serves after its demo (else it ends after it)
+	keep      bool   // keep it serving until the test ends (live state: presence)
+}
+
+var aiPlatform = seedProgram{name: "ai-platform", prefixEnv: "KEY_PREFIX", serves: true}
+
 // runSeedProgram builds examples/ai-platform (seed 001's system), runs it
 // against url under prefix until its demo is done and it serves, then
 // stops it: what it leaves in Redis is a realistic seed 001 keyspace.
 func runSeedProgram(t *testing.T, url, prefix string) string {
 	t.Helper()
+	return runSeed(t, aiPlatform, url, prefix)
+}
+
+// runSeed builds the seed program p, runs it against url under prefix
+// until its demo is done and it serves (then stops it) or it ends, and
+// requires its own audit to report no problem. It returns its output.
+func runSeed(t *testing.T, p seedProgram, url, prefix string) string {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "ai-platform")
-	build := exec.Command("go", "build", "-o", bin, "./examples/ai-platform")
+	bin := filepath.Join(t.TempDir(), p.name)
+	build := exec.Command("go", "build", "-o", bin, "./examples/"+p.name)
 	build.Dir = root
+	if p.module {
+		build = exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = filepath.Join(root, "examples", p.name)
+	}
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build the seed program: %s", out)
+	require.NoError(t, err, "build the seed program %s: %s", p.name, out)
 
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "REDIS_URL="+url, "KEY_PREFIX="+prefix, "ADDR=127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "REDIS_URL="+url, p.prefixEnv+"="+prefix, "ADDR=127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
@@ -79,22 +103,33 @@ func runSeedProgram(t *testing.T, url, prefix string) string {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				_ = cmd.Wait()
-				t.Fatalf("the seed program ended early:\n%s", log.String())
+				err := cmd.Wait()
+				if p.serves || err != nil {
+					t.Fatalf("the seed program %s ended early (%v):\n%s", p.name, err, log.String())
+				}
+				require.Contains(t, log.String(), " 0 problems", "the seed program's own audit")
+				return log.String()
 			}
 			log.WriteString(l + "\n")
-			served = strings.HasPrefix(l, "serving on ")
+			served = p.serves && strings.HasPrefix(l, "serving on ")
 		case <-deadline:
 			_ = cmd.Process.Kill()
-			t.Fatalf("the seed program did not serve in time:\n%s", log.String())
+			t.Fatalf("the seed program %s did not finish its demo in time:\n%s", p.name, log.String())
 		}
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	go func() {
 		for range lines { // drain
 		}
 	}()
-	_ = cmd.Wait()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	if p.keep {
+		t.Cleanup(stop)
+	} else {
+		stop()
+	}
 	require.Contains(t, log.String(), " 0 problems", "the seed program's own audit")
 	return log.String()
 }
@@ -211,7 +246,7 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	require.NotEqual(t, "0", text(t, ctx, "#ai-length"), "the program's AI conversations")
 }
 
-// firstArg returns the first placeholder value of the first key of the
+// firstArg returns the least first placeholder value of the keys of the
 // pattern (owner, template) found under ns, or "".
 func firstArg(t *testing.T, ctx context.Context, c redis.UniversalClient, ns keys.Namespace, owner, template string) string {
 	t.Helper()
@@ -222,12 +257,17 @@ func firstArg(t *testing.T, ctx context.Context, c redis.UniversalClient, ns key
 		}
 	}
 	require.NotNil(t, tmpl, template)
+	var mu sync.Mutex // the nodes of a cluster are scanned at once
 	var found string
 	require.NoError(t, keys.ForEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
 		it := n.Scan(ctx, 0, tmpl.Match(ns, nil), 1000).Iterator()
 		for it.Next(ctx) {
-			if a, err := tmpl.Parse(ns, it.Val()); err == nil && len(a) > 0 && found == "" {
-				found = a[0]
+			if a, err := tmpl.Parse(ns, it.Val()); err == nil && len(a) > 0 {
+				mu.Lock()
+				if found == "" || a[0] < found {
+					found = a[0] // the least, whatever the order of the nodes
+				}
+				mu.Unlock()
 			}
 		}
 		return it.Err()
