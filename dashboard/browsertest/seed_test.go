@@ -53,7 +53,6 @@ type seedProgram struct {
 	module    bool   // a module of its own, built in its directory
 	prefixEnv string // the variable that sets its key prefix
 	serves    bool   // it serves after its demo (else it ends after it)
-	keep      bool   // keep it serving until the test ends (live state: presence)
 }
 
 var aiPlatform = seedProgram{name: "ai-platform", prefixEnv: "KEY_PREFIX", serves: true}
@@ -121,15 +120,8 @@ func runSeed(t *testing.T, p seedProgram, url, prefix string) string {
 		for range lines { // drain
 		}
 	}()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}
-	if p.keep {
-		t.Cleanup(stop)
-	} else {
-		stop()
-	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	_ = cmd.Wait()
 	require.Contains(t, log.String(), " 0 problems", "the seed program's own audit")
 	return log.String()
 }
