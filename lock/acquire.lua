@@ -13,28 +13,35 @@
 -- command whose reply was lost) finds its own owner ID and reports the
 -- token it was given: the fence key still holds it, since nobody else can
 -- have acquired the resource while the caller holds it.
--- The hot path returns table literals instead of the prelude's ok() and
--- conflict(), whose closures would be created on every run.
-local v = redis.call('GET', KEYS[1])
-if v then
-  if string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
-    local tok = redis.call('GET', KEYS[2])
-    tok = tok and #tok <= 16 and string.find(tok, '^%d+$') and tonumber(tok)
-    if not tok or tok < 1 or tok > 9007199254740991 then
-      return {'corrupt', 2, FENCE_CORRUPT}
-    end
-    return {'ok', tok}
-  end
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then
-    return {'corrupt', 1, 'lease lock without a TTL'}
-  end
-  return {'conflict', pttl}
-end
+-- The hot path (a free resource) is TIME, SET NX and the fence's SET:
+-- the lease is set first, and taken back in the same script in the rare
+-- case the fence key turns out not to hold a token. It returns table
+-- literals instead of the prelude's ok() and conflict(), whose closures
+-- would be created on every run.
 local t = redis.call('TIME')
-local tok, us = issue_fence(KEYS[2], t, ARGV[3])
-if not tok then
-  return {'corrupt', 2, FENCE_CORRUPT}
+local us = t[2]
+if #us < 6 then
+  us = string.sub('00000' .. us, -6)
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. string.sub(us, 1, 3) .. ':' .. ARGV[2], 'PX', ARGV[2])
-return {'ok', tok}
+if redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. string.sub(us, 1, 3) .. ':' .. ARGV[2], 'NX', 'PX', ARGV[2]) then
+  local tok = issue_fence(KEYS[2], t, ARGV[3])
+  if not tok then
+    redis.call('DEL', KEYS[1])
+    return {'corrupt', 2, FENCE_CORRUPT}
+  end
+  return {'ok', tok}
+end
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
+  local tok = redis.call('GET', KEYS[2])
+  tok = tok and #tok <= 16 and string.find(tok, '^%d+$') and tonumber(tok)
+  if not tok or tok < 1 or tok > 9007199254740991 then
+    return {'corrupt', 2, FENCE_CORRUPT}
+  end
+  return {'ok', tok}
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then
+  return {'corrupt', 1, 'lease lock without a TTL'}
+end
+return {'conflict', pttl}
