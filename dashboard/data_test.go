@@ -38,6 +38,13 @@ func TestSensors(t *testing.T) {
 	require.EqualValues(t, demo.Readings, n)
 	require.Equal(t, 20.0, lo)
 	require.Equal(t, 20+float64(demo.Readings-1)/2, hi)
+
+	// Naming the location and type (as the page does on refresh) reads
+	// the same, in one pipeline.
+	want := r
+	require.Equal(t, http.StatusOK, f.get(t, "/api/sensors?location="+demo.Location+"&type=temperature", &r))
+	require.Equal(t, want, r)
+	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/sensors?location="+demo.Location+"&type=temperature&hours=0", nil))
 	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/sensors?hours=0", nil))
 }
 

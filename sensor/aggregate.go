@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/redschema/redschema/internal/call"
 )
 
 // Tier is where Aggregate reads: raw readings or a rollup tier.
@@ -83,7 +85,19 @@ const (
 // hour rollups, never a raw reading. Raw aggregation reading more than
 // MaxScan readings is ErrTooMany.
 func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.Time, every time.Duration, opts ...AggregateOption) (Series, error) {
-	const op = "aggregate"
+	var s Series
+	r, err := c.aggregateRead("aggregate", typ, loc, from, to, every, opts, &s)
+	if err != nil {
+		return Series{}, err
+	}
+	if err := c.runOne(ctx, r); err != nil {
+		return Series{}, err
+	}
+	return s, nil
+}
+
+// aggregateRead prepares Aggregate into dst.
+func (c *Client) aggregateRead(op, typ, loc string, from, to time.Time, every time.Duration, opts []AggregateOption, dst *Series) (read, error) {
 	var cfg aggConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -91,22 +105,22 @@ func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.T
 	w := ms(every)
 	switch {
 	case every < time.Millisecond || every > MaxEvery || every%time.Millisecond != 0:
-		return Series{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, MaxEvery)
+		return read{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, MaxEvery)
 	case from.After(to):
-		return Series{}, pkg.Invalidf(op, "from %v after to %v", from, to)
+		return read{}, pkg.Invalidf(op, "from %v after to %v", from, to)
 	case cfg.tier > HourTier:
-		return Series{}, pkg.Invalidf(op, "tier %d", cfg.tier)
+		return read{}, pkg.Invalidf(op, "tier %d", cfg.tier)
 	}
 	lo := max(from.UnixMilli(), 0)
 	lo -= lo % w
 	hi := min(to.UnixMilli(), maxMS)
 	hi = hi - hi%w + w - 1
 	if (hi+1-lo)/w > MaxBuckets {
-		return Series{}, pkg.Invalidf(op, "%d buckets of %v, at most %d", (hi+1-lo)/w, every, MaxBuckets)
+		return read{}, pkg.Invalidf(op, "%d buckets of %v, at most %d", (hi+1-lo)/w, every, MaxBuckets)
 	}
 	t, err := c.target(op, typ, loc)
 	if err != nil {
-		return Series{}, err
+		return read{}, err
 	}
 	tier := cfg.tier
 	if tier == AutoTier {
@@ -120,34 +134,37 @@ func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.T
 		key, kind, keep = t.hour, "rollup", c.opt.hour
 	}
 	if kind == "rollup" && (keep == 0 || w%tierSpan(tier) != 0) {
-		return Series{}, pkg.Invalidf(op, "the %s tier cannot give buckets of %v (off, or not a multiple of its span)", tier, every)
+		return read{}, pkg.Invalidf(op, "the %s tier cannot give buckets of %v (off, or not a multiple of its span)", tier, every)
 	}
-	rep, err := c.run.Run(ctx, aggregateOps[kind], []string{key}, kind, t.field, lo, hi, w, ms(keep))
-	if err != nil {
-		return Series{}, err
-	}
-	vals := rep.Strs(0)
-	if err := rep.Err(); err != nil {
-		return Series{}, err
-	}
-	s := Series{Tier: tier, Every: every, Buckets: make([]Bucket, 0, len(vals)/7)}
-	for i := 0; i+6 < len(vals); i += 7 {
-		var f [7]float64
-		for j := range f {
-			x, err := strconv.ParseFloat(vals[i+j], 64)
+	return read{call: call.Call{Op: aggregateOps[kind], Keys: []string{key}, Args: []any{kind, t.field, lo, hi, w, ms(keep)}},
+		done: func(rep *call.Reply, err error) error {
 			if err != nil {
-				rep.Corruptf(key, "aggregate field %q is not a number", clip(vals[i+j]))
-				return Series{}, rep.Err()
+				return err
 			}
-			f[j] = x
-		}
-		b := Bucket{Start: time.UnixMilli(int64(f[0])).UTC(), Count: int64(f[1]), Sum: f[2], Min: f[3], Max: f[4], First: f[5], Last: f[6]}
-		if b.Count > 0 {
-			b.Avg = b.Sum / float64(b.Count)
-		}
-		s.Buckets = append(s.Buckets, b)
-	}
-	return s, nil
+			vals := rep.Strs(0)
+			if err := rep.Err(); err != nil {
+				return err
+			}
+			s := Series{Tier: tier, Every: every, Buckets: make([]Bucket, 0, len(vals)/7)}
+			for i := 0; i+6 < len(vals); i += 7 {
+				var f [7]float64
+				for j := range f {
+					x, err := strconv.ParseFloat(vals[i+j], 64)
+					if err != nil {
+						rep.Corruptf(key, "aggregate field %q is not a number", clip(vals[i+j]))
+						return rep.Err()
+					}
+					f[j] = x
+				}
+				b := Bucket{Start: time.UnixMilli(int64(f[0])).UTC(), Count: int64(f[1]), Sum: f[2], Min: f[3], Max: f[4], First: f[5], Last: f[6]}
+				if b.Count > 0 {
+					b.Avg = b.Sum / float64(b.Count)
+				}
+				s.Buckets = append(s.Buckets, b)
+			}
+			*dst = s
+			return nil
+		}}, nil
 }
 
 func tierSpan(t Tier) int64 {

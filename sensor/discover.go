@@ -14,14 +14,24 @@ import (
 // index that is not a type is keys.ErrCorrupt naming the key.
 func (c *Client) Types(ctx context.Context, loc string) ([]string, error) {
 	const op = "types"
-	if err := checkLocation(op, loc, c.locs); err != nil {
-		return nil, err
-	}
-	k, err := pkg.Key(op, typesKey, c.opt.ns, loc)
+	var out []string
+	r, err := c.typesRead(op, loc, &out)
 	if err != nil {
 		return nil, err
 	}
-	return c.index(ctx, op, k, typesOp, false)
+	return out, c.runOne(ctx, r)
+}
+
+// typesRead prepares Types(loc) into dst.
+func (c *Client) typesRead(op, loc string, dst *[]string) (read, error) {
+	if err := checkLocation(op, loc, c.locs); err != nil {
+		return read{}, err
+	}
+	k, err := pkg.Key(op, typesKey, c.opt.ns, loc)
+	if err != nil {
+		return read{}, err
+	}
+	return c.index(op, k, typesOp, false, dst), nil
 }
 
 // Locations returns the locations with a reading within the retention,
@@ -31,27 +41,41 @@ func (c *Client) Types(ctx context.Context, loc string) ([]string, error) {
 // its entry outlives its last reading by at most a minute).
 func (c *Client) Locations(ctx context.Context) ([]string, error) {
 	const op = "locations"
-	k, err := pkg.Key(op, locationsKey, c.opt.ns)
+	var out []string
+	r, err := c.locationsRead(op, &out)
 	if err != nil {
 		return nil, err
 	}
-	return c.index(ctx, op, k, locationsOp, true)
+	return out, c.runOne(ctx, r)
 }
 
-func (c *Client) index(ctx context.Context, op, key string, o *call.Op, loc bool) ([]string, error) {
-	rep, err := c.run.Run(ctx, o, []string{key}, ms(c.opt.retention))
+// locationsRead prepares Locations into dst.
+func (c *Client) locationsRead(op string, dst *[]string) (read, error) {
+	k, err := pkg.Key(op, locationsKey, c.opt.ns)
 	if err != nil {
-		return nil, err
+		return read{}, err
 	}
-	names := rep.Strs(0)
-	if err := rep.Err(); err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		if !nameOK(n, loc) || (!loc && n == environmental) {
-			rep.Corruptf(key, "index member %q is not a %s", clip(n), strings.TrimSuffix(op, "s"))
-			return nil, rep.Err()
+	return c.index(op, k, locationsOp, true, dst), nil
+}
+
+// index prepares a read of an index (of locations when loc, else of a
+// location's types) into dst.
+func (c *Client) index(op, key string, o *call.Op, loc bool, dst *[]string) read {
+	return read{call: call.Call{Op: o, Keys: []string{key}, Args: []any{ms(c.opt.retention)}}, done: func(rep *call.Reply, err error) error {
+		if err != nil {
+			return err
 		}
-	}
-	return names, nil
+		names := rep.Strs(0)
+		if err := rep.Err(); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if !nameOK(n, loc) || (!loc && n == environmental) {
+				rep.Corruptf(key, "index member %q is not a %s", clip(n), strings.TrimSuffix(op, "s"))
+				return rep.Err()
+			}
+		}
+		*dst = names
+		return nil
+	}}
 }

@@ -85,6 +85,29 @@ func ExampleClient_Aggregate() {
 	// tier hour: count 4, min 20, max 23, avg 21.5, first 20, last 22
 }
 
+// An admin page reads the locations, a location's types, a type's latest
+// readings and its hourly series in one pipeline.
+func ExampleClient_ReadView() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	sensors, _ := sensor.New(rdb)
+	now := time.Now()
+	for i, v := range []float64{21, 22} {
+		r := sensor.TemperatureReading("hall", v, "°C", now.Add(time.Duration(i-2)*time.Minute))
+		if _, err := sensors.Ingest(ctx, r); err != nil {
+			panic(err)
+		}
+	}
+	v, err := sensors.ReadView(ctx, sensor.Temperature, "hall", 10, now.Add(-24*time.Hour), now, time.Hour)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(v.Locations, v.Types, len(v.Latest), v.Latest[0].Value)
+	// Output:
+	// [hall] [temperature] 2 22
+}
+
 // The duplicate policy decides what a second reading of a sensor at the
 // same time does; readings older than the retention are dropped.
 func ExampleWithDuplicates() {

@@ -21,18 +21,34 @@ const MaxLatest = 10000
 // a reading of its key is keys.ErrCorrupt naming the key.
 func (c *Client) Latest(ctx context.Context, typ, loc string, n int) ([]Reading, error) {
 	const op = "latest"
+	var out []Reading
+	r, err := c.latestRead(op, typ, loc, n, &out)
+	if err != nil {
+		return nil, err
+	}
+	return out, c.runOne(ctx, r)
+}
+
+// latestRead prepares Latest(typ, loc, n) into dst.
+func (c *Client) latestRead(op, typ, loc string, n int, dst *[]Reading) (read, error) {
 	if n < 1 || n > MaxLatest {
-		return nil, pkg.Invalidf(op, "n %d outside [1, %d]", n, MaxLatest)
+		return read{}, pkg.Invalidf(op, "n %d outside [1, %d]", n, MaxLatest)
 	}
 	t, err := c.target(op, typ, loc)
 	if err != nil {
-		return nil, err
+		return read{}, err
 	}
-	rep, err := c.run.Run(ctx, latestOps[t.kind], []string{t.raw}, t.kind, t.field, n, ms(c.opt.retention))
-	if err != nil {
-		return nil, err
-	}
-	return c.readings(&rep, t, rep.List(0))
+	return read{call: call.Call{Op: latestOps[t.kind], Keys: []string{t.raw}, Args: []any{t.kind, t.field, n, ms(c.opt.retention)}},
+		done: func(rep *call.Reply, err error) error {
+			if err != nil {
+				return err
+			}
+			rs, err := c.readings(rep, t, rep.List(0))
+			if err == nil {
+				*dst = rs
+			}
+			return err
+		}}, nil
 }
 
 // Current returns the newest reading of typ in loc (the current

@@ -357,6 +357,8 @@ async function loadSensors() {
   if (state.snLoc) q.set("location", state.snLoc);
   if (state.snType) q.set("type", state.snType);
   const r = await api("/api/sensors?" + q);
+  // Refreshes name what is shown, so that the server reads it in one pipeline.
+  state.snLoc = r.location || ""; state.snType = r.type || "";
   const link = (loc, typ, label, cur) => el("a", { href: "#sensors/" + encodeURIComponent(loc) + "/" + encodeURIComponent(typ || ""), class: cur ? "active" : "" }, label);
   const kids = [el("p", { id: "sn-locations" }, "Locations: ", r.locations.length ? r.locations.map(l => [link(l, "", l, l === r.location), " "]) : "none")];
   if (r.location) kids.push(el("p", { id: "sn-types" }, "Types in " + r.location + ": ", r.types.map(t => [link(r.location, t, t, t === r.type), " "])));
