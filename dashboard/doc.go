@@ -89,10 +89,11 @@
 // advance together in one pipeline, then one pipeline reads what they
 // found, so two round trips per node on a keyspace of up to about a
 // thousand keys per node per pattern; the metrics page is one pipeline
-// (metrics.Reader.Read) and the sessions page one SCAN and one pipeline
-// (session.IndexedUsers). The queue, presence and chat, sensor and AI
-// memory pages still make one script or command per object shown (per
-// queue and job state, per presence or chat list, per sensor query):
-// their packages have no batch read yet. Keep the refresh long on a large
-// keyspace.
+// (metrics.Reader.Read), the sessions page one SCAN and one pipeline
+// (session.IndexedUsers), the sensor page one pipeline once it names the
+// location and type it shows, as it does on refresh
+// (sensor.Client.ReadView). The queue, presence and chat, and AI memory
+// pages still make one script or command per object shown (per queue and
+// job state, per presence or chat list): their packages have no batch
+// read yet. Keep the refresh long on a large keyspace.
 package dashboard
