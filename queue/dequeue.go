@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,7 +22,9 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+dequeueSrc, with(allKeys, inboxKey, replyKey), call.Durable())
+	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+strings.NewReplacer(
+		"GROUP_SCAN", strconv.Itoa(GroupScan), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
+	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
@@ -48,8 +51,11 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request())),
-		n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events)
+	args := []any{n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events}
+	if q.limits != "" {
+		args = append(args, q.limits)
+	}
+	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request())), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err
@@ -65,10 +71,16 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	for i := 0; i+1 < len(notes); i += 2 {
 		r := rowReader{vals: notes[i : i+2]}
 		ki, why := r.int(0), r.str(1)
-		if r.err != nil || ki < 1 || int(ki) > len(keys9) {
+		var k string
+		switch {
+		case r.err == nil && ki == 0:
+			// a limit key the script built (not in KEYS): named in the note
+			k, why, _ = strings.Cut(why, "\n")
+		case r.err != nil || ki < 1 || int(ki) > len(keys9):
 			return nil, 0, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: corruption note %v", notes[i:i+2]))
+		default:
+			k = keys9[ki-1]
 		}
-		k := keys9[ki-1]
 		errs = append(errs, pkg.Fail(op, k, nil, keys.Corrupt(k, errors.New(why))))
 	}
 	jobs, err := q.decodeLeased(ctx, rows)

@@ -27,12 +27,24 @@
 -- ARGV[9] events stream length, with WithEvents only: started for each
 --         job leased; failed, then retried or dead, for each expired
 --         lease; dead for each job dead-lettered
+-- ARGV[10] the limits, as JSON, with WithGlobalConcurrency, WithRateLimit
+--         or group limits only (else absent: nothing below reads a limit):
+--         c the most leases at once (the active set's size), r jobs per
+--         p ms (fixed windows of the server clock, counted in the rate
+--         key rk), g the default group limits and o the groups' own ({c,
+--         r, p} each), ga and gr the prefixes of a group's lease set and
+--         rate key. A group's leases are its lease set's members still in
+--         the active set (so an ack, a release or a recovered lease frees
+--         its place at once); a ready job of a group at its limit is
+--         skipped and keeps its place; up to GROUP_SCAN ready jobs are
+--         looked at, and the groups found are served in turn.
 -- While the stats hash has a paused field (Pause) nothing is leased.
 -- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
 -- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
 -- leased or nothing is pending, else the ms until the next delayed job or
 -- lease deadline is due; the last list names what was found corrupt (and
--- repaired: dead-lettered or dropped) on the way. corrupt(i, why) when a
+-- repaired: dead-lettered, dropped, or a limit key deleted) on the way
+-- (key index 0: a limit key, named before a newline in the text). corrupt(i, why) when a
 -- stats field or the memo is not this package's.
 --
 -- A key of the wrong type fails the script before anything is written:
@@ -228,11 +240,182 @@ local n = paused and 0 or tonumber(ARGV[1])
 local rows, leased, dlvs = {}, {}, {}
 local maxscore = int_str(now * 1000 + 999)
 local sdeadline = string.format('%d', deadline)
+
+-- 2a. limits (ARGV[10]): the queue's cap and rate lower n; with group
+-- limits, pick() chooses the jobs.
+local lim = (not paused and ARGV[10]) and cjson.decode(ARGV[10]) or nil
+-- limited: the queue's limits held jobs back; gheld: a group's did;
+-- lwait: ms until the first rate window that held one back ends
+local limited, gheld, lwait = false, false, nil
+local function hold(wait)
+  if wait and (not lwait or wait < lwait) then
+    lwait = wait
+  end
+end
+-- knote reports a limit key (named, not in KEYS) found corrupt and
+-- repaired: the note's index is 0 and its text the key, a newline, why.
+local function knote(key, why)
+  note(0, key .. '\n' .. why)
+end
+-- used reads a rate key ("window,count"): the jobs leased in window win.
+-- A key of another type or value is not this package's: it is deleted
+-- (its window starts again) and reported.
+local function used(key, win)
+  local v = redis.pcall('GET', key)
+  if type(v) == 'table' then
+    redis.call('DEL', key)
+    knote(key, 'not a string (WRONGTYPE); deleted')
+    return 0
+  end
+  local w, c = string.match(v or '', '^(%d+),(%d+)$')
+  if v and not w then
+    redis.call('DEL', key)
+    knote(key, 'rate window ' .. string.sub(v, 1, 32) .. ' is not window,count; deleted')
+  end
+  if w and tonumber(w) == win then
+    return tonumber(c)
+  end
+  return 0
+end
+local qwin, qused
+if lim then
+  if lim.c then
+    local room = lim.c - redis.call('ZCARD', KEYS[6])
+    if room < n then
+      n, limited = math.max(room, 0), true
+    end
+  end
+  if lim.r then
+    qwin = math.floor(now / lim.p)
+    qused = used(lim.rk, qwin)
+    if lim.r - qused < n then
+      n, limited = math.max(lim.r - qused, 0), true
+      hold((qwin + 1) * lim.p - now)
+    end
+  end
+end
+local grouped = lim and (lim.g or lim.o) and n > 0
+local gs, jobgroup, scanned = {}, {}, 0
+local rr0 = grouped and redis.call('HGET', KEYS[7], 'group_rr') or ''
+local rr = rr0
+-- gstate reads group g's room: its limits less its live leases (members
+-- of its lease set still in the active set; the others are dropped) and
+-- its starts in the current window.
+local function gstate(g)
+  local s = gs[g]
+  if s then
+    return s
+  end
+  local l = (lim.o and lim.o[g]) or lim.g or {}
+  s = {room = math.huge, taken = 0, l = l}
+  if l.c then
+    local k = lim.ga .. g
+    local mem = redis.pcall('ZRANGE', k, 0, -1)
+    if mem.err then
+      redis.call('DEL', k)
+      knote(k, 'not a sorted set (WRONGTYPE); deleted')
+      mem = {}
+    end
+    local live, gone = 0, {}
+    if #mem > 0 then
+      local sc = mread('ZMSCORE', KEYS[6], mem)
+      for x = 1, #mem do
+        if sc[x] then
+          live = live + 1
+        else
+          gone[#gone + 1] = mem[x]
+        end
+      end
+      batched('ZREM', k, gone)
+    end
+    s.room = l.c - live
+    if s.room <= 0 then
+      hold(nil)
+    end
+  end
+  if l.r then
+    s.win = math.floor(now / l.p)
+    s.used = used(lim.gr .. g, s.win)
+    if l.r - s.used < s.room then
+      s.room = l.r - s.used
+    end
+    if l.r - s.used <= 0 then
+      hold((s.win + 1) * l.p - now)
+    end
+  end
+  gs[g] = s
+  return s
+end
+-- pick returns up to m ready jobs of the level set key, skipping those
+-- whose group has no room, taking the groups found in turn (oldest first
+-- within a group); ungrouped jobs are a group of their own, without limits.
+local function pick(key, m)
+  local buckets, order, eligible, off = {}, {}, 0, 0
+  while eligible < m and scanned < GROUP_SCAN do
+    local ids = redis.call('ZRANGEBYSCORE', key, '-inf', maxscore, 'LIMIT', off, math.min(100, GROUP_SCAN - scanned))
+    if #ids == 0 then
+      break
+    end
+    off, scanned = off + #ids, scanned + #ids
+    local bodies = mread('HMGET', KEYS[1], ids)
+    for x, id in ipairs(ids) do
+      local g = bodies[x] and string.match(bodies[x], '"group":"([^"\\]*)","max_retries":%d+}$', -(MAX_GROUP + 40)) or ''
+      local b = buckets[g]
+      if not b then
+        b = {s = g == '' and {room = math.huge, taken = 0} or gstate(g), g = g}
+        buckets[g] = b
+        order[#order + 1] = b
+      end
+      if #b < b.s.room then
+        b[#b + 1] = id
+        eligible = eligible + 1
+      elseif g ~= '' then
+        gheld = true
+      end
+    end
+  end
+  -- round-robin by group name, from the first after the last served
+  -- (the stats hash's group_rr), across dequeues
+  table.sort(order, function(x, y) return x.g < y.g end)
+  local start = 1
+  for x, b in ipairs(order) do
+    if b.g > rr then
+      start = x
+      break
+    end
+  end
+  local out = {}
+  local r = 1
+  while #out < m do
+    local any = false
+    for k = 0, #order - 1 do
+      local b = order[(start - 1 + k) % #order + 1]
+      if b[r] and #out < m then
+        out[#out + 1] = b[r]
+        jobgroup[b[r]] = b
+        b.s.room = b.s.room - 1
+        rr = b.g
+        any = true
+      end
+    end
+    if not any then
+      break
+    end
+    r = r + 1
+  end
+  return out
+end
+
 for i = 3, 5 do
   if #leased >= n then
     break
   end
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, n - #leased)
+  local ids
+  if grouped then
+    ids = pick(KEYS[i], n - #leased)
+  else
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, n - #leased)
+  end
   if #ids > 0 then
     -- reads first: the states and bodies, and the dead-letter list's type
     -- when a job must go there. A job never delivered has no state
@@ -265,7 +448,11 @@ for i = 3, 5 do
       end
       return corrupt(7, 'field delivery_seq is not a count')
     end
-    redis.call('ZREMRANGEBYRANK', KEYS[i], 0, #ids - 1)
+    if grouped then
+      batched('ZREM', KEYS[i], ids)
+    else
+      redis.call('ZREMRANGEBYRANK', KEYS[i], 0, #ids - 1)
+    end
     local hset, zadd, orphans = {}, {}, {}
     local seq = top - #ids
     for j, id in ipairs(ids) do
@@ -292,6 +479,13 @@ for i = 3, 5 do
         leased[#leased + 1] = id
         dlvs[#dlvs + 1] = sseq
         emit(evk, evn, 'started', id, now, seq, retry)
+        local b = grouped and jobgroup[id]
+        if b and b.g ~= '' then
+          b.s.taken = b.s.taken + 1
+          b.lease = b.lease or {}
+          b.lease[#b.lease + 1] = sdeadline
+          b.lease[#b.lease + 1] = id
+        end
       elseif body and not sts[j] then
         dead(id, 0, 0, lvl0, 'corrupt job: no state and no max_retries')
         note(1, 'job ' .. id .. ' has no state and its JSON does not end with max_retries; dead-lettered')
@@ -309,6 +503,28 @@ for i = 3, 5 do
   end
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+-- the limits count what was leased: the queue's window, each group's
+-- lease set (expiring the longest lease after its last lease) and window
+if lim and lim.r and #leased > 0 then
+  redis.call('SET', lim.rk, int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 1) * lim.p - now))
+end
+if grouped then
+  if rr ~= rr0 then
+    redis.call('HSET', KEYS[7], 'group_rr', rr)
+  end
+  local seen = {}
+  for _, b in pairs(jobgroup) do
+    if b.lease and not seen[b] then
+      seen[b] = true
+      batched('ZADD', lim.ga .. b.g, b.lease)
+      redis.call('PEXPIRE', lim.ga .. b.g, ARGV[7])
+      if b.s.l.r then
+        redis.call('SET', lim.gr .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
+          int_str((b.s.win + 1) * b.s.l.p - now))
+      end
+    end
+  end
+end
 if paused then
   -- paused (Pause): nothing is delivered; the caller waits its longest
   -- wait, and Resume pushes a wake-up token.
@@ -316,7 +532,7 @@ if paused then
 end
 
 if #leased > 0 then
-  if #leased >= n then
+  if #leased >= n and not limited then
     -- more may be ready: wake another consumer
     if foreign then
       wake(KEYS[9])
@@ -343,6 +559,13 @@ if seq and seq >= now * 1000 - 1 then
     return corrupt(7, 'field enq_skipped is not a count')
   end
   redis.call('HINCRBY', KEYS[7], 'enq_seq', -d)
+end
+
+if limited or gheld then
+  -- held back by a limit: wait until a rate window ends, or for a
+  -- settle to free a place (it wakes a consumer: see settle.lua), at most
+  -- the longest wait
+  return ok(lwait or -1, rows, notes)
 end
 
 -- 4. how long until something is due?

@@ -83,17 +83,20 @@
 //
 //	Key pattern                              Type     TTL                                                                                                                                                     Purpose
 //	queue:dlq:{{queue_name}}                 LIST     7d (refreshed on push; trimmed to the dead-letter cap)                                                                                                  dead letters: job JSON with its last error, newest first
-//	queue:stats:{{queue_name}}               HASH     none (bounded: one hash of counters per queue)                                                                                                          total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag)
+//	queue:stats:{{queue_name}}               HASH     none (bounded: one hash of counters per queue)                                                                                                          total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor)
 //	queue:{{queue_name}}:active              ZSET     none (bounded: one member per job in flight)                                                                                                            leases: in-flight job IDs scored by lease deadline (server ms)
 //	queue:{{queue_name}}:cancel              HASH     none (bounded: one field per job in flight that Cancel was asked to stop, deleted when the job is settled (and by later Cancels once the job is gone))  job ID -> server time (ms) of a Cancel of the job in flight; Run's workers cancel its handler's context
 //	queue:{{queue_name}}:done                HASH     the queue's retention (WithRetention), refreshed on each write; entries past it or over the cap are trimmed in the script that adds one                 finished jobs kept for WithRetention: job ID -> JSON (state, finish time, result, last progress, job)
 //	queue:{{queue_name}}:done_at             ZSET     the queue's retention (WithRetention), refreshed on each write; trimmed with the done hash                                                              index of the done hash: job ID scored by when its entry expires (server ms)
 //	queue:{{queue_name}}:events              STREAM   none (bounded: capped at about the WithEvents length (XADD MAXLEN ~))                                                                                   lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress
 //	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                                                    wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
+//	queue:{{queue_name}}:gactive:{group}     ZSET     MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                           group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
+//	queue:{{queue_name}}:grate:{group}       STRING   until the end of its rate window (the group's rate period)                                                                                              group rate (WithGroupLimits): "window,count": the current fixed window (Unix ms / period) and the group's jobs leased in it
 //	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                  wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
 //	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                           job ID -> job JSON in seed 001's item format
 //	queue:{{queue_name}}:priority:{level}    ZSET     none (bounded: one member per pending or scheduled job; empty sets vanish)                                                                              job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
 //	queue:{{queue_name}}:progress            HASH     none (bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled)                                  job ID -> delivery and the progress JSON its handler reported (SetProgress)
+//	queue:{{queue_name}}:rate                STRING   until the end of its rate window (WithRateLimit's period)                                                                                               WithRateLimit: "window,count": the current fixed window (Unix ms / period) and the jobs leased in it
 //	queue:{{queue_name}}:reply:{request_id}  STRING   1m                                                                                                                                                      first outcome of a write request (JSON), returned to a resend of the same request
 //	queue:{{queue_name}}:schedules           HASH     none (bounded: one field per periodic job, removed by Unschedule)                                                                                       periodic jobs (Schedule): name -> JSON definition (next due tick, cron or interval spec, time zone, missed-tick policy, payload)
 //	queue:{{queue_name}}:state               HASH     none (bounded: one field per live job delivered at least once, deleted with its jobs field)                                                             job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)
@@ -222,6 +225,42 @@
 // back to pending. Enqueues, Schedule ticks and the admin calls go on.
 // Resume deletes the field and pushes a wake-up token, so a waiting
 // consumer polls at once. Stats reports Paused and PausedAt.
+//
+// # Global limits and groups
+//
+// The dequeue script enforces the limits, in the atomic step that leases,
+// for every consumer in every process:
+//
+//   - WithGlobalConcurrency(n): at most n jobs of the queue leased at
+//     once. The count is the active set itself, after the script has
+//     recovered expired leases (up to 100 per call, so a crashed worker's
+//     place comes back at the next dequeue after its lease ends); an
+//     ack, a failure, a release, a cancel or a delete frees a place at
+//     once. Run's prefetched jobs hold leases, so they count.
+//   - WithRateLimit(n, per): at most n jobs leased per fixed window of
+//     per on the server clock ([k×per, (k+1)×per) in Unix ms), counted
+//     in queue:{queue_name}:rate, which expires with its window.
+//   - InGroup(g) puts a job in a group (a tenant); WithGroupLimits sets
+//     every group's concurrency and rate, WithGroupLimit one group's.
+//     A group's leases are the members of queue:{queue_name}:gactive:{g}
+//     still in the active set (others are dropped as they are read), so
+//     its places free as the queue's do; its rate is counted as the
+//     queue's, in queue:{queue_name}:grate:{g}. A ready job of a group
+//     at its limit is skipped and keeps its place: the script looks at up
+//     to GroupScan ready jobs (reading their JSON for the group), and
+//     serves the groups it found in turn, by name, starting after the
+//     last group served (the stats hash's group_rr), so a saturated
+//     group neither blocks the jobs behind it nor starves another group.
+//     A group with more than GroupScan ready jobs ahead of another's
+//     hides those: the bound on what one dequeue reads.
+//
+// A consumer that a limit holds back waits for the rate window to end or,
+// for a concurrency limit, until a settle of an instance with limits
+// pushes a wake-up token (each batch that ends a lease does), at most
+// 250 ms. All of a queue's consumers should have the same limits: the
+// script applies those of the caller. Without any limit the dequeue
+// script reads no limit key and the settle script pushes no token: the
+// plain path costs what it did.
 //
 // # Results and progress
 //

@@ -43,6 +43,7 @@ type enqueueConfig struct {
 	unique     time.Duration
 	timeout    time.Duration
 	headers    map[string]string
+	group      string
 }
 
 // Bounds of a job's envelope extras.
@@ -97,6 +98,33 @@ func checkHeaders(op string, h map[string]string) error {
 		return pkg.Invalidf(op, "headers of %d bytes, at most %d", n, MaxHeaderBytes)
 	}
 	return nil
+}
+
+// MaxGroupLen bounds the length of a group name (InGroup).
+const MaxGroupLen = 128
+
+// InGroup puts the job in group g (a tenant, a customer, a resource):
+// the queue's group limits (WithGroupLimits, WithGroupLimit) then cap how
+// many jobs of g run at once and how many start per period, across every
+// consumer, and a group at its limit is skipped, not waited for. g is 1
+// to MaxGroupLen bytes of ASCII letters, digits, '.', '_' and '-' (it
+// names the group's keys), else ErrInvalid. It is stored in the job's
+// envelope ("group") and shown as Job.Group.
+func InGroup(g string) EnqueueOption { return func(c *enqueueConfig) { c.group = g } }
+
+// validGroup reports whether g is a group name InGroup accepts.
+func validGroup(g string) bool {
+	if g == "" || len(g) > MaxGroupLen {
+		return false
+	}
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // WithID sets the job ID (default: a random UUID). While a job with this
@@ -165,6 +193,9 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 	if err := checkHeaders(op, c.headers); err != nil {
 		return prepared{}, err
 	}
+	if c.group != "" && !validGroup(c.group) {
+		return prepared{}, pkg.Invalidf(op, "group %.64q: want 1 to %d ASCII letters, digits, '.', '_' or '-'", c.group, MaxGroupLen)
+	}
 	maxRetries := c.maxRetries
 	if maxRetries < 0 {
 		maxRetries = q.o.maxRetries
@@ -180,7 +211,7 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		}
 		uk = k
 	}
-	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries, jobExt{headers: c.headers, timeout: c.timeout})
+	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries, jobExt{headers: c.headers, timeout: c.timeout, group: c.group})
 	if err != nil {
 		return prepared{}, err
 	}

@@ -280,3 +280,34 @@ func ExampleQueue_ReadEvents() {
 	// started e1
 	// completed e1
 }
+
+func ExampleWithGroupLimits() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	// every tenant: one job at a time; at most 10 jobs of the queue at
+	// once, across all consumers
+	q, err := queue.New[Execution](rdb, "n8n", queue.WithGlobalConcurrency(10),
+		queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
+	if err != nil {
+		panic(err)
+	}
+	for _, tenant := range []string{"acme", "acme", "acme", "globex"} {
+		_, _ = q.Enqueue(ctx, Execution{WorkflowID: "sync"}, queue.InGroup(tenant))
+	}
+	for {
+		j, err := q.TryDequeue(ctx) // leases are held: acme stays at its limit
+		if errors.Is(err, queue.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("run", j.Group)
+	}
+	// Output:
+	// run acme
+	// run globex
+}

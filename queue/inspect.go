@@ -81,6 +81,8 @@ func init() {
 					return nil, fmt.Errorf("field %s is %.64q", f, v)
 				}
 				out[f] = msTime(n).UTC()
+			case "group_rr": // the group dequeues served last (round-robin)
+				out[f] = v
 			default:
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || n < 0 {
@@ -146,6 +148,20 @@ func init() {
 	keys.SetDecoder(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"job_id": id, "expires_at": msTime(int64(score)).UTC()}, nil
 	}))
+	window := func(ref keys.Ref, s string) (any, error) {
+		w, c, ok := strings.Cut(s, ",")
+		wn, err1 := strconv.ParseInt(w, 10, 64)
+		cn, err2 := strconv.ParseInt(c, 10, 64)
+		if !ok || err1 != nil || err2 != nil || wn < 0 || cn < 0 {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("rate window %.64q is not window,count", s))
+		}
+		return map[string]any{"window": wn, "leased": cn, "window_ends": "the key's TTL"}, nil
+	}
+	keys.SetDecoder(rateKey, keys.StringDecoder(window))
+	keys.SetDecoder(groupRateKey, keys.StringDecoder(window))
+	keys.SetDecoder(groupActiveKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
+		return map[string]any{"group": ref.Arg("group"), "job_id": id, "lease_deadline": msTime(int64(score)).UTC()}, nil
+	}))
 	keys.SetDecoder(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		var e deadEntry
 		if err := json.Unmarshal([]byte(s), &e); err != nil {
@@ -185,6 +201,9 @@ func inspectJob(key, s string) (any, error) {
 	}
 	if w.TimeoutMS > 0 {
 		out["timeout"] = (time.Duration(w.TimeoutMS) * time.Millisecond).String()
+	}
+	if w.Group != "" {
+		out["group"] = w.Group
 	}
 	if w.PayloadBytes != nil {
 		out["payload_bytes"] = w.PayloadBytes

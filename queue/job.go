@@ -39,6 +39,9 @@ type Job[T any] struct {
 	// has none: trace context, tenant, correlation IDs. Middleware reads
 	// them (see WithMiddleware).
 	Headers map[string]string
+	// Group is the job's group (InGroup), "" for none: the group limits
+	// of the queue (WithGroupLimits) apply to it.
+	Group string
 
 	delivered time.Time // local clock, for processing time
 	q         *Queue[T] // the queue it came from (SetProgress)
@@ -67,15 +70,19 @@ type wireJob struct {
 	RetryCount   int             `json:"retry_count"`
 	// Optional fields go before max_retries, which ends the JSON (the
 	// dequeue script reads it there).
-	Headers    map[string]string `json:"headers,omitempty"`
-	TimeoutMS  int64             `json:"timeout_ms,omitempty"`
-	MaxRetries int               `json:"max_retries"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty"`
+	// Group goes right before max_retries: the dequeue script reads it
+	// there (InGroup's names need no JSON escaping).
+	Group      string `json:"group,omitempty"`
+	MaxRetries int    `json:"max_retries"`
 }
 
 // jobExt is the optional part of a job's envelope.
 type jobExt struct {
 	headers map[string]string
 	timeout time.Duration
+	group   string
 }
 
 func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Time, maxRetries int, ext ...jobExt) (string, error) {
@@ -88,10 +95,10 @@ func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Tim
 		x = ext[0]
 	}
 	var out string
-	if q.isJSON && plainJSON(id) && x.headers == nil && x.timeout == 0 {
+	if q.isJSON && plainJSON(id) && x.headers == nil && x.timeout == 0 && x.group == "" {
 		out = appendWire(id, data, p, created, maxRetries)
 	} else {
-		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries, Headers: x.headers, TimeoutMS: ms(x.timeout)}
+		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries, Headers: x.headers, TimeoutMS: ms(x.timeout), Group: x.group}
 		if q.isJSON || json.Valid(data) {
 			w.Payload = data
 		} else {
@@ -153,6 +160,7 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 			CreatedAt  time.Time         `json:"created_at"`
 			Headers    map[string]string `json:"headers"`
 			TimeoutMS  int64             `json:"timeout_ms"`
+			Group      string            `json:"group"`
 			MaxRetries int               `json:"max_retries"`
 		}
 		w.Payload = &j.Payload
@@ -160,7 +168,7 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 			return keys.Corrupt(key, err)
 		}
 		j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
-		j.Headers, j.Timeout = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond
+		j.Headers, j.Timeout, j.Group = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond, w.Group
 		return nil
 	}
 	var w wireJob
@@ -175,7 +183,7 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 		return err
 	}
 	j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
-	j.Headers, j.Timeout = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond
+	j.Headers, j.Timeout, j.Group = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond, w.Group
 	return nil
 }
 

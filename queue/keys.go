@@ -102,11 +102,29 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress",
 	})
+	rateKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:rate", Type: keys.String,
+		TTLNote: "until the end of its rate window (WithRateLimit's period)",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "WithRateLimit: \"window,count\": the current fixed window (Unix ms / period) and the jobs leased in it",
+	})
+	groupActiveKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:gactive:{group}", Type: keys.ZSet,
+		TTLNote: "MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set",
+	})
+	groupRateKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:grate:{group}", Type: keys.String,
+		TTLNote: "until the end of its rate window (the group's rate period)",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "group rate (WithGroupLimits): \"window,count\": the current fixed window (Unix ms / period) and the group's jobs leased in it",
+	})
 	statsKey = keys.Register(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
-		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag)",
+		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor)",
 	})
 	deadKey = keys.Register(keys.Pattern{
 		Template: "queue:dlq:{queue_name}", Type: keys.List, TTL: DeadTTL,

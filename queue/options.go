@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/redschema/redschema/codec"
@@ -80,7 +81,46 @@ type options struct {
 	retainCap  int
 	middleware []any // func(Handler[T]) Handler[T], checked by New[T]
 	events     int
+	// global limits (WithGlobalConcurrency, WithRateLimit,
+	// WithGroupLimits, WithGroupLimit); zero: none
+	concurrency int
+	rate        Rate
+	groupLimit  GroupLimit
+	groupLimits map[string]GroupLimit
+	badGroup    string // a WithGroupLimit group InGroup would refuse
 }
+
+// Rate is at most N starts per period Per: fixed windows of the server
+// clock, [k×Per, (k+1)×Per) in Unix ms, each allowing N leases.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// GroupLimit bounds the jobs of one group (InGroup), across every
+// consumer of the queue: at most Concurrency leased at once (0: no cap)
+// and at most Rate.N leased per Rate.Per (zero Rate: none).
+type GroupLimit struct {
+	Concurrency int
+	Rate        Rate
+}
+
+// Bounds of the global limits.
+const (
+	// MaxLimit bounds a concurrency cap and a rate's N.
+	MaxLimit = 1000000
+	// MinRatePeriod and MaxRatePeriod bound a rate's period.
+	MinRatePeriod = time.Millisecond
+	MaxRatePeriod = 24 * time.Hour
+	// MaxGroupLimits bounds the groups given their own limits
+	// (WithGroupLimit).
+	MaxGroupLimits = 1000
+	// GroupScan is how many ready jobs one dequeue looks at, at most,
+	// when group limits are set: jobs of groups at their limit are
+	// skipped (they keep their place), so another group's job is found
+	// behind up to this many of theirs.
+	GroupScan = 1000
+)
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
@@ -205,6 +245,132 @@ func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 // (the default) no script writes an event.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
 
+// WithGlobalConcurrency caps the jobs of the queue leased at once, across
+// every consumer and process, at n (1 to MaxLimit): the dequeue script
+// counts the leases in the active set (after recovering expired ones)
+// in the same atomic step that adds one, so an ack, a failure, a release
+// or an expired lease (a crashed worker's) frees its place. Run's
+// prefetched jobs hold leases too: the cap counts them. Every consumer
+// of the queue should have the same limits (a consumer without them
+// leases regardless). Without it the dequeue path pays nothing.
+func WithGlobalConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
+
+// WithRateLimit lets the queue's consumers lease at most n jobs (1 to
+// MaxLimit) per period per (MinRatePeriod to MaxRatePeriod), counted in
+// fixed windows of the server clock in a key of the queue's slot,
+// queue:{queue_name}:rate, by the dequeue script that leases them. A
+// consumer held back by the limit waits until the window ends.
+func WithRateLimit(n int, per time.Duration) Option {
+	return func(o *options) { o.rate = Rate{N: n, Per: per} }
+}
+
+// WithGroupLimits sets the limits of every group (InGroup) that has no
+// limits of its own (WithGroupLimit). The dequeue script counts each
+// group's leases (queue:{queue_name}:gactive:{group}) and starts in the
+// current window (queue:{queue_name}:grate:{group}); a ready job whose
+// group is at its limit is skipped, keeping its place, so other groups'
+// jobs behind it are served (looking at up to GroupScan ready jobs per
+// dequeue), and one dequeue takes the groups' jobs in turn (round-robin
+// over the groups found ready, oldest first within a group). Jobs with no
+// group have only the queue's limits.
+func WithGroupLimits(l GroupLimit) Option { return func(o *options) { o.groupLimit = l } }
+
+// WithGroupLimit gives group g its own limits instead of WithGroupLimits'
+// (up to MaxGroupLimits groups; g as InGroup takes it).
+func WithGroupLimit(g string, l GroupLimit) Option {
+	return func(o *options) {
+		if !validGroup(g) {
+			o.badGroup = g
+			return
+		}
+		if o.groupLimits == nil {
+			o.groupLimits = map[string]GroupLimit{}
+		}
+		o.groupLimits[g] = l
+	}
+}
+
+// checkRate validates a rate (zero: none).
+func checkRate(op, what string, r Rate) error {
+	if r == (Rate{}) {
+		return nil
+	}
+	if r.N < 1 || r.N > MaxLimit || r.Per < MinRatePeriod || r.Per > MaxRatePeriod || r.Per%time.Millisecond != 0 {
+		return pkg.Invalidf(op, "%s rate %d per %v: want 1 to %d per whole ms in [%v, %v]", what, r.N, r.Per, MaxLimit, MinRatePeriod, MaxRatePeriod)
+	}
+	return nil
+}
+
+// checkLimits validates the global limits.
+func (o *options) checkLimits(op string) error {
+	if o.concurrency < 0 || o.concurrency > MaxLimit {
+		return pkg.Invalidf(op, "global concurrency %d outside [1, %d]", o.concurrency, MaxLimit)
+	}
+	if o.badGroup != "" {
+		return pkg.Invalidf(op, "WithGroupLimit: group %.64q is not a group name (see InGroup)", o.badGroup)
+	}
+	if len(o.groupLimits) > MaxGroupLimits {
+		return pkg.Invalidf(op, "%d groups with their own limits, at most %d", len(o.groupLimits), MaxGroupLimits)
+	}
+	if err := checkRate(op, "queue", o.rate); err != nil {
+		return err
+	}
+	for g, l := range o.groupLimits {
+		if err := checkGroupLimit(op, g, l); err != nil {
+			return err
+		}
+	}
+	return checkGroupLimit(op, "default", o.groupLimit)
+}
+
+func checkGroupLimit(op, g string, l GroupLimit) error {
+	if l.Concurrency < 0 || l.Concurrency > MaxLimit {
+		return pkg.Invalidf(op, "group %s concurrency %d outside [0, %d]", g, l.Concurrency, MaxLimit)
+	}
+	return checkRate(op, "group "+g, l.Rate)
+}
+
+// limitSpec is the JSON the dequeue script reads its limits from ("" for
+// none: the script then takes its plain path): c, r, p the queue's cap
+// and rate; g the default group limit, o the groups' own; k the prefixes
+// of the queue's rate key and group keys.
+func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
+	type lim struct {
+		C int   `json:"c,omitempty"`
+		R int   `json:"r,omitempty"`
+		P int64 `json:"p,omitempty"`
+	}
+	gl := func(l GroupLimit) *lim {
+		if l == (GroupLimit{}) {
+			return nil
+		}
+		return &lim{C: l.Concurrency, R: l.Rate.N, P: ms(l.Rate.Per)}
+	}
+	spec := struct {
+		lim
+		G  *lim            `json:"g,omitempty"`
+		O  map[string]*lim `json:"o,omitempty"`
+		RK string          `json:"rk"`
+		GA string          `json:"ga"`
+		GR string          `json:"gr"`
+	}{lim: lim{C: o.concurrency, R: o.rate.N, P: ms(o.rate.Per)}, G: gl(o.groupLimit), RK: rateKey, GA: gactivePre, GR: gratePre}
+	for g, l := range o.groupLimits {
+		if spec.O == nil {
+			spec.O = map[string]*lim{}
+		}
+		x := gl(l)
+		if x == nil {
+			x = &lim{} // no limits for this group, not the default's
+		}
+		spec.O[g] = x
+	}
+	if spec.lim == (lim{}) && spec.G == nil && spec.O == nil {
+		return ""
+	}
+	b, _ := json.Marshal(spec)
+	return string(b)
+}
+
 func defaultOptions() options {
 	return options{
 		codec: codec.JSON{}, lease: DefaultLease, maxRetries: DefaultMaxRetries, maxPayload: DefaultMaxPayload,
@@ -238,6 +404,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "events length %d outside [1, %d]", o.events, MaxEventsLength)
 	case o.pipelines < 0 || o.pipelines > MaxPipelines:
 		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	}
+	if err := o.checkLimits(op); err != nil {
+		return err
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)

@@ -28,6 +28,7 @@ type Queue[T any] struct {
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
 	replyPre                                                 string    // a reply memo key, less its request ID
+	limits                                                   string    // the dequeue script's limits (limitSpec), "" for none
 	middleware                                               []func(Handler[T]) Handler[T]
 }
 
@@ -101,6 +102,11 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	// prefix and the ID.
 	const placeholder = "00000000000000000000000000000000"
 	q.replyPre, _ = strings.CutSuffix(build(replyKey, name, placeholder), placeholder)
+	// group names need no escaping (validGroup): a group's key is a
+	// prefix and the name
+	gaPre, _ := strings.CutSuffix(build(groupActiveKey, name, "g"), "g")
+	grPre, _ := strings.CutSuffix(build(groupRateKey, name, "g"), "g")
+	q.limits = o.limitSpec(build(rateKey, name), gaPre, grPre)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,9 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 			add("queue:{queue_name}:progress", name)
 			add("queue:{queue_name}:done", name)
 			add("queue:{queue_name}:done_at", name)
+			add("queue:{queue_name}:rate", name)
+			add("queue:{queue_name}:gactive:{group}", name, "jobs")
+			add("queue:{queue_name}:grate:{group}", name, "jobs")
 			add("queue:{queue_name}:reply:{request_id}", name, "high")
 			if tags {
 				assert.True(t, keys.SameSlot(ks...), "queue %q keys span slots: %v", name, ks)

@@ -46,8 +46,14 @@ const (
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
 	args := make([]any, 0, 6+5*len(os))
 	args = append(args, q.o.deadCap, ms(DeadTTL), ms(replayWindow), ms(q.o.retention), q.o.retainCap, q.o.events)
+	ends := false
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
+		ends = ends || o.op != 'e'
+	}
+	if ends && q.limits != "" {
+		// a lease ends: wake a consumer a limit held back
+		args = append(args, "w", "", 0, 0, "")
 	}
 	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req)), args...)
 	nd, err := call.NotDurable(err)

@@ -25,7 +25,7 @@
 -- ARGV[5] retention cap (entries kept)
 -- ARGV[6] events stream length (WithEvents; "0" for none)
 -- ARGV[7..] groups of 5 (at most 512): op (a|c|f|d|r|e), id, delivery,
---   number, error
+--   number, error; then, with limits, the group w (see below)
 --   a: number = processing time in microseconds; error = the result JSON
 --      or "" (kept with the job when retention is on)
 --   c: a job whose handler stopped after a Cancel: it leaves the queue
@@ -50,8 +50,15 @@
 -- Every settled delivery's progress field goes (when the progress hash
 -- exists: one TYPE per batch); with retention, acked jobs are kept in the
 -- done hash, which is trimmed of expired entries and to its cap there.
+-- A last group "w" (Go adds it with limits: WithGlobalConcurrency,
+-- WithRateLimit, group limits) asks for a wake-up token when a lease
+-- ends, so a consumer held back by a limit tries again at once.
+local last, wakeup = #ARGV, false
+if last >= 11 and ARGV[last - 4] == 'w' then
+  last, wakeup = last - 5, true
+end
 local simple = true
-for i = 7, #ARGV, 5 do
+for i = 7, last, 5 do
   if ARGV[i] ~= 'a' and ARGV[i] ~= 'e' then
     simple = false
     break
@@ -96,7 +103,7 @@ local function later(kind, id, at, dlv, retry, err)
   end
 end
 local ids = {}
-for i = 7, #ARGV, 5 do
+for i = 7, last, 5 do
   ids[#ids + 1] = ARGV[i + 1]
 end
 -- one read of every state and lease, batched writes below
@@ -236,6 +243,7 @@ local function after()
   keep_done(KEYS[11], KEYS[12], keep, now, retention, tonumber(ARGV[5]))
 end
 
+local waking = wakeup and #unlease > 0 and redis.call('LLEN', KEYS[9]) == 0
 local reply = ok(string.format('%d', nowc), out)
 if simple then
   local prev = redis.call('SET', KEYS[14], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
@@ -284,6 +292,9 @@ if simple then
   batched('ZREM', KEYS[6], unlease)
   batched('HDEL', KEYS[2], forget)
   batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
+  if waking then
+    redis.call('RPUSH', KEYS[9], '1')
+  end
   after()
   return reply
 end
@@ -299,7 +310,7 @@ if processed > 0 then
     'last_processed_at', string.format('%d', now))
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed, 'total_cancelled', cancelled})
-if released > 0 then
+if released > 0 or waking then
   wake(KEYS[9])
 end
 after()

@@ -198,6 +198,15 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, q.Ack(ctx, j4))
 	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"})
 	require.NoError(t, err)
+	// limits: the queue's rate window, a group's leases and rate window
+	// (t1's group is served before the ungrouped e3: round-robin by name)
+	lq, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt), queue.WithRateLimit(100, time.Hour),
+		queue.WithGroupLimits(queue.GroupLimit{Concurrency: 2, Rate: queue.Rate{N: 10, Per: time.Hour}}))
+	require.NoError(t, err)
+	_, err = lq.Enqueue(ctx, job{WorkflowID: "tenant job"}, queue.WithID("t1"), queue.InGroup("tenant-42"))
+	require.NoError(t, err)
+	_, err = lq.Dequeue(ctx)
+	require.NoError(t, err)
 
 	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))
 	require.NoError(t, err)
@@ -339,6 +348,9 @@ func TestInspectEveryPackage(t *testing.T) {
 	assert.Contains(t, value("queue:{queue_name}:done_at"), `"job_id":"e4"`)
 	assert.Contains(t, value("queue:{queue_name}:cancel"), `"job_id":"e1"`)
 	assert.Contains(t, value("queue:{queue_name}:events"), `"Kind":"completed"`)
+	assert.Contains(t, value("queue:{queue_name}:gactive:{group}"), `"job_id":"t1"`)
+	assert.Contains(t, value("queue:{queue_name}:grate:{group}"), `"leased":1`)
+	assert.Contains(t, value("queue:{queue_name}:rate"), `"leased":1`)
 	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
 	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
 	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)
