@@ -240,6 +240,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, res.Allowed)
 		noErrors("ratelimits")
+
+		// Lifting a block keeps the counters (Limiter.Unblock): the
+		// identifier that had used some of its quota still has.
+		require.NoError(t, lim.Block(env.Ctx(), demo.LimitedID, time.Hour))
+		waitJS(t, ctx, `document.querySelectorAll('#rl-block-table tr[data-block="`+demo.LimitedID+`"]').length === 1`)
+		click(t, ctx, `#rl-block-table tr[data-block="`+demo.LimitedID+`"] button[data-action="lift"]`)
+		waitJS(t, ctx, `document.querySelectorAll("#rl-block-table tr[data-block]").length === 0`)
+		res, err = lim.Peek(env.Ctx(), demo.LimitedID)
+		require.NoError(t, err)
+		require.True(t, res.Allowed)
+		require.Equal(t, demo.LimitPerMinute-demo.Used, res.Remaining, "counters kept")
+		noErrors("ratelimits")
 	})
 
 	t.Run("presence", func(t *testing.T) {
