@@ -22,9 +22,9 @@
 //
 //   - One round trip per operation. Allow, AllowN and Peek run one Lua
 //     script (EVALSHA, falling back to EVAL) that reads the server's TIME,
-//     so application clocks never matter; Block and SetConfig are one
-//     script each, Refund, Penalize and Reset one script each,
-//     DeleteConfig one DEL, Config one HMGET; a refusal from the deny
+//     so application clocks never matter; Block, Unblock, SetConfig and
+//     DeleteConfig are one script each, Refund, Penalize and Reset one
+//     script each, Config one HMGET; a refusal from the deny
 //     cache (WithDenyCache) none. The
 //     policy is compiled into the limiter's scripts in New, so a call sends
 //     only keys, the cost and a nonce. A limiter with one rule and no
@@ -235,8 +235,8 @@
 //     (ratelimit:adjust:{id}:{request}): a resend finds it and changes
 //     nothing more. WithAutoBlock counts a resent refusal again: stricter,
 //     never looser.
-//   - SetConfig writes the same fields again, DeleteConfig and Reset
-//     delete again: the same outcome, and the state of the same call made
+//   - SetConfig writes the same fields again, DeleteConfig, Unblock and
+//     Reset delete again: the same outcome, and the state of the same call made
 //     a moment later (a resent Reset also deletes what a check wrote in
 //     between; a resent SetConfig wins over one made in between).
 //
