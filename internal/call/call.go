@@ -84,6 +84,7 @@ type Op struct {
 	errs   [nStatus]error
 	shared bool
 	libs   []*Library
+	head   string
 
 	durable bool
 }
@@ -106,6 +107,14 @@ func Shared() OpOption { return func(o *Op) { o.shared = true } }
 // ones.
 func Uses(l *Library) OpOption { return func(o *Op) { o.libs = append(o.libs, l) } }
 
+// Head puts src first in the script, before the paragraphs of the
+// prelude and of the libraries: a fast path for the common case that uses
+// no helper (src is not scanned for them) and either returns or, before
+// any write, falls through to the body. Every "local function" before
+// the body costs a closure on every run of the script, so a fast path
+// that runs before them pays none.
+func Head(src string) OpOption { return func(o *Op) { o.head = src } }
+
 // Declare declares operation name of package p: body is its Lua (with a
 // header listing KEYS, ARGV and the reply), keyTemplates say what
 // KEYS[1], KEYS[2], ... are (extra keys take the last template), and the
@@ -116,7 +125,11 @@ func (p *Pkg) Declare(name, body string, keyTemplates []*keys.Template, opts ...
 	for _, f := range opts {
 		f(o)
 	}
-	o.script = script.New(source(body, o.libs))
+	if o.head != "" {
+		o.script = script.New(o.head, source(body, o.libs))
+	} else {
+		o.script = script.New(source(body, o.libs))
+	}
 	return o
 }
 

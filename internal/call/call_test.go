@@ -366,6 +366,25 @@ local function pair() return a + b end`)
 	assert.Contains(t, err.Error(), "bad fence")
 }
 
+// A Head comes before the prelude: its fast path returns before any
+// helper is defined, and what it does not handle falls through to the
+// body, helpers and all.
+func TestHead(t *testing.T) {
+	e := harness.New(t)
+	r := call.NewRunner(e.Client, 0)
+	op := pkg.Declare("head", "return ok(to_int(ARGV[1]))", []*keys.Template{strKey},
+		call.Head("if ARGV[1] == 'fast' then return {'ok', 'fast'} end"))
+	src := op.Script().Source()
+	assert.Less(t, strings.Index(src, "ARGV[1] == 'fast'"), strings.Index(src, "local function to_int("))
+	ks := twoKeys(t, e)[:1]
+	rep, err := r.Run(e.Ctx(), op, ks, "fast")
+	require.NoError(t, err)
+	assert.Equal(t, "fast", rep.Str(0))
+	rep, err = r.Run(e.Ctx(), op, ks, "42")
+	require.NoError(t, err)
+	assert.EqualValues(t, 42, rep.Int(0))
+}
+
 // A call that meets a moving slot (TRYAGAIN and the like, after go-redis's
 // own retries) is sent again until it succeeds, or fails by its own
 // deadline with both errors.
