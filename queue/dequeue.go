@@ -24,7 +24,7 @@ var (
 
 	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+strings.NewReplacer(
 		"GROUP_SCAN", strconv.Itoa(GroupScan), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
-	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey), call.Durable())
+	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
@@ -55,7 +55,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}
-	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request())), args...)
+	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request(), q.flows)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err

@@ -13,7 +13,8 @@
 -- KEYS[9]  wake list      queue:{q}:executions
 -- KEYS[10] inbox list     queue:{q}:inbox
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
--- KEYS[12] events stream  queue:{q}:events, with WithEvents only
+-- KEYS[12] flows hash     queue:{q}:flows       flow parents and children
+-- KEYS[13] events stream  queue:{q}:events, with WithEvents only
 -- ARGV[1] n: most jobs to lease (1 to 512)
 -- ARGV[2] lease in ms
 -- ARGV[3] dead-letter cap (entries kept)
@@ -63,7 +64,7 @@ if memo == false then
   return corrupt(11, 'reply memo is not a reply')
 end
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
-local evk, evn = KEYS[12], ARGV[9]
+local evk, evn = KEYS[13], ARGV[9]
 local nowus = now_us()
 local now = math.floor(nowus / 1000)
 local nowc = math.ceil(nowus / 1000)
@@ -95,12 +96,13 @@ local checked = false
 -- hash is not this package's, or nil.
 local function check()
   if not checked then
-    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}})
+    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}})
     checked = true
     return stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
   end
 end
 local notes = {}
+local fids = {} -- jobs dead-lettered, for their flows (flow_plan)
 local trimmed, deadn, failed = 0, 0, 0
 local function note(i, why)
   notes[#notes + 1] = i
@@ -113,6 +115,7 @@ local function dead(id, retry, max, lvl, err)
   trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body), tonumber(ARGV[3]), ARGV[4])
   deadn = deadn + 1
   emit(evk, evn, 'dead', id, now, nil, retry, err)
+  fids[#fids + 1] = id
 end
 
 -- 0. adopt what the wake list and the inbox hold besides wake-up tokens:
@@ -500,6 +503,20 @@ for i = 3, 5 do
     batched('HSET', KEYS[2], hset)
     batched('ZADD', KEYS[6], zadd)
     batched('HDEL', KEYS[2], orphans)
+  end
+end
+if #fids > 0 then
+  -- flows of the jobs dead-lettered above (check() read the flows hash's
+  -- type before they were)
+  local kinds = {}
+  for x = 1, #fids do
+    kinds[x] = 'dead'
+  end
+  local plan = flow_plan(KEYS[12], fids, kinds)
+  if plan then
+    local d, tr = flow_apply(plan, KEYS[12], {jobs = KEYS[1], state = KEYS[2], levels = lvkeys, dlq = KEYS[8], wake = KEYS[9]},
+      now, tonumber(ARGV[3]), ARGV[4], evk, evn)
+    deadn, trimmed = deadn + d, trimmed + tr
   end
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})

@@ -90,6 +90,7 @@
 //	queue:{{queue_name}}:done_at             ZSET     the queue's retention (WithRetention), refreshed on each write; trimmed with the done hash                                                              index of the done hash: job ID scored by when its entry expires (server ms)
 //	queue:{{queue_name}}:events              STREAM   none (bounded: capped at about the WithEvents length (XADD MAXLEN ~))                                                                                   lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress
 //	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                                                    wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
+//	queue:{{queue_name}}:flows               HASH     none (bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish)                        flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID
 //	queue:{{queue_name}}:gactive:{group}     ZSET     MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                           group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
 //	queue:{{queue_name}}:grate:{group}       STRING   until the end of its rate window (the group's rate period)                                                                                              group rate (WithGroupLimits): "window,count": the current fixed window (Unix ms / period) and the group's jobs leased in it
 //	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                  wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
@@ -261,6 +262,22 @@
 // script applies those of the caller. Without any limit the dequeue
 // script reads no limit key and the settle script pushes no token: the
 // plain path costs what it did.
+//
+// # Flows
+//
+// EnqueueFlow writes a parent job and its children in one script: the
+// children are ready at once; the parent waits in the jobs hash, in no
+// priority set, with its count of children left in the flows hash
+// (queue:{queue_name}:flows, "p:" + its ID; each child has "c:" + its ID
+// -> the parent). The script that makes a child leave the queue (the
+// settle script's ack, cancel or dead letter, the dequeue script's dead
+// letter of an expired lease) reads its parent there and counts it down
+// in the same atomic step; the last one puts the parent in its priority
+// set, so the parent runs once, after every child. A dead-lettered or
+// cancelled child dead-letters the parent at once (FailParent, the
+// default) or counts as finished (IgnoreDead), as OnDeadChild says.
+// Every job of a flow is a job of the queue, on its slot. A settle batch
+// reads the flows hash only when it exists (one EXISTS).
 //
 // # Results and progress
 //

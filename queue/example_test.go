@@ -311,3 +311,39 @@ func ExampleWithGroupLimits() {
 	// run acme
 	// run globex
 }
+
+func ExampleQueue_EnqueueFlow() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, err := queue.New[Execution](rdb, "n8n")
+	if err != nil {
+		panic(err)
+	}
+	// the report runs once both parts are done
+	_, _, err = q.EnqueueFlow(ctx, queue.Item[Execution]{Payload: Execution{WorkflowID: "report"}},
+		[]queue.Item[Execution]{{Payload: Execution{WorkflowID: "part-1"}}, {Payload: Execution{WorkflowID: "part-2"}}},
+		queue.OnDeadChild(queue.FailParent))
+	if err != nil {
+		panic(err)
+	}
+	for {
+		j, err := q.TryDequeue(ctx)
+		if errors.Is(err, queue.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("run", j.Payload.WorkflowID)
+		if err := q.Ack(ctx, j); err != nil {
+			panic(err)
+		}
+	}
+	// Output:
+	// run part-1
+	// run part-2
+	// run report
+}

@@ -148,6 +148,22 @@ func init() {
 	keys.SetDecoder(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"job_id": id, "expires_at": msTime(int64(score)).UTC()}, nil
 	}))
+	keys.SetDecoder(flowsKey, keys.FieldsDecoder(func(ref keys.Ref, f, s string) (any, error) {
+		if id, ok := strings.CutPrefix(f, "c:"); ok {
+			return map[string]any{"child": id, "parent": s}, nil
+		}
+		id, ok := strings.CutPrefix(f, "p:")
+		parts := strings.Split(s, ",")
+		if !ok || len(parts) != 3 {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("flow field %.64q: %.64q is not a parent's children left,policy,level", f, s))
+		}
+		left, err := strconv.ParseInt(parts[0], 10, 64)
+		p, okl := parseLevel(parts[2])
+		if err != nil || left < 0 || !okl || (parts[1] != "fail" && parts[1] != "ignore") {
+			return nil, keys.Corrupt(ref.Key, fmt.Errorf("flow parent %q: %.64q is not children left,policy,level", id, s))
+		}
+		return map[string]any{"parent": id, "children_left": left, "dead_child": parts[1], "priority": p.String()}, nil
+	}))
 	window := func(ref keys.Ref, s string) (any, error) {
 		w, c, ok := strings.Cut(s, ",")
 		wn, err1 := strconv.ParseInt(w, 10, 64)

@@ -102,6 +102,12 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress",
 	})
+	flowsKey = keys.Register(keys.Pattern{
+		Template: "queue:{queue_name}:flows", Type: keys.Hash,
+		Persistent: "bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID",
+	})
 	rateKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:rate", Type: keys.String,
 		TTLNote: "until the end of its rate window (WithRateLimit's period)",

@@ -240,3 +240,78 @@ local function emit(ev, evlen, kind, id, now, dlv, retry, err, progress)
   end
   redis.call(unpack(a))
 end
+
+-- Flows (EnqueueFlow): the flows hash fh holds "p:<parent>" -> "children
+-- left,policy,level" for a parent waiting for its children (it is in the
+-- jobs hash, in no priority set), and "c:<child>" -> the parent's ID.
+-- flow_plan reads, for jobs that left the queue (ids, with kinds[i]
+-- 'done' or 'dead'), the parents concerned and what becomes of them; it
+-- writes nothing (a key of the wrong type fails it before any write) and
+-- returns nil when no job of ids is a flow's child. A dead child fails
+-- its parent (policy "fail") or counts as finished ("ignore").
+local function flow_plan(fh, ids, kinds)
+  if #ids == 0 or redis.call('EXISTS', fh) == 0 then
+    return nil
+  end
+  local cf = {}
+  for i, id in ipairs(ids) do
+    cf[i] = 'c:' .. id
+  end
+  local ps = mread('HMGET', fh, cf)
+  local plan = {drop = {}, byid = {}, order = {}}
+  for i, p in ipairs(ps) do
+    if p then
+      plan.drop[#plan.drop + 1] = cf[i]
+      local e = plan.byid[p]
+      if not e then
+        local left, pol, lvl = string.match(redis.call('HGET', fh, 'p:' .. p) or '', '^(%d+),(%a+),(%l+)$')
+        e = {id = p, left = tonumber(left), pol = pol, lvl = lvl}
+        plan.byid[p] = e
+        plan.order[#plan.order + 1] = e
+      end
+      if e.left and not e.failed then
+        if kinds[i] == 'dead' and e.pol == 'fail' then
+          e.failed = 'flow child ' .. ids[i] .. ' is dead'
+        else
+          e.left = e.left - 1
+        end
+      end
+    end
+  end
+  if #plan.drop == 0 then
+    return nil
+  end
+  return plan
+end
+
+-- flow_apply writes a flow_plan: the children's fields go; a parent whose
+-- children all finished becomes ready (score now, in its priority set); a
+-- failed one is dead-lettered with the reason; the others count down. It
+-- returns the parents dead-lettered and the dead letters trimmed.
+-- k: {jobs, state, levels (by name), dlq, wake}; ev, evlen: the events.
+local function flow_apply(plan, fh, k, now, dlqcap, dlqttl, ev, evlen)
+  batched('HDEL', fh, plan.drop)
+  local deadn, trimmed, ready = 0, 0, false
+  for _, e in ipairs(plan.order) do
+    if e.left and (e.failed or e.left <= 0) then
+      redis.call('HDEL', fh, 'p:' .. e.id)
+      local body = redis.call('HGET', k.jobs, e.id)
+      if body and e.failed then
+        redis.call('HDEL', k.jobs, e.id)
+        redis.call('HDEL', k.state, e.id)
+        trimmed = trimmed + push_dead(k.dlq, dead_entry(e.id, e.failed, now, 0, 0, e.lvl, body), dlqcap, dlqttl)
+        deadn = deadn + 1
+        emit(ev, evlen, 'dead', e.id, now, nil, 0, e.failed)
+      elseif body and k.levels[e.lvl] then
+        redis.call('ZADD', k.levels[e.lvl], int_str(now * 1000), e.id)
+        ready = true
+      end
+    elseif e.left then
+      redis.call('HSET', fh, 'p:' .. e.id, int_str(e.left) .. ',' .. e.pol .. ',' .. e.lvl)
+    end
+  end
+  if ready then
+    wake(k.wake)
+  end
+  return deadn, trimmed
+end

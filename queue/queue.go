@@ -23,7 +23,7 @@ type Queue[T any] struct {
 	isJSON bool // payloads are JSON: decode a job in one pass
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
-	progress, done, doneAt, cancel, cancels, events          string
+	progress, done, doneAt, cancel, cancels, events, flows   string
 	levels                                                   [3]string // high, normal, low
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
@@ -95,6 +95,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.cancel = build(cancelKey, name)
 	q.cancels = build(cancelChannel, name)
 	q.events = build(eventsKey, name)
+	q.flows = build(flowsKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}

@@ -72,6 +72,7 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 			add("queue:{queue_name}:done", name)
 			add("queue:{queue_name}:done_at", name)
 			add("queue:{queue_name}:rate", name)
+			add("queue:{queue_name}:flows", name)
 			add("queue:{queue_name}:gactive:{group}", name, "jobs")
 			add("queue:{queue_name}:grate:{group}", name, "jobs")
 			add("queue:{queue_name}:reply:{request_id}", name, "high")

@@ -13,7 +13,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp, settleEvOp = twin("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey), call.Durable())
+	settleOp, settleEvOp = twin("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -55,7 +55,7 @@ func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]
 		// a lease ends: wake a consumer a limit held back
 		args = append(args, "w", "", 0, 0, "")
 	}
-	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req)), args...)
+	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req, q.flows)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)

@@ -16,7 +16,8 @@
 -- KEYS[12] done index     queue:{q}:done_at     id -> entry expiry (ms)
 -- KEYS[13] cancel hash    queue:{q}:cancel      id -> time of a Cancel
 -- KEYS[14] reply memo     queue:{q}:reply:{request_id}
--- KEYS[15] events stream  queue:{q}:events, with WithEvents only:
+-- KEYS[15] flows hash     queue:{q}:flows       flow parents and children
+-- KEYS[16] events stream  queue:{q}:events, with WithEvents only:
 --          completed, cancelled, failed then retried or dead
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
@@ -93,7 +94,7 @@ local dlqcap = tonumber(ARGV[1])
 local out = {}
 local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
-local evk, evn = KEYS[15], ARGV[6]
+local evk, evn = KEYS[16], ARGV[6]
 -- events are written with the other writes (after()), never by a resend
 -- that finds its memo
 local evs = {}
@@ -110,6 +111,13 @@ end
 local sts = mread('HMGET', KEYS[2], ids)
 local leases = mread('ZMSCORE', KEYS[6], ids)
 local unlease, forget, extend, seen, kept, stale, extended = {}, {}, {}, {}, {}, {}, {}
+-- jobs that left the queue, for their flows: 'done' (acked) or 'dead'
+-- (dead-lettered or cancelled)
+local fids, fkinds = {}, {}
+local function left(id, kind)
+  fids[#fids + 1] = id
+  fkinds[#fkinds + 1] = kind
+end
 
 for k = 1, #ids do
   local i = 7 + (k - 1) * 5
@@ -136,6 +144,7 @@ for k = 1, #ids do
       end
       processed = processed + 1
       micros = micros + num
+      left(id, 'done')
       out[#out + 1] = 1
       later('completed', id, now, sdlv, retry)
     elseif op == 'c' then
@@ -144,6 +153,7 @@ for k = 1, #ids do
         kept[#kept + 1] = {id, 'cancelled', '', retry, sdlv}
       end
       cancelled = cancelled + 1
+      left(id, 'dead')
       out[#out + 1] = 1
       later('cancelled', id, now, sdlv, retry)
     elseif op == 'r' then
@@ -159,6 +169,7 @@ for k = 1, #ids do
         forget[#forget + 1] = id
         trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, op == 'd'), dlqcap, ARGV[2])
         deadn = deadn + 1
+        left(id, 'dead')
         out[#out + 1] = 2
         later('dead', id, now, sdlv, retry, err)
       else
@@ -216,10 +227,26 @@ if #kept > 0 then
     keep[#keep + 1] = done_entry(e[1], e[2], e[3], e[4], e[5], p, bodies[x], now)
   end
 end
+-- flows: the parents of the children that left (read here, written by
+-- after()); a batch that touches one checks what it writes first, as a
+-- batch other than acks and extends does
+local plan = flow_plan(KEYS[15], fids, fkinds)
+if plan and simple then
+  local bad = stats_bad(KEYS[7], {'total_dead', 'total_dead_trimmed'})
+  if bad then
+    return corrupt(7, bad)
+  end
+  typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}})
+end
 -- after: the progress fields of settled deliveries go; jobs to keep are
 -- kept, and the done hash loses its expired entries and those over the
 -- cap (at most a batch's worth each time, so a lowered cap converges).
 local function after()
+  if plan then
+    local d, tr = flow_apply(plan, KEYS[15], {jobs = KEYS[1], state = KEYS[2], levels = lvkeys, dlq = KEYS[8], wake = KEYS[9]},
+      now, dlqcap, ARGV[2], evk, evn)
+    add_counts(KEYS[7], {'total_dead', d, 'total_dead_trimmed', tr})
+  end
   for _, e in ipairs(evs) do
     emit(evk, evn, e[1], e[2], e[3], e[4], e[5], e[6])
   end

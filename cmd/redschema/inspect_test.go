@@ -207,6 +207,10 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = lq.Dequeue(ctx)
 	require.NoError(t, err)
+	// a flow whose parent waits for its child: the flows hash
+	_, _, err = q.EnqueueFlow(ctx, queue.Item[job]{Payload: job{WorkflowID: "report"}, Options: []queue.EnqueueOption{queue.WithID("fp")}},
+		[]queue.Item[job]{{Payload: job{WorkflowID: "part"}, Options: []queue.EnqueueOption{queue.WithID("fc")}}})
+	require.NoError(t, err)
 
 	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))
 	require.NoError(t, err)
@@ -351,6 +355,7 @@ func TestInspectEveryPackage(t *testing.T) {
 	assert.Contains(t, value("queue:{queue_name}:gactive:{group}"), `"job_id":"t1"`)
 	assert.Contains(t, value("queue:{queue_name}:grate:{group}"), `"leased":1`)
 	assert.Contains(t, value("queue:{queue_name}:rate"), `"leased":1`)
+	assert.Contains(t, value("queue:{queue_name}:flows"), `"children_left":1`)
 	assert.Contains(t, value("cache:api:{endpoint}:{method}:{params_hash}"), `"json":["a.pdf"]`)
 	assert.Contains(t, value("cache:meta:cache:api:{endpoint}:{method}:{params_hash}"), `"size_bytes"`)
 	assert.Contains(t, value("cache:tag:{tag_name}"), `"entry":"`+e.NS.Prefix+`cache:api:`)

@@ -1,0 +1,111 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/keys"
+)
+
+var (
+	//go:embed flow.lua
+	flowSrc string
+
+	flowOp, flowEvOp = twin("flow", libSrc+"\n"+flowSrc,
+		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Durable())
+)
+
+// MaxFlowChildren bounds the children of one flow (EnqueueFlow).
+const MaxFlowChildren = 1000
+
+// DeadChild is what a dead child does to its flow's parent (OnDeadChild).
+type DeadChild int
+
+const (
+	// FailParent dead-letters the parent as soon as one child is
+	// dead-lettered or cancelled (its error names the child); the other
+	// children go on. The default.
+	FailParent DeadChild = iota
+	// IgnoreDead counts a dead or cancelled child as finished: the parent
+	// runs once every child was acked or dead-lettered.
+	IgnoreDead
+)
+
+// FlowOption tunes one EnqueueFlow.
+type FlowOption func(*flowConfig)
+
+type flowConfig struct{ dead DeadChild }
+
+// OnDeadChild sets what a dead child does to the parent (default
+// FailParent).
+func OnDeadChild(d DeadChild) FlowOption { return func(c *flowConfig) { c.dead = d } }
+
+// EnqueueFlow enqueues a parent job and its children (1 to
+// MaxFlowChildren) in one script: the children are ready at once, the
+// parent becomes ready (in its priority, behind what is ready then) when
+// the last child has left the queue, counted down by the script that
+// acks, dead-letters or cancels each child, so it runs exactly once,
+// after all of them. A dead-lettered or cancelled child fails the parent
+// (dead-lettered, "flow child <id> is dead") or is ignored, as
+// OnDeadChild says. Every job of the flow is a job of q, on the queue's
+// slot; each Item takes the options of Enqueue but WithDelay,
+// WithProcessAt and WithUnique (ErrInvalid). A job ID that is live gives
+// ErrDuplicate, and nothing is written. It returns the parent's and the
+// children's IDs. Deleting or purging a child leaves its parent waiting:
+// delete the parent too. While it waits, the parent is in the jobs hash
+// but in no priority set: List and Peek do not show it yet (Peek returns
+// ErrNotFound), Stats does not count it as pending.
+func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []Item[T], opts ...FlowOption) (string, []string, error) {
+	const op = "flow"
+	c := flowConfig{}
+	for _, f := range opts {
+		f(&c)
+	}
+	policy := "fail"
+	switch c.dead {
+	case FailParent:
+	case IgnoreDead:
+		policy = "ignore"
+	default:
+		return "", nil, pkg.Invalidf(op, "dead-child policy %d", int(c.dead))
+	}
+	if len(children) < 1 || len(children) > MaxFlowChildren {
+		return "", nil, pkg.Invalidf(op, "%d children, want 1 to %d", len(children), MaxFlowChildren)
+	}
+	args := make([]any, 0, 3+3*(1+len(children)))
+	args = append(args, policy, ms(replayWindow), q.o.events)
+	ids := make([]string, 0, 1+len(children))
+	seen := map[string]bool{}
+	for i, it := range append([]Item[T]{parent}, children...) {
+		var ec enqueueConfig
+		for _, f := range it.Options {
+			f(&ec)
+		}
+		if ec.delay != 0 || !ec.processAt.IsZero() || ec.unique != 0 {
+			return "", nil, pkg.Invalidf(op, "job %d of the flow: no delay, process-at or uniqueness window in a flow", i)
+		}
+		p, err := q.prepare(op, it.Payload, it.Options)
+		if err != nil {
+			return "", nil, err
+		}
+		if seen[p.id] {
+			return "", nil, pkg.Invalidf(op, "job ID %q twice in the flow", p.id)
+		}
+		seen[p.id] = true
+		ids = append(ids, p.id)
+		args = append(args, p.id, p.args[1], ec.priority.String())
+	}
+	rep, err := q.run.Run(ctx, q.pick(flowOp, flowEvOp),
+		q.ev([]string{q.jobs, q.levels[0], q.levels[1], q.levels[2], q.stats, q.wake, q.request(), q.flows}), args...)
+	nd, err := call.NotDurable(err)
+	if err != nil {
+		return "", nil, err
+	}
+	if rep.Status == call.Conflict {
+		id, _ := rep.OptStr(0)
+		return "", nil, pkg.Fail(op, q.jobs, ErrDuplicate, fmt.Errorf("job %q is live", id))
+	}
+	return ids[0], ids[1:], nd
+}
