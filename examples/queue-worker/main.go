@@ -4,7 +4,10 @@
 // dead-letter list, and every completion is announced on the
 // pubsub:workflow:completed channel. Then, with the queue paused, two
 // schedulers enqueue a periodic job's ticks once each, and Resume lets
-// them run. It prints what happened and exits 0.
+// them run. Then a flow's parent (a report) runs once its three parts
+// are done, and two tenants share a queue with per-tenant limits: the
+// noisy one, at its cap, does not hold back the quiet one. It prints what
+// happened and exits 0.
 //
 //	go run ./examples/queue-worker                 # embedded Redis
 //	REDIS_URL=redis://127.0.0.1:6379/2 go run ./examples/queue-worker
@@ -16,8 +19,11 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/connect"
 	"github.com/redschema/redschema/keys"
@@ -148,6 +154,12 @@ func run() error {
 	if err := periodic(ctx, q); err != nil {
 		return err
 	}
+	if err := flow(ctx, q); err != nil {
+		return err
+	}
+	if err := tenants(ctx, rdb, ns); err != nil {
+		return err
+	}
 
 	// Clean up this run's keys (a real deployment keeps them).
 	return cleanup(ctx, rdb, ns)
@@ -202,5 +214,101 @@ func periodic(ctx context.Context, q *queue.Queue[Execution]) error {
 		return err
 	}
 	fmt.Printf("resumed: ran %d heartbeats\n", n.Load())
+	return nil
+}
+
+// flow enqueues a report and its three parts as one flow: the parts run
+// first, and the report once, when the last part is acked.
+func flow(ctx context.Context, q *queue.Queue[Execution]) error {
+	parts := []queue.Item[Execution]{
+		{Payload: Execution{WorkflowID: "wf-extract", TriggerType: "manual"}},
+		{Payload: Execution{WorkflowID: "wf-transform", TriggerType: "manual"}},
+		{Payload: Execution{WorkflowID: "wf-load", TriggerType: "manual"}},
+	}
+	report, _, err := q.EnqueueFlow(ctx, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-report", TriggerType: "manual"}},
+		parts, queue.OnDeadChild(queue.FailParent))
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var mu sync.Mutex
+	var order []string
+	ran := make(chan error, 1)
+	go func() {
+		ran <- q.Run(runCtx, func(_ context.Context, j *queue.Job[Execution]) error {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, j.Payload.WorkflowID)
+			if j.ID == report {
+				stop()
+			}
+			return nil
+		}, 3)
+	}()
+	if err := <-ran; err != nil {
+		return err
+	}
+	fmt.Printf("flow: ran %v (the report once, after its 3 parts)\n", order)
+	return nil
+}
+
+// tenants runs two tenants' jobs on one queue, each tenant at most 2 at
+// once and the queue at most 3, across every worker: the noisy tenant's
+// backlog, queued first, does not hold the quiet tenant's jobs back.
+func tenants(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) error {
+	q, err := queue.New[Execution](rdb, "tenant-jobs", queue.WithNamespace(ns),
+		queue.WithGlobalConcurrency(3),
+		queue.WithGroupLimits(queue.GroupLimit{Concurrency: 2}),
+		queue.WithGroupLimit("tenant-quiet", queue.GroupLimit{Concurrency: 2, Rate: queue.Rate{N: 10, Per: time.Second}}))
+	if err != nil {
+		return err
+	}
+	var items []queue.Item[Execution]
+	for i := 0; i < 20; i++ {
+		items = append(items, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-sync", TriggerType: "webhook"},
+			Options: []queue.EnqueueOption{queue.InGroup("tenant-noisy")}})
+	}
+	for i := 0; i < 3; i++ {
+		items = append(items, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-invoice", TriggerType: "webhook"},
+			Options: []queue.EnqueueOption{queue.InGroup("tenant-quiet")}})
+	}
+	if _, err := q.EnqueueBatch(ctx, items); err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var mu sync.Mutex
+	running, peak := map[string]int{}, map[string]int{}
+	total, noisyAtQuietEnd, quietDone := 0, 0, 0
+	ran := make(chan error, 1)
+	go func() {
+		ran <- q.Run(runCtx, func(_ context.Context, j *queue.Job[Execution]) error {
+			mu.Lock()
+			running[j.Group]++
+			peak[j.Group] = max(peak[j.Group], running[j.Group])
+			peak["all"] = max(peak["all"], running["tenant-noisy"]+running["tenant-quiet"])
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond) // the work
+			mu.Lock()
+			defer mu.Unlock()
+			running[j.Group]--
+			if total++; j.Group == "tenant-quiet" {
+				if quietDone++; quietDone == 3 {
+					noisyAtQuietEnd = total - 3
+				}
+			}
+			if total == len(items) {
+				stop()
+			}
+			return nil
+		}, 8)
+	}()
+	if err := <-ran; err != nil {
+		return err
+	}
+	fmt.Printf("tenants: 8 workers ran at most %d jobs at once (cap 3), %d of the noisy tenant and %d of the quiet one (cap 2 each); "+
+		"the quiet tenant's 3 jobs were done after %d of the noisy tenant's 20\n",
+		peak["all"], peak["tenant-noisy"], peak["tenant-quiet"], noisyAtQuietEnd)
 	return nil
 }
