@@ -271,3 +271,114 @@ func BenchmarkQueueProcess(b *testing.B) {
 		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 	})
 }
+
+// processQueue enqueues b.N jobs (opts(i) for job i), then times Run with
+// queueConcurrency handlers on a queue made with qopts until all are
+// processed; it reports jobs/s and trips/op.
+func processQueue(b *testing.B, qopts []queue.Option, opts func(i int) []queue.EnqueueOption) {
+	e := benchutil.New(b)
+	q, err := queue.New[benchExecution](e.Client, "bench", append([]queue.Option{queue.WithNamespace(e.NS)}, qopts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for start := 0; start < b.N; start += 1000 {
+		items := make([]queue.Item[benchExecution], min(1000, b.N-start))
+		for i := range items {
+			items[i].Payload = benchPayload
+			if opts != nil {
+				items[i].Options = opts(start + i)
+			}
+		}
+		if _, err := q.EnqueueBatch(ctx, items); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	rctx, cancel := context.WithCancel(ctx)
+	e.Warm(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	runDone := make(chan error, 1)
+	go func() {
+		runDone <- q.Run(rctx, func(ctx context.Context, j *queue.Job[benchExecution]) error {
+			if n.Add(1) == int64(b.N) {
+				close(done)
+			}
+			return nil
+		}, queueConcurrency)
+	}()
+	<-done
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cancel()
+	if err := <-runDone; err != nil {
+		b.Fatal(err)
+	}
+	e.ReportTrips(b)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+	s, err := q.Stats(ctx)
+	if err != nil || s.TotalProcessed != int64(b.N) {
+		b.Fatalf("processed %d of %d: %v", s.TotalProcessed, b.N, err)
+	}
+}
+
+// BenchmarkQueueProcessLimits: BenchmarkQueueProcess's processing with
+// the global limits off and on (queueConcurrency handlers, no-op): a
+// global cap of half the handlers, a rate limit that never binds (its
+// bookkeeping only), and 4 groups capped at 4 each. asynq has no global,
+// rate or group limit (asynq #542, #609); its nearest equivalent is a
+// server's own concurrency, per process: a server of half the handlers.
+func BenchmarkQueueProcessLimits(b *testing.B) {
+	b.Run("redschema/off", func(b *testing.B) { processQueue(b, nil, nil) })
+	b.Run("redschema/global-cap", func(b *testing.B) {
+		processQueue(b, []queue.Option{queue.WithGlobalConcurrency(queueConcurrency / 2)}, nil)
+	})
+	b.Run("redschema/rate", func(b *testing.B) {
+		processQueue(b, []queue.Option{queue.WithRateLimit(queue.MaxLimit, time.Second)}, nil)
+	})
+	b.Run("redschema/groups", func(b *testing.B) {
+		groups := []string{"tenant-a", "tenant-b", "tenant-c", "tenant-d"}
+		processQueue(b, []queue.Option{queue.WithGroupLimits(queue.GroupLimit{Concurrency: queueConcurrency / 4})},
+			func(i int) []queue.EnqueueOption { return []queue.EnqueueOption{queue.InGroup(groups[i%4])} })
+	})
+	b.Run("asynq/server-concurrency", func(b *testing.B) {
+		e := benchutil.New(b)
+		qname := asynqQueueName()
+		asynqCleanup(b, e.Client, qname)
+		c := asynq.NewClientFromRedisClient(e.Client)
+		data, _ := json.Marshal(benchPayload)
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Enqueue(asynq.NewTask("execution", data), asynq.Queue(qname)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		srv := asynq.NewServerFromRedisClient(e.Client, asynq.Config{
+			Concurrency: queueConcurrency / 2,
+			Queues:      map[string]int{qname: 1},
+			LogLevel:    asynq.FatalLevel,
+		})
+		var n atomic.Int64
+		done := make(chan struct{})
+		e.Warm(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := time.Now()
+		if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			if n.Add(1) == int64(b.N) {
+				close(done)
+			}
+			return nil
+		})); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+		elapsed := time.Since(start)
+		b.StopTimer()
+		srv.Shutdown()
+		e.ReportTrips(b)
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+	})
+}
