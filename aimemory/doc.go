@@ -18,7 +18,8 @@
 //     one MULTI/EXEC of plain reads (or, for caps above 100 with a token
 //     budget, one read-only script that returns only what fits); User,
 //     AddTopics, SetPreferences and DeleteConversation are one script
-//     each. Summarize is one read and one store per batch of evicted
+//     each; ReadView (an admin page's user and window) is one pipeline
+//     of two read-only scripts. Summarize is one read and one store per batch of evicted
 //     messages; EraseUser is a few round trips per 100 conversations.
 //   - Atomic and cluster-safe: every key of a user (conversations and
 //     their companions, the context, the conversation list) carries the

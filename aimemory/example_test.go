@@ -156,3 +156,27 @@ func ExampleMemory_Response() {
 	// loaded Paris.
 	// hit Paris.
 }
+
+// An admin page reads a user's context and a conversation's window in
+// one pipeline.
+func ExampleMemory_ReadView() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	mem, err := aimemory.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	defer mem.Close()
+	turns := []aimemory.Message{{Role: aimemory.User, Content: "Hi!", Tokens: 2}, {Role: aimemory.Assistant, Content: "Hello.", Tokens: 2}}
+	if _, err := mem.Append(ctx, "u1", "c1", turns); err != nil {
+		panic(err)
+	}
+	v, err := mem.ReadView(ctx, "u1", "c1")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(v.User.LastConversationID, v.User.TokensToday, v.Window.Length, v.Window.Tokens)
+	// Output:
+	// c1 4 2 4
+}

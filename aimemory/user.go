@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -59,6 +60,12 @@ func (m *Memory) User(ctx context.Context, userID string) (UserContext, error) {
 	if err != nil {
 		return UserContext{}, err
 	}
+	return decodeUser(&rep, k)
+}
+
+// decodeUser decodes user_read's reply for the user context at key k
+// (User and ReadView).
+func decodeUser(rep *call.Reply, k string) (UserContext, error) {
 	topics, hasTopics := rep.OptStr(0)
 	prefs, hasPrefs := rep.OptStr(1)
 	last, _ := rep.OptStr(2)

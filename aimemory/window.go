@@ -108,17 +108,9 @@ func WithoutSummary() WindowOption { return func(c *windowConfig) { c.noSummary 
 // keys.ErrCorrupt that names the conversation's key.
 func (m *Memory) Window(ctx context.Context, userID, convID string, opts ...WindowOption) (Window, error) {
 	const op = "window"
-	var cfg windowConfig
-	for _, f := range opts {
-		if f != nil {
-			f(&cfg)
-		}
-	}
-	switch {
-	case cfg.lastSet && (cfg.last < 1 || cfg.last > MaxMaxMessages):
-		return Window{}, pkg.Invalidf(op, "last %d outside [1, %d]", cfg.last, MaxMaxMessages)
-	case cfg.budgetSet && (cfg.budget < 1 || cfg.budget > MaxTokens):
-		return Window{}, pkg.Invalidf(op, "token budget %d outside [1, %d]", cfg.budget, MaxTokens)
+	cfg, err := windowConfigOf(op, opts)
+	if err != nil {
+		return Window{}, err
 	}
 	c, err := m.conv(op, userID, convID)
 	if err != nil {
@@ -127,14 +119,43 @@ func (m *Memory) Window(ctx context.Context, userID, convID string, opts ...Wind
 	if cfg.budget == 0 || m.opt.maxMessages <= readAllWindow {
 		return m.windowTx(ctx, op, c, cfg)
 	}
+	wc := windowCall(c, cfg)
+	rep, err := m.run.Run(ctx, wc.Op, wc.Keys, wc.Args...)
+	if err != nil {
+		return Window{}, err
+	}
+	return decodeWindow(&rep, c)
+}
+
+// windowConfigOf applies and checks Window's options.
+func windowConfigOf(op string, opts []WindowOption) (windowConfig, error) {
+	var cfg windowConfig
+	for _, f := range opts {
+		if f != nil {
+			f(&cfg)
+		}
+	}
+	switch {
+	case cfg.lastSet && (cfg.last < 1 || cfg.last > MaxMaxMessages):
+		return cfg, pkg.Invalidf(op, "last %d outside [1, %d]", cfg.last, MaxMaxMessages)
+	case cfg.budgetSet && (cfg.budget < 1 || cfg.budget > MaxTokens):
+		return cfg, pkg.Invalidf(op, "token budget %d outside [1, %d]", cfg.budget, MaxTokens)
+	}
+	return cfg, nil
+}
+
+// windowCall is the window script's call for conversation c (Window
+// with a token budget above a cap of 100, and ReadView).
+func windowCall(c conv, cfg windowConfig) call.Call {
 	sum := "1"
 	if cfg.noSummary {
 		sum = "0"
 	}
-	rep, err := m.run.Run(ctx, windowOp, []string{c.keys[0], c.keys[1], c.keys[3]}, cfg.last, cfg.budget, sum)
-	if err != nil {
-		return Window{}, err
-	}
+	return call.Call{Op: windowOp, Keys: []string{c.keys[0], c.keys[1], c.keys[3]}, Args: []any{cfg.last, cfg.budget, sum}}
+}
+
+// decodeWindow decodes the window script's reply for conversation c.
+func decodeWindow(rep *call.Reply, c conv) (Window, error) {
 	var w Window
 	sys, hasSys := rep.OptStr(0)
 	text, hasSummary := rep.OptStr(1)

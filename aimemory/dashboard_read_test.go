@@ -1,0 +1,72 @@
+package aimemory
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
+)
+
+// ReadView reads what User and Window read, in one pipeline (one round
+// trip, on a cluster too: a user's keys share a slot), and validates as
+// they do.
+func TestReadView(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e, WithMaxMessages(4))
+	turns := []Message{msg(System, "be brief", 3), msg(User, "a", 1), msg(Assistant, "b", 2), msg(User, "c", 3),
+		msg(Assistant, "d", 4), msg(User, "e", 5)}
+	for _, part := range [][]Message{turns[:3], turns[3:]} {
+		_, err := m.Append(ctx, "u1", "c1", part)
+		require.NoError(t, err)
+	}
+	_, err := m.AddTopics(ctx, "u1", "redis", "go")
+	require.NoError(t, err)
+
+	user, err := m.User(ctx, "u1")
+	require.NoError(t, err)
+	require.Equal(t, "c1", user.LastConversationID)
+	for _, opts := range [][]WindowOption{nil, {LastN(2)}, {TokenBudget(9)}, {TokenBudget(9), WithoutSummary()}} {
+		w, err := m.Window(ctx, "u1", "c1", opts...)
+		require.NoError(t, err)
+		fresh := e.FreshClient()
+		trips := harness.CountTrips(fresh)
+		rm, err := New(fresh, WithNamespace(e.NS), WithMaxMessages(4))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = rm.Close() })
+		v, err := rm.ReadView(ctx, "u1", "c1", opts...)
+		require.NoError(t, err)
+		require.Equal(t, user, v.User)
+		require.Equal(t, w.System, v.Window.System)
+		require.Equal(t, w.Summary, v.Window.Summary)
+		require.Equal(t, contents(w.Messages), contents(v.Window.Messages))
+		require.Equal(t, w.Messages, v.Window.Messages)
+		w.Messages, v.Window.Messages = nil, nil
+		require.Equal(t, w, v.Window)
+		// The first pipeline loads the scripts (NOSCRIPT, then by hash):
+		// the next is one round trip.
+		trips.Reset()
+		_, err = rm.ReadView(ctx, "u1", "c1", opts...)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), trips.Total(), "one pipeline")
+	}
+
+	// A user and a conversation that do not exist: a zero context and
+	// an empty window.
+	v, err := m.ReadView(ctx, "nobody", "none")
+	require.NoError(t, err)
+	require.Empty(t, v.User.LastConversationID)
+	require.Equal(t, user.Day, v.User.Day)
+	require.Zero(t, v.Window.Length)
+	require.Empty(t, v.Window.Messages)
+
+	_, err = m.ReadView(ctx, "u1", "c1", LastN(0))
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = m.ReadView(ctx, "u1", "c1", TokenBudget(MaxTokens+1))
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = m.ReadView(ctx, "", "c1")
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = m.ReadView(ctx, "u1", "c1", TokenBudget(2))
+	require.ErrorIs(t, err, ErrBudgetTooSmall)
+}
