@@ -16,6 +16,8 @@ var (
 	liveLib string
 	//go:embed create.lua
 	createSrc string
+	//go:embed create_fast.lua
+	createFastSrc string
 
 	// liveLibrary is live.lua as a library: a script gets only the
 	// paragraphs it uses.
@@ -26,7 +28,8 @@ var (
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	createOp = declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
+	// Its common case runs create_fast.lua, before any helper is defined.
+	createOp = declare("create", createSrc, sessionKeys, call.Head(createFastSrc), call.Uses(liveLibrary), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:
@@ -97,7 +100,7 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	if err != nil {
 		return nil, Tokens{}, err
 	}
-	args := make([]any, 0, 7+len(fields)+2*len(in.Extra))
+	args := make([]any, 0, 9+len(fields)+2*len(in.Extra))
 	args = append(args, sid, idleArg, lifeArg, s.maxArg, refreshHash)
 	for _, f := range fields {
 		args = append(args, f[1])
@@ -108,6 +111,8 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	if in.IdleTimeout != 0 {
 		args = append(args, fIdleTimeout, idleArg)
 	}
+	sec, stamp := stampHint()
+	args = append(args, sec, stamp)
 	run, ks, args, err := s.withEvents(createOp, ks[1], in.UserID, ks, args)
 	if err != nil {
 		return nil, Tokens{}, err
