@@ -17,22 +17,23 @@ var (
 	//go:embed purge.lua
 	purgeSrc string
 
-	deleteOp  = pkg.Declare("delete", libSrc+"\n"+deleteSrc, with(liveKeys, replyKey))
+	deleteOp  = pkg.Declare("delete", libSrc+"\n"+deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey))
 	requeueOp = pkg.Declare("requeue", libSrc+"\n"+requeueSrc,
 		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey})
-	purgeOp = pkg.Declare("purge", libSrc+"\n"+purgeSrc, with(liveKeys, replyKey))
+	purgeOp = pkg.Declare("purge", libSrc+"\n"+purgeSrc, with(liveKeys, replyKey, flowsKey))
 )
 
 // Delete removes the job with the given ID from any state (one script).
 // A consumer holding it gets ErrLeaseLost when it settles. ErrNotFound if
 // there is none. A resent request (go-redis, after a lost reply) reports
-// the first outcome.
+// the first outcome. Deleting a flow's child counts as a dead child (see
+// EnqueueFlow); deleting a waiting parent leaves its children to run.
 func (q *Queue[T]) Delete(ctx context.Context, id string) error {
 	const op = "delete"
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request()), id, ms(replayWindow))
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, ms(replayWindow), q.o.deadCap, ms(DeadTTL))
 	if err != nil {
 		return err
 	}
@@ -77,6 +78,8 @@ const MaxPurge = 10000
 // deadline (their workers get ErrLeaseLost), dead letters oldest first.
 // One script (one round trip). It returns how many were deleted. The stats
 // counters are not changed: purged jobs were neither processed nor failed.
+// A purged flow child takes its waiting parent with it (counted in the
+// number returned).
 // A resent request reports the first count and deletes nothing more.
 func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, error) {
 	const op = "purge"
@@ -86,7 +89,7 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if limit < 1 || limit > MaxPurge {
 		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, MaxPurge)
 	}
-	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request()), string(state), limit, ms(replayWindow))
+	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, ms(replayWindow))
 	if err != nil {
 		return 0, err
 	}

@@ -53,8 +53,8 @@ func OnDeadChild(d DeadChild) FlowOption { return func(c *flowConfig) { c.dead =
 // slot; each Item takes the options of Enqueue but WithDelay,
 // WithProcessAt and WithUnique (ErrInvalid). A job ID that is live gives
 // ErrDuplicate, and nothing is written. It returns the parent's and the
-// children's IDs. Deleting or purging a child leaves its parent waiting:
-// delete the parent too. While it waits, the parent is in the jobs hash
+// children's IDs. Delete of a child counts as a dead child; Purge of a
+// child purges its waiting parent too. While it waits, the parent is in the jobs hash
 // but in no priority set: List and Peek do not show it yet (Peek returns
 // ErrNotFound), Stats does not count it as pending.
 func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []Item[T], opts ...FlowOption) (string, []string, error) {

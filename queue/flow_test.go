@@ -147,3 +147,62 @@ func TestFlowDeadChild(t *testing.T) {
 	_, _, err = q.EnqueueFlow(ctx, p, c)
 	require.ErrorIs(t, err, queue.ErrInvalid)
 }
+
+// TestFlowDeleteAndPurge: deleting a child counts as a dead child;
+// deleting a waiting parent lets its children run on; purging a child
+// purges its waiting parent; nothing of a flow stays in the flows hash.
+func TestFlowDeleteAndPurge(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "flowdel")
+	flows := e.NS.Prefix + "queue:{flowdel}:flows"
+	drain := func() (ran []string) {
+		for {
+			j, err := q.TryDequeue(ctx)
+			if errors.Is(err, queue.ErrEmpty) {
+				return ran
+			}
+			require.NoError(t, err)
+			ran = append(ran, j.ID)
+			require.NoError(t, q.Ack(ctx, j))
+		}
+	}
+	// a deleted child, ignored: the parent runs after the other
+	p, c := flowItems("a", 2)
+	pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.OnDeadChild(queue.IgnoreDead))
+	require.NoError(t, err)
+	require.NoError(t, q.Delete(ctx, cids[0]))
+	require.Equal(t, []string{cids[1], pid}, drain())
+	// a deleted child fails its parent
+	p, c = flowItems("b", 2)
+	pid, cids, err = q.EnqueueFlow(ctx, p, c)
+	require.NoError(t, err)
+	require.NoError(t, q.Delete(ctx, cids[1]))
+	require.Equal(t, []string{cids[0]}, drain())
+	dead, err := q.List(ctx, queue.Dead, 0, 10)
+	require.NoError(t, err)
+	require.Equal(t, pid, dead[0].ID)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, s.TotalDead)
+	// a deleted parent: its children run on
+	p, c = flowItems("c", 2)
+	pid, cids, err = q.EnqueueFlow(ctx, p, c)
+	require.NoError(t, err)
+	require.NoError(t, q.Delete(ctx, pid))
+	require.ElementsMatch(t, cids, drain())
+	// a purge of the children takes the parent too
+	p, c = flowItems("d", 3)
+	_, _, err = q.EnqueueFlow(ctx, p, c)
+	require.NoError(t, err)
+	n, err := q.Purge(ctx, queue.Pending, 100)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+	require.Empty(t, drain())
+	x, err := e.Client.Exists(ctx, flows).Result()
+	require.NoError(t, err)
+	require.Zero(t, x, "the flows hash is empty")
+	l, err := e.Client.HLen(ctx, e.NS.Prefix+"queue:{flowdel}:jobs").Result()
+	require.NoError(t, err)
+	require.Zero(t, l)
+}

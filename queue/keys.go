@@ -104,7 +104,7 @@ var (
 	})
 	flowsKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:flows", Type: keys.Hash,
-		Persistent: "bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish",
+		Persistent: "bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish (or are deleted or purged)",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID",
 	})

@@ -8,20 +8,23 @@
 -- KEYS[6] active zset    queue:{q}:active
 -- KEYS[7] dead list      queue:dlq:{q}
 -- KEYS[8] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[9] flows hash     queue:{q}:flows
 -- ARGV[1] state: pending | scheduled | active | dead
 -- ARGV[2] limit (1 to 10,000)
 -- ARGV[3] reply memo TTL in ms
 -- Returns ok(n), n the number of jobs deleted. Pending and scheduled go by
 -- priority (high first) and age; active by lease deadline; dead oldest
 -- first. Every variadic command is batched: limit may be 10,000. A resent
--- request reports its first outcome (and deletes nothing more).
+-- request reports its first outcome (and deletes nothing more). A purged
+-- flow child takes its waiting parent with it (counted in n); a purged
+-- job's flow entries go.
 local memo = replayed(KEYS[8])
 if memo then
   return memo
 elseif memo == false then
   return corrupt(8, 'reply memo is not a reply')
 end
-typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}})
+typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}})
 local what, limit = ARGV[1], tonumber(ARGV[2])
 local n = 0
 if what == 'dead' then
@@ -34,10 +37,34 @@ if what == 'dead' then
   end
   return remember(KEYS[8], ok(n), ARGV[3])
 end
+local flows = redis.call('EXISTS', KEYS[9]) == 1
 local function forget(ids)
   batched('HDEL', KEYS[1], ids)
   batched('HDEL', KEYS[2], ids)
   n = n + #ids
+  if not flows or #ids == 0 then
+    return
+  end
+  local cf, pf = {}, {}
+  for x, id in ipairs(ids) do
+    cf[x] = 'c:' .. id
+    pf[x] = 'p:' .. id
+  end
+  local ps = mread('HMGET', KEYS[9], cf)
+  local drop, seen = {}, {}
+  for x, p in ipairs(ps) do
+    if p then
+      drop[#drop + 1] = cf[x]
+      if not seen[p] then
+        seen[p] = true
+        if redis.call('HDEL', KEYS[9], 'p:' .. p) == 1 then
+          n = n + redis.call('HDEL', KEYS[1], p)
+        end
+      end
+    end
+  end
+  batched('HDEL', KEYS[9], drop)
+  batched('HDEL', KEYS[9], pf)
 end
 if what == 'active' then
   local ids = redis.call('ZRANGE', KEYS[6], 0, limit - 1)
