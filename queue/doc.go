@@ -276,8 +276,11 @@
 // set, so the parent runs once, after every child. A dead-lettered or
 // cancelled child dead-letters the parent at once (FailParent, the
 // default) or counts as finished (IgnoreDead), as OnDeadChild says.
-// Every job of a flow is a job of the queue, on its slot. A settle batch
-// reads the flows hash only when it exists (one EXISTS).
+// Delete of a child counts as a dead child; Delete of a waiting parent
+// drops its entry and lets the children run; Purge of a child purges its
+// waiting parent too. Every job of a flow is a job of the queue, on its
+// slot. A settle batch reads the flows hash only when it exists (one
+// EXISTS).
 //
 // # Results and progress
 //

@@ -391,3 +391,50 @@ func TestLimitKeysCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^\d+,1$`, v)
 }
+
+// TestNoLimitsNoLimitKeys: without limits, grouped jobs run as any other
+// and no script writes a limit key or the round-robin cursor; the
+// settle of a batch pushes no wake-up token.
+func TestNoLimitsNoLimitKeys(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "nolim")
+	for i := 0; i < 5; i++ {
+		_, err := q.Enqueue(ctx, execution{}, queue.InGroup("g"))
+		require.NoError(t, err)
+	}
+	var js []*queue.Job[execution]
+	for i := 0; i < 5; i++ {
+		j, err := q.TryDequeue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "g", j.Group)
+		js = append(js, j)
+	}
+	wake := e.NS.Prefix + "queue:{nolim}:executions"
+	require.NoError(t, e.Client.Del(ctx, wake).Err())
+	for _, j := range js {
+		require.NoError(t, q.Ack(ctx, j))
+	}
+	n, err := e.Client.Exists(ctx, wake).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "no wake-up token")
+	for _, k := range e.Keys() {
+		require.NotRegexp(t, `:(rate|gactive:g|grate:g)$`, k)
+	}
+	rr, err := e.Client.HExists(ctx, e.NS.Prefix+"queue:stats:{nolim}", "group_rr").Result()
+	require.NoError(t, err)
+	require.False(t, rr)
+
+	// with limits, the same acks wake a consumer
+	l := newQ(t, e, "lim", queue.WithGlobalConcurrency(1))
+	_, err = l.Enqueue(ctx, execution{})
+	require.NoError(t, err)
+	j, err := l.TryDequeue(ctx)
+	require.NoError(t, err)
+	lw := e.NS.Prefix + "queue:{lim}:executions"
+	require.NoError(t, e.Client.Del(ctx, lw).Err())
+	require.NoError(t, l.Ack(ctx, j))
+	n, err = e.Client.LLen(ctx, lw).Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "a wake-up token")
+}
