@@ -45,8 +45,8 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 		return nil, err
 	}
 	var sess *Session
-	if mode, _ := rep.OptStr(3); mode == "fields" {
-		sess = decodeFields(&rep, ks[0], userID, sessionID)
+	if mode, _ := rep.Raw(2).(string); mode == "fields" {
+		sess = decodeFlatFields(&rep, ks[0], userID, sessionID)
 	} else {
 		sess = decodeLive(&rep, 1, ks[0], userID, sessionID)
 	}
@@ -57,14 +57,40 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 // holds no caller extras.
 var getFields = [...]string{fUserID, fEmail, fCreatedAt, fLastActivity, fIPAddress, fUserAgent, fDevice, fAbsoluteExp, fIdleTimeout}
 
-// decodeFields builds the Session from get.lua's expiry (payload element
-// 1) and the values of getFields (element 2), recording corruption in rep.
+// decodeFields builds the Session from a reply with the expiry at payload
+// element 1 and the values of getFields as a list at element 2 (as
+// devices.lua returns them), recording corruption in rep.
 func decodeFields(rep *call.Reply, key, userID, sessionID string) *Session {
 	exp := rep.Int(1)
 	vals := rep.Strs(2)
 	if rep.Err() != nil {
 		return nil
 	}
+	return fieldsSession(rep, key, userID, sessionID, exp, vals)
+}
+
+// decodeFlatFields builds the Session from get.lua's reply: the expiry at
+// payload element 1, then "fields" and the values of getFields.
+func decodeFlatFields(rep *call.Reply, key, userID, sessionID string) *Session {
+	exp := rep.Int(1)
+	var vals [len(getFields)]string
+	n := rep.Len() - 3
+	for i := 0; i < n && i < len(vals); i++ {
+		vals[i], _ = rep.OptStr(3 + i)
+	}
+	if rep.Err() != nil {
+		return nil
+	}
+	if n != len(getFields) {
+		rep.Corruptf(key, "get returned %d fields, want %d", n, len(getFields))
+		return nil
+	}
+	return fieldsSession(rep, key, userID, sessionID, exp, vals[:])
+}
+
+// fieldsSession builds the Session from the values of getFields ("" for
+// a missing one), recording corruption in rep.
+func fieldsSession(rep *call.Reply, key, userID, sessionID string, exp int64, vals []string) *Session {
 	if len(vals) != len(getFields) {
 		rep.Corruptf(key, "get returned %d fields, want %d", len(vals), len(getFields))
 		return nil

@@ -10,11 +10,13 @@
 --         (which runs first); not read here
 -- KEYS[3], KEYS[4] and ARGV[5..7] with events (see live.lua's events)
 --
--- Returns, for a live session, ok(now_ms, expiry_ms, {value, ...},
--- 'fields') with the values of user_id, email, created_at, last_activity,
+-- Returns, for a live session, ok(now_ms, expiry_ms, 'fields', value,
+-- ...) with the values of user_id, email, created_at, last_activity,
 -- ip_address, user_agent, device_fingerprint and absolute_expiry in that
--- order, then idle_timeout (false for a missing one) when the hash holds no other field but
--- the refresh digests, else ok(now_ms, expiry_ms, {field, value, ...},
+-- order, then idle_timeout (false for a missing one), in the reply itself
+-- (a nested table costs Redis a second conversion), when the hash holds
+-- no other field but the refresh digests, else ok(now_ms, expiry_ms,
+-- {field, value, ...},
 -- 'pairs') with the whole hash; none() when the session is missing,
 -- expired, evicted or revoked (its leftovers are deleted); corrupt(i, why)
 -- when KEYS[i] holds data this package did not write (nothing is written
@@ -76,6 +78,6 @@ else
   redis.call('PEXPIRE', idx, ttl)
 end
 if redis.call('HLEN', key) == held + (v[4] and 0 or 1) then
-  return {'ok', now, exp, {v[1], v[2], v[3], ts, v[5], v[6], v[7], abs, v[11]}, 'fields'}
+  return {'ok', now, exp, 'fields', v[1], v[2], v[3], ts, v[5], v[6], v[7], abs, v[11]}
 end
 return {'ok', now, exp, redis.call('HGETALL', key), 'pairs'}

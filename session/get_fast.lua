@@ -68,7 +68,7 @@ if t[1] == ARGV[3] then
         redis.call('PEXPIRE', idx, ttl)
       end
       if redis.call('HLEN', key) == held + (v[4] and 0 or 1) then
-        return {'ok', now, exp, {v[1], v[2], v[3], ts, v[5], v[6], v[7], abs, v[11]}, 'fields'}
+        return {'ok', now, exp, 'fields', v[1], v[2], v[3], ts, v[5], v[6], v[7], abs, v[11]}
       end
       return {'ok', now, exp, redis.call('HGETALL', key), 'pairs'}
     end
