@@ -55,8 +55,8 @@ func OnDeadChild(d DeadChild) FlowOption { return func(c *flowConfig) { c.dead =
 // ErrDuplicate, and nothing is written. It returns the parent's and the
 // children's IDs. Delete of a child counts as a dead child; Purge of a
 // child purges its waiting parent too. While it waits, the parent is in the jobs hash
-// but in no priority set: List and Peek do not show it yet (Peek returns
-// ErrNotFound), Stats does not count it as pending.
+// but in no priority set: Peek reports it as Waiting, List does not
+// show it and Stats does not count it as pending.
 func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []Item[T], opts ...FlowOption) (string, []string, error) {
 	const op = "flow"
 	c := flowConfig{}

@@ -41,6 +41,13 @@ func TestFlowParentRunsOnceAfterChildren(t *testing.T) {
 	s, err := q.Stats(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, flows*kids, s.Pending(), "parents wait")
+	for pid, name := range parents {
+		in, err := q.Peek(ctx, pid)
+		require.NoError(t, err)
+		require.Equal(t, queue.Waiting, in.State)
+		require.Equal(t, name, in.Payload.WorkflowID)
+		require.True(t, in.At.IsZero())
+	}
 	require.EqualValues(t, flows*(kids+1), s.TotalEnqueued)
 
 	var mu sync.Mutex
@@ -70,6 +77,10 @@ func TestFlowParentRunsOnceAfterChildren(t *testing.T) {
 	}, 8))
 	for f := 0; f < flows; f++ {
 		require.Equal(t, []int{kids}, parentRuns[fmt.Sprint("flow-", f)])
+	}
+	for pid := range parents {
+		_, err := q.Peek(ctx, pid)
+		require.ErrorIs(t, err, queue.ErrNotFound, "acked, not kept")
 	}
 	s, err = q.Stats(ctx)
 	require.NoError(t, err)

@@ -16,7 +16,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", libSrc+"\n"+listSrc, with(liveKeys, progressKey, doneKey, doneAtKey))
+	listOp = pkg.Declare("list", libSrc+"\n"+listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey))
 )
 
 // State names where a job is.
@@ -30,6 +30,9 @@ const (
 	Dead      State = "dead"      // in the dead-letter list
 	Completed State = "completed" // acked, kept by WithRetention
 	Cancelled State = "cancelled" // stopped by Cancel, kept by WithRetention
+	// Waiting: a flow's parent waiting for its children (EnqueueFlow);
+	// Peek reports it, List and Purge take no such state.
+	Waiting State = "waiting"
 )
 
 func (s State) valid() bool {
@@ -80,7 +83,8 @@ func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]
 }
 
 // Peek returns the job with the given ID in whatever state it is, or
-// ErrNotFound: live (with its progress while Active), else finished and
+// ErrNotFound: live (with its progress while Active; Waiting, with a zero
+// At, for a flow's parent waiting for its children), else finished and
 // kept by WithRetention (Completed, with its result and last progress),
 // else dead. One round trip, read-only; a dead job is found by a scan of
 // the dead-letter list (bounded by its cap).
@@ -100,7 +104,7 @@ func (q *Queue[T]) Peek(ctx context.Context, id string) (*Info[T], error) {
 }
 
 func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([]Info[T], error) {
-	rep, err := q.run.Run(ctx, listOp, with(q.live, q.progress, q.done, q.doneAt), what, arg, limit)
+	rep, err := q.run.Run(ctx, listOp, with(q.live, q.progress, q.done, q.doneAt, q.flows), what, arg, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +159,9 @@ func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([
 		in.State = state
 		in.ID, in.Delivery, in.RetryCount, in.MaxRetries, in.Priority, in.LastError = id, dlv, retry, max, p, lastErr
 		in.At = msTime(score)
+		if state == Waiting {
+			in.At = time.Time{} // ready when its last child leaves
+		}
 		if state == Active {
 			in.LeaseDeadline = in.At
 			if prog != "" {

@@ -10,6 +10,7 @@
 -- KEYS[8] progress hash  queue:{q}:progress
 -- KEYS[9] done hash      queue:{q}:done
 -- KEYS[10] done index    queue:{q}:done_at
+-- KEYS[11] flows hash    queue:{q}:flows ("id" only: a waiting parent)
 -- ARGV[1] state: pending | scheduled | active | dead | completed | id
 -- ARGV[2] offset (or the job ID when ARGV[1] is "id")
 -- ARGV[3] limit
@@ -18,7 +19,8 @@
 -- which has no state entry; progress the progress field, or "", read for
 -- "id" only), a dead row is {"dead", entry}, a finished job kept by
 -- WithRetention {"done", entry} (entries past their expiry are skipped).
--- For "id" at most one row: live, else finished, else dead.
+-- For "id" at most one row: live (a flow's parent waiting for its
+-- children is "waiting", score 0), else finished, else dead.
 local now = now_ms()
 local maxscore = now * 1000 + 999
 local rows = {}
@@ -51,6 +53,12 @@ if what == 'id' then
     if s then
       s = tonumber(s)
       row(s <= maxscore and 'pending' or 'scheduled', id, s)
+      return ok(now, rows)
+    end
+  end
+  if redis.call('HEXISTS', KEYS[11], 'p:' .. id) == 1 then
+    row('waiting', id, 0)
+    if #rows > 0 then
       return ok(now, rows)
     end
   end
