@@ -270,9 +270,10 @@ func WithRateLimit(n int, per time.Duration) Option {
 // current window (queue:{queue_name}:grate:{group}); a ready job whose
 // group is at its limit is skipped, keeping its place, so other groups'
 // jobs behind it are served (looking at up to GroupScan ready jobs per
-// dequeue), and one dequeue takes the groups' jobs in turn (round-robin
-// over the groups found ready, oldest first within a group). Jobs with no
-// group have only the queue's limits.
+// dequeue), and the groups found ready are served in turn, by name,
+// starting after the group served last (round-robin across dequeues and
+// consumers), oldest first within a group. Jobs with no group have only
+// the queue's limits.
 func WithGroupLimits(l GroupLimit) Option { return func(o *options) { o.groupLimit = l } }
 
 // WithGroupLimit gives group g its own limits instead of WithGroupLimits'
