@@ -523,7 +523,7 @@ add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_
 -- the limits count what was leased: the queue's window, each group's
 -- lease set (expiring the longest lease after its last lease) and window
 if lim and lim.r and #leased > 0 then
-  redis.call('SET', lim.rk, int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 1) * lim.p - now))
+  redis.call('SET', lim.rk, int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
   if rr ~= rr0 then
@@ -537,7 +537,7 @@ if grouped then
       redis.call('PEXPIRE', lim.ga .. b.g, ARGV[7])
       if b.s.l.r then
         redis.call('SET', lim.gr .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
-          int_str((b.s.win + 1) * b.s.l.p - now))
+          int_str((b.s.win + 2) * b.s.l.p - now))
       end
     end
   end

@@ -438,3 +438,50 @@ func TestNoLimitsNoLimitKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "a wake-up token")
 }
+
+// TestGroupConcurrencyAcrossInstances: 3 independent instances × 8
+// workers, 3 groups capped at 2 each: never more than 2 handlers of a
+// group at once, counted in Redis, and each group reaches its cap.
+func TestGroupConcurrencyAcrossInstances(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	groups := []string{"a", "b", "c"}
+	const each = 20
+	opt := queue.WithGroupLimits(queue.GroupLimit{Concurrency: 2})
+	p := newQ(t, e, "gca", opt)
+	for i := 0; i < each; i++ {
+		for _, g := range groups {
+			_, err := p.Enqueue(ctx, execution{WorkflowID: g}, queue.InGroup(g))
+			require.NoError(t, err)
+		}
+	}
+	key := func(g, what string) string { return e.NS.Prefix + "{gauge}:" + g + ":" + what }
+	var done atomic.Int64
+	rctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		c := client(e)
+		q, err := queue.New[execution](c, "gca", queue.WithNamespace(e.NS), opt)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = q.Run(rctx, func(ctx context.Context, j *queue.Job[execution]) error {
+				if err := gauge.Run(ctx, c, []string{key(j.Group, "running"), key(j.Group, "peak")}).Err(); err != nil {
+					return err
+				}
+				time.Sleep(3 * time.Millisecond)
+				defer done.Add(1)
+				return c.Decr(ctx, key(j.Group, "running")).Err()
+			}, 8)
+		}()
+	}
+	harness.WaitFor(t, "every job processed", func() bool { return done.Load() >= int64(each*len(groups)) })
+	stop()
+	wg.Wait()
+	for _, g := range groups {
+		top, err := e.Client.Get(ctx, key(g, "peak")).Int()
+		require.NoError(t, err)
+		require.Equal(t, 2, top, "group %s: most handlers at once", g)
+	}
+}

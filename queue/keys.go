@@ -110,7 +110,7 @@ var (
 	})
 	rateKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:rate", Type: keys.String,
-		TTLNote: "until the end of its rate window (WithRateLimit's period)",
+		TTLNote: "one period past the end of its rate window (WithRateLimit's period; the value names its window, so a later one reads as empty)",
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "WithRateLimit: \"window,count\": the current fixed window (Unix ms / period) and the jobs leased in it",
 	})
@@ -122,7 +122,7 @@ var (
 	})
 	groupRateKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:grate:{group}", Type: keys.String,
-		TTLNote: "until the end of its rate window (the group's rate period)",
+		TTLNote: "one period past the end of its rate window (the group's rate period; the value names its window)",
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "group rate (WithGroupLimits): \"window,count\": the current fixed window (Unix ms / period) and the group's jobs leased in it",
 	})
