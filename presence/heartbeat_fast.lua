@@ -1,10 +1,18 @@
 -- heartbeat_fast.lua: the heartbeat of a live connection of a user who is
 -- online, the common case, in as few commands as it takes. A Tracker
 -- compiles its profile into the lines before it (SINGLE, FMT, TTL, TTL_PX,
--- INDEX, STATUS_FRAC, INDEX_PX: see heartbeatSource), and puts the whole
+-- INDEX, ONLINE_PX, AWAY_PX: see heartbeatParts), and puts the whole
 -- heartbeat (heartbeat.lua, with the libraries) after it: anything the
 -- fast path does not recognise as its case falls through to it, before a
--- single write, and is handled exactly as before.
+-- single write, and is handled exactly as before. It comes first in the
+-- script, before the prelude's helpers (call.Head), uses none, and builds
+-- no table but the reply: what it returns costs no closure.
+--
+-- A status's index score is the presence expiry plus its fraction
+-- (online .0, away .25, busy .5) and the index TTL ONLINE_PX for online,
+-- AWAY_PX for the others, as lib.lua writes them; the score is passed as
+-- a decimal string (a Lua number would be formatted by Redis as a double,
+-- the same value at twice the cost).
 --
 -- KEYS[1..4] as lib.lua describes them
 -- ARGV[1] user ID
@@ -49,13 +57,12 @@ if not SINGLE then
   local raw = mine and redis.call('GET', KEYS[1])
   local st, value
   if raw and FMT == 'detailed' then
-    local last, cnt, tail
-    st, last, cnt, tail = match(raw, '^{"status":"(%l+)","lastSeen":(%d+),"activeConnections":(%d+)(.*)$')
+    local last, cnt, rest
+    st, last, cnt, rest = match(raw, '^{"status":"(%l+)","lastSeen":(%d+),"activeConnections":(%d+),"metadata":{"device":"[^"\\%c]*"(.*)$')
     local q = find(mine, '"metadata":{"device":"', 1, true)
     local e = q and find(mine, '"', q + 22, true)
     local dev = e and sub(mine, q + 22, e - 1)
-    local rest = tail and match(tail, '^,"metadata":{"device":"[^"\\%c]*"(.*)$')
-    if st and STATUS_FRAC[st] and tonumber(last) <= now + SKEW_MS and tonumber(cnt) == n and dev
+    if (st == 'online' or st == 'away' or st == 'busy') and tonumber(last) <= now + SKEW_MS and tonumber(cnt) == n and dev
         and not find(dev, '[%c\\]') and (rest == '}}' or match(rest or '', '^,"lastActivity":"[^"\\%c]*"}}$')) then
       value = '{"status":"' .. st .. '","lastSeen":' .. nows .. ',"activeConnections":' .. cnt ..
         ',"metadata":{"device":"' .. dev .. '"' .. rest
@@ -63,7 +70,7 @@ if not SINGLE then
   elseif raw then
     local user, last
     user, st, last = match(raw, '^{"userId":"([^"\\%c]*)","status":"(%l+)","lastSeen":(%d+)}$')
-    if user == ARGV[1] and STATUS_FRAC[st] and tonumber(last) <= now + SKEW_MS then
+    if user == ARGV[1] and (st == 'online' or st == 'away' or st == 'busy') and tonumber(last) <= now + SKEW_MS then
       value = '{"userId":"' .. user .. '","status":"' .. st .. '","lastSeen":' .. nows .. '}'
     end
   end
@@ -72,8 +79,14 @@ if not SINGLE then
     redis.call('SET', KEYS[1], value, 'PX', TTL_PX)
     redis.call('PEXPIRE', KEYS[2], TTL_PX)
     if INDEX then
-      redis.call('ZADD', KEYS[3], now + TTL + STATUS_FRAC[st], ARGV[1])
-      redis.call('PEXPIRE', KEYS[3], INDEX_PX[st])
+      local score = string.format('%d', now + TTL)
+      if st == 'online' then
+        redis.call('ZADD', KEYS[3], score, ARGV[1])
+        redis.call('PEXPIRE', KEYS[3], ONLINE_PX)
+      else
+        redis.call('ZADD', KEYS[3], score .. (st == 'away' and '.25' or '.5'), ARGV[1])
+        redis.call('PEXPIRE', KEYS[3], AWAY_PX)
+      end
     end
     return {'ok', n, 0, st}
   end

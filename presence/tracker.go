@@ -73,24 +73,26 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Tracker, error) {
 		idx = "0"
 	}
 	p := o.profile
+	hbHead, hbBody := heartbeatParts(o)
 	return &Tracker{
 		run:        call.NewRunner(rdb, o.lanes),
 		opt:        o,
 		channel:    ch,
 		channelArg: ch,
 		fixed:      []any{p.Format.arg(), ms(p.TTL), ms(p.Retention), ch, idx, o.layout.arg()},
-		heartbeatOp: pkg.Declare("heartbeat", heartbeatSource(o), userKeyTemplates,
-			call.On(call.None, ErrUnknownConnection), call.Shared()),
+		heartbeatOp: pkg.Declare("heartbeat", hbBody, userKeyTemplates,
+			call.Head(hbHead), call.On(call.None, ErrUnknownConnection), call.Shared()),
 	}, nil
 }
 
-// heartbeatSource is a Tracker's heartbeat script: its profile compiled
-// into the constants of heartbeat_fast.lua, the fast path, then the
-// general heartbeat (heartbeat.lua after the libraries) for every other
-// case, which reads the ARGV layout of lib.lua from the table the fast
-// path's four arguments and the constants make. Trackers of one
-// configuration share the script.
-func heartbeatSource(o options) string {
+// heartbeatParts is a Tracker's heartbeat script: its profile compiled
+// into the constants of heartbeat_fast.lua, the fast path, which comes
+// first (call.Head: before the prelude's helpers), then the general
+// heartbeat (heartbeat.lua after the libraries) for every other case,
+// which reads the ARGV layout of lib.lua from the table the fast path's
+// four arguments and the constants make. Trackers of one configuration
+// share the script.
+func heartbeatParts(o options) (head, body string) {
 	p := o.profile
 	ttl, window := ms(p.TTL), ms(p.Retention)
 	if window == 0 {
@@ -101,10 +103,16 @@ func heartbeatSource(o options) string {
 		idx = "0"
 	}
 	consts := fmt.Sprintf("local SINGLE, FMT, TTL, TTL_PX, INDEX = %t, '%s', %d, '%d', %t\n", o.layout == LayoutSingleKey, p.Format.arg(), ttl, ttl, !o.noIndex) +
-		"local STATUS_FRAC = {online = 0, away = 0.25, busy = 0.5}\n" +
-		fmt.Sprintf("local INDEX_PX = {online = '%d', away = '%d', busy = '%d'}\n", ttl+window, ttl+window+1, ttl+window+1)
+		fmt.Sprintf("local ONLINE_PX, AWAY_PX = '%d', '%d'\n", ttl+window, ttl+window+1)
 	general := fmt.Sprintf("local ARGV = {ARGV[1], ARGV[2], FMT, TTL_PX, '%d', ARGV[4], '%s', '%s', ARGV[3]}\n", ms(p.Retention), idx, o.layout.arg())
-	return luaConsts + consts + heartbeatFastLua + "\n" + general + indexLua + "\n" + libLua + "\n" + replayLua + "\n" + heartbeatLua
+	return luaConsts + consts + heartbeatFastLua, general + indexLua + "\n" + libLua + "\n" + replayLua + "\n" + heartbeatLua
+}
+
+// heartbeatSource is the whole heartbeat script as one text, the fast
+// path first.
+func heartbeatSource(o options) string {
+	head, body := heartbeatParts(o)
+	return head + "\n" + body
 }
 
 // Profile returns the tracker's profile (durations rounded up to whole
