@@ -218,18 +218,9 @@ func (c *Chat) route(ctx context.Context, op *call.Op, name, req, add string, op
 			ids = slices.Insert(ids, i, add)
 			quads = slices.Insert(quads, 4*i, addQuad...)
 		}
-		ks := make([]string, 0, len(c.global)+len(quads)+len(opKeys))
-		ks = append(append(append(ks, c.global...), quads...), opKeys...)
-		args := make([]any, 0, 2+len(c.head)+len(ids)+len(opArgs))
-		args = append(args, len(ids))
-		args = append(args, c.head...)
-		args = append(args, req)
-		for _, id := range ids {
-			args = append(args, id)
-		}
-		args = append(args, opArgs...)
-		rep, err := c.run.Run(ctx, op, ks, args...)
-		if err != nil || rep.Status != call.Conflict || rep.Str(0) != "roster" {
+		rc := c.routeCall(op, req, ids, quads, opKeys, opArgs)
+		rep, err := c.run.Run(ctx, rc.Op, rc.Keys, rc.Args...)
+		if err != nil || !rosterChanged(&rep) {
 			return rep, err
 		}
 		fresh := rep.Strs(1)
@@ -245,4 +236,26 @@ func (c *Chat) route(ctx context.Context, op *call.Op, name, req, add string, op
 			return rep, pkg.Fail(name, c.global[4], nil, errRosterChurn)
 		}
 	}
+}
+
+// routeCall is the call of a routing script (lib.lua's layout) for the
+// roster ids with their admins' keys quads.
+func (c *Chat) routeCall(op *call.Op, req string, ids, quads, opKeys []string, opArgs []any) call.Call {
+	ks := make([]string, 0, len(c.global)+len(quads)+len(opKeys))
+	ks = append(append(append(ks, c.global...), quads...), opKeys...)
+	args := make([]any, 0, 2+len(c.head)+len(ids)+len(opArgs))
+	args = append(args, len(ids))
+	args = append(args, c.head...)
+	args = append(args, req)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, opArgs...)
+	return call.Call{Op: op, Keys: ks, Args: args}
+}
+
+// rosterChanged reports a routing script's answer that the roster is
+// not the one passed.
+func rosterChanged(rep *call.Reply) bool {
+	return rep.Status == call.Conflict && rep.Str(0) == "roster"
 }

@@ -16,7 +16,9 @@
 // # Guarantees
 //
 //   - One round trip per operation: every call is one Lua script, except
-//     Assignments (one SMEMBERS). A routing call whose client has not seen
+//     Assignments (one SMEMBERS) and ReadView (an admin page's roster and
+//     queues: one pipeline of three scripts, or a share of a caller's
+//     pipeline with QueueView). A routing call whose client has not seen
 //     the latest roster change gets the roster from its script and runs
 //     once more (two round trips, once per roster change).
 //   - Atomicity: every assignment path (Open's least-loaded or round

@@ -152,3 +152,51 @@ func ExampleChat_Subscribe() {
 	// assigned 456 to "123" (backlog)
 	// message 456 hi
 }
+
+// An admin page reads the support chat's roster and queues, and who is
+// online, in one pipeline: each package queues its view's reads on the
+// same client's pipeline (QueueView), then decodes them.
+func ExampleChat_QueueView() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	c, err := chat.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	tr, err := presence.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	_ = c.AddAdmin(ctx, "a1", 1)
+	_ = c.Availability().Set(ctx, "a1", presence.Online)
+	_, _ = tr.Connect(ctx, "u1", presence.Conn{ID: "c1"})
+	for _, id := range []string{"c1", "c2"} {
+		_, _ = c.Open(ctx, id, chat.Normal)
+	}
+
+	pipe := rdb.Pipeline()
+	chatView, err := c.QueueView(ctx, pipe, 10)
+	if err != nil {
+		panic(err)
+	}
+	presenceView, err := tr.QueueView(ctx, pipe, "")
+	if err != nil {
+		panic(err)
+	}
+	_, _ = pipe.Exec(ctx) // each read carries its own error
+	cv, err := chatView()
+	if err != nil {
+		panic(err)
+	}
+	pv, err := presenceView()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cv.Admins[0].ID, cv.Admins[0].Assigned, len(cv.Backlog), cv.Backlog[0].Conversation, pv.Online)
+	// Output:
+	// a1 1 1 c2 [u1]
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -38,6 +39,12 @@ func (c *Chat) waiting(ctx context.Context, op, key string, limit int) ([]Waitin
 	if err != nil {
 		return nil, err
 	}
+	return decodeWaiting(op, key, ids, scores)
+}
+
+// decodeWaiting decodes the conversations of queue key and their scores
+// (Unread, Backlog, ReadView).
+func decodeWaiting(op, key string, ids, scores []string) ([]Waiting, error) {
 	out := make([]Waiting, len(ids))
 	for i, id := range ids {
 		f, err := strconv.ParseFloat(scores[i], 64)
@@ -78,13 +85,28 @@ func (c *Chat) Active(ctx context.Context, limit int) ([]Activity, error) {
 }
 
 func (c *Chat) list(ctx context.Context, op, key string, limit int, mode string) ([]string, []string, error) {
-	if limit < 1 || limit > MaxPage {
-		return nil, nil, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
-	}
-	rep, err := c.run.Run(ctx, queueOp, []string{key, c.global[1]}, ms(c.opt.convTTL), limit, mode)
+	lc, err := c.listCall(op, key, limit, mode)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep, err := c.run.Run(ctx, lc.Op, lc.Keys, lc.Args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeList(op, key, &rep)
+}
+
+// listCall is list's call of the queue script, after checking limit.
+func (c *Chat) listCall(op, key string, limit int, mode string) (call.Call, error) {
+	if limit < 1 || limit > MaxPage {
+		return call.Call{}, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
+	}
+	return call.Call{Op: queueOp, Keys: []string{key, c.global[1]}, Args: []any{ms(c.opt.convTTL), limit, mode}}, nil
+}
+
+// decodeList decodes the queue script's reply for key: the IDs and
+// their scores.
+func decodeList(op, key string, rep *call.Reply) ([]string, []string, error) {
 	ids, scores := rep.Strs(0), rep.Strs(1)
 	if err := rep.Err(); err != nil {
 		return nil, nil, err

@@ -81,6 +81,11 @@ func (c *Chat) Admins(ctx context.Context) ([]AdminState, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.decodeAdmins(op, &rep)
+}
+
+// decodeAdmins decodes the admins script's reply (Admins, ReadView).
+func (c *Chat) decodeAdmins(op string, rep *call.Reply) ([]AdminState, error) {
 	ids, caps, av, load := rep.Strs(0), rep.Ints(1), rep.Strs(2), rep.Ints(3)
 	if err := rep.Err(); err != nil {
 		return nil, err

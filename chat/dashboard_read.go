@@ -1,0 +1,82 @@
+package chat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redschema/redschema/internal/call"
+)
+
+// View is what an admin page shows of a deployment's support chat: the
+// roster with each admin's availability and load, and the first
+// conversations of the unread queue and of the backlog.
+type View struct {
+	Admins  []AdminState
+	Unread  []Waiting
+	Backlog []Waiting
+}
+
+// ReadView reads Admins, Unread(limit) and Backlog(limit) together, in
+// one pipeline of three read-only scripts (the deployment's keys share a
+// slot: one round trip on a cluster too). A part that fails is left
+// empty and its error joined to the one returned, with the others read.
+// For admin tools, such as the dashboard's presence and chat page.
+func (c *Chat) ReadView(ctx context.Context, limit int) (View, error) {
+	pipe := c.run.Client().Pipeline()
+	done, err := c.QueueView(ctx, pipe, limit)
+	if err != nil {
+		return View{}, err
+	}
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	return done()
+}
+
+// QueueView adds ReadView's reads to pipe, a pipeline of the client the
+// Chat was made with, so that they share a round trip with other reads
+// (another package's on the same client, say), and returns what decodes
+// them once pipe has been executed, as ReadView returns them. A limit
+// outside [1, MaxPage] fails before anything is queued. A read that
+// cannot be decoded from pipe is sent again alone by the returned
+// function: after the server lost the scripts (NOSCRIPT), a slot
+// migration, or a roster changed since this client last looked.
+func (c *Chat) QueueView(ctx context.Context, pipe redis.Pipeliner, limit int) (func() (View, error), error) {
+	const op = "read view"
+	uc, err := c.listCall(op, c.global[2], limit, "queue")
+	if err != nil {
+		return nil, err
+	}
+	bc, err := c.listCall(op, c.global[3], limit, "queue")
+	if err != nil {
+		return nil, err
+	}
+	r := c.current()
+	admins := c.run.Queue(ctx, pipe, c.routeCall(adminsOp, "", r.ids, r.quads, nil, nil))
+	unread, backlog := c.run.Queue(ctx, pipe, uc), c.run.Queue(ctx, pipe, bc)
+	return func() (View, error) {
+		var v View
+		var errs [3]error
+		if rep, err := admins(); err != nil {
+			errs[0] = err
+		} else if rosterChanged(&rep) {
+			v.Admins, errs[0] = c.Admins(ctx)
+		} else {
+			v.Admins, errs[0] = c.decodeAdmins(op, &rep)
+		}
+		waiting := func(key string, q func() (call.Reply, error)) ([]Waiting, error) {
+			rep, err := q()
+			if err != nil {
+				return nil, err
+			}
+			ids, scores, err := decodeList(op, key, &rep)
+			if err != nil {
+				return nil, err
+			}
+			return decodeWaiting(op, key, ids, scores)
+		}
+		v.Unread, errs[1] = waiting(c.global[2], unread)
+		v.Backlog, errs[2] = waiting(c.global[3], backlog)
+		return v, errors.Join(errs[:]...)
+	}, nil
+}
