@@ -42,34 +42,55 @@ func clip(s string) string {
 }
 
 // aiMemory answers the AI memory page for ?user=: the user's context
-// (aimemory.Memory.User: tokens counted today, recent topics, last
-// conversation) and the window of ?conv= (default: the last
-// conversation) as Window returns it.
+// (tokens counted today, recent topics, last conversation) and the
+// window of ?conv= (default: the last conversation), as
+// aimemory.Memory.User and Window return them. With ?conv= it is one
+// pipeline (aimemory.Memory.ReadView). Without, ?last= is the page's
+// guess of the last conversation (the one it showed): the guess is read
+// with the context in one pipeline, and only when the context names
+// another last conversation is that one's window read after it (as it
+// is without a guess).
 func (h *Handler) aiMemory(r *http.Request) (any, error) {
 	ctx := r.Context()
-	user := r.URL.Query().Get("user")
+	q := r.URL.Query()
+	user := q.Get("user")
 	if user == "" {
 		return nil, badRequest("user is required")
 	}
-	uc, err := h.memory.User(ctx, user)
-	if err != nil {
-		return nil, aiErr(err)
+	var uc aimemory.UserContext
+	var w aimemory.Window
+	conv, guess := q.Get("conv"), q.Get("last")
+	if conv == "" {
+		conv = guess
+	}
+	if conv != "" {
+		v, err := h.memory.ReadView(ctx, user, conv)
+		if err != nil {
+			return nil, aiErr(err)
+		}
+		uc, w = v.User, v.Window
+	} else {
+		var err error
+		if uc, err = h.memory.User(ctx, user); err != nil {
+			return nil, aiErr(err)
+		}
+	}
+	if q.Get("conv") == "" && conv != uc.LastConversationID {
+		// No guess, or a wrong one: the window of the last conversation.
+		if conv = uc.LastConversationID; conv != "" {
+			var err error
+			if w, err = h.memory.Window(ctx, user, conv); err != nil {
+				return nil, aiErr(err)
+			}
+		}
 	}
 	out := aiReply{User: user, TokensToday: uc.TokensToday, Day: uc.Day, Topics: uc.RecentTopics, LastConv: uc.LastConversationID,
 		Messages: []aiMessage{}}
 	if out.Topics == nil {
 		out.Topics = []string{}
 	}
-	conv := r.URL.Query().Get("conv")
-	if conv == "" {
-		conv = uc.LastConversationID
-	}
 	if conv == "" {
 		return out, nil
-	}
-	w, err := h.memory.Window(ctx, user, conv)
-	if err != nil {
-		return nil, aiErr(err)
 	}
 	out.Conversation, out.Length, out.Tokens, out.Omitted, out.Pending = conv, w.Length, w.Tokens, w.Omitted, w.Pending
 	if w.System != nil {

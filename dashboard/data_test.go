@@ -68,5 +68,21 @@ func TestAIMemory(t *testing.T) {
 	require.NotEmpty(t, r.System)
 	require.Len(t, r.Messages, demo.ConvMessages-1)
 	require.Equal(t, "user", r.Messages[0].Role)
+
+	// Naming the conversation, or guessing the last one (as the page does
+	// on refresh), reads the same, in one pipeline; a wrong guess is
+	// corrected.
+	want := r
+	for _, q := range []string{"&conv=" + demo.Conv, "&last=" + demo.Conv, "&last=another"} {
+		r = want
+		r.Messages = nil
+		require.Equal(t, http.StatusOK, f.get(t, "/api/aimemory?user="+demo.User+q, &r), q)
+		require.Equal(t, want, r, q)
+	}
+	var nobody map[string]any
+	require.Equal(t, http.StatusOK, f.get(t, "/api/aimemory?user=nobody&last="+demo.Conv, &nobody))
+	require.NotContains(t, nobody, "last_conversation")
+	require.NotContains(t, nobody, "conversation")
+	require.Empty(t, nobody["messages"])
 	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/aimemory", nil))
 }

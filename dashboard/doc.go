@@ -31,12 +31,14 @@
 //     allowed, limit, remaining, retry and reset times of the binding
 //     rule), since only the application knows its policies.
 //   - Presence and chat: the online count and who is online
-//     (presence.Tracker.OnlineCount, OnlineNow), a user's status, last
-//     seen and connections with their devices (Get, Connections), the
-//     support admins' availability and load (chat.Chat.Admins), and the
-//     unread queue by priority and the unassigned backlog (Unread,
-//     Backlog). WithPresence and WithChat pass the application's options
-//     (layout, deployment tag) so that the page reads what it wrote.
+//     (presence.Tracker.OnlineNow), a user's status, last seen and
+//     connections with their devices (Get, Connections), read together
+//     (ReadView); the support admins' availability and load
+//     (chat.Chat.Admins), and the unread queue by priority and the
+//     unassigned backlog (Unread, Backlog), read together (ReadView). A
+//     part that fails is reported and the rest shown. WithPresence and
+//     WithChat pass the application's options (layout, deployment tag)
+//     so that the page reads what it wrote.
 //   - Locks: held lease locks with their owner's label and remaining TTL
 //     (lock.Held), semaphores with their permits (lock.Semaphores), and
 //     interval jobs with their last run (lock.LastRuns) and, for the jobs
@@ -56,7 +58,8 @@
 //     (Aggregate, from the rollups where they exist).
 //   - AI memory: a user's tokens counted today, recent topics and last
 //     conversation (aimemory.Memory.User), and a conversation's window
-//     (Window: system prompt, summary, messages with their tokens).
+//     (Window: system prompt, summary, messages with their tokens), read
+//     together (ReadView).
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (no
 // build step, no CDN); it polls one JSON endpoint per page at the
@@ -92,8 +95,16 @@
 // (metrics.Reader.Read), the sessions page one SCAN and one pipeline
 // (session.IndexedUsers), the sensor page one pipeline once it names the
 // location and type it shows, as it does on refresh
-// (sensor.Client.ReadView). The queue, presence and chat, and AI memory
-// pages still make one script or command per object shown (per queue and
-// job state, per presence or chat list): their packages have no batch
-// read yet. Keep the refresh long on a large keyspace.
+// (sensor.Client.ReadView), the AI memory page one pipeline once it
+// names the conversation it shows, as it does on refresh
+// (aimemory.Memory.ReadView; a new last conversation costs one more
+// round trip), the presence and chat page one pipeline per node: the
+// presence view's reads (presence.Tracker.QueueView: a TIME, a ZRANGE
+// per slot of the online index, which touches every master, and the
+// user's GET and script) and the chat view's (chat.Chat.QueueView: three
+// read-only scripts) share one pipeline when presence and chat share a
+// client; in two databases (WithClients) they are two pipelines, sent at
+// once. The queue pages still make one script or command per object
+// shown (per queue and job state): package queue has no batch read yet.
+// Keep the refresh long on a large keyspace.
 package dashboard

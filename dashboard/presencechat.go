@@ -3,7 +3,7 @@ package dashboard
 import (
 	"errors"
 	"net/http"
-	"sort"
+	"sync"
 	"time"
 
 	"github.com/redschema/redschema/chat"
@@ -65,73 +65,82 @@ func waitingRows(ws []chat.Waiting) []waitingRow {
 }
 
 // presenceChat answers the presence and chat page: the online count and
-// the first online users (presence.Tracker.OnlineCount, OnlineNow), with
-// ?user= that user's presence and connections (Get, Connections), the
-// support admins with availability and load (chat.Chat.Admins), and the
-// unread queue and backlog (Unread, Backlog, most urgent first). A part
-// that fails (data written with another presence layout, say) is
-// reported in errors and the others still shown.
+// the first online users, with ?user= that user's presence and
+// connections (presence.Tracker.ReadView: OnlineNow, Get, Connections),
+// the support admins with availability and load, and the unread queue
+// and backlog, most urgent first (chat.Chat.ReadView: Admins, Unread,
+// Backlog). When presence and chat share a client (one database, or a
+// cluster) both views are read in one pipeline (QueueView); in two
+// databases, each in its own, at once. A part that fails (data written
+// with another presence layout, say) is reported in errors and the
+// others still shown.
 func (h *Handler) presenceChat(r *http.Request) (any, error) {
 	ctx := r.Context()
 	out := presenceReply{Online: []string{}, Admins: []adminRow{}, Unread: []waitingRow{}, Backlog: []waitingRow{},
 		UnreadByPriority: map[string]int{}, Errors: map[string]string{}}
-	fail := func(part string, err error) { out.Errors[part] = err.Error() }
-
-	if n, err := h.presence.OnlineCount(ctx); err != nil {
-		fail("online_count", err)
-	} else {
-		out.OnlineCount = n
-	}
-	if users, err := h.presence.OnlineNow(ctx); err != nil {
-		fail("online", err)
-	} else {
-		sort.Strings(users)
-		if len(users) > maxListed {
-			users = users[:maxListed]
-		}
-		out.Online = append(out.Online, users...)
-	}
-	if user := r.URL.Query().Get("user"); user != "" {
-		p, err := h.presence.Get(ctx, user)
+	user := r.URL.Query().Get("user")
+	var pv presence.View
+	var cv chat.View
+	var perr, cerr error
+	if pc := h.cs.For(keys.Presence); pc == h.cs.For(keys.Chat) {
+		pipe := pc.Pipeline()
+		pdone, err := h.presence.QueueView(ctx, pipe, user)
 		if errors.Is(err, presence.ErrInvalid) {
 			return nil, badRequest("%v", err)
 		}
 		if err != nil {
-			fail("user", err)
-		} else {
-			u := &userPresence{ID: user, Status: string(p.Status), LastSeen: p.LastSeen.UTC(), Device: p.Device,
-				Activity: p.Activity, Connections: []connRow{}}
-			conns, err := h.presence.Connections(ctx, user)
-			if err != nil {
-				fail("connections", err)
-			}
-			for _, c := range conns {
-				u.Connections = append(u.Connections, connRow{ID: c.ID, Device: c.Metadata.Device, UserAgent: c.Metadata.UserAgent,
-					ConnectedAt: c.ConnectedAt.UTC(), LastSeen: c.LastSeen.UTC()})
-			}
-			out.User = u
+			return nil, err
+		}
+		cdone, err := h.chat.QueueView(ctx, pipe, maxListed)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = pipe.Exec(ctx) // every command carries its own error
+		pv, perr = pdone()
+		cv, cerr = cdone()
+	} else {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cv, cerr = h.chat.ReadView(ctx, maxListed)
+		}()
+		pv, perr = h.presence.ReadView(ctx, user)
+		wg.Wait()
+		if errors.Is(perr, presence.ErrInvalid) { // the user ID, checked before any read
+			return nil, badRequest("%v", perr)
 		}
 	}
-	if admins, err := h.chat.Admins(ctx); err != nil {
-		fail("admins", err)
-	} else {
-		for _, a := range admins {
-			out.Admins = append(out.Admins, adminRow{ID: a.ID, Availability: string(a.Availability), Capacity: a.Capacity, Assigned: a.Assigned})
+	if perr != nil {
+		out.Errors["presence"] = perr.Error()
+	}
+	if cerr != nil {
+		out.Errors["chat"] = cerr.Error()
+	}
+
+	out.OnlineCount = len(pv.Online)
+	online := pv.Online
+	if len(online) > maxListed {
+		online = online[:maxListed]
+	}
+	out.Online = append(out.Online, online...)
+	if p := pv.User; p != nil {
+		u := &userPresence{ID: user, Status: string(p.Status), LastSeen: p.LastSeen.UTC(), Device: p.Device,
+			Activity: p.Activity, Connections: []connRow{}}
+		for _, c := range pv.Connections {
+			u.Connections = append(u.Connections, connRow{ID: c.ID, Device: c.Metadata.Device, UserAgent: c.Metadata.UserAgent,
+				ConnectedAt: c.ConnectedAt.UTC(), LastSeen: c.LastSeen.UTC()})
 		}
+		out.User = u
 	}
-	if ws, err := h.chat.Unread(ctx, maxListed); err != nil {
-		fail("unread", err)
-	} else {
-		out.Unread = waitingRows(ws)
-		for _, w := range ws {
-			out.UnreadByPriority[w.Priority.String()]++
-		}
+	for _, a := range cv.Admins {
+		out.Admins = append(out.Admins, adminRow{ID: a.ID, Availability: string(a.Availability), Capacity: a.Capacity, Assigned: a.Assigned})
 	}
-	if ws, err := h.chat.Backlog(ctx, maxListed); err != nil {
-		fail("backlog", err)
-	} else {
-		out.Backlog = waitingRows(ws)
+	out.Unread = waitingRows(cv.Unread)
+	for _, w := range cv.Unread {
+		out.UnreadByPriority[w.Priority.String()]++
 	}
+	out.Backlog = waitingRows(cv.Backlog)
 	if len(out.Errors) == 0 {
 		out.Errors = nil
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/dashboard/internal/demo"
+	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/presence"
 )
 
 type presenceReply struct {
@@ -66,4 +68,38 @@ func TestPresenceChat(t *testing.T) {
 	require.Len(t, r.Unread, len(demo.Conversations))
 	require.Equal(t, "conv-urgent", r.Unread[0].Conversation)
 	require.Equal(t, map[string]int{"urgent": 1, "high": 1, "normal": 1, "low": 1}, r.UnreadByPriority)
+	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/presence?user=%FF", nil))
+
+	// Presence and chat on two clients (two databases, in an application):
+	// each view is read on its own, at once, and shows the same.
+	want := r
+	two := keys.Layout{keys.Chat: 1}.Open(false, func(db int) redisClient {
+		if db == 1 {
+			return f.env.FreshClient() // the same data: the test has one database
+		}
+		return f.env.Client
+	})
+	h, err := dashboard.New(dashboard.WithClients(two), dashboard.WithNamespace(f.env.NS), dashboard.WithToken(testToken))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	f2 := &fixture{env: f.env, srv: newServer(t, h)}
+	r = presenceReply{}
+	require.Equal(t, http.StatusOK, f2.get(t, "/api/presence?user="+demo.User, &r))
+	require.Equal(t, want, r)
+	require.Equal(t, http.StatusBadRequest, f2.get(t, "/api/presence?user=%FF", nil))
+}
+
+// A part that fails is reported, and the others shown.
+func TestPresenceChatPartFails(t *testing.T) {
+	f := setup(t, dashboard.WithToken(testToken), dashboard.WithPresence(presence.WithoutOnlineIndex()))
+	var r presenceReply
+	require.Equal(t, http.StatusOK, f.get(t, "/api/presence?user="+demo.User, &r))
+	require.Contains(t, r.Errors["presence"], "online index disabled")
+	require.NotContains(t, r.Errors, "chat")
+	require.Zero(t, r.OnlineCount)
+	require.NotNil(t, r.User)
+	require.Equal(t, "online", r.User.Status)
+	require.Len(t, r.User.Connections, len(demo.Devices))
+	require.Len(t, r.Admins, 2)
+	require.Len(t, r.Unread, len(demo.Conversations))
 }

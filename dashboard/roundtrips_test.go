@@ -88,9 +88,12 @@ func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
 // TestRoundTripsPerRefresh counts what one refresh of each page costs
 // Redis once the page has been loaded (scripts cached): the pages whose
 // packages have a batch read (ReadOverview, metrics.Reader.Read,
-// session.IndexedUsers, sensor.Client.ReadView) make one SCAN pipeline
-// and one read pipeline per node at most (the sensor page, with what it
-// shows named, one pipeline), the schema page reuses its scan for
+// session.IndexedUsers, sensor.Client.ReadView, aimemory.Memory.ReadView,
+// presence.Tracker and chat.Chat QueueView) make one SCAN pipeline and
+// one read pipeline per node at most (the sensor and AI memory pages,
+// with what they show named, and the presence and chat page one
+// pipeline),
+// the schema page reuses its scan for
 // SchemaReuse; the others are logged.
 func TestRoundTripsPerRefresh(t *testing.T) {
 	env := harness.New(t)
@@ -113,7 +116,11 @@ func TestRoundTripsPerRefresh(t *testing.T) {
 		{"/api/sessions", 2, 1},
 		{"/api/queues", -1, 2},
 		{"/api/queue?name=" + demo.Queue, -1, 5},
-		{"/api/presence", -1, 5},
+		{"/api/presence", 1, 1},
+		{"/api/presence?user=" + demo.User, 1, 1},
+		{"/api/aimemory?user=" + demo.User, 2, 2}, // the context, then the last conversation's window
+		{"/api/aimemory?user=" + demo.User + "&last=" + demo.Conv, 1, 1},
+		{"/api/aimemory?user=" + demo.User + "&conv=" + demo.Conv, 1, 1},
 		{"/api/sensors", 3, 3}, // Locations and Types find the defaults, then one pipeline
 		{"/api/sensors?location=" + demo.Location + "&type=temperature", 1, 1},
 	} {

@@ -378,7 +378,10 @@ async function loadMemory() {
   if (!state.aiUser) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID.")); return; }
   const q = new URLSearchParams({ user: state.aiUser });
   if (state.aiConv) q.set("conv", state.aiConv);
+  else if (state.aiLast) q.set("last", state.aiLast);
   const r = await api("/api/aimemory?" + q);
+  // Refreshes guess the last conversation shown, so that the server reads it with the context in one pipeline.
+  state.aiLast = r.last_conversation || "";
   const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   const kids = [el("div", { class: "cards" }, card("Tokens today (" + r.day + ")", r.tokens_today, "ai-tokens"),
     card("Conversation", r.conversation || "none", "ai-conv-id"), card("Messages", r.length, "ai-length"), card("Window tokens", r.window_tokens, "ai-window"))];
@@ -503,7 +506,7 @@ function route() {
   if (state.page === "sensors" && arg) { const [l, t] = arg.split("/"); state.snLoc = l; state.snType = t || ""; }
   if (state.page === "aimemory" && arg) {
     const [u, c] = arg.split("/");
-    state.aiUser = u; state.aiConv = c || "";
+    state.aiUser = u; state.aiConv = c || ""; state.aiLast = "";
     document.getElementById("ai-user").value = u; document.getElementById("ai-conv").value = c || "";
   }
   if (state.page === "ratelimits" && arg) {
