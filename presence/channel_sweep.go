@@ -128,8 +128,5 @@ func (c *Channels[T]) Sweep(ctx context.Context, first, count int) (int, error) 
 // is passed to onError (if not nil) and the sweeper moves on.
 func (c *Channels[T]) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "channel sweeper"
-	if every <= 0 || batch < 1 || batch > Shards {
-		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
-	}
-	return sweepLoop(ctx, op, every, batch, c.SweepWindow(), c.Sweep, onError)
+	return runSweeper(ctx, op, every, batch, c.SweepWindow(), c.Sweep, onError)
 }

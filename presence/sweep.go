@@ -3,8 +3,9 @@ package presence
 import (
 	"context"
 	_ "embed"
-	"math/rand/v2"
 	"time"
+
+	sweeppkg "github.com/redschema/redschema/internal/sweep"
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
@@ -138,34 +139,16 @@ func (t *Tracker) RunSweeper(ctx context.Context, every time.Duration, batch int
 	if t.opt.noIndex {
 		return pkg.Fail(op, "", ErrNoIndex, nil)
 	}
-	if every <= 0 || batch < 1 || batch > Shards {
-		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
-	}
-	return sweepLoop(ctx, op, every, batch, t.SweepWindow(), t.Sweep, onError)
+	return runSweeper(ctx, op, every, batch, t.SweepWindow(), t.Sweep, onError)
 }
 
-// sweepLoop runs sweep over all Shards in a cycle, batch shards every
-// interval, from a random shard, until ctx is done: the loop of
-// Tracker.RunSweeper and Channels.RunSweeper. It refuses a cycle longer
-// than window.
-func sweepLoop(ctx context.Context, op string, every time.Duration, batch int, window time.Duration,
+// runSweeper checks every and batch against window and runs sweep over
+// all Shards with internal/sweep's loop: Tracker.RunSweeper and
+// Channels.RunSweeper.
+func runSweeper(ctx context.Context, op string, every time.Duration, batch int, window time.Duration,
 	sweep func(ctx context.Context, first, count int) (int, error), onError func(error)) error {
-	cycle := time.Duration((Shards+batch-1)/batch) * every
-	if every > window || cycle > window {
-		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, window)
+	if why := sweeppkg.Check(Shards, every, batch, window); why != "" {
+		return pkg.Invalidf(op, "%s", why)
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	cursor := rand.IntN(Shards)
-	for {
-		if _, err := sweep(ctx, cursor, batch); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		cursor = (cursor + batch) % Shards
-		select {
-		case <-ctx.Done():
-			return pkg.Fail(op, "", nil, ctx.Err())
-		case <-tick.C:
-		}
-	}
+	return pkg.Fail(op, "", nil, sweeppkg.Loop(ctx, Shards, every, batch, sweep, onError))
 }

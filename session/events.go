@@ -5,11 +5,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redschema/redschema/internal/sweep"
 
 	"github.com/redis/go-redis/v9"
 
@@ -237,26 +238,10 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 // exist.
 func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "sweeper"
-	if every <= 0 || batch < 1 || batch > Shards {
-		return pkg.Invalidf(op, "every %v, batch %d: want every > 0 and batch in [1, %d]", every, batch, Shards)
+	if why := sweep.Check(Shards, every, batch, SweepWindow); why != "" {
+		return pkg.Invalidf(op, "%s", why)
 	}
-	if cycle := time.Duration((Shards+batch-1)/batch) * every; cycle > SweepWindow {
-		return pkg.Invalidf(op, "a cycle of %v exceeds the sweep window %v", cycle, SweepWindow)
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	cursor := rand.IntN(Shards)
-	for {
-		if _, err := s.Sweep(ctx, cursor, batch); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		cursor = (cursor + batch) % Shards
-		select {
-		case <-ctx.Done():
-			return pkg.Fail(op, "", nil, ctx.Err())
-		case <-tick.C:
-		}
-	}
+	return pkg.Fail(op, "", nil, sweep.Loop(ctx, Shards, every, batch, s.Sweep, onError))
 }
 
 // EventReader reads the lifecycle events of a Store's namespace from the
