@@ -15,7 +15,7 @@
 //     "redschema inspect" does.
 //   - Queues: every queue (queue.Names) with its ready jobs per priority,
 //     scheduled jobs, jobs in flight with their lease deadlines, dead
-//     letters with their last error (queue.Queue.Stats and List), and the
+//     letters with their last error (queue.Queue.ReadView), and the
 //     processed and failed totals sampled at each refresh as a chart; a
 //     dead letter can be requeued or deleted (Requeue, Delete).
 //   - Sessions and users: the users with the most sessions
@@ -104,7 +104,8 @@
 // user's GET and script) and the chat view's (chat.Chat.QueueView: three
 // read-only scripts) share one pipeline when presence and chat share a
 // client; in two databases (WithClients) they are two pipelines, sent at
-// once. The queue pages still make one script or command per object
-// shown (per queue and job state): package queue has no batch read yet.
+// once; the queue list one SCAN and one pipeline for every queue's stats
+// (queue.Names, queue.Queue.QueueView), a queue's page one pipeline
+// (queue.Queue.ReadView: its stats and four job lists).
 // Keep the refresh long on a large keyspace.
 package dashboard

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -83,16 +82,9 @@ func byLevel(m map[queue.Priority]int64) map[string]int64 {
 	return out
 }
 
-// stats reads one queue's Stats (one script) and records the sample.
-func (h *Handler) stats(ctx context.Context, name string) (queueStats, error) {
-	q, err := h.queue(name)
-	if err != nil {
-		return queueStats{}, err
-	}
-	st, err := q.Stats(ctx)
-	if err != nil {
-		return queueStats{}, err
-	}
+// record turns one queue's Stats into the page's row and records the
+// sample in its history.
+func (h *Handler) record(name string, st queue.Stats) queueStats {
 	out := queueStats{Name: name, Ready: byLevel(st.Ready), Scheduled: byLevel(st.Delayed), InFlight: st.InFlight,
 		Dead: st.Dead, TotalEnqueued: st.TotalEnqueued, TotalProcessed: st.TotalProcessed, TotalFailed: st.TotalFailed,
 		TotalDead: st.TotalDead, AvgProcessMs: float64(st.AvgProcessTime) / float64(time.Millisecond)}
@@ -110,22 +102,41 @@ func (h *Handler) stats(ctx context.Context, name string) (queueStats, error) {
 	out.History = series{At: append([]int64(nil), s.At...), Processed: append([]int64(nil), s.Processed...),
 		Failed: append([]int64(nil), s.Failed...)}
 	h.mu.Unlock()
-	return out, nil
+	return out
 }
 
-// queueList lists every queue (queue.Names, a SCAN) with its stats.
+// queueList lists every queue (queue.Names, a SCAN) with its stats, read
+// in one pipeline for all queues (Queue.QueueView): two round trips per
+// node.
 func (h *Handler) queueList(r *http.Request) (any, error) {
-	names, err := queue.Names(r.Context(), h.cs.For(keys.Queues), h.opt.ns)
+	ctx := r.Context()
+	rdb := h.cs.For(keys.Queues)
+	names, err := queue.Names(ctx, rdb, h.opt.ns)
 	if err != nil {
 		return nil, err
 	}
 	out := []queueStats{}
-	for _, n := range names {
-		st, err := h.stats(r.Context(), n)
+	if len(names) == 0 {
+		return map[string]any{"queues": out}, nil
+	}
+	pipe := rdb.Pipeline()
+	done := make([]func() (queue.View[json.RawMessage], error), len(names))
+	for i, n := range names {
+		q, err := h.queue(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, st)
+		if done[i], err = q.QueueView(ctx, pipe, 0); err != nil {
+			return nil, err
+		}
+	}
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	for i, n := range names {
+		v, err := done[i]()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h.record(n, v.Stats))
 	}
 	return map[string]any{"queues": out}, nil
 }
@@ -148,7 +159,8 @@ const maxPayloadShown = 300
 
 // queueJobs answers ?name= (and ?limit=, default 25): the queue's stats
 // and its jobs in each state (pending, scheduled, active with lease
-// deadlines, dead with their last error), one List script per state.
+// deadlines, dead with their last error), in one pipeline
+// (Queue.ReadView).
 func (h *Handler) queueJobs(r *http.Request) (any, error) {
 	name := r.URL.Query().Get("name")
 	if name == "" {
@@ -162,19 +174,20 @@ func (h *Handler) queueJobs(r *http.Request) (any, error) {
 		}
 		limit = n
 	}
-	st, err := h.stats(r.Context(), name)
+	q, err := h.queue(name)
 	if err != nil {
 		return nil, err
 	}
-	q, _ := h.queue(name)
+	states := []queue.State{queue.Pending, queue.Scheduled, queue.Active, queue.Dead}
+	v, err := q.ReadView(r.Context(), limit, states...)
+	if err != nil {
+		return nil, err
+	}
+	st := h.record(name, v.Stats)
 	jobs := map[string][]jobRow{}
-	for _, state := range []queue.State{queue.Pending, queue.Scheduled, queue.Active, queue.Dead} {
-		infos, err := q.List(r.Context(), state, 0, limit)
-		if err != nil {
-			return nil, err
-		}
+	for _, state := range states {
 		rows := []jobRow{}
-		for _, in := range infos {
+		for _, in := range v.Jobs[state] {
 			p := string(in.Payload)
 			if in.Raw != "" {
 				p = in.Raw

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -18,20 +19,22 @@ import (
 func Names(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]string, error) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
+	ts := []*keys.Template{statsKey, jobsKey}
+	matches := []string{statsKey.Match(ns, nil), jobsKey.Match(ns, nil)}
 	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
-		for _, t := range []*keys.Template{statsKey, jobsKey} {
-			it := node.Scan(ctx, 0, t.Match(ns, nil), 1000).Iterator()
-			for it.Next(ctx) {
-				args, err := t.Parse(ns, it.Val())
+		found, err := scanmany.Keys(ctx, node, matches)
+		if err != nil {
+			return pkg.Fail("names", matches[0], nil, err)
+		}
+		for i, ks := range found {
+			for _, k := range ks {
+				args, err := ts[i].Parse(ns, k)
 				if err != nil || len(args) != 1 {
 					continue
 				}
 				mu.Lock()
 				seen[args[0]] = true
 				mu.Unlock()
-			}
-			if err := it.Err(); err != nil {
-				return pkg.Fail("names", t.Match(ns, nil), nil, err)
 			}
 		}
 		return nil

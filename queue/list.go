@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -104,10 +105,21 @@ func (q *Queue[T]) Peek(ctx context.Context, id string) (*Info[T], error) {
 }
 
 func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([]Info[T], error) {
-	rep, err := q.run.Run(ctx, listOp, with(q.live, q.progress, q.done, q.doneAt, q.flows), what, arg, limit)
+	c := q.listCall(what, arg, limit)
+	rep, err := q.run.Run(ctx, c.Op, c.Keys, c.Args...)
 	if err != nil {
 		return nil, err
 	}
+	return q.decodeList(op, &rep)
+}
+
+// listCall is the list script's call: what is a state, or "id" for Peek.
+func (q *Queue[T]) listCall(what, arg string, limit int) call.Call {
+	return call.Call{Op: listOp, Keys: with(q.live, q.progress, q.done, q.doneAt, q.flows), Args: []any{what, arg, limit}}
+}
+
+// decodeList decodes the list script's reply.
+func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 	rows := rep.List(1)
 	if err := rep.Err(); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -52,11 +53,22 @@ func (s Stats) Pending() int64 { return s.Ready[High] + s.Ready[Normal] + s.Read
 // round trip). A stats field that is not a number is an error matching
 // keys.ErrCorrupt that names the stats hash.
 func (q *Queue[T]) Stats(ctx context.Context) (Stats, error) {
-	const op = "stats"
-	rep, err := q.run.Run(ctx, statsOp, []string{q.levels[0], q.levels[1], q.levels[2], q.active, q.stats, q.dead})
+	c := q.statsCall()
+	rep, err := q.run.Run(ctx, c.Op, c.Keys, c.Args...)
 	if err != nil {
 		return Stats{}, err
 	}
+	return q.decodeStats(&rep)
+}
+
+// statsCall is Stats's script call.
+func (q *Queue[T]) statsCall() call.Call {
+	return call.Call{Op: statsOp, Keys: []string{q.levels[0], q.levels[1], q.levels[2], q.active, q.stats, q.dead}}
+}
+
+// decodeStats decodes the stats script's reply.
+func (q *Queue[T]) decodeStats(rep *call.Reply) (Stats, error) {
+	const op = "stats"
 	h := rep.Strs(0)
 	n := rep.Ints(1)
 	if err := rep.Err(); err != nil {
