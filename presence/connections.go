@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
@@ -56,23 +55,7 @@ func (t *Tracker) Connections(ctx context.Context, user string) ([]Connection, e
 	if err != nil {
 		return nil, err
 	}
-	flat := rep.Strs(0)
-	if err := rep.Err(); err != nil {
-		return nil, err
-	}
-	if len(flat)%2 != 0 {
-		return nil, pkg.Fail(op, key, nil, fmt.Errorf("odd connection list of %d", len(flat)))
-	}
-	out := make([]Connection, 0, len(flat)/2)
-	for i := 0; i < len(flat); i += 2 {
-		c, err := decodeConn(key, flat[i], flat[i+1])
-		if err != nil {
-			return nil, pkg.Fail(op, key, nil, err)
-		}
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return decodeConns(op, key, &rep)
 }
 
 func decodeConn(key, id, s string) (Connection, error) {

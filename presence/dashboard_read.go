@@ -89,7 +89,8 @@ func (t *Tracker) QueueView(ctx context.Context, pipe redis.Pipeliner, user stri
 		if user == "" {
 			return v, errs[0]
 		}
-		if p, err := t.decodeGet(ctx, op, user, k, get, score, now); err != nil {
+		var scratch []byte
+		if p, err := t.decodeGet(ctx, op, user, k[0], k[2], get, score, now, &scratch); err != nil {
 			errs[1] = err
 		} else {
 			v.User = &p
@@ -151,26 +152,26 @@ func (t *Tracker) queueIndex(ctx context.Context, pipe redis.Pipeliner, op strin
 	}, nil
 }
 
-// decodeGet decodes the presence of user from its GET and, when
-// asked, the ZSCORE of its index, as Get does.
-func (t *Tracker) decodeGet(ctx context.Context, op, user string, k userKeys, get *redis.StringCmd, score *redis.FloatCmd, now int64) (Presence, error) {
+// decodeGet decodes the presence of user from the GET of its presence
+// key k and, when asked, the ZSCORE of its index key idx, as Get does
+// (scratch: decode's buffer, reused across users).
+func (t *Tracker) decodeGet(ctx context.Context, op, user, k, idx string, get *redis.StringCmd, score *redis.FloatCmd, now int64, scratch *[]byte) (Presence, error) {
 	b, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
 		p := Presence{UserID: user, Status: Offline}
 		if score != nil {
-			if p.LastSeen, err = lastSeenOf(score, k[2], float64(ms(t.opt.profile.TTL)), now); err != nil {
-				return Presence{}, pkg.Wrap(ctx, op, k[2], err)
+			if p.LastSeen, err = lastSeenOf(score, idx, float64(ms(t.opt.profile.TTL)), now); err != nil {
+				return Presence{}, pkg.Wrap(ctx, op, idx, err)
 			}
 		}
 		return p, nil
 	}
 	if err != nil {
-		return Presence{}, pkg.Wrap(ctx, op, k[0], err)
+		return Presence{}, pkg.Wrap(ctx, op, k, err)
 	}
-	var scratch []byte
-	p, err := decode(k[0], user, b, now, &scratch)
+	p, err := decode(k, user, b, now, scratch)
 	if err != nil {
-		return Presence{}, pkg.Fail(op, k[0], nil, err)
+		return Presence{}, pkg.Fail(op, k, nil, err)
 	}
 	return p, nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -226,24 +225,14 @@ func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSe
 		return nil, pkg.Wrap(ctx, op, "", err)
 	}
 	now := tm.UnixMilli()
-	ttl := float64(ms(t.opt.profile.TTL))
 	var scratch []byte
 	for i, c := range gets {
-		b, err := c.Bytes()
-		if errors.Is(err, redis.Nil) {
-			out[i] = Presence{UserID: users[i], Status: Offline}
-			if lastSeen {
-				if out[i].LastSeen, err = lastSeenOf(scores[i], idx[i], ttl, now); err != nil {
-					return nil, pkg.Wrap(ctx, op, idx[i], err)
-				}
-			}
-			continue
+		ik := ""
+		if lastSeen {
+			ik = idx[i]
 		}
-		if err != nil {
-			return nil, pkg.Wrap(ctx, op, ks[i], err)
-		}
-		if out[i], err = decode(ks[i], users[i], b, now, &scratch); err != nil {
-			return nil, pkg.Fail(op, ks[i], nil, err)
+		if out[i], err = t.decodeGet(ctx, op, users[i], ks[i], ik, c, scores[i], now, &scratch); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -300,41 +289,18 @@ func (t *Tracker) scanIndex(ctx context.Context, op string, fn func(user string)
 	}
 	pipe := t.run.Client().Pipeline()
 	clock := pipe.Time(ctx)
-	cmds := make([]*redis.ZSliceCmd, keys.SlotCount)
-	ks := make([]string, keys.SlotCount)
-	for s := range cmds {
-		k, err := pkg.Key(op, onlineKey, t.opt.ns, keys.SlotTag(s))
-		if err != nil {
-			return err
-		}
-		ks[s] = k
-		cmds[s] = pipe.ZRangeWithScores(ctx, k, 0, -1)
+	index, err := t.queueIndex(ctx, pipe, op)
+	if err != nil {
+		return err
 	}
 	_, _ = pipe.Exec(ctx) // every command carries its own error
 	tm, err := clock.Result()
 	if err != nil {
 		return pkg.Wrap(ctx, op, "", err)
 	}
-	cut := float64(tm.UnixMilli())
-	far := float64(ms(t.opt.profile.TTL) + latest(tm.UnixMilli()) + 1)
-	for i, c := range cmds {
-		zs, err := c.Result()
-		if err != nil {
-			return pkg.Wrap(ctx, op, ks[i], err)
-		}
-		for _, z := range zs {
-			if math.Abs(z.Score) > far {
-				return pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("score %.0f past server time + TTL + %v", z.Score, MaxClockSkew)))
-			}
-			if math.Floor(z.Score) <= cut { // expired, or announced offline (negative)
-				continue
-			}
-			u, _ := z.Member.(string)
-			if u == "" || len(u) > keys.MaxSegmentLen || !utf8.ValidString(u) {
-				return pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("member %.64q is not a user ID", u)))
-			}
-			fn(u)
-		}
+	users, err := index(tm.UnixMilli())
+	for _, u := range users {
+		fn(u)
 	}
-	return nil
+	return err
 }
