@@ -10,7 +10,7 @@ local now, ts, ret = now_ms(), tonumber(ARGV[2]), tonumber(ARGV[3])
 if ts < now - ret or ts > now + tonumber(ARGV[4]) then return ok() end
 local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if cur then
-  cur = to_int(cur)
+  cur = score_ms(cur)
   if not cur then return corrupt(1, 'location index score is not Unix ms') end
 end
 index_touch(KEYS[1], ARGV[1], ts, cur, now - ret, ret, now)
