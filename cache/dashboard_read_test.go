@@ -54,7 +54,9 @@ func TestEndpointAndTagStats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, cache.Overview{Endpoints: stats, Tags: tags}, o)
 	if env.Backend != harness.Cluster {
-		require.Equal(t, int64(2), trips.Pipelines())
 		require.Zero(t, trips.Single())
+		if env.Backend == harness.Mini { // a server of its own: the SCANs end in one step (a shared server's keyspace may take more)
+			require.Equal(t, int64(2), trips.Pipelines())
+		}
 	}
 }

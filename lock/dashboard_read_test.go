@@ -72,8 +72,10 @@ func TestAdminReads(t *testing.T) {
 	require.Equal(t, lock.Overview{Held: o.Held, Semaphores: sems, LastRuns: runs}, o)
 	require.Len(t, o.Held, 2)
 	if env.Backend != harness.Cluster {
-		require.Equal(t, int64(2), trips.Pipelines())
 		require.Zero(t, trips.Single())
+		if env.Backend == harness.Mini { // a server of its own: the SCANs end in one step (a shared server's keyspace may take more)
+			require.Equal(t, int64(2), trips.Pipelines())
+		}
 	}
 	o, err = lock.ReadOverview(ctx, c2, env.NS, 1)
 	require.NoError(t, err)

@@ -50,8 +50,10 @@ func TestBlocksAndConfiguredKeys(t *testing.T) {
 	require.Len(t, o.Blocks, 2)
 	require.Equal(t, []string{"a", "b:colon"}, []string{o.Blocks[0].ID, o.Blocks[1].ID})
 	if env.Backend != harness.Cluster {
-		require.Equal(t, int64(2), trips.Pipelines())
 		require.Zero(t, trips.Single())
+		if env.Backend == harness.Mini { // a server of its own: the SCANs end in one step (a shared server's keyspace may take more)
+			require.Equal(t, int64(2), trips.Pipelines())
+		}
 	}
 	o, err = ratelimit.ReadOverview(env.Ctx(), c, env.NS, 1)
 	require.NoError(t, err)
