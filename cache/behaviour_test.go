@@ -145,10 +145,14 @@ func TestStaleServing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Stale, res.Status)
 	assert.Equal(t, 1, v.N, "the stale value, at once")
+	// A refreshed value: 2, or 3 when a stale read that raced the first
+	// refresh's write started a second one.
 	deadline := time.Now().Add(10 * time.Second)
+	refreshed := 0
 	for {
 		v, res, err := c.get(ctx, "get", k, load, nil)
-		if err == nil && res.Status == Hit && v.N == 2 {
+		if err == nil && res.Status == Hit && v.N >= 2 {
+			refreshed = v.N
 			break
 		}
 		if time.Now().After(deadline) {
@@ -165,7 +169,8 @@ func TestStaleServing(t *testing.T) {
 	v, res, err = c.get(ctx, "get", k, func(context.Context) (item, error) { return item{}, boom }, []FetchOption{Grace(0)})
 	require.NoError(t, err)
 	assert.Equal(t, Stale, res.Status)
-	assert.Equal(t, 2, v.N)
+	assert.GreaterOrEqual(t, v.N, refreshed, "the last stored value (a raced refresh may still have landed)")
+	assert.LessOrEqual(t, v.N, int(n.Load()))
 	_, errs := hooks.all()
 	require.NotEmpty(t, errs)
 	assert.ErrorIs(t, errs[len(errs)-1], boom, "the loader's error goes to the hook")
