@@ -141,16 +141,6 @@ local function roll_write(key, bk, keep, ts, tss, v, vs, dn, ds, now)
   end
 end
 
--- score_ms parses a sorted-set score read back as a string (ZSCORE) as
--- Unix ms: an integer in [0, 2^53). Real Redis prints such a score in
--- full; miniredis prints a round one in exponent form ("1.7955e+12").
--- Anything else gives nil.
-local function score_ms(s)
-  local n = tonumber(s)
-  if not n or n ~= math.floor(n) or n < 0 or n > 9007199254740991 then return nil end
-  return n
-end
-
 -- side_read reads, before a write writes anything, what every write
 -- updates beside its raw key: lastMotionTime of the motion meta hash at
 -- KEYS[imeta] (when imeta is given and the event is "on"), the type's
