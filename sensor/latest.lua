@@ -4,13 +4,15 @@
 -- ARGV[1] source: "zset", "list" or "compact"
 -- ARGV[2] environmental field ("temperature", "illuminance"), "" otherwise
 -- ARGV[3] how many (n >= 1)   ARGV[4] retention, ms
--- Returns ok({ts1, payload1, ts2, payload2, ...}), limit() when the scan
--- passes MAX_SCAN, corrupt(1, why) for a member that is not a reading.
+-- Returns ok({ts1, payload1, ts2, payload2, ...}) with times in decimal
+-- digits (miniredis prints a round score in exponent form), limit() when
+-- the scan passes MAX_SCAN, corrupt(1, why) for a member that is not a
+-- reading.
 local kind, field, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cut = now_ms() - tonumber(ARGV[4])
 local out = {}
 local function put(ts, m)
-  out[#out + 1] = ts
+  out[#out + 1] = score_digits(ts)
   out[#out + 1] = m
 end
 if kind == 'zset' then
