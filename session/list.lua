@@ -6,8 +6,10 @@
 --         events)
 --
 -- Returns ok({session_id, expiry_ms, ...}) ordered by expiry, soonest
--- first; corrupt(1, why) when an entry is not one this package writes (a
--- member that is not a session ID, a score that is not a deadline).
+-- first, each expiry in decimal digits (whatever form the server prints
+-- a score in); corrupt(1, why) when an entry is not one this package
+-- writes (a member that is not a session ID, a score that is not a
+-- deadline).
 local idx = KEYS[1]
 events(2)
 local now = now_ms()
@@ -18,8 +20,10 @@ for i = 1, #all, 2 do
   if #all[i] ~= 22 or string.find(all[i], '[^%w_%-]') then
     return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID')
   end
-  if not to_int(all[i + 1]) then
+  local n = score_ms(all[i + 1])
+  if not n then
     return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' has a score that is not Unix ms')
   end
+  all[i + 1] = int_str(n)
 end
 return ok(all)

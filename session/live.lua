@@ -91,7 +91,7 @@ end
 local function expire_due(idx, upto)
   if EV.key then
     local gone = redis.call('ZRANGEBYSCORE', idx, '-inf', upto, 'WITHSCORES')
-    for i = 1, #gone, 2 do emit('expired', gone[i], gone[i + 1], '') end
+    for i = 1, #gone, 2 do emit('expired', gone[i], score_digits(gone[i + 1]), '') end
   end
   redis.call('ZREMRANGEBYSCORE', idx, '-inf', upto)
 end
@@ -102,7 +102,7 @@ local function prune(idx, now)
   expire_due(idx, now)
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
   if #last == 2 then
-    pruned_top = to_int(last[2], now + 1, now + MAX_AHEAD_MS)
+    pruned_top = score_ms(last[2], now + 1, now + MAX_AHEAD_MS)
     if not pruned_top then
       return 'an entry expires at ' .. last[2] .. ', not a deadline this package writes'
     end
@@ -198,7 +198,7 @@ end
 local function outlived(idx, at, now)
   if redis.call('ZCOUNT', idx, at, '+inf') == 0 then return nil end
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
-  local top = to_int(last[2], now + 1, now + MAX_AHEAD_MS)
+  local top = score_ms(last[2], now + 1, now + MAX_AHEAD_MS)
   if not top then
     return nil, 'an entry expires at ' .. tostring(last[2]) .. ', not a deadline this package writes'
   end
