@@ -171,7 +171,7 @@ local function live(conv)
   end
   local t = nil
   if act then
-    t = to_int(act, 0, now + SKEW)
+    t = score_ms(act, 0, now + SKEW)
     if not t then bad(2, 'a score is not a time in Unix ms') end
   end
   if not t or t <= now - TTL then

@@ -7,7 +7,9 @@
 -- ARGV[2] at most this many entries
 -- ARGV[3] 'queue' (highest score first, skipping conversations whose
 --         activity is older than the TTL) or 'active' (latest first)
--- Returns ok(conversation IDs, their scores as stored), or corrupt(i, why).
+-- Returns ok(conversation IDs, their scores as stored), or corrupt(i, why);
+-- an activity time is in decimal digits (miniredis prints a round score
+-- in exponent form).
 return guarded(function()
   local floor = now_ms() - tonumber(ARGV[1])
   local n = tonumber(ARGV[2])
@@ -16,7 +18,7 @@ return guarded(function()
     local r = rc(1, 'ZREVRANGEBYSCORE', '+inf', '(' .. int_str(floor), 'WITHSCORES', 'LIMIT', 0, n)
     for j = 1, #r, 2 do
       ids[#ids + 1] = r[j]
-      scores[#scores + 1] = r[j + 1]
+      scores[#scores + 1] = score_digits(r[j + 1])
     end
     return ok(ids, scores)
   end
