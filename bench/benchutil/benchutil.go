@@ -94,6 +94,11 @@ func (e *Env) Warm(b testing.TB) {
 	// INFO first: the round trips count only the benchmark's own.
 	e.cpu0 = ServerCPU(context.Background(), e.Client)
 	e.self0 = ProcessCPU()
+	if pid := callgrindPID(); pid != "" {
+		if err := callgrindZero(pid); err != nil {
+			b.Fatalf("benchutil: callgrind_control -z %s: %v", pid, err)
+		}
+	}
 	e.Trips.Reset()
 }
 
@@ -101,7 +106,9 @@ func (e *Env) Warm(b testing.TB) {
 // as the metric "trips/op", the Redis CPU time per operation since Warm
 // as "redis-us/op" (see ServerCPU: meaningful only on a server no one
 // else uses, such as the one cmd/compare starts), and this process's CPU
-// time per operation as "client-us/op" (see ProcessCPU). The two CPU
+// time per operation as "client-us/op" (see ProcessCPU), and with
+// BENCH_CALLGRIND_PID the server's instructions per operation as
+// "redis-Ir/op" (see callgrindPID). The two CPU
 // columns move far less than ns/op on a busy machine: they count work,
 // not waiting. It reads the round trips before its own INFO, which the
 // counter sees.
@@ -110,6 +117,13 @@ func (e *Env) ReportTrips(b *testing.B) {
 	b.ReportMetric(float64(e.Trips.Total())/float64(b.N), "trips/op")
 	if e.self0 > 0 {
 		b.ReportMetric(float64((self-e.self0).Nanoseconds())/1e3/float64(b.N), "client-us/op")
+	}
+	if pid := callgrindPID(); pid != "" {
+		ir, err := callgrindIr(pid)
+		if err != nil {
+			b.Fatalf("benchutil: callgrind_control -e Ir %s: %v", pid, err)
+		}
+		b.ReportMetric(float64(ir)/float64(b.N), "redis-Ir/op")
 	}
 	if cpu := ServerCPU(context.Background(), e.Client); cpu > 0 && e.cpu0 > 0 {
 		b.ReportMetric(float64((cpu-e.cpu0).Nanoseconds())/1e3/float64(b.N), "redis-us/op")
