@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/sweep"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -56,64 +57,27 @@ func (c *Channels[T]) Sweep(ctx context.Context, first, count int) (int, error) 
 	if first < 0 || first >= Shards || count < 1 || count > Shards {
 		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, Shards)
 	}
-	if !c.loaded.Load() {
-		// Pipelines fall back to EVAL with the body: load once instead.
-		for _, o := range []*call.Op{chanDueOp, chanSettleOp} {
-			if err := o.Load(ctx, c.run.Client()); err != nil {
-				return 0, err
-			}
-		}
-		c.loaded.Store(true)
-	}
-	calls := make([]call.Call, count)
-	for i := range calls {
-		shard, err := pkg.Key(op, chanDueKey, c.opt.ns, keys.SlotTag((first+i)%Shards))
-		if err != nil {
-			return 0, err
-		}
-		calls[i] = call.Call{Op: chanDueOp, Keys: []string{shard}, Args: []any{chanSweepLimit}}
-	}
-	reps, errs := c.run.RunMany(ctx, calls)
-	var firstErr error
-	keep := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
+	if err := sweep.Load(ctx, c.run, &c.loaded, chanDueOp, chanSettleOp); err != nil {
+		return 0, err
 	}
 	var settle []call.Call
-	for i := range reps {
-		if errs[i] != nil {
-			keep(errs[i])
-			continue
-		}
-		due := reps[i].Strs(0)
-		if err := reps[i].Err(); err != nil {
-			keep(err)
-			continue
-		}
-		for _, ch := range due {
+	firstErr := sweep.Due(ctx, c.run, Shards, first, count,
+		func(slot int) (call.Call, error) {
+			shard, err := pkg.Key(op, chanDueKey, c.opt.ns, keys.SlotTag(slot))
+			return call.Call{Op: chanDueOp, Keys: []string{shard}, Args: []any{chanSweepLimit}}, err
+		},
+		sweep.Members,
+		func(ch string) error {
 			k, ev, err := c.keysOf(op, ch, "")
 			if err != nil {
-				keep(err)
-				continue
+				return err
 			}
 			settle = append(settle, call.Call{Op: chanSettleOp, Keys: k, Args: c.args(ch, ev, "", "", "")})
-		}
-	}
-	if len(settle) == 0 {
-		return 0, firstErr
-	}
-	n := 0
-	reps, errs = c.run.RunMany(ctx, settle)
-	for i := range reps {
-		if errs[i] == nil {
-			m := reps[i].Int(0)
-			if errs[i] = reps[i].Err(); errs[i] == nil {
-				n += int(m)
-				continue
-			}
-		}
-		keep(errs[i])
+			return nil
+		})
+	n, err := sweep.Count(ctx, c.run, settle)
+	if firstErr == nil {
+		firstErr = err
 	}
 	return n, firstErr
 }
@@ -128,5 +92,5 @@ func (c *Channels[T]) Sweep(ctx context.Context, first, count int) (int, error) 
 // is passed to onError (if not nil) and the sweeper moves on.
 func (c *Channels[T]) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "channel sweeper"
-	return runSweeper(ctx, op, every, batch, c.SweepWindow(), c.Sweep, onError)
+	return sweep.Run(ctx, pkg, op, Shards, every, batch, c.SweepWindow(), c.Sweep, onError)
 }

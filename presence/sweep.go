@@ -5,9 +5,8 @@ import (
 	_ "embed"
 	"time"
 
-	sweeppkg "github.com/redschema/redschema/internal/sweep"
-
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/sweep"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -79,44 +78,24 @@ func (t *Tracker) Sweep(ctx context.Context, first, count int) (int, error) {
 	if first < 0 || first >= Shards || count < 1 || count > Shards {
 		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, Shards)
 	}
+	if err := sweep.Load(ctx, t.run, &t.sweepLoaded, sweepOp); err != nil {
+		return 0, err
+	}
 	args := t.args("", "", newRequestID(), sweepLimit)
-	calls := make([]call.Call, count)
-	for i := range calls {
-		tag := keys.SlotTag((first + i) % Shards)
-		shard, err := pkg.Key(op, onlineKey, t.opt.ns, tag)
-		if err != nil {
-			return 0, err
-		}
-		rec, err := pkg.Key(op, sweepKey, t.opt.ns, tag)
-		if err != nil {
-			return 0, err
-		}
-		calls[i] = call.Call{Op: sweepOp, Keys: []string{shard, rec}, Args: args}
-	}
-	if !t.sweepLoaded.Load() {
-		// A pipeline falls back to EVAL, body included, for each call whose
-		// script the server lacks: load it once instead (on every master).
-		if err := sweepOp.Load(ctx, t.run.Client()); err != nil {
-			return 0, err
-		}
-		t.sweepLoaded.Store(true)
-	}
-	reps, errs := t.run.RunMany(ctx, calls)
 	n := 0
-	var firstErr error
-	for i := range reps {
-		if errs[i] == nil {
-			m := reps[i].Int(0)
-			if errs[i] = reps[i].Err(); errs[i] == nil {
-				n += int(m)
-				continue
+	err := sweep.Due(ctx, t.run, Shards, first, count,
+		func(slot int) (call.Call, error) {
+			tag := keys.SlotTag(slot)
+			shard, err := pkg.Key(op, onlineKey, t.opt.ns, tag)
+			if err != nil {
+				return call.Call{}, err
 			}
-		}
-		if firstErr == nil {
-			firstErr = errs[i]
-		}
-	}
-	return n, firstErr
+			rec, err := pkg.Key(op, sweepKey, t.opt.ns, tag)
+			return call.Call{Op: sweepOp, Keys: []string{shard, rec}, Args: args}, err
+		},
+		sweep.Int,
+		func(m int64) error { n += int(m); return nil })
+	return n, err
 }
 
 // RunSweeper sweeps all Shards in a cycle, batch shards every interval
@@ -139,16 +118,5 @@ func (t *Tracker) RunSweeper(ctx context.Context, every time.Duration, batch int
 	if t.opt.noIndex {
 		return pkg.Fail(op, "", ErrNoIndex, nil)
 	}
-	return runSweeper(ctx, op, every, batch, t.SweepWindow(), t.Sweep, onError)
-}
-
-// runSweeper checks every and batch against window and runs sweep over
-// all Shards with internal/sweep's loop: Tracker.RunSweeper and
-// Channels.RunSweeper.
-func runSweeper(ctx context.Context, op string, every time.Duration, batch int, window time.Duration,
-	sweep func(ctx context.Context, first, count int) (int, error), onError func(error)) error {
-	if why := sweeppkg.Check(Shards, every, batch, window); why != "" {
-		return pkg.Invalidf(op, "%s", why)
-	}
-	return pkg.Fail(op, "", nil, sweeppkg.Loop(ctx, Shards, every, batch, sweep, onError))
+	return sweep.Run(ctx, pkg, op, Shards, every, batch, t.SweepWindow(), t.Sweep, onError)
 }

@@ -159,69 +159,31 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 	if s.opt.events == 0 {
 		return 0, nil
 	}
-	if !s.sweepLoaded.Load() {
-		// Pipelines fall back to EVAL with the body: load once instead.
-		for _, o := range []*call.Op{eventsDueOp, eventsSweepOp} {
-			if err := o.Load(ctx, s.run.Client()); err != nil {
-				return 0, err
-			}
-		}
-		s.sweepLoaded.Store(true)
-	}
-	calls := make([]call.Call, count)
-	for i := range calls {
-		_, due, err := s.slotKeys(op, (first+i)%Shards)
-		if err != nil {
-			return 0, err
-		}
-		calls[i] = call.Call{Op: eventsDueOp, Keys: []string{due}, Args: []any{sweepLimit}}
-	}
-	reps, errs := s.run.RunMany(ctx, calls)
-	var firstErr error
-	keep := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
+	if err := sweep.Load(ctx, s.run, &s.sweepLoaded, eventsDueOp, eventsSweepOp); err != nil {
+		return 0, err
 	}
 	var visits []call.Call
-	for i := range reps {
-		if errs[i] != nil {
-			keep(errs[i])
-			continue
-		}
-		users := reps[i].Strs(0)
-		if err := reps[i].Err(); err != nil {
-			keep(err)
-			continue
-		}
-		for _, u := range users {
+	firstErr := sweep.Due(ctx, s.run, Shards, first, count,
+		func(slot int) (call.Call, error) {
+			_, due, err := s.slotKeys(op, slot)
+			return call.Call{Op: eventsDueOp, Keys: []string{due}, Args: []any{sweepLimit}}, err
+		},
+		sweep.Members,
+		func(u string) error {
 			idx, err := pkg.Key(op, indexKey, s.opt.ns, u)
 			if err != nil {
-				keep(err)
-				continue
+				return err
 			}
 			ks, args, err := s.evArgs(op, idx, u, []string{idx}, nil)
 			if err != nil {
-				keep(err)
-				continue
+				return err
 			}
 			visits = append(visits, call.Call{Op: eventsSweepOp, Keys: ks, Args: args})
-		}
-	}
-	if len(visits) == 0 {
-		return 0, firstErr
-	}
-	n := 0
-	reps, errs = s.run.RunMany(ctx, visits)
-	for i := range reps {
-		if errs[i] == nil {
-			m := reps[i].Int(0)
-			if errs[i] = reps[i].Err(); errs[i] == nil {
-				n += int(m)
-				continue
-			}
-		}
-		keep(errs[i])
+			return nil
+		})
+	n, err := sweep.Count(ctx, s.run, visits)
+	if firstErr == nil {
+		firstErr = err
 	}
 	return n, firstErr
 }
@@ -238,10 +200,7 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 // exist.
 func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "sweeper"
-	if why := sweep.Check(Shards, every, batch, SweepWindow); why != "" {
-		return pkg.Invalidf(op, "%s", why)
-	}
-	return pkg.Fail(op, "", nil, sweep.Loop(ctx, Shards, every, batch, s.Sweep, onError))
+	return sweep.Run(ctx, pkg, op, Shards, every, batch, SweepWindow, s.Sweep, onError)
 }
 
 // EventReader reads the lifecycle events of a Store's namespace from the

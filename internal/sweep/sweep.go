@@ -2,7 +2,9 @@
 // schedule per cluster slot (presence's online index and channels,
 // session's expiries): a sweep of a batch of slots every interval, round
 // the whole ring of slots, from a random slot so that several instances
-// spread out.
+// spread out; and the steps of one sweep that they share: loading its
+// scripts once, the due phase that asks each slot of a batch what is due
+// (Due) and the count of what the visits announced (Count).
 package sweep
 
 import (
