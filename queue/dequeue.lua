@@ -38,7 +38,8 @@
 --         the active set (so an ack, a release or a recovered lease frees
 --         its place at once); a ready job of a group at its limit is
 --         skipped and keeps its place; up to GROUP_SCAN ready jobs are
---         looked at, and the groups found are served in turn.
+--         looked at (fewer once a job is found: see pick), and the groups
+--         found are served in turn.
 -- While the stats hash has a paused field (Pause) nothing is leased.
 -- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
 -- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
@@ -352,6 +353,12 @@ end
 -- pick returns up to m ready jobs of the level set key, skipping those
 -- whose group has no room, taking the groups found in turn (oldest first
 -- within a group); ungrouped jobs are a group of their own, without limits.
+-- It reads the set 100 jobs at a time, and stops early once it has a job
+-- and a whole read found no group it had not seen, every group seen being
+-- full: a consumer asks for more jobs than the groups have room for (it
+-- prefetches), and reading on to GROUP_SCAN would only skip more jobs of
+-- the same full groups. With nothing picked it reads on, so a group with
+-- room further in is still found.
 local function pick(key, m)
   local buckets, order, eligible, off = {}, {}, 0, 0
   while eligible < m and scanned < GROUP_SCAN do
@@ -361,6 +368,7 @@ local function pick(key, m)
     end
     off, scanned = off + #ids, scanned + #ids
     local bodies = mread('HMGET', KEYS[1], ids)
+    local found = false
     for x, id in ipairs(ids) do
       local g = bodies[x] and string.match(bodies[x], '"group":"([^"\\]*)","max_retries":%d+}$', -(MAX_GROUP + 40)) or ''
       local b = buckets[g]
@@ -368,12 +376,25 @@ local function pick(key, m)
         b = {s = g == '' and {room = math.huge, taken = 0} or gstate(g), g = g}
         buckets[g] = b
         order[#order + 1] = b
+        found = true
       end
       if #b < b.s.room then
         b[#b + 1] = id
         eligible = eligible + 1
       elseif g ~= '' then
         gheld = true
+      end
+    end
+    if eligible > 0 and not found then
+      local full = true
+      for _, b in ipairs(order) do
+        if #b < b.s.room then
+          full = false
+          break
+        end
+      end
+      if full then
+        break
       end
     end
   end

@@ -254,7 +254,14 @@
 //     last group served (the stats hash's group_rr), so a saturated
 //     group neither blocks the jobs behind it nor starves another group.
 //     A group with more than GroupScan ready jobs ahead of another's
-//     hides those: the bound on what one dequeue reads.
+//     hides those: the bound on what one dequeue reads. A dequeue that
+//     has found a job stops reading (100 jobs at a time) once a read
+//     shows no new group and every group seen is at its limit: a
+//     consumer prefetches more jobs than full groups have room for, and
+//     reading on would skip more of the same groups' jobs (with 4 capped
+//     groups this cut the server's instructions per job by 43%; see bench/). A group
+//     further behind is found by the next dequeue that finds nothing
+//     before it.
 //
 // A consumer that a limit holds back waits for the rate window to end or,
 // for a concurrency limit, until a settle of an instance with limits

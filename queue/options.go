@@ -118,7 +118,10 @@ const (
 	// GroupScan is how many ready jobs one dequeue looks at, at most,
 	// when group limits are set: jobs of groups at their limit are
 	// skipped (they keep their place), so another group's job is found
-	// behind up to this many of theirs.
+	// behind up to this many of theirs. A dequeue that has found a job
+	// stops sooner, after the first 100 jobs that show it no new group
+	// while every group it saw is at its limit; one that has found none
+	// reads on to GroupScan.
 	GroupScan = 1000
 )
 
