@@ -24,8 +24,8 @@
 -- this package did not write is repaired here: a meta key of another
 -- type is deleted, a value of another type too (read reported it), a
 -- lease field that does not parse or lies beyond the longest lease is
--- taken over.
-local now = now_ms()
+-- taken over. The server's clock is read only where a decision needs it
+-- (a lease, an older version's fresh_until_ms), never for a hit.
 local maxf = tonumber(ARGV[5])
 local m = redis.pcall('HMGET', KEYS[2], 'hint', 'lease', 'fresh_until_ms', 'state')
 if m.err then
@@ -50,6 +50,7 @@ if ARGV[3] == '0' then
         return ok('hit', v, pttl)
       end
     elseif not h then
+      local now = now_ms()
       fresh = (to_int(m[3], 0) or now) - now
     end
     if fresh and fresh > 0 and fresh <= maxf then
@@ -61,6 +62,7 @@ if ARGV[3] == '0' then
       if h then
         fresh = redis.call('PTTL', KEYS[2])
       else
+        local now = now_ms()
         fresh = (to_int(m[3], 0) or now) - now
       end
       if fresh > 0 and fresh <= maxf then
@@ -69,6 +71,7 @@ if ARGV[3] == '0' then
     end
   end
 end
+local now = now_ms()
 local lease = tonumber(ARGV[2])
 if m[2] then
   local o, dl = string.match(m[2], '^(.+):(%d+)$')
@@ -85,8 +88,14 @@ if m[2] then
   end
 end
 redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
-local pttl = redis.call('PTTL', KEYS[2])
-if pttl < lease then
+-- Metadata with none of the fields read is new, or holds nothing a load
+-- keeps (the write replaces it, a release deletes it): it lives for the
+-- lease. Otherwise it keeps a longer TTL (a value's, a marker's).
+if m[1] or m[2] or m[3] or m[4] then
+  if redis.call('PTTL', KEYS[2]) < lease then
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  end
+else
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 return ok('lease')

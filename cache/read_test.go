@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -302,6 +303,60 @@ func TestHitsOnAStalledServerFailByTheirDeadline(t *testing.T) {
 	v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{}, errors.New("no load") })
 	require.NoError(t, err)
 	assert.Equal(t, 1, v.N)
+}
+
+// The lease script's answers and TTLs in the cases its fast path takes
+// (a miss, a fresh value, a lease held by another owner) and those it
+// leaves to the whole script (a replay, a forced reload): a lease on
+// metadata it creates lives for the lease, a lease on an entry's
+// metadata keeps the entry's longer TTL, and a waiter is counted.
+func TestLeaseStatesAndTTLs(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	const lease = 10 * time.Second
+	c := newCache[item](t, e, WithLease(lease))
+	s := c.Store()
+	cfg := &fetchConfig{ttl: time.Minute}
+	ref := func(name string) Ref {
+		r, err := c.ref("t", NewKey("/"+name, "GET", nil))
+		require.NoError(t, err)
+		return r
+	}
+	take := func(r Ref, owner string, force, wait bool) leaseOut {
+		out, _, err := s.lease(ctx, r, owner, force, wait, cfg)
+		require.NoError(t, err)
+		return out
+	}
+	pttl := func(key string) time.Duration { return e.Client.PTTL(ctx, key).Val() }
+
+	miss := ref("miss")
+	first := s.newID()
+	assert.Equal(t, "lease", take(miss, first, false, true).state)
+	assert.True(t, strings.HasPrefix(e.Client.HGet(ctx, miss.meta, "lease").Val(), first+":"))
+	assert.InDelta(t, float64(lease), float64(pttl(miss.meta)), float64(time.Second), "new metadata lives for the lease")
+
+	held := take(miss, s.newID(), false, true)
+	assert.Equal(t, "held", held.state)
+	assert.InDelta(t, float64(lease), float64(held.remaining), float64(2*time.Second))
+	assert.Equal(t, "1", e.Client.HGet(ctx, miss.meta, "waiters").Val(), "the waiter is counted")
+	assert.Equal(t, "held", take(miss, s.newID(), false, false).state)
+	assert.Equal(t, "1", e.Client.HGet(ctx, miss.meta, "waiters").Val(), "a caller that does not wait is not")
+	assert.Equal(t, "lease", take(miss, first, false, true).state, "a replay finds its own lease")
+
+	junk := ref("junk")
+	require.NoError(t, e.Client.HSet(ctx, junk.meta, "hits", "3").Err())
+	require.NoError(t, e.Client.Expire(ctx, junk.meta, time.Hour).Err())
+	assert.Equal(t, "lease", take(junk, s.newID(), false, true).state)
+	assert.LessOrEqual(t, pttl(junk.meta), lease, "metadata without an entry lives for the lease")
+
+	hit := ref("hit")
+	require.NoError(t, s.Set(ctx, hit, []byte(`{"n":1}`), TTL(time.Hour)))
+	out := take(hit, s.newID(), false, true)
+	assert.Equal(t, "hit", out.state)
+	assert.Equal(t, `{"n":1}`, string(out.value))
+	assert.InDelta(t, float64(time.Hour), float64(out.fresh), float64(2*time.Second))
+	assert.Equal(t, "lease", take(hit, s.newID(), true, false).state)
+	assert.InDelta(t, float64(time.Hour), float64(pttl(hit.meta)), float64(2*time.Second), "a lease keeps the entry's TTL")
 }
 
 // TestAPIMetaKeyIsTheTemplates checks the shortcut a hit takes to its meta
