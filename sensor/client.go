@@ -16,6 +16,8 @@ var (
 	libSrc string
 	//go:embed ingest_zset.lua
 	ingestZsetSrc string
+	//go:embed ingest_zset_fast.lua
+	ingestZsetFastSrc string
 	//go:embed ingest_list.lua
 	ingestListSrc string
 	//go:embed ingest_compact.lua
@@ -35,10 +37,12 @@ var (
 
 	withLib = func(body string) string { return libSrc + "\n" + body }
 
+	// A motion or environmental write's common case runs
+	// ingest_zset_fast.lua, before any helper is defined.
 	ingestMotionOp = pkg.Declare("ingest", withLib(ingestZsetSrc),
-		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey})
+		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Head(ingestZsetFastSrc))
 	ingestEnvOp = pkg.Declare("ingest", withLib(ingestZsetSrc),
-		[]*keys.Template{envKey, typesKey, minuteKey, hourKey})
+		[]*keys.Template{envKey, typesKey, minuteKey, hourKey}, call.Head(ingestZsetFastSrc))
 	ingestListOp = pkg.Declare("ingest", withLib(ingestListSrc),
 		[]*keys.Template{genericKey, genericMetaKey, typesKey, minuteKey, hourKey})
 	ingestCompactOp = pkg.Declare("ingest", withLib(ingestCompactSrc),
