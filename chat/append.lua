@@ -1,5 +1,6 @@
 -- append: cache a message and update the conversation's activity and
--- unread state (after guard.lua, stats.lua, lib.lua).
+-- unread state (after guard.lua, stats.lua, lib.lua). Its common case
+-- runs append_fast.lua first (call.Head), which falls through to this.
 -- KEYS[XK]   chat:{tag}:conversation:{id}:replay
 -- KEYS[XK+1] chat:{tag}:conversation:{id}:messages
 -- ARGV[XA]   conversation ID

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +249,15 @@ func TestCorruption(t *testing.T) {
 				require.Error(t, err, "op %d", i)
 				assert.ErrorIs(t, err, keys.ErrCorrupt, "op %d: %v", i, err)
 				assert.True(t, strings.Contains(err.Error(), fmt.Sprintf("%q", k)), "op %d: %v does not name %s", i, err, k)
+				if reflect.ValueOf(f).Pointer() == reflect.ValueOf(opAppend).Pointer() && k != w.c.global[4] {
+					// Append by a Chat that knows the roster runs its fast
+					// path up to the corrupt key; append.lua names it.
+					w := newWorld(t)
+					k := tc.plant(t, w)
+					err := f(w.e.Ctx(), w.c)
+					assert.ErrorIs(t, err, keys.ErrCorrupt, "fast path: %v", err)
+					assert.True(t, err != nil && strings.Contains(err.Error(), fmt.Sprintf("%q", k)), "fast path: %v does not name %s", err, k)
+				}
 			}
 		})
 	}

@@ -31,6 +31,8 @@ var (
 	priorityLua string
 	//go:embed append.lua
 	appendLua string
+	//go:embed append_fast.lua
+	appendFastLua string
 	//go:embed read.lua
 	readLua string
 	//go:embed reconcile.lua
@@ -66,6 +68,11 @@ const (
 	maxSkew = 24 * time.Hour
 )
 
+// appendHead is Append's fast path (append_fast.lua) in a block of its
+// own, after the constants it uses.
+var appendHead = fmt.Sprintf("do\nlocal SKEW, RKEEP, REPLAY_PX, BAND = %d, %d, '%d', 2251799813685248\n%s\nend\n",
+	ms(maxSkew), replayKeep, ms(ReplayWindow), appendFastLua)
+
 // MaxDrain is the most backlog conversations one call hands out; the
 // rest go at the next routing call (Reconcile, RunReconciler).
 const MaxDrain = 1000
@@ -94,7 +101,7 @@ var (
 	unassignOp    = routing("unassign", unassignLua, call.On(call.None, ErrNotFound))
 	resolveOp     = routing("resolve", resolveLua, call.On(call.None, ErrNotFound))
 	priorityOp    = conversational("set priority", priorityLua, call.On(call.None, ErrNotFound))
-	appendOp      = conversational("append", appendLua, call.On(call.None, ErrNotFound))
+	appendOp      = conversational("append", appendLua, call.On(call.None, ErrNotFound), call.Head(appendHead))
 	readOp        = conversational("mark read", readLua, call.On(call.None, ErrNotFound))
 	reconcileOp   = routing("reconcile", reconcileLua)
 	addAdminOp    = routing("add admin", addAdminLua)
