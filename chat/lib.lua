@@ -58,10 +58,12 @@ local last_changed = false
 local expired_n, requeued_n, assigned_n = 0, 0, 0
 local surveyed = false  -- the roster was checked (route.lua's survey)
 
--- typed checks the types of shared keys (indices) before any write.
+-- typed checks the types of shared keys (indices) before any write, and
+-- notes their sizes in card.
+local card = {}
 local function typed(...)
   for _, k in ipairs({...}) do
-    if k == 2 or k == 3 or k == 4 then rc(k, 'ZCARD') else rc(k, 'HLEN') end
+    if k == 2 or k == 3 or k == 4 then card[k] = rc(k, 'ZCARD') else card[k] = rc(k, 'HLEN') end
   end
 end
 
@@ -185,9 +187,11 @@ end
 -- finish drops stale dashboards, records the round-robin cursor and
 -- keeps the shared keys for TTL after this write.
 local function finish()
+  local stale_dash = {}
   for i = 1, N do
-    if all_dirty or dirty[i] then redis.call('DEL', KEYS[kq(i, 4)]) end
+    if all_dirty or dirty[i] then stale_dash[#stale_dash + 1] = KEYS[kq(i, 4)] end
   end
+  if #stale_dash > 0 then redis.call('DEL', unpack(stale_dash)) end -- at most MAX_ADMINS
   if last_changed then rc(6, 'HSET', 'last', admins[last]) end
   for _, k in ipairs({1, 2, 3, 4, 6}) do redis.call('PEXPIRE', KEYS[k], TTL) end
 end

@@ -11,13 +11,26 @@ return guarded(function()
   local rep, old = replayed(XK)
   if rep then return ok(unpack(rep)) end
   begin()
-  local created = 0
   if not live(conv) then
     rc(2, 'ZADD', int_str(now), conv)
-    enqueue(conv, {b = band, s = next_stamp(), w = 0, a = ''}, '', 'opened')
+    local st = {b = band, s = next_stamp(), w = 0, a = ''}
     all_dirty = true
-    created = 1
+    -- With nothing else in the backlog (none at the start, none
+    -- requeued), drain would take this conversation first: hand it out
+    -- without queueing and reading it back, and there is nothing left to
+    -- drain. The events are enqueue's and give's.
+    local i = card[4] == 0 and requeued_n == 0 and pick(nil)
+    if not i then
+      enqueue(conv, st, '', 'opened')
+      close()
+      return ok(unpack(remember(XK, {get_state(conv).a, 1}, old)))
+    end
+    event(CH_ASSIGNED, 'assigned', conv, '', '', 'opened')
+    give(conv, st, i, 'backlog', '', true)
+    assigned_n = assigned_n + 1
+    finish()
+    return ok(unpack(remember(XK, {st.a, 1}, old)))
   end
   close()
-  return ok(unpack(remember(XK, {get_state(conv).a, created}, old)))
+  return ok(unpack(remember(XK, {get_state(conv).a, 0}, old)))
 end)

@@ -34,12 +34,13 @@ local function survey()
   surveyed = true
 end
 
--- give assigns conv (state st, admin '') to admin i.
-local function give(conv, st, i, reason, prev)
+-- give assigns conv (state st, admin '') to admin i, taking it out of
+-- the backlog unless unqueued (it is not there).
+local function give(conv, st, i, reason, prev, unqueued)
   local k = kq(i, 2)
   rc(k, 'SADD', conv)
   redis.call('PEXPIRE', KEYS[k], TTL)
-  rc(4, 'ZREM', conv)
+  if not unqueued then rc(4, 'ZREM', conv) end
   st.a = admins[i]
   put_state(conv, st)
   load[i] = load[i] + 1
@@ -131,8 +132,10 @@ end
 -- begin and close frame the scripts that route: check the roster, drop
 -- expired conversations, requeue offline admins' ones; then drain the
 -- backlog and finish.
+-- (survey reads the cursor and prune the active set before any write:
+-- their type checks).
 local function begin()
-  typed(1, 2, 3, 4, 6)
+  typed(1, 3, 4)
   survey()
   prune()
   requeue_offline()
