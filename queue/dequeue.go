@@ -23,12 +23,24 @@ var (
 	dequeueSrc string
 
 	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+strings.NewReplacer(
-		"GROUP_SCAN", strconv.Itoa(GroupScan), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
+		"GROUP_SCAN", strconv.Itoa(GroupScan), "GROUP_SEEN_MS", strconv.FormatInt(ms(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
 	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
 const maxFetch = 512
+
+// A group-limited dequeue that has found a job may stop reading the ready
+// jobs early once every group it saw is full, and so is every group that
+// the last whole read found (see GroupScan) that it has not seen, while
+// that list is at most groupSeenFor old and names at most groupSeenMax
+// groups; otherwise it reads on, and writes the list again. It reads on
+// for a remembered group with room only up to groupLook jobs.
+const (
+	groupSeenFor = 100 * time.Millisecond
+	groupSeenMax = 32
+	groupLook    = 300
+)
 
 // dequeue leases up to n (1 to maxFetch) jobs in one round trip. With
 // none ready it returns how long until a delayed job or a lease deadline

@@ -300,8 +300,30 @@ if lim then
 end
 local grouped = lim and (lim.g or lim.o) and n > 0
 local gs, jobgroup, scanned = {}, {}, 0
-local rr0 = grouped and redis.call('HGET', KEYS[7], 'group_rr') or ''
+local rr0, seen0 = '', nil
+if grouped then
+  local v = redis.call('HMGET', KEYS[7], 'group_rr', 'group_seen')
+  rr0, seen0 = v[1] or '', v[2]
+end
 local rr = rr0
+-- The groups the last whole read of the ready sets found (the stats
+-- hash's group_seen, "ms|g1,g2,..."), when it is at most GROUP_SEEN_MS
+-- old: pick may stop early only once it has seen them all. Anything else
+-- in the field (or an older list) counts as no list, and the next whole
+-- read writes it again. seen: the groups this dequeue found, whole: it
+-- read every level's set to its end (or to GROUP_SCAN).
+local remembered
+if seen0 then
+  local t, list = string.match(seen0, '^(%d+)|([%w._,-]*)$')
+  t = t and tonumber(t)
+  if t and t <= now and now - t <= GROUP_SEEN_MS then
+    remembered = {}
+    for g in string.gmatch(list, '[^,]+') do
+      remembered[#remembered + 1] = g
+    end
+  end
+end
+local seen, seenset, whole = {}, {}, grouped
 -- gstate reads group g's room: its limits less its live leases (members
 -- of its lease set still in the active set; the others are dropped) and
 -- its starts in the current window.
@@ -350,33 +372,57 @@ local function gstate(g)
   gs[g] = s
   return s
 end
+-- group_of returns the group of a job's JSON (the envelope's last field
+-- but max_retries, within its last MAX_GROUP + 40 bytes), or '' for none.
+-- A plain find of each '"group":"' there, then one anchored match, costs
+-- a tenth of an unanchored pattern tried at each of those positions (a
+-- held dequeue reads up to GROUP_SCAN bodies); a "group" key of the
+-- payload before the envelope's does not match, and the search goes on.
+local function group_of(body)
+  local find = string.find
+  local p = find(body, '"group":"', -(MAX_GROUP + 40), true)
+  while p do
+    local g = string.match(body, '^([^"\\]*)","max_retries":%d+}$', p + 9)
+    if g then
+      return g
+    end
+    p = find(body, '"group":"', p + 1, true)
+  end
+  return ''
+end
 -- pick returns up to m ready jobs of the level set key, skipping those
 -- whose group has no room, taking the groups found in turn (oldest first
 -- within a group); ungrouped jobs are a group of their own, without limits.
--- It reads the set 100 jobs at a time, and stops early once it has a job
--- and a whole read found no group it had not seen, every group seen being
--- full: a consumer asks for more jobs than the groups have room for (it
--- prefetches), and reading on to GROUP_SCAN would only skip more jobs of
--- the same full groups. With nothing picked it reads on, so a group with
--- room further in is still found.
+-- It reads the set 100 jobs at a time, and stops early once it has a job,
+-- every group seen is full, and (within its first GROUP_LOOK jobs) every
+-- group of the remembered list has been seen or is full too: a consumer
+-- asks for more jobs than the groups have room for (it prefetches), and
+-- reading on to GROUP_SCAN would only skip more jobs of full groups.
+-- Without a fresh list it reads on (and the list is written again), so a
+-- group further in is found at least every GROUP_SEEN_MS, by every
+-- dequeue that finds the groups before it full, and by every dequeue
+-- while it is remembered and within GROUP_LOOK.
 local function pick(key, m)
   local buckets, order, eligible, off = {}, {}, 0, 0
+  local ended = false
   while eligible < m and scanned < GROUP_SCAN do
-    local ids = redis.call('ZRANGEBYSCORE', key, '-inf', maxscore, 'LIMIT', off, math.min(100, GROUP_SCAN - scanned))
+    local want = math.min(100, GROUP_SCAN - scanned)
+    local ids = redis.call('ZRANGEBYSCORE', key, '-inf', maxscore, 'LIMIT', off, want)
+    if #ids < want then
+      ended = true
+    end
     if #ids == 0 then
       break
     end
     off, scanned = off + #ids, scanned + #ids
     local bodies = mread('HMGET', KEYS[1], ids)
-    local found = false
     for x, id in ipairs(ids) do
-      local g = bodies[x] and string.match(bodies[x], '"group":"([^"\\]*)","max_retries":%d+}$', -(MAX_GROUP + 40)) or ''
+      local g = bodies[x] and group_of(bodies[x]) or ''
       local b = buckets[g]
       if not b then
         b = {s = g == '' and {room = math.huge, taken = 0} or gstate(g), g = g}
         buckets[g] = b
         order[#order + 1] = b
-        found = true
       end
       if #b < b.s.room then
         b[#b + 1] = id
@@ -385,7 +431,7 @@ local function pick(key, m)
         gheld = true
       end
     end
-    if eligible > 0 and not found then
+    if eligible > 0 and remembered and not ended then
       local full = true
       for _, b in ipairs(order) do
         if #b < b.s.room then
@@ -393,9 +439,26 @@ local function pick(key, m)
           break
         end
       end
+      if off < GROUP_LOOK then
+        for _, g in ipairs(remembered) do
+          if not full then
+            break
+          end
+          full = buckets[g] ~= nil or gstate(g).room <= 0
+        end
+      end
       if full then
         break
       end
+    end
+  end
+  if not (ended or scanned >= GROUP_SCAN) then
+    whole = false
+  end
+  for _, b in ipairs(order) do
+    if b.g ~= '' and not seenset[b.g] then
+      seenset[b.g] = true
+      seen[#seen + 1] = b.g
     end
   end
   -- round-robin by group name, from the first after the last served
@@ -432,6 +495,7 @@ end
 
 for i = 3, 5 do
   if #leased >= n then
+    whole = false
     break
   end
   local ids
@@ -547,8 +611,15 @@ if lim and lim.r and #leased > 0 then
   redis.call('SET', lim.rk, int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
+  local upd = {}
   if rr ~= rr0 then
-    redis.call('HSET', KEYS[7], 'group_rr', rr)
+    upd[#upd + 1], upd[#upd + 2] = 'group_rr', rr
+  end
+  if whole and #seen <= GROUP_SEEN_MAX then
+    upd[#upd + 1], upd[#upd + 2] = 'group_seen', int_str(now) .. '|' .. table.concat(seen, ',')
+  end
+  if #upd > 0 then
+    redis.call('HSET', KEYS[7], unpack(upd))
   end
   local seen = {}
   for _, b in pairs(jobgroup) do

@@ -83,7 +83,7 @@
 //
 //	Key pattern                              Type     TTL                                                                                                                                                          Purpose
 //	queue:dlq:{{queue_name}}                 LIST     7d (refreshed on push; trimmed to the dead-letter cap)                                                                                                       dead letters: job JSON with its last error, newest first
-//	queue:stats:{{queue_name}}               HASH     none (bounded: one hash of counters per queue)                                                                                                               total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor)
+//	queue:stats:{{queue_name}}               HASH     none (bounded: one hash of counters per queue)                                                                                                               total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor, groups the last whole read found)
 //	queue:{{queue_name}}:active              ZSET     none (bounded: one member per job in flight)                                                                                                                 leases: in-flight job IDs scored by lease deadline (server ms)
 //	queue:{{queue_name}}:cancel              HASH     none (bounded: one field per job in flight that Cancel was asked to stop, deleted when the job is settled (and by later Cancels once the job is gone))       job ID -> server time (ms) of a Cancel of the job in flight; Run's workers cancel its handler's context
 //	queue:{{queue_name}}:done                HASH     the queue's retention (WithRetention), refreshed on each write; entries past it or over the cap are trimmed in the script that adds one                      finished jobs kept for WithRetention: job ID -> JSON (state, finish time, result, last progress, job)
@@ -255,13 +255,12 @@
 //     group neither blocks the jobs behind it nor starves another group.
 //     A group with more than GroupScan ready jobs ahead of another's
 //     hides those: the bound on what one dequeue reads. A dequeue that
-//     has found a job stops reading (100 jobs at a time) once a read
-//     shows no new group and every group seen is at its limit: a
-//     consumer prefetches more jobs than full groups have room for, and
-//     reading on would skip more of the same groups' jobs (with 4 capped
-//     groups this cut the server's instructions per job by 43%; see bench/). A group
-//     further behind is found by the next dequeue that finds nothing
-//     before it.
+//     has found a job stops reading (100 jobs at a time) once every
+//     group it saw is at its limit, and so is every group that the last
+//     whole read found (the stats hash's group_seen, trusted for 100 ms)
+//     that it has not seen: a consumer prefetches more jobs than full
+//     groups have room for, and reading on would only skip more of their
+//     jobs. A group that appears further behind is found within 100 ms.
 //
 // A consumer that a limit holds back waits for the rate window to end or,
 // for a concurrency limit, until a settle of an instance with limits

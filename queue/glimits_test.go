@@ -485,3 +485,59 @@ func TestGroupConcurrencyAcrossInstances(t *testing.T) {
 		require.Equal(t, 2, top, "group %s: most handlers at once", g)
 	}
 }
+
+// TestGroupOfPayloadWithGroupKey: a payload whose last key is "group"
+// does not pass for the job's group: the envelope's own field decides,
+// for a grouped job (held at its group's limit) and an ungrouped one
+// (never held).
+func TestGroupOfPayloadWithGroupKey(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q, err := queue.New[map[string]string](e.Client, "gkey", queue.WithNamespace(e.NS),
+		queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
+	require.NoError(t, err)
+	fake := map[string]string{"a": "1", "group": "real"}
+	for i := 0; i < 2; i++ {
+		_, err := q.Enqueue(ctx, fake, queue.InGroup("real"))
+		require.NoError(t, err)
+		_, err = q.Enqueue(ctx, fake)
+		require.NoError(t, err)
+	}
+	groups := map[string]int{}
+	for i := 0; i < 3; i++ {
+		j, err := q.TryDequeue(ctx)
+		require.NoError(t, err)
+		groups[j.Group]++
+	}
+	require.Equal(t, map[string]int{"real": 1, "": 2}, groups)
+	_, err = q.TryDequeue(ctx)
+	require.ErrorIs(t, err, queue.ErrEmpty, "the second job of group real waits for the first")
+}
+
+// TestGroupSeenList: a whole read of the ready jobs (here a dequeue that
+// finds only a full group's) records the groups it found in the stats
+// hash (group_seen, "ms|g1,g2"); a value the package did not write there
+// is ignored and written again, never an error.
+func TestGroupSeenList(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "gseen", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
+	stats := e.NS.Prefix + "queue:stats:{gseen}"
+	for _, g := range []string{"a", "b", "a"} {
+		_, err := q.Enqueue(ctx, execution{}, queue.InGroup(g))
+		require.NoError(t, err)
+	}
+	var groups []string
+	for i := 0; i < 2; i++ {
+		j, err := q.TryDequeue(ctx)
+		require.NoError(t, err)
+		groups = append(groups, j.Group)
+	}
+	require.Equal(t, []string{"a", "b"}, groups)
+	require.NoError(t, e.Client.HSet(ctx, stats, "group_seen", "not|a list!").Err())
+	_, err := q.TryDequeue(ctx)
+	require.ErrorIs(t, err, queue.ErrEmpty, "a's second job waits for its first")
+	v, err := e.Client.HGet(ctx, stats, "group_seen").Result()
+	require.NoError(t, err)
+	require.Regexp(t, `^\d{13}\|a$`, v)
+}

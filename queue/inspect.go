@@ -83,6 +83,8 @@ func init() {
 				out[f] = msTime(n).UTC()
 			case "group_rr": // the group dequeues served last (round-robin)
 				out[f] = v
+			case "group_seen": // "ms|groups" the last whole read of the ready jobs found
+				out[f] = v
 			default:
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || n < 0 {

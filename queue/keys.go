@@ -130,7 +130,7 @@ var (
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
-		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor)",
+		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor, groups the last whole read found)",
 	})
 	deadKey = keys.Register(keys.Pattern{
 		Template: "queue:dlq:{queue_name}", Type: keys.List, TTL: DeadTTL,

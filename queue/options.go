@@ -119,9 +119,9 @@ const (
 	// when group limits are set: jobs of groups at their limit are
 	// skipped (they keep their place), so another group's job is found
 	// behind up to this many of theirs. A dequeue that has found a job
-	// stops sooner, after the first 100 jobs that show it no new group
-	// while every group it saw is at its limit; one that has found none
-	// reads on to GroupScan.
+	// stops sooner once every group it saw is at its limit, and so is
+	// every group that the last whole read (at most 100 ms before) found;
+	// one that has found none reads on to GroupScan.
 	GroupScan = 1000
 )
 

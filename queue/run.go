@@ -227,6 +227,15 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 		for _, j := range jobs {
 			r.jobs <- j // never blocks: held <= prefetch = cap
 		}
+		if q.limits != "" && len(jobs) < int(n) {
+			// Limits held the rest back (or nothing more was ready): a
+			// fetch now would read the ready set again for nothing (with
+			// group limits, up to GroupScan job bodies). Wait for a
+			// wake-up, which an enqueue or a settle that frees a place
+			// pushes, at most maxIdleWait.
+			_ = q.idle(ctx, wait)
+			readInbox = true
+		}
 	}
 }
 
