@@ -226,8 +226,9 @@ func benchSeed(b *testing.B, op func(ctx context.Context, s seed002, i int) erro
 
 // BenchmarkPresenceHeartbeat: one heartbeat of one of 1000 users with two
 // connections each. redschema: one script (prune, refresh, index, events),
-// in each layout, auto-pipelined (the default) and not; seed002: the seed's
-// HSET + EXPIRE + SETEX pipeline (no pruning, not atomic).
+// in each layout, auto-pipelined (the default) and not, and without the
+// online index; seed002: the seed's HSET + EXPIRE + SETEX pipeline (no
+// pruning, not atomic).
 func BenchmarkPresenceHeartbeat(b *testing.B) {
 	users := userIDs(presenceUsers)
 	heartbeat := func(ctx context.Context, tr *presence.Tracker, i int) error {
@@ -239,6 +240,11 @@ func BenchmarkPresenceHeartbeat(b *testing.B) {
 	}
 	b.Run("redschema-unpipelined", func(b *testing.B) {
 		benchTracker(b, presence.LayoutHash, heartbeat, presence.WithPipelining(0))
+	})
+	// Without the online index (OnlineNow, OnlineCount), which the seed
+	// does not have either: two writes fewer per heartbeat.
+	b.Run("redschema-noindex", func(b *testing.B) {
+		benchTracker(b, presence.LayoutHash, heartbeat, presence.WithoutOnlineIndex())
 	})
 	start := time.Now().UnixMilli()
 	b.Run("seed002", func(b *testing.B) {

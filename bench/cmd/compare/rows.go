@@ -24,6 +24,7 @@ var rows = []row{
 	{op: "session Create", peer: "scs (goredisstore)", ours: "BenchmarkSession/Create/redschema", their: "BenchmarkSession/Create/scs-goredisstore", goal: 1.0},
 	{op: "session Get (load + slide)", peer: "scs load + save", ours: "BenchmarkSession/LoadSave/redschema-Get", their: "BenchmarkSession/LoadSave/scs-goredisstore", goal: 1.0},
 	{op: "presence Heartbeat", peer: "seed 002 commands, pipelined", ours: "BenchmarkPresenceHeartbeat/redschema", their: "BenchmarkPresenceHeartbeat/seed002", goal: 1.0},
+	{op: "presence Heartbeat, no online index (nor has the seed)", peer: "seed 002 commands, pipelined", ours: "BenchmarkPresenceHeartbeat/redschema-noindex", their: "BenchmarkPresenceHeartbeat/seed002", goal: 1.0},
 	{op: "cache Get hit", peer: "go-redis/cache", ours: "BenchmarkCacheGetHit/redschema", their: "BenchmarkCacheGetHit/go-redis-cache", goal: 1.2},
 	{op: "cache miss + load", peer: "go-redis/cache", ours: "BenchmarkCacheMissLoad/redschema", their: "BenchmarkCacheMissLoad/go-redis-cache", goal: 0},
 	{op: "cache Set", peer: "go-redis/cache", ours: "BenchmarkCacheSet/redschema", their: "BenchmarkCacheSet/go-redis-cache", goal: 0},
