@@ -178,10 +178,11 @@ func WithErrorHook(h ErrorHook) Option { return func(o *options) { o.hook = h } 
 // before further calls wait and share a pipeline (default
 // DefaultPipelines; 0 sends every call on its own; at most MaxPipelines),
 // for hits (their plain reads) and for the scripts of loads and writes
-// apart. Each call keeps its own replies; on a cluster the count is per
-// master. Everything shared is harmless to send twice (reads, or scripts
-// that recognise their own ID): a pipeline go-redis resends after a
-// broken connection changes nothing.
+// apart. Each call keeps its own replies; on a cluster the masters share
+// the count, each of which may always have one in flight. Everything
+// shared is harmless to send twice (reads, or scripts that recognise their
+// own ID): a pipeline go-redis resends after a broken connection changes
+// nothing.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // check validates the options for op.

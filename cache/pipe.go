@@ -12,9 +12,10 @@ import (
 // readPipe sends the plain read commands of concurrent fetches as shared
 // pipelines (auto-pipelining, by internal/autopipe's Queue, which shares
 // scripts' round trips the same way): at most lanes round trips in flight
-// per master; a read made while nothing is in flight goes out at once, on
-// the caller's goroutine and context; reads made meanwhile wait and leave
-// together when a lane comes back. Each read's commands stay together in
+// (shared by a cluster's masters, each always allowed one); a read made
+// while nothing is in flight goes out at once, on the caller's goroutine
+// and context; reads made meanwhile wait and leave together when a lane
+// comes back. Each read's commands stay together in
 // one pipeline, so a read is one round trip whatever the load. Reads are
 // harmless to send twice (go-redis resends a pipeline whose connection
 // broke).
@@ -34,7 +35,7 @@ type readJob struct {
 }
 
 // newReadPipe returns a readPipe sharing pipelines with at most lanes
-// round trips in flight per master; 0 sends every read alone.
+// round trips in flight (see autopipe.NewQueue); 0 sends every read alone.
 func newReadPipe(rdb redis.UniversalClient, lanes int) *readPipe {
 	p := &readPipe{rdb: rdb}
 	if lanes > 0 {

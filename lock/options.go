@@ -68,8 +68,9 @@ const MaxPipelines = 1024
 // own round trip, sent at once); n outside 0..MaxPipelines fails New with
 // ErrInvalid.
 //
-// On a Redis Cluster the n round trips are per master, so a slow master
-// holds up only the calls for resources it owns. When a connection breaks
+// On a Redis Cluster the n round trips are shared by the masters, each of
+// which may always have one in flight, so a slow master holds up only the
+// calls for resources it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent call
 // does is in the package doc (Guarantees).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }

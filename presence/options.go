@@ -93,7 +93,8 @@ func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
 // flight wait and go out together, as one pipeline, when a round trip
 // comes back. Every call is still one atomic script with its own reply; n
 // = 0 turns auto-pipelining off (every call its own round trip). On a
-// Redis Cluster the n round trips are per master. When a connection
+// Redis Cluster the n round trips are shared by the masters, each of which
+// may always have one in flight. When a connection
 // breaks mid-pipeline, go-redis resends the whole pipeline: every
 // operation of this package reports its first outcome when run again (see
 // the package doc, "Guarantees").

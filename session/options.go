@@ -164,7 +164,8 @@ func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL =
 // goroutines calling at once share the network reads and writes, which
 // under load cost the client and Redis more than the scripts do. n = 0
 // turns auto-pipelining off (every call its own round trip). On a Redis
-// Cluster the n round trips are per master. When a connection breaks
+// Cluster the n round trips are shared by the masters, each of which may
+// always have one in flight. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline: a resent Create
 // finds its own session and reports it, a resent Get slides the session
 // again (see the package doc, "Guarantees"). Users ignores it.

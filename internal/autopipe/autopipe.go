@@ -16,9 +16,15 @@
 // heavy load from many goroutines the system calls per call fall several
 // fold on both sides (see bench/RESULTS.md).
 //
-// On a Redis Cluster the lanes and the queue are per master (found from the
-// call's first key), so a slow or unreachable master holds up only the
-// calls bound for it.
+// On a Redis Cluster each master (found from the call's first key) has its
+// own queue, and the lanes are shared: a master with nothing in flight
+// sends a call at once, and a further lane opens only while fewer than
+// lanes round trips are in flight in all, so that calls spread over the
+// masters still share batches as large as on one server (lanes per master
+// would split them in as many parts as there are masters: 0.53 round trips
+// per rate-limit check on 3 masters, against 0.33 shared; see
+// bench/RESULTS-goals.md). A slow or unreachable master holds up only the
+// calls bound for it: every other master keeps at least its one lane.
 //
 // A Group starts goroutines only while calls are queued, and they exit when
 // the queue is empty: there is nothing to close.
@@ -75,7 +81,8 @@ func (x scripts) Many(ctx context.Context, cs []*scriptCall) {
 }
 
 // New returns a Group keeping at most lanes round trips of client in
-// flight (per master on a cluster); lanes below 1 count as 1.
+// flight (on a cluster: in all, but each master may always have one);
+// lanes below 1 count as 1.
 func New(client redis.UniversalClient, lanes int) *Group {
 	return &Group{q: NewQueue[scriptCall](client, lanes, scripts{client})}
 }

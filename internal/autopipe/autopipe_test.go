@@ -103,7 +103,9 @@ func hold(g *Group, keys ...string) []*node[scriptCall] {
 	nodes := nodesOf(g, keys...)
 	for _, n := range nodes {
 		n.mu.Lock()
-		n.busy = g.q.lanes
+		for n.busy < g.q.lanes {
+			n.open()
+		}
 		n.mu.Unlock()
 	}
 	return nodes
@@ -209,6 +211,73 @@ func TestQueuedCallsShareOnePipeline(t *testing.T) {
 	})
 	assert.EqualValues(t, first+int64(len(nodes)), f.trips.Pipelines())
 	harness.WaitFor(t, "the drainers' lanes freed", func() bool { return busy(f.g) == held })
+}
+
+// The lanes are the Queue's: with all of them in flight, calls queued on a
+// node that has one in flight open no other (on a cluster, lanes per
+// master would split the calls into batches a third the size on 3
+// masters); they go out together when its lane comes back. A node with
+// nothing in flight still sends at once, so a busy master never holds up
+// another's calls.
+func TestLanesAreShared(t *testing.T) {
+	f := newFixture(t, 2)
+	ctx := f.e.Ctx()
+	a := f.key("a")
+	b, idle := a, ""
+	// On a cluster: b and idle on two other masters than a's.
+	if f.e.Backend == harness.Cluster {
+		seen := map[*node[scriptCall]]bool{nodesOf(f.g, a)[0]: true}
+		for i := 0; idle == ""; i++ {
+			k := f.key("k" + strconv.Itoa(i))
+			if n := nodesOf(f.g, k)[0]; !seen[n] {
+				seen[n] = true
+				if b == a {
+					b = k
+				} else {
+					idle = k
+				}
+			}
+		}
+	}
+	require.NoError(t, f.s.Load(ctx, f.c))
+	hold(f.g, a)
+	nb := nodesOf(f.g, b)[0]
+	nb.mu.Lock()
+	if nb.busy == 0 {
+		nb.open() // b's one lane in flight
+	}
+	lanes := nb.busy
+	nb.mu.Unlock()
+	if idle != "" {
+		r := parse(t)(f.g.Run(ctx, f.s, []string{idle}, "now"))
+		assert.Equal(t, reply{idle, "now", 1}, r, "an idle master's call goes out at once")
+	}
+	f.trips.Reset()
+	const n = 3
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.g.Run(ctx, f.s, []string{b}, "q")
+			assert.NoError(t, err)
+		}()
+	}
+	harness.WaitFor(t, "every call queued", func() bool {
+		nb.mu.Lock()
+		defer nb.mu.Unlock()
+		return len(nb.queue) == n
+	})
+	nb.mu.Lock()
+	assert.Equal(t, lanes, nb.busy, "no lane opened beyond the Queue's")
+	nb.mu.Unlock()
+	nb.release()
+	wg.Wait()
+	assert.EqualValues(t, 1, f.trips.Pipelines(), "the queued calls went out together")
+	assert.Zero(t, f.trips.Single())
+	v, err := f.c.Get(ctx, b).Int()
+	require.NoError(t, err)
+	assert.Equal(t, n, v)
 }
 
 func seq(n int) []int64 {

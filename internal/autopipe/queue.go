@@ -16,16 +16,17 @@ const MaxBatch = 128
 
 // Queue coalesces the concurrent jobs of type J made on one client into
 // shared round trips, as the package doc describes: at most lanes round
-// trips in flight per server (per master on a cluster), a job made while
-// nothing is in flight sent at once on its caller's goroutine and
-// context, jobs made meanwhile sent together by the next lane to come
-// back. What a job is and how a batch of them goes out is the sender's:
+// trips in flight (on a cluster, in all, but one per master always
+// allowed), a job made while nothing is in flight on its server sent at
+// once on its caller's goroutine and context, jobs made meanwhile sent
+// together by the next lane to come back. What a job is and how a batch of them goes out is the sender's:
 // Group sends scripts, the cache package plain reads. It is safe for
 // concurrent use; create it with NewQueue.
 type Queue[J any] struct {
 	client  redis.UniversalClient
 	cluster *redis.ClusterClient // client, when it is one
 	lanes   int
+	busy    atomic.Int32 // lanes in flight on every node
 	s       Sender[J]
 	one     node[J]  // every job, unless on a cluster
 	nodes   sync.Map // cluster master address -> *node[J]
@@ -70,7 +71,8 @@ const (
 )
 
 // NewQueue returns a Queue keeping at most lanes round trips of client in
-// flight (per master on a cluster); lanes below 1 count as 1.
+// flight (on a cluster: in all, but each master may always have one);
+// lanes below 1 count as 1.
 func NewQueue[J any](client redis.UniversalClient, lanes int, s Sender[J]) *Queue[J] {
 	q := &Queue[J]{client: client, lanes: max(lanes, 1), s: s}
 	q.cluster, _ = client.(*redis.ClusterClient)
@@ -97,7 +99,7 @@ func (q *Queue[J]) Do(ctx context.Context, key string, job J) (J, error) {
 	}
 	n.mu.Lock()
 	if n.busy == 0 {
-		n.busy++
+		n.open()
 		n.mu.Unlock()
 		defer n.release()
 		return q.s.One(ctx, job), nil
@@ -107,10 +109,12 @@ func (q *Queue[J]) Do(ctx context.Context, key string, job J) (J, error) {
 	c.state.Store(queued)
 	n.queue = append(n.queue, c)
 	// Open another lane only for a queue that would make a fair batch:
-	// lanes opened for one job each would share nothing.
-	start := n.busy < q.lanes && len(n.queue) >= n.busy
+	// lanes opened for one job each would share nothing. On a cluster
+	// the lanes are the Queue's, not each master's: per master they would
+	// split the same calls into batches a third the size on 3 masters.
+	start := len(n.queue) >= n.busy && int(q.busy.Load()) < q.lanes
 	if start {
-		n.busy++
+		n.open()
 	}
 	n.mu.Unlock()
 	if start {
@@ -171,12 +175,24 @@ func (q *Queue[J]) outcome(c *call[J]) (J, error) {
 func (n *node[J]) release() {
 	n.mu.Lock()
 	if len(n.queue) == 0 {
-		n.busy--
+		n.close()
 		n.mu.Unlock()
 		return
 	}
 	n.mu.Unlock()
 	go n.drain()
+}
+
+// open takes a lane of the node's (n.mu held).
+func (n *node[J]) open() {
+	n.busy++
+	n.q.busy.Add(1)
+}
+
+// close frees a lane of the node's (n.mu held).
+func (n *node[J]) close() {
+	n.busy--
+	n.q.busy.Add(-1)
 }
 
 // drain sends the queue, a batch at a time, until it is empty, then frees
@@ -187,7 +203,7 @@ func (n *node[J]) drain() {
 		n.mu.Lock()
 		q := len(n.queue)
 		if q == 0 {
-			n.busy--
+			n.close()
 			n.mu.Unlock()
 			return
 		}

@@ -156,8 +156,8 @@ type Runner struct {
 }
 
 // NewRunner returns a Runner over rdb. lanes > 0 lets Shared operations
-// share pipelines, with at most lanes round trips in flight (per master on
-// a cluster); 0 sends every call on its own.
+// share pipelines, with at most lanes round trips in flight (on a cluster:
+// in all, each master always allowed one); 0 sends every call on its own.
 func NewRunner(rdb redis.UniversalClient, lanes int) *Runner {
 	r := &Runner{rdb: rdb}
 	if lanes > 0 {
