@@ -82,7 +82,7 @@ if m[2] then
   end
   if o and dl and dl > now and dl - now <= 300000 then
     if ARGV[4] == '1' then
-      redis.call('HINCRBY', KEYS[2], 'waiters', 1)
+      redis.call('HINCRBY', KEYS[2], 'waiters', '1')
     end
     return ok('held', dl - now)
   end

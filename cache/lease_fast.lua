@@ -42,7 +42,7 @@ if ARGV[3] == '0' then
     dl = dl and tonumber(dl)
     if o and o ~= ARGV[1] and dl > now and dl - now <= 300000 then
       if ARGV[4] == '1' then
-        redis.call('HINCRBY', KEYS[2], 'waiters', 1)
+        redis.call('HINCRBY', KEYS[2], 'waiters', '1')
       end
       return {'ok', 'held', dl - now}
     end

@@ -92,7 +92,9 @@ repeat
     break
   end
   wrote, ki, field = true, 3, 'enq_seq'
-  r = redis.pcall('HINCRBY', KEYS[3], 'enq_seq', 1)
+  -- Numbers go to Redis as strings: a Lua number is formatted with
+  -- "%.17g", about 2k instructions each, a string passed as it is.
+  r = redis.pcall('HINCRBY', KEYS[3], 'enq_seq', '1')
   if type(r) ~= 'number' then
     err = r
     break
@@ -107,7 +109,8 @@ repeat
     if r < base then
       -- the first enqueue of this millisecond
       field = 'enq_skipped'
-      local j = redis.pcall('HINCRBY', KEYS[3], 'enq_skipped', base - r)
+      local jump = string.format('%d', base - r)
+      local j = redis.pcall('HINCRBY', KEYS[3], 'enq_skipped', jump)
       if type(j) ~= 'number' then
         err = j
         break
@@ -116,7 +119,7 @@ repeat
       if j < 0 or j > 9007199254740991 then
         break
       end
-      redis.call('HINCRBY', KEYS[3], 'enq_seq', base - r)
+      redis.call('HINCRBY', KEYS[3], 'enq_seq', jump)
       dseq = 1 + base - r
       score = base
       ki = 4

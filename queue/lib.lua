@@ -93,10 +93,11 @@ end
 -- inline).
 local function fifo_score(stats, now)
   local base = now * 1000
-  local score = redis.call('HINCRBY', stats, 'enq_seq', 1)
+  local score = redis.call('HINCRBY', stats, 'enq_seq', '1')
   if score < base then
-    redis.call('HINCRBY', stats, 'enq_skipped', base - score)
-    redis.call('HINCRBY', stats, 'enq_seq', base - score)
+    local jump = string.format('%d', base - score)
+    redis.call('HINCRBY', stats, 'enq_skipped', jump)
+    redis.call('HINCRBY', stats, 'enq_seq', jump)
     score = base
   elseif score > base + 999 then
     score = base + 999
