@@ -90,6 +90,7 @@ type row struct {
 	op, peer    string
 	ours, their string  // benchmark names without the -GOMAXPROCS suffix
 	goal        float64 // the median ratio the row must reach
+	noPeer      string  // why the peer's side may not run (on a cluster), if it may not
 }
 
 // backend is where one set of runs went.
@@ -404,7 +405,14 @@ func (r *report) write(w io.Writer) {
 		for _, row := range r.rows {
 			s, ok := b.summarize(row)
 			if !ok {
-				fmt.Fprintf(w, "| %s | %s | (not run) | | | | | | | | | | | |\n", row.op, row.peer)
+				o, ran := b.alone(row.ours)
+				if !ran || row.noPeer == "" {
+					fmt.Fprintf(w, "| %s | %s | (not run) | | | | | | | | | | | |\n", row.op, row.peer)
+					continue
+				}
+				// Ours alone, and why the peer has no figures.
+				fmt.Fprintf(w, "| %s | %s | (no peer: %s) | | %s | — | %s | — | %s | — | %.2f | %.0f | — | — |\n",
+					row.op, row.peer, row.noPeer, num(o["ns/op"]/1e3), num(o["redis-us/op"]), num(o["client-us/op"]), o["trips/op"], o["allocs/op"])
 				continue
 			}
 			met, goal := "yes", fmt.Sprintf("%.2f", row.goal)
@@ -420,6 +428,27 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintln(w)
 		b.writeAll(w)
 	}
+}
+
+// alone returns the medians of benchmark name's metrics over the runs
+// where it ran, and whether it ran.
+func (b *backend) alone(name string) (map[string]float64, bool) {
+	all := map[string][]float64{}
+	for _, run := range b.runs {
+		if r, ok := run[name]; ok {
+			for _, m := range []string{"ns/op", "redis-us/op", "client-us/op", "trips/op", "allocs/op"} {
+				all[m] = append(all[m], r[m])
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, false
+	}
+	out := map[string]float64{}
+	for m, v := range all {
+		out[m] = median(v)
+	}
+	return out, true
 }
 
 // writeAll lists every benchmark that ran (the variants too), medians.
