@@ -15,28 +15,28 @@
 -- again (a counter cannot tell one request from another; see the package
 -- doc, Retries): the limiter is then stricter, never looser.
 
-local n = pcall_('INCRBY', key, cost)
+local n = pcall_('INCRBY', key, ARGV[1])
 if type(n) == 'table' then return {'corrupt', KI, 'not an integer counter'} end
 if n < cost or n - cost > MAX_COUNT then
-  call('DECRBY', key, cost)
+  call('DECRBY', key, ARGV[1])
   return {'corrupt', KI, 'counter out of range'}
 end
 local ttl
 if n == cost then
   ttl = PMS
-  call('PEXPIRE', key, PMS)
+  call('PEXPIRE', key, PMS_S)
 else
   ttl = call('PTTL', key)
   if ttl < 0 then
     ttl = PMS
-    call('PEXPIRE', key, PMS)
+    call('PEXPIRE', key, PMS_S)
   elseif ttl > PMS then
-    call('DECRBY', key, cost)
+    call('DECRBY', key, ARGV[1])
     return {'corrupt', KI, 'TTL longer than the window'}
   end
 end
 if n > RATE then
-  call('DECRBY', key, cost)
+  call('DECRBY', key, ARGV[1])
   local rem = RATE - n + cost
   if rem < 0 then rem = 0 end
   return {'limit', rem, ttl * 1000, ttl * 1000}

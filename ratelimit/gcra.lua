@@ -38,5 +38,5 @@ end
 local nt = ceil(tat + cost * T - 1e-6)
 local rs = ceil(nt - now - 1e-6)
 if rs < 1 then rs = 1 end
-call('SET', key, int_str(nt), 'PX', ceil(rs / 1000))
+call('SET', key, int_str(nt), 'PX', int_str(ceil(rs / 1000)))
 return {'ok', av - cost, 0, rs}

@@ -87,7 +87,9 @@ func generalBody(o options, rules []string) string {
 // singleBody returns the lean script of a one-rule policy.
 func singleBody(r Rule, o options) string {
 	body := map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}[r.Algorithm]
-	nums := strconv.Itoa(r.Limit.Rate) + ", " + strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10) + ", " + strconv.Itoa(r.capacity())
+	pms := int64(r.Limit.Period / time.Millisecond)
+	nums := strconv.Itoa(r.Limit.Rate) + ", " + strconv.FormatInt(pms, 10) + ", " + strconv.Itoa(r.capacity()) +
+		", '" + strconv.FormatInt(pms, 10) + "', '" + strconv.FormatInt(pms+1, 10) + "'"
 	return flags(o) + blockKeySrc + "\n" + strings.Replace(singleSrc, limitMarker, nums, 1) + "\n" + body
 }
 

@@ -5,7 +5,9 @@
 -- allow.lua, whose results these scripts reproduce exactly.
 --
 -- Go replaces the marker below with the rule's numbers: rate, period in
--- milliseconds, capacity (the rate, or the burst for GCRA), and prepends
+-- milliseconds, capacity (the rate, or the burst for GCRA), then the
+-- period and the period + 1 ms as strings (Redis formats a Lua number
+-- passed to redis.call with '%.17g', about 2k instructions), and prepends
 -- "local CHECK_BLOCK = true" (false for WithoutBlocks) and "local
 -- SHARED_KEY = false" (true when a sliding log's key has no window
 -- segment, so that limiters of other windows may share it).
@@ -30,7 +32,7 @@
 -- instructions each, measured with callgrind), which the one-rule fast path
 -- does not pay.
 
-local RATE, PMS, CAP = --[[limit]]
+local RATE, PMS, CAP, PMS_S, PMS1_S = --[[limit]]
 local P = PMS * 1000 -- period in µs
 local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
 local call, pcall_ = redis.call, redis.pcall

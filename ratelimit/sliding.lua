@@ -88,5 +88,5 @@ end
 -- key without a window segment may be shared with a limiter of a longer
 -- window: never shorten the TTL it set. A key naming its window is only
 -- ever given that window as its TTL.
-if not SHARED_KEY or call('PTTL', key) < PMS + 1 then call('PEXPIRE', key, PMS + 1) end
+if not SHARED_KEY or call('PTTL', key) < PMS + 1 then call('PEXPIRE', key, PMS1_S) end
 return {'ok', RATE - used, 0, ms * 1000 + P - now}

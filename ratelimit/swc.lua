@@ -38,5 +38,5 @@ if av < cost then
   return {'limit', av, rt, rs}
 end
 local rs = start + 2 * P - now
-call('SET', key, string.format('%.0f:%.0f:%.0f', idx, cur + cost, prev), 'PX', ceil(rs / 1000))
+call('SET', key, string.format('%d:%d:%d', idx, cur + cost, prev), 'PX', int_str(ceil(rs / 1000)))
 return {'ok', av - cost, 0, rs}

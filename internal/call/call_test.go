@@ -244,6 +244,20 @@ return ok(out)`, []*keys.Template{strKey})
 		}
 	})
 
+	t.Run("int_str", func(t *testing.T) {
+		// Integers within 2^53 take the '%d' path, the rest '%.0f': the
+		// digits are the same either way, never an exponent.
+		op := pkg.Declare("int_str", `return ok(int_str(0), int_str(-7), int_str(1795500000000000), int_str(2^53 - 1),
+  int_str(2^53), int_str(-2^60), int_str(2.5), int_str(1e20))`, []*keys.Template{strKey})
+		rep, err := r.Run(ctx, op, ks[:1])
+		require.NoError(t, err)
+		want := []string{"0", "-7", "1795500000000000", "9007199254740991", "9007199254740992", "-1152921504606846976", "2", "100000000000000000000"}
+		for i, w := range want {
+			assert.Equal(t, w, rep.Str(i), "int_str #%d", i+1)
+		}
+		require.NoError(t, rep.Err())
+	})
+
 	t.Run("rfc3339 and server time", func(t *testing.T) {
 		op := pkg.Declare("clock", `local ms = now_ms() return ok(ms, rfc3339(ms), int_str(now_us()))`, []*keys.Template{strKey})
 		rep, err := r.Run(ctx, op, ks[:1])

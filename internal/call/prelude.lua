@@ -42,8 +42,14 @@ local function now_ms()
 end
 
 -- int_str formats an integral number as a decimal without exponent or
--- fraction (tostring gives "1e+15" for large doubles).
-local function int_str(n) return string.format('%.0f', n) end
+-- fraction (tostring gives "1e+15" for large doubles). Within 2^53 it
+-- formats an integer ('%d', half the cost of '%.0f', which formats a
+-- double); beyond, a double. Pass numbers to redis.call this way: Redis
+-- formats a Lua number argument with '%.17g', which costs more still.
+local function int_str(n)
+  if n % 1 == 0 and n > -9007199254740992 and n < 9007199254740992 then return string.format('%d', n) end
+  return string.format('%.0f', n)
+end
 
 -- to_int parses s as a strict decimal integer within [lo, hi] (either may
 -- be nil) and of at most 2^53 - 1 in magnitude, so Lua's doubles hold it
