@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var maskRe = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d{13}|[0-9a-f]{64}`)
+// maskRe masks times and hashes; the hash first, or a hash that starts
+// with 13 decimal digits (one in 450) would be masked as a time.
+var maskRe = regexp.MustCompile(`[0-9a-f]{64}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d{13}`)
 
 // Get's fast path (get_fast.lua, taken when the caller's second is the
 // server's) and get.lua (taken when it is not) leave the same state and
