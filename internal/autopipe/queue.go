@@ -19,9 +19,9 @@ const MaxBatch = 128
 // trips in flight (on a cluster, in all, but one per master always
 // allowed), a job made while nothing is in flight on its server sent at
 // once on its caller's goroutine and context, jobs made meanwhile sent
-// together by the next lane to come back. What a job is and how a batch of them goes out is the sender's:
-// Group sends scripts, the cache package plain reads. It is safe for
-// concurrent use; create it with NewQueue.
+// together by the next lane to come back. What a job is and how a batch
+// of them goes out is the sender's: Group sends scripts, the cache package
+// plain reads. It is safe for concurrent use; create it with NewQueue.
 type Queue[J any] struct {
 	client  redis.UniversalClient
 	cluster *redis.ClusterClient // client, when it is one
