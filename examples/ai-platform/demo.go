@@ -142,6 +142,7 @@ func poll[T any](ctx context.Context, c *client, path, cred string, done func(T)
 // that runs against a shared server do not meet each other's state.
 func demo(ctx context.Context, base string, out io.Writer) error {
 	c := newClient(base)
+	defer c.hc.CloseIdleConnections() // see metrics-http's load: a spare dialed connection would hold Shutdown 5 s
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	run := randomHex(2)
 

@@ -93,6 +93,7 @@ func (c *client) login(ctx context.Context, user, password, device string) (logi
 // do not meet each other's state.
 func demo(ctx context.Context, base string, out io.Writer) error {
 	c := newClient(base)
+	defer c.hc.CloseIdleConnections() // see metrics-http's load: a spare dialed connection would hold Shutdown 5 s
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	run := randomHex(2)
 	alice, carol := "alice-"+run, "carol-"+run

@@ -153,6 +153,10 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 // logins (one in five fails), chat messages.
 func load(ctx context.Context, base string) error {
 	client := &http.Client{Timeout: 5 * time.Second}
+	// The transport can dial a connection it then never uses (a request took
+	// an idle one first); the server counts it as new, not idle, and
+	// Shutdown waits 5 s for it. Closing the idle connections ends them.
+	defer client.CloseIdleConnections()
 	var wg sync.WaitGroup
 	errc := make(chan error, 8)
 	for w := range 8 {

@@ -191,6 +191,7 @@ func (c *client) waitConnections(ctx context.Context, user string, n int) (userV
 // do not meet each other's state.
 func demo(ctx context.Context, base string, out io.Writer) error {
 	c := newClient(base)
+	defer c.hc.CloseIdleConnections() // see metrics-http's load: a spare dialed connection would hold Shutdown 5 s
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	run := randomHex(2)
 	alice, bob, carol, dave := "alice-"+run, "bob-"+run, "carol-"+run, "dave-"+run
