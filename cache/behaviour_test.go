@@ -88,6 +88,9 @@ func TestHitsAreCountedInBatches(t *testing.T) {
 	assert.Zero(t, trips.Single())
 	require.NoError(t, c.Flush(ctx))
 	flush := log.take()
+	for len(flush) > 0 && flush[0] == "exists" {
+		flush = flush[1:] // on a cluster, the pipeline's lead per master (see script.Pipeline)
+	}
 	assert.Len(t, flush, len(keys), "one hits script per entry, in one pipeline")
 	for _, k := range keys {
 		ref, _ := c.ref("t", k)

@@ -78,39 +78,89 @@ type Call struct {
 // the two) does the body go out, with EVAL, in a third. So a batch of
 // thousands of calls of one script sends its body once, not once per call.
 // The commands are returned in the order of calls, each with its own reply
-// or error. On a cluster client go-redis splits the pipelines per node.
+// or error. On a cluster client go-redis splits the pipelines per node,
+// and each node's part starts with a lead (see lead).
 func Pipeline(ctx context.Context, c redis.UniversalClient, calls []Call) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	pipe := c.Pipeline()
+	lead(ctx, c, pipe, calls)
 	for i, x := range calls {
 		cmds[i] = x.S.EvalSha(ctx, pipe, x.Keys, x.Args...)
 	}
 	_, _ = pipe.Exec(ctx) // every command carries its own error
 	for _, eval := range []bool{false, true} {
-		var again redis.Pipeliner
-		loaded := map[*Script]bool{}
+		var idx []int
+		var again []Call
 		for i, cmd := range cmds {
-			if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-				continue
+			if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+				idx, again = append(idx, i), append(again, calls[i])
 			}
+		}
+		if len(idx) == 0 {
+			break
+		}
+		pipe := c.Pipeline()
+		lead(ctx, c, pipe, again)
+		loaded := map[*Script]bool{}
+		for _, i := range idx {
 			x := calls[i]
-			if again == nil {
-				again = c.Pipeline()
-			}
 			if eval {
-				cmds[i] = x.S.Eval(ctx, again, x.Keys, x.Args...)
+				cmds[i] = x.S.Eval(ctx, pipe, x.Keys, x.Args...)
 				continue
 			}
 			if !loaded[x.S] {
 				loaded[x.S] = true
 				_ = x.S.Load(ctx, c) // on failure the EVAL round below sends the body
 			}
-			cmds[i] = x.S.EvalSha(ctx, again, x.Keys, x.Args...)
+			cmds[i] = x.S.EvalSha(ctx, pipe, x.Keys, x.Args...)
 		}
-		if again == nil {
-			break
-		}
-		_, _ = again.Exec(ctx)
+		_, _ = pipe.Exec(ctx)
 	}
 	return cmds
+}
+
+// lead queues on pipe, when c is a cluster client, an EXISTS of a key of
+// each master that two or more of calls go to, ahead of the calls, so that
+// each such master's part of the pipeline starts with a command that
+// never answers TRYAGAIN. go-redis (v9.22, v9.23) sends a node's part of
+// a cluster pipeline again whole when its first command's error is one to
+// retry (TRYAGAIN: a script whose keys a slot migration has split), but
+// the commands of that part that answered MOVED are already queued for
+// their new node: the next attempt sends them twice, from two goroutines
+// writing one command's reply (a data race, seen during resharding). With
+// the lead first a script's TRYAGAIN is its own outcome, which
+// internal/call's Runner retries; a MOVED is still followed by go-redis,
+// once. The lead costs one EXISTS per master per pipeline.
+func lead(ctx context.Context, c redis.UniversalClient, pipe redis.Pipeliner, calls []Call) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok || len(calls) < 2 {
+		return
+	}
+	type first struct {
+		key string
+		n   int
+	}
+	var masters []*redis.Client // in the order first met
+	byMaster := make(map[*redis.Client]*first, 1)
+	for _, x := range calls {
+		if len(x.Keys) == 0 {
+			continue
+		}
+		m, err := cc.MasterForKey(ctx, x.Keys[0])
+		if err != nil {
+			continue // the pipeline will fail to map it too
+		}
+		f := byMaster[m]
+		if f == nil {
+			f = &first{key: x.Keys[0]}
+			byMaster[m] = f
+			masters = append(masters, m)
+		}
+		f.n++
+	}
+	for _, m := range masters {
+		if f := byMaster[m]; f.n >= 2 {
+			pipe.Exists(ctx, f.key)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,6 +118,78 @@ func (h *bodyCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, c := range cmds {
 			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestPipelineLeadsEachMaster: on a cluster, each master's part of a
+// pipeline of two or more calls starts with an EXISTS (see lead, which
+// keeps go-redis from sending a call twice at once during a reshard); on
+// one server nothing is added. Either way every call gets its own reply.
+func TestPipelineLeadsEachMaster(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := e.FreshClient()
+	var log pipeLog
+	c.AddHook(&log)
+	s := script.New(incrBy + "\n-- lead " + e.NS.Prefix)
+	require.NoError(t, s.Load(ctx, c))
+	var calls []script.Call
+	masters := map[*redis.Client]bool{}
+	for i := range 30 {
+		k := e.NS.Prefix + "{l" + strconv.Itoa(i%10) + "}"
+		calls = append(calls, script.Call{S: s, Keys: []string{k}, Args: []any{1, 60000}})
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			m, err := cc.MasterForKey(ctx, k)
+			require.NoError(t, err)
+			masters[m] = true // each of its tags has three calls
+		}
+	}
+	for i, cmd := range script.Pipeline(ctx, c, calls) {
+		n, err := cmd.Int64()
+		require.NoError(t, err)
+		assert.EqualValues(t, 1+i/10, n, "call %d", i)
+	}
+	names := log.names()
+	require.Len(t, names, len(masters)+len(calls), "one pipeline: the leads and the calls")
+	for i, n := range names {
+		if i < len(masters) {
+			assert.Equal(t, "exists", n, "a lead per master first")
+		} else {
+			assert.Equal(t, "evalsha", n)
+		}
+	}
+}
+
+// pipeLog records the command names of the pipelines sent that carry a
+// script call (not the connection handshakes).
+type pipeLog struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (h *pipeLog) names() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.all...)
+}
+
+func (h *pipeLog) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipeLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *pipeLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var names []string
+		calls := false
+		for _, c := range cmds {
+			n := strings.ToLower(c.Name())
+			names = append(names, n)
+			calls = calls || n == "evalsha"
+		}
+		if calls {
+			h.mu.Lock()
+			h.all = append(h.all, names...)
+			h.mu.Unlock()
 		}
 		return next(ctx, cmds)
 	}
