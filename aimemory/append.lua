@@ -62,7 +62,7 @@ if n > cap then
   -- Evict the oldest n - cap messages after a pinned system prompt, and
   -- the tool results that follow an evicted call (never a result without
   -- its call).
-  head = redis.call('LINDEX', KEYS[1], 0)
+  head = redis.call('LINDEX', KEYS[1], '0')
   local hr = role_of(head)
   if not hr then
     return corrupt(1, 'element 0 is not a message')
@@ -105,21 +105,21 @@ end
 redis.call('RPUSH', KEYS[1], unpack(msgs))
 if k > 0 then
   if head then
-    redis.call('LTRIM', KEYS[1], k + 1, -1)
+    redis.call('LTRIM', KEYS[1], k + 1, '-1')
     redis.call('LPUSH', KEYS[1], head)
   else
-    redis.call('LTRIM', KEYS[1], k, -1)
+    redis.call('LTRIM', KEYS[1], k, '-1')
   end
   n = n - k
   if keep > 0 then
     batched('RPUSH', KEYS[4], gone)
     pending = pending + #gone
     if pending > keep then
-      redis.call('LTRIM', KEYS[4], pending - keep, -1)
+      redis.call('LTRIM', KEYS[4], pending - keep, '-1')
       redis.call('HINCRBY', KEYS[2], 'lost', pending - keep)
       -- a summarizer that read the pending list before this trim must
       -- not trim it by its count: its store sees another version
-      redis.call('HINCRBY', KEYS[2], 'version', 1)
+      redis.call('HINCRBY', KEYS[2], 'version', '1')
       pending = keep
     end
   end
@@ -133,7 +133,7 @@ end
 redis.call('ZADD', KEYS[3], int_str(now), ARGV[8])
 -- the last 128 request IDs: go-redis resends at once, so a resend finds
 -- its ID unless 128 other appends to the conversation ran in between
-redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -129)
+redis.call('ZREMRANGEBYRANK', KEYS[3], '0', '-129')
 redis.call('PEXPIRE', KEYS[3], ARGV[10])
 total = total + add
 redis.call('HSET', KEYS[5], 'tokens_day', day, 'total_tokens_today', int_str(total), 'last_conversation_id', ARGV[14])

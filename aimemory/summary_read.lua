@@ -15,6 +15,6 @@ end
 local pending = redis.call('LLEN', KEYS[2])
 local items = {}
 if pending > 0 then
-  items = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+  items = redis.call('LRANGE', KEYS[2], '0', tonumber(ARGV[1]) - 1)
 end
 return ok(v, f[2] or false, st, covered, lost, pending, items)

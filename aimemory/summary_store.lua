@@ -35,7 +35,7 @@ end
 local consumed = tonumber(ARGV[2])
 redis.call('HSET', KEYS[2], 'summary', ARGV[3], 'summary_tokens', ARGV[4],
   'covered', int_str(covered + consumed), 'version', int_str(v + 1), 'sid', ARGV[5])
-redis.call('LTRIM', KEYS[3], consumed, -1)
+redis.call('LTRIM', KEYS[3], consumed, '-1')
 redis.call('PEXPIRE', KEYS[2], pttl)
 redis.call('PEXPIRE', KEYS[3], pttl)
 return ok(v + 1, redis.call('LLEN', KEYS[3]))

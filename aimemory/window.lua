@@ -22,7 +22,7 @@ local sm = redis.call('HMGET', KEYS[2], 'summary', 'summary_tokens', 'covered', 
 local pending = redis.call('LLEN', KEYS[3])
 local used, first, sys = 0, 0, false
 if n > 0 then
-  local head = redis.call('LINDEX', KEYS[1], 0)
+  local head = redis.call('LINDEX', KEYS[1], '0')
   if role_of(head) == 'system' then
     local t = tokens_of(head)
     if not t then

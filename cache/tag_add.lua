@@ -20,11 +20,11 @@ end
 local now = now_ms()
 local exp = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'GT', int_str(exp), ARGV[1])
-local dead = redis.call('ZRANGE', KEYS[1], '-inf', int_str(now), 'BYSCORE', 'LIMIT', 0, 64)
+local dead = redis.call('ZRANGE', KEYS[1], '-inf', int_str(now), 'BYSCORE', 'LIMIT', '0', '64')
 if #dead > 0 then
   redis.call('ZREM', KEYS[1], unpack(dead))
 end
-local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local top = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 local last = to_num(top[2]) or exp
 expire_at(KEYS[1], math.min(math.max(last, exp), now + tonumber(ARGV[4])), now)
 return ok()

@@ -83,7 +83,7 @@ repeat
 
   -- The next message ID.
   local id = 1
-  local head = redis.pcall('LINDEX', KEYS[XK + 1], 0)
+  local head = redis.pcall('LINDEX', KEYS[XK + 1], '0')
   if head then
     if type(head) ~= 'string' then break end
     local h = match(head, '^{"id":(%d+),')
@@ -137,7 +137,7 @@ repeat
       '","timestamp":"' .. ts .. '"}'
   end
   local mk = KEYS[XK + 1]
-  if redis.call('LPUSH', mk, msg) > tonumber(keep) then redis.call('LTRIM', mk, 0, keep - 1) end
+  if redis.call('LPUSH', mk, msg) > tonumber(keep) then redis.call('LTRIM', mk, '0', keep - 1) end
   redis.call('PEXPIRE', mk, ARGV[2])
   redis.call('ZADD', KEYS[2], nows, conv)
   if stamp then

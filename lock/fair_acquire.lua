@@ -31,7 +31,7 @@ local far = '(' .. int_str(nowms + tonumber(ARGV[6]))
 for _, range in ipairs({{'-inf', nowms}, {far, '+inf'}}) do
   local dead = redis.call('ZRANGEBYSCORE', KEYS[4], range[1], range[2])
   for _, w in ipairs(dead) do
-    redis.call('LREM', KEYS[3], 1, w)
+    redis.call('LREM', KEYS[3], '1', w)
   end
   if #dead > 0 then
     redis.call('ZREMRANGEBYSCORE', KEYS[4], range[1], range[2])
@@ -39,10 +39,10 @@ for _, range in ipairs({{'-inf', nowms}, {far, '+inf'}}) do
 end
 -- An entry without a deadline (its waiter left, or the deadline set was
 -- evicted) must not block the queue: drop it when it reaches the head.
-local head = redis.call('LINDEX', KEYS[3], 0)
+local head = redis.call('LINDEX', KEYS[3], '0')
 while head and not redis.call('ZSCORE', KEYS[4], head) do
   redis.call('LPOP', KEYS[3])
-  head = redis.call('LINDEX', KEYS[3], 0)
+  head = redis.call('LINDEX', KEYS[3], '0')
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -1 then
@@ -65,7 +65,7 @@ if ARGV[5] == '1' then
   if redis.call('ZADD', KEYS[4], int_str(deadline), ARGV[1]) == 1 then
     redis.call('RPUSH', KEYS[3], ARGV[1])
   end
-  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', KEYS[4], '-1', '-1', 'WITHSCORES')
   local keep = tonumber(last[2]) - nowms
   if keep < 1 then
     keep = 1

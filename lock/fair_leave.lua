@@ -4,4 +4,4 @@
 -- ARGV[1] owner ID
 -- Returns ok(number of entries removed from the queue).
 redis.call('ZREM', KEYS[2], ARGV[1])
-return ok(redis.call('LREM', KEYS[1], 0, ARGV[1]))
+return ok(redis.call('LREM', KEYS[1], '0', ARGV[1]))

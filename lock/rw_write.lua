@@ -32,7 +32,7 @@ local maxat = nowms + 1 + tonumber(ARGV[5])
 if tonumber(ARGV[4]) > 0 then
   redis.call('ZADD', KEYS[4], int_str(nowms + tonumber(ARGV[4])), ARGV[1])
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '(' .. int_str(maxat), '+inf')
-  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', KEYS[4], '-1', '-1', 'WITHSCORES')
   expire_at(KEYS[4], tonumber(last[2]), nowms)
 end
 if v then
@@ -44,7 +44,7 @@ if v then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowms)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '(' .. int_str(maxat), '+inf')
-local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')
 if first[2] then
   return conflict(tonumber(first[2]) - nowms)
 end

@@ -24,7 +24,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowms)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. int_str(math.ceil(nowus / 1000) + tonumber(ARGV[4])), '+inf')
 local n = tonumber(ARGV[5] or '1')
 if redis.call('ZCARD', KEYS[1]) + n > tonumber(ARGV[3]) then
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
   return conflict(tonumber(first[2]) - nowms)
 end
 local at = int_str(math.ceil(nowus / 1000) + tonumber(ARGV[2]))
@@ -34,6 +34,6 @@ for k = 2, n do
   add[#add + 1] = ARGV[1] .. ':' .. k
 end
 batched('ZADD', KEYS[1], add)
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local last = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 expire_at(KEYS[1], tonumber(last[2]), nowms)
 return ok()

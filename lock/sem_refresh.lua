@@ -19,6 +19,6 @@ while redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. k) do
   redis.call('ZADD', KEYS[1], 'XX', at, ARGV[1] .. ':' .. k)
   k = k + 1
 end
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local last = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 expire_at(KEYS[1], tonumber(last[2]), nowms)
 return ok()

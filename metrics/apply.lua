@@ -165,7 +165,7 @@ while a <= #ARGV do
         if not s or s < nows - 60 then old[#old + 1] = f end
       end
       if #old > 0 then batched('HDEL', k, old) end
-      redis.call('PEXPIRE', k, 120000)
+      redis.call('PEXPIRE', k, '120000')
     end
     a = a + 3 + 2 * n
   elseif op == 'v' then

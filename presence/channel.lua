@@ -91,7 +91,7 @@ end
 -- SETTLE_LIMIT), announcing the silent leaves it completes. It returns the
 -- number of users who left, or nil and a corrupt reply.
 local function settle_expired(now)
-  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', int_str(now), 'LIMIT', 0, SETTLE_LIMIT)
+  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', int_str(now), 'LIMIT', '0', SETTLE_LIMIT)
   local left = 0
   for i = 1, #due do
     local user = dev_user(due[i])
@@ -131,7 +131,7 @@ end
 -- out, and sets the TTLs: the channel's keys live a sweep window past the
 -- last device expiry, so a sweep finds every silent leave.
 local function schedule(now, occ_due)
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
   local due = first[2] and tonumber(first[2])
   if occ_due and (not due or occ_due < due) then due = occ_due end
   if due then
@@ -141,7 +141,7 @@ local function schedule(now, occ_due)
   else
     redis.call('ZREM', KEYS[4], ARGV[1])
   end
-  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', KEYS[2], '-1', '-1', 'WITHSCORES')
   local px = (occ_due or now) + CH_WINDOW - now
   if last[2] then
     px = math.max(px, tonumber(last[2]) + CH_WINDOW - now)

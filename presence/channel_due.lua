@@ -4,4 +4,4 @@
 -- ARGV[1] most channels to return
 -- Returns ok(list of channel IDs).
 if redis.call('EXISTS', KEYS[1]) == 0 then return ok({}) end
-return ok(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', int_str(now_ms()), 'LIMIT', 0, tonumber(ARGV[1])))
+return ok(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', int_str(now_ms()), 'LIMIT', '0', tonumber(ARGV[1])))

@@ -8,7 +8,7 @@
 -- also publishes a pending occupancy event whose interval has ended.
 local now = now_ms()
 local dev = dev_member(ARGV[6], ARGV[7])
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
 if first[2] and tonumber(first[2]) <= now then
   preflight()
   local _, bad = settle_expired(now)

@@ -49,12 +49,12 @@ end
 -- expire_index sets the shard's TTL to what its members need.
 local function expire_index(key, now)
   repair_index(key, now)
-  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local top = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   if not top[2] then return end
   local ttl = 0
   local s = tonumber(top[2])
   if s > 0 then ttl = s + sweep_window() - now end
-  local bot = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local bot = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
   local b = tonumber(bot[2])
   if b < 0 then ttl = math.max(ttl, -b + tonumber(ARGV[5]) - now) end
   redis.call('PEXPIRE', key, int_str(math.max(1, math.ceil(ttl))))

@@ -90,7 +90,7 @@ if max > 0 then
     -- Evict the sessions that would expire first (least recently active),
     -- never the one just created. Their hashes are unreachable from now on
     -- and removed by the next operation that names them or by their TTL.
-    local oldest = redis.call('ZRANGE', idx, 0, extra)
+    local oldest = redis.call('ZRANGE', idx, '0', extra)
     for _, id in ipairs(oldest) do
       if evicted < extra and id ~= sid then
         emit('evicted', id, int_str(now), 'max sessions')

@@ -32,7 +32,7 @@ if not KEYS[3] and #ARGV == 12 and ARGV[4] == '0' then
     redis.call('ZREMRANGEBYSCORE', idx, '-inf', t[1] .. '000')
     local top
     if redis.call('ZCOUNT', idx, at, '+inf') > 0 then
-      local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+      local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
       local s = last[2]
       top = s and #s <= 17 and string.match(s, '^%d+$') and tonumber(s)
       if not (top and top > now and top <= now + 31622400000) then top = false end

@@ -20,7 +20,7 @@ local idx = KEYS[1]
 local now = now_ms()
 local bad = prune(idx, now)
 if bad then return corrupt(1, bad) end
-local first = redis.call('ZRANGE', idx, 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', idx, '0', '0', 'WITHSCORES')
 if #first == 2 then
   redis.call('ZADD', EV.due, first[2], EV.user)
   local t = redis.call('PTTL', idx)

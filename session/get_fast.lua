@@ -43,7 +43,7 @@ if t[1] == ARGV[3] then
     local at = fmt('%d', exp)
     local top
     if redis.call('ZCOUNT', idx, at, '+inf') > 0 then
-      local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+      local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
       local s = last[2]
       top = s and #s <= 17 and match(s, '^%d+$') and tonumber(s)
       if not (top and top > now and top <= max) then top = false end

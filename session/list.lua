@@ -15,7 +15,7 @@ events(2)
 local now = now_ms()
 local bad = prune(idx, now)
 if bad then return corrupt(1, bad) end
-local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+local all = redis.call('ZRANGE', idx, '0', '-1', 'WITHSCORES')
 for i = 1, #all, 2 do
   if #all[i] ~= 22 or string.find(all[i], '[^%w_%-]') then
     return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID')

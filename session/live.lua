@@ -100,7 +100,7 @@ local pruned_top = nil
 
 local function prune(idx, now)
   expire_due(idx, now)
-  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
   if #last == 2 then
     pruned_top = score_ms(last[2], now + 1, now + MAX_AHEAD_MS)
     if not pruned_top then
@@ -111,7 +111,7 @@ local function prune(idx, now)
 end
 
 local function index_ttl(idx, now)
-  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
   if #last == 2 then
     expire_at(idx, tonumber(last[2]) + EV.grace, now)
   end
@@ -197,7 +197,7 @@ end
 
 local function outlived(idx, at, now)
   if redis.call('ZCOUNT', idx, at, '+inf') == 0 then return nil end
-  local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
   local top = score_ms(last[2], now + 1, now + MAX_AHEAD_MS)
   if not top then
     return nil, 'an entry expires at ' .. tostring(last[2]) .. ', not a deadline this package writes'

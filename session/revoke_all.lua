@@ -29,7 +29,7 @@ local score = nil
 if keep ~= '' then score = redis.call('ZSCORE', idx, keep) end
 if EV.key and n > 0 then
   local why, at = keep == '' and 'revoke all' or 'revoke others', int_str(now)
-  for _, id in ipairs(redis.call('ZRANGE', idx, 0, -1)) do
+  for _, id in ipairs(redis.call('ZRANGE', idx, '0', '-1')) do
     if id ~= keep or not score then emit('revoked', id, at, why) end
   end
 end

@@ -9,6 +9,13 @@
 // strict numbers, JSON strings, batched variadic commands, the reply
 // vocabulary), of which each gets only the helpers it calls.
 //
+// Scripts pass numbers to redis.call as strings: Redis 7.0 formats a Lua
+// number argument with "%.17g", about 2,000 instructions each, and passes
+// a string as it is. A constant is written as a string literal ('0',
+// '-1'; internal/allpkgs's TestScriptsPassNoNumberLiterals checks every
+// .lua file), a computed integer goes through the prelude's int_str
+// ("%d", half the cost) where the path is hot.
+//
 // Every script returns {status, payload...} with status one of the closed
 // vocabulary below; the Runner decodes it into a Reply, and turns
 // "corrupt" into a keys.ErrCorrupt naming the exact key, "invalid" into
