@@ -17,10 +17,10 @@ var (
 	//go:embed purge.lua
 	purgeSrc string
 
-	deleteOp  = pkg.Declare("delete", libSrc+"\n"+deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey))
-	requeueOp = pkg.Declare("requeue", libSrc+"\n"+requeueSrc,
-		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey})
-	purgeOp = pkg.Declare("purge", libSrc+"\n"+purgeSrc, with(liveKeys, replyKey, flowsKey))
+	deleteOp  = pkg.Declare("delete", deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey), call.Uses(lib))
+	requeueOp = pkg.Declare("requeue", requeueSrc,
+		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey}, call.Uses(lib))
+	purgeOp = pkg.Declare("purge", purgeSrc, with(liveKeys, replyKey, flowsKey), call.Uses(lib))
 )
 
 // Delete removes the job with the given ID from any state (one script).

@@ -16,8 +16,8 @@ var (
 	//go:embed cancel.lua
 	cancelSrc string
 
-	cancelOp, cancelEvOp = twin("cancel", libSrc+"\n"+cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
-		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Durable())
+	cancelOp, cancelEvOp = twin("cancel", cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
+		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Uses(lib), call.Durable())
 )
 
 // Cancel stops the job with the given ID and reports the state it was in:

@@ -35,7 +35,7 @@ local id = ARGV[1]
 local now = now_ms()
 -- flags of jobs no longer in flight (a worker that crashed, a job
 -- deleted) are dropped here, a few at a time
-local some = redis.pcall('HRANDFIELD', KEYS[8], 8)
+local some = redis.pcall('HRANDFIELD', KEYS[8], '8')
 if type(some) == 'table' and #some > 0 and not some.err then
   local leases = mread('ZMSCORE', KEYS[6], some)
   local gone = {}
@@ -66,7 +66,7 @@ for i = 3, 5 do
     redis.call('ZREM', KEYS[i], id)
     redis.call('HDEL', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
-    redis.call('HINCRBY', KEYS[7], 'total_cancelled', 1)
+    redis.call('HINCRBY', KEYS[7], 'total_cancelled', '1')
     emit(KEYS[12], ARGV[6], 'cancelled', id, now, dlv, retry)
     return remember(KEYS[11], ok(state), ARGV[3])
   end

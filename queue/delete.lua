@@ -55,6 +55,6 @@ if n == 0 then
   if not e then
     return remember(KEYS[8], none(), ARGV[2])
   end
-  redis.call('LREM', KEYS[7], 1, e)
+  redis.call('LREM', KEYS[7], '1', e)
 end
 return remember(KEYS[8], ok(), ARGV[2])

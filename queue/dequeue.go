@@ -19,12 +19,15 @@ import (
 var (
 	//go:embed lib.lua
 	libSrc string
+	// lib is lib.lua: each script gets the paragraphs it uses (every
+	// "local function" joined costs a closure on every run).
+	lib = call.NewLibrary(libSrc)
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp, dequeueEvOp = twin("dequeue", libSrc+"\n"+strings.NewReplacer(
+	dequeueOp, dequeueEvOp = twin("dequeue", strings.NewReplacer(
 		"GROUP_SCAN", strconv.Itoa(GroupScan), "GROUP_SEEN_MS", strconv.FormatInt(ms(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
-	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Durable())
+	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.

@@ -160,8 +160,8 @@ local function adopt(raw, k, src)
   redis.call('HSET', KEYS[2], id, '0,' .. int_str(retry) .. ',' .. int_str(max) .. ',' .. lvl .. ',')
   redis.call('ZADD', lvkeys[lvl], int_str(fifo_score(KEYS[7], now)), id)
 end
-local inbox = ARGV[8] == '1' and redis.call('LRANGE', KEYS[10], -1000, -1) or {}
-local tail = redis.call('LRANGE', KEYS[9], -1000, -1)
+local inbox = ARGV[8] == '1' and redis.call('LRANGE', KEYS[10], '-1000', '-1') or {}
+local tail = redis.call('LRANGE', KEYS[9], '-1000', '-1')
 local function holds_jobs(list)
   for _, e in ipairs(list) do
     if e ~= '1' then
@@ -178,13 +178,13 @@ if foreign or holds_jobs(inbox) then
   end
 end
 if #inbox > 0 then
-  redis.call('LTRIM', KEYS[10], 0, -(#inbox + 1))
+  redis.call('LTRIM', KEYS[10], '0', -(#inbox + 1))
 end
 -- the wake list, when its tail was read and left alone, is known to hold
 -- something exactly when the tail did: a wake-up then needs no LLEN.
 local awake = #tail > 0
 if foreign then
-  redis.call('LTRIM', KEYS[9], 0, -(#tail + 1))
+  redis.call('LTRIM', KEYS[9], '0', -(#tail + 1))
   wake(KEYS[9])
 end
 local k = 0
@@ -200,8 +200,8 @@ end
 -- 1. expired leases come back (a crashed worker counts as a failed
 -- attempt); a deadline further than the longest lease was not written by
 -- this package: recovered too, and reported.
-local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. int_str(nowc), 'LIMIT', 0, 100)
-local far = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. int_str(nowc + tonumber(ARGV[7])), '+inf', 'LIMIT', 0, 100)
+local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. int_str(nowc), 'LIMIT', '0', '100')
+local far = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. int_str(nowc + tonumber(ARGV[7])), '+inf', 'LIMIT', '0', '100')
 for _, id in ipairs(far) do
   expired[#expired + 1] = id
   note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
@@ -336,7 +336,7 @@ local function gstate(g)
   s = {room = math.huge, taken = 0, l = l}
   if l.c then
     local k = lim.ga .. g
-    local mem = redis.pcall('ZRANGE', k, 0, -1)
+    local mem = redis.pcall('ZRANGE', k, '0', '-1')
     if mem.err then
       redis.call('DEL', k)
       knote(k, 'not a sorted set (WRONGTYPE); deleted')
@@ -502,7 +502,7 @@ for i = 3, 5 do
   if grouped then
     ids = pick(KEYS[i], n - #leased)
   else
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', 0, n - #leased)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', '0', n - #leased)
   end
   if #ids > 0 then
     -- reads first: the states and bodies, and the dead-letter list's type
@@ -539,7 +539,7 @@ for i = 3, 5 do
     if grouped then
       batched('ZREM', KEYS[i], ids)
     else
-      redis.call('ZREMRANGEBYRANK', KEYS[i], 0, #ids - 1)
+      redis.call('ZREMRANGEBYRANK', KEYS[i], '0', #ids - 1)
     end
     local hset, zadd, orphans = {}, {}, {}
     local seq = top - #ids
@@ -680,7 +680,7 @@ end
 -- 4. how long until something is due?
 local due = -1
 for i = 3, 6 do
-  local first = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', KEYS[i], '0', '0', 'WITHSCORES')
   if first[2] then
     local at = tonumber(first[2])
     if i < 6 then

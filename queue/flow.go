@@ -13,8 +13,8 @@ var (
 	//go:embed flow.lua
 	flowSrc string
 
-	flowOp, flowEvOp = twin("flow", libSrc+"\n"+flowSrc,
-		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Durable())
+	flowOp, flowEvOp = twin("flow", flowSrc,
+		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Uses(lib), call.Durable())
 )
 
 // MaxFlowChildren bounds the children of one flow (EnqueueFlow).

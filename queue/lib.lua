@@ -127,7 +127,7 @@ local function push_dead(dlq, entry, cap, ttl)
   local len = redis.call('LPUSH', dlq, entry)
   redis.call('PEXPIRE', dlq, ttl)
   if len > cap then
-    redis.call('LTRIM', dlq, 0, cap - 1)
+    redis.call('LTRIM', dlq, '0', cap - 1)
     return len - cap
   end
   return 0
@@ -198,7 +198,7 @@ local function keep_done(h, z, keep, now, retention, cap)
   end
   batched('HSET', h, keep)
   batched('ZADD', z, zadd)
-  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', int_str(now), 'LIMIT', 0, 1000)
+  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', int_str(now), 'LIMIT', '0', '1000')
   batched('ZREM', z, gone)
   batched('HDEL', h, gone)
   local over = redis.call('ZCARD', z) - cap

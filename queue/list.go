@@ -17,7 +17,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", libSrc+"\n"+listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey))
+	listOp = pkg.Declare("list", listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey), call.Uses(lib))
 )
 
 // State names where a job is.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -13,7 +14,7 @@ var (
 	//go:embed progress.lua
 	progressSrc string
 
-	progressOp, progressEvOp = twin("progress", libSrc+"\n"+progressSrc, []*keys.Template{stateKey, activeKey, progressKey})
+	progressOp, progressEvOp = twin("progress", progressSrc, []*keys.Template{stateKey, activeKey, progressKey}, call.Uses(lib))
 )
 
 // SetProgress records p, encoded as JSON (at most MaxProgress bytes), as

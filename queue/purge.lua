@@ -33,7 +33,7 @@ if what == 'dead' then
   if n == len then
     redis.call('DEL', KEYS[7])
   elseif n > 0 then
-    redis.call('LTRIM', KEYS[7], 0, len - n - 1)
+    redis.call('LTRIM', KEYS[7], '0', len - n - 1)
   end
   return remember(KEYS[8], ok(n), ARGV[3])
 end
@@ -67,7 +67,7 @@ local function forget(ids)
   batched('HDEL', KEYS[9], pf)
 end
 if what == 'active' then
-  local ids = redis.call('ZRANGE', KEYS[6], 0, limit - 1)
+  local ids = redis.call('ZRANGE', KEYS[6], '0', limit - 1)
   batched('ZREM', KEYS[6], ids)
   forget(ids)
   return remember(KEYS[8], ok(n), ARGV[3])
@@ -79,9 +79,9 @@ for i = 3, 5 do
   end
   local ids
   if what == 'pending' then
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', int_str(maxscore), 'LIMIT', 0, limit - n)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', int_str(maxscore), 'LIMIT', '0', limit - n)
   else
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. int_str(maxscore), '+inf', 'LIMIT', 0, limit - n)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. int_str(maxscore), '+inf', 'LIMIT', '0', limit - n)
   end
   batched('ZREM', KEYS[i], ids)
   forget(ids)

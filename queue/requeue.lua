@@ -39,7 +39,7 @@ local body = string.sub(e, at + 7, -2)
 if body == 'null' then
   return corrupt(6, 'dead-letter entry for ' .. id .. ' holds no decodable job')
 end
-redis.call('LREM', KEYS[6], 1, e)
+redis.call('LREM', KEYS[6], '1', e)
 redis.call('HSET', KEYS[1], id, body)
 redis.call('HSET', KEYS[2], id, '0,0,' .. max .. ',' .. lvl .. ',')
 redis.call('ZADD', lvkeys[lvl], int_str(now_ms() * 1000), id)

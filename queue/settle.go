@@ -13,7 +13,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp, settleEvOp = twin("settle", libSrc+"\n"+settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Durable())
+	settleOp, settleEvOp = twin("settle", settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.

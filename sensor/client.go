@@ -35,21 +35,23 @@ var (
 	//go:embed index_read.lua
 	indexReadSrc string
 
-	withLib = func(body string) string { return libSrc + "\n" + body }
+	// lib is lib.lua: each script gets the paragraphs it uses (every
+	// "local function" joined costs a closure on every run).
+	lib = call.NewLibrary(libSrc)
 
 	// A motion or environmental write's common case runs
 	// ingest_zset_fast.lua, before any helper is defined.
-	ingestMotionOp = pkg.Declare("ingest", withLib(ingestZsetSrc),
-		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Head(ingestZsetFastSrc))
-	ingestEnvOp = pkg.Declare("ingest", withLib(ingestZsetSrc),
-		[]*keys.Template{envKey, typesKey, minuteKey, hourKey}, call.Head(ingestZsetFastSrc))
-	ingestListOp = pkg.Declare("ingest", withLib(ingestListSrc),
-		[]*keys.Template{genericKey, genericMetaKey, typesKey, minuteKey, hourKey})
-	ingestCompactOp = pkg.Declare("ingest", withLib(ingestCompactSrc),
-		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey})
-	ingestCompactMotionOp = pkg.Declare("ingest", withLib(ingestCompactSrc),
-		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey, motionMetaKey})
-	touchLocationOp = pkg.Declare("ingest", withLib(touchLocationSrc), []*keys.Template{locationsKey})
+	ingestMotionOp = pkg.Declare("ingest", ingestZsetSrc,
+		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib), call.Head(ingestZsetFastSrc))
+	ingestEnvOp = pkg.Declare("ingest", ingestZsetSrc,
+		[]*keys.Template{envKey, typesKey, minuteKey, hourKey}, call.Uses(lib), call.Head(ingestZsetFastSrc))
+	ingestListOp = pkg.Declare("ingest", ingestListSrc,
+		[]*keys.Template{genericKey, genericMetaKey, typesKey, minuteKey, hourKey}, call.Uses(lib))
+	ingestCompactOp = pkg.Declare("ingest", ingestCompactSrc,
+		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey}, call.Uses(lib))
+	ingestCompactMotionOp = pkg.Declare("ingest", ingestCompactSrc,
+		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib))
+	touchLocationOp = pkg.Declare("ingest", touchLocationSrc, []*keys.Template{locationsKey}, call.Uses(lib))
 	latestOps       = readOps("latest", latestSrc)
 	rangeOps        = readOps("range", rangeSrc)
 	aggregateOps    = readOps("aggregate", aggregateSrc)
@@ -64,7 +66,7 @@ var (
 func readOps(name, src string) map[string]*call.Op {
 	out := map[string]*call.Op{}
 	for kind, tm := range map[string]*keys.Template{"zset": envKey, "list": genericKey, "compact": compactKey, "rollup": minuteKey} {
-		out[kind] = pkg.Declare(name, withLib(src), []*keys.Template{tm}, call.On(call.Limit, ErrTooMany))
+		out[kind] = pkg.Declare(name, src, []*keys.Template{tm}, call.Uses(lib), call.On(call.Limit, ErrTooMany))
 	}
 	return out
 }

@@ -28,7 +28,7 @@ end
 local cut = now - ret
 if ts < cut then return ok('late') end
 
-local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], '-inf', 'LIMIT', 0, 1)
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], '-inf', 'LIMIT', '0', '1')
 local old, start, unit, entity, es = found[1], ts, ARGV[5], ARGV[6], {}
 if old then
   start, unit, entity, es = chunk_parse(old)
@@ -52,7 +52,7 @@ for i = 1, #es do
   end
 end
 if old and not removed and #kept >= CHUNK_MAX and ts > start and
-    #redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf', 'LIMIT', 0, 1) == 0 then
+    #redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf', 'LIMIT', '0', '1') == 0 then
   -- the newest chunk is full: start another
   old, start, unit, entity, kept, off = nil, ts, ARGV[5], ARGV[6], {}, 0
 end
@@ -68,7 +68,7 @@ redis.call('ZADD', KEYS[1], int_str(start), chunk_text(start, unit, entity, kept
 -- Chunks that start before the cut and are followed by another that
 -- does too hold only readings older than the retention.
 local n = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. int_str(cut))
-if n > 1 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 2) end
+if n > 1 then redis.call('ZREMRANGEBYRANK', KEYS[1], '0', n - 2) end
 keep_until(KEYS[1], math.max(now, ts) + ret, now)
 side_write(sd, imeta, on, 2, 3, 4, typ, ts, ARGV[2], val, ARGV[3], dn, ds, cut, ret, now, mk, hk)
 return ok('stored')

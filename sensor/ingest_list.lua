@@ -28,7 +28,7 @@ end
 local cut = now - ret
 if ts < cut then return ok('late') end
 
-local recent = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[14]) - 1)
+local recent = redis.call('LRANGE', KEYS[1], '0', tonumber(ARGV[14]) - 1)
 for i = 1, #recent do
   if str_field(recent[i], 'id', true) == id then return ok('stored') end
 end
@@ -44,7 +44,7 @@ for i = 1, #recent do
     end
   end
 end
-local tail = redis.call('LINDEX', KEYS[1], -1)
+local tail = redis.call('LINDEX', KEYS[1], '-1')
 if tail and not parse_iso(str_field(tail, 'timestamp', true)) then
   return corrupt(1, 'member has no timestamp: ' .. string.sub(tail, 1, 64))
 end
@@ -53,13 +53,13 @@ local mk, hk = tonumber(ARGV[11]), tonumber(ARGV[12])
 local sd, bad, why = side_read(nil, false, 3, 4, 5, typ, ts, val, now, mk, hk)
 if not sd then return corrupt(bad, why) end
 
-for i = 1, #dups do redis.call('LREM', KEYS[1], 1, dups[i]) end
+for i = 1, #dups do redis.call('LREM', KEYS[1], '1', dups[i]) end
 redis.call('LPUSH', KEYS[1], member)
-redis.call('LTRIM', KEYS[1], 0, cap - 1)
+redis.call('LTRIM', KEYS[1], '0', cap - 1)
 -- Readings leave from the tail once older than the retention (at most
 -- 100 per write; queries skip any that remain).
 for _ = 1, 100 do
-  local t = redis.call('LINDEX', KEYS[1], -1)
+  local t = redis.call('LINDEX', KEYS[1], '-1')
   local tts = t and parse_iso(str_field(t, 'timestamp', true))
   if not tts or tts >= cut then break end
   redis.call('RPOP', KEYS[1])

@@ -266,9 +266,9 @@ local function zset_each(key, field, lo, hi, limit, rev, need_v, fn)
     if limit == 0 then
       page = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES')
     elseif rev then
-      page = redis.call('ZREVRANGEBYSCORE', key, hi, lo, 'WITHSCORES', 'LIMIT', off, 1000)
+      page = redis.call('ZREVRANGEBYSCORE', key, hi, lo, 'WITHSCORES', 'LIMIT', off, '1000')
     else
-      page = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES', 'LIMIT', off, 1000)
+      page = redis.call('ZRANGEBYSCORE', key, lo, hi, 'WITHSCORES', 'LIMIT', off, '1000')
     end
     for i = 1, #page, 2 do
       local m, v = page[i], nil
@@ -305,7 +305,7 @@ end
 -- and hi into {ts, member, value, arrival} sorted by time (arrival order
 -- among equal times).
 local function list_items(key, lo, hi)
-  local all = redis.call('LRANGE', key, 0, -1)
+  local all = redis.call('LRANGE', key, '0', '-1')
   local out = {}
   for i = #all, 1, -1 do
     local m = all[i]
@@ -339,7 +339,7 @@ end
 -- sorted by time.
 local function compact_items(key, lo, hi)
   local out = {}
-  local first = redis.call('ZREVRANGEBYSCORE', key, lo, '-inf', 'LIMIT', 0, 1)
+  local first = redis.call('ZREVRANGEBYSCORE', key, lo, '-inf', 'LIMIT', '0', '1')
   local rest = redis.call('ZRANGEBYSCORE', key, '(' .. lo, hi)
   for _, list in ipairs({first, rest}) do
     for i = 1, #list do
