@@ -41,7 +41,7 @@ type degraded struct {
 	modeMu   sync.Mutex // orders mode changes and their callbacks
 
 	mu    sync.Mutex
-	state map[string][]time.Time // per identifier, per rule: the local GCRA arrival time
+	state map[string][]time.Time // per identifier, per rule: the local GCRA arrival time, kept across switches
 
 	stop chan struct{}
 	done chan struct{}
@@ -74,6 +74,9 @@ func (d *degraded) beat() {
 				d.count.Store(n)
 			}
 			d.set(false)
+			d.mu.Lock()
+			d.sweep(time.Now()) // while Redis decides, the local state only refills
+			d.mu.Unlock()
 		} else if outage(context.Background(), err) {
 			d.set(true)
 		}
@@ -92,7 +95,13 @@ func (d *degraded) beat() {
 	}
 }
 
-// set changes the mode and calls onChange when it changed.
+// set changes the mode and calls onChange when it changed. The local
+// state outlives a return to Redis: a switch back to degraded mode finds
+// each identifier's local limit where it was left, refilled at the local
+// rate since, so that a flapping connection (a reply that was in flight
+// when the outage began switches back for one heartbeat) does not grant a
+// fresh local burst at each switch. The heartbeat drops the identifiers
+// back at full capacity while Redis answers.
 func (d *degraded) set(on bool) {
 	if d.on.Load() == on {
 		return
@@ -101,11 +110,6 @@ func (d *degraded) set(on bool) {
 	defer d.modeMu.Unlock()
 	if d.on.Swap(on) == on {
 		return
-	}
-	if on {
-		d.mu.Lock()
-		clear(d.state) // a fresh start: the local limits begin full
-		d.mu.Unlock()
 	}
 	if d.onChange != nil {
 		d.onChange(on)

@@ -33,7 +33,7 @@ func (m *modes) seen() []bool {
 // Redis stalls: the limiter switches to degraded mode, says so once, and
 // admits in process exactly its share of the policy (the rate divided by
 // the two live instances); Redis answers again: it switches back and
-// decides in Redis.
+// decides in Redis; it stalls again: the local limit has not begun anew.
 func TestDegradedModeSwitchAndRecovery(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
@@ -86,6 +86,19 @@ func TestDegradedModeSwitchAndRecovery(t *testing.T) {
 	// Redis's count: the local decisions never reached it; the check that
 	// timed out on the stall may have (the proxy delivers it on Resume)
 	require.Contains(t, []int{97, 98}, res.Remaining)
+
+	// Redis stalls again: the local limit is where the first outage left
+	// it (a fresh one per switch would admit another 50 on a flapping
+	// connection)
+	px.Stall()
+	for i := 0; i < 10; i++ {
+		res, err := l.Allow(ctx, "u")
+		require.NoError(t, err)
+		require.True(t, res.Local)
+		require.False(t, res.Allowed, "no fresh local burst at the second switch")
+	}
+	require.Equal(t, []bool{true, false, true}, m.seen())
+	px.Resume()
 }
 
 // Without the option an outage is an error, never a decision; bad input

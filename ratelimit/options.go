@@ -210,8 +210,10 @@ func WithDenyCache(maxHold time.Duration) Option {
 // of Rate/n per Period with a burst of capacity/n, at least 1), so that
 // the instances together admit about what the policy allows; they divide
 // it evenly, whatever their share of the traffic. Local limits start full
-// at each switch and are not shared, so a switch can admit up to one local
-// burst per instance more than Redis would have.
+// and are not shared, so an outage can admit up to one local burst per
+// instance more than Redis would have; they are kept across switches
+// (refilling at the local rate), so an outage that flaps does not grant a
+// fresh burst at each switch.
 //
 // Instances announce themselves: each Limiter with this option runs a
 // heartbeat, one script a second, that adds its random ID to the sorted
