@@ -15,11 +15,16 @@ import (
 const Count = 1000
 
 // Keys returns, for each MATCH glob of matches, the keys of node that
-// match it (SCAN's guarantees: a key present for the whole scan is
-// returned, possibly more than once). Each step is one pipeline with one
-// SCAN per pattern whose cursor has not come back to 0.
+// match it, each once (SCAN's guarantee: a key present for the whole scan
+// is returned; SCAN itself may return a key twice, when the keyspace is
+// resized between steps, and Keys drops the repeats). Each step is one
+// pipeline with one SCAN per pattern whose cursor has not come back to 0.
 func Keys(ctx context.Context, node redis.UniversalClient, matches []string) ([][]string, error) {
 	out := make([][]string, len(matches))
+	seen := make([]map[string]struct{}, len(matches))
+	for i := range seen {
+		seen[i] = map[string]struct{}{}
+	}
 	cursors := make([]uint64, len(matches))
 	open := make([]bool, len(matches))
 	for i := range open {
@@ -46,7 +51,12 @@ func Keys(ctx context.Context, node redis.UniversalClient, matches []string) ([]
 				continue
 			}
 			ks, next := c.Val()
-			out[i] = append(out[i], ks...)
+			for _, k := range ks {
+				if _, dup := seen[i][k]; !dup {
+					seen[i][k] = struct{}{}
+					out[i] = append(out[i], k)
+				}
+			}
 			cursors[i], open[i] = next, next != 0
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,58 @@ func TestKeys(t *testing.T) {
 	for _, s := range [][]string{a, b, gotA, gotB} {
 		slices.Sort(s)
 	}
-	require.Equal(t, a, slices.Compact(gotA))
-	require.Equal(t, b, slices.Compact(gotB))
+	require.Equal(t, a, gotA, "each key once")
+	require.Equal(t, b, gotB, "each key once")
+}
+
+// repeatScan makes every SCAN page return its first key twice, as SCAN
+// may when the keyspace is resized between steps.
+type repeatScan struct{}
+
+func (repeatScan) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (repeatScan) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (repeatScan) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if sc, ok := c.(*redis.ScanCmd); ok {
+				page, cursor := sc.Val()
+				if len(page) > 0 {
+					sc.SetVal(append(page, page[0]), cursor)
+				}
+			}
+		}
+		return err
+	}
+}
+
+// A key that SCAN returns twice is returned once.
+func TestKeysDropsRepeats(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	p := e.NS.Prefix
+	var want []string
+	for i := range 40 {
+		k := fmt.Sprintf("%sr:{t}:%d", p, i)
+		require.NoError(t, e.Client.Set(ctx, k, "x", time.Minute).Err())
+		want = append(want, k)
+	}
+	var got []string
+	var mu sync.Mutex
+	require.NoError(t, keys.ForEachNode(ctx, e.Client, func(ctx context.Context, n redis.UniversalClient) error {
+		c := redis.NewClient(n.(*redis.Client).Options())
+		defer c.Close()
+		c.AddHook(repeatScan{})
+		ks, err := scanmany.Keys(ctx, c, []string{keys.GlobEscape(p) + "r:*"})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ks[0]...)
+		return nil
+	}))
+	slices.Sort(got)
+	slices.Sort(want)
+	require.Equal(t, want, got)
 }
