@@ -5,4 +5,4 @@
 -- Returns ok(). Idempotent.
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-return ok()
+return 'ok'

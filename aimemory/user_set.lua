@@ -8,4 +8,4 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
-return ok()
+return 'ok'

@@ -13,4 +13,4 @@ redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. ':' .. int_str(now_ms() + lease)
 if redis.call('PTTL', KEYS[1]) < lease then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return ok()
+return 'ok'

@@ -10,7 +10,7 @@ if m.err or not m[1] then
   return none()
 end
 if m[2] == ARGV[2] then
-  return ok()
+  return 'ok'
 end
 if to_int(m[1], 0) then
   redis.call('HINCRBY', KEYS[1], 'hits', ARGV[1])
@@ -18,4 +18,4 @@ else
   redis.call('HSET', KEYS[1], 'hits', ARGV[1])
 end
 redis.call('HSET', KEYS[1], 'hflush', ARGV[2])
-return ok()
+return 'ok'

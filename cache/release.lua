@@ -9,7 +9,7 @@
 -- already gone, is ok() too.
 local m = redis.pcall('HMGET', KEYS[1], 'lease', 'waiters', 'hint', 'fresh_until_ms')
 if m.err or not m[1] or string.sub(m[1], 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
-  return ok()
+  return 'ok'
 end
 if m[3] or m[4] then
   redis.call('HDEL', KEYS[1], 'lease', 'waiters')
@@ -19,4 +19,4 @@ end
 if (to_int(m[2], 0) or 0) > 0 then
   redis.call('PUBLISH', ARGV[2], 'k ' .. ARGV[3] .. ' ' .. ARGV[4])
 end
-return ok()
+return 'ok'

@@ -27,4 +27,4 @@ end
 local top = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 local last = to_num(top[2]) or exp
 expire_at(KEYS[1], math.min(math.max(last, exp), now + tonumber(ARGV[4])), now)
-return ok()
+return 'ok'

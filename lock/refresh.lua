@@ -13,4 +13,4 @@ if not (v and string.sub(v, 1, #p) == p) then
 end
 local t = redis.call('TIME')
 redis.call('SET', KEYS[1], p .. t[1] .. string.sub('00000' .. t[2], -6, -4) .. ':' .. ARGV[2], 'PX', ARGV[2])
-return {'ok'}
+return 'ok'

@@ -15,7 +15,7 @@ local nowus = now_us()
 local nowms = math.floor(nowus / 1000)
 local mine = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if mine and tonumber(mine) > nowms then
-  return ok()
+  return 'ok'
 end
 local w = redis.call('PTTL', KEYS[1])
 if w == -1 then
@@ -35,4 +35,4 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(maxat), '+inf')
 redis.call('ZADD', KEYS[2], int_str(math.ceil(nowus / 1000) + tonumber(ARGV[2])), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[2], '-1', '-1', 'WITHSCORES')
 expire_at(KEYS[2], tonumber(last[2]), nowms)
-return ok()
+return 'ok'

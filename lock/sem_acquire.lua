@@ -18,7 +18,7 @@ local nowus = now_us()
 local nowms = math.floor(nowus / 1000)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if mine and tonumber(mine) > nowms then
-  return ok()
+  return 'ok'
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowms)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. int_str(math.ceil(nowus / 1000) + tonumber(ARGV[4])), '+inf')
@@ -36,4 +36,4 @@ end
 batched('ZADD', KEYS[1], add)
 local last = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 expire_at(KEYS[1], tonumber(last[2]), nowms)
-return ok()
+return 'ok'

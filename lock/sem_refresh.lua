@@ -21,4 +21,4 @@ while redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. k) do
 end
 local last = redis.call('ZRANGE', KEYS[1], '-1', '-1', 'WITHSCORES')
 expire_at(KEYS[1], tonumber(last[2]), nowms)
-return ok()
+return 'ok'

@@ -25,4 +25,4 @@ end
 if tonumber(score) <= nowms then
   return conflict()
 end
-return ok()
+return 'ok'

@@ -18,4 +18,4 @@ if not wm then return corrupt(1, 'sink watermark is not an integer') end
 if tonumber(ARGV[3]) > wm then
   redis.call('HSET', KEYS[1], 'sink:' .. ARGV[2], ARGV[3])
 end
-return ok()
+return 'ok'

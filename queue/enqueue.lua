@@ -68,7 +68,7 @@ end
 local prev = redis.call('SET', KEYS[5], outcome, 'PX', 'REPLY_TTL_MS', 'NX', 'GET')
 if prev then
   if prev == 'ok' then
-    return {'ok'}
+    return 'ok'
   elseif prev == 'live' or prev == 'window' then
     return {'conflict', prev}
   end
@@ -151,7 +151,7 @@ repeat
   if EV_KEY then
     redis.call('XADD', EV_KEY, 'MAXLEN', '~', EV_LEN, '*', 'kind', 'enqueued', 'job_id', id, 'at', string.format('%d', now))
   end
-  return {'ok'}
+  return 'ok'
 until true
 
 -- A write failed: undo the ones before it, and name the key.

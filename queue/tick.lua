@@ -33,14 +33,15 @@ if now_ms() < tonumber(ARGV[8]) then
 end
 if ARGV[10] == '1' then
   local r = enqueue()
-  if r[1] == 'conflict' then
+  local st = r ~= 'ok' and r[1] or r -- enqueue returns 'ok' bare, other outcomes as tables
+  if st == 'conflict' then
     -- the tick's job ID is live: this tick was enqueued already (never
     -- by this script); advance, and say so
     redis.call('HSET', KEYS[6], ARGV[6], ARGV[9])
   end
-  if r[1] ~= 'ok' then
+  if st ~= 'ok' then
     return r
   end
 end
 redis.call('HSET', KEYS[6], ARGV[6], ARGV[9])
-return {'ok'}
+return 'ok'

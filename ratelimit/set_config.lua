@@ -31,4 +31,4 @@ else
   if #del > 0 then redis.call('HDEL', KEYS[1], unpack(del)) end
 end
 redis.call('PUBLISH', ARGV[5], ARGV[6])
-return ok()
+return 'ok'

@@ -45,13 +45,13 @@ for w in string.gmatch(used, '%S+') do
   list[#list + 1] = w
 end
 if cur ~= '' and ct_eq(cur, fresh) then
-  return ok()
+  return 'ok'
 end
 if cur ~= '' and ct_eq(cur, presented) then
   list[#list + 1] = cur
   while #list > keep do table.remove(list, 1) end
   redis.call('HSET', key, 'refresh_token_hash', fresh, 'refresh_token_used', table.concat(list, ' '))
-  return ok()
+  return 'ok'
 end
 local reused = false
 for _, w in ipairs(list) do

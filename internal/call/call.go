@@ -17,7 +17,9 @@
 // ("%d", half the cost) where the path is hot.
 //
 // Every script returns {status, payload...} with status one of the closed
-// vocabulary below; the Runner decodes it into a Reply, and turns
+// vocabulary below, or the same as one string of words ("ok 2 online",
+// cheaper for Redis than a table: see prelude.lua); the Runner decodes it
+// into a Reply, and turns
 // "corrupt" into a keys.ErrCorrupt naming the exact key, "invalid" into
 // the package's ErrInvalid, and the statuses an Op maps into that
 // package's sentinels, always as an *Error that names package, operation
@@ -328,6 +330,9 @@ func (r *Runner) decode(ctx context.Context, op *Op, ks []string, v any, err err
 		}
 		return Reply{}, p.Fail(op.name, ks[0], nil, err)
 	}
+	if words, ok := v.(string); ok { // the status and a payload of words: "ok 2 online"
+		v = splitWords(words)
+	}
 	a, ok := v.([]any)
 	if !ok || len(a) == 0 {
 		return Reply{}, p.Fail(op.name, ks[0], nil, fmt.Errorf("%w: script reply %T(%.64v) without a status", reply.ErrUnexpected, v, v))
@@ -355,6 +360,21 @@ func (r *Runner) decode(ctx context.Context, op *Op, ks []string, v any, err err
 		return rep, p.Fail(op.name, ks[0], s, nil)
 	}
 	return rep, nil
+}
+
+// splitWords is a reply given as one string, the status and the payload
+// separated by single spaces: the words, each a string (Reply.Int parses
+// a string).
+func splitWords(s string) []any {
+	out := make([]any, 0, 1+strings.Count(s, " "))
+	for {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i])
+		s = s[i+1:]
+	}
 }
 
 // wrongType names the key behind a WRONGTYPE error: the first key whose

@@ -41,7 +41,11 @@ if w == 'conflict' then return conflict('reused', 12) end
 if w == 'limit' then return limit() end
 if w == 'corrupt' then return corrupt(2, 'not a number') end
 if w == 'invalid' then return invalid('cost above the limit') end
+if w == 'words' then return 'ok 7 x -3' end
+if w == 'word' then return 'limit' end
+if w == 'held' then return 'conflict reused' end
 if w == 'bare' then return 1 end
+if w == 'other' then return 'weird 1' end
 if w == 'nil' then return nil end
 return {'weird'}
 `, []*keys.Template{strKey, hashKey}, call.On(call.Conflict, errHeld), call.On(call.None, errGone))
@@ -102,7 +106,24 @@ func TestReplyVocabulary(t *testing.T) {
 	require.ErrorIs(t, err, errInvalid)
 	assert.Contains(t, err.Error(), "invalid argument: cost above the limit")
 
-	for _, w := range []string{"bare", "nil", "weird"} {
+	// one string: the status and the payload as words
+	rep, err = r.Run(ctx, echoOp, ks, "words")
+	require.NoError(t, err)
+	assert.Equal(t, call.OK, rep.Status)
+	assert.EqualValues(t, 7, rep.Int(0))
+	assert.Equal(t, "x", rep.Str(1))
+	assert.EqualValues(t, -3, rep.Int(2))
+	assert.Equal(t, 3, rep.Len())
+	require.NoError(t, rep.Err())
+	rep, err = r.Run(ctx, echoOp, ks, "word")
+	require.NoError(t, err)
+	assert.Equal(t, call.Limit, rep.Status)
+	assert.Zero(t, rep.Len())
+	rep, err = r.Run(ctx, echoOp, ks, "held")
+	require.ErrorIs(t, err, errHeld, "a word status maps to its error too")
+	assert.Equal(t, "reused", rep.Str(0))
+
+	for _, w := range []string{"bare", "nil", "weird", "other"} {
 		_, err = r.Run(ctx, echoOp, ks, w)
 		require.ErrorIs(t, err, reply.ErrUnexpected, w)
 		assert.NotErrorIs(t, err, redis.Nil, "redis.Nil never leaks")
