@@ -36,7 +36,7 @@ if ARGV[3] == '0' then
     if not l then
       redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. string.format('%d', now + tonumber(ARGV[2])))
       redis.call('PEXPIRE', KEYS[2], ARGV[2])
-      return {'ok', 'lease'}
+      return 'ok lease'
     end
     local o, dl = string.match(l, '^(.+):(%d+)$')
     dl = dl and tonumber(dl)
@@ -44,7 +44,7 @@ if ARGV[3] == '0' then
       if ARGV[4] == '1' then
         redis.call('HINCRBY', KEYS[2], 'waiters', '1')
       end
-      return {'ok', 'held', dl - now}
+      return string.format('ok held %d', dl - now)
     end
   end
 end

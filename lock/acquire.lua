@@ -29,7 +29,7 @@ if redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. string.sub(us, 1, 3) .. 
     redis.call('DEL', KEYS[1])
     return {'corrupt', 2, FENCE_CORRUPT}
   end
-  return {'ok', tok}
+  return string.format('ok %d', tok)
 end
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
@@ -38,10 +38,10 @@ if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
   if not tok or tok < 1 or tok > 9007199254740991 then
     return {'corrupt', 2, FENCE_CORRUPT}
   end
-  return {'ok', tok}
+  return string.format('ok %d', tok)
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl < 0 then
   return {'corrupt', 1, 'lease lock without a TTL'}
 end
-return {'conflict', pttl}
+return string.format('conflict %d', pttl)

@@ -12,6 +12,6 @@ if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
   if ARGV[2] then
     redis.pcall('SPUBLISH', ARGV[2], '1')
   end
-  return {'ok'}
+  return 'ok'
 end
-return {'conflict'}
+return 'conflict'

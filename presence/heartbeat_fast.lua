@@ -6,7 +6,7 @@
 -- fast path does not recognise as its case falls through to it, before a
 -- single write, and is handled exactly as before. It comes first in the
 -- script, before the prelude's helpers (call.Head), uses none, and builds
--- no table but the reply: what it returns costs no closure.
+-- no table: what it returns costs no closure.
 --
 -- A status's index score is the presence expiry plus its fraction
 -- (online .0, away .25, busy .5) and the index TTL ONLINE_PX for online,
@@ -32,7 +32,7 @@
 -- same bytes but lastSeen, and the device of this connection, now the
 -- freshest) with its TTL, the hash's TTL and the user's index score (no
 -- prune: no member is added) and its TTL, and returns ok(live, 0,
--- status), as heartbeat.lua would.
+-- status), as heartbeat.lua would, as one string of words.
 if not SINGLE then
   local find, sub, match = string.find, string.sub, string.match
   local t = redis.call('TIME')
@@ -88,6 +88,6 @@ if not SINGLE then
         redis.call('PEXPIRE', KEYS[3], AWAY_PX)
       end
     end
-    return {'ok', n, 0, st}
+    return 'ok ' .. n .. ' 0 ' .. st -- ok(n, 0, st) as words: no table to build (n is a small count)
   end
 end

@@ -39,6 +39,6 @@ if n > RATE then
   call('DECRBY', key, ARGV[1])
   local rem = RATE - n + cost
   if rem < 0 then rem = 0 end
-  return {'limit', rem, ttl * 1000, ttl * 1000}
+  return fmt('limit %d %d %d', rem, ttl * 1000, ttl * 1000)
 end
-return {'ok', RATE - n, 0, ttl * 1000}
+return fmt('ok %d 0 %d', RATE - n, ttl * 1000)

@@ -33,10 +33,10 @@ if av < cost then
   local rt = ceil(tat - now - (CAP - cost) * T - 1e-6)
   if rt < 1 then rt = 1 end
   if av < 0 then av = 0 end
-  return {'limit', av, rt, ceil(tat - now - 1e-6)}
+  return fmt('limit %d %d %d', av, rt, ceil(tat - now - 1e-6))
 end
 local nt = ceil(tat + cost * T - 1e-6)
 local rs = ceil(nt - now - 1e-6)
 if rs < 1 then rs = 1 end
 call('SET', key, int_str(nt), 'PX', int_str(ceil(rs / 1000)))
-return {'ok', av - cost, 0, rs}
+return fmt('ok %d 0 %d', av - cost, rs)

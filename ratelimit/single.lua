@@ -18,7 +18,8 @@
 -- ARGV[1]  cost        integer, 1 <= cost <= capacity (checked in Go)
 -- ARGV[2]  nonce       sliding.lua only: unique per call, the same on a
 --                      resend
--- Returns
+-- Returns (ok and limit as one string of words: '%d' truncates as Redis's
+-- table reply does, and no table is built)
 --   ok(remaining, retry_us, reset_us)     admitted and counted; retry_us 0
 --   limit(remaining, retry_us, reset_us)  refused, nothing consumed
 --   conflict(block_us)                    blocked: the block's remaining time
@@ -36,7 +37,7 @@ local RATE, PMS, CAP, PMS_S, PMS1_S = --[[limit]]
 local P = PMS * 1000 -- period in µs
 local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
 local call, pcall_ = redis.call, redis.pcall
-local floor, ceil = math.floor, math.ceil
+local floor, ceil, fmt = math.floor, math.ceil, string.format
 local cost = tonumber(ARGV[1])
 local KI = #KEYS -- the state key's index: 2, or 1 without the block key
 local key = KEYS[KI]

@@ -61,7 +61,7 @@ if added == 0 or used > RATE then
     if not rs then return {'corrupt', KI, 'entry scored in the future'} end
     local rem = RATE - used
     if rem < 0 then rem = 0 end
-    return {'ok', rem, 0, rs}
+    return fmt('ok %d 0 %d', rem, rs)
   end
   -- refused: take the request back, then say when it would fit
   if cost == 1 then
@@ -82,11 +82,11 @@ if added == 0 or used > RATE then
   if not rs or not (rt <= 2 * P) then return {'corrupt', KI, 'entry scored in the future'} end
   local av = RATE - used
   if av < 0 then av = 0 end
-  return {'limit', av, rt, rs}
+  return fmt('limit %d %d %d', av, rt, rs)
 end
 -- The TTL is one period from the rounded-up score: PMS + 1 ms from now. A
 -- key without a window segment may be shared with a limiter of a longer
 -- window: never shorten the TTL it set. A key naming its window is only
 -- ever given that window as its TTL.
 if not SHARED_KEY or call('PTTL', key) < PMS + 1 then call('PEXPIRE', key, PMS1_S) end
-return {'ok', RATE - used, 0, ms * 1000 + P - now}
+return fmt('ok %d 0 %d', RATE - used, ms * 1000 + P - now)

@@ -35,8 +35,8 @@ if av < cost then
   if cur > 0 then rs = start + 2 * P - now
   elseif prev > 0 then rs = start + P - now end
   if av < 0 then av = 0 end
-  return {'limit', av, rt, rs}
+  return fmt('limit %d %d %d', av, rt, rs)
 end
 local rs = start + 2 * P - now
 call('SET', key, string.format('%d:%d:%d', idx, cur + cost, prev), 'PX', int_str(ceil(rs / 1000)))
-return {'ok', av - cost, 0, rs}
+return fmt('ok %d 0 %d', av - cost, rs)

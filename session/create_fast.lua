@@ -49,7 +49,7 @@ if not KEYS[3] and #ARGV == 12 and ARGV[4] == '0' then
       else
         redis.call('PEXPIRE', idx, ttl)
       end
-      return {'ok', now, exp, abs, 0}
+      return fmt('ok %d %d %d 0', now, exp, abs) -- ok(now, exp, abs, 0) as words: no table to build
     end
   end
 end
