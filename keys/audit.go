@@ -172,7 +172,9 @@ func (r *AuditReport) markdown(all bool) string {
 // master; on a Ring, every shard) with SCAN, never KEYS, and reports per
 // pattern the key count, keys missing their TTL, keys of the wrong type and
 // a memory sample, plus the keys that match no pattern. It is an admin
-// operation: its cost grows with the keyspace.
+// operation: its cost grows with the keyspace, its memory does not (it
+// keeps no set of the keys seen), so a key that SCAN returns twice, as it
+// may when the keyspace is resized during the scan, is counted twice.
 func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt AuditOptions) (*AuditReport, error) {
 	if opt.Sample == 0 {
 		opt.Sample = 16

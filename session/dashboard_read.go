@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -33,16 +34,16 @@ func IndexedUsers(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 	var out []IndexedUser
 	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
 		var found, users []string
-		it := node.Scan(ctx, 0, indexKey.Match(ns, nil), 1000).Iterator()
-		for it.Next(ctx) {
-			a, err := indexKey.Parse(ns, it.Val())
+		ks, err := scanmany.Keys(ctx, node, []string{indexKey.Match(ns, nil)}) // each key once
+		if err != nil {
+			return pkg.Fail("indexed users", indexKey.Match(ns, nil), nil, err)
+		}
+		for _, k := range ks[0] {
+			a, err := indexKey.Parse(ns, k)
 			if err != nil || len(a) != 1 {
 				continue
 			}
-			found, users = append(found, it.Val()), append(users, a[0])
-		}
-		if err := it.Err(); err != nil {
-			return pkg.Fail("indexed users", indexKey.Match(ns, nil), nil, err)
+			found, users = append(found, k), append(users, a[0])
 		}
 		if len(found) == 0 {
 			return nil
