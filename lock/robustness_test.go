@@ -207,8 +207,19 @@ func (h *loseReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// ProcessPipelineHook loses the reply of an acquisition that shares a
+// pipeline with other calls (the auto-pipeline batches an acquisition with
+// a give-back still in flight).
 func (h *loseReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Err() == nil && isAcquire(cmd) && h.n.Add(-1) >= 0 {
+				cmd.SetErr(errLostReply)
+			}
+		}
+		return err
+	}
 }
 
 // An acquisition whose reply was lost took the lease on the server; the
