@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -116,12 +117,22 @@ func open(t *testing.T, ctx context.Context, url, page string) {
 	require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "the %s page shows an error", page)
 }
 
-// text returns the text of the element sel selects.
+// text returns the text of the element sel selects, once there is one. It
+// reads it in the page as one task: a node chromedp looked up can be
+// replaced by the page's next refresh before its text is read.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
-	require.NoError(t, err, sel)
-	return strings.TrimSpace(s)
+	q := jsString(t, sel)
+	waitJS(t, ctx, `document.querySelector(`+q+`) !== null`)
+	return strings.TrimSpace(eval[string](t, ctx, `(document.querySelector(`+q+`) || {textContent: ""}).textContent`))
+}
+
+// jsString quotes s as a JS string literal.
+func jsString(t *testing.T, s string) string {
+	t.Helper()
+	q, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(q)
 }
 
 // eval evaluates a JS expression.
@@ -139,9 +150,19 @@ func waitJS(t *testing.T, ctx context.Context, expr string) {
 	require.NoError(t, err, expr)
 }
 
+// click clicks the first element sel selects, once it is visible. The
+// click runs in the page as one task (element.click()), not as chromedp's
+// mouse press and release at the element's coordinates: the pages re-render
+// their tables on every refresh (each second here), and a re-render that
+// lands between the lookup, the press and the release swallows a mouse
+// click, which then never reaches the button (CI saw a requeue that never
+// happened on a busy host).
 func click(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))), sel)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))), sel)
+	q := jsString(t, sel)
+	require.True(t, eval[bool](t, ctx, `(() => { const e = document.querySelector(`+q+`); if (!e) return false; e.click(); return true; })()`),
+		"%s: gone before the click", sel)
 }
 
 func TestDashboardInBrowser(t *testing.T) {

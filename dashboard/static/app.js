@@ -2,7 +2,7 @@
 // put in the page as text (never as HTML).
 "use strict";
 
-const state = { config: null, page: "schema", timer: null, queue: null, user: "" };
+const state = { config: null, page: "schema", timer: null, queue: null, user: "", routeSeq: 0, busy: Promise.resolve(), queued: false };
 
 function token() { return sessionStorage.getItem("redschema-token") || ""; }
 
@@ -487,13 +487,27 @@ async function loadMetrics() {
 
 const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory, cache: loadCache, metrics: loadMetrics };
 
-async function refresh() {
-  try {
-    await loaders[state.page]();
-    showError(null);
-    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
-    document.body.dataset.loaded = state.page;
-  } catch (e) { showError(e); }
+// refresh loads the current page. Refreshes run one at a time, in the order
+// asked (the timer, a route change, an action), so an older response never
+// renders over a newer one, and at most one waits behind the running one. A
+// refresh that began before the route changed neither shows its error nor
+// marks the new page loaded (body's data-loaded, which the browser tests
+// wait for).
+function refresh() {
+  if (state.queued) return state.busy;
+  state.queued = true;
+  state.busy = state.busy.then(async () => {
+    state.queued = false;
+    const page = state.page, seq = state.routeSeq;
+    try {
+      await loaders[page]();
+      if (seq !== state.routeSeq) return;
+      showError(null);
+      document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+      document.body.dataset.loaded = page;
+    } catch (e) { if (seq === state.routeSeq) showError(e); }
+  });
+  return state.busy;
 }
 
 function route() {
@@ -515,6 +529,7 @@ function route() {
   }
   for (const s of document.querySelectorAll(".page")) s.hidden = s.id !== "page-" + state.page;
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === state.page);
+  state.routeSeq++;
   delete document.body.dataset.loaded;
   refresh();
 }
