@@ -84,7 +84,7 @@ func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string,
 			continue
 		}
 		ps[i] = p
-		calls = append(calls, call.Call{Op: q.pick(enqueueOp, enqueueEvOp), Keys: p.keys, Args: p.args})
+		calls = append(calls, call.Call{Op: p.op, Keys: p.keys, Args: p.args})
 		idx = append(idx, i)
 	}
 	if len(calls) > 0 {

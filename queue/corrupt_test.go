@@ -215,3 +215,42 @@ func TestCorruptionAtEveryKeyPattern(t *testing.T) {
 		assert.Contains(t, d[0].LastError, "not a job")
 	})
 }
+
+// An enqueue without the reply memo (WithoutReplayMemo, a generated ID)
+// meets corruption as one with it does: the key at fault is named and
+// nothing is written (the undo path without the memo to delete).
+func TestCorruptionWithoutMemo(t *testing.T) {
+	e := harness.New(t)
+	cases := []struct {
+		name, key string
+		setup     func(ctx context.Context, k string)
+	}{
+		{"jobs: wrong type", "queue:{q}:jobs", func(_ context.Context, k string) { set(e, k) }},
+		{"stats: wrong type", "queue:stats:{q}", func(_ context.Context, k string) { set(e, k) }},
+		{"stats: garbage counter", "queue:stats:{q}", func(ctx context.Context, k string) {
+			require.NoError(t, e.Client.HSet(ctx, k, "enq_seq", "many").Err())
+		}},
+		{"priority: wrong type", "queue:{q}:priority:normal", func(_ context.Context, k string) { set(e, k) }},
+		{"executions: wrong type", "queue:{q}:executions", func(_ context.Context, k string) { set(e, k) }},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := e.Ctx()
+			name := "bare" + string(rune('a'+i))
+			q, err := queue.New[execution](e.Client, name, queue.WithNamespace(e.NS), queue.WithoutReplayMemo())
+			require.NoError(t, err)
+			tm := func(s string) string { return e.NS.Prefix + replaceTag(s, name) }
+			k := tm(c.key)
+			c.setup(ctx, k)
+			_, err = q.Enqueue(ctx, execution{WorkflowID: "victim"})
+			var ce *keys.CorruptError
+			require.ErrorAs(t, err, &ce, "%v", err)
+			assert.Equal(t, k, ce.Key, "%v", err)
+			if k != tm("queue:{q}:jobs") {
+				n, err := e.Client.HLen(ctx, tm("queue:{q}:jobs")).Result()
+				require.NoError(t, err)
+				assert.Zero(t, n, "a refused enqueue wrote its job")
+			}
+		})
+	}
+}

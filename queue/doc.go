@@ -38,7 +38,9 @@
 //     enqueued (never ErrDuplicate), an ack done (never ErrLeaseLost), a
 //     dequeue returns the same job, a purge deletes nothing more. A second
 //     call is a new request and is answered on its own (a second Ack of a
-//     delivery is ErrLeaseLost).
+//     delivery is ErrLeaseLost). WithoutReplayMemo drops the memo of an
+//     enqueue with a generated ID, whose resend finds the job itself
+//     instead, unless the job already left the queue (see the option).
 //   - Server time decides every lease, delay and retry. A lease never ends
 //     on the server before the holder's local deadline (the lease counted
 //     from before its request): the deadline is the server time rounded up
@@ -434,7 +436,8 @@
 // # Memory
 //
 // Besides the live jobs, each write keeps its reply memo for one minute
-// (about 100 bytes; a Run batch writes one per batch), and an idle queue
+// (about 100 bytes; a Run batch writes one per batch; none for an enqueue
+// of a generated ID WithoutReplayMemo), and an idle queue
 // keeps its stats hash and its one-element wake-up list.
 //
 // # Limits

@@ -18,16 +18,30 @@ var (
 
 	// KEYS[6], the unique key, goes only with a uniqueness window; it
 	// takes the last template's type, a string, as its own is.
-	enqueueOp, enqueueEvOp = pkg.Declare("enqueue", enqueueBody, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
+	enqueueOp, enqueueEvOp = pkg.Declare("enqueue", enqueueLua(true, "KEYS[7]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
 		call.Shared(), call.Durable()),
-		pkg.Declare("enqueue", enqueueBody, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, uniqueKey, eventsKey},
+		pkg.Declare("enqueue", enqueueLua(true, "KEYS[7]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, uniqueKey, eventsKey},
 			call.Shared(), call.Durable())
-	enqueueBody = strings.NewReplacer(
+	// Without the reply memo (WithoutReplayMemo, a generated ID, so no
+	// window): no KEYS[5], and the events stream comes right after the
+	// wake list.
+	enqueueBareOp, enqueueBareEvOp = pkg.Declare("enqueue", enqueueLua(false, "KEYS[5]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey},
+		call.Shared(), call.Durable()),
+		pkg.Declare("enqueue", enqueueLua(false, "KEYS[5]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, eventsKey},
+			call.Shared(), call.Durable())
+)
+
+// enqueueLua is enqueue.lua with its constants written in: memo (MEMO:
+// whether the script reads and writes the reply memo, KEYS[5]) and the
+// positions of the events stream and its length.
+func enqueueLua(memo bool, evKey, evLen string) string {
+	return strings.NewReplacer(
 		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
 		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
-		"EV_KEY", "KEYS[7]", "EV_LEN", "ARGV[6]",
+		"MEMO", strconv.FormatBool(memo),
+		"EV_KEY", evKey, "EV_LEN", evLen,
 	).Replace(enqueueSrc)
-)
+}
 
 // EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without
 // any: a generated ID, Normal priority, ready now, the queue's default
@@ -160,9 +174,11 @@ func WithUnique(d time.Duration) EnqueueOption { return func(c *enqueueConfig) {
 const clockSlack = 24 * time.Hour
 
 // prepared is one checked, encoded enqueue request, with its reply memo
-// (the last key): a resend by go-redis reports the first outcome.
+// (KEYS[5], but for the bare op): a resend by go-redis reports the first
+// outcome.
 type prepared struct {
 	id   string
+	op   *call.Op
 	keys []string
 	args []any
 }
@@ -219,11 +235,20 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 	if !c.processAt.IsZero() {
 		at = max(c.processAt.UnixMilli(), 0)
 	}
-	ks := make([]string, 5, 7)
-	ks[0], ks[1], ks[2], ks[3], ks[4] = q.jobs, q.levelKey(c.priority), q.stats, q.wake, q.request()
+	ks := make([]string, 4, 7)
+	ks[0], ks[1], ks[2], ks[3] = q.jobs, q.levelKey(c.priority), q.stats, q.wake
+	// A generated ID (so no window) WithoutReplayMemo: the job itself
+	// tells a resend, and there is no memo key.
+	bare := q.o.noMemo && uk == ""
+	script := q.pick(enqueueOp, enqueueEvOp)
+	if bare {
+		script = q.pick(enqueueBareOp, enqueueBareEvOp)
+	} else {
+		ks = append(ks, q.request())
+	}
 	if c.unique > 0 {
 		ks = append(ks, uk)
-	} else if q.o.events > 0 {
+	} else if q.o.events > 0 && !bare {
 		ks = append(ks, q.events) // a placeholder: no window, not read
 	}
 	args := []any{id, body}
@@ -234,7 +259,7 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		ks = append(ks, q.events)
 		args = append(args, q.o.events)
 	}
-	return prepared{id: id, keys: ks, args: args}, nil
+	return prepared{id: id, op: script, keys: ks, args: args}, nil
 }
 
 // Enqueue adds one job and returns its ID. It is one round trip (one
@@ -255,7 +280,7 @@ func (q *Queue[T]) Enqueue(ctx context.Context, payload T, opts ...EnqueueOption
 	if err != nil {
 		return "", err
 	}
-	rep, err := q.run.Run(ctx, q.pick(enqueueOp, enqueueEvOp), p.keys, p.args...)
+	rep, err := q.run.Run(ctx, p.op, p.keys, p.args...)
 	nd, err := call.NotDurable(err)
 	if err := q.enqueued(p, rep, err); err != nil {
 		return "", err

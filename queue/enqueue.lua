@@ -5,10 +5,12 @@
 -- KEYS[2] priority zset  queue:{q}:priority:{level}  id -> ready score
 -- KEYS[3] stats hash     queue:stats:{q}
 -- KEYS[4] wake list      queue:{q}:executions  the wake-up token
--- KEYS[5] reply memo     queue:{q}:reply:{request_id}
+-- KEYS[5] reply memo     queue:{q}:reply:{request_id}, only when MEMO
 -- KEYS[6] unique string  queue:{q}:unique:{id}, only with a window (with
 --         events and no window, the events stream, unused)
--- KEYS[7] events stream  queue:{q}:events, with WithEvents only
+-- KEYS[7] events stream  queue:{q}:events, with WithEvents only (KEYS[5]
+--         without the memo, which then takes no window: Go writes the
+--         position in for EV_KEY)
 -- ARGV[1] job ID
 -- ARGV[2] job JSON, ending with "max_retries":N} (the job has no state
 --         entry until its first delivery, which reads N there)
@@ -19,7 +21,8 @@
 -- ARGV[6] events stream length, with WithEvents only (the tick script
 --         takes its own positions: Go writes them in for EV_KEY, EV_LEN)
 -- The reply memo TTL and the max delay (a ready time further than this
--- from now is invalid) are written into the script by Go.
+-- from now is invalid) are written into the script by Go, and MEMO: true
+-- but for a Queue WithoutReplayMemo's enqueue of a generated ID.
 -- Returns ok() when enqueued, conflict('live') when a live job has the
 -- ID, conflict('window') when the ID is inside its uniqueness window,
 -- corrupt(i, why), invalid(why).
@@ -28,7 +31,9 @@
 -- resend (it finds the first run's outcome: "ok", "live" or "window") and
 -- records a first run's. The outcome is known before that write but for
 -- a live ID, which the jobs hash's HSETNX tells next (the memo is then
--- rewritten).
+-- rewritten). Without the memo (MEMO false) the ID was drawn for this
+-- request, so a live job of that ID is this request's own, first run:
+-- its resend reports ok and writes nothing.
 --
 -- Counting and order: enq_seq in the stats hash is the last score given
 -- to a ready job, plus one per enqueue; when time has moved on past it,
@@ -65,15 +70,17 @@ if ARGV[3] then
   end
 end
 
-local prev = redis.call('SET', KEYS[5], outcome, 'PX', 'REPLY_TTL_MS', 'NX', 'GET')
-if prev then
+if MEMO then
+  local prev = redis.call('SET', KEYS[5], outcome, 'PX', 'REPLY_TTL_MS', 'NX', 'GET')
   if prev == 'ok' then
     return 'ok'
   elseif prev == 'live' or prev == 'window' then
     return {'conflict', prev}
+  elseif prev then
+    return {'corrupt', 5, 'reply memo is not a reply'}
   end
-  return {'corrupt', 5, 'reply memo is not a reply'}
-elseif outcome ~= 'ok' then
+end
+if outcome ~= 'ok' then
   return {'conflict', outcome}
 end
 
@@ -85,6 +92,9 @@ local wrote, dseq, dskip, ki, err, field = false, 0, 0, 1, nil, nil
 repeat
   local r = redis.pcall('HSETNX', KEYS[1], id, ARGV[2])
   if r == 0 then
+    if not MEMO then
+      return 'ok'
+    end
     redis.call('SET', KEYS[5], 'live', 'PX', 'REPLY_TTL_MS')
     return {'conflict', 'live'}
   elseif r ~= 1 then
@@ -164,7 +174,9 @@ end
 if wrote then
   redis.call('HDEL', KEYS[1], id)
 end
-redis.call('DEL', KEYS[5])
+if MEMO then
+  redis.call('DEL', KEYS[5])
+end
 if err == nil then
   return {'corrupt', 3, 'field ' .. field .. ' is out of range'}
 end

@@ -347,3 +347,29 @@ func ExampleQueue_EnqueueFlow() {
 	// run part-2
 	// run report
 }
+
+// A high-rate producer of jobs with generated IDs drops the reply memo:
+// one key fewer per enqueue. An enqueue WithID still keeps its memo.
+func ExampleWithoutReplayMemo() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	q, err := queue.New[Execution](rdb, "events", queue.WithoutReplayMemo())
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := q.Enqueue(ctx, Execution{WorkflowID: "ingest", TriggerType: "webhook"}); err != nil {
+			panic(err)
+		}
+	}
+	// The jobs hash, the ready set, the stats hash and the wake-up list:
+	// no reply memo (with one, 3 more keys for a minute).
+	n, _ := rdb.DBSize(ctx).Result()
+	s, _ := q.Stats(ctx)
+	fmt.Println("enqueued:", s.TotalEnqueued, "keys:", n)
+	// Output:
+	// enqueued: 3 keys: 4
+}

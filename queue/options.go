@@ -81,6 +81,7 @@ type options struct {
 	retainCap  int
 	middleware []any // func(Handler[T]) Handler[T], checked by New[T]
 	events     int
+	noMemo     bool
 	// global limits (WithGlobalConcurrency, WithRateLimit,
 	// WithGroupLimits, WithGroupLimit); zero: none
 	concurrency int
@@ -247,6 +248,21 @@ func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 // have the option (an instance without it records nothing); without it
 // (the default) no script writes an event.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
+
+// WithoutReplayMemo drops the reply memo from Enqueue and EnqueueBatch
+// when the job ID is generated (no WithID): one key fewer written per
+// enqueue (about 150 bytes kept for a minute, and a fifth to a quarter of the
+// enqueue's Redis CPU: see bench/RESULTS.md). A request that go-redis
+// resends after its reply was lost then finds its job by ID and reports
+// it enqueued, as with the memo, unless the job already left the jobs
+// hash between the two runs (acked, dead-lettered, deleted, purged or
+// cancelled, WithRetention or not): the resend then enqueues it again, so
+// it may run twice.
+// Handlers of an at-least-once queue (a lease that runs out redelivers a
+// job too) already tolerate that. An enqueue WithID keeps its memo: a
+// caller's ID is not this request's own, and a resend must not be told
+// ErrDuplicate.
+func WithoutReplayMemo() Option { return func(o *options) { o.noMemo = true } }
 
 // WithGlobalConcurrency caps the jobs of the queue leased at once, across
 // every consumer and process, at n (1 to MaxLimit): the dequeue script

@@ -263,3 +263,65 @@ func TestPipeliningBounds(t *testing.T) {
 		assert.NoError(t, err, "%d", n)
 	}
 }
+
+// WithoutReplayMemo: a resent enqueue of a generated ID (alone, delayed,
+// or in a batch) finds its own job, reports it enqueued and adds nothing,
+// and writes no memo; an enqueue WithID keeps its memo (its resend is
+// not ErrDuplicate, a second call is). With and without events, on all
+// three backends.
+func TestReplayWithoutMemo(t *testing.T) {
+	for _, events := range []int{0, 100} {
+		t.Run(fmt.Sprint("events=", events), func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			pc, p := e.ProxyClient(nil)
+			opts := []queue.Option{queue.WithNamespace(e.NS), queue.WithoutReplayMemo()}
+			if events > 0 {
+				opts = append(opts, queue.WithEvents(events))
+			}
+			q, err := queue.New[execution](pc, "bare", opts...)
+			require.NoError(t, err)
+			lose := func(match string) {
+				t.Helper()
+				p.LoseReply(match)
+			}
+
+			lose("bare-now")
+			id, err := q.Enqueue(ctx, execution{WorkflowID: "bare-now"})
+			require.NoError(t, err, "a resent enqueue of a generated ID is not a duplicate")
+			lose("bare-delayed")
+			_, err = q.Enqueue(ctx, execution{WorkflowID: "bare-delayed"}, queue.WithDelay(time.Hour))
+			require.NoError(t, err)
+			lose("bare-batch")
+			ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{Payload: execution{WorkflowID: "bare-batch"}}, {Payload: execution{WorkflowID: "bare-batch"}}})
+			require.NoError(t, err)
+			require.Len(t, ids, 2)
+			require.Equal(t, int64(3), p.Lost(), "the armed replies were lost")
+			for _, k := range e.Keys() {
+				require.NotContains(t, k, ":reply:", "no memo for a generated ID")
+			}
+
+			lose("bare-custom")
+			_, err = q.Enqueue(ctx, execution{}, queue.WithID("bare-custom"))
+			require.NoError(t, err, "a resend WithID is not a duplicate")
+			require.Equal(t, int64(4), p.Lost())
+			_, err = q.Enqueue(ctx, execution{}, queue.WithID("bare-custom"))
+			require.ErrorIs(t, err, queue.ErrDuplicate, "a second call WithID is")
+			require.Zero(t, p.Pending())
+
+			s, err := q.Stats(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(5), s.TotalEnqueued, "each job enqueued once")
+			assert.Equal(t, int64(4), s.Pending())
+			assert.Equal(t, int64(1), s.Delayed[queue.Normal], "bare-delayed")
+			j, err := q.Peek(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, "bare-now", j.Payload.WorkflowID)
+			if events > 0 {
+				evs, err := q.ReadEvents(ctx, "", 100, 0)
+				require.NoError(t, err)
+				assert.Len(t, evs, 5, "one enqueued event per job")
+			}
+		})
+	}
+}

@@ -27,11 +27,7 @@ var (
 	schedulesOp = pkg.Declare("schedules", schedulesSrc, []*keys.Template{scheduleKey})
 	// tick runs enqueue.lua itself, as a function, before the claim: the
 	// enqueue logic is written once.
-	tickOp, tickEvOp = twin("tick", "local function enqueue()\n"+strings.NewReplacer(
-		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
-		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
-		"EV_KEY", "KEYS[7]", "EV_LEN", "ARGV[11]",
-	).Replace(enqueueSrc)+"\nend\n"+tickSrc,
+	tickOp, tickEvOp = twin("tick", "local function enqueue()\n"+enqueueLua(true, "KEYS[7]", "ARGV[11]")+"\nend\n"+tickSrc,
 		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Durable())
 )
 
