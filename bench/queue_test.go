@@ -81,53 +81,59 @@ func memoryPerEntity(b *testing.B, c redis.UniversalClient, prefix string, n int
 	b.ReportMetric(float64(total.Load())/float64(n), "B/job")
 }
 
-// BenchmarkQueueEnqueue: one job per op from queueConcurrency producers.
+// BenchmarkQueueEnqueue: one job per op from queueConcurrency producers;
+// redschema with its reply memo (the default) and without it
+// (WithoutReplayMemo, which asynq's enqueue does not have either).
 func BenchmarkQueueEnqueue(b *testing.B) {
-	b.Run("redschema", func(b *testing.B) {
-		e := benchutil.New(b)
-		q, err := queue.New[benchExecution](e.Client, "bench", queue.WithNamespace(e.NS))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx := context.Background()
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(queueConcurrency / 2) // GOMAXPROCS is 2 here
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := q.Enqueue(ctx, benchPayload); err != nil {
-					b.Error(err)
-					return
-				}
+	for _, v := range []struct {
+		name string
+		opts []queue.Option
+	}{{"redschema", nil}, {"redschema-nomemo", []queue.Option{queue.WithoutReplayMemo()}}} {
+		b.Run(v.name, func(b *testing.B) {
+			e := benchutil.New(b)
+			q, err := queue.New[benchExecution](e.Client, "bench", append([]queue.Option{queue.WithNamespace(e.NS)}, v.opts...)...)
+			if err != nil {
+				b.Fatal(err)
 			}
+			ctx := context.Background()
+			enqueueRun(b, e, func() error {
+				_, err := q.Enqueue(ctx, benchPayload)
+				return err
+			})
+			memoryPerEntity(b, e.Client, e.NS.Prefix, b.N)
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
-		memoryPerEntity(b, e.Client, e.NS.Prefix, b.N)
-	})
+	}
 	b.Run("asynq", func(b *testing.B) {
 		e := benchutil.New(b)
 		qname := asynqQueueName()
 		asynqCleanup(b, e.Client, qname)
 		c := asynq.NewClientFromRedisClient(e.Client)
 		data, _ := json.Marshal(benchPayload)
-		e.Warm(b)
-		b.ReportAllocs()
-		b.SetParallelism(queueConcurrency / 2)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := c.Enqueue(asynq.NewTask("execution", data), asynq.Queue(qname)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+		enqueueRun(b, e, func() error {
+			_, err := c.Enqueue(asynq.NewTask("execution", data), asynq.Queue(qname))
+			return err
 		})
-		b.StopTimer()
-		e.ReportTrips(b)
 		memoryPerEntity(b, e.Client, "asynq:{"+qname+"}", b.N)
 	})
+}
+
+// enqueueRun times op from queueConcurrency producers (GOMAXPROCS is 2
+// here), reporting allocations and round trips.
+func enqueueRun(b *testing.B, e *benchutil.Env, op func() error) {
+	e.Warm(b)
+	b.ReportAllocs()
+	b.SetParallelism(queueConcurrency / 2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := op(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	e.ReportTrips(b)
 }
 
 // BenchmarkQueueEnqueueBatch: EnqueueBatch of 100 jobs per pipeline from
