@@ -105,7 +105,14 @@ func New(t testing.TB) *Env {
 		e.now = time.Now().Truncate(time.Millisecond)
 		e.Mini.SetTime(e.now)
 		e.Addr = e.Mini.Addr()
-		c := redis.NewClient(&redis.Options{Addr: e.Addr, ContextTimeoutEnabled: true})
+		// miniredis runs each script in gopher-lua, under -race and
+		// beside other packages' tests: a pipeline of a few thousand
+		// scripts (cache's GetMany of 1,000 keys writes back 2,000) can
+		// take longer than go-redis's default 3 s read timeout, which
+		// covers a whole pipeline's replies. What the tests time is
+		// theirs to bound (contexts, proxies with short timeouts), not
+		// the test double's speed.
+		c := redis.NewClient(&redis.Options{Addr: e.Addr, ContextTimeoutEnabled: true, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 		t.Cleanup(func() { _ = c.Close() })
 		e.Client = c
 		return e
