@@ -340,9 +340,11 @@
 // followed by retried or dead, and cancelled. A settle batch's resend
 // records nothing twice (its events are written with its other writes,
 // after the reply memo is checked). ReadEvents reads them in order after
-// a given event ID (one XREAD, optionally blocking), so a reader that
+// a given event ID (one round trip, optionally blocking), so a reader that
 // saves the last ID it handled resumes without a gap, unless the stream
-// was trimmed past it. Without WithEvents no script writes the stream.
+// was trimmed past it: then it is told so (ErrEventsTrimmed, with the
+// events from the oldest kept). Without WithEvents no script writes the
+// stream.
 //
 // # Failover and durability
 //

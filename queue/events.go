@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -62,39 +62,56 @@ const MaxEventsRead = 10000
 // ReadEvents returns up to count (1 to MaxEventsRead) events recorded
 // after the event with ID after ("" for the oldest the stream keeps), in
 // order. With none there, it waits up to block for one (0: it returns at
-// once, with none); ctx bounds the wait too. One XREAD. A reader that
-// saves the last ID it handled and resumes from it misses no event,
+// once, with none); ctx bounds the wait too. One round trip (a pipeline
+// of an XRANGE of the stream's first entry and an XREAD), and a blocking
+// XREAD after it when there is nothing yet and block is not 0. A reader
+// that saves the last ID it handled and resumes from it misses no event,
 // unless the stream was trimmed past it (it keeps about the WithEvents
-// length). Reading needs no WithEvents. An entry that is not an event is
-// skipped and reported, after the events read, as an error matching
-// keys.ErrCorrupt naming the stream; after a malformed ID is ErrInvalid.
+// length): then the events read come with ErrEventsTrimmed. Reading needs no WithEvents. An entry that is
+// not an event is skipped and reported, after the events read, as an
+// error matching keys.ErrCorrupt naming the stream; after a malformed ID
+// is ErrInvalid.
 func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, block time.Duration) ([]Event, error) {
 	const op = "events"
 	if after == "" {
 		after = "0-0"
 	}
-	if !validStreamID(after) || count < 1 || count > MaxEventsRead || block < 0 {
+	if _, _, ok := reply.StreamID(after); !ok || count < 1 || count > MaxEventsRead || block < 0 {
 		return nil, pkg.Invalidf(op, "after %q, count %d (1..%d), block %v", after, count, MaxEventsRead, block)
 	}
-	b := time.Duration(-1) // no BLOCK
-	if block > 0 {
-		b = max(block, time.Millisecond)
-	}
-	res, err := q.run.Client().XRead(ctx, &redis.XReadArgs{Streams: []string{q.events, after}, Count: int64(count), Block: b}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
+	c := q.run.Client()
+	// The stream's first entry: after an ID before it, the entry that
+	// followed after may have been trimmed away.
+	pipe := c.Pipeline()
+	firstCmd := pipe.XRangeN(ctx, q.events, "-", "+", 1)
+	readCmd := pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{q.events, after}, Count: int64(count), Block: -1})
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, pkg.Fail(op, q.events, nil, err)
 	}
-	var out []Event
+	res := readCmd.Val()
+	if len(res) == 0 && block > 0 {
+		// Nothing after after, which is then at or past the first entry:
+		// what arrives while the read waits follows it.
+		var err error
+		res, err = c.XRead(ctx, &redis.XReadArgs{Streams: []string{q.events, after}, Count: int64(count), Block: max(block, time.Millisecond)}).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, pkg.Fail(op, q.events, nil, err)
+		}
+	}
 	var bad error
+	if first := firstCmd.Val(); after != "0-0" && len(first) > 0 && reply.StreamIDBefore(after, first[0].ID) {
+		bad = pkg.Fail(op, q.events, ErrEventsTrimmed, fmt.Errorf("resumed after %s, before the stream's first entry %s", after, first[0].ID))
+	}
+	var out []Event
 	for _, st := range res {
 		for _, m := range st.Messages {
 			e, err := parseEvent(m.ID, m.Values)
 			if err != nil {
-				if bad == nil {
-					bad = pkg.Fail(op, q.events, nil, keys.Corrupt(q.events, err))
+				if !errors.Is(bad, keys.ErrCorrupt) {
+					bad = errors.Join(bad, pkg.Fail(op, q.events, nil, keys.Corrupt(q.events, err)))
 				}
 				continue
 			}
@@ -102,19 +119,6 @@ func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, bloc
 		}
 	}
 	return out, bad
-}
-
-// validStreamID reports whether id is a stream entry ID ("ms-seq" or "ms").
-func validStreamID(id string) bool {
-	ms, seq, ok := strings.Cut(id, "-")
-	if _, err := strconv.ParseUint(ms, 10, 64); err != nil {
-		return false
-	}
-	if ok {
-		_, err := strconv.ParseUint(seq, 10, 64)
-		return err == nil
-	}
-	return true
 }
 
 // parseEvent decodes one stream entry.

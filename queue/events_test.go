@@ -151,3 +151,64 @@ func TestEventsOffWritesNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, evs)
 }
+
+// TestEventsTrimmed: a reader resuming after an event the stream no
+// longer holds is told that events may be gone, with the events from the
+// oldest kept; resuming after those, or after any event still held, is
+// not told so.
+func TestEventsTrimmed(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "trim", queue.WithEvents(10))
+	for i := 0; i < 3; i++ {
+		_, err := q.Enqueue(ctx, execution{WorkflowID: "a"})
+		require.NoError(t, err)
+	}
+	evs, last := readAll(t, q, "")
+	require.Len(t, evs, 3)
+
+	// Enqueue until the stream's first entry is past the reader's last
+	// (XADD MAXLEN ~ 10 trims whole nodes of entries on a real Redis).
+	first := func() string {
+		evs, err := q.ReadEvents(ctx, "", 1, 0)
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		return evs[0].ID
+	}
+	items := make([]queue.Item[execution], 100)
+	for i := range items {
+		items[i] = queue.Item[execution]{Payload: execution{WorkflowID: "b"}}
+	}
+	before := func(a, b string) bool { // stream IDs "ms-seq"
+		var am, as, bm, bs uint64
+		_, err := fmt.Sscanf(a+" "+b, "%d-%d %d-%d", &am, &as, &bm, &bs)
+		require.NoError(t, err)
+		return am < bm || am == bm && as < bs
+	}
+	for n := 0; !before(last, first()); n++ {
+		require.Less(t, n, 50, "the stream was never trimmed")
+		_, err := q.EnqueueBatch(ctx, items)
+		require.NoError(t, err)
+	}
+	oldest := first()
+
+	evs, err := q.ReadEvents(ctx, last, 10, 0)
+	require.ErrorIs(t, err, queue.ErrEventsTrimmed)
+	assert.Contains(t, err.Error(), oldest)
+	require.Len(t, evs, 10)
+	assert.Equal(t, oldest, evs[0].ID)
+
+	_, err = q.ReadEvents(ctx, evs[9].ID, 10, 0)
+	require.NoError(t, err)
+	_, err = q.ReadEvents(ctx, oldest, 10, 0)
+	require.NoError(t, err)
+	// the wait for a new event is not told either
+	_, tail := readAll(t, q, oldest)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = q.Enqueue(context.Background(), execution{WorkflowID: "c"})
+	}()
+	evs, err = q.ReadEvents(ctx, tail, 10, 5*time.Second)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+}

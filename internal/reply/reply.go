@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ErrUnexpected is wrapped by every error of this package.
@@ -99,4 +100,31 @@ func Int64s(v any) ([]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// StreamID parses a stream entry ID, "ms-seq" or "ms" (whose sequence
+// number is 0), each part a base-10 uint64.
+func StreamID(id string) (ms, seq uint64, ok bool) {
+	m, s, hasSeq := strings.Cut(id, "-")
+	ms, err := strconv.ParseUint(m, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if hasSeq {
+		if seq, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return ms, seq, true
+}
+
+// StreamIDBefore reports whether stream entry ID a comes before b; an ID
+// that does not parse (StreamID) is before every one that does.
+func StreamIDBefore(a, b string) bool {
+	am, as, aok := StreamID(a)
+	bm, bs, bok := StreamID(b)
+	if !aok || !bok {
+		return !aok && bok
+	}
+	return am < bm || am == bm && as < bs
 }

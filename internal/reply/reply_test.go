@@ -54,3 +54,28 @@ func TestConversions(t *testing.T) {
 		assert.ErrorIs(t, f(), reply.ErrUnexpected, name)
 	}
 }
+
+func TestStreamID(t *testing.T) {
+	for _, c := range []struct {
+		id      string
+		ms, seq uint64
+		ok      bool
+	}{
+		{"1-2", 1, 2, true}, {"1700000000000", 1700000000000, 0, true},
+		{"0-0", 0, 0, true}, {"18446744073709551615-18446744073709551615", 1<<64 - 1, 1<<64 - 1, true},
+		{"", 0, 0, false}, {"-1", 0, 0, false}, {"1-", 0, 0, false}, {"1-x", 0, 0, false}, {"a-1", 0, 0, false},
+		{"1-2-3", 0, 0, false}, {"18446744073709551616-0", 0, 0, false},
+	} {
+		ms, seq, ok := reply.StreamID(c.id)
+		assert.Equal(t, c.ok, ok, c.id)
+		assert.Equal(t, []uint64{c.ms, c.seq}, []uint64{ms, seq}, c.id)
+	}
+	assert.True(t, reply.StreamIDBefore("1-9", "2-0"))
+	assert.True(t, reply.StreamIDBefore("2-0", "2-1"))
+	assert.True(t, reply.StreamIDBefore("9-0", "10-0"), "compared as numbers, not text")
+	assert.True(t, reply.StreamIDBefore("2", "2-1"))
+	assert.False(t, reply.StreamIDBefore("2-1", "2-1"))
+	assert.False(t, reply.StreamIDBefore("3-0", "2-5"))
+	assert.True(t, reply.StreamIDBefore("x", "0-0"))
+	assert.False(t, reply.StreamIDBefore("0-0", "x"))
+}
