@@ -226,7 +226,8 @@
 // (Cursor, ResumeEventReader): delivery is at least once for a consumer
 // that saves its cursor after handling a batch, and events are kept
 // until the stream of their slot is trimmed past them (about the
-// WithEvents length per slot). Cost: emitting is an XADD on the calls
+// WithEvents length per slot): a reader whose position was trimmed away
+// is told so (ErrEventsTrimmed, with the events from the oldest kept). Cost: emitting is an XADD on the calls
 // that make a change (Create also adds a ZADD and a PTTL for the
 // schedule); a Get of a live session emits nothing and costs nothing
 // more: no extra command. Events are off by default.

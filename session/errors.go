@@ -24,6 +24,14 @@ var (
 	ErrTokenReused = errors.New("session: refresh token reused; session revoked")
 	// ErrBlocked: the user record's status is "blocked".
 	ErrBlocked = errors.New("session: user blocked")
+	// ErrEventsTrimmed: an EventReader's Read found a slot's events
+	// stream trimmed past the reader's position there (each keeps about
+	// the WithEvents length), so events that followed it may be gone
+	// unread. It comes with the events read (from the oldest kept), and
+	// the reader moves past them: the next Read does not report it
+	// again. A consumer that keeps state from the events should rebuild
+	// it from the sessions (List, ListUsers).
+	ErrEventsTrimmed = errors.New("session: events trimmed before they were read")
 	// ErrNotDurable: with WithDurability, a write that was done (the
 	// call's result comes with it) but that fewer replicas than asked
 	// acknowledged in time, so a failover may still lose it. It is the

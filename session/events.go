@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -207,7 +208,8 @@ func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, 
 // events streams of all cluster slots, resumably: its Cursor says where
 // it is in each stream. Events are durable: a reader that stops and
 // resumes from its cursor misses none, unless a stream was trimmed past
-// its position (each keeps about the WithEvents length). The events of
+// its position (each keeps about the WithEvents length), which Read then
+// reports (ErrEventsTrimmed). The events of
 // one user (one slot) arrive in order; those of different slots may
 // interleave out of time order (Read sorts one batch by time). It is not
 // safe for concurrent use. Reading needs no WithEvents: a reader may run
@@ -251,13 +253,8 @@ func (s *Store) ResumeEventReader(cursor string) (*EventReader, error) {
 
 // validStreamID reports whether id is a stream entry ID ("ms-seq").
 func validStreamID(id string) bool {
-	ms, seq, ok := strings.Cut(id, "-")
-	if !ok {
-		return false
-	}
-	_, err1 := strconv.ParseUint(ms, 10, 64)
-	_, err2 := strconv.ParseUint(seq, 10, 64)
-	return err1 == nil && err2 == nil
+	_, _, ok := reply.StreamID(id)
+	return ok && strings.Contains(id, "-")
 }
 
 // Cursor returns the reader's position: pass it to ResumeEventReader to
@@ -285,9 +282,13 @@ func (r *EventReader) at(slot int) string {
 // slot, sorted by time, and moves past them; none is not an error. It
 // reads every slot's stream once, without blocking: one XREAD of all the
 // streams on a single server, one pipeline of one XREAD per slot
-// (Shards commands, split per node) on a cluster. An entry that is not
-// an event is returned as an error matching keys.ErrCorrupt naming the
-// stream, after the events read (the reader moves past it).
+// (Shards commands, split per node) on a cluster, then, when it read
+// events of a slot after an event it had read there, one pipeline of an
+// XRANGE of the first entry of each such stream: a stream trimmed past
+// the reader's position is reported, after the events read, as an error
+// matching ErrEventsTrimmed naming the stream. An entry that is not an
+// event is reported as an error matching keys.ErrCorrupt naming the
+// stream (the reader moves past it).
 func (r *EventReader) Read(ctx context.Context) ([]Event, error) {
 	evs, last, err := r.fetch(ctx)
 	for slot, id := range last {
@@ -305,6 +306,53 @@ type slotEvent struct {
 	slot int
 }
 
+// slotRead is a stream read, with its slot: a stream's slot is not
+// always keys.Slot of its name (hash tags off).
+type slotRead struct {
+	slot int
+	st   redis.XStream
+}
+
+// trimmed reports the first stream of res trimmed past the reader's
+// position in it, an event the reader had read there: the first entry
+// read after it is the stream's first (or, trimmed since, before it).
+// A position the reader did not read (the start of NewEventReader or
+// a cursor's base) is not checked: it need not be an entry.
+func (r *EventReader) trimmed(ctx context.Context, res []slotRead) error {
+	const op = "events"
+	type check struct {
+		slot int
+		st   *redis.XStream
+		cmd  *redis.XMessageSliceCmd
+	}
+	var checks []check
+	pipe := r.s.run.Client().Pipeline()
+	for i := range res {
+		x := &res[i]
+		if len(x.st.Messages) > 0 && r.pos[x.slot] != "" {
+			checks = append(checks, check{x.slot, &x.st, pipe.XRangeN(ctx, x.st.Stream, "-", "+", 1)})
+		}
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return pkg.Fail(op, "", nil, err)
+	}
+	for _, c := range checks {
+		begin := c.st.Messages[0].ID
+		first := c.cmd.Val()
+		if len(first) > 0 && reply.StreamIDBefore(first[0].ID, begin) {
+			continue
+		}
+		if len(first) > 0 {
+			begin = first[0].ID
+		}
+		return pkg.Fail(op, c.st.Stream, ErrEventsTrimmed, fmt.Errorf("resumed after %s; the stream now begins at %s", r.pos[c.slot], begin))
+	}
+	return nil
+}
+
 // fetch reads the events after the reader's position, without moving
 // it; last is the ID of the last entry read from each slot.
 func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]string, err error) {
@@ -317,13 +365,7 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 		}
 		streams[slot], streams[Shards+slot] = ev, r.at(slot)
 	}
-	// The streams read, with their slots: a stream's slot is not always
-	// keys.Slot of its name (hash tags off).
-	type read struct {
-		slot int
-		st   redis.XStream
-	}
-	var res []read
+	var res []slotRead
 	c := r.s.run.Client()
 	if _, single := c.(*redis.Client); single {
 		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
@@ -335,7 +377,7 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 			slotOf[streams[slot]] = slot
 		}
 		for _, st := range v {
-			res = append(res, read{slotOf[st.Stream], st})
+			res = append(res, slotRead{slotOf[st.Stream], st})
 		}
 	} else {
 		pipe := c.Pipeline()
@@ -352,10 +394,11 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 				return nil, nil, pkg.Fail(op, "", nil, err)
 			}
 			for _, st := range v {
-				res = append(res, read{slot, st})
+				res = append(res, slotRead{slot, st})
 			}
 		}
 	}
+	err = r.trimmed(ctx, res)
 	last = make(map[int]string)
 	for _, x := range res {
 		slot, st := x.slot, x.st
@@ -363,8 +406,8 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 			last[slot] = m.ID
 			e, perr := parseEvent(m.ID, m.Values)
 			if perr != nil {
-				if err == nil {
-					err = pkg.Fail(op, st.Stream, nil, keys.Corrupt(st.Stream, perr))
+				if !errors.Is(err, keys.ErrCorrupt) {
+					err = errors.Join(err, pkg.Fail(op, st.Stream, nil, keys.Corrupt(st.Stream, perr)))
 				}
 				continue
 			}

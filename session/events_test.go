@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -486,4 +487,69 @@ func TestEventsOnceUnderLostReplies(t *testing.T) {
 	assert.Len(t, evs, 2*len(made))
 	_, err = s.Get(ctx, "u1", a.ID)
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// TestEventsTrimmed: a reader whose position in a slot's stream was
+// trimmed away is told that events may be gone, with the events from
+// the oldest kept; the next Read, and a reader whose position is still
+// held or was never read, are not told so.
+func TestEventsTrimmed(t *testing.T) {
+	e, s := newStore(t, WithEvents(10))
+	ctx := e.Ctx()
+	for i := 0; i < 3; i++ {
+		mustCreate(t, e, s, "u1")
+	}
+	r := s.NewEventReader(time.Time{})
+	evs, err := r.Read(ctx)
+	require.NoError(t, err)
+	require.Len(t, evs, 3)
+	slot := -1
+	for i, p := range r.pos {
+		if p != "" {
+			slot = i
+		}
+	}
+	require.GreaterOrEqual(t, slot, 0)
+	stream, _, err := s.slotKeys("test", slot)
+	require.NoError(t, err)
+	held := r.Cursor()
+
+	// Create until the stream's first entry is past the reader's
+	// position (XADD MAXLEN ~ 10 trims whole nodes on a real Redis).
+	first := func() string {
+		v, err := e.Client.XRangeN(ctx, stream, "-", "+", 1).Result()
+		require.NoError(t, err)
+		require.Len(t, v, 1)
+		return v[0].ID
+	}
+	for n := 0; !reply.StreamIDBefore(r.pos[slot], first()); n++ {
+		require.Less(t, n, 1000, "the stream was never trimmed")
+		mustCreate(t, e, s, "u1")
+	}
+	oldest := first()
+
+	evs, err = r.Read(ctx)
+	require.ErrorIs(t, err, ErrEventsTrimmed)
+	assert.Contains(t, err.Error(), stream)
+	assert.Contains(t, err.Error(), oldest)
+	require.NotEmpty(t, evs)
+	for {
+		evs, err = r.Read(ctx)
+		require.NoError(t, err)
+		if len(evs) == 0 {
+			break
+		}
+	}
+	mustCreate(t, e, s, "u1")
+	evs, err = r.Read(ctx)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+
+	// a reader from the start reads the oldest kept without the error
+	assert.NotEmpty(t, readAll(t, e, s))
+	// the cursor saved before the trim: told once
+	r2, err := s.ResumeEventReader(held)
+	require.NoError(t, err)
+	_, err = r2.Read(ctx)
+	require.ErrorIs(t, err, ErrEventsTrimmed)
 }
