@@ -143,7 +143,7 @@ func (p *platform) aiChat(w http.ResponseWriter, r *http.Request) {
 	p.tokens.Add(int64(res.Tokens), model, "completion")
 	reply(w, http.StatusOK, map[string]any{
 		"answer": resp.Text, "response_cache": resp.Status.String(), "streamed": streamed, "rag_cache": rag.Status.String(), "sources": len(rag.Chunks),
-		"window_tokens": win.Tokens, "conversation_length": res.Length, "tokens_today": res.TokensToday,
+		"window_tokens": win.Tokens, "completion_tokens": res.Tokens, "conversation_length": res.Length, "tokens_today": res.TokensToday,
 	}, nil)
 }
 

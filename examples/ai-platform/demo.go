@@ -286,6 +286,7 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 		RAGCache      string `json:"rag_cache"`
 		Sources       int    `json:"sources"`
 		WindowTokens  int    `json:"window_tokens"`
+		Completion    int    `json:"completion_tokens"`
 		TokensToday   int64  `json:"tokens_today"`
 	}
 	ask := func(conv, q, topic string) (chat, error) {
@@ -347,14 +348,11 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 	}
 	say("   burst raised to 20: admitted again at once (X-RateLimit-Limit %s, remaining %s)", h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"))
 
-	// 7. Metrics (DB 7), once the flusher (every second) has sent them.
+	// 7. Metrics (DB 7), once the flusher (every second) has sent the
+	// tokens of every turn (each turn's are counted as it answers, and a
+	// flush between two turns sends the first ones alone).
 	type metricSeries = []series
-	m, err := poll(ctx, c, "/api/v1/admin/metrics", admin.AccessToken, func(m map[string]metricSeries) bool {
-		return len(m["ai_tokens_used"]) == 2 && len(m["file_uploads_bytes"]) == 1 && len(m["api_latency_ms"]) > 0
-	})
-	if err != nil {
-		return err
-	}
+	var m map[string]metricSeries
 	sum := func(name string, match func(map[string]string) bool) (n int64) {
 		for _, s := range m[name] {
 			if match == nil || match(s.Labels) {
@@ -363,10 +361,20 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 		}
 		return n
 	}
+	isPrompt := func(l map[string]string) bool { return l["type"] == "prompt" }
+	isCompletion := func(l map[string]string) bool { return l["type"] == "completion" }
+	prompt, completion := int64(r1.WindowTokens+r2.WindowTokens+r3.WindowTokens), int64(r1.Completion+r2.Completion+r3.Completion)
+	m, err = poll(ctx, c, "/api/v1/admin/metrics", admin.AccessToken, func(v map[string]metricSeries) bool {
+		m = v
+		return sum("ai_tokens_used", isPrompt) == prompt && sum("ai_tokens_used", isCompletion) == completion &&
+			len(m["file_uploads_bytes"]) == 1 && len(m["api_latency_ms"]) > 0
+	})
+	if err != nil {
+		return err
+	}
 	say("7. metrics: api_requests_total %d (429s %d), api_latency_ms %d observations, ai_tokens_used %d prompt + %d completion, file_uploads_bytes %d",
 		sum("api_requests_total", nil), sum("api_requests_total", func(l map[string]string) bool { return l["status"] == "429" }),
-		sum("api_latency_ms", nil), sum("ai_tokens_used", func(l map[string]string) bool { return l["type"] == "prompt" }),
-		sum("ai_tokens_used", func(l map[string]string) bool { return l["type"] == "completion" }), sum("file_uploads_bytes", nil))
+		sum("api_latency_ms", nil), sum("ai_tokens_used", isPrompt), sum("ai_tokens_used", isCompletion), sum("file_uploads_bytes", nil))
 
 	// 8. The event stream, then the keyspace against the registry.
 	time.Sleep(100 * time.Millisecond) // the last events in flight
