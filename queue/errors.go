@@ -45,10 +45,10 @@ var (
 	// ErrEventsTrimmed: ReadEvents resumed after an event that is before
 	// the events stream's first entry: the stream was trimmed past the
 	// reader's position (it keeps about the WithEvents length), so events
-	// that followed it may be gone unread. It comes with the
-	// events read, from the oldest the stream keeps; resuming after the
-	// last of them does not report it again. A reader that keeps state
-	// from the events should rebuild it from the queue (List, Stats).
+	// that followed it may be gone unread. It comes with the events read,
+	// from the oldest the stream keeps; resuming after the last of them
+	// does not report it again. A reader that keeps state from the events
+	// should rebuild it from the queue (List, Stats).
 	ErrEventsTrimmed = errors.New("queue: events trimmed before they were read")
 	// ErrNotDurable: with WithDurability, a write that was done (the job
 	// enqueued, the outcome recorded; the call's result comes with it)

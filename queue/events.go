@@ -67,10 +67,10 @@ const MaxEventsRead = 10000
 // XREAD after it when there is nothing yet and block is not 0. A reader
 // that saves the last ID it handled and resumes from it misses no event,
 // unless the stream was trimmed past it (it keeps about the WithEvents
-// length): then the events read come with ErrEventsTrimmed. Reading needs no WithEvents. An entry that is
-// not an event is skipped and reported, after the events read, as an
-// error matching keys.ErrCorrupt naming the stream; after a malformed ID
-// is ErrInvalid.
+// length): then the events read come with ErrEventsTrimmed. Reading
+// needs no WithEvents. An entry that is not an event is skipped and
+// reported, after the events read, as an error matching keys.ErrCorrupt
+// naming the stream; after a malformed ID is ErrInvalid.
 func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, block time.Duration) ([]Event, error) {
 	const op = "events"
 	if after == "" {
@@ -110,7 +110,7 @@ func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, bloc
 		for _, m := range st.Messages {
 			e, err := parseEvent(m.ID, m.Values)
 			if err != nil {
-				if !errors.Is(bad, keys.ErrCorrupt) {
+				if !errors.Is(bad, keys.ErrCorrupt) { // the first corrupt entry, after a trim's error
 					bad = errors.Join(bad, pkg.Fail(op, q.events, nil, keys.Corrupt(q.events, err)))
 				}
 				continue

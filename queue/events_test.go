@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/queue"
 )
 
@@ -211,4 +214,34 @@ func TestEventsTrimmed(t *testing.T) {
 	evs, err = q.ReadEvents(ctx, tail, 10, 5*time.Second)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
+}
+
+// TestEventsCorruptEntry: an entry that is not an event is skipped and
+// reported, naming the stream, after the events around it; a reader
+// resuming after it goes on.
+func TestEventsCorruptEntry(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "evbad", queue.WithEvents(100))
+	_, err := q.Enqueue(ctx, execution{WorkflowID: "a"})
+	require.NoError(t, err)
+	var stream string
+	for _, k := range e.Keys() {
+		if strings.HasSuffix(k, ":events") {
+			stream = k
+		}
+	}
+	require.NotEmpty(t, stream)
+	require.NoError(t, e.Client.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"kind", "bogus"}}).Err())
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "b"})
+	require.NoError(t, err)
+
+	evs, err := q.ReadEvents(ctx, "", 10, 0)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Contains(t, err.Error(), stream)
+	assert.NotErrorIs(t, err, queue.ErrEventsTrimmed)
+	require.Len(t, evs, 2)
+	evs, err = q.ReadEvents(ctx, evs[1].ID, 10, 0)
+	require.NoError(t, err)
+	assert.Empty(t, evs)
 }
