@@ -63,47 +63,59 @@ const MaxEventsRead = 10000
 // after the event with ID after ("" for the oldest the stream keeps), in
 // order. With none there, it waits up to block for one (0: it returns at
 // once, with none); ctx bounds the wait too. One round trip (a pipeline
-// of an XRANGE of the stream's first entry and an XREAD), and a blocking
-// XREAD after it when there is nothing yet and block is not 0. A reader
-// that saves the last ID it handled and resumes from it misses no event,
-// unless the stream was trimmed past it (it keeps about the WithEvents
-// length): then the events read come with ErrEventsTrimmed. Reading
-// needs no WithEvents. An entry that is not an event is skipped and
-// reported, after the events read, as an error matching keys.ErrCorrupt
-// naming the stream; after a malformed ID is ErrInvalid.
+// of an XRANGE from after itself and an XRANGE of the stream's first
+// entry), and a blocking XREAD after it when there is nothing yet and
+// block is not 0. A reader that saves the last ID it handled and resumes
+// from it misses no event, unless the stream was trimmed past it (it
+// keeps about the WithEvents length): then the events read come with
+// ErrEventsTrimmed. The check is exact for an after that was an event:
+// the read either finds that entry (nothing after it was trimmed) or
+// not (it was). An after that never was an entry is checked against the
+// stream's first entry. A blocking wait is not checked: it returns the
+// first events added after after, and the stream would have to be
+// trimmed past after by those very additions. Reading needs no
+// WithEvents. An entry that is not an event is skipped and reported,
+// after the events read, as an error matching keys.ErrCorrupt naming the
+// stream; after a malformed ID is ErrInvalid.
 func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, block time.Duration) ([]Event, error) {
 	const op = "events"
 	if after == "" {
 		after = "0-0"
 	}
-	if _, _, ok := reply.StreamID(after); !ok || count < 1 || count > MaxEventsRead || block < 0 {
+	ms, seq, ok := reply.StreamID(after)
+	if !ok || count < 1 || count > MaxEventsRead || block < 0 {
 		return nil, pkg.Invalidf(op, "after %q, count %d (1..%d), block %v", after, count, MaxEventsRead, block)
 	}
+	after = strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
 	c := q.run.Client()
-	// The stream's first entry: after an ID before it, the entry that
-	// followed after may have been trimmed away.
+	// From after itself: finding it tells that nothing after it was
+	// trimmed; then the stream's first entry, for an after not found.
 	pipe := c.Pipeline()
+	readCmd := pipe.XRangeN(ctx, q.events, after, "+", int64(count)+1)
 	firstCmd := pipe.XRangeN(ctx, q.events, "-", "+", 1)
-	readCmd := pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{q.events, after}, Count: int64(count), Block: -1})
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, pkg.Fail(op, q.events, nil, err)
 	}
-	res := readCmd.Val()
-	if len(res) == 0 && block > 0 {
-		// Nothing after after, which is then at or past the first entry:
-		// what arrives while the read waits follows it.
+	msgs := readCmd.Val()
+	found := len(msgs) > 0 && msgs[0].ID == after
+	if found {
+		msgs = msgs[1:]
+	}
+	msgs = msgs[:min(len(msgs), count)]
+	var bad error
+	if first := firstCmd.Val(); !found && (ms != 0 || seq != 0) && len(first) > 0 && reply.StreamIDBefore(after, first[0].ID) {
+		bad = pkg.Fail(op, q.events, ErrEventsTrimmed, fmt.Errorf("resumed after %s, before the stream's first entry %s", after, first[0].ID))
+	}
+	res := []redis.XStream{{Stream: q.events, Messages: msgs}}
+	if len(msgs) == 0 && block > 0 {
 		var err error
 		res, err = c.XRead(ctx, &redis.XReadArgs{Streams: []string{q.events, after}, Count: int64(count), Block: max(block, time.Millisecond)}).Result()
 		if errors.Is(err, redis.Nil) {
-			return nil, nil
+			return nil, bad
 		}
 		if err != nil {
-			return nil, pkg.Fail(op, q.events, nil, err)
+			return nil, errors.Join(bad, pkg.Fail(op, q.events, nil, err))
 		}
-	}
-	var bad error
-	if first := firstCmd.Val(); after != "0-0" && len(first) > 0 && reply.StreamIDBefore(after, first[0].ID) {
-		bad = pkg.Fail(op, q.events, ErrEventsTrimmed, fmt.Errorf("resumed after %s, before the stream's first entry %s", after, first[0].ID))
 	}
 	var out []Event
 	for _, st := range res {

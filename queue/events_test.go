@@ -203,6 +203,12 @@ func TestEventsTrimmed(t *testing.T) {
 
 	_, err = q.ReadEvents(ctx, evs[9].ID, 10, 0)
 	require.NoError(t, err)
+	for _, start := range []string{"", "0", "0-0"} { // the stream's start, however spelt
+		evs, err := q.ReadEvents(ctx, start, 1, 0)
+		require.NoError(t, err, "after %q", start)
+		require.Len(t, evs, 1)
+		assert.Equal(t, oldest, evs[0].ID)
+	}
 	_, err = q.ReadEvents(ctx, oldest, 10, 0)
 	require.NoError(t, err)
 	// the wait for a new event is not told either
