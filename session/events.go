@@ -271,24 +271,20 @@ func (r *EventReader) Cursor() string {
 	return b.String()
 }
 
-func (r *EventReader) at(slot int) string {
-	if id := r.pos[slot]; id != "" {
-		return id
-	}
-	return r.base
-}
-
 // Read returns the events after the reader's position, at most 256 per
 // slot, sorted by time, and moves past them; none is not an error. It
-// reads every slot's stream once, without blocking: one XREAD of all the
-// streams on a single server, one pipeline of one XREAD per slot
-// (Shards commands, split per node) on a cluster, then, when it read
-// events of a slot after an event it had read there, one pipeline of an
-// XRANGE of the first entry of each such stream: a stream trimmed past
-// the reader's position is reported, after the events read, as an error
-// matching ErrEventsTrimmed naming the stream. An entry that is not an
-// event is reported as an error matching keys.ErrCorrupt naming the
-// stream (the reader moves past it).
+// reads every slot's stream once, without blocking, in one round trip:
+// a slot where the reader has read an event is read from that event on
+// (an XRANGE), the others after the reader's start (one XREAD of them
+// all on a single server, one XREAD per slot on a cluster, split per
+// node). Not finding the event read last means the stream was trimmed
+// past it: the events read after it may follow a gap, which is reported,
+// after the events read, as an error matching ErrEventsTrimmed naming
+// the stream (one per such stream). A start the reader did not read (the
+// since of NewEventReader, a cursor's base) is not checked: it need not
+// be an entry. An entry that is not an event is reported as an error
+// matching keys.ErrCorrupt naming the stream (the reader moves past it).
+// When the round trip fails the reader does not move.
 func (r *EventReader) Read(ctx context.Context) ([]Event, error) {
 	evs, last, err := r.fetch(ctx)
 	for slot, id := range last {
@@ -313,92 +309,68 @@ type slotRead struct {
 	st   redis.XStream
 }
 
-// trimmed reports the first stream of res trimmed past the reader's
-// position in it, an event the reader had read there: the first entry
-// read after it is the stream's first (or, trimmed since, before it).
-// A position the reader did not read (the start of NewEventReader or
-// a cursor's base) is not checked: it need not be an entry.
-func (r *EventReader) trimmed(ctx context.Context, res []slotRead) error {
-	const op = "events"
-	type check struct {
-		slot int
-		st   *redis.XStream
-		cmd  *redis.XMessageSliceCmd
-	}
-	var checks []check
-	pipe := r.s.run.Client().Pipeline()
-	for i := range res {
-		x := &res[i]
-		if len(x.st.Messages) > 0 && r.pos[x.slot] != "" {
-			checks = append(checks, check{x.slot, &x.st, pipe.XRangeN(ctx, x.st.Stream, "-", "+", 1)})
-		}
-	}
-	if len(checks) == 0 {
-		return nil
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return pkg.Fail(op, "", nil, err)
-	}
-	for _, c := range checks {
-		begin := c.st.Messages[0].ID
-		first := c.cmd.Val()
-		if len(first) > 0 && reply.StreamIDBefore(first[0].ID, begin) {
-			continue
-		}
-		if len(first) > 0 {
-			begin = first[0].ID
-		}
-		return pkg.Fail(op, c.st.Stream, ErrEventsTrimmed, fmt.Errorf("resumed after %s; the stream now begins at %s", r.pos[c.slot], begin))
-	}
-	return nil
-}
-
 // fetch reads the events after the reader's position, without moving
 // it; last is the ID of the last entry read from each slot.
 func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]string, err error) {
 	const op = "events"
-	streams := make([]string, 2*Shards)
+	c := r.s.run.Client()
+	_, single := c.(*redis.Client)
+	pipe := c.Pipeline()
+	type fromRead struct {
+		slot int
+		cmd  *redis.XMessageSliceCmd
+	}
+	var from []fromRead                // per slot with a position read, its XRANGE
+	var after []*redis.XStreamSliceCmd // per slot from the start (one on a single server)
+	var streams, starts []string       // of the slots from the start, for the one XREAD
+	names := make([]string, Shards)
+	slotOf := make(map[string]int, Shards)
 	for slot := range Shards {
 		ev, _, err := r.s.slotKeys(op, slot)
 		if err != nil {
 			return nil, nil, err
 		}
-		streams[slot], streams[Shards+slot] = ev, r.at(slot)
+		names[slot], slotOf[ev] = ev, slot
+		switch {
+		case r.pos[slot] != "":
+			from = append(from, fromRead{slot, pipe.XRangeN(ctx, ev, r.pos[slot], "+", readCount+1)})
+		case single:
+			streams, starts = append(streams, ev), append(starts, r.base)
+		default:
+			after = append(after, pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{ev, r.base}, Count: readCount, Block: -1}))
+		}
+	}
+	if len(streams) > 0 {
+		after = append(after, pipe.XRead(ctx, &redis.XReadArgs{Streams: append(streams, starts...), Count: readCount, Block: -1}))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, pkg.Fail(op, "", nil, err)
 	}
 	var res []slotRead
-	c := r.s.run.Client()
-	if _, single := c.(*redis.Client); single {
-		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
+	for _, cmd := range after {
+		v, err := cmd.Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, nil, pkg.Fail(op, "", nil, err)
-		}
-		slotOf := make(map[string]int, len(v))
-		for slot := range Shards {
-			slotOf[streams[slot]] = slot
 		}
 		for _, st := range v {
 			res = append(res, slotRead{slotOf[st.Stream], st})
 		}
-	} else {
-		pipe := c.Pipeline()
-		cmds := make([]*redis.XStreamSliceCmd, Shards)
-		for slot := range Shards {
-			cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{streams[slot], streams[Shards+slot]}, Count: readCount, Block: -1})
+	}
+	for _, f := range from {
+		slot, stream := f.slot, names[f.slot]
+		msgs, rerr := f.cmd.Result()
+		if rerr != nil {
+			return nil, nil, pkg.Fail(op, stream, nil, rerr)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, nil, pkg.Fail(op, "", nil, err)
+		if len(msgs) > 0 && sameStreamID(msgs[0].ID, r.pos[slot]) {
+			msgs = msgs[1:]
+		} else if len(msgs) > 0 {
+			err = errors.Join(err, pkg.Fail(op, stream, ErrEventsTrimmed, fmt.Errorf("resumed after %s; the stream now begins at %s", r.pos[slot], msgs[0].ID)))
 		}
-		for slot, cmd := range cmds {
-			v, err := cmd.Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return nil, nil, pkg.Fail(op, "", nil, err)
-			}
-			for _, st := range v {
-				res = append(res, slotRead{slot, st})
-			}
+		if len(msgs) > 0 {
+			res = append(res, slotRead{slot, redis.XStream{Stream: stream, Messages: msgs[:min(len(msgs), readCount)]}})
 		}
 	}
-	err = r.trimmed(ctx, res)
 	last = make(map[int]string)
 	for _, x := range res {
 		slot, st := x.slot, x.st
@@ -416,6 +388,14 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At.Before(evs[j].At) })
 	return evs, last, err
+}
+
+// sameStreamID reports whether a and b are one stream entry ID, however
+// spelt (a cursor may carry leading zeros).
+func sameStreamID(a, b string) bool {
+	am, as, aok := reply.StreamID(a)
+	bm, bs, bok := reply.StreamID(b)
+	return aok && bok && am == bm && as == bs
 }
 
 // Events reads on (Read) every interval until ctx is done and delivers

@@ -552,4 +552,18 @@ func TestEventsTrimmed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r2.Read(ctx)
 	require.ErrorIs(t, err, ErrEventsTrimmed)
+	_, err = r2.Read(ctx)
+	require.NoError(t, err)
+
+	// the check is part of the read: one round trip a Read
+	fresh := e.FreshClient()
+	fs, err := New(fresh, WithNamespace(e.NS))
+	require.NoError(t, err)
+	r3, err := fs.ResumeEventReader(held)
+	require.NoError(t, err)
+	trips := harness.CountTrips(fresh)
+	evs, err = r3.Read(ctx)
+	require.ErrorIs(t, err, ErrEventsTrimmed)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, int64(1), trips.Total())
 }
