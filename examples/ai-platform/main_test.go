@@ -184,3 +184,35 @@ func TestAIPlatform(t *testing.T) {
 		t.Fatalf("no clean final audit:\n%s", out.String())
 	}
 }
+
+// TestAIPlatformTwice runs the program twice, one run after the other,
+// under one prefix: the second demo finds the first one's metrics (their
+// totals live 5 minutes) and still passes, waiting for its own tokens on
+// top of them. On miniredis each run has a server of its own.
+func TestAIPlatformTwice(t *testing.T) {
+	prefix := connecttest.Use(t, "zentoria", 8)
+	var outs [2]connecttest.Buffer
+	for i := range outs {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		ready := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, "127.0.0.1:0", prefix, &outs[i], ready) }()
+		select {
+		case <-ready:
+		case err := <-done:
+			cancel()
+			t.Fatalf("run %d: %v\n%s", i+1, err, outs[i].String())
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("run %d stopping: %v", i+1, err)
+		}
+	}
+	want := "ai_tokens_used 248 prompt + 174 completion"
+	if connecttest.URL(0) == "" {
+		want = "ai_tokens_used 124 prompt + 87 completion"
+	}
+	if !strings.Contains(outs[1].String(), want) {
+		t.Fatalf("second run's output lacks %q:\n%s", want, outs[1].String())
+	}
+}
