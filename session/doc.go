@@ -221,10 +221,10 @@
 // goroutines creating, renewing, revoking, evicting, listing and sweeping
 // while sessions expire, on miniredis, the real server and the cluster.
 //
-// EventReader reads the streams of all Shards slots in one round trip
-// (an XRANGE from its position in each slot where it has read an event,
-// one XREAD of the other slots on a single server or one per slot on a
-// cluster, all in one pipeline, split per node), resumably
+// EventReader reads the streams of all Shards slots (one XREAD on a
+// single server, a pipeline of one per slot on a cluster; a second round
+// trip checks for a trim where it read events after one it had read),
+// resumably
 // (Cursor, ResumeEventReader): delivery is at least once for a consumer
 // that saves its cursor after handling a batch, and events are kept
 // until the stream of their slot is trimmed past them (about the

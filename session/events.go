@@ -273,18 +273,23 @@ func (r *EventReader) Cursor() string {
 
 // Read returns the events after the reader's position, at most 256 per
 // slot, sorted by time, and moves past them; none is not an error. It
-// reads every slot's stream once, without blocking, in one round trip:
-// a slot where the reader has read an event is read from that event on
-// (an XRANGE), the others after the reader's start (one XREAD of them
-// all on a single server, one XREAD per slot on a cluster, split per
-// node). Not finding the event read last means the stream was trimmed
-// past it: the events read after it may follow a gap, which is reported,
-// after the events read, as an error matching ErrEventsTrimmed naming
-// the stream (one per such stream). A start the reader did not read (the
-// since of NewEventReader, a cursor's base) is not checked: it need not
-// be an entry. An entry that is not an event is reported as an error
-// matching keys.ErrCorrupt naming the stream (the reader moves past it).
-// When the round trip fails the reader does not move.
+// reads every slot's stream once, without blocking: one XREAD of all the
+// streams on a single server, one pipeline of one XREAD per slot on a
+// cluster (Shards commands, split per node). When it read events of a
+// slot after an event it had read there, a second round trip, one
+// pipeline of an XRANGE of that event in each such stream, tells whether
+// the stream was trimmed past it: an event still there means nothing
+// after it was trimmed; one gone means the events read may follow a gap
+// (or, when the trim came between the two round trips, may not), which
+// is reported, after the events read, as an error matching
+// ErrEventsTrimmed naming the stream (one per such stream). An idle Read,
+// the common poll, stays one round trip: checking every slot in the
+// first would send back an entry per slot. A start the reader did not
+// read (the since of NewEventReader, a cursor's base) is not checked: it
+// need not be an entry; nor is a stream deleted whole, which returns no
+// events. An entry that is not an event is reported as an error matching
+// keys.ErrCorrupt naming the stream (the reader moves past it). When a
+// round trip fails the reader does not move.
 func (r *EventReader) Read(ctx context.Context) ([]Event, error) {
 	evs, last, err := r.fetch(ctx)
 	for slot, id := range last {
@@ -313,63 +318,25 @@ type slotRead struct {
 // it; last is the ID of the last entry read from each slot.
 func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]string, err error) {
 	const op = "events"
-	c := r.s.run.Client()
-	_, single := c.(*redis.Client)
-	pipe := c.Pipeline()
-	type fromRead struct {
-		slot int
-		cmd  *redis.XMessageSliceCmd
-	}
-	var from []fromRead                // per slot with a position read, its XRANGE
-	var after []*redis.XStreamSliceCmd // per slot from the start (one on a single server)
-	var streams, starts []string       // of the slots from the start, for the one XREAD
 	names := make([]string, Shards)
-	slotOf := make(map[string]int, Shards)
 	for slot := range Shards {
-		ev, _, err := r.s.slotKeys(op, slot)
-		if err != nil {
+		if names[slot], _, err = r.s.slotKeys(op, slot); err != nil {
 			return nil, nil, err
 		}
-		names[slot], slotOf[ev] = ev, slot
-		switch {
-		case r.pos[slot] != "":
-			from = append(from, fromRead{slot, pipe.XRangeN(ctx, ev, r.pos[slot], "+", readCount+1)})
-		case single:
-			streams, starts = append(streams, ev), append(starts, r.base)
-		default:
-			after = append(after, pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{ev, r.base}, Count: readCount, Block: -1}))
-		}
 	}
-	if len(streams) > 0 {
-		after = append(after, pipe.XRead(ctx, &redis.XReadArgs{Streams: append(streams, starts...), Count: readCount, Block: -1}))
+	at := func(slot int) string {
+		if id := r.pos[slot]; id != "" {
+			return id
+		}
+		return r.base
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, nil, pkg.Fail(op, "", nil, err)
+	res, err := r.read(ctx, names, at)
+	if err != nil {
+		return nil, nil, err
 	}
-	var res []slotRead
-	for _, cmd := range after {
-		v, err := cmd.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, nil, pkg.Fail(op, "", nil, err)
-		}
-		for _, st := range v {
-			res = append(res, slotRead{slotOf[st.Stream], st})
-		}
-	}
-	for _, f := range from {
-		slot, stream := f.slot, names[f.slot]
-		msgs, rerr := f.cmd.Result()
-		if rerr != nil {
-			return nil, nil, pkg.Fail(op, stream, nil, rerr)
-		}
-		if len(msgs) > 0 && sameStreamID(msgs[0].ID, r.pos[slot]) {
-			msgs = msgs[1:]
-		} else if len(msgs) > 0 {
-			err = errors.Join(err, pkg.Fail(op, stream, ErrEventsTrimmed, fmt.Errorf("resumed after %s; the stream now begins at %s", r.pos[slot], msgs[0].ID)))
-		}
-		if len(msgs) > 0 {
-			res = append(res, slotRead{slot, redis.XStream{Stream: stream, Messages: msgs[:min(len(msgs), readCount)]}})
-		}
+	err = r.trimmed(ctx, res)
+	if err != nil && !errors.Is(err, ErrEventsTrimmed) {
+		return nil, nil, err
 	}
 	last = make(map[int]string)
 	for _, x := range res {
@@ -390,12 +357,79 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 	return evs, last, err
 }
 
-// sameStreamID reports whether a and b are one stream entry ID, however
-// spelt (a cursor may carry leading zeros).
-func sameStreamID(a, b string) bool {
-	am, as, aok := reply.StreamID(a)
-	bm, bs, bok := reply.StreamID(b)
-	return aok && bok && am == bm && as == bs
+// read reads every slot's stream (names) after at(slot), without
+// blocking: one XREAD on a single server, one per slot on a cluster.
+func (r *EventReader) read(ctx context.Context, names []string, at func(int) string) ([]slotRead, error) {
+	const op = "events"
+	c := r.s.run.Client()
+	var res []slotRead
+	if _, single := c.(*redis.Client); single {
+		streams := make([]string, 2*Shards)
+		slotOf := make(map[string]int, Shards)
+		for slot, name := range names {
+			streams[slot], streams[Shards+slot], slotOf[name] = name, at(slot), slot
+		}
+		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, pkg.Fail(op, "", nil, fmt.Errorf("XREAD of the %d slots' streams: %w", Shards, err))
+		}
+		for _, st := range v {
+			res = append(res, slotRead{slotOf[st.Stream], st})
+		}
+		return res, nil
+	}
+	pipe := c.Pipeline()
+	cmds := make([]*redis.XStreamSliceCmd, Shards)
+	for slot, name := range names {
+		cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{name, at(slot)}, Count: readCount, Block: -1})
+	}
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	for slot, cmd := range cmds {
+		v, err := cmd.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, pkg.Fail(op, names[slot], nil, err)
+		}
+		for _, st := range v {
+			res = append(res, slotRead{slot, st})
+		}
+	}
+	return res, nil
+}
+
+// trimmed tells, for each stream of res that the reader had read an
+// event of, whether that event is still there, in one pipeline: the
+// streams trimmed past it, each an error matching ErrEventsTrimmed
+// naming the stream, joined; or the error of the round trip, naming a
+// stream it failed on.
+func (r *EventReader) trimmed(ctx context.Context, res []slotRead) error {
+	const op = "events"
+	type check struct {
+		x   *slotRead
+		cmd *redis.XMessageSliceCmd
+	}
+	var checks []check
+	pipe := r.s.run.Client().Pipeline()
+	for i := range res {
+		x := &res[i]
+		if pos := r.pos[x.slot]; pos != "" && len(x.st.Messages) > 0 {
+			checks = append(checks, check{x, pipe.XRangeN(ctx, x.st.Stream, pos, pos, 1)})
+		}
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	var err error
+	for _, c := range checks {
+		held, cerr := c.cmd.Result()
+		if cerr != nil && !errors.Is(cerr, redis.Nil) {
+			return pkg.Fail(op, c.x.st.Stream, nil, cerr)
+		}
+		if len(held) == 0 {
+			err = errors.Join(err, pkg.Fail(op, c.x.st.Stream, ErrEventsTrimmed, fmt.Errorf("resumed after %s, no longer in the stream; read on from %s", r.pos[c.x.slot], c.x.st.Messages[0].ID)))
+		}
+	}
+	return err
 }
 
 // Events reads on (Read) every interval until ctx is done and delivers

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -555,7 +556,8 @@ func TestEventsTrimmed(t *testing.T) {
 	_, err = r2.Read(ctx)
 	require.NoError(t, err)
 
-	// the check is part of the read: one round trip a Read
+	// an idle Read is one round trip; one that read on after a position
+	// it had read checks it in a second
 	fresh := e.FreshClient()
 	fs, err := New(fresh, WithNamespace(e.NS))
 	require.NoError(t, err)
@@ -565,5 +567,81 @@ func TestEventsTrimmed(t *testing.T) {
 	evs, err = r3.Read(ctx)
 	require.ErrorIs(t, err, ErrEventsTrimmed)
 	require.NotEmpty(t, evs)
+	assert.Equal(t, int64(2), trips.Total())
+	for len(evs) > 0 {
+		evs, err = r3.Read(ctx)
+		require.NoError(t, err)
+	}
+	trips.Reset()
+	evs, err = r3.Read(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, evs)
 	assert.Equal(t, int64(1), trips.Total())
+}
+
+// trimPast creates sessions of userID until the stream of its slot no
+// longer holds the reader's position there, and returns the stream.
+func trimPast(t *testing.T, e *harness.Env, s *Store, r *EventReader, userID string) string {
+	t.Helper()
+	ctx := e.Ctx()
+	idx, err := pkg.Key("test", indexKey, s.opt.ns, userID)
+	require.NoError(t, err)
+	slot := keys.Slot(idx)
+	require.NotEmpty(t, r.pos[slot], "the reader has read %s's slot", userID)
+	stream, _, err := s.slotKeys("test", slot)
+	require.NoError(t, err)
+	for n := 0; ; n++ {
+		held, err := e.Client.XRange(ctx, stream, r.pos[slot], r.pos[slot]).Result()
+		require.NoError(t, err)
+		if len(held) == 0 {
+			return stream
+		}
+		require.Less(t, n, 1000, "the stream was never trimmed")
+		mustCreate(t, e, s, userID)
+	}
+}
+
+// TestEventsTrimmedInTwoSlots: every stream trimmed past the reader's
+// position is reported, each naming its stream; a Read whose check
+// fails leaves the reader where it was, and the next one reads the same
+// events again.
+func TestEventsTrimmedInTwoSlots(t *testing.T) {
+	e, s := newStore(t, WithEvents(10))
+	ctx := e.Ctx()
+	users := []string{"u1"}
+	slotOf := func(u string) int {
+		idx, err := pkg.Key("test", indexKey, s.opt.ns, u)
+		require.NoError(t, err)
+		return keys.Slot(idx)
+	}
+	for i := 2; len(users) < 2; i++ {
+		if u := fmt.Sprintf("u%d", i); slotOf(u) != slotOf(users[0]) {
+			users = append(users, u)
+		}
+	}
+	for _, u := range users {
+		mustCreate(t, e, s, u)
+	}
+	pc, p := e.ProxyClient(&redis.Options{MaxRetries: -1})
+	ps, err := New(pc, WithNamespace(e.NS))
+	require.NoError(t, err)
+	r := ps.NewEventReader(time.Time{})
+	evs, err := r.Read(ctx)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	streams := []string{trimPast(t, e, s, r, users[0]), trimPast(t, e, s, r, users[1])}
+
+	before := r.Cursor()
+	p.LoseReply("xrange") // the check's round trip
+	_, err = r.Read(ctx)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, ErrEventsTrimmed)
+	require.Equal(t, before, r.Cursor(), "a failed Read does not move the reader")
+
+	evs, err = r.Read(ctx)
+	require.ErrorIs(t, err, ErrEventsTrimmed)
+	require.NotEmpty(t, evs)
+	for _, st := range streams {
+		assert.Contains(t, err.Error(), st)
+	}
 }
