@@ -68,12 +68,14 @@ const MaxEventsRead = 10000
 // block is not 0. A reader that saves the last ID it handled and resumes
 // from it misses no event, unless the stream was trimmed past it (it
 // keeps about the WithEvents length): then the events read come with
-// ErrEventsTrimmed. The check is exact for an after that was an event:
-// the read either finds that entry (nothing after it was trimmed) or
-// not (it was). An after that never was an entry is checked against the
-// stream's first entry. A blocking wait is not checked: it returns the
-// first events added after after, and the stream would have to be
-// trimmed past after by those very additions. Reading needs no
+// ErrEventsTrimmed. The read either finds the entry after (nothing after
+// it was trimmed) or not; one not found is reported when it is before
+// the stream's first entry, which an event trimmed away is, and an after
+// that never was an entry may be. An empty or missing stream is not
+// checked (it returns no events). A blocking wait is not checked: it
+// returns the first events added after after, which can follow a gap
+// only if the one write that added them trimmed past after too (an
+// EnqueueBatch of more jobs than the WithEvents length). Reading needs no
 // WithEvents. An entry that is not an event is skipped and reported,
 // after the events read, as an error matching keys.ErrCorrupt naming the
 // stream; after a malformed ID is ErrInvalid.
