@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ end
 local out = {}
 for i = 1, #KEYS do
   local ok, r = pcall(op, {KEYS[i]}, {ARGV[i]})
-  out[i] = ok and r or {err = 'ERR batched call failed'}
+  out[i] = ok and r or {err = "ERR batched call failed"}
 end
 return out`
 	)
@@ -108,6 +109,16 @@ return out`
 			}
 			if err := send(4); err != nil {
 				b.Fatal(err)
+			}
+			if s != nil { // every call answers 'ok', joined ones too
+				var want any = "ok"
+				if r.batch {
+					want = []any{"ok", "ok", "ok", "ok"}
+				}
+				got, err := s.Run(ctx, e.Client, ks, args...).Result()
+				if err != nil || !reflect.DeepEqual(got, want) {
+					b.Fatalf("the script answered %v, %v; want %v", got, err, want)
+				}
 			}
 			e.Warm(b)
 			b.ResetTimer()

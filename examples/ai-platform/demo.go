@@ -370,11 +370,16 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 	sum := func(name string, match func(map[string]string) bool) int64 { return sumOf(m, name, match) }
 	isPrompt := func(l map[string]string) bool { return l["type"] == "prompt" }
 	isCompletion := func(l map[string]string) bool { return l["type"] == "completion" }
-	prompt := sumOf(m0, "ai_tokens_used", isPrompt) + int64(r1.WindowTokens+r2.WindowTokens+r3.WindowTokens)
-	completion := sumOf(m0, "ai_tokens_used", isCompletion) + int64(r1.Completion+r2.Completion+r3.Completion)
+	// This run's tokens are in once the total holds them on top of the
+	// one before, or alone when that one expired meanwhile.
+	counted := func(match func(map[string]string) bool, own int64) bool {
+		before, now := sumOf(m0, "ai_tokens_used", match), sum("ai_tokens_used", match)
+		return now >= before+own || now < before && now >= own
+	}
+	prompt, completion := int64(r1.WindowTokens+r2.WindowTokens+r3.WindowTokens), int64(r1.Completion+r2.Completion+r3.Completion)
 	m, err = poll(ctx, c, "/api/v1/admin/metrics", admin.AccessToken, func(v map[string]metricSeries) bool {
 		m = v
-		return sum("ai_tokens_used", isPrompt) >= prompt && sum("ai_tokens_used", isCompletion) >= completion &&
+		return counted(isPrompt, prompt) && counted(isCompletion, completion) &&
 			len(m["file_uploads_bytes"]) == 1 && len(m["api_latency_ms"]) > 0
 	})
 	if err != nil {
