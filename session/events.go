@@ -324,13 +324,7 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 			return nil, nil, err
 		}
 	}
-	at := func(slot int) string {
-		if id := r.pos[slot]; id != "" {
-			return id
-		}
-		return r.base
-	}
-	res, err := r.read(ctx, names, at)
+	res, err := r.read(ctx, names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,9 +351,18 @@ func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]
 	return evs, last, err
 }
 
-// read reads every slot's stream (names) after at(slot), without
-// blocking: one XREAD on a single server, one per slot on a cluster.
-func (r *EventReader) read(ctx context.Context, names []string, at func(int) string) ([]slotRead, error) {
+// at returns the reader's position in slot's stream.
+func (r *EventReader) at(slot int) string {
+	if id := r.pos[slot]; id != "" {
+		return id
+	}
+	return r.base
+}
+
+// read reads every slot's stream (names) after the reader's position
+// there, without blocking: one XREAD on a single server, one per slot on
+// a cluster.
+func (r *EventReader) read(ctx context.Context, names []string) ([]slotRead, error) {
 	const op = "events"
 	c := r.s.run.Client()
 	var res []slotRead
@@ -367,7 +370,7 @@ func (r *EventReader) read(ctx context.Context, names []string, at func(int) str
 		streams := make([]string, 2*Shards)
 		slotOf := make(map[string]int, Shards)
 		for slot, name := range names {
-			streams[slot], streams[Shards+slot], slotOf[name] = name, at(slot), slot
+			streams[slot], streams[Shards+slot], slotOf[name] = name, r.at(slot), slot
 		}
 		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
@@ -381,7 +384,7 @@ func (r *EventReader) read(ctx context.Context, names []string, at func(int) str
 	pipe := c.Pipeline()
 	cmds := make([]*redis.XStreamSliceCmd, Shards)
 	for slot, name := range names {
-		cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{name, at(slot)}, Count: readCount, Block: -1})
+		cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{name, r.at(slot)}, Count: readCount, Block: -1})
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error
 	for slot, cmd := range cmds {
