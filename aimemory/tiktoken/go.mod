@@ -1,6 +1,6 @@
 module github.com/redschema/redschema/aimemory/tiktoken
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
@@ -12,12 +12,12 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
-	github.com/redis/go-redis/v9 v9.22.0 // indirect
-	github.com/yuin/gopher-lua v1.1.1 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/yuin/gopher-lua v1.1.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.18.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )
 
 replace github.com/redschema/redschema => ../..
