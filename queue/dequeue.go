@@ -161,9 +161,10 @@ func (q *Queue[T]) decodeLeased(ctx context.Context, rows []any) ([]*Job[T], err
 // TryDequeue leases the next ready job without waiting: the oldest High
 // job, else the oldest Normal, else the oldest Low. Jobs whose lease
 // expired are first returned to ready (counted as a failed attempt, or dead
-// lettered after their last retry) in the same script, and jobs pushed
-// onto the wake-up list in the seed's own format are adopted. One round
-// trip. With no ready job it returns ErrEmpty. A job whose stored data
+// lettered after their last retry) in the same script, and jobs an
+// existing producer pushed onto the wake-up list in the AI platform's
+// item format are adopted (see "Reference layouts" in docs/queue.md). One
+// round trip. With no ready job it returns ErrEmpty. A job whose stored data
 // cannot be decoded is moved to the dead-letter list with the reason and
 // reported (when no job is returned) as an error matching keys.ErrCorrupt
 // that names the key, never as ErrEmpty. A request that go-redis resends
@@ -187,7 +188,8 @@ func (q *Queue[T]) TryDequeue(ctx context.Context) (*Job[T], error) {
 // Dequeue leases the next ready job, waiting until one is ready or ctx is
 // done (then it returns ctx's error, wrapped). While idle it blocks on the
 // queue's wake-up list, which an enqueue of a ready job signals when a
-// consumer may be waiting (see the package doc), for at most maxIdleWait
+// consumer may be waiting (see "Ordering and the wake-up list" in
+// docs/queue.md), for at most maxIdleWait
 // between attempts, so jobs that become ready by delay or lease expiry are
 // found too.
 func (q *Queue[T]) Dequeue(ctx context.Context) (*Job[T], error) {

@@ -29,8 +29,9 @@ const (
 	// MaxDeadCap bounds WithDeadLetterCap: the scripts that look a job up
 	// in the dead-letter list scan it.
 	MaxDeadCap = 100000
-	// DeadTTL is the dead-letter list's lifetime (seed 001: 604800 s),
-	// refreshed whenever a job is added to it.
+	// DeadTTL is the dead-letter list's lifetime (the AI platform's
+	// 604800 s, docs/ai-platform.md), refreshed whenever a job is added
+	// to it.
 	DeadTTL = 7 * 24 * time.Hour
 	// DefaultShutdownGrace is how long Run lets handlers finish after its
 	// context ends (WithShutdownGrace).
@@ -185,8 +186,8 @@ func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onErro
 // Queue keeps DefaultPipelines; n = 0 turns auto-pipelining off (every
 // Enqueue is its own round trip); n outside 0..MaxPipelines fails New with
 // ErrInvalid. When a connection breaks mid-pipeline, go-redis resends the
-// whole pipeline: every Enqueue in it reports its first outcome (see the
-// package doc).
+// whole pipeline: every Enqueue in it reports its first outcome (see
+// "Idempotent under retry" in docs/queue.md).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithDurability makes the writes a failover must not lose wait, in their
@@ -201,8 +202,9 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } 
 // done, but a failover may still lose it; sending it again (the same
 // WithID) is safe. replicas is 1 to 64 and timeout 1ms to 1 min and under
 // the client's ReadTimeout, and the client must be a *redis.Client or a
-// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
-// the package doc for what is lost without it.
+// *redis.ClusterClient, else New fails with ErrInvalid. What a failover
+// loses without it, measured, is in docs/queue.md ("Failover and
+// durability").
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durability = call.Durability{Replicas: replicas, Timeout: timeout} }
 }

@@ -41,8 +41,10 @@ var reserved = map[string]bool{"stats": true, "dlq": true}
 // every key of the queue, so all of a queue's scripts run on one cluster
 // slot. It fails with ErrInvalid for a nil client, a go-redis client
 // without ContextTimeoutEnabled, a bad option, an empty name, or "stats"
-// or "dlq" (reserved: see the package doc); a name that cannot be a key
-// segment also matches keys.ErrInvalidKey. New does no I/O.
+// or "dlq" (reserved: with hash tags off, queue:stats:x would be both the
+// stats of queue x and a key of a queue called "stats"); a name that
+// cannot be a key segment also matches keys.ErrInvalidKey. New does no
+// I/O.
 func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[T], error) {
 	const op = "new"
 	o := defaultOptions()

@@ -21,7 +21,7 @@ var (
 // Stats is a queue's stats hash (queue:stats:{queue_name}) and the depth
 // of each state, read at one instant by one script.
 type Stats struct {
-	TotalEnqueued  int64 // jobs accepted by Enqueue and EnqueueBatch, or adopted from the seed's list
+	TotalEnqueued  int64 // jobs accepted by Enqueue and EnqueueBatch, or adopted from the wake-up list (the AI platform's format)
 	TotalProcessed int64 // jobs acked
 	// TotalFailed counts failed attempts: handler errors, panics, Nack,
 	// expired leases.
