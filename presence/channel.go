@@ -54,8 +54,9 @@ var (
 //
 // Channel presence is independent of a Tracker: a device calls Join once
 // per channel and Heartbeat per channel on its heartbeat tick (calls made
-// at once share pipelines), next to Tracker.Heartbeat. See the package
-// doc, "Channel presence", for the layout and why it works on a cluster.
+// at once share pipelines), next to Tracker.Heartbeat. See "Channel
+// presence" in docs/presence.md for the layout and why it works on a
+// cluster.
 type Channels[T any] struct {
 	run    *call.Runner
 	opt    options

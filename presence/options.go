@@ -97,7 +97,7 @@ func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
 // may always have one in flight. When a connection
 // breaks mid-pipeline, go-redis resends the whole pipeline: every
 // operation of this package reports its first outcome when run again (see
-// the package doc, "Guarantees").
+// "Idempotence under retry" in docs/presence.md).
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithAvailabilityTag puts admin availability under one hash tag shared by

@@ -44,7 +44,8 @@ const (
 	// 40% fewer bytes per user with two connections than LayoutHash
 	// (bench/RESULTS.md) because it saves a key and the hash's per-field
 	// overhead, at the cost of a larger value that every GET (Get, GetMany,
-	// Online) transfers. See the package doc, "Layouts".
+	// Online) transfers. See "Layouts" in docs/presence.md for the
+	// figures and what readers of the old layout must change.
 	LayoutSingleKey
 )
 
