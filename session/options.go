@@ -9,8 +9,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Defaults (see "Compatibility with existing layouts" in the package doc
-// for where they come from).
+// Defaults (the AI platform's session timeouts and the home-automation
+// backend's user TTL: see "Reference layouts" in docs/session.md).
 const (
 	// DefaultIdleTimeout is the sliding idle timeout: 3600 s.
 	DefaultIdleTimeout = time.Hour
@@ -122,8 +122,9 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 // write was done, but a failover may still lose it; sending a revocation
 // again is safe. replicas is 1 to 64 and timeout 1ms to 1 min and under
 // the client's ReadTimeout, and the client must be a *redis.Client or a
-// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
-// the package doc for what is lost without it.
+// *redis.ClusterClient, else New fails with ErrInvalid. What a failover
+// loses without it, measured, is in docs/session.md ("Failover and
+// durability").
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
@@ -168,7 +169,7 @@ func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL =
 // always have one in flight. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline: a resent Create
 // finds its own session and reports it, a resent Get slides the session
-// again (see the package doc, "Guarantees"). Users ignores it.
+// again (see "Replays" in docs/session.md). Users ignores it.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithEvents turns on lifecycle events (see Event): the scripts that
