@@ -32,7 +32,7 @@ func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 // One round trip (one script, server time). A call that go-redis resends
 // after losing its reply is reported as first decided when the policy has
 // a Sliding rule, and otherwise may count twice (never admitting more; see
-// the package doc, Retries).
+// "Retries" in docs/ratelimit.md).
 //
 // Errors: ErrInvalid for a cost below 1 or above what a rule can ever
 // admit, or an unusable id (also keys.ErrInvalidKey), before anything is

@@ -107,7 +107,7 @@ const MaxPipelines = 1024
 // which may always have one in flight, so a slow master holds up only the
 // checks of identifiers it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent check
-// does is in the package doc (Retries).
+// does is in docs/ratelimit.md ("Retries").
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
 
 // WithShadow puts the limiter in shadow mode: every check runs as usual
@@ -137,8 +137,8 @@ func WithDecisionHook(f func(ctx context.Context, id string, cost int, res Resul
 // within, from the first refusal of the window) and, at the refusals-th,
 // sets the block and deletes the count, all in the same round trip; that
 // request's Result reports the block. A block already longer stays. Reset
-// clears the count. A resent refused check (see Retries) counts twice:
-// stricter, never looser.
+// clears the count. A resent refused check counts twice (see "Retries" in
+// docs/ratelimit.md): stricter, never looser.
 //
 // refusals must be in 1..1000000, within in 1ms..MaxBlock and block in
 // 1ms..MaxBlock, in whole milliseconds; not combinable with WithoutBlocks

@@ -97,7 +97,7 @@ func singleBody(r Rule, o options) string {
 // allow.lua compiled with the policy), and the lean single-rule allow when
 // the policy allows it. Checks may share pipelines: a resent check is
 // recognised where the state allows it, and otherwise only makes the
-// limiter stricter (see the package doc, Retries).
+// limiter stricter (see "Retries" in docs/ratelimit.md).
 func (l *Limiter) checkOps(rules []string) {
 	tmpls := []*keys.Template{blockKey}
 	if l.cfgIdx > 0 {
