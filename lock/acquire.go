@@ -25,7 +25,7 @@ var (
 
 	// Every operation of this package is Shared: each recognises its own
 	// request when a broken connection makes go-redis resend the pipeline
-	// it rode in (see Guarantees in the package doc).
+	// it rode in (see Guarantees in full in docs/lock.md).
 	acquireOp = pkg.Declare("acquire", acquireSrc, []*keys.Template{lockKey, fenceKey},
 		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	fairAcquireOp = pkg.Declare("acquire", fairAcquireSrc, []*keys.Template{lockKey, fenceKey, queueKey, waitersKey},

@@ -159,7 +159,7 @@ func ExampleFair() {
 			got <- i
 			_ = l.Release(ctx)
 		}()
-		// Wait until waiter i has joined seed 001's queue list.
+		// Wait until waiter i has joined the fair queue's list.
 		for rdb.LLen(ctx, "lock:queue:printer:{p1}").Val() < int64(i) {
 			time.Sleep(time.Millisecond)
 		}

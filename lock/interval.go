@@ -26,10 +26,10 @@ var (
 const CronResource = "cron"
 
 // Interval guards a cron-like job so that, across any number of instances
-// with skewed clocks, it runs at most once per interval. Its state is seed
-// 004's cron:last-run:{job_name}: the start of the last run as Unix
-// milliseconds in decimal, with no TTL (one key per job). An Interval is
-// safe for concurrent use.
+// with skewed clocks, it runs at most once per interval. Its state is the
+// chat app's cron:last-run:{job_name} (docs/chat-app.md): the start of
+// the last run as Unix milliseconds in decimal, with no TTL (one key per
+// job). An Interval is safe for concurrent use.
 type Interval struct {
 	c     *Client
 	job   string
@@ -97,8 +97,8 @@ type Run struct {
 // Claim claims the job's run now if at least the interval has passed since
 // its last run, in one round trip: a Lua script compares against server
 // TIME and writes the new last run in the same step, so exactly one of any
-// number of concurrent callers wins (the seed's GET-compare-SET from the
-// application races and trusts app clocks). Under WithLease a claim also
+// number of concurrent callers wins (the chat app's GET-compare-SET from
+// the application races and trusts app clocks). Under WithLease a claim also
 // takes the run lease and is refused while a previous run holds it. A
 // last-run value that is not a number is an error matching keys.ErrCorrupt
 // that names the key (so is one more than a day ahead of the server

@@ -6,8 +6,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Resource types with a registered default TTL (seed 001 §9, "Common Lock
-// Resources"). Pass them as the resourceType of Acquire and get their TTL
+// Resource types with a registered default TTL (the AI platform's common
+// lock resources, docs/ai-platform.md). Pass them as the resourceType of Acquire and get their TTL
 // from Client.DefaultTTL.
 const (
 	File        = "file"         // file processing, 60s
@@ -17,11 +17,11 @@ const (
 )
 
 // StandardTTL is the lease used for resource types without a registered
-// default (seed 001: "Lock duration (default 30s)").
+// default (the AI platform's default lock duration, docs/ai-platform.md).
 const StandardTTL = 30 * time.Second
 
 // DefaultMaxTTL is the longest lease a Client grants unless WithMaxTTL says
-// otherwise (seed 001 §11: locks, max TTL 300s).
+// otherwise (the AI platform's maximum lock TTL, docs/ai-platform.md).
 const DefaultMaxTTL = 300 * time.Second
 
 // MaxLease bounds WithMaxTTL: no lease, permit or fair waiter's place
@@ -141,7 +141,7 @@ var (
 	})
 )
 
-// The seed's common lock resources, registered as specialisations of
+// The AI platform's common lock resources, registered as specialisations of
 // lock:{resource_type}:{resource_id}: the same keys, with their own default
 // TTL. The registry's table and audit name them; Client.DefaultTTL reads
 // their TTL.

@@ -135,8 +135,8 @@ func (l *Lock) Key() string { return l.key }
 func (l *Lock) Token() string { return l.owner }
 
 // Fence returns the fencing token of this acquisition: strictly greater than
-// every token issued before for the same resource (see the package doc for
-// how a resource checks it). It is 0 for semaphore permits.
+// every token issued before for the same resource (see Fencing tokens in
+// docs/lock.md for how a resource checks it). It is 0 for semaphore permits.
 func (l *Lock) Fence() int64 { return l.fence }
 
 // Context returns a context that is cancelled the moment the lease is

@@ -29,13 +29,13 @@ type options struct {
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithMaxTTL sets the longest lease, permit or interval lease the client
-// grants (default DefaultMaxTTL, 300s as seed 001 prescribes; at most
+// grants (default DefaultMaxTTL, 300s, the AI platform's maximum; at most
 // MaxLease). Longer requests fail with ErrInvalid.
 func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d } }
 
 // WithFenceTTL sets how long a resource's fence counter key lives after its
 // last acquisition (default DefaultFenceTTL, 1h): at least d, and at most
-// d plus 1/4096 of it (see Fencing tokens in the package doc). Fencing
+// d plus 1/4096 of it (see Fencing tokens in docs/lock.md). Fencing
 // tokens stay strictly increasing after the key expired as long as the
 // server clock never steps back by more than d; it must be at least the
 // max TTL and at most MaxFenceTTL.
@@ -72,7 +72,7 @@ const MaxPipelines = 1024
 // which may always have one in flight, so a slow master holds up only the
 // calls for resources it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent call
-// does is in the package doc (Guarantees).
+// does is in docs/lock.md (Guarantees in full).
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
 
 // WithDurability makes the writes that hand out or extend a lease wait, in
@@ -86,8 +86,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pip
 // Release does not wait: a lost release only leaves the lease to expire.
 // replicas is 1 to 64 and timeout 1ms to 1 min and under the client's
 // ReadTimeout, and the client must be a *redis.Client or a
-// *redis.ClusterClient, else New fails with ErrInvalid. See Failover in
-// the package doc for what is lost without it.
+// *redis.ClusterClient, else New fails with ErrInvalid. See Failover and
+// durability in docs/lock.md for what is lost without it.
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
