@@ -10,8 +10,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Dashboard is an admin's dashboard (seed 000's
-// chat:admin:dashboard:{admin_id} fields).
+// Dashboard is an admin's dashboard (the fields of the home-automation
+// backend's chat:admin:dashboard:{admin_id}, docs/home-automation.md).
 type Dashboard struct {
 	TotalActive   int           // total_active: open conversations of the deployment
 	AssignedToMe  int           // assigned_to_me

@@ -8,7 +8,7 @@ import (
 
 // Every key of one chat deployment carries the deployment's hash tag
 // ({tag}, WithTag), so that each script touches one cluster slot: the
-// seed's global queues and the per-admin and per-conversation keys they
+// reference layout's global queues and the per-admin and per-conversation keys they
 // are updated with live together. Admin availability is presence's
 // admin:{tag}:{admin_id}:presence (presence.WithAvailabilityTag), and
 // typing indicators are presence's typing:{conversation_id}:{user_id}.

@@ -10,7 +10,7 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Role is who sent a message (seed 000's sender_role).
+// Role is who sent a message (the home-automation backend's sender_role).
 type Role string
 
 // The sender roles.
@@ -27,8 +27,9 @@ const (
 	System Role = "system"
 )
 
-// Message is one cached message, stored as seed 000's JSON
-// {"id","content","sender_role","timestamp"} (plus "sender_id" when set).
+// Message is one cached message, stored as the home-automation backend's
+// JSON {"id","content","sender_role","timestamp"} (plus "sender_id" when
+// set; docs/home-automation.md).
 type Message struct {
 	// ID numbers the conversation's messages 1, 2, 3, ...; Append assigns
 	// it.

@@ -42,7 +42,8 @@ const (
 	// DefaultTag is the deployment hash tag unless WithTag says otherwise.
 	DefaultTag = "main"
 	// DefaultCapacity is an admin's capacity unless AddAdmin or
-	// WithCapacity says otherwise (seed 000: assign while SCARD < 10).
+	// WithCapacity says otherwise (the home-automation backend assigns
+	// while SCARD < 10).
 	DefaultCapacity = 10
 	// MaxCapacity bounds an admin's capacity.
 	MaxCapacity = 1000
@@ -50,18 +51,18 @@ const (
 	// each admin's availability and load.
 	MaxAdmins = 100
 	// DefaultConversationTTL is how long a conversation stays open without
-	// activity (seed 000: 1 h on every chat key).
+	// activity (the home-automation backend's 1 h on every chat key).
 	DefaultConversationTTL = time.Hour
 	// MinConversationTTL and MaxConversationTTL bound WithConversationTTL.
 	MinConversationTTL = time.Second
 	MaxConversationTTL = 7 * 24 * time.Hour
 	// DefaultDashboardTTL is how long a computed dashboard is served
-	// (seed 000: 5 min).
+	// (the home-automation backend's 5 min).
 	DefaultDashboardTTL = 5 * time.Minute
 	// MaxDashboardTTL bounds WithDashboardTTL.
 	MaxDashboardTTL = time.Hour
 	// DefaultMessageCache is how many messages a conversation's cache
-	// keeps (seed 000: LTRIM 0 99).
+	// keeps (the home-automation backend's LTRIM 0 99).
 	DefaultMessageCache = 100
 	// MaxMessageCache bounds WithMessageCache.
 	MaxMessageCache = 1000

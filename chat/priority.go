@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Priority is a conversation's urgency (seed 000's unread queue weights:
-// urgent 1000, high 100, normal 10, low 1). The zero value means Normal.
+// Priority is a conversation's urgency (the unread queue weights of the
+// home-automation backend, docs/home-automation.md: urgent 1000, high 100,
+// normal 10, low 1). The zero value means Normal.
 type Priority string
 
 // The priorities, most urgent first.
@@ -33,8 +34,8 @@ func (p Priority) band() (int, bool) {
 	return 0, false
 }
 
-// Weight returns seed 000's weight of the priority (1000, 100, 10, 1), or
-// 0 for an unknown one.
+// Weight returns the home-automation backend's weight of the priority
+// (1000, 100, 10, 1; docs/home-automation.md), or 0 for an unknown one.
 func (p Priority) Weight() int {
 	b, ok := p.band()
 	if !ok {

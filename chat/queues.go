@@ -64,8 +64,8 @@ type Activity struct {
 }
 
 // Active returns up to limit open conversations, the most recently active
-// first (chat:{tag}:conversations:active, as seed 000's ZREVRANGE reads
-// it, without expired ones).
+// first (chat:{tag}:conversations:active, as the home-automation
+// backend's ZREVRANGE reads it, without expired ones).
 func (c *Chat) Active(ctx context.Context, limit int) ([]Activity, error) {
 	const op = "active"
 	key := c.global[1]
