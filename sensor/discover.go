@@ -10,8 +10,9 @@ import (
 // Types returns the sensor types with a reading in loc within the
 // retention, sorted, in one round trip: one read of the index
 // sensor-index:types:{location} that every write maintains (no KEYS, no
-// SCAN; seed 003 found them with KEYS meta:*:{location}). A name in the
-// index that is not a type is keys.ErrCorrupt naming the key.
+// SCAN; the sensor collector, docs/sensor-collector.md, found them with
+// KEYS meta:*:{location}). A name in the index that is not a type is
+// keys.ErrCorrupt naming the key.
 func (c *Client) Types(ctx context.Context, loc string) ([]string, error) {
 	const op = "types"
 	var out []string

@@ -124,7 +124,7 @@ func ExampleWithDuplicates() {
 	// stored duplicate late
 }
 
-// With hash tags off, the keys are seed 003's, byte for byte.
+// With hash tags off, the keys are the sensor collector's, byte for byte.
 func ExampleWithNamespace() {
 	rdb, stop := connect()
 	defer stop()

@@ -15,9 +15,9 @@ import (
 type DuplicatePolicy uint8
 
 const (
-	// KeepBoth stores both readings, as two members (the default). Seed
-	// 003's layout collapsed two identical readings into one member; the
-	// reading ID keeps them apart.
+	// KeepBoth stores both readings, as two members (the default). The
+	// sensor collector's layout collapsed two identical readings into one
+	// member; the reading ID keeps them apart.
 	KeepBoth DuplicatePolicy = iota
 	// LastWins replaces the stored readings with the new one. The rollups
 	// count it once and sum the new value; their min and max may still
@@ -78,8 +78,8 @@ type Result struct {
 // Ingest stores one reading in one round trip: one script (sometimes
 // pipelined with a second one that refreshes the locations index, at
 // most once a minute per location) that checks the timestamp against the
-// server clock, applies the duplicate policy, stores the reading in seed
-// 003's layout (or the compact one), trims every key it touches to its
+// server clock, applies the duplicate policy, stores the reading in the
+// sensor collector's layout (or the compact one), trims every key it touches to its
 // retention (the generic list also to its cap), sets the TTLs, updates
 // meta:motion lastMotionTime on an "on" event, the discovery index, and
 // the minute and hour rollups.

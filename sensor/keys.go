@@ -7,8 +7,8 @@ import (
 )
 
 // DefaultRetention is how long raw readings are kept unless WithRetention
-// says otherwise (seed 003: 24 hours, trimmed on every write, and the
-// same TTL on every key).
+// says otherwise (the sensor collector's 24 hours, trimmed on every
+// write, and the same TTL on every key).
 const DefaultRetention = 24 * time.Hour
 
 // Default retention of the rollup tiers (WithRollups).

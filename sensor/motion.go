@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// DefaultMotionWindow is the seed's occupancy question: "has there been
-// motion in the last 10 minutes?".
+// DefaultMotionWindow is the sensor collector's occupancy question: "has
+// there been motion in the last 10 minutes?".
 const DefaultMotionWindow = 10 * time.Minute
 
 // SinceMotion returns how long ago, by the server clock, the latest
@@ -26,7 +26,7 @@ func (c *Client) SinceMotion(ctx context.Context, loc string) (time.Duration, er
 }
 
 // MotionWithin reports whether loc had an "on" event within the last
-// window by the server clock (after now - window; the seed's
+// window by the server clock (after now - window; the sensor collector's
 // ZRANGEBYSCORE (now-600000) +inf), in one round trip. window must be in
 // (0, retention].
 func (c *Client) MotionWithin(ctx context.Context, loc string, window time.Duration) (bool, error) {

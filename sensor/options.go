@@ -21,7 +21,8 @@ const (
 )
 
 // DefaultListCap is the length of a generic sensor's list unless
-// WithListCap says otherwise (seed 003: MAX_SENSOR_HISTORY, 1000).
+// WithListCap says otherwise (the sensor collector's
+// MAX_SENSOR_HISTORY, 1000).
 const DefaultListCap = 1000
 
 // DefaultMaxFuture is how far ahead of the clocks a reading's timestamp
@@ -44,7 +45,8 @@ type options struct {
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag
-// mode; keys.Namespace{NoHashTags: true} gives seed 003's exact keys).
+// mode; keys.Namespace{NoHashTags: true} gives the sensor collector's
+// exact keys).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithRetention sets how long raw readings are kept (0: the default,
@@ -55,7 +57,7 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 
 // WithListCap sets the length of a generic sensor's list (0: the
 // default, DefaultListCap, 1000; else within [1, MaxListCap]). The
-// compact encoding has no lists: there, as in the seed's sorted sets, the
+// compact encoding has no lists: there, as in the sorted sets, the
 // retention alone bounds a sensor's readings.
 func WithListCap(n int) Option { return func(o *options) { o.listCap = n } }
 
@@ -97,10 +99,10 @@ func WithLocations(names ...string) Option {
 }
 
 // WithCompactEncoding stores raw readings in a compact form instead of
-// seed 003's JSON (see "Compact encoding" in the package doc): a small
-// fraction of the memory, but not readable by the seed's readers, and
-// keeping only each reading's time, value (motion: state), ID, unit and
-// entity ID. The meta hashes, the discovery index and the rollups are the
+// the sensor collector's JSON (see Compact encoding in docs/sensor.md): a
+// small fraction of the memory, but not readable by that system's readers,
+// and keeping only each reading's time, value (motion: state), ID, unit
+// and entity ID. The meta hashes, the discovery index and the rollups are the
 // same in both encodings. A client reads only the encoding it writes.
 func WithCompactEncoding() Option { return func(o *options) { o.compact = true } }
 

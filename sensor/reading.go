@@ -10,7 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// The sensor types seed 003 stores apart from the generic list.
+// The sensor types the sensor collector's layout stores apart from the
+// generic list.
 const (
 	Motion      = "motion"      // sensor:motion:{location} and meta:motion:{location}
 	Temperature = "temperature" // sensor:environmental:{location}
@@ -43,8 +44,8 @@ var minTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Reading is one sensor reading, in and out.
 //
-// Which fields are stored depends on the type (seed 003's JSON, plus the
-// reading's ID):
+// Which fields are stored depends on the type (the sensor collector's
+// JSON, plus the reading's ID):
 //
 //   - Motion: Time, State ("on" or "off"), EntityID, Sequence,
 //     CollectedAt. Value is 1 for "on" and 0 for "off" (the rollups

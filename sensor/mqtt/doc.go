@@ -1,7 +1,8 @@
-// Package mqtt is seed 003's collector agent: it subscribes to the raw
+// Package mqtt is the sensor collector's agent: it subscribes to the raw
 // sensor topics on an MQTT broker (automation/raw/{type}/{location} by
 // default), parses each message into a sensor.Reading, and writes them
-// to Redis with sensor.Client.IngestBatch, in seed 003's layout.
+// to Redis with sensor.Client.IngestBatch, in the collector's layout
+// (https://github.com/redschema/redschema/blob/main/docs/sensor-collector.md).
 //
 //	sensors, err := sensor.New(rdb)
 //	...
@@ -18,7 +19,8 @@
 //   - Resubscribes after every reconnect: the MQTT client reconnects with
 //     backoff (a lost connection, a broker restart), and each new
 //     connection subscribes again, with a clean session. paho does not
-//     resubscribe by itself (its issue #22).
+//     resubscribe by itself
+//     (https://github.com/eclipse-paho/paho.mqtt.golang/issues/22).
 //   - Bounded memory: parsed readings wait in a buffer of WithBuffer
 //     readings; past it, messages are dropped and counted
 //     (Stats.Dropped), and the MQTT client is never blocked.
@@ -33,4 +35,7 @@
 //     receipt).
 //   - Malformed messages are counted (Stats.Malformed), reported to
 //     WithErrorHandler, and skipped.
+//
+// The sensor package's long form, with the layout this collector writes,
+// is https://github.com/redschema/redschema/blob/main/docs/sensor.md.
 package mqtt

@@ -14,8 +14,8 @@ import (
 // collector got it. An error (matching ErrInvalid) skips the message.
 type Parser func(topic string, payload []byte, received time.Time) (sensor.Reading, error)
 
-// DefaultTopic is the filter the collector subscribes to by default: seed
-// 003's raw sensor topics, automation/raw/{type}/{location}.
+// DefaultTopic is the filter the collector subscribes to by default: the
+// sensor collector's raw sensor topics, automation/raw/{type}/{location}.
 const DefaultTopic = "automation/raw/+/+"
 
 // Parse is the default Parser. The topic's last two levels are the sensor
@@ -27,9 +27,9 @@ const DefaultTopic = "automation/raw/+/+"
 //     ("on"/"off" or true/false), "entity_id", "sequence". Temperature
 //     and illuminance: "value" (or the type's name) and "unit" (or
 //     "<type>_unit"), "entity_id". Any other type: the object without its
-//     "timestamp" is the reading's data (seed 003's {"value": 1013.25,
-//     "unit": "hPa", "trend": "stable"}), and the topic its
-//     original_topic.
+//     "timestamp" is the reading's data (as in the sensor collector's
+//     {"value": 1013.25, "unit": "hPa", "trend": "stable"}), and the topic
+//     its original_topic.
 //   - a bare number: the value, timed at reception.
 //   - on / off (or ON / OFF): a motion state, timed at reception.
 func Parse(topic string, payload []byte, received time.Time) (sensor.Reading, error) {
