@@ -121,7 +121,7 @@ func (r *Recorder) collectHistogram(b *builder, f *family) {
 	})
 }
 
-// The totals hashes of seed 000's per-endpoint counters, read by one
+// The totals hashes of the per-endpoint request and error counters, read by one
 // HGETALL each per scrape.
 const (
 	endpointRequestsTotals = "http_endpoint_requests"

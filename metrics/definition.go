@@ -83,8 +83,8 @@ func LatencyBuckets() []float64 {
 	return []float64{5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}
 }
 
-// CommonMetrics returns the metrics seed 001 lists (§10, "Common
-// Metrics"): api_requests_total (endpoint, method, status),
+// CommonMetrics returns the common metrics of the AI platform
+// (docs/ai-platform.md): api_requests_total (endpoint, method, status),
 // api_latency_ms (histogram by endpoint), ai_tokens_used (model, type),
 // active_sessions (gauge), queue_depth (gauge by queue_name, latest
 // observation wins) and file_uploads_bytes.

@@ -22,8 +22,8 @@ func exampleClient() (*redis.Client, func()) {
 	return rdb, func() { _ = rdb.Close(); m.Close() }
 }
 
-// The middleware records seed 000's request metrics per route template;
-// the flush writes them under the seed's "ha:" prefix.
+// The middleware records the HTTP request metrics per route template;
+// the flush writes them under the home-automation backend's "ha:" prefix.
 func ExampleMiddleware() {
 	rdb, done := exampleClient()
 	defer done()
@@ -56,7 +56,7 @@ func ExampleMiddleware() {
 	// ha:errors:endpoint:POST /api/auth/login 1
 }
 
-// Counters, gauges and histograms of seed 001's metrics, read back
+// Counters, gauges and histograms of the AI platform's metrics, read back
 // cluster-wide in one pipeline.
 func ExampleReader_Read() {
 	rdb, done := exampleClient()

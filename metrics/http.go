@@ -12,9 +12,10 @@ import (
 // from http.ServeMux), so that probing random paths adds no series.
 const Unmatched = "(unmatched)"
 
-// HTTP records seed 000's request metrics (requests, accepted, errors,
-// current and peak connections, speed, per endpoint) and seed 001's
-// api_requests_total and api_latency_ms for one recorder. Middleware uses
+// HTTP records the home-automation backend's request metrics (requests,
+// accepted, errors, current and peak connections, speed, per endpoint)
+// and the AI platform's api_requests_total and api_latency_ms for one
+// recorder. Middleware uses
 // it; call Start and Done yourself for other servers. Safe for concurrent
 // use; no method touches the network.
 type HTTP struct {
@@ -59,8 +60,8 @@ type Request struct {
 	Status   int           // response status
 	Duration time.Duration // time to serve it
 	Start    time.Time     // when it started (for the per-second speed); zero means now - Duration
-	// Local marks a request from localhost: seed 000's requests:total
-	// leaves it out.
+	// Local marks a request from localhost: requests:total leaves it out
+	// (as the home-automation backend's does).
 	Local bool
 	// Refused marks a request the service turned away (rate limited,
 	// shedding load): requests:accepted leaves it out.

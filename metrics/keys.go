@@ -8,12 +8,11 @@ import (
 
 // Lifetimes of the keys this package writes.
 const (
-	// CounterTTL is the lifetime of seed 001's counter and histogram keys
-	// after their last flush (seed 001 §10: 300s, "aggregated every 5
-	// minutes to permanent storage").
+	// CounterTTL is the lifetime of the counter and histogram keys after
+	// their last flush (the AI platform's 300s, docs/ai-platform.md).
 	CounterTTL = 300 * time.Second
-	// GaugeTTL is the lifetime of seed 001's gauge keys after their last
-	// flush (seed 001 §10: 60s, "updated frequently").
+	// GaugeTTL is the lifetime of the gauge keys after their last flush
+	// (the AI platform's 60s, docs/ai-platform.md).
 	GaugeTTL = 60 * time.Second
 	// LedgerTTL is how long an instance's last flush sequence number is
 	// remembered: a flush resent later than this could count twice (a
@@ -31,8 +30,8 @@ const (
 // keyword for patterns' Owner and Area.
 const owner = "metrics"
 
-// Seed 000 §1-2: the request metrics of a cluster of app instances. They
-// have no hash tag (the seed's bytes, tags on or off), so each key is in
+// The home-automation backend's request metrics of a cluster of app
+// instances. They have no hash tag (its bytes, tags on or off), so each key is in
 // its own cluster slot; the companion keys a flush updates with them
 // (ledger, gauge parts, per-second counts) carry a tag chosen to hash to
 // the same slot (see slotTag).
@@ -75,7 +74,7 @@ var (
 		Purpose: "responses with status >= 400 per endpoint \"METHOD route\" (INTEGER)"})
 )
 
-// Seed 001 §10: TTL'd series of named metrics. The metric name is the hash
+// The AI platform's TTL'd series of named metrics. The metric name is the hash
 // tag, so every key of a metric is in one slot and one flush script
 // updates them together.
 var (

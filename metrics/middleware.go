@@ -34,7 +34,7 @@ func WithRefused(f func(status int) bool) MiddlewareOption {
 }
 
 // CountLocalhost counts requests from loopback addresses in requests:total
-// too (seed 000 leaves them out).
+// too (the home-automation backend leaves them out).
 func CountLocalhost() MiddlewareOption { return func(o *middlewareOptions) { o.localhost = true } }
 
 // Middleware records every request that goes through it with rec's HTTP

@@ -36,8 +36,8 @@ type options struct {
 	manual    bool
 }
 
-// WithNamespace puts every key under ns (its prefix, e.g. seed 000's
-// "ha:", and its hash-tag mode).
+// WithNamespace puts every key under ns (its prefix, e.g. the
+// home-automation backend's "ha:", and its hash-tag mode).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithInterval sets how often the recorder flushes (default 1s, within

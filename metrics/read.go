@@ -20,8 +20,8 @@ var (
 	readOp  = pkg.Declare("read", partsSrc+"\n"+readSrc, []*keys.Template{partsKey})
 )
 
-// Reader reads the cluster-wide values of metrics: seed 000's request
-// metrics and the metrics it is given, all in one pipeline per Read. It
+// Reader reads the cluster-wide values of metrics: the HTTP request
+// metrics (HTTPTotals) and the metrics it is given, all in one pipeline per Read. It
 // is what a dashboard or the Prometheus collector (metrics/prom) uses; it
 // writes nothing. Safe for concurrent use.
 type Reader struct {
@@ -70,7 +70,8 @@ type Snapshot struct {
 	Metrics []MetricValues // in the order of the Reader's definitions
 }
 
-// HTTPTotals are seed 000's request metrics.
+// HTTPTotals are the HTTP request metrics, in the home-automation
+// backend's keys (docs/home-automation.md).
 type HTTPTotals struct {
 	Total          int64 // requests:total
 	Accepted       int64 // requests:accepted
@@ -82,7 +83,7 @@ type HTTPTotals struct {
 	Endpoints      []EndpointTotals
 }
 
-// EndpointTotals are one endpoint's seed 000 counters.
+// EndpointTotals are one endpoint's request and error counters.
 type EndpointTotals struct {
 	Endpoint string // "METHOD route"
 	Requests int64

@@ -10,7 +10,7 @@
 //
 // Names: counters end in _total; a name ending in _ms (or _us) is exposed
 // in seconds (api_latency_ms becomes api_latency_seconds, its bounds and
-// sum divided by 1000); seed 000's request metrics are http_requests_total,
+// sum divided by 1000); the HTTP request metrics are http_requests_total,
 // http_requests_accepted_total, http_errors_total,
 // http_endpoint_requests_total{endpoint}, http_endpoint_errors_total{endpoint},
 // http_connections, http_connections_max, http_requests_per_second and
