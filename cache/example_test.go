@@ -32,8 +32,8 @@ type File struct {
 	Name string `json:"name"`
 }
 
-// A read-through cache of seed 001's API responses: the loader runs on a
-// miss only, the TTL comes from the seed's table, and a tag invalidates.
+// A read-through cache of the AI platform's API responses: the loader runs
+// on a miss only, the TTL comes from its table, and a tag invalidates.
 func Example() {
 	rdb, stop := connect()
 	defer stop()

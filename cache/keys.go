@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultTTL is the freshness of an entry whose endpoint no policy rule
-// names (seed 001 §4: "Default 60s").
+// names (the AI platform's default, docs/ai-platform.md).
 const DefaultTTL = 60 * time.Second
 
 // genTTL is how long a tag's generation outlives its last invalidation:

@@ -63,9 +63,9 @@ func WithStatuses(codes ...int) MiddlewareOption {
 }
 
 // Middleware returns net/http middleware that answers GET and HEAD
-// requests from c. The key is the request path (seed 001's endpoint, whose
-// policy rule gives the TTL), "GET", and the hash of the canonical query
-// plus the WithVary headers and the WithUser ID. On a miss the handler
+// requests from c. The key is the request path (the API cache's
+// endpoint, whose policy rule gives the TTL), "GET", and the hash of the
+// canonical query plus the WithVary headers and the WithUser ID. On a miss the handler
 // runs once across all instances (HEAD runs it as GET) and its response is
 // stored when cacheable: a status of WithStatuses (never a 5xx), no
 // Set-Cookie, no "Cache-Control: no-store" or "private" (unless the entry

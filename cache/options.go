@@ -12,8 +12,8 @@ import (
 // (or NewStore) with ErrInvalid.
 const (
 	// DefaultMaxTTL is the longest freshness (and the longest grace) an
-	// entry gets unless WithMaxTTL says otherwise (seed 001 §11: API
-	// cache, max TTL 86400s).
+	// entry gets unless WithMaxTTL says otherwise (the AI platform's
+	// maximum API cache TTL, 86400s).
 	DefaultMaxTTL = 24 * time.Hour
 	// MaxTTL bounds WithMaxTTL.
 	MaxTTL = 30 * 24 * time.Hour
@@ -102,8 +102,8 @@ func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = 
 func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
 
 // WithPolicy sets a Cache's per-endpoint freshness (default: every
-// endpoint DefaultTTL). SeedPolicy returns seed 001's table. A Store
-// ignores it.
+// endpoint DefaultTTL). SeedPolicy returns the AI platform's table. A
+// Store ignores it.
 func WithPolicy(p Policy) Option { return func(o *options) { o.policy = &p } }
 
 // WithGrace keeps each entry for d after its freshness ends, during which

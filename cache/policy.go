@@ -24,9 +24,10 @@ type Policy struct {
 	Default time.Duration
 }
 
-// SeedPolicy returns seed 001's TTL table: /api/v1/files/list 30s,
-// /api/v1/files/{id} 300s, /api/v1/settings/* 3600s,
-// /api/v1/workflows/list 60s, /api/v1/ai/models 86400s, default 60s.
+// SeedPolicy returns the AI platform's TTL table (docs/ai-platform.md):
+// /api/v1/files/list 30s, /api/v1/files/{id} 300s, /api/v1/settings/*
+// 3600s, /api/v1/workflows/list 60s, /api/v1/ai/models 86400s, default
+// 60s.
 func SeedPolicy() Policy {
 	return Policy{
 		Rules: []Rule{

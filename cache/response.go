@@ -8,9 +8,9 @@ import (
 
 // Response is an HTTP response as the middleware caches it: a Cache of
 // Response stores it as a JSON object {"status", "header", "etag",
-// "body"}, the body embedded as JSON when it is JSON (the API responses
-// of seed 001) and as a base64 string, with "body_base64": true,
-// otherwise.
+// "body"}, the body embedded as JSON when it is JSON (as the AI
+// platform's API responses are) and as a base64 string, with
+// "body_base64": true, otherwise.
 type Response struct {
 	Status int
 	Header http.Header

@@ -59,14 +59,14 @@ var (
 // Layout says where a Store keeps its entries: Value, a STRING pattern,
 // holds an entry's bytes; Meta, a HASH pattern built from the same
 // arguments and hashed to the same slot (the same tag placeholder),
-// holds its metadata and lease. APILayout is seed 001's; other packages
+// holds its metadata and lease. APILayout is the AI platform's; other packages
 // pass their own patterns (registered in keys) to reuse the machinery.
 type Layout struct {
 	Value *keys.Template
 	Meta  *keys.Template
 }
 
-// APILayout returns seed 001's API cache layout: values at
+// APILayout returns the AI platform's API cache layout: values at
 // cache:api:{endpoint}:{method}:{params_hash}, metadata at
 // cache:meta:cache:api:{endpoint}:{method}:{params_hash}.
 func APILayout() Layout { return Layout{Value: entryKey, Meta: metaKey} }
@@ -95,7 +95,7 @@ func (r Ref) Key() string { return r.value }
 // Store is the byte-level cache: read-through fetches with single loading
 // across processes, early refresh, stale serving, negative caching, tags,
 // batched hit counts and an optional local tier, over one Layout. Cache
-// is its typed face for seed 001's API cache. A Store is safe for
+// is its typed face for the AI platform's API cache. A Store is safe for
 // concurrent use; create one per process and layout, and Close it.
 type Store struct {
 	rdb     redis.UniversalClient

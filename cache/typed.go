@@ -13,8 +13,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Key names one API response: seed 001's {endpoint}, {method} and the
-// parameters whose hash is {params_hash}. Keys are comparable.
+// Key names one API response: the API cache's {endpoint}, {method} and
+// the parameters whose hash is {params_hash}. Keys are comparable.
 type Key struct {
 	Endpoint string // the endpoint or request path, e.g. "/api/v1/files/list"
 	Method   string // e.g. "GET"
@@ -42,10 +42,10 @@ func (k Key) ParamsHash() string {
 	return string(out[:])
 }
 
-// Cache is a typed read-through cache of seed 001's API cache: values of
-// type T, encoded by a codec (JSON by default), at
-// cache:api:{endpoint}:{method}:{params_hash}, each endpoint fresh for its
-// policy's TTL. It is a Store (see Store for the guarantees) with types
+// Cache is a typed read-through cache of the AI platform's API cache
+// (docs/ai-platform.md): values of type T, encoded by a codec (JSON by
+// default), at cache:api:{endpoint}:{method}:{params_hash}, each endpoint
+// fresh for its policy's TTL. It is a Store (see Store for the guarantees) with types
 // and a policy; safe for concurrent use. Close it when done.
 type Cache[T any] struct {
 	s      *Store
