@@ -6,21 +6,22 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Defaults and bounds of the options (seed 001 §7 and §11). A value
-// outside its bounds fails New (or the call) with ErrInvalid.
+// Defaults and bounds of the options (the defaults are the AI platform's,
+// docs/ai-platform.md). A value outside its bounds fails New (or the
+// call) with ErrInvalid.
 const (
-	// DefaultMaxMessages is the cap of a conversation (seed: "Max
-	// Length: 50 messages").
+	// DefaultMaxMessages is the cap of a conversation (the AI platform's
+	// maximum length).
 	DefaultMaxMessages = 50
 	// MaxMaxMessages bounds WithMaxMessages.
 	MaxMaxMessages = 10000
 	// DefaultConversationTTL is how long a conversation lives after its
-	// last append (seed: "3600 (1 hour after last activity)").
+	// last append (the AI platform's hour after last activity).
 	DefaultConversationTTL = time.Hour
 	// MaxConversationTTL bounds WithConversationTTL.
 	MaxConversationTTL = 7 * 24 * time.Hour
 	// DefaultUserTTL is how long a user's context lives after its last
-	// write (seed: 86400).
+	// write (the AI platform's 86400s).
 	DefaultUserTTL = 24 * time.Hour
 	// MaxUserTTL bounds WithUserTTL.
 	MaxUserTTL = 30 * 24 * time.Hour
@@ -47,13 +48,14 @@ const (
 	// MaxPending is how many evicted messages wait for the summarizer
 	// (beyond it the oldest are dropped and counted in Summary.Lost).
 	MaxPending = 1000
-	// DefaultRAGTTL is the freshness of a cached RAG result (seed: 1800).
+	// DefaultRAGTTL is the freshness of a cached RAG result (the AI
+	// platform's 1800s).
 	DefaultRAGTTL = 30 * time.Minute
 	// DefaultResponseTTL is the freshness of a cached model response
-	// (seed: 300).
+	// (the AI platform's 300s).
 	DefaultResponseTTL = 5 * time.Minute
-	// MaxCacheTTL bounds the caches' TTLs (seed §11: AI memory, max
-	// 86400s).
+	// MaxCacheTTL bounds the caches' TTLs (the AI platform's maximum AI
+	// memory TTL, 86400s).
 	MaxCacheTTL = 24 * time.Hour
 )
 

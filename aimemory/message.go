@@ -35,9 +35,9 @@ type ToolCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
-// Message is one message of a conversation, stored as seed 001's JSON
-// item {"role", "content", "timestamp", "tokens"} (with "tool_calls" and
-// "tool_call_id" when they are set).
+// Message is one message of a conversation, stored as the AI platform's
+// JSON item {"role", "content", "timestamp", "tokens"} (with "tool_calls"
+// and "tool_call_id" when they are set).
 type Message struct {
 	Role    Role
 	Content string

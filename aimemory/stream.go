@@ -10,10 +10,10 @@ import (
 )
 
 // Stream publishes a model's output as it is generated, chunk by chunk,
-// on seed 001's channel pubsub:ai:response (payload {conversation_id,
-// chunk} in the pubsub envelope), and appends the assembled assistant
-// message to the conversation when it ends. Create it with
-// Memory.Stream; it is safe for concurrent use, but chunks sent
+// on the AI platform's channel pubsub:ai:response (payload
+// {conversation_id, chunk} in the pubsub envelope), and appends the
+// assembled assistant message to the conversation when it ends. Create it
+// with Memory.Stream; it is safe for concurrent use, but chunks sent
 // concurrently are assembled in the order Send is called.
 type Stream struct {
 	m          *Memory

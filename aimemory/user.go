@@ -28,8 +28,8 @@ var (
 // preferencesField is the user context's field of the preferences.
 const preferencesField = "preferences"
 
-// UserContext is what a user's context holds across conversations (seed
-// 001's ai:memory:user:{user_id}).
+// UserContext is what a user's context holds across conversations (the AI
+// platform's ai:memory:user:{user_id}).
 type UserContext struct {
 	// RecentTopics are the user's recent topics, most recent first.
 	RecentTopics []string
