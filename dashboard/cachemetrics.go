@@ -111,7 +111,7 @@ type httpHistory struct {
 	Errors []int64 `json:"errors"`
 }
 
-// metricsSnapshot answers the metrics page: seed 000's HTTP totals and
+// metricsSnapshot answers the metrics page: the HTTP request totals and
 // every series of the metrics defined (metrics.CommonMetrics and those of
 // WithMetrics), read with metrics.Reader.Read in one pipeline, plus the
 // request totals sampled at each refresh for the throughput chart.
