@@ -1,7 +1,7 @@
 package pubsub
 
-// Payloads and topics of the named channels of the library's first
-// layout (see the package doc's Compatibility section). Each topic
+// Payloads and topics of the AI platform's named channels (see Reference
+// layouts in docs/pubsub.md). Each topic
 // function returns the same topic every time; declare your own with
 // MustTopic for other channels or payload types.
 
