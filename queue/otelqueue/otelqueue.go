@@ -2,6 +2,11 @@
 // of package queue and traces their handling. It is a module of its own,
 // so that importing queue never pulls in OpenTelemetry.
 //
+//	q, err := queue.New[Email](rdb, "emails", queue.WithMiddleware(otelqueue.Middleware[Email]()))
+//	...
+//	_, err = q.Enqueue(ctx, Email{To: "ann@example.com"}, otelqueue.Inject(ctx)) // ctx holds the request's span
+//	// q.Run's handlers now run in a consumer span, a child of the request's.
+//
 // A producer puts the current trace context in the job's envelope
 // headers (queue.WithHeaders) with Inject, or enqueues in a producer span
 // with Enqueue; a consumer adds Middleware to its queue
