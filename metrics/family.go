@@ -149,8 +149,10 @@ func joinValues(vals []string) (string, bool) {
 }
 
 // SplitDimension returns the label values of a dimension as the recorder
-// wrote it (n labels): the inverse of the joining rules in the package
-// doc. A dimensionless metric's "-" gives no values.
+// wrote it (n labels): the inverse of how the recorder joins label values
+// (with '|'; inside a value '%' is written %25 and '|' %7C, an empty value
+// %00, and the lone value "-" of a one-label metric %2D). A dimensionless
+// metric's "-" gives no values.
 func SplitDimension(dim string, n int) ([]string, bool) {
 	if n == 0 {
 		return nil, dim == "-"
