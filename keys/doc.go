@@ -1,65 +1,48 @@
 // Package keys is the one place in redschema that spells a Redis key.
 //
-// Every package declares its key patterns here, in a Registry, with the
-// Redis type, default TTL (or the reason a key may persist), owning package,
-// area (database) and purpose. The registry prints the schema as a Markdown
-// table and audits a live Redis against it with SCAN.
+// Every package declares its key patterns in a Registry: a Template such
+// as "session:user:{user_id}:{session_id}" with its Redis type, default TTL
+// (or the reason a key may persist), owning package, area and purpose. A
+// Namespace adds a prefix ("ha:") and says whether hash tags are written;
+// a Layout maps areas to databases. The registry prints the schema as a
+// Markdown table and audits a live Redis against it with SCAN.
 //
-// # Templates
+//	reg := keys.NewRegistry()
+//	sessions := reg.MustRegister(keys.Pattern{
+//		Template: "session:user:{user_id}:{session_id}", Tag: "user_id",
+//		Type: keys.Hash, TTL: time.Hour, Owner: "session", Area: keys.Sessions,
+//		Purpose: "one login session",
+//	})
+//	k, err := sessions.Key(keys.Namespace{Prefix: "ha:"}, "42", "s1") // "ha:session:user:{42}:s1"
+//	fmt.Print(reg.Markdown(keys.TableOptions{Layout: keys.SeedLayout()}))
 //
-// A Pattern's Template names its segments, separated by ':'. Literal
-// segments are written as they are; "{name}" placeholders fill a whole
-// segment:
+// # Guarantees
 //
-//	session:user:{user_id}:{session_id}
+//   - Injective: a key splits back into exactly its values (Template.Parse);
+//     "a:b"+"c" and "a"+"b:c" are different keys.
+//   - Canonical: Unescape accepts only what Escape produces, so a key has
+//     one decoding.
+//   - Slot-stable: user input can never add, close or move a hash tag, so
+//     it cannot move a key to another cluster slot.
+//   - Glob-safe: encoded values hold no glob character, so Template.Match
+//     patterns for SCAN need escaping only in the prefix.
+//   - Minimal escaping: only ':', '%', '{', '}', '*', '?', '[', ']', '\' and
+//     control bytes are percent-encoded; other IDs are written unchanged.
+//   - Checked input: an empty, oversize (MaxSegmentLen) or invalid UTF-8
+//     value is a *SegmentError (ErrInvalidKey) before anything is written.
+//   - Co-location: the Tag placeholder's value is written in braces
+//     ("session:index:{42}"), so an entity's keys share a cluster slot.
+//   - Real slots: Slot and SameSlot use Redis's CRC16, so tests check
+//     co-location on miniredis too, whose CLUSTER KEYSLOT is a constant.
+//   - No migration: tags are on by default, on a standalone server too;
+//     Namespace.NoHashTags leaves the braces out (standalone servers only).
+//   - One client per database: Layout.Clients builds them from one set of
+//     options, and one client in all on a cluster, where only DB 0 exists.
+//   - No KEYS: Registry.Audit scans a namespace with SCAN (every master of
+//     a cluster): key counts, missing TTLs, wrong types, memory, strays.
 //
-// Template.Key builds a key from values given in placeholder order, under a
-// Namespace (a prefix such as seed 000's "ha:", and the hash-tag setting).
-//
-// # Segment encoding
-//
-// Values are percent-encoded, byte by byte, only where they must be: the
-// separator ':', the escape '%', the hash-tag braces '{' '}', the glob
-// characters '*' '?' '[' ']' '\', and ASCII control bytes. Everything the
-// seed documents put in IDs (letters, digits, "-_.@/", space, non-ASCII
-// UTF-8) is written unchanged, so ordinary keys are byte-identical to the
-// seeds. The consequences, proven by the fuzz targets:
-//
-//   - injective: an encoded value never contains ':', and every placeholder
-//     is a whole segment, so a key splits back into exactly its values
-//     (Template.Parse); "a:b"+"c" and "a"+"b:c" are different keys;
-//   - canonical: Unescape accepts only what Escape produces, so every key
-//     has one decoding;
-//   - slot-stable: user input can never add, close or move a hash tag, so it
-//     cannot move a key to another cluster slot;
-//   - glob-safe: encoded values contain no glob character, so SCAN MATCH
-//     patterns built by Template.Match need escaping only in the prefix.
-//
-// Values must be non-empty, at most MaxSegmentLen bytes and valid UTF-8;
-// otherwise Key returns a *SegmentError (ErrInvalidKey) naming the
-// placeholder and the reason, before anything is written.
-//
-// # Hash tags
-//
-// A Pattern may name one placeholder as its Tag. The braces go around that
-// placeholder's value ("session:index:{42}"), never around a prefix, so keys
-// of one entity share a slot while entities spread over the cluster. Keys
-// that one script touches together use the same tag value; tests assert it
-// with SameSlot, which computes slots with Redis's CRC16 (miniredis's
-// CLUSTER KEYSLOT is a constant). Tags are on by default, on a standalone
-// server too, so moving to a cluster needs no key migration; set
-// Namespace.NoHashTags for keys byte-identical to the seeds on a standalone
-// server.
-//
-// # Databases
-//
-// A Layout maps areas to database numbers (SeedLayout is seed 001's
-// allocation) and Layout.Clients builds one client per database from one
-// set of options; on a cluster it collapses to one client and DB 0.
-//
-// # Audit
-//
-// Registry.Audit scans a namespace (every master of a cluster) and reports,
-// per pattern, the key count, keys without the TTL they should have, keys of
-// the wrong type and a MEMORY USAGE sample, plus keys no pattern matches.
+// The fuzz targets prove the first four. The reference systems whose
+// layouts the registered patterns follow, and how close NoHashTags comes
+// to their key bytes, are described in
+// https://github.com/redschema/redschema/blob/main/docs/README.md.
 package keys

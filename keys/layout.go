@@ -9,8 +9,8 @@ import (
 // Area is a part of the keyspace that a Layout can place in its own database.
 type Area string
 
-// The areas of the redschema packages. Seed 001 gives each of the first
-// eight its own database.
+// The areas of the redschema packages. The AI platform's layout gives each
+// of the first eight its own database (see SeedLayout).
 const (
 	Sessions   Area = "sessions"
 	Cache      Area = "cache"
@@ -30,8 +30,10 @@ const (
 // a nil Layout puts everything in DB 0.
 type Layout map[Area]int
 
-// SeedLayout is seed 001's allocation: sessions 0, API cache 1, job queues 2,
-// pub/sub 3, AI memory 4, rate limits 5, locks 6, metrics 7.
+// SeedLayout is the database allocation of the AI platform, one of the
+// reference systems (docs/ai-platform.md in the repository): sessions 0,
+// API cache 1, job queues 2, pub/sub 3, AI memory 4, rate limits 5, locks 6,
+// metrics 7.
 func SeedLayout() Layout {
 	return Layout{Sessions: 0, Cache: 1, Queues: 2, PubSub: 3, AIMemory: 4, RateLimits: 5, Locks: 6, Metrics: 7}
 }

@@ -12,14 +12,15 @@ import (
 // The zero Namespace is valid: no prefix, hash tags on.
 //
 // Hash tags are on by default, on a standalone server too, so that moving to
-// a Redis Cluster needs no key migration. With NoHashTags set, keys are
-// byte-identical to the seed documents (e.g. "session:index:42" instead of
-// "session:index:{42}"); use it only on a standalone server, where multi-key
-// scripts do not need co-location.
+// a Redis Cluster needs no key migration. With NoHashTags set, keys leave
+// the braces out ("session:index:42" instead of "session:index:{42}"), which
+// makes most of them byte-identical to the reference systems' layouts (each
+// system's page in docs/ says where); use it only on a standalone server,
+// where multi-key scripts do not need co-location.
 type Namespace struct {
-	// Prefix is prepended verbatim to every key, e.g. "ha:" (seed 000's
-	// REDIS_KEY_PREFIX). It must be valid UTF-8 without control bytes or
-	// '{' '}'.
+	// Prefix is prepended verbatim to every key, e.g. "ha:" (the
+	// home-automation backend's REDIS_KEY_PREFIX, docs/home-automation.md).
+	// It must be valid UTF-8 without control bytes or '{' '}'.
 	Prefix string
 	// NoHashTags renders tag placeholders without braces.
 	NoHashTags bool

@@ -54,7 +54,10 @@ type Pattern struct {
 	Area Area
 	// Purpose says what the key is for, in one line.
 	Purpose string
-	// Seed names the seed document section the pattern comes from, if any.
+	// Seed names the reference system the pattern comes from, if any: its
+	// number and, where its layout has numbered sections, the section
+	// ("001 §8": the AI platform's rate limits). docs/README.md in the
+	// repository lists the systems by number, one page each.
 	Seed string
 }
 

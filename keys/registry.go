@@ -148,8 +148,8 @@ type TableOptions struct {
 	Layout Layout
 }
 
-// Markdown renders the registered patterns as a Markdown table in the style
-// of the seed documents: key pattern, type, TTL, owner, description.
+// Markdown renders the registered patterns as a Markdown table: key
+// pattern, type, TTL, owner, description.
 func (r *Registry) Markdown(opt TableOptions) string {
 	var b strings.Builder
 	b.WriteString("| Key pattern | Type | TTL | ")

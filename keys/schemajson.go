@@ -30,8 +30,8 @@ type SchemaEntry struct {
 	// a Layout).
 	DB *int `json:"db,omitempty"`
 	// Owner is the package that writes the key; Area, its part of the
-	// keyspace; Purpose, what it is for; Seed, the seed section it comes
-	// from.
+	// keyspace; Purpose, what it is for; Seed, the reference system (and
+	// section) it comes from, as Pattern.Seed.
 	Owner   string `json:"owner"`
 	Area    string `json:"area,omitempty"`
 	Purpose string `json:"purpose"`

@@ -14,8 +14,8 @@ const hexDigits = "0123456789ABCDEF"
 
 // escaped reports whether byte b is percent-encoded inside a segment.
 //
-// Everything the seed documents put in IDs (letters, digits, "-_.@/", space,
-// and any non-ASCII UTF-8) passes through unchanged. Escaped are: the
+// Everything the reference systems put in IDs (letters, digits, "-_.@/",
+// space, and any non-ASCII UTF-8) passes through unchanged. Escaped are: the
 // separator ':', the escape '%' itself, the hash-tag braces '{' '}', the
 // SCAN glob characters '*?[]\', and ASCII control bytes.
 func escaped(b byte) bool { return escapedBytes[b] }
