@@ -1,6 +1,3 @@
-// Package codec is the value encoding that redschema packages use for the
-// caller's payload types. JSON is the default everywhere; any Codec can be
-// injected where a package stores the caller's values.
 package codec
 
 import (

@@ -1,18 +1,3 @@
-// Package connect opens the Redis a program talks to, with the client
-// settings the redschema packages rely on: the server or cluster a URL
-// names, or, when there is none, an embedded in-process Redis (miniredis)
-// for development, examples and demos.
-//
-//	rdb, closeRedis, err := connect.FromEnv(ctx, os.Stdout) // REDIS_URL, or embedded
-//	if err != nil {
-//		return err
-//	}
-//	defer closeRedis()
-//
-// Clients are created with ContextTimeoutEnabled, without which go-redis
-// ignores context deadlines while a server hangs (and the redschema
-// constructors refuse the client). This is the only package of the
-// module that imports miniredis; the schema packages never do.
 package connect
 
 import (

@@ -1,11 +1,3 @@
-// Package connecttest runs programs built on connect against the Redis a
-// test suite runs on, as this repository's example programs' tests do:
-// the 3-master cluster of REDIS_CLUSTER_ADDRS, else the server of
-// REDIS_ADDR, else (neither set) connect's embedded server. Each test
-// gets key prefixes of its own, whose keys are deleted when it ends.
-//
-// It is a package for tests (it imports testing), as net/http/httptest
-// is; programs never import it.
 package connecttest
 
 import (
