@@ -4,9 +4,11 @@
 // tests and the doc generator. A test fails when a registering package is
 // missing from it.
 //
-// It also keeps each package's generated key table (the "# Keys" section
-// of its doc.go) in step with the registry: see DocTable and Rewrite, run
-// by "go generate ./..." at the module root.
+// It also keeps the generated parts of the package docs in step, run by
+// "go generate ./..." at the module root: each package's key table (the
+// "# Keys" section of its doc.go) with the registry (DocTable, Rewrite),
+// and the root doc.go's list of every package of the repository with
+// their synopses (Packages, RewriteRoot).
 package allpkgs
 
 import (

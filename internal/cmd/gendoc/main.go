@@ -1,6 +1,8 @@
-// Command gendoc rewrites the key table of every registering package's
-// doc.go from the registry ("go generate ./..." at the module root runs
-// it). Run it from the module root.
+// Command gendoc rewrites the generated parts of the package docs ("go
+// generate ./..." at the module root runs it): the key table of every
+// registering package's doc.go, from the registry, and the package list
+// of the root doc.go, from each package's synopsis (sub-modules
+// included). Run it from the module root.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 )
 
 func main() {
+	rootDoc()
 	for _, owner := range allpkgs.Owners() {
 		path := filepath.Join(owner, "doc.go")
 		src, err := os.ReadFile(path)
@@ -28,6 +31,28 @@ func main() {
 			}
 			fmt.Println("gendoc: rewrote", path)
 		}
+	}
+}
+
+// rootDoc rewrites the package list of the root doc.go.
+func rootDoc() {
+	pkgs, err := allpkgs.Packages(".")
+	if err != nil {
+		fail(err)
+	}
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		fail(err)
+	}
+	out, err := allpkgs.RewriteRoot(string(src), pkgs)
+	if err != nil {
+		fail(err)
+	}
+	if out != string(src) {
+		if err := os.WriteFile("doc.go", []byte(out), 0o644); err != nil {
+			fail(err)
+		}
+		fmt.Println("gendoc: rewrote doc.go")
 	}
 }
 
