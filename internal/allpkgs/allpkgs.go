@@ -8,7 +8,8 @@
 // "go generate ./..." at the module root: each package's key table (the
 // "# Keys" section of its doc.go) with the registry (DocTable, Rewrite),
 // and the root doc.go's list of every package of the repository with
-// their synopses (Packages, RewriteRoot).
+// their synopses (Packages, RewriteRoot). Its tests hold every package
+// doc to DocBudget lines.
 package allpkgs
 
 import (

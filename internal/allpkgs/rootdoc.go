@@ -13,6 +13,11 @@ import (
 	"strings"
 )
 
+// DocBudget is the most lines a package's doc.go may have, its generated
+// key table included: what the package is, one example, the guarantees
+// and the key table. The long form goes to docs/<package>.md.
+const DocBudget = 120
+
 // A Package is one package of the repository: a directory with Go source
 // outside internal/, cmd/, examples/, bench/ and testdata/, in the root
 // module or a sub-module. The root package doc lists every one of them

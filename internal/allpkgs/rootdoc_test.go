@@ -77,6 +77,23 @@ func TestRootDocListsEveryPackage(t *testing.T) {
 	}
 }
 
+// TestDocBudget fails when a package's doc (its doc.go, or its package
+// comment where it has no doc.go) is longer than allpkgs.DocBudget lines,
+// in the root module or a sub-module; internal/, cmd/, examples/ and
+// bench/ are not held to it. The long form of a package doc belongs in
+// docs/<package>.md.
+func TestDocBudget(t *testing.T) {
+	for _, p := range packages(t) {
+		switch {
+		case p.DocFile == "":
+			t.Errorf("package %s (%s) has no package doc", p.Name, p.Dir)
+		case p.DocLines > allpkgs.DocBudget:
+			t.Errorf("%s: %d lines, over the budget of %d: move the long form to docs/%s.md",
+				p.DocFile, p.DocLines, allpkgs.DocBudget, p.Name)
+		}
+	}
+}
+
 // TestDocsIndexListsEveryPage fails when a file in docs/ is not linked
 // from docs/README.md.
 func TestDocsIndexListsEveryPage(t *testing.T) {
