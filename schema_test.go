@@ -17,8 +17,10 @@ const schemaHeader = `# redschema key schema
 Every key pattern the library's packages register, generated from the
 registry (` + "`go test -run TestSchema -update .`" + `; a test fails when this file is
 stale). ` + "`{{name}}`" + ` marks the hash-tagged placeholder, written ` + "`{42}`" + ` in a key;
-with ` + "`keys.Namespace{NoHashTags: true}`" + ` it is written bare, as in the seeds.
-DB is seed 001's allocation (` + "`keys.SeedLayout`" + `); on a cluster everything is DB 0.
+with ` + "`keys.Namespace{NoHashTags: true}`" + ` it is written bare, as in the reference
+systems' layouts ([docs/README.md](docs/README.md)). DB is the AI platform's
+allocation (` + "`keys.SeedLayout`" + `, [docs/ai-platform.md](docs/ai-platform.md)); on a
+cluster everything is DB 0.
 ` + "`go run ./cmd/redschema audit -url redis://...`" + ` checks a live Redis against it.
 
 `
