@@ -40,16 +40,16 @@
 //
 // # Keys
 //
-//	Key pattern                                               Type     TTL                                                                         Purpose
-//	cache:api:{endpoint}:{method}:{{params_hash}}             STRING   1m (the endpoint's policy TTL (seed: 30s to 86400s) plus the grace window)  cached value (the codec's bytes, JSON by default); params_hash hashes method, endpoint and parameters
-//	cache:meta:cache:api:{endpoint}:{method}:{{params_hash}}  HASH     1m (same as the entry; a lease alone lives for the lease)                   entry metadata: created_at, hits, size_bytes (seed) and hint (grace and load time, or a marker's kind), wid, lease
-//	cache:tag-dying:user:{{user_id}}                          ZSET     the tag's, kept while an invalidation drains it                             members of tag user:{user_id} being invalidated
-//	cache:tag-dying:{{tag_name}}                              ZSET     the tag's, kept while an invalidation drains it                             members of a tag being invalidated (renamed from the tag, drained in batches)
-//	cache:tag-gen:user:{{user_id}}                            STRING   1h (from the tag's last invalidation; outlives any load)                    generation of tag user:{user_id}
-//	cache:tag-gen:{{tag_name}}                                STRING   1h (from the tag's last invalidation; outlives any load)                    tag generation (opaque ID of the last InvalidateTag); a load that saw another one is not stored
-//	cache:tag:user:{{user_id}}                                ZSET     its longest-lived member's expiry                                           tag user:{user_id}: one user's entry keys -> expiry (Unix ms), expired ones pruned
-//	cache:tag:{{tag_name}}                                    ZSET     its longest-lived member's expiry                                           tag: entry key -> its expiry (Unix ms); the entries to invalidate together, expired ones pruned
-//	cache:events                                              CHANNEL  -                                                                           invalidations for local tiers and wake-ups for waiting loaders: "<kind> <origin> <key or tag>"
+//	Key pattern                                               Type     TTL                                                                                               Purpose
+//	cache:api:{endpoint}:{method}:{{params_hash}}             STRING   1m (the endpoint's policy TTL (30s to 86400s in the AI platform's layout) plus the grace window)  cached value (the codec's bytes, JSON by default); params_hash hashes method, endpoint and parameters
+//	cache:meta:cache:api:{endpoint}:{method}:{{params_hash}}  HASH     1m (same as the entry; a lease alone lives for the lease)                                         entry metadata: created_at, hits, size_bytes (as in the AI platform's layout) and hint (grace and load time, or a marker's kind), wid, lease
+//	cache:tag-dying:user:{{user_id}}                          ZSET     the tag's, kept while an invalidation drains it                                                   members of tag user:{user_id} being invalidated
+//	cache:tag-dying:{{tag_name}}                              ZSET     the tag's, kept while an invalidation drains it                                                   members of a tag being invalidated (renamed from the tag, drained in batches)
+//	cache:tag-gen:user:{{user_id}}                            STRING   1h (from the tag's last invalidation; outlives any load)                                          generation of tag user:{user_id}
+//	cache:tag-gen:{{tag_name}}                                STRING   1h (from the tag's last invalidation; outlives any load)                                          tag generation (opaque ID of the last InvalidateTag); a load that saw another one is not stored
+//	cache:tag:user:{{user_id}}                                ZSET     its longest-lived member's expiry                                                                 tag user:{user_id}: one user's entry keys -> expiry (Unix ms), expired ones pruned
+//	cache:tag:{{tag_name}}                                    ZSET     its longest-lived member's expiry                                                                 tag: entry key -> its expiry (Unix ms); the entries to invalidate together, expired ones pruned
+//	cache:events                                              CHANNEL  -                                                                                                 invalidations for local tiers and wake-ups for waiting loaders: "<kind> <origin> <key or tag>"
 //
 // The long form (hits and single loading in detail, early refresh,
 // invalidation, other layouts, HTTP, the local tier, how the AI

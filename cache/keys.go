@@ -20,7 +20,7 @@ var (
 		Template: "cache:api:{endpoint}:{method}:{params_hash}",
 		Type:     keys.String,
 		TTL:      DefaultTTL,
-		TTLNote:  "the endpoint's policy TTL (seed: 30s to 86400s) plus the grace window",
+		TTLNote:  "the endpoint's policy TTL (30s to 86400s in the AI platform's layout) plus the grace window",
 		Tag:      "params_hash",
 		Owner:    "cache",
 		Area:     keys.Cache,
@@ -35,7 +35,7 @@ var (
 		Tag:      "params_hash",
 		Owner:    "cache",
 		Area:     keys.Cache,
-		Purpose:  "entry metadata: created_at, hits, size_bytes (seed) and hint (grace and load time, or a marker's kind), wid, lease",
+		Purpose:  "entry metadata: created_at, hits, size_bytes (as in the AI platform's layout) and hint (grace and load time, or a marker's kind), wid, lease",
 		Seed:     "001 §4",
 	})
 	tagKey = keys.Register(keys.Pattern{

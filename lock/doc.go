@@ -42,14 +42,14 @@
 //
 //	Key pattern                                    Type     TTL                                                                 Purpose
 //	cron:last-run:{{job_name}}                     STRING   none (bounded: one key per cron job)                                interval guard: start of the job's last run, Unix ms as a decimal string
-//	lock:cache:{{operation}}                       STRING   10s (default; callers may pick any lease up to the max)             cache lock (resource type "cache"; seed: lock:cache:invalidate)
+//	lock:cache:{{operation}}                       STRING   10s (default; callers may pick any lease up to the max)             cache lock (resource type "cache"; the AI platform spells it lock:cache:invalidate)
 //	lock:fence:{resource_type}:{{resource_id}}     STRING   1h (at least this after the last acquisition, at most 1/4096 more)  last fencing token issued for the resource (decimal)
 //	lock:file:{{file_id}}                          STRING   1m (default; callers may pick any lease up to the max)              file processing lock (resource type "file")
 //	lock:queue:{resource_type}:{{resource_id}}     LIST     latest waiter deadline                                              fair lock: waiter owner IDs in arrival order
 //	lock:readers:{resource_type}:{{resource_id}}   ZSET     5m (latest reader expiry)                                           read-write lock: reader owner ID -> expiry (Unix ms)
 //	lock:rw:{resource_type}:{{resource_id}}        STRING   30s (writer's lease, at most 300s)                                  read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}
 //	lock:sem:{resource_type}:{{resource_id}}       ZSET     5m (latest permit expiry)                                           semaphore: permit owner ID -> expiry (Unix ms)
-//	lock:user-session:{{user_id}}                  STRING   5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; seed: lock:user:{user_id}:session)
+//	lock:user-session:{{user_id}}                  STRING   5s (default; callers may pick any lease up to the max)              session creation lock (resource type "user-session"; the AI platform spells it lock:user:{user_id}:session)
 //	lock:waiters:{resource_type}:{{resource_id}}   ZSET     latest waiter deadline                                              fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue
 //	lock:workflow:{{workflow_id}}                  STRING   5m (default; callers may pick any lease up to the max)              workflow execution lock (resource type "workflow")
 //	lock:writers:{resource_type}:{{resource_id}}   ZSET     latest waiting writer's deadline                                    read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away

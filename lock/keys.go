@@ -154,8 +154,8 @@ var resourceDefaults = map[string]*keys.Template{
 		Purpose: "workflow execution lock (resource type \"workflow\")", Seed: "001 §9"}),
 	UserSession: keys.Register(keys.Pattern{Template: "lock:user-session:{user_id}", Type: keys.String, TTL: 5 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "user_id", Owner: "lock", Area: keys.Locks,
-		Purpose: "session creation lock (resource type \"user-session\"; seed: lock:user:{user_id}:session)", Seed: "001 §9"}),
+		Purpose: "session creation lock (resource type \"user-session\"; the AI platform spells it lock:user:{user_id}:session)", Seed: "001 §9"}),
 	Cache: keys.Register(keys.Pattern{Template: "lock:cache:{operation}", Type: keys.String, TTL: 10 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "operation", Owner: "lock", Area: keys.Locks,
-		Purpose: "cache lock (resource type \"cache\"; seed: lock:cache:invalidate)", Seed: "001 §9"}),
+		Purpose: "cache lock (resource type \"cache\"; the AI platform spells it lock:cache:invalidate)", Seed: "001 §9"}),
 }

@@ -37,39 +37,39 @@ const owner = "metrics"
 // the same slot (see slotTag).
 var (
 	connCurrentKey = keys.Register(keys.Pattern{Template: "connections:http:current", Type: keys.String,
-		Persistent: "seed 000: one key; the sum of the live instances' in-flight requests, rewritten by every flush",
+		Persistent: "as in the home-automation layout: one key; the sum of the live instances' in-flight requests, rewritten by every flush",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "current HTTP connections (in-flight requests) across all instances (INTEGER)"})
 	connMaxKey = keys.Register(keys.Pattern{Template: "connections:http:max_since_startup", Type: keys.String,
-		Persistent: "seed 000: one key, an atomic maximum",
+		Persistent: "as in the home-automation layout: one key, an atomic maximum",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "highest connections:http:current seen since the deployment started (INTEGER)"})
 	acceptedKey = keys.Register(keys.Pattern{Template: "requests:accepted", Type: keys.String,
-		Persistent: "seed 000: one counter, never expires",
+		Persistent: "as in the home-automation layout: one counter, never expires",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "requests accepted (all requests but those refused: 429 and 503 by default) (INTEGER)"})
 	totalKey = keys.Register(keys.Pattern{Template: "requests:total", Type: keys.String,
-		Persistent: "seed 000: one counter, never expires",
+		Persistent: "as in the home-automation layout: one counter, never expires",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "non-localhost requests across all instances and endpoints (INTEGER)"})
 	speedKey = keys.Register(keys.Pattern{Template: "requests:speed_per_second", Type: keys.String,
-		Persistent: "seed 000: one key, rewritten by every flush",
+		Persistent: "as in the home-automation layout: one key, rewritten by every flush",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "requests in the last complete second across all instances (INTEGER)"})
 	maxSpeedKey = keys.Register(keys.Pattern{Template: "requests:max_speed_per_second", Type: keys.String,
-		Persistent: "seed 000: one key, an atomic maximum",
+		Persistent: "as in the home-automation layout: one key, an atomic maximum",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "highest requests:speed_per_second seen (INTEGER)"})
 	endpointKey = keys.Register(keys.Pattern{Template: "requests:endpoint:{endpoint}", Type: keys.String,
-		Persistent: "seed 000: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each)",
+		Persistent: "as in the home-automation layout: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each)",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "requests per endpoint \"METHOD route\" (INTEGER)"})
 	errorsKey = keys.Register(keys.Pattern{Template: "errors:total", Type: keys.String,
-		Persistent: "seed 000: one counter, never expires",
+		Persistent: "as in the home-automation layout: one counter, never expires",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §2",
 		Purpose: "responses with status >= 400 across all instances (INTEGER)"})
 	endpointErrorsKey = keys.Register(keys.Pattern{Template: "errors:endpoint:{endpoint}", Type: keys.String,
-		Persistent: "seed 000: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each)",
+		Persistent: "as in the home-automation layout: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each)",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §2",
 		Purpose: "responses with status >= 400 per endpoint \"METHOD route\" (INTEGER)"})
 )
@@ -95,9 +95,9 @@ var (
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "one metric's series in one hash (dimension, or dimension|bucket -> count), read by one HGETALL per metric per scrape; at most the cap + 1 fields"})
 	endpointTotalsKey = keys.Register(keys.Pattern{Template: "metrics:endpoint-totals:{metric_name}", Type: keys.Hash,
-		Persistent: "bounded: two hashes (http_endpoint_requests, http_endpoint_errors) of at most the cap + 1 fields, as lasting as seed 000's per-endpoint counters they sum", Tag: "metric_name",
+		Persistent: "bounded: two hashes (http_endpoint_requests, http_endpoint_errors) of at most the cap + 1 fields, as lasting as the home-automation layout's per-endpoint counters they sum", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics,
-		Purpose: "seed 000's per-endpoint requests or errors in one hash (route template -> count), read by one HGETALL per scrape"})
+		Purpose: "the home-automation layout's per-endpoint requests or errors in one hash (route template -> count), read by one HGETALL per scrape"})
 )
 
 // Companion keys of a flush. {slot} is a short tag that hashes to the

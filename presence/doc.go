@@ -48,7 +48,7 @@
 //	presence:replay:{{user_id}}                    STRING   1m (after the user's last recorded request)                                                                                                                                                                    first outcomes of a user's last 8 Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests, for replays
 //	presence:sweep:{{slot}}                        STRING   1m (after the shard's last sweep that announced someone)                                                                                                                                                       first outcomes of the last 8 sweeps of an online index shard that announced someone, for replays
 //	presence:{{user_id}}                           STRING   1m (profile TTL after the freshest heartbeat; the retention after going offline (default 60s, 600s))                                                                                                           a user's presence JSON: status, lastSeen, activeConnections, metadata (FormatDetailed) or userId, status, lastSeen (FormatCompact); with LayoutSingleKey also the connections
-//	typers:{{conversation_id}}                     ZSET     3s (typing TTL after the latest Typing.Start; expired members pruned on every write)                                                                                                                           index of a conversation's typing JSON values scored by expiry (ms), replaces the seed's KEYS
+//	typers:{{conversation_id}}                     ZSET     3s (typing TTL after the latest Typing.Start; expired members pruned on every write)                                                                                                                           index of a conversation's typing JSON values scored by expiry (ms), replaces the chat app's KEYS scan
 //	typing:replay:{{conversation_id}}:{user_id}    STRING   1m (after the last recorded request)                                                                                                                                                                           first outcomes of a user's last 8 Typing.Stop (and unthrottled Typing.Start) requests in a conversation, for replays
 //	typing:throttle:{{conversation_id}}:{user_id}  STRING   2s (profile typing throttle)                                                                                                                                                                                   typing throttle: set NX to the request ID of each accepted Typing.Start
 //	typing:{{conversation_id}}:{user_id}           STRING   3s (profile typing TTL)                                                                                                                                                                                        typing indicator JSON: userId, username, timestamp
@@ -58,8 +58,7 @@
 // The {{x}} marks the hash tag: presence:{{user_id}} is written
 // presence:{42}. With keys.Namespace.NoHashTags the keys are
 // byte-identical to the presence service's, the chat app's and the
-// home-automation backend's (standalone server only); where the table
-// says "seed", it means the layout of one of those systems (see
+// home-automation backend's (standalone server only; see
 // docs/presence-service.md, docs/chat-app.md, docs/home-automation.md).
 //
 // The long form (every guarantee in full, layouts and their costs, the

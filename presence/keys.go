@@ -102,7 +102,7 @@ var (
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "index of a conversation's typing JSON values scored by expiry (ms), replaces the seed's KEYS",
+		Purpose:  "index of a conversation's typing JSON values scored by expiry (ms), replaces the chat app's KEYS scan",
 		Seed:     "004 §2",
 	})
 	throttleKey = keys.Register(keys.Pattern{

@@ -43,12 +43,12 @@
 //	queue:{{queue_name}}:done                HASH     the queue's retention (WithRetention), refreshed on each write; entries past it or over the cap are trimmed in the script that adds one                      finished jobs kept for WithRetention: job ID -> JSON (state, finish time, result, last progress, job)
 //	queue:{{queue_name}}:done_at             ZSET     the queue's retention (WithRetention), refreshed on each write; trimmed with the done hash                                                                   index of the done hash: job ID scored by when its entry expires (server ms)
 //	queue:{{queue_name}}:events              STREAM   none (bounded: capped at about the WithEvents length (XADD MAXLEN ~))                                                                                        lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress
-//	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them)                                                         wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted
+//	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the AI platform's format until a dequeue adopts them)                                                  wake-up list idle consumers block on (BLMOVE to the inbox); jobs pushed here in the AI platform's format are adopted
 //	queue:{{queue_name}}:flows               HASH     none (bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish (or are deleted or purged))  flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID
 //	queue:{{queue_name}}:gactive:{group}     ZSET     MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                                group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
 //	queue:{{queue_name}}:grate:{group}       STRING   one period past the end of its rate window (the group's rate period; the value names its window)                                                             group rate (WithGroupLimits): "window,count": the current fixed window (Unix ms / period) and the group's jobs leased in it
-//	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                       wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost
-//	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                                job ID -> job JSON in seed 001's item format
+//	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                       wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost
+//	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                                job ID -> job JSON in the AI platform's item format
 //	queue:{{queue_name}}:priority:{level}    ZSET     none (bounded: one member per pending or scheduled job; empty sets vanish)                                                                                   job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
 //	queue:{{queue_name}}:progress            HASH     none (bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled)                                       job ID -> delivery and the progress JSON its handler reported (SetProgress)
 //	queue:{{queue_name}}:rate                STRING   one period past the end of its rate window (WithRateLimit's period; the value names its window, so a later one reads as empty)                               WithRateLimit: "window,count": the current fixed window (Unix ms / period) and the jobs leased in it
@@ -60,8 +60,8 @@
 //
 // The {{x}} marks the hash tag: queue:{{queue_name}}:jobs is written
 // queue:{n8n}:jobs. With keys.Namespace.NoHashTags the keys are
-// byte-identical to the AI platform's job queues (standalone server only);
-// where the table says "seed", it means that layout (docs/ai-platform.md).
+// byte-identical to the AI platform's job queues (standalone server only;
+// docs/ai-platform.md).
 //
 // The long form (every guarantee in full, design, failover figures, how
 // the AI platform's layout maps, limits) is

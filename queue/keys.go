@@ -16,15 +16,15 @@ const replayWindow = time.Minute
 var (
 	wakeKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:executions", Type: keys.List,
-		Persistent: "bounded: one wake-up token, plus jobs pushed in the seed's format until a dequeue adopts them",
+		Persistent: "bounded: one wake-up token, plus jobs pushed in the AI platform's format until a dequeue adopts them",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
-		Purpose: "wake-up list idle consumers block on (BLMOVE to the inbox); seed-format jobs pushed here are adopted",
+		Purpose: "wake-up list idle consumers block on (BLMOVE to the inbox); jobs pushed here in the AI platform's format are adopted",
 	})
 	inboxKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:inbox", Type: keys.List,
 		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a seed-format job is never popped and lost",
+		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost",
 	})
 	replyKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: replayWindow,
@@ -41,7 +41,7 @@ var (
 		Template: "queue:{queue_name}:jobs", Type: keys.Hash,
 		Persistent: "bounded: one field per live job, deleted on ack, dead letter or delete",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "job ID -> job JSON in seed 001's item format",
+		Purpose: "job ID -> job JSON in the AI platform's item format",
 	})
 	stateKey = keys.Register(keys.Pattern{
 		Template: "queue:{queue_name}:state", Type: keys.Hash,
