@@ -78,6 +78,24 @@ type AuditReport struct {
 	// Largest lists the AuditOptions.Largest biggest probed keys, biggest
 	// first.
 	Largest []KeySize
+	// Guesses lists the namespaces under which some of the unmatched
+	// keys would match a pattern, most keys first: a longer prefix (keys
+	// such as "ha:presence:{42}" audited without a prefix suggest "ha:")
+	// or the other hash-tag setting, as Registry.Guess finds them. Only
+	// the first GuessSample unmatched keys are examined, so the counts are
+	// of those.
+	Guesses []NamespaceGuess
+}
+
+// GuessSample is how many unmatched keys an audit examines for
+// AuditReport.Guesses.
+const GuessSample = 200
+
+// NamespaceGuess is a namespace under which Keys of the unmatched keys an
+// audit examined match a pattern.
+type NamespaceGuess struct {
+	Namespace Namespace
+	Keys      int64
 }
 
 // KeySize is one key and its MEMORY USAGE.
@@ -198,6 +216,19 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 	if err := ForEachNode(ctx, c, a.scanNode); err != nil {
 		return nil, fmt.Errorf("keys: audit: %w", err)
 	}
+	for ns, n := range a.guesses {
+		a.rep.Guesses = append(a.rep.Guesses, NamespaceGuess{Namespace: ns, Keys: n})
+	}
+	sort.Slice(a.rep.Guesses, func(i, j int) bool {
+		x, y := a.rep.Guesses[i], a.rep.Guesses[j]
+		if x.Keys != y.Keys {
+			return x.Keys > y.Keys
+		}
+		if x.Namespace.Prefix != y.Namespace.Prefix {
+			return x.Namespace.Prefix < y.Namespace.Prefix
+		}
+		return !x.Namespace.NoHashTags
+	})
 	return a.rep, nil
 }
 
@@ -215,11 +246,59 @@ func ForEachNode(ctx context.Context, c redis.UniversalClient, fn func(ctx conte
 }
 
 type auditor struct {
-	reg *Registry
-	opt AuditOptions
-	mu  sync.Mutex
-	rep *AuditReport
-	idx map[*Template]int
+	reg      *Registry
+	opt      AuditOptions
+	mu       sync.Mutex
+	rep      *AuditReport
+	idx      map[*Template]int
+	examined int                 // unmatched keys examined for guesses
+	guesses  map[Namespace]int64 // what they matched under
+}
+
+// maxGuessCuts is how many ':'-terminated segments a guessed prefix may
+// add to the audited one.
+const maxGuessCuts = 3
+
+// Guess looks for a namespace other than ns under which key, which no
+// pattern matches under ns, would match one: ns with the other hash-tag
+// setting, or ns's prefix extended by one to three ':'-terminated
+// segments of the key ("ha:" for "ha:presence:{42}" under the empty
+// namespace), with either setting, shortest prefix first. It reports
+// false when there is none, or when key is not under ns's prefix.
+func (r *Registry) Guess(ns Namespace, key string) (Namespace, bool) {
+	rest, ok := strings.CutPrefix(key, ns.Prefix)
+	if !ok {
+		return Namespace{}, false
+	}
+	try := []Namespace{{Prefix: ns.Prefix, NoHashTags: !ns.NoHashTags}}
+	for i, cuts := 0, 0; i < len(rest) && cuts < maxGuessCuts; i++ {
+		if rest[i] == ':' {
+			cuts++
+			p := ns.Prefix + rest[:i+1]
+			try = append(try, Namespace{Prefix: p, NoHashTags: ns.NoHashTags}, Namespace{Prefix: p, NoHashTags: !ns.NoHashTags})
+		}
+	}
+	for _, n := range try {
+		if _, _, ok := r.Match(n, key); ok {
+			return n, true
+		}
+	}
+	return Namespace{}, false
+}
+
+// guess counts, for the first GuessSample unmatched keys, the namespace
+// each would match under (Registry.Guess).
+func (a *auditor) guess(key string) {
+	if a.examined >= GuessSample {
+		return
+	}
+	a.examined++
+	if n, ok := a.reg.Guess(a.opt.Namespace, key); ok {
+		if a.guesses == nil {
+			a.guesses = map[Namespace]int64{}
+		}
+		a.guesses[n]++
+	}
 }
 
 func (a *auditor) scanNode(ctx context.Context, node redis.UniversalClient) error {
@@ -283,6 +362,7 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 			if len(a.rep.UnmatchedKeys) < a.opt.KeepUnmatched {
 				a.rep.UnmatchedKeys = append(a.rep.UnmatchedKeys, batch[i])
 			}
+			a.guess(batch[i])
 			continue
 		}
 		if p.typ.Err() == redis.Nil || p.typ.Val() == "none" {
