@@ -425,16 +425,21 @@ type DBReport struct {
 
 // AuditLayout audits every database of cs (one client per database of a
 // Layout, see Layout.Clients) in one run, and checks that each key sits in
-// its area's database. On a cluster there is one database, 0, and no such
-// check. opt.Layout and opt.DB are set per database.
+// its area's database (Clients.DB). With one database (a cluster, or a
+// Layout that names no area) there is no such check. opt.Layout and opt.DB
+// are set per database.
 func (r *Registry) AuditLayout(ctx context.Context, cs *Clients, opt AuditOptions) ([]DBReport, error) {
 	var out []DBReport
+	var placed Layout // every registered area, in its database of cs
+	if len(cs.DBs()) > 1 {
+		placed = Layout{}
+		for _, t := range r.Templates() {
+			placed[t.p.Area] = cs.DB(t.p.Area)
+		}
+	}
 	for _, db := range cs.DBs() {
 		o := opt
-		o.Layout, o.DB = nil, db
-		if !cs.cluster {
-			o.Layout = cs.layout
-		}
+		o.Layout, o.DB = placed, db
 		rep, err := r.Audit(ctx, cs.byDB[db], o)
 		if err != nil {
 			return nil, fmt.Errorf("keys: audit DB %d: %w", db, err)

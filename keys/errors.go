@@ -19,6 +19,10 @@ var ErrInvalidPattern = errors.New("keys: invalid pattern")
 // would break hash tags or SCAN patterns.
 var ErrInvalidNamespace = errors.New("keys: invalid namespace")
 
+// ErrInvalidLayout is returned by Layout.Clients for a database number
+// that cannot be used: a negative one, or one other than 0 on a cluster.
+var ErrInvalidLayout = errors.New("keys: invalid layout")
+
 // ErrNoMatch is returned by Template.Parse when a key was not built from the
 // template in the given namespace.
 var ErrNoMatch = errors.New("keys: key does not match pattern")

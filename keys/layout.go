@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/redis/go-redis/v9"
@@ -26,8 +27,9 @@ const (
 	Users      Area = "users"
 )
 
-// Layout maps areas to database numbers. Areas it does not name are in DB 0;
-// a nil Layout puts everything in DB 0.
+// Layout maps areas to database numbers. Areas it does not name are in DB 0,
+// or, for the clients Layout.Clients builds, in the database its options
+// select; a nil Layout names no area.
 type Layout map[Area]int
 
 // SeedLayout is the database allocation of the AI platform, one of the
@@ -38,7 +40,8 @@ func SeedLayout() Layout {
 	return Layout{Sessions: 0, Cache: 1, Queues: 2, PubSub: 3, AIMemory: 4, RateLimits: 5, Locks: 6, Metrics: 7}
 }
 
-// DB returns the database of area a.
+// DB returns the database of area a: 0 when l does not name it (see
+// Clients.DB for the database a set of clients uses).
 func (l Layout) DB(a Area) int { return l[a] }
 
 // Clients holds one client per database of a Layout. Build it with
@@ -46,31 +49,72 @@ func (l Layout) DB(a Area) int { return l[a] }
 type Clients struct {
 	byDB    map[int]redis.UniversalClient
 	layout  Layout
+	def     int // the database of the areas layout does not name
 	cluster bool
 }
 
-// Clients builds one client per distinct database named by the layout from
-// one set of options (opts.DB is ignored). When opts describes a cluster
-// (several addresses, or IsClusterMode) there are no databases: every area
-// gets the one cluster client, DB 0, and key prefixes keep areas apart.
-func (l Layout) Clients(opts *redis.UniversalOptions) *Clients {
-	return l.Open(len(opts.Addrs) > 1 || opts.IsClusterMode, func(db int) redis.UniversalClient {
+// Clients builds one client per distinct database from one set of
+// options. It keeps the database opts selects (opts.DB, e.g. the 3 of
+// "redis://host:6379/3"), never replaces it: that database holds every
+// area the layout does not name. So a nil or empty Layout gives one
+// client, on opts.DB, for every area; a Layout that names areas adds a
+// client for each database it names, and those areas are there whatever
+// opts.DB is. With SeedLayout and opts.DB 3, for example, sessions are in
+// DB 0, locks in DB 6, and presence, chat, sensors and users (which seed
+// 001 does not place) in DB 3.
+//
+// When opts describes a cluster (several addresses or IsClusterMode, and
+// no MasterName) there are no databases: every area gets the one cluster
+// client, DB 0, and key prefixes keep areas apart. Clients then refuses
+// an opts.DB other than 0 instead of dropping it, as it refuses a
+// negative database number in opts or the layout: the error wraps
+// ErrInvalidLayout and no client is opened.
+func (l Layout) Clients(opts *redis.UniversalOptions) (*Clients, error) {
+	cluster := opts.MasterName == "" && (len(opts.Addrs) > 1 || opts.IsClusterMode)
+	switch {
+	case opts.DB < 0:
+		return nil, fmt.Errorf("%w: options select DB %d", ErrInvalidLayout, opts.DB)
+	case cluster && opts.DB != 0:
+		return nil, fmt.Errorf("%w: options select DB %d, but a cluster has only DB 0", ErrInvalidLayout, opts.DB)
+	}
+	for _, a := range l.areas() {
+		if l[a] < 0 {
+			return nil, fmt.Errorf("%w: area %s in DB %d", ErrInvalidLayout, a, l[a])
+		}
+	}
+	return l.open(opts.DB, cluster, func(db int) redis.UniversalClient {
 		o := *opts
 		o.DB = db
 		return redis.NewUniversalClient(&o)
-	})
+	}), nil
+}
+
+// areas returns the areas l names, sorted.
+func (l Layout) areas() []Area {
+	out := make([]Area, 0, len(l))
+	for a := range l {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // Open builds the layout's clients with open, called once per distinct
-// database (0 included); on a cluster (cluster true) once, for DB 0, and
-// that client serves every area.
+// database (0, where the areas the layout does not name are, included);
+// on a cluster (cluster true) once, for DB 0, and that client serves
+// every area.
 func (l Layout) Open(cluster bool, open func(db int) redis.UniversalClient) *Clients {
-	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l, cluster: cluster}
+	return l.open(0, cluster, open)
+}
+
+// open is Open with the areas l does not name in database def.
+func (l Layout) open(def int, cluster bool, open func(db int) redis.UniversalClient) *Clients {
+	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l, def: def, cluster: cluster}
 	if cluster {
 		c.byDB[0] = open(0)
 		return c
 	}
-	dbs := map[int]bool{0: true}
+	dbs := map[int]bool{def: true}
 	for _, db := range l {
 		dbs[db] = true
 	}
@@ -83,12 +127,20 @@ func (l Layout) Open(cluster bool, open func(db int) redis.UniversalClient) *Cli
 // Cluster reports whether the clients serve a cluster (every area in DB 0).
 func (c *Clients) Cluster() bool { return c.cluster }
 
-// For returns the client for area a.
-func (c *Clients) For(a Area) redis.UniversalClient {
+// For returns the client for area a: the client of Clients.DB(a).
+func (c *Clients) For(a Area) redis.UniversalClient { return c.byDB[c.DB(a)] }
+
+// DB returns the database that holds area a: the layout's number for an
+// area it names, otherwise the database the options of Layout.Clients
+// selected (0 for Layout.Open); always 0 on a cluster.
+func (c *Clients) DB(a Area) int {
 	if c.cluster {
-		return c.byDB[0]
+		return 0
 	}
-	return c.byDB[c.layout.DB(a)]
+	if db, ok := c.layout[a]; ok {
+		return db
+	}
+	return c.def
 }
 
 // ForDB returns the client of database db, or nil.

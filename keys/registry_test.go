@@ -90,14 +90,17 @@ func TestLayout(t *testing.T) {
 	assert.Equal(t, 0, l.DB(keys.Presence), "unnamed areas are in DB 0")
 	assert.Equal(t, 0, keys.Layout(nil).DB(keys.Locks))
 
-	cs := l.Clients(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:1"}})
+	cs, err := l.Clients(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:1"}})
+	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, cs.DBs())
 	assert.Equal(t, 6, cs.For(keys.Locks).(*redis.Client).Options().DB)
 	assert.Equal(t, 0, cs.For(keys.Presence).(*redis.Client).Options().DB)
 	assert.Same(t, cs.For(keys.Presence), cs.For(keys.Sessions))
 	require.NoError(t, cs.Close())
 
-	cs = l.Clients(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:1", "127.0.0.1:2"}})
+	cs, err = l.Clients(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:1", "127.0.0.1:2"}})
+	require.NoError(t, err)
+	assert.True(t, cs.Cluster())
 	assert.Equal(t, []int{0}, cs.DBs())
 	_, isCluster := cs.For(keys.Locks).(*redis.ClusterClient)
 	assert.True(t, isCluster)
@@ -111,7 +114,8 @@ func TestLayoutClientsSelectDB(t *testing.T) {
 		t.Skip("a cluster has only DB 0; covered by TestLayout")
 	}
 	ctx := e.Ctx()
-	cs := keys.SeedLayout().Clients(&redis.UniversalOptions{Addrs: []string{e.Addr}})
+	cs, err := keys.SeedLayout().Clients(&redis.UniversalOptions{Addrs: []string{e.Addr}})
+	require.NoError(t, err)
 	defer cs.Close()
 	key := e.NS.Prefix + "layout"
 	require.NoError(t, cs.For(keys.Locks).Set(ctx, key, "in-6", time.Minute).Err())

@@ -148,7 +148,9 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	case "serve":
 		var cs *keys.Clients
 		if *cluster != "" { // a cluster even when given one node
-			cs = lay.Clients(&redis.UniversalOptions{Addrs: strings.Split(*cluster, ","), IsClusterMode: true, ContextTimeoutEnabled: true})
+			if cs, err = lay.Clients(&redis.UniversalOptions{Addrs: strings.Split(*cluster, ","), IsClusterMode: true, ContextTimeoutEnabled: true}); err != nil {
+				return 2, err
+			}
 		} else if cs, err = openClients(*url, lay, args[0]); err != nil {
 			return 2, err
 		}
@@ -213,7 +215,7 @@ func openClients(url string, lay keys.Layout, cmd string) (*keys.Clients, error)
 	if err != nil {
 		return nil, err
 	}
-	return lay.Clients(opts), nil
+	return lay.Clients(opts)
 }
 
 // clientOptions turns -url into client options: a redis:// URL, or a

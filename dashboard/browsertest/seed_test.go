@@ -137,7 +137,8 @@ func TestSeedSystemInBrowser(t *testing.T) {
 		t.Skip("no chromium installed: the browser tests need it (apt-get install -y chromium; .ci/run installs it)")
 	}
 	url, opts, prefix := seedRedis(t)
-	cs := keys.SeedLayout().Clients(opts)
+	cs, err := keys.SeedLayout().Clients(opts)
+	require.NoError(t, err)
 	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
