@@ -31,28 +31,24 @@ type inspection struct {
 
 // inspect prints, for each key, the pattern and package that own it, its
 // type and TTL, and its value as the owning package decodes it. It exits 1
-// when a key is unowned, missing or does not decode.
+// when a key does not exist, is unowned or does not decode.
 func inspect(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespace, keyArgs []string, asJSON bool) (int, error) {
 	reg := keys.Default()
 	var errs []error
 	var all []inspection
 	for _, key := range keyArgs {
 		t, _, ok := reg.Match(ns, key)
-		c := cs.ForDB(0)
-		db := 0
-		if ok {
-			c = cs.For(t.Pattern().Area)
-			for _, d := range cs.DBs() {
-				if cs.ForDB(d) == c {
-					db = d
-				}
-			}
+		if !ok {
+			errs = append(errs, unowned(ctx, cs, ns, key))
+			continue
 		}
-		in, err := reg.Inspect(ctx, c, ns, key)
+		db := cs.DB(t.Pattern().Area)
+		in, err := reg.Inspect(ctx, cs.ForDB(db), ns, key)
+		if errors.Is(err, keys.ErrNotFound) {
+			err = &notExist{key: key, where: dbText(cs, db),
+				what: fmt.Sprintf(" (a %q key of package %s)", t.String(), t.Pattern().Owner)}
+		}
 		if err != nil {
-			if errors.Is(err, keys.ErrNotFound) && !cs.Cluster() {
-				err = fmt.Errorf("%w in DB %d", err, db)
-			}
 			errs = append(errs, err)
 			continue
 		}
@@ -113,4 +109,70 @@ func printInspection(out io.Writer, j inspection) error {
 	}
 	_, err = fmt.Fprintf(out, "value:    %s\n\n", b)
 	return err
+}
+
+// unowned explains a key no pattern owns under ns: a pub/sub channel's
+// name, a key that does not exist (in any database of cs), or one that
+// exists but belongs to no package, with the flags under which it would
+// ("did you mean -prefix ha:?").
+func unowned(ctx context.Context, cs *keys.Clients, ns keys.Namespace, key string) error {
+	reg := keys.Default()
+	if _, _, isChannel := reg.MatchChannel(ns, key); isChannel {
+		_, err := reg.Inspect(ctx, cs.ForDB(cs.DBs()[0]), ns, key) // says which channel
+		return err
+	}
+	var in []int
+	for _, db := range cs.DBs() {
+		n, err := cs.ForDB(db).Exists(ctx, key).Result()
+		if err != nil {
+			return fmt.Errorf("inspect %q: %w", key, err)
+		}
+		if n > 0 {
+			in = append(in, db)
+		}
+	}
+	if len(in) == 0 {
+		return &notExist{key: key, where: dbsText(cs)}
+	}
+	err := fmt.Errorf("%w: %q under %s%s", keys.ErrUnowned, key, flags(ns), dbText(cs, in[0]))
+	if g, ok := reg.Guess(ns, key); ok {
+		err = fmt.Errorf("%w; did you mean %s?", err, change(ns, g))
+	}
+	return err
+}
+
+// notExist is the error for a key that does not exist. It matches
+// keys.ErrNotFound.
+type notExist struct {
+	key   string
+	where string // " in DB 3", or "" on a cluster
+	what  string // the pattern that would own it, or ""
+}
+
+func (e *notExist) Error() string {
+	return fmt.Sprintf("key %q does not exist%s%s", e.key, e.where, e.what)
+}
+
+func (e *notExist) Unwrap() error { return keys.ErrNotFound }
+
+// dbText is " in DB n", or "" on a cluster, which has one database.
+func dbText(cs *keys.Clients, db int) string {
+	if cs.Cluster() {
+		return ""
+	}
+	return fmt.Sprintf(" in DB %d", db)
+}
+
+// dbsText is dbText for every database of cs: " in DB 3", or " in any of
+// DBs 0, 1, 2".
+func dbsText(cs *keys.Clients) string {
+	dbs := cs.DBs()
+	if cs.Cluster() || len(dbs) == 1 {
+		return dbText(cs, dbs[0])
+	}
+	s := make([]string, len(dbs))
+	for i, db := range dbs {
+		s[i] = fmt.Sprint(db)
+	}
+	return " in any of DBs " + strings.Join(s, ", ")
 }

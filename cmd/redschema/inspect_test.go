@@ -432,9 +432,10 @@ func TestInspectErrors(t *testing.T) {
 		is        error
 	}{
 		{stray, "no registered pattern owns the key", keys.ErrUnowned},
-		{"other:" + stray, "no registered pattern owns the key", keys.ErrUnowned},
+		{"other:" + stray, `key "other:` + stray + `" does not exist`, keys.ErrNotFound},
+		{e.NS.Prefix + "nonexistent", `key "` + e.NS.Prefix + `nonexistent" does not exist`, keys.ErrNotFound},
 		{e.NS.Prefix + "presence:events", "presence channel", keys.ErrUnowned},
-		{e.NS.Prefix + "presence:{8}", "key not found", keys.ErrNotFound},
+		{e.NS.Prefix + "presence:{8}", `key "` + e.NS.Prefix + `presence:{8}" does not exist`, keys.ErrNotFound},
 		{wrong, "holds a hash", keys.ErrCorrupt},
 		{bad, "is not owner:timestamp_ms:ttl_ms", keys.ErrCorrupt},
 	} {
@@ -449,6 +450,14 @@ func TestInspectErrors(t *testing.T) {
 	code, err := run(context.Background(), []string{"inspect", "-url", backendURL(e)}, &out)
 	assert.Equal(t, 2, code)
 	assert.Error(t, err)
+
+	// A key that exists under another prefix: the prefix it would match
+	// under is named.
+	out.Reset()
+	code, err = run(context.Background(), []string{"inspect", "-url", backendURL(e), wrong}, &out)
+	assert.Equal(t, 1, code)
+	assert.ErrorIs(t, err, keys.ErrUnowned)
+	assert.ErrorContains(t, err, "did you mean -prefix "+e.NS.Prefix+"?")
 }
 
 // stats lists per pattern the keys, memory and TTL health, the keys no

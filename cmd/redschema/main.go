@@ -2,27 +2,46 @@
 // Redis against it, explains any key and reports what the keyspace holds.
 //
 //	redschema schema  [-prefix ha:] [-no-tags] [-layout seed] [-owner session] [-json]
-//	redschema audit   [-url redis://127.0.0.1:6379/0 | -url host:port,host:port] [-prefix ha:] [-no-tags] [-layout seed] [-all]
-//	redschema inspect [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
-//	redschema stats   [-url ...] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
-//	redschema serve   [-url ... | -cluster host:port,...] [-prefix ha:] [-no-tags] [-layout seed] [-addr 127.0.0.1:8080] [-write] [-token T] [-refresh 5s]
+//	redschema audit   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-all]
+//	redschema inspect [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
+//	redschema stats   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
+//	redschema serve   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-addr 127.0.0.1:8080] [-write] [-token T] [-refresh 5s]
+//	redschema help [command]
+//	redschema version
 //
 // Install it with "go install github.com/redschema/redschema/cmd/redschema@latest".
-// -url defaults to $REDIS_URL. Flags may follow the keys.
+// "redschema help COMMAND", "redschema COMMAND -h" and "--help" print a
+// command's flags (and only those); a flag that another command takes is
+// an error here. Flags may follow the keys.
+//
+// -url names the Redis (default $REDIS_URL): "redis://host:port/db" (or
+// "rediss://" for TLS, with go-redis's URL options) is one server and the
+// database it names; "host:port" is one server, DB 0;
+// "host:port,host:port,..." is a Redis Cluster reached through those
+// nodes (-cluster host:port names a cluster through one node). Audit,
+// inspect, stats and serve work in the URL's database; with -layout seed
+// they work in seed 001's databases instead (sessions 0, cache 1,
+// queues 2, pub/sub 3, AI memory 4, rate limits 5, locks 6, metrics 7),
+// and the URL's database holds the areas seed 001 does not place
+// (presence, chat, sensors, users), as keys.Layout.Clients does. A
+// cluster has one database.
+//
+// -prefix is the key prefix the application uses (seed 000's "ha:"); it
+// must end with a separator such as ':'. -owner is one package's name
+// (session, presence, ratelimit, lock, queue, cache, metrics, chat,
+// sensor, aimemory, pubsub).
 //
 // schema prints the Markdown table of every registered key pattern and
 // channel (-json: a JSON array of keys.SchemaEntry, the same facts in
-// fields, for programs). audit scans the keys under the prefix (SCAN, every master of a
+// fields, for programs).
+//
+// audit scans the keys under the prefix (SCAN, every master of a
 // cluster) and prints, per pattern that has keys or problems (every
 // pattern with -all), the key count, keys missing their TTL, keys of the
 // wrong type, keys outside their area's database and the average memory
 // of a sample, then the problems found; it exits 1 when there are
-// problems. With -layout seed it audits every database of seed 001's
-// allocation in one run (sessions 0, cache 1, queues 2, pub/sub 3, AI
-// memory 4, rate limits 5, locks 6, metrics 7) and reports keys found in
-// another area's database; on a cluster there is one database. Without
-// -layout, audit, inspect and stats use DB 0 (the URL's database number
-// is ignored, as Layout.Clients does).
+// problems. When most keys match no pattern it names the prefix (or
+// hash-tag setting) under which they would ("did you mean -prefix ha:?").
 //
 // inspect explains each KEY (the full key, prefix included): the pattern
 // and package that own it, its placeholder values, its Redis type and
@@ -34,16 +53,16 @@
 // first 100 elements. Nothing that grants access is printed: sessions
 // never show their refresh-token digests. With -layout seed the key is
 // read in its area's database. -json prints a JSON array instead. inspect
-// exits 1, naming the reason, for a key no pattern owns, a pub/sub channel
-// (channels carry messages, not stored values), a missing key, a key of
-// the wrong type or a value its package cannot decode; 2 for bad usage.
+// exits 1, naming the reason, for a key that does not exist, a key no
+// pattern owns, a pub/sub channel (channels carry messages, not stored
+// values), a key of the wrong type or a value its package cannot decode.
 //
 // stats scans like audit and prints, per database and per pattern with
 // keys, the key count, memory (MEMORY USAGE of up to -sample keys per
-// pattern; "~" marks an estimate from the sample), keys without their
-// TTL and of the wrong type, then the keys matching no pattern and the
-// -largest biggest keys probed. It is a report and exits 0; audit is the
-// check.
+// pattern, 0 for none; "~" marks an estimate from the sample), keys
+// without their TTL and of the wrong type, then the keys matching no
+// pattern and the -largest biggest keys probed. It is a report and exits
+// 0; audit is the check.
 //
 // serve runs the web dashboard (package dashboard) on -addr
 // (127.0.0.1:8080 by default) until interrupted: the schema with live
@@ -52,6 +71,14 @@
 // actions then need the token (-token, or $REDSCHEMA_TOKEN, or one made
 // up and printed in the URL) and are refused cross-site. A non-loopback
 // -addr needs a token. Every action is logged to standard output.
+//
+// version prints the module version and the commit it was built from, as
+// the Go toolchain recorded them ("(devel)" for a build from a checkout).
+//
+// Exit status: 0 when the command did its work, 1 for problems found
+// (audit) or keys that cannot be explained (inspect), 2 for bad usage or
+// a Redis that cannot be reached. Errors are one line on standard error,
+// "redschema: ..."; go-redis's own log lines are silenced.
 package main
 
 import (
@@ -61,6 +88,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -71,6 +99,7 @@ import (
 )
 
 func main() {
+	redis.SetLogger(quietLogger{}) // connection trouble is reported once, by run
 	code, err := run(context.Background(), os.Args[1:], os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redschema:", err)
@@ -78,113 +107,301 @@ func main() {
 	os.Exit(code)
 }
 
+// quietLogger drops go-redis's log lines (a failed dial logs one per
+// attempt, on top of the error the command reports).
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// command is one subcommand: its name, what it takes and its help.
+type command struct {
+	name  string
+	args  string   // its positional arguments, for the usage line
+	flags []string // the flags it takes
+	short string   // one line for the command list
+	long  string   // a paragraph for "redschema help NAME"
+}
+
+// connFlags returns the flags of the commands that talk to Redis, and
+// more.
+func connFlags(more ...string) []string {
+	return append([]string{"url", "cluster", "prefix", "no-tags", "layout"}, more...)
+}
+
+var commands = []command{
+	{name: "schema", flags: []string{"prefix", "no-tags", "layout", "owner", "json"},
+		short: "print every key pattern and channel (Markdown, or -json)",
+		long: "Prints the Markdown table of every registered key pattern and channel: key, type, TTL,\n" +
+			"package and purpose (a DB column with -layout seed). -json prints a JSON array of\n" +
+			"keys.SchemaEntry instead."},
+	{name: "audit", flags: connFlags("all"),
+		short: "check a live keyspace against the schema; exit 1 on problems",
+		long: "Scans the keys under -prefix (SCAN, every master of a cluster) and prints, per pattern\n" +
+			"with keys or problems, the key count, keys missing their TTL, keys of the wrong type,\n" +
+			"keys outside their area's database and their average memory, then the problems found.\n" +
+			"Exits 1 when there are problems. When most keys match no pattern it names the -prefix\n" +
+			"under which they would."},
+	{name: "inspect", args: "KEY...", flags: connFlags("json"),
+		short: "explain keys: owner, placeholders, type, TTL, decoded value",
+		long: "Explains each KEY (the full key, prefix included): the pattern and package that own it,\n" +
+			"its placeholder values, its type and TTL against the pattern's, and its value as the\n" +
+			"owning package reads it. Exits 1 for a key that does not exist, that no pattern owns,\n" +
+			"or whose value does not decode."},
+	{name: "stats", flags: connFlags("owner", "sample", "largest"),
+		short: "keys, memory and TTL health per pattern",
+		long: "Scans like audit and prints, per database and pattern, the key count, memory (measured\n" +
+			"on -sample keys per pattern, the rest estimated), keys without their TTL or of the wrong\n" +
+			"type, the keys matching no pattern and the -largest biggest keys. Exits 0: audit is the\n" +
+			"check."},
+	{name: "serve", flags: connFlags("addr", "write", "token", "refresh"),
+		short: "run the web dashboard",
+		long: "Runs the web dashboard on -addr until interrupted: the schema with live counts, TTL\n" +
+			"health and a key browser, queues, sessions and users. Read-only unless -write; actions\n" +
+			"then need the token (-token, $REDSCHEMA_TOKEN, or one made up and printed in the URL).\n" +
+			"A non-loopback -addr needs a token."},
+	{name: "help", args: "[COMMAND]", short: "show the commands, or one command's flags",
+		long: "Prints the list of commands, or what COMMAND does and the flags it takes."},
+	{name: "version", short: "print the version", long: "Prints the module version and the commit it was built from."},
+}
+
+func lookup(name string) (*command, bool) {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i], true
+		}
+	}
+	return nil, false
+}
+
+// options are the values of every flag; each command reads its own.
+type options struct {
+	prefix, layout, owner, url, cluster, addr, token string
+	noTags, all, asJSON, write                       bool
+	sample, largest                                  int
+	refresh                                          time.Duration
+}
+
+// define adds to fs the flags keep accepts (every flag for nil), bound to
+// o.
+func (o *options) define(fs *flag.FlagSet, keep func(string) bool) {
+	str := func(p *string, name, def, usage string) {
+		if keep == nil || keep(name) {
+			fs.StringVar(p, name, def, usage)
+		}
+	}
+	boolean := func(p *bool, name, usage string) {
+		if keep == nil || keep(name) {
+			fs.BoolVar(p, name, false, usage)
+		}
+	}
+	integer := func(p *int, name string, def int, usage string) {
+		if keep == nil || keep(name) {
+			fs.IntVar(p, name, def, usage)
+		}
+	}
+	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
+		if keep == nil || keep(name) {
+			fs.DurationVar(p, name, def, usage)
+		}
+	}
+	str(&o.url, "url", "", "the Redis: redis://host:port/db, rediss://..., host:port, or host:port,host:port,...\n(a cluster); default $REDIS_URL")
+	str(&o.cluster, "cluster", "", "a cluster's node addresses, comma-separated (one is enough), instead of -url")
+	str(&o.prefix, "prefix", "", "the key prefix, ending with a separator, e.g. ha:")
+	boolean(&o.noTags, "no-tags", "keys without hash tags (byte-identical to the seeds)")
+	str(&o.layout, "layout", "", `"seed": seed 001's databases (sessions 0, cache 1, queues 2, pub/sub 3, AI memory 4,`+
+		"\nrate limits 5, locks 6, metrics 7)")
+	str(&o.owner, "owner", "", "only this package's patterns: "+strings.Join(owners(), ", "))
+	boolean(&o.all, "all", "list every pattern, not only those with keys or problems")
+	boolean(&o.asJSON, "json", "print JSON")
+	integer(&o.sample, "sample", 1000, "keys per pattern probed with MEMORY USAGE, the rest estimated from them (0: none)")
+	integer(&o.largest, "largest", 10, "how many of the biggest probed keys to list")
+	str(&o.addr, "addr", "127.0.0.1:8080", "listen address")
+	boolean(&o.write, "write", "enable actions (requeue, delete, revoke, block)")
+	str(&o.token, "token", "", "the token the API and actions require; default $REDSCHEMA_TOKEN")
+	duration(&o.refresh, "refresh", 5*time.Second, "page refresh interval")
+}
+
+// owners returns the packages that own patterns, sorted.
+func owners() []string {
+	seen := map[string]bool{}
+	for _, t := range keys.Default().Templates() {
+		seen[t.Pattern().Owner] = true
+	}
+	out := make([]string, 0, len(seen))
+	for o := range seen {
+		out = append(out, o)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// usage prints the command list.
+func usage(w io.Writer) {
+	fmt.Fprint(w, "redschema prints redschema's Redis schema, audits a live Redis against it,\n"+
+		"explains any key and reports what the keyspace holds.\n\n"+
+		"usage: redschema COMMAND [flags] [arguments]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s  %s\n", c.name, c.short)
+	}
+	fmt.Fprint(w, "\n\"redschema help COMMAND\" (or \"redschema COMMAND -h\") lists a command's flags.\n"+
+		"-url (default $REDIS_URL) takes redis://host:port/db, rediss://..., host:port, or\n"+
+		"host:port,host:port,... for a cluster.\n"+
+		"Exit status: 0 done, 1 problems found (audit) or keys not explained (inspect),\n"+
+		"2 bad usage or Redis unreachable.\n")
+}
+
+// commandUsage prints what c does and its flags.
+func commandUsage(w io.Writer, c *command) {
+	line := "redschema " + c.name
+	if len(c.flags) > 0 {
+		line += " [flags]"
+	}
+	if c.args != "" {
+		line += " " + c.args
+	}
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", line, c.long)
+	if len(c.flags) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nflags:\n")
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	new(options).define(fs, func(name string) bool { return contains(c.flags, name) })
+	fs.PrintDefaults()
+}
+
+// run runs the command line args (without the program's name), writing
+// its output to out, and returns the exit status and the error main
+// prints on standard error.
 func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 	if len(args) == 0 {
-		return 2, errors.New("usage: redschema schema|audit|inspect|stats|serve [flags]")
+		return 2, errors.New(`no command: want one of schema, audit, inspect, stats, serve, help, version ("redschema help" describes them)`)
 	}
-	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
-	fs.SetOutput(out)
-	prefix := fs.String("prefix", "", "key prefix (namespace), e.g. ha:")
-	noTags := fs.Bool("no-tags", false, "keys without hash tags (byte-identical to the seeds)")
-	layout := fs.String("layout", "", `"seed": seed 001's DB allocation (schema: a DB column; audit: every DB)`)
-	owner := fs.String("owner", "", "only this package's patterns")
-	all := fs.Bool("all", false, "audit: list every pattern, not only those with keys or problems")
-	url := fs.String("url", os.Getenv("REDIS_URL"), "redis://... or a comma-separated cluster address list")
-	asJSON := fs.Bool("json", false, "schema, inspect: print JSON instead of Markdown or text")
-	sample := fs.Int("sample", 1000, "stats: keys per pattern probed with MEMORY USAGE (the rest estimated from them)")
-	largest := fs.Int("largest", 10, "stats: how many of the biggest probed keys to list")
-	cluster := fs.String("cluster", "", "serve: cluster node addresses, comma-separated (instead of -url)")
-	addr := fs.String("addr", "127.0.0.1:8080", "serve: listen address")
-	write := fs.Bool("write", false, "serve: enable actions (requeue, delete, revoke, block)")
-	token := fs.String("token", os.Getenv("REDSCHEMA_TOKEN"), "serve: token the API and actions require")
-	refresh := fs.Duration("refresh", 5*time.Second, "serve: page refresh interval")
-	pos, err := parseInterspersed(fs, args[1:])
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		name, args = "help", args[1:]
+	case "-version", "--version":
+		name, args = "version", args[1:]
+	default:
+		args = args[1:]
+	}
+	c, ok := lookup(name)
+	if !ok {
+		if strings.HasPrefix(name, "-") {
+			return 2, fmt.Errorf(`%s before the command: the command comes first, then its flags ("redschema help" lists the commands)`, name)
+		}
+		return 2, fmt.Errorf(`unknown command %q: want one of schema, audit, inspect, stats, serve, help, version ("redschema help" describes them)`, name)
+	}
+	o, pos, code, err := parseFlags(c, args, out)
+	if o == nil {
+		return code, err
+	}
+	if c.args == "" && len(pos) > 0 {
+		return 2, fmt.Errorf("%s takes no arguments, got %q", c.name, pos)
+	}
+	switch c.name {
+	case "help":
+		if len(pos) == 0 {
+			usage(out)
+			return 0, nil
+		}
+		h, ok := lookup(pos[0])
+		if !ok || len(pos) > 1 {
+			return 2, fmt.Errorf(`help %s: want one command of schema, audit, inspect, stats, serve, help, version`, strings.Join(pos, " "))
+		}
+		commandUsage(out, h)
+		return 0, nil
+	case "version":
+		fmt.Fprintln(out, version())
+		return 0, nil
+	}
+
+	ns := keys.Namespace{Prefix: o.prefix, NoHashTags: o.noTags}
+	if err := checkPrefix(ns); err != nil {
+		return 2, err
+	}
+	var lay keys.Layout
+	switch o.layout {
+	case "":
+	case "seed":
+		lay = keys.SeedLayout()
+	default:
+		return 2, fmt.Errorf("-layout %q: want seed (seed 001's databases) or none", o.layout)
+	}
+	if o.owner != "" && !contains(owners(), o.owner) {
+		return 2, fmt.Errorf("-owner %q: no such package; want one of %s", o.owner, strings.Join(owners(), ", "))
+	}
+	if o.sample < 0 || o.largest < 0 {
+		return 2, fmt.Errorf("-sample and -largest must not be negative (got %d, %d)", o.sample, o.largest)
+	}
+
+	if c.name == "schema" {
+		return schema(out, keys.TableOptions{Namespace: ns, Owner: o.owner, Layout: lay}, o.asJSON)
+	}
+	if c.name == "inspect" && len(pos) == 0 {
+		return 2, errors.New(`inspect needs a KEY, the full key with its prefix ("redschema help inspect")`)
+	}
+	cs, err := connect(ctx, o, lay)
 	if err != nil {
 		return 2, err
 	}
-	ns := keys.Namespace{Prefix: *prefix, NoHashTags: *noTags}
-	if err := ns.Validate(); err != nil {
-		return 2, err
-	}
-	if len(pos) > 0 && args[0] != "inspect" {
-		return 2, fmt.Errorf("%s takes no arguments, got %q", args[0], pos)
-	}
-	var lay keys.Layout
-	if *layout == "seed" {
-		lay = keys.SeedLayout()
-	} else if *layout != "" {
-		return 2, fmt.Errorf("unknown layout %q: want seed", *layout)
-	}
-	switch args[0] {
-	case "schema":
-		opt := keys.TableOptions{Namespace: ns, Owner: *owner, Layout: lay}
-		if *asJSON {
-			b, err := keys.Default().JSON(opt)
-			if err != nil {
-				return 2, err
-			}
-			fmt.Fprintf(out, "%s\n", b)
-			return 0, nil
-		}
-		fmt.Fprint(out, keys.Default().Markdown(opt))
-		return 0, nil
-	case "inspect":
-		if len(pos) == 0 {
-			return 2, errors.New("usage: redschema inspect [flags] KEY [KEY ...] (full keys, prefix included)")
-		}
-		cs, err := openClients(*url, lay, args[0])
-		if err != nil {
-			return 2, err
-		}
-		defer cs.Close()
-		return inspect(ctx, out, cs, ns, pos, *asJSON)
-	case "stats":
-		cs, err := openClients(*url, lay, args[0])
-		if err != nil {
-			return 2, err
-		}
-		defer cs.Close()
-		return stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: *sample, Largest: *largest}, *owner)
-	case "serve":
-		var cs *keys.Clients
-		if *cluster != "" { // a cluster even when given one node
-			if cs, err = lay.Clients(&redis.UniversalOptions{Addrs: strings.Split(*cluster, ","), IsClusterMode: true, ContextTimeoutEnabled: true}); err != nil {
-				return 2, err
-			}
-		} else if cs, err = openClients(*url, lay, args[0]); err != nil {
-			return 2, err
-		}
-		defer cs.Close()
-		return serve(ctx, out, cs, ns, serveConfig{addr: *addr, write: *write, token: *token, refresh: *refresh})
+	defer cs.Close()
+	switch c.name {
 	case "audit":
-		cs, err := openClients(*url, lay, args[0])
-		if err != nil {
-			return 2, err
+		code, err = audit(ctx, out, cs, ns, o.all)
+	case "inspect":
+		code, err = inspect(ctx, out, cs, ns, pos, o.asJSON)
+	case "stats":
+		sample := o.sample
+		if sample == 0 {
+			sample = -1 // keys.AuditOptions: negative disables the probe
 		}
-		defer cs.Close()
-		reps, err := keys.Default().AuditLayout(ctx, cs, keys.AuditOptions{Namespace: ns})
-		if err != nil {
-			return 2, err
+		code, err = stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: sample, Largest: o.largest}, o.owner)
+	default: // serve: its errors are the listener's, not Redis's
+		token := o.token
+		if token == "" {
+			token = os.Getenv("REDSCHEMA_TOKEN")
 		}
-		var problems []string
-		for _, r := range reps {
-			table := r.Markdown()
-			if *all {
-				table = r.MarkdownAll()
-			}
-			fmt.Fprintf(out, "DB %d: %d keys scanned under %q\n\n%s\n", r.DB, r.Scanned, ns.Prefix, table)
-			for _, p := range r.Problems() {
-				problems = append(problems, fmt.Sprintf("DB %d: %s", r.DB, p))
-			}
-		}
-		if len(problems) > 0 {
-			fmt.Fprintf(out, "problems:\n- %s\n", strings.Join(problems, "\n- "))
-			return 1, nil
-		}
-		fmt.Fprintln(out, "no problems")
-		return 0, nil
+		return serve(ctx, out, cs, ns, serveConfig{addr: o.addr, write: o.write, token: token, refresh: o.refresh})
 	}
-	return 2, fmt.Errorf("unknown command %q: want schema, audit, inspect, stats or serve", args[0])
+	return code, shorten(err, cs)
+}
+
+// parseFlags parses c's flags from args and returns the options and the
+// positional arguments; a nil options means run returns code and err:
+// 0 after -h (c's usage printed to out), 2 for a bad flag.
+func parseFlags(c *command, args []string, out io.Writer) (*options, []string, int, error) {
+	o := &options{}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	o.define(fs, nil) // every flag, so that another command's is named as such
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		commandUsage(out, c)
+		return nil, nil, 0, nil
+	}
+	if err != nil {
+		return nil, nil, 2, fmt.Errorf(`%s: %v ("redschema help %s" lists its flags)`, c.name, err, c.name)
+	}
+	var wrong error
+	fs.Visit(func(f *flag.Flag) {
+		if wrong == nil && !contains(c.flags, f.Name) {
+			var takers []string
+			for _, o := range commands {
+				if contains(o.flags, f.Name) {
+					takers = append(takers, o.name)
+				}
+			}
+			wrong = fmt.Errorf(`-%s does not apply to %s (it is a flag of %s; "redschema help %s" lists %s's flags)`,
+				f.Name, c.name, strings.Join(takers, ", "), c.name, c.name)
+		}
+	})
+	if wrong != nil {
+		return nil, nil, 2, wrong
+	}
+	return o, pos, 0, nil
 }
 
 // parseInterspersed parses flags that may come before, between or after
@@ -208,31 +425,41 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// openClients connects to -url: one client per database of the layout
-// (DB 0 alone without one; one client on a cluster), as audit does.
-func openClients(url string, lay keys.Layout, cmd string) (*keys.Clients, error) {
-	opts, err := clientOptions(url, cmd)
-	if err != nil {
-		return nil, err
+// checkPrefix refuses a prefix the library refuses, and one that does not
+// end with a separator: "ha" for "ha:" would match no key of any pattern.
+func checkPrefix(ns keys.Namespace) error {
+	if err := ns.Validate(); err != nil {
+		return fmt.Errorf("-prefix: %w", err)
 	}
-	return lay.Clients(opts)
+	p := ns.Prefix
+	if p == "" {
+		return nil
+	}
+	if last := p[len(p)-1]; last >= 'a' && last <= 'z' || last >= 'A' && last <= 'Z' || last >= '0' && last <= '9' {
+		return fmt.Errorf(`-prefix %q does not end with a separator: did you mean -prefix %s:? (a prefix ends with ':' or another separator such as '.', '-', '_' or '/'; -prefix "" is none)`, p, p)
+	}
+	return nil
 }
 
-// clientOptions turns -url into client options: a redis:// URL, or a
-// comma-separated list of cluster nodes.
-func clientOptions(url, cmd string) (*redis.UniversalOptions, error) {
-	switch {
-	case url == "":
-		return nil, fmt.Errorf("%s needs -url or REDIS_URL", cmd)
-	case strings.Contains(url, ",") && !strings.Contains(url, "://"):
-		return &redis.UniversalOptions{Addrs: strings.Split(url, ","), IsClusterMode: true, ContextTimeoutEnabled: true}, nil
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, err
+	return false
+}
+
+// schema prints the schema table, or its JSON.
+func schema(out io.Writer, opt keys.TableOptions, asJSON bool) (int, error) {
+	if asJSON {
+		b, err := keys.Default().JSON(opt)
+		if err != nil {
+			return 2, err
+		}
+		fmt.Fprintf(out, "%s\n", b)
+		return 0, nil
 	}
-	return &redis.UniversalOptions{
-		Addrs: []string{o.Addr}, DB: o.DB, Username: o.Username, Password: o.Password,
-		TLSConfig: o.TLSConfig, ContextTimeoutEnabled: true,
-	}, nil
+	fmt.Fprint(out, keys.Default().Markdown(opt))
+	return 0, nil
 }

@@ -96,6 +96,7 @@ func TestAuditLayout(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Setenv("REDIS_URL", "")
 	for _, args := range [][]string{nil, {"nope"}, {"audit", "-url", ""}, {"schema", "-prefix", "a{b"}, {"audit", "-url", "bad://x"}, {"schema", "-bogus"}} {
 		var out bytes.Buffer
 		code, err := run(context.Background(), args, &out)

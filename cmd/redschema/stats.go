@@ -50,6 +50,9 @@ func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditO
 				fmt.Fprintf(out, "- %s\n", k)
 			}
 		}
+		if h := hint(r, opt.Namespace); h != "" {
+			fmt.Fprintf(out, "\nhint: %s\n", h)
+		}
 		if len(r.Largest) > 0 {
 			fmt.Fprintf(out, "\nlargest keys:\n\n| Key | Pattern | Bytes |\n|---|---|---|\n")
 			for _, k := range r.Largest {
