@@ -154,28 +154,6 @@ func TestClientsCloseReportsError(t *testing.T) {
 	}
 }
 
-// Clients built with a database other than 0 read and write that
-// database, on miniredis and on a real server.
-func TestLayoutClientsUseOptionsDB(t *testing.T) {
-	e := harness.New(t)
-	if e.Backend == harness.Cluster {
-		t.Skip("a cluster has only DB 0; TestLayoutClientsRefuse covers it")
-	}
-	ctx := e.Ctx()
-	cs, err := keys.Layout(nil).Clients(&redis.UniversalOptions{Addrs: []string{e.Addr}, DB: 3})
-	require.NoError(t, err)
-	defer cs.Close()
-	db3 := redis.NewClient(&redis.Options{Addr: e.Addr, DB: 3})
-	defer db3.Close()
-	key := e.NS.Prefix + "in-3"
-	require.NoError(t, cs.For(keys.Locks).Set(ctx, key, "x", time.Minute).Err())
-	defer db3.Del(ctx, key)
-	v, err := db3.Get(ctx, key).Result()
-	require.NoError(t, err, "the key is in DB 3")
-	assert.Equal(t, "x", v)
-	assert.ErrorIs(t, e.Client.Get(ctx, key).Err(), redis.Nil, "and not in DB 0")
-}
-
 // AuditLayout audits every database of the clients and counts the keys
 // outside their area's database, as Clients.DB places areas: with the
 // options' DB 3, presence (which seed 001 does not place) belongs in

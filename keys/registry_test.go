@@ -111,7 +111,7 @@ func TestLayout(t *testing.T) {
 func TestLayoutClientsSelectDB(t *testing.T) {
 	e := harness.New(t)
 	if e.Backend == harness.Cluster {
-		t.Skip("a cluster has only DB 0; covered by TestLayout")
+		t.Skip("a cluster has only DB 0; covered by TestLayout and TestLayoutClientsRefuse")
 	}
 	ctx := e.Ctx()
 	cs, err := keys.SeedLayout().Clients(&redis.UniversalOptions{Addrs: []string{e.Addr}})
@@ -124,6 +124,20 @@ func TestLayoutClientsSelectDB(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "in-6", v)
 	assert.ErrorIs(t, cs.For(keys.Sessions).Get(ctx, key).Err(), redis.Nil, "DB 0 does not see DB 6")
+
+	// Without a layout every area is in the options' database.
+	cs3, err := keys.Layout(nil).Clients(&redis.UniversalOptions{Addrs: []string{e.Addr}, DB: 3})
+	require.NoError(t, err)
+	defer cs3.Close()
+	db3 := redis.NewClient(&redis.Options{Addr: e.Addr, DB: 3})
+	defer db3.Close()
+	key3 := e.NS.Prefix + "in-3"
+	require.NoError(t, cs3.For(keys.Locks).Set(ctx, key3, "x", time.Minute).Err())
+	defer db3.Del(ctx, key3)
+	v, err = db3.Get(ctx, key3).Result()
+	require.NoError(t, err, "the key is in DB 3")
+	assert.Equal(t, "x", v)
+	assert.ErrorIs(t, e.Client.Get(ctx, key3).Err(), redis.Nil, "and not in DB 0")
 }
 
 func TestAudit(t *testing.T) {
