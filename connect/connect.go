@@ -75,8 +75,10 @@ func ready(ctx context.Context, c redis.UniversalClient) error {
 
 // OpenLayout is Open for a keys.Layout: one client per database of the
 // layout on a standalone server (or the embedded one), each with the
-// settings Open gives; on a cluster one cluster client (ClusterOptions)
-// for every area, in DB 0. It pings every client before returning.
+// settings Open gives, and the database the URL names (0 when it names
+// none) for the areas the layout does not place; on a cluster one cluster
+// client (ClusterOptions) for every area, in DB 0. It pings every client
+// before returning.
 func OpenLayout(ctx context.Context, url string, l keys.Layout) (*keys.Clients, func(), error) {
 	var mini *miniredis.Miniredis
 	var cluster []string
@@ -97,7 +99,11 @@ func OpenLayout(ctx context.Context, url string, l keys.Layout) (*keys.Clients, 
 		}
 		base = o
 	}
-	cs := l.Open(cluster != nil, func(db int) redis.UniversalClient {
+	def := 0
+	if base != nil {
+		def = base.DB // the URL's database holds the areas l does not name
+	}
+	cs := l.Open(def, cluster != nil, func(db int) redis.UniversalClient {
 		if cluster != nil {
 			return redis.NewClusterClient(ClusterOptions(cluster))
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +111,27 @@ func TestOpenLayout(t *testing.T) {
 		assert.Equal(t, []int{0}, cc.DBs())
 		assert.Same(t, cc.For(keys.Locks), cc.For(keys.Sessions))
 	}
+}
+
+// The database a URL names holds the areas the layout does not place:
+// OpenLayout used to replace it with DB 0.
+func TestOpenLayoutKeepsTheURLsDatabase(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	cs, closeAll, err := OpenLayout(ctx, "redis://"+m.Addr()+"/9", keys.SeedLayout())
+	require.NoError(t, err)
+	defer closeAll()
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 9}, cs.DBs())
+	assert.Equal(t, 9, cs.DB(keys.Presence), "an area the layout does not place")
+	assert.Equal(t, 6, cs.DB(keys.Locks), "an area the layout places")
+	require.NoError(t, cs.For(keys.Presence).Set(ctx, "k", "presence", time.Minute).Err())
+	m.Select(9)
+	v, err := m.Get("k")
+	require.NoError(t, err, "the key is in DB 9")
+	assert.Equal(t, "presence", v)
+
+	one, closeOne, err := OpenLayout(ctx, "redis://"+m.Addr()+"/5", nil)
+	require.NoError(t, err)
+	defer closeOne()
+	assert.Equal(t, []int{5}, one.DBs(), "no layout: the URL's database alone")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/dashboard"
@@ -81,7 +83,7 @@ func TestNewValidates(t *testing.T) {
 		"no client":       nil,
 		"writes no token": {dashboard.WithClient(env.Client), dashboard.WithWrites()},
 		"short refresh":   {dashboard.WithClient(env.Client), dashboard.WithRefresh(1)},
-		"two clients":     {dashboard.WithClient(env.Client), dashboard.WithClients(keys.Layout{}.Open(false, func(int) redisClient { return env.Client }))},
+		"two clients":     {dashboard.WithClient(env.Client), dashboard.WithClients(keys.Layout{}.Open(0, false, func(int) redisClient { return env.Client }))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := dashboard.New(opts...)
@@ -376,4 +378,23 @@ func TestSafety(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	})
+}
+
+// A client given with WithClient is read in its own database: the page's
+// config said DB 0 for a client on DB 3.
+func TestWithClientKeepsItsDatabase(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), DB: 3, ContextTimeoutEnabled: true})
+	defer c.Close()
+	h, err := dashboard.New(dashboard.WithClient(c))
+	require.NoError(t, err)
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/config")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var cfg struct{ DBs []int }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+	require.Equal(t, []int{3}, cfg.DBs)
 }

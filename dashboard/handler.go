@@ -94,7 +94,11 @@ func New(opts ...Option) (*Handler, error) {
 	cs := o.clients
 	if cs == nil {
 		_, cluster := o.client.(*redis.ClusterClient)
-		cs = keys.Layout{}.Open(cluster, func(int) redis.UniversalClient { return o.client })
+		db := 0
+		if c, ok := o.client.(*redis.Client); ok {
+			db = c.Options().DB
+		}
+		cs = keys.Layout{}.Open(db, cluster, func(int) redis.UniversalClient { return o.client })
 	}
 	h := &Handler{opt: o, cs: cs, log: o.logger, refKey: make([]byte, 32),
 		queues: map[string]*queueView{}, history: map[string]*series{}}

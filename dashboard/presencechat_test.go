@@ -73,7 +73,7 @@ func TestPresenceChat(t *testing.T) {
 	// Presence and chat on two clients (two databases, in an application):
 	// each view is read on its own, at once, and shows the same.
 	want := r
-	two := keys.Layout{keys.Chat: 1}.Open(false, func(db int) redisClient {
+	two := keys.Layout{keys.Chat: 1}.Open(0, false, func(db int) redisClient {
 		if db == 1 {
 			return f.env.FreshClient() // the same data: the test has one database
 		}

@@ -37,7 +37,8 @@
 //   - No migration: tags are on by default, on a standalone server too;
 //     Namespace.NoHashTags leaves the braces out (standalone servers only).
 //   - One client per database: Layout.Clients builds them from one set of
-//     options, and one client in all on a cluster, where only DB 0 exists.
+//     options, keeping their DB for the areas the layout does not place;
+//     on a cluster one client in all, and a DB other than 0 is refused.
 //   - No KEYS: Registry.Audit scans a namespace with SCAN (every master of
 //     a cluster): key counts, missing TTLs, wrong types, memory, strays.
 //

@@ -82,7 +82,7 @@ func (l Layout) Clients(opts *redis.UniversalOptions) (*Clients, error) {
 			return nil, fmt.Errorf("%w: area %s in DB %d", ErrInvalidLayout, a, l[a])
 		}
 	}
-	return l.open(opts.DB, cluster, func(db int) redis.UniversalClient {
+	return l.Open(opts.DB, cluster, func(db int) redis.UniversalClient {
 		o := *opts
 		o.DB = db
 		return redis.NewUniversalClient(&o)
@@ -100,26 +100,24 @@ func (l Layout) areas() []Area {
 }
 
 // Open builds the layout's clients with open, called once per distinct
-// database (0, where the areas the layout does not name are, included);
-// on a cluster (cluster true) once, for DB 0, and that client serves
-// every area.
-func (l Layout) Open(cluster bool, open func(db int) redis.UniversalClient) *Clients {
-	return l.open(0, cluster, open)
-}
-
-// open is Open with the areas l does not name in database def.
-func (l Layout) open(def int, cluster bool, open func(db int) redis.UniversalClient) *Clients {
-	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l, def: def, cluster: cluster}
+// database: db, which holds the areas the layout does not name, and each
+// database the layout names; on a cluster (cluster true) once, for DB 0,
+// and that client serves every area. Layout.Clients is Open for one set
+// of go-redis options; Open is for callers that make their own clients
+// (an embedded server, a client given to them: pass its database as db).
+func (l Layout) Open(db int, cluster bool, open func(db int) redis.UniversalClient) *Clients {
+	c := &Clients{byDB: map[int]redis.UniversalClient{}, layout: l, def: db, cluster: cluster}
 	if cluster {
+		c.def = 0
 		c.byDB[0] = open(0)
 		return c
 	}
-	dbs := map[int]bool{def: true}
-	for _, db := range l {
-		dbs[db] = true
+	dbs := map[int]bool{db: true}
+	for _, n := range l {
+		dbs[n] = true
 	}
-	for db := range dbs {
-		c.byDB[db] = open(db)
+	for n := range dbs {
+		c.byDB[n] = open(n)
 	}
 	return c
 }

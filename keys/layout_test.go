@@ -118,7 +118,7 @@ func TestLayoutClientsRefuse(t *testing.T) {
 // layout does not name are, included), or once on a cluster.
 func TestLayoutOpen(t *testing.T) {
 	var opened []int
-	cs := keys.Layout{keys.Locks: 6}.Open(false, func(db int) redis.UniversalClient {
+	cs := keys.Layout{keys.Locks: 6}.Open(0, false, func(db int) redis.UniversalClient {
 		opened = append(opened, db)
 		return redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DB: db})
 	})
@@ -129,7 +129,7 @@ func TestLayoutOpen(t *testing.T) {
 
 	opened = nil
 	one := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	cs = keys.SeedLayout().Open(true, func(db int) redis.UniversalClient { opened = append(opened, db); return one })
+	cs = keys.SeedLayout().Open(0, true, func(db int) redis.UniversalClient { opened = append(opened, db); return one })
 	assert.Equal(t, []int{0}, opened)
 	assert.True(t, cs.Cluster())
 	assert.Same(t, one, cs.For(keys.Locks))
@@ -142,7 +142,7 @@ func TestLayoutOpen(t *testing.T) {
 // Close closes every client and reports the first failure.
 func TestClientsCloseReportsError(t *testing.T) {
 	var closed []redis.UniversalClient
-	cs := keys.Layout{keys.Locks: 6}.Open(false, func(db int) redis.UniversalClient {
+	cs := keys.Layout{keys.Locks: 6}.Open(0, false, func(db int) redis.UniversalClient {
 		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DB: db})
 		closed = append(closed, c)
 		return c
