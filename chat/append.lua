@@ -1,7 +1,7 @@
 -- append: cache a message and update the conversation's activity and
 -- unread state (after guard.lua, stats.lua, lib.lua). Its common case
 -- runs append_fast.lua first (call.Head), which falls through to this.
--- KEYS[XK]   chat:{tag}:conversation:{id}:replay
+-- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- KEYS[XK+1] chat:{tag}:conversation:{id}:messages
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] sender role: 'user', 'admin' or 'system'
@@ -20,7 +20,7 @@
 -- not open, conflict('roster', ids), or corrupt(i, why).
 return guarded(function()
   local conv, role, content, sender, keep = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2], ARGV[XA + 3], ARGV[XA + 4]
-  local out, st, old = enter(conv, function() typed(1, 2, 3, 6) end, finish)
+  local out, st = enter(conv, function() typed(1, 2, 3, 6) end, finish)
   if out then return out end
   local i = nil
   if st.a ~= '' then i = need(st.a) end
@@ -71,5 +71,5 @@ return guarded(function()
   if i then redis.call('PEXPIRE', KEYS[kq(i, 2)], TTL) end
   event(CH_MESSAGE, 'message', conv, st.a, '', role, ',"message":' .. msg)
   finish()
-  return ok(unpack(remember(XK, {id, now}, old)))
+  return ok(unpack(remember(XK, {id, now})))
 end)

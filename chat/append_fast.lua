@@ -1,6 +1,6 @@
 -- append_fast.lua: Append's common case, put before everything else of
 -- append's script (call.Head, inside a do block after the constants
--- SKEW, RKEEP, REPLAY_PX and BAND: see appendHead): no closure of the
+-- SKEW, REPLAY_MS and BAND: see appendHead): no closure of the
 -- prelude, guard.lua, stats.lua or lib.lua is made when it returns. It
 -- uses no helper; whatever it does not recognise as its case breaks out,
 -- before any write, to append.lua, which does the whole call again from
@@ -10,9 +10,8 @@
 -- KEYS and ARGV as append.lua takes them (lib.lua's layout).
 --
 -- The case: a user or system message (an admin's updates the day's
--- statistics: append.lua), a request ID, a replay record of at most
--- RKEEP "<16 hex digits>=<hex fields>;" entries without this request's
--- ID, the conversation's state "band stamp waiting admin" as lib.lua
+-- statistics: append.lua), a request ID, a request memo (lib.lua) that
+-- is a sorted set without this request's ID, the conversation's state "band stamp waiting admin" as lib.lua
 -- parses it, its activity an integral score within TTL and not ahead of
 -- the clock by more than SKEW, its admin ('' or one of the caller's
 -- roster), the newest cached message one this package wrote (or none),
@@ -38,26 +37,8 @@ repeat
   local us = tonumber(t[2])
   local now = tonumber(t[1]) * 1000 + (us - us % 1000) / 1000
 
-  -- The replay record: well formed, without this request; cut is the
-  -- end of the entries kept after the new one.
-  local old = redis.pcall('GET', KEYS[XK])
-  if type(old) == 'table' then break end
-  local cut = nil
-  if old then
-    if find(old, req, 1, true) then break end
-    local pos, n = 1, 0
-    while pos and pos <= #old do
-      local _, e = find(old, '^%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x=[%x,]*;', pos)
-      n = n + 1
-      if e and n <= RKEEP then
-        if n == RKEEP - 1 then cut = e end
-        pos = e + 1
-      else
-        pos = nil
-      end
-    end
-    if not pos then break end
-  end
+  -- The request memo: a sorted set (or none) without this request.
+  if redis.pcall('ZSCORE', KEYS[XK], req) then break end
 
   -- The conversation: open, live, its admin in the caller's roster.
   local v = redis.pcall('HGET', KEYS[1], conv)
@@ -159,8 +140,9 @@ repeat
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
   redis.call('PEXPIRE', KEYS[6], ARGV[2])
-  local rec = req .. '=' .. string.gsub(ids, '%d', '3%0') .. ',' .. string.gsub(nows, '%d', '3%0') .. ';'
-  if old then rec = rec .. (cut and string.sub(old, 1, cut) or old) end
-  redis.call('SET', KEYS[XK], rec, 'PX', REPLAY_PX)
+  redis.call('ZADD', KEYS[XK], nows, req, nows,
+    req .. '=' .. string.gsub(ids, '%d', '3%0') .. ',' .. string.gsub(nows, '%d', '3%0'))
+  redis.call('ZREMRANGEBYSCORE', KEYS[XK], '-inf', fmt('(%d', now - REPLAY_MS))
+  redis.call('PEXPIRE', KEYS[XK], fmt('%d', REPLAY_MS))
   return {'ok', id, now}
 until true

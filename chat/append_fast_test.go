@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ var appendFullOp = conversational("append", appendLua, call.On(call.None, ErrNot
 // appendTrace runs Append's calls on a deployment (tag) with the script
 // op and returns what each left: the reply, the conversation, the
 // messages, the unread queue, whether the admin's dashboard cache
-// survived, the replay record's shape and the events, with times
-// replaced by "T".
+// survived, the request memo's members and the events, with times and
+// request IDs replaced by "T" and "R".
 func appendTrace(t *testing.T, e *harness.Env, tag string, op *call.Op) []string {
 	t.Helper()
 	defer func(o *call.Op) { appendOp = o }(appendOp)
@@ -38,10 +39,10 @@ func appendTrace(t *testing.T, e *harness.Env, tag string, op *call.Op) []string
 		_, err := c.Open(ctx, id, High)
 		require.NoError(t, err)
 	}
-	rk, err := c.convKey("test", replayKey, "c1")
+	rk, err := c.convKey("test", requestsKey, "c1")
 	require.NoError(t, err)
-	reqID := regexp.MustCompile(`(^|;)[0-9a-f]{16}=`)
-	hexTime := regexp.MustCompile(`=([0-9a-f]+),[0-9a-f]+;`)
+	// A request is two members: its ID, and its ID=hex(message ID),hex(time).
+	member := regexp.MustCompile(`^[0-9a-f]{16}(?:(=[0-9a-f]+,)[0-9a-f]+)?$`)
 	var out []string
 	for _, m := range []Message{
 		{Content: "hi", SenderRole: User},
@@ -72,10 +73,22 @@ func appendTrace(t *testing.T, e *harness.Env, tag string, op *call.Op) []string
 			require.NoError(t, err)
 			dash = append(dash, n)
 		}
-		rec, err := e.Client.Get(ctx, rk).Result()
+		memo, err := e.Client.ZRangeWithScores(ctx, rk, 0, -1).Result()
 		require.NoError(t, err)
+		var shapes []string
+		for _, z := range memo {
+			m := z.Member.(string)
+			require.Regexp(t, member, m)
+			shape := member.ReplaceAllString(m, "R${1}")
+			if strings.HasSuffix(shape, ",") {
+				shape += "T"
+			}
+			shapes = append(shapes, shape)
+		}
+		slices.Sort(shapes)
+		last := memo[len(memo)-1].Score
 		line := []any{got.ID, got.Timestamp.Equal(cv.LastActivity), cv.Admin, cv.Priority, cv.Unread, cv.AwaitingReply.IsZero(), dash,
-			len(strings.Split(rec, ";")), hexTime.ReplaceAllString(reqID.ReplaceAllString(rec, "${1}R="), "=$1,T;")}
+			last == float64(got.Timestamp.UnixMilli()), strings.Join(shapes, " ")}
 		for _, p := range page {
 			assert.Equal(t, p.Timestamp.UnixMilli(), p.Timestamp.Truncate(time.Millisecond).UnixMilli())
 			line = append(line, p.ID, p.Content, p.SenderRole, p.SenderID)
@@ -97,7 +110,7 @@ func appendTrace(t *testing.T, e *harness.Env, tag string, op *call.Op) []string
 // TestAppendFastPathMatchesScript: Append with its fast path leaves what
 // append.lua alone leaves, message after message (user, system and admin
 // ones, a trimmed cache, JSON escapes, the unread queue, dashboards,
-// replay records, events).
+// request memos, events).
 func TestAppendFastPathMatchesScript(t *testing.T) {
 	e := harness.New(t)
 	fast := appendTrace(t, e, "fast", appendOp)
@@ -132,7 +145,7 @@ func TestAppendFastPathReplays(t *testing.T) {
 
 func mustKey(t *testing.T, c *Chat, id string) string {
 	t.Helper()
-	k, err := c.convKey("test", replayKey, id)
+	k, err := c.convKey("test", requestsKey, id)
 	require.NoError(t, err)
 	return k
 }

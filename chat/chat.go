@@ -176,11 +176,11 @@ func (c *Chat) setRoster(r *roster) {
 	c.mu.Unlock()
 }
 
-// onConversation runs a routing script about conversation id: its replay
-// key, then extra keys; id, then args; a request ID drawn now, identical on
+// onConversation runs a routing script about conversation id: its
+// request memo, then extra keys; id, then args; a request ID drawn now, identical on
 // go-redis's resends.
 func (c *Chat) onConversation(ctx context.Context, op *call.Op, name, id string, extra []string, args ...any) (call.Reply, error) {
-	rk, err := c.convKey(name, replayKey, id)
+	rk, err := c.convKey(name, requestsKey, id)
 	if err != nil {
 		return call.Reply{}, err
 	}

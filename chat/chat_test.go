@@ -696,7 +696,7 @@ func TestOneSlotPerDeployment(t *testing.T) {
 	c := newChat(t, e)
 	q, err := c.adminKeys("test", "42")
 	require.NoError(t, err)
-	rk, err := c.convKey("test", replayKey, "456")
+	rk, err := c.convKey("test", requestsKey, "456")
 	require.NoError(t, err)
 	mk, err := c.convKey("test", messagesKey, "456")
 	require.NoError(t, err)

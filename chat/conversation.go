@@ -182,7 +182,7 @@ type Conversation struct {
 // ErrNotFound when it is not open (never opened, resolved or expired).
 func (c *Chat) Conversation(ctx context.Context, id string) (Conversation, error) {
 	const op = "conversation"
-	if _, err := c.convKey(op, replayKey, id); err != nil {
+	if _, err := c.convKey(op, requestsKey, id); err != nil {
 		return Conversation{}, err
 	}
 	rep, err := c.run.Run(ctx, conversationOp, c.global[:3], id)

@@ -25,7 +25,7 @@ type world struct {
 	c   *Chat
 	a1  []string // a1's availability, assignments, stats, dashboard keys
 	msg string   // c1's messages key
-	rep string   // c1's replay key
+	rep string   // c1's request memo
 }
 
 func newWorld(t *testing.T) *world {
@@ -44,7 +44,7 @@ func newWorld(t *testing.T) *world {
 	w.a1, err = w.c.adminKeys("test", "a1")
 	require.NoError(t, err)
 	w.msg, _ = w.c.convKey("test", messagesKey, "c1")
-	w.rep, _ = w.c.convKey("test", replayKey, "c1")
+	w.rep, _ = w.c.convKey("test", requestsKey, "c1")
 	return w
 }
 
@@ -232,9 +232,9 @@ func TestCorruption(t *testing.T) {
 				`{"id":2,"content":"x","sender_role":"bot","timestamp":"2025-06-27T10:00:00.000Z"}`).Err())
 			return w.msg
 		}, []op{opMessages}},
-		{"replay: wrong type", func(t *testing.T, w *world) string { return asList(t, w, w.rep) },
+		{"requests: a list", func(t *testing.T, w *world) string { return asList(t, w, w.rep) },
 			[]op{opAppend, opResolve, opRead}},
-		{"replay: garbage", func(t *testing.T, w *world) string {
+		{"requests: a string (the replay record of older versions)", func(t *testing.T, w *world) string {
 			return replace(t, w, w.rep, func(ctx context.Context, r redis.UniversalClient) error {
 				return r.Set(ctx, w.rep, "not a record", time.Minute).Err()
 			})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -11,8 +12,8 @@ import (
 
 // Decoders for redschema inspect: queues decode to conversations with
 // their priority and time, the state hash to each conversation's band,
-// waiting time and admin, messages to Message values. Replay records are
-// internal (first outcomes of resent requests) and shown as stored.
+// waiting time and admin, messages to Message values, a request memo to
+// its request IDs with their time and (hex-encoded) first reply.
 func init() {
 	keys.SetDecoder(assignmentsKey, keys.SetMembersDecoder(func(_ keys.Ref, id string) (any, error) {
 		return map[string]any{"conversation_id": id}, nil
@@ -64,8 +65,13 @@ func init() {
 	keys.SetDecoder(messagesKey, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) {
 		return decodeMessage(s)
 	}))
-	keys.SetDecoder(replayKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
-		return map[string]any{"replay_record": v}, nil
+	keys.SetDecoder(requestsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+		id, reply, ok := strings.Cut(m, "=")
+		out := map[string]any{"request_id": id, "at": time.UnixMilli(int64(score)).UTC()}
+		if ok {
+			out["reply"] = reply
+		}
+		return out, nil
 	}))
 	numbers := keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		out := map[string]any{}

@@ -96,15 +96,15 @@ var (
 		Purpose:  "recent messages, newest first, at most 100 (WithMessageCache): JSON id, content, sender_role, sender_id, timestamp",
 		Seed:     "000 §5",
 	})
-	replayKey = keys.Register(keys.Pattern{
-		Template: "chat:{tag}:conversation:{id}:replay",
-		Type:     keys.String,
+	requestsKey = keys.Register(keys.Pattern{
+		Template: "chat:{tag}:conversation:{id}:requests",
+		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
-		TTLNote:  "after the conversation's last recorded request",
+		TTLNote:  "after the conversation's last recorded request; older members pruned",
 		Tag:      "tag",
 		Owner:    "chat",
 		Area:     keys.Chat,
-		Purpose:  "first outcomes of the last 8 requests on the conversation, for replays",
+		Purpose:  "request memo: the requests of the last ReplayWindow on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	dashboardKey = keys.Register(keys.Pattern{
 		Template: "chat:{tag}:admin:dashboard:{admin_id}",

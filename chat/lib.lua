@@ -204,13 +204,17 @@ local function need(id)
   return i
 end
 
--- Replay records: go-redis resends a command whose reply was lost, so one
--- request can run twice. The first run of a request that changed
--- something records its reply at the conversation's replay key (KEYS[i])
--- under the request ID; a second run finds it and returns it unchanged.
--- The key holds the last REPLAY_KEEP records, newest first, as
--- "<request ID>=<hex>,<hex>,...;" (each reply field hex-encoded), for
--- REPLAY_MS after the last one.
+-- The request memo: go-redis resends a command whose reply was lost, so
+-- one request can run twice. The first run of a request that changed
+-- something records it in the conversation's request set (KEYS[i]) at
+-- its server time (ms), as two members with that score: the request ID,
+-- and "<request ID>=<hex>,<hex>,..." (its reply, each field
+-- hex-encoded). A second run finds the ID, reads the reply beside it and
+-- returns it unchanged. Each record drops the members older than
+-- REPLAY_MS and keeps the set for REPLAY_MS, so a resend is recognised
+-- for REPLAY_MS after the first run however many other requests ran on
+-- the conversation meanwhile; the set holds the requests of the last
+-- REPLAY_MS.
 local function hex(s)
   return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
@@ -221,25 +225,24 @@ end
 
 local function replayed(i)
   if REQ == '' then return nil end
-  local v = rc(i, 'GET')
-  if not v then return nil end
-  local pos, n, hit = 1, 0, nil
-  while pos <= #v do
-    local rid, body, nxt = string.match(v, '^(%x+)=([%x,]*);()', pos)
-    n = n + 1
-    if not rid or #rid ~= 16 or n > REPLAY_KEEP then
-      bad(i, 'replay record is not "<16 hex digits>=<hex fields>;" entries')
+  local at = rc(i, 'ZSCORE', REQ)
+  if not at then return nil end
+  local pre, body = REQ .. '=', nil
+  for _, m in ipairs(rc(i, 'ZRANGEBYSCORE', at, at)) do
+    if string.sub(m, 1, #pre) == pre then
+      body = string.sub(m, #pre + 1)
+      break
     end
-    if not hit and rid == REQ then hit = body end
-    pos = nxt
   end
-  if not hit then return nil, v end
+  if not body or not string.match(body, '^[%x,]*$') then
+    bad(i, 'a request ID without its "<ID>=<hex fields>" reply')
+  end
   local rep = {}
-  for f in string.gmatch(hit .. ',', '(%x*),') do rep[#rep + 1] = unhex(f) end
-  return rep, v
+  for f in string.gmatch(body .. ',', '(%x*),') do rep[#rep + 1] = unhex(f) end
+  return rep
 end
 
-local function remember(i, rep, old)
+local function remember(i, rep)
   if REQ == '' then return rep end
   local parts = {}
   for j = 1, #rep do
@@ -247,27 +250,20 @@ local function remember(i, rep, old)
     if type(x) == 'number' then x = int_str(x) end
     parts[j] = hex(x)
   end
-  local rec = REQ .. '=' .. table.concat(parts, ',') .. ';'
-  if old then
-    local pos = 1
-    for _ = 1, REPLAY_KEEP - 1 do
-      local e = string.find(old, ';', pos, true)
-      if not e then break end
-      pos = e + 1
-    end
-    rec = rec .. string.sub(old, 1, pos - 1)
-  end
-  rc(i, 'SET', rec, 'PX', REPLAY_MS)
+  local t = int_str(now)
+  rc(i, 'ZADD', t, REQ, t, REQ .. '=' .. table.concat(parts, ','))
+  rc(i, 'ZREMRANGEBYSCORE', '-inf', '(' .. int_str(now - REPLAY_MS))
+  redis.call('PEXPIRE', KEYS[i], REPLAY_MS)
   return rep
 end
 
 -- enter starts a script about one open conversation, conv: it returns
 -- the replay of a request that already ran (its first reply), or runs
 -- prologue (begin, or a type check) and returns none() after done
--- (close, or finish) when conv is not open; otherwise nil, conv's state
--- and the replay record for remember.
+-- (close, or finish) when conv is not open; otherwise nil and conv's
+-- state.
 local function enter(conv, prologue, done)
-  local rep, old = replayed(XK)
+  local rep = replayed(XK)
   if rep then return ok(unpack(rep)) end
   prologue()
   local st = live(conv)
@@ -275,5 +271,5 @@ local function enter(conv, prologue, done)
     done()
     return none()
   end
-  return nil, st, old
+  return nil, st
 end

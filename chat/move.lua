@@ -1,6 +1,6 @@
 -- move: assign a conversation to a named admin, from the backlog or from
 -- another admin (after guard.lua, stats.lua, lib.lua, route.lua).
--- KEYS[XK]   chat:{tag}:conversation:{id}:replay
+-- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] the admin to assign it to
 -- ARGV[XA+2] '1' when the conversation must be assigned to ARGV[XA+3] now
@@ -15,7 +15,7 @@
 -- or corrupt(i, why).
 return guarded(function()
   local conv, target, check, from = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2] == '1', ARGV[XA + 3]
-  local out, st, old = enter(conv, begin, close)
+  local out, st = enter(conv, begin, close)
   if out then return out end
   local t = index[target]
   if not t then
@@ -23,7 +23,7 @@ return guarded(function()
   elseif check and st.a ~= from then
     out = conflict('assigned', st.a)
   elseif st.a == target then
-    out = ok(unpack(remember(XK, {target, target}, old)))
+    out = ok(unpack(remember(XK, {target, target})))
   elseif avail[t] ~= 'online' then
     out = conflict('unavailable', avail[t])
   elseif load[t] >= cap[t] then
@@ -32,7 +32,7 @@ return guarded(function()
     local prev = st.a
     release(conv, st)
     give(conv, st, t, ARGV[XA + 4], prev)
-    out = ok(unpack(remember(XK, {target, prev}, old)))
+    out = ok(unpack(remember(XK, {target, prev})))
   end
   close()
   return out

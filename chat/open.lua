@@ -1,14 +1,14 @@
 -- open: open a conversation in the backlog and hand the backlog out
 -- (after guard.lua, stats.lua, lib.lua, route.lua; KEYS and ARGV as
 -- lib.lua says).
--- KEYS[XK]   chat:{tag}:conversation:{id}:replay
+-- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] priority band, 0 (low) to 3 (urgent)
 -- Returns ok(admin or '', 1 when this request opened it, 0 when it was
 -- open already), conflict('roster', ids), or corrupt(i, why).
 return guarded(function()
   local conv, band = ARGV[XA], tonumber(ARGV[XA + 1])
-  local rep, old = replayed(XK)
+  local rep = replayed(XK)
   if rep then return ok(unpack(rep)) end
   begin()
   if not live(conv) then
@@ -23,14 +23,14 @@ return guarded(function()
     if not i then
       enqueue(conv, st, '', 'opened')
       close()
-      return ok(unpack(remember(XK, {get_state(conv).a, 1}, old)))
+      return ok(unpack(remember(XK, {get_state(conv).a, 1})))
     end
     event(CH_ASSIGNED, 'assigned', conv, '', '', 'opened')
     give(conv, st, i, 'backlog', '', true)
     assigned_n = assigned_n + 1
     finish()
-    return ok(unpack(remember(XK, {st.a, 1}, old)))
+    return ok(unpack(remember(XK, {st.a, 1})))
   end
   close()
-  return ok(unpack(remember(XK, {get_state(conv).a, 0}, old)))
+  return ok(unpack(remember(XK, {get_state(conv).a, 0})))
 end)

@@ -54,12 +54,10 @@ var (
 )
 
 // luaConsts puts the package's bounds before every script.
-var luaConsts = fmt.Sprintf("local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, REPLAY_KEEP, PRUNE, DRAIN, SKEW, STATS_MS = %d, %d, %d, %d, %d, %d, %d, %d, %d\n",
-	MaxAdmins, MaxCapacity, ms(presence.AvailabilityTTL), ms(ReplayWindow), replayKeep, pruneBatch, MaxDrain, ms(maxSkew), ms(statsTTL))
+var luaConsts = fmt.Sprintf("local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS = %d, %d, %d, %d, %d, %d, %d, %d\n",
+	MaxAdmins, MaxCapacity, ms(presence.AvailabilityTTL), ms(ReplayWindow), pruneBatch, MaxDrain, ms(maxSkew), ms(statsTTL))
 
 const (
-	// replayKeep is how many request outcomes a conversation remembers.
-	replayKeep = 8
 	// pruneBatch is how many expired conversations one routing call drops
 	// besides those it meets.
 	pruneBatch = 100
@@ -70,8 +68,8 @@ const (
 
 // appendHead is Append's fast path (append_fast.lua) in a block of its
 // own, after the constants it uses.
-var appendHead = fmt.Sprintf("do\nlocal SKEW, RKEEP, REPLAY_PX, BAND = %d, %d, '%d', 2251799813685248\n%s\nend\n",
-	ms(maxSkew), replayKeep, ms(ReplayWindow), appendFastLua)
+var appendHead = fmt.Sprintf("do\nlocal SKEW, REPLAY_MS, BAND = %d, %d, 2251799813685248\n%s\nend\n",
+	ms(maxSkew), ms(ReplayWindow), appendFastLua)
 
 // MaxDrain is the most backlog conversations one call hands out; the
 // rest go at the next routing call (Reconcile, RunReconciler).
