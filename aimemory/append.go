@@ -75,10 +75,12 @@ func Budget(n int64) AppendOption {
 // time. Concurrent appends to one conversation are serialised by Redis:
 // each call's messages stay together and in order.
 //
-// Idempotent under retry: the call's request ID is recorded, and a
-// resend of the script after a lost reply reports the state without
-// appending again. With a Summarizer, an append that evicted messages
-// then calls Summarize (see Appended.SummaryErr).
+// Idempotent under retry: the call's request ID is recorded with its
+// outcome for ReplayWindow, and go-redis's resend of the script after a
+// lost reply reports that outcome (the same Length, Evicted, TokensToday
+// and Pending) without appending or counting again, however many other
+// appends ran meanwhile. With a Summarizer, an append that evicted
+// messages then calls Summarize (see Appended.SummaryErr).
 func (m *Memory) Append(ctx context.Context, userID, convID string, msgs []Message, opts ...AppendOption) (Appended, error) {
 	return m.append(ctx, "append", userID, convID, msgs, newID(), opts)
 }
@@ -107,7 +109,7 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 		keep = MaxPending
 	}
 	rep, err := m.runDay(ctx, appendOp, c.allForUser,
-		append([]any{id, m.opt.maxMessages, ms(m.opt.convTTL), ms(m.opt.userTTL), cfg.budget, keep, convID, tokens}, args...)...)
+		append([]any{id, m.opt.maxMessages, ms(m.opt.convTTL), ms(m.opt.userTTL), cfg.budget, keep, convID, tokens, ms(ReplayWindow)}, args...)...)
 	if errors.Is(err, ErrBudgetExceeded) {
 		today := rep.Int(0)
 		if rerr := rep.Err(); rerr != nil {

@@ -3,7 +3,7 @@
 -- msg.lua).
 -- KEYS[1] conversation          ai:memory:conv:{user_id}:{conversation_id}
 -- KEYS[2] conversation meta     ai:memory:conv-meta:{user_id}:{conversation_id}
--- KEYS[3] recent request IDs    ai:memory:conv-reqs:{user_id}:{conversation_id}
+-- KEYS[3] request memo          ai:memory:conv-reqs:{user_id}:{conversation_id}
 -- KEYS[4] evicted, pending      ai:memory:conv-evicted:{user_id}:{conversation_id}
 -- KEYS[5] user context          ai:memory:user:{user_id}
 -- KEYS[6] user's conversations  ai:memory:user-convs:{user_id}
@@ -16,14 +16,23 @@
 -- ARGV[13] how many evicted messages to keep for the summarizer (0: drop them)
 -- ARGV[14] conversation ID
 -- ARGV[15] tokens of the messages
--- ARGV[16..] the messages (JSON), at most 100
+-- ARGV[16] replay window, ms
+-- ARGV[17..] the messages (JSON), at most 100
 -- Returns ok(length, evicted, tokens of the day, replay 0|1, pending),
 -- limit(tokens of the day, budget) when the budget refuses it,
 -- none('clock', now ms) when the server clock is outside the days passed,
 -- corrupt(i, why) for a key this package did not write. Every check runs
--- before the first write, so a refused or corrupt call writes nothing. A
--- replay (go-redis resent the call after its reply was lost) finds its
--- request ID and reports the state without appending again.
+-- before the first write, so a refused or corrupt call writes nothing.
+--
+-- The request memo: go-redis resends a call whose reply was lost, so one
+-- append can run twice. Its first run records it in KEYS[3] at its server
+-- time (ms) as two members with that score: the request ID, and
+-- "<request ID>=<length>,<evicted>,<tokens of the day>,<pending>" (its
+-- reply). A second run finds the ID, reads the reply beside it and
+-- returns it (replay 1) without appending again. Each append drops the
+-- members older than the window and keeps the memo for the window, so a
+-- resend is recognised for the window after the first run however many
+-- other appends ran meanwhile.
 local now = now_ms()
 local day, day_end = today(now)
 if not day then
@@ -34,10 +43,21 @@ local total, why = day_total(uf[1], uf[2], day)
 if not total then
   return corrupt(5, why)
 end
-local n_old = redis.call('LLEN', KEYS[1])
-if redis.call('ZSCORE', KEYS[3], ARGV[8]) then
-  return ok(n_old, 0, total, 1, redis.call('LLEN', KEYS[4]))
+local seen = redis.call('ZSCORE', KEYS[3], ARGV[8])
+if seen then
+  local pre = ARGV[8] .. '='
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], seen, seen)) do
+    if string.sub(m, 1, #pre) == pre then
+      local l, e, t, p = string.match(m, '^(%d+),(%d+),(%d+),(%d+)$', #pre + 1)
+      if not l then
+        break
+      end
+      return ok(tonumber(l), tonumber(e), tonumber(t), 1, tonumber(p))
+    end
+  end
+  return corrupt(3, 'a request ID without its "<ID>=<length>,<evicted>,<tokens>,<pending>" reply')
 end
+local n_old = redis.call('LLEN', KEYS[1])
 local add = tonumber(ARGV[15])
 local budget = tonumber(ARGV[12])
 if budget > 0 and total + add > budget then
@@ -52,7 +72,7 @@ if keep > 0 then
 end
 
 local msgs = {}
-for i = 16, #ARGV do
+for i = 17, #ARGV do
   msgs[#msgs + 1] = ARGV[i]
 end
 local n = n_old + #msgs
@@ -130,11 +150,6 @@ redis.call('PEXPIRE', KEYS[2], ARGV[10])
 if keep > 0 then
   redis.call('PEXPIRE', KEYS[4], ARGV[10])
 end
-redis.call('ZADD', KEYS[3], int_str(now), ARGV[8])
--- the last 128 request IDs: go-redis resends at once, so a resend finds
--- its ID unless 128 other appends to the conversation ran in between
-redis.call('ZREMRANGEBYRANK', KEYS[3], '0', '-129')
-redis.call('PEXPIRE', KEYS[3], ARGV[10])
 total = total + add
 redis.call('HSET', KEYS[5], 'tokens_day', day, 'total_tokens_today', int_str(total), 'last_conversation_id', ARGV[14])
 redis.call('PEXPIRE', KEYS[5], int_str(math.max(tonumber(ARGV[11]), day_end - now)))
@@ -143,4 +158,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', int_str(now))
 if redis.call('PTTL', KEYS[6]) < ttl then
   redis.call('PEXPIRE', KEYS[6], ARGV[10])
 end
+local at = int_str(now)
+redis.call('ZADD', KEYS[3], at, ARGV[8], at, ARGV[8] .. '=' .. int_str(n) .. ',' .. int_str(k) .. ',' .. int_str(total) .. ',' .. int_str(pending))
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. int_str(now - tonumber(ARGV[16])))
+redis.call('PEXPIRE', KEYS[3], ARGV[16])
 return ok(n, k, total, 0, pending)

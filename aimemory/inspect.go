@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redschema/redschema/cache"
@@ -32,12 +33,14 @@ func init() {
 		}
 		return map[string]any{"summary": s, "version": m["version"]}, nil
 	}))
-	at := func(what string) keys.Decoder {
-		return keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
-			return map[string]any{what: m, "at": time.UnixMilli(int64(score)).UTC()}, nil
-		})
-	}
-	keys.SetDecoder(reqsKey, at("request_id"))
+	keys.SetDecoder(reqsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+		id, reply, ok := strings.Cut(m, "=")
+		out := map[string]any{"request_id": id, "at": time.UnixMilli(int64(score)).UTC()}
+		if ok {
+			out["reply"] = reply // length,evicted,tokens of the day,pending
+		}
+		return out, nil
+	}))
 	keys.SetDecoder(indexKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
 		return map[string]any{"conversation_id": m, "expires_at": time.UnixMilli(int64(score)).UTC()}, nil
 	}))

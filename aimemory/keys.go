@@ -57,6 +57,14 @@ const (
 	// MaxCacheTTL bounds the caches' TTLs (the AI platform's maximum AI
 	// memory TTL, 86400s).
 	MaxCacheTTL = 24 * time.Hour
+	// ReplayWindow is how long a conversation remembers an append's
+	// request ID and outcome, for go-redis's resends: a resend that
+	// reaches the server within it reports that outcome and appends
+	// nothing, however many other appends ran meanwhile. It is longer
+	// than go-redis's whole default retry schedule (at worst about 2
+	// minutes from the first run to the last resend; see docs/aimemory.md)
+	// and than any call whose context deadline is shorter.
+	ReplayWindow = 3 * time.Minute
 )
 
 var (
@@ -84,12 +92,12 @@ var (
 	reqsKey = keys.Register(keys.Pattern{
 		Template: "ai:memory:conv-reqs:{user_id}:{conversation_id}",
 		Type:     keys.ZSet,
-		TTL:      DefaultConversationTTL,
-		TTLNote:  "the conversation's",
+		TTL:      ReplayWindow,
+		TTLNote:  "after the conversation's last append; older members pruned",
 		Tag:      "user_id",
 		Owner:    "aimemory",
 		Area:     keys.AIMemory,
-		Purpose:  "request IDs of the last 128 appends (a resent append is recognised), scored by server time",
+		Purpose:  "request memo: the appends of the last ReplayWindow, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends",
 	})
 	evictedKey = keys.Register(keys.Pattern{
 		Template: "ai:memory:conv-evicted:{user_id}:{conversation_id}",

@@ -70,8 +70,11 @@ func (s *Stream) publish(ctx context.Context, chunk string) error {
 // (daily budget included), then publishes an empty chunk, which tells
 // subscribers that the stream ended and the message is in the
 // conversation. A stream with no chunk appends nothing. The append
-// carries a request ID of its own, so End called again (or resent by
-// go-redis) never appends twice: it returns the first outcome.
+// carries a request ID of its own, so go-redis's resend never appends
+// twice, and neither does End called again after an error, within
+// ReplayWindow of the append's first run: both return its first
+// outcome. After a success, End returns the same outcome again without
+// I/O.
 func (s *Stream) End(ctx context.Context, tokens int) (Appended, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
