@@ -26,8 +26,8 @@
 //     then the newest messages, never over the budget.
 //   - Daily budgets: the day is the server's, and concurrent appends never
 //     pass the budget together.
-//   - Idempotent under retry: a resent Append appends and counts nothing
-//     again.
+//   - Idempotent under retry: a resent Append (within ReplayWindow)
+//     reports its first outcome, and appends and counts nothing again.
 //   - Racing summarizers never fold a message in twice or skip one.
 //   - A failover can lose the last appends and their token counts.
 //   - Errors: ErrInvalid (before any I/O), ErrBudgetExceeded,
@@ -49,6 +49,10 @@
 //	ai:rag:query:{{query_hash}}                           STRING  30m (WithRAGTTL or per call, at most 24h)                                             RAG context cache: JSON array of relevant chunks; query_hash is the SHA-256 of the canonical query
 //	ai:response-meta:{model}:{{prompt_hash}}              HASH    5m (the entry's; a lease alone lives for the lease)                                   response cache entry metadata and load lease (package cache's entry metadata)
 //	ai:response:{model}:{{prompt_hash}}                   STRING  5m (WithResponseTTL or per call, at most 24h)                                         model response cache: the response text; prompt_hash is the SHA-256 of the canonical request (model, messages, parameters, user)
+//
+// The caches' user tags are package cache's cache:tag:{tag_name} keys (and
+// their generations), written beside the entries, on the Memory's client:
+// in the AI memory database (DB 4) of the AI platform's layout.
 //
 // The long form (round trips in detail, token counting, summaries,
 // erasure, how the AI platform's layout maps, limits) is

@@ -174,6 +174,20 @@ var (
 	})
 )
 
+// The RAG and response caches are package cache Stores on the Memory's
+// client, so the tags of their user-scoped entries
+// (cache:tag:{ai-response:<user_id>}, cache:tag:{ai-rag:<user_id>}, with
+// their generations and, during an erasure, their dying sets) are
+// written where the entries are: in the AI memory area's database (DB 4
+// in the AI platform's layout), not the cache area's. A tag must sit
+// beside the entries it lists, and the AI platform puts ai:rag:* and
+// ai:response:* in DB 4.
+var _ = []*keys.Template{
+	keys.AlsoIn("cache:tag:{tag_name}", keys.AIMemory),
+	keys.AlsoIn("cache:tag-gen:{tag_name}", keys.AIMemory),
+	keys.AlsoIn("cache:tag-dying:{tag_name}", keys.AIMemory),
+}
+
 // convKeys are the templates of a conversation's keys, in the order the
 // scripts take them.
 var convKeys = []*keys.Template{convKey, metaKey, reqsKey, evictedKey}

@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,8 +24,9 @@ type AuditOptions struct {
 	// KeepUnmatched is how many unmatched keys the report lists (default 20).
 	KeepUnmatched int
 	// Layout, with DB, checks that every key is in its area's database:
-	// a key whose pattern's area the layout puts in another database
-	// than DB counts as WrongDB. Nil checks nothing.
+	// a key whose pattern's areas (Registry.Areas: its own, and those
+	// AlsoIn added) the layout all puts in other databases than DB counts
+	// as WrongDB. Nil checks nothing.
 	Layout Layout
 	// DB is the database the audited client is connected to (with Layout).
 	DB int
@@ -40,10 +42,10 @@ type PatternStats struct {
 	Keys      int64 // keys that matched the template
 	NoTTL     int64 // of those, keys without a TTL although the pattern has one
 	WrongType int64 // of those, keys whose TYPE differs from the pattern's
-	WrongDB   int64 // of those, keys outside their area's database (AuditOptions.Layout)
+	WrongDB   int64 // of those, keys outside their areas' databases (AuditOptions.Layout)
 	Sampled   int64 // keys probed with MEMORY USAGE
 	Bytes     int64 // total MEMORY USAGE of the sampled keys
-	wantDB    int
+	wantDBs   []int
 }
 
 // Active reports whether the pattern has keys or problems.
@@ -132,7 +134,7 @@ func (r *AuditReport) Problems() []string {
 			out = append(out, fmt.Sprintf("%d %q keys are not of type %s", s.WrongType, s.Template.String(), s.Template.p.Type))
 		}
 		if s.WrongDB > 0 {
-			out = append(out, fmt.Sprintf("%d %q keys are outside DB %d", s.WrongDB, s.Template.String(), s.wantDB))
+			out = append(out, fmt.Sprintf("%d %q keys are outside DB %s", s.WrongDB, s.Template.String(), dbList(s.wantDBs, " or ")))
 		}
 	}
 	if r.Unmatched > 0 {
@@ -210,9 +212,12 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 			continue
 		}
 		a.idx[t] = len(a.rep.Patterns)
-		a.rep.Patterns = append(a.rep.Patterns, PatternStats{Template: t, wantDB: opt.Layout.DB(t.p.Area)})
+		a.rep.Patterns = append(a.rep.Patterns, PatternStats{Template: t})
 	}
 	r.mu.RUnlock()
+	for i := range a.rep.Patterns {
+		a.rep.Patterns[i].wantDBs = r.dbs(a.rep.Patterns[i].Template, opt.Layout)
+	}
 	if err := ForEachNode(ctx, c, a.scanNode); err != nil {
 		return nil, fmt.Errorf("keys: audit: %w", err)
 	}
@@ -376,7 +381,7 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 		if p.typ.Err() == nil && p.typ.Val() != string(p.t.p.Type) {
 			st.WrongType++
 		}
-		if a.opt.Layout != nil && st.wantDB != a.opt.DB {
+		if a.opt.Layout != nil && !slices.Contains(st.wantDBs, a.opt.DB) {
 			st.WrongDB++
 		}
 		hasTTL := p.t.p.TTL > 0 || p.t.p.TTLNote != ""

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ type Registry struct {
 	byText   map[string]*Template
 	ordered  []*Template
 	decoders map[*Template]Decoder
+	also     map[*Template][]Area // AlsoIn
 }
 
 // NewRegistry returns an empty registry.
@@ -70,6 +72,61 @@ func (r *Registry) MustRegister(p Pattern) *Template {
 		panic(err)
 	}
 	return t
+}
+
+// AlsoIn records, in the process-wide registry, that keys of the
+// registered template text are also written into area a's database: the
+// keys of a component that other packages embed, which live where the
+// embedding package's keys live (package cache's tag keys sit beside the
+// entries they list, so aimemory's caches keep theirs in the AI memory
+// area). The audit then accepts such a key in the database of any of the
+// pattern's areas (Areas), and the schema table lists each of their
+// databases. Use it in package-level var declarations, after the
+// pattern's owner is imported; it panics if text is not registered, like
+// Register.
+func AlsoIn(text string, a Area) *Template {
+	t, err := defaultRegistry.AlsoIn(text, a)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// AlsoIn is the registry's form of the package-level AlsoIn: it fails
+// with an error wrapping ErrInvalidPattern when text is not registered.
+func (r *Registry) AlsoIn(text string, a Area) (*Template, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.byText[text]
+	if !ok {
+		return nil, fmt.Errorf("%w %q: not registered", ErrInvalidPattern, text)
+	}
+	if a != t.p.Area && !slices.Contains(r.also[t], a) {
+		if r.also == nil {
+			r.also = map[*Template][]Area{}
+		}
+		r.also[t] = append(r.also[t], a)
+	}
+	return t, nil
+}
+
+// Areas returns the areas whose databases may hold t's keys: its
+// pattern's Area, then those AlsoIn added, in the order they were added.
+func (r *Registry) Areas(t *Template) []Area {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Area{t.p.Area}, r.also[t]...)
+}
+
+// dbs returns the databases layout l gives t's areas, ascending, without
+// repeats.
+func (r *Registry) dbs(t *Template, l Layout) []int {
+	var out []int
+	for _, a := range r.Areas(t) {
+		out = append(out, l.DB(a))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Lookup returns the template registered under text.
@@ -167,11 +224,20 @@ func (r *Registry) Markdown(opt TableOptions) string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | ", t.Display(opt.Namespace), strings.ToUpper(string(t.p.Type)), t.TTLText())
 		if opt.Layout != nil {
-			fmt.Fprintf(&b, "%d | ", opt.Layout.DB(t.p.Area))
+			fmt.Fprintf(&b, "%s | ", dbList(r.dbs(t, opt.Layout), ", "))
 		}
 		fmt.Fprintf(&b, "%s | %s |\n", t.p.Owner, mdCell(t.p.Purpose))
 	}
 	return b.String()
+}
+
+// dbList writes database numbers joined by sep.
+func dbList(dbs []int, sep string) string {
+	s := make([]string, len(dbs))
+	for i, db := range dbs {
+		s[i] = fmt.Sprint(db)
+	}
+	return strings.Join(s, sep)
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -309,3 +309,41 @@ func TestAuditProbeFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "broken pipe")
 }
+
+// A pattern written into another area's database too (AlsoIn: package
+// cache's tag keys beside aimemory's cached entries) is listed with each
+// database, and the audit accepts its keys in any of them and only there.
+func TestAlsoIn(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	r := keys.NewRegistry()
+	tag, err := r.Register(keys.Pattern{Template: "cache:tag:{tag_name}", Type: keys.ZSet, TTLNote: "its members'", Tag: "tag_name",
+		Owner: "cache", Area: keys.Cache, Purpose: "tag"})
+	require.NoError(t, err)
+	_, err = r.AlsoIn("cache:nope:{x}", keys.AIMemory)
+	assert.ErrorIs(t, err, keys.ErrInvalidPattern, "not registered")
+	assert.Equal(t, []keys.Area{keys.Cache}, r.Areas(tag))
+	for range 2 {
+		got, err := r.AlsoIn("cache:tag:{tag_name}", keys.AIMemory)
+		require.NoError(t, err)
+		assert.Same(t, tag, got)
+	}
+	_, err = r.AlsoIn("cache:tag:{tag_name}", keys.Cache)
+	require.NoError(t, err)
+	assert.Equal(t, []keys.Area{keys.Cache, keys.AIMemory}, r.Areas(tag), "each area once, its own first")
+	assert.Contains(t, r.Markdown(keys.TableOptions{Layout: keys.SeedLayout()}), "| `cache:tag:{{tag_name}}` | ZSET | its members' | 1, 4 | cache | tag |")
+
+	k, err := tag.Key(e.NS, "ai-rag:u")
+	require.NoError(t, err)
+	require.NoError(t, e.Client.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}).Err())
+	require.NoError(t, e.Client.Expire(ctx, k, time.Hour).Err())
+	for db, wrong := range map[int]int64{1: 0, 4: 0, 2: 1} {
+		// The audit compares the database it is told with the layout's.
+		rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, Layout: keys.SeedLayout(), DB: db})
+		require.NoError(t, err)
+		assert.Equal(t, wrong, rep.Patterns[0].WrongDB, "DB %d", db)
+		if wrong > 0 {
+			assert.Equal(t, []string{`1 "cache:tag:{tag_name}" keys are outside DB 1 or 4`}, rep.Problems())
+		}
+	}
+}
