@@ -19,9 +19,9 @@ import (
 func seedClients(t *testing.T, e *harness.Env) *keys.Clients {
 	t.Helper()
 	if e.Backend == harness.Cluster {
-		return keys.SeedLayout().Open(true, func(int) redis.UniversalClient { return e.Client })
+		return keys.SeedLayout().Open(0, true, func(int) redis.UniversalClient { return e.Client })
 	}
-	return keys.SeedLayout().Open(false, func(db int) redis.UniversalClient {
+	return keys.SeedLayout().Open(0, false, func(db int) redis.UniversalClient {
 		c := redis.NewClient(&redis.Options{Addr: e.Addr, DB: db, ContextTimeoutEnabled: true})
 		t.Cleanup(func() {
 			ctx := context.Background()
