@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redschema/redschema/internal/route"
 )
 
 // Unavailable says what the middleware does with a request when the limiter
@@ -112,6 +114,12 @@ func WithDenied(f func(w http.ResponseWriter, r *http.Request, res Result)) Midd
 // cache or degraded mode, without Redis). The headers describe the
 // decision as Redis made it; in shadow mode they report the refusal that
 // was not enforced (a client sees what enforcement would tell it).
+//
+// The handler behind the middleware gets a copy of the request (with the
+// decision in its context); the pattern an http.ServeMux behind it
+// matches is copied back onto the request the middleware received when
+// the handler returns, so a metrics middleware outside this one still
+// labels the request by its route.
 //
 // Middleware panics, with an error matching ErrInvalid, when l is nil or
 // WithUnavailable is given a value other than FailClosed or FailOpen: both
@@ -239,13 +247,13 @@ func (m *middleware) handler(next http.Handler) http.Handler {
 		h.Set("X-RateLimit-Limit", limit)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", reset)
-		r = r.WithContext(context.WithValue(r.Context(), resultKey{}, res))
+		inner := r.WithContext(context.WithValue(r.Context(), resultKey{}, res))
 		if !res.Allowed {
 			h.Set("Retry-After", strconv.FormatInt(max(1, seconds(res.RetryAfter)), 10))
-			m.o.denied(w, r, res)
+			m.o.denied(w, inner, res)
 			return
 		}
-		next.ServeHTTP(w, r)
+		route.Serve(next, w, r, inner)
 	})
 }
 

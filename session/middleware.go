@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/redschema/redschema/internal/route"
 )
 
 // DefaultCookieName is the cookie the middleware and Cookie use when no
@@ -68,6 +70,12 @@ func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { 
 // blocked session is answered 401 Unauthorized; a Redis failure or
 // corrupt data 503 Service Unavailable.
 //
+// The handler gets a copy of the request (with the session in its
+// context); the pattern an http.ServeMux behind the middleware matches is
+// copied back onto the request the middleware received when the handler
+// returns, so a metrics middleware outside this one still labels the
+// request by its route.
+//
 // Middleware panics, with an error matching ErrInvalid, on a nil store or
 // an invalid option: a configuration mistake, found at start-up.
 func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.Handler {
@@ -122,7 +130,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 			if usr != nil {
 				ctx = context.WithValue(ctx, userCtxKey, usr)
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			route.Serve(next, w, r, r.WithContext(ctx))
 		})
 	}
 }
