@@ -90,6 +90,13 @@ func WithStatuses(codes ...int) MiddlewareOption {
 // "no-store" bypasses the cache. When the cache fails (Redis down), the
 // handler answers and the error goes to the Cache's error hook.
 //
+// The handler runs with a copy of the request, and a response served
+// from the cache runs no handler: the middleware stores the pattern an
+// http.ServeMux behind it matched with the response (Response.Pattern)
+// and sets it on the request it received (r.Pattern) before answering, so
+// a metrics middleware outside this one labels hits and misses alike by
+// their route.
+//
 // Middleware panics, with an error matching ErrInvalid, on a nil cache or
 // a 5xx in WithStatuses: configuration mistakes, found at start-up.
 func Middleware(c *Cache[Response], opts ...MiddlewareOption) func(http.Handler) http.Handler {
@@ -156,13 +163,17 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	ctx := r.Context()
 	const op = "middleware"
 	var ran atomic.Bool // this request's handler ran as the loader
+	// The loader may run after serve returned (a background refresh):
+	// it reads a copy of r, never r, which serve writes (its pattern).
+	src := r.WithContext(ctx)
 	load := func(lctx context.Context) ([]byte, bool, error) {
 		ran.Store(true)
 		rec := &recorder{h: http.Header{}, status: http.StatusOK}
-		req := r.Clone(lctx)
+		req := src.Clone(lctx)
 		req.Method = http.MethodGet
 		next.ServeHTTP(rec, req)
 		resp := rec.response()
+		resp.Pattern = req.Pattern
 		b, err := m.c.codec.Marshal(resp)
 		if err != nil {
 			return nil, false, err
@@ -194,6 +205,10 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		next.ServeHTTP(w, r)
 		return
 	}
+	// The route of the request: the pattern the mux matched for the
+	// request that produced resp (this one, another one collapsed with
+	// it, or an earlier one for a hit).
+	r.Pattern = resp.Pattern
 	m.write(w, r, resp, res, noCache, user != "")
 }
 

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -185,4 +186,39 @@ func TestMiddlewareCollapses(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, stored, "one request loaded, the others were collapsed or hit")
+}
+
+// The pattern the mux matched travels with the response: stored with it
+// (Response.Pattern, "pattern" in its JSON) and set on the request the
+// middleware received, for the miss that ran the handler and for the hit
+// that did not.
+func TestMiddlewarePattern(t *testing.T) {
+	e := harness.New(t)
+	c := newCache[Response](t, e, WithPolicy(SeedPolicy()))
+	var runs atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/files/{id}", func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		io.WriteString(w, "file "+r.PathValue("id"))
+	})
+	h := Middleware(c)(mux)
+	var seen []string
+	for i := 0; i < 2; i++ {
+		r := httptest.NewRequest("GET", "/api/v1/files/7", nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, "file 7", w.Body.String())
+		seen = append(seen, r.Pattern)
+	}
+	assert.Equal(t, int64(1), runs.Load(), "the second request is a hit")
+	assert.Equal(t, []string{"GET /api/v1/files/{id}", "GET /api/v1/files/{id}"}, seen)
+
+	b, err := json.Marshal(Response{Status: 200, Body: []byte("x"), Pattern: "GET /a/{id}"})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"pattern":"GET /a/{id}"`)
+	var back Response
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, "GET /a/{id}", back.Pattern)
+	require.NoError(t, json.Unmarshal([]byte(`{"status":200,"body":"eA==","body_base64":true}`), &back))
+	assert.Equal(t, "", back.Pattern, "an entry written before the field")
 }
