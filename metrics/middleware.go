@@ -14,6 +14,7 @@ type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
 	route     func(*http.Request) string
+	mux       *http.ServeMux
 	refused   func(status int) bool
 	localhost bool
 }
@@ -25,6 +26,17 @@ type middlewareOptions struct {
 // distinct value is a series (up to the cap, see WithMaxSeries).
 func WithRoute(f func(*http.Request) string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.route = f }
+}
+
+// WithMux gives Middleware the http.ServeMux it wraps, to find a
+// request's route when r.Pattern does not hold it: when a middleware
+// between the two passed a copy of the request on (r.WithContext) and
+// did not copy the pattern back, or answered without calling the mux.
+// The mux then matches the request again (mux.Handler) after it was
+// served, when the route is still "". The redschema middleware (ratelimit, session, cache) need
+// none of this: they carry the pattern back themselves.
+func WithMux(mux *http.ServeMux) MiddlewareOption {
+	return func(o *middlewareOptions) { o.mux = mux }
 }
 
 // WithRefused sets which statuses mean the service refused the request
@@ -39,12 +51,21 @@ func CountLocalhost() MiddlewareOption { return func(o *middlewareOptions) { o.l
 
 // Middleware records every request that goes through it with rec's HTTP
 // metrics: one more current connection while it runs; then requests:total
-// (unless from localhost), requests:accepted (unless refused),
-// errors:total (status >= 400), the per-endpoint counters under "METHOD
-// route", api_requests_total by route, method and status, and
-// api_latency_ms by route. Wrap the router (an http.ServeMux) so that the
-// route template is known after it ran. Recording costs a few atomic
-// adds and never a network call.
+// (unless from localhost), requests:accepted (unless
+// refused), errors:total (status >= 400), the per-endpoint counters under
+// "METHOD route", api_requests_total by route, method and status, and
+// api_latency_ms by route. Recording costs a few atomic adds and never a
+// network call.
+//
+// Wrap the router (an http.ServeMux), directly or with other middleware
+// in between: the route is the pattern the mux matched, read from the
+// request after the handler ran. The redschema middleware (ratelimit,
+// session, cache) copy that pattern back onto the request they received,
+// so they may sit between this one and the mux in any order. A
+// middleware of your own there that passes a copy of the request on
+// (r.WithContext) must do the same (r.Pattern = copy.Pattern once next
+// returns), or give Middleware the mux with WithMux; otherwise its
+// requests are recorded under Unmatched.
 func Middleware(rec *Recorder, opts ...MiddlewareOption) func(http.Handler) http.Handler {
 	o := middlewareOptions{route: muxRoute, refused: func(s int) bool { return s == 429 || s == 503 }}
 	for _, f := range opts {
@@ -76,16 +97,24 @@ func Middleware(rec *Recorder, opts ...MiddlewareOption) func(http.Handler) http
 }
 
 func (o *middlewareOptions) request(r *http.Request, status int, start time.Time) Request {
+	route := o.route(r)
+	if route == "" && o.mux != nil {
+		_, p := o.mux.Handler(r)
+		route = patternPath(p)
+	}
 	return Request{
-		Method: r.Method, Route: o.route(r), Status: status, Start: start, Duration: time.Since(start),
+		Method: r.Method, Route: route, Status: status, Start: start, Duration: time.Since(start),
 		Local: !o.localhost && isLoopback(r.RemoteAddr), Refused: o.refused(status),
 	}
 }
 
 // muxRoute returns the path part of the http.ServeMux pattern that
 // matched r ("GET /api/users/{id}" gives "/api/users/{id}").
-func muxRoute(r *http.Request) string {
-	p := r.Pattern
+func muxRoute(r *http.Request) string { return patternPath(r.Pattern) }
+
+// patternPath returns the part of an http.ServeMux pattern after its
+// method.
+func patternPath(p string) string {
 	if i := strings.IndexByte(p, ' '); i >= 0 {
 		p = strings.TrimLeft(p[i+1:], " \t")
 	}
