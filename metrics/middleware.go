@@ -13,10 +13,10 @@ import (
 type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
-	route     func(*http.Request) string
-	mux       *http.ServeMux
-	refused   func(status int) bool
-	localhost bool
+	route        func(*http.Request) string
+	mux          *http.ServeMux
+	refused      func(status int) bool
+	skipLoopback bool
 }
 
 // WithRoute sets how a request's route template is found, for routers
@@ -45,13 +45,16 @@ func WithRefused(f func(status int) bool) MiddlewareOption {
 	return func(o *middlewareOptions) { o.refused = f }
 }
 
-// CountLocalhost counts requests from loopback addresses in requests:total
-// too (the home-automation backend leaves them out).
-func CountLocalhost() MiddlewareOption { return func(o *middlewareOptions) { o.localhost = true } }
+// SkipLoopback leaves requests from loopback addresses (127.0.0.0/8,
+// ::1) out of requests:total, as the home-automation layout
+// (docs/home-automation.md) does so that local health checks do not count.
+// By default every request counts. Every other metric counts them either
+// way.
+func SkipLoopback() MiddlewareOption { return func(o *middlewareOptions) { o.skipLoopback = true } }
 
 // Middleware records every request that goes through it with rec's HTTP
 // metrics: one more current connection while it runs; then requests:total
-// (unless from localhost), requests:accepted (unless
+// (unless from loopback with SkipLoopback), requests:accepted (unless
 // refused), errors:total (status >= 400), the per-endpoint counters under
 // "METHOD route", api_requests_total by route, method and status, and
 // api_latency_ms by route. Recording costs a few atomic adds and never a
@@ -104,7 +107,7 @@ func (o *middlewareOptions) request(r *http.Request, status int, start time.Time
 	}
 	return Request{
 		Method: r.Method, Route: route, Status: status, Start: start, Duration: time.Since(start),
-		Local: !o.localhost && isLoopback(r.RemoteAddr), Refused: o.refused(status),
+		Local: o.skipLoopback && isLoopback(r.RemoteAddr), Refused: o.refused(status),
 	}
 }
 

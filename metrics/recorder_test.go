@@ -55,7 +55,7 @@ func TestSeedKeys(t *testing.T) {
 	mux.HandleFunc("GET /api/users", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("POST /api/auth/login", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(401) })
 	mux.HandleFunc("PUT /api/forum/questions/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) })
-	h := Middleware(rec)(mux)
+	h := Middleware(rec, SkipLoopback())(mux)
 	do := func(method, path, remote string) {
 		req := httptest.NewRequest(method, path, nil)
 		if remote != "" {
@@ -73,7 +73,7 @@ func TestSeedKeys(t *testing.T) {
 
 	p := ns.Prefix
 	want := map[string]int64{
-		p + "requests:total":                                      4, // two of six came from localhost
+		p + "requests:total":                                      4, // two of six came from loopback (SkipLoopback)
 		p + "requests:accepted":                                   4, // the two 429s were refused
 		p + "errors:total":                                        4, // 401, two 429s, 404
 		p + "requests:endpoint:GET /api/users":                    2,
@@ -105,6 +105,35 @@ func TestSeedKeys(t *testing.T) {
 	// Seed 001's api_requests_total and api_latency_ms.
 	assert.Equal(t, int64(2), getInt(t, e, mustKey(t, ns, counterKey, "api_requests_total", "/api/forum/questions/{id}|PUT|429")))
 	assert.Equal(t, int64(2), getInt(t, e, mustKey(t, ns, histogramKey, "api_latency_ms", "/api/users", "count")))
+}
+
+// By default requests from loopback addresses count in requests:total
+// like any other; SkipLoopback leaves them out of it, and only of it.
+func TestLoopback(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	for _, skip := range []bool{false, true} {
+		ns := e.NS.Sub(strconv.FormatBool(skip) + ":")
+		rec := newRecorder(t, e, nil, WithNamespace(ns))
+		var opts []MiddlewareOption
+		if skip {
+			opts = append(opts, SkipLoopback())
+		}
+		h := Middleware(rec, opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		for _, remote := range []string{"127.0.0.1:5000", "[::1]:80", "localhost:1", "127.9.9.9:1", "192.0.2.1:1234", "[2001:db8::1]:1"} {
+			req := httptest.NewRequest("GET", "/", nil)
+			req.RemoteAddr = remote
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}
+		require.NoError(t, rec.Flush(ctx))
+		want := int64(6)
+		if skip {
+			want = 2
+		}
+		assert.Equal(t, want, getInt(t, e, ns.Prefix+"requests:total"), "skip %v", skip)
+		assert.Equal(t, int64(6), getInt(t, e, ns.Prefix+"requests:accepted"), "skip %v", skip)
+		assert.Equal(t, int64(6), getInt(t, e, ns.Prefix+"requests:endpoint:GET (unmatched)"), "skip %v", skip)
+	}
 }
 
 func TestCountersGaugesHistograms(t *testing.T) {

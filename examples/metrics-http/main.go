@@ -108,7 +108,7 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: metrics.Middleware(rec, metrics.CountLocalhost())(mux), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: metrics.Middleware(rec)(mux), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
