@@ -12,9 +12,10 @@ import (
 // any other SHA-256 of the same secret.
 const csrfDomain = "redschema/session/csrf\x00"
 
-// Defaults for WithCSRF.
+// Names of the CSRF token in a request, as Middleware reads it.
 const (
-	// DefaultCSRFHeader is the request header that carries the CSRF token.
+	// DefaultCSRFHeader is the request header that carries the CSRF token
+	// unless WithCSRFHeader names another.
 	DefaultCSRFHeader = "X-CSRF-Token"
 	// CSRFFormField is the form field read when the header is absent.
 	CSRFFormField = "csrf_token"
@@ -26,8 +27,8 @@ const (
 // it cannot be turned into the handle or the session ID, nor derived
 // from the ID that Redis holds; it changes when Renew gives the session a
 // new handle. Put it in pages (a form field or a meta tag read by
-// scripts); Middleware with WithCSRF checks it. A malformed handle is
-// ErrInvalidToken.
+// scripts): Middleware requires it on unsafe requests that authenticate
+// with the cookie. A malformed handle is ErrInvalidToken.
 func CSRFToken(handle string) (string, error) {
 	if _, _, err := ParseHandle(handle); err != nil {
 		return "", err
@@ -51,21 +52,22 @@ func CSRFTokenFromContext(ctx context.Context) string {
 	return s
 }
 
-// WithCSRF makes Middleware check a CSRF token on every request that
-// authenticates with the cookie and whose method is not safe (anything
-// but GET, HEAD, OPTIONS and TRACE): the header (DefaultCSRFHeader when
-// header is "") or, without it, the form field CSRFFormField must hold
-// CSRFToken of the cookie's handle, compared in constant time; otherwise
-// the answer is 403 Forbidden and the store is not called. Requests with
-// "Authorization: Bearer" are not checked: a browser never adds that
-// header by itself, so a forged cross-site request cannot carry it.
-func WithCSRF(header string) MiddlewareOption {
-	return func(o *middlewareOptions) {
-		if header == "" {
-			header = DefaultCSRFHeader
-		}
-		o.csrf = header
-	}
+// WithCSRFHeader sets the request header that carries the CSRF token
+// Middleware checks ("" means DefaultCSRFHeader); the form field
+// CSRFFormField is read when the header is absent. A name that is not an
+// HTTP token, or WithoutCSRF alongside, makes Middleware panic.
+func WithCSRFHeader(name string) MiddlewareOption {
+	return func(o *middlewareOptions) { o.csrfHeader = name }
+}
+
+// WithoutCSRF turns off Middleware's CSRF check: unsafe requests that
+// authenticate with the cookie are served without a token. Use it only
+// when nothing else can forge such a request: the cookie never reaches a
+// browser, or every route behind the middleware is protected otherwise
+// (an Origin check, SameSite=Strict cookies on a site of its own). Bearer
+// requests are never checked, with or without it.
+func WithoutCSRF() MiddlewareOption {
+	return func(o *middlewareOptions) { o.noCSRF = true }
 }
 
 // safeMethod reports whether m is a method that must not change state.

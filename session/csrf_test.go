@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// With WithCSRF, an unsafe request authenticated by the cookie passes
-// only with its own session's CSRF token (header or form field); safe
-// methods and bearer requests need none; the token changes with Renew.
+// By default, an unsafe request authenticated by the cookie passes only
+// with its own session's CSRF token (header or form field); safe methods
+// and bearer requests need none; the token changes with Renew.
 func TestMiddlewareCSRF(t *testing.T) {
 	e, s := newStore(t)
 	ctx := e.Ctx()
@@ -23,7 +23,7 @@ func TestMiddlewareCSRF(t *testing.T) {
 
 	var seenToken string
 	var calls int
-	h := Middleware(s, WithCSRF(""))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Middleware(s)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls++
 		seenToken = CSRFTokenFromContext(r.Context())
 		w.WriteHeader(http.StatusNoContent)
@@ -90,22 +90,56 @@ func TestMiddlewareCSRF(t *testing.T) {
 	assert.NotContains(t, err.Error(), "not a handle")
 }
 
-// Without WithCSRF nothing is checked, and the token is still in the
-// context.
-func TestMiddlewareNoCSRF(t *testing.T) {
+// WithoutCSRF checks nothing, and the token is still in the context;
+// WithCSRFHeader moves the token to another header (the form field
+// still works); the two together, or a header name that is not a token,
+// make Middleware panic.
+func TestMiddlewareCSRFOptions(t *testing.T) {
 	e, s := newStore(t)
-	_, tok := mustCreateTokens(t, e, s, "alice")
+	sess, tok := mustCreateTokens(t, e, s, "alice")
+	want, err := CSRFToken(tok.Handle)
+	require.NoError(t, err)
 	var seen string
-	h := Middleware(s)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = CSRFTokenFromContext(r.Context())
-	}))
-	r := httptest.NewRequest("POST", "/", nil)
-	r.AddCookie(&http.Cookie{Name: DefaultCookieName, Value: tok.Handle})
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	assert.Equal(t, 200, w.Code)
-	want, _ := CSRFToken(tok.Handle)
+	})
+	do := func(h http.Handler, mod func(*http.Request)) int {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.AddCookie(Cookie("", tok.Handle, sess))
+		if mod != nil {
+			mod(r)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+
+	assert.Equal(t, 200, do(Middleware(s, WithoutCSRF())(ok), nil), "WithoutCSRF")
 	assert.Equal(t, want, seen)
+
+	custom := Middleware(s, WithCSRFHeader("X-XSRF-Token"))(ok)
+	assert.Equal(t, 403, do(custom, nil), "no token")
+	assert.Equal(t, 403, do(custom, func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, want) }), "the default header is not read")
+	assert.Equal(t, 200, do(custom, func(r *http.Request) { r.Header.Set("X-XSRF-Token", want) }), "the custom header")
+	assert.Equal(t, 200, do(custom, func(r *http.Request) {
+		r.Body = io.NopCloser(strings.NewReader(url.Values{CSRFFormField: {want}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}), "the form field")
+	assert.Equal(t, 200, do(Middleware(s, WithCSRFHeader(""))(ok), func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, want) }), `"" is the default`)
+
+	for name, f := range map[string]func(){
+		"both":     func() { Middleware(s, WithoutCSRF(), WithCSRFHeader("X-A")) },
+		"bad name": func() { Middleware(s, WithCSRFHeader("X A")) },
+	} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				require.ErrorIs(t, err, ErrInvalid, name)
+			}()
+			f()
+			t.Errorf("%s: no panic", name)
+		}()
+	}
 }
 
 // wrongFirst returns tok with its first character changed (to 'x', or to

@@ -111,7 +111,10 @@ func ExampleStore_Create_rememberMe() {
 	// slid by its own: 168h0m0s
 }
 
-func ExampleWithCSRF() {
+// The middleware requires the session's CSRF token on unsafe requests
+// that authenticate with the cookie: a forged cross-site form post
+// carries the cookie but not the token.
+func ExampleCSRFToken() {
 	m, _ := miniredis.Run()
 	defer m.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
@@ -119,7 +122,7 @@ func ExampleWithCSRF() {
 	store, _ := session.New(rdb)
 	sess, tok, _ := store.Create(context.Background(), session.Info{UserID: "42"})
 
-	h := session.Middleware(store, session.WithCSRF(""))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := session.Middleware(store)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A page would render session.CSRFTokenFromContext(r.Context())
 		// into its forms.
 		w.WriteHeader(http.StatusNoContent)

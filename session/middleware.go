@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -36,13 +37,16 @@ func UserFromContext(ctx context.Context) *User {
 
 // MiddlewareOption configures Middleware. The zero configuration (no
 // options) reads the handle from the bearer header or the cookie
-// DefaultCookieName and does not check user records.
+// DefaultCookieName, checks the CSRF token of unsafe requests that
+// authenticate with the cookie (header DefaultCSRFHeader or form field
+// CSRFFormField), and does not check user records.
 type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
-	cookie string
-	users  *Users
-	csrf   string // the header, when WithCSRF
+	cookie     string
+	users      *Users
+	csrfHeader string // WithCSRFHeader; "" means DefaultCSRFHeader
+	noCSRF     bool   // WithoutCSRF
 }
 
 // WithCookieName sets the cookie that holds the session handle; "" means
@@ -65,10 +69,18 @@ func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { 
 // and slid with Get, or Authenticate with WithUsers (one round trip
 // either way, unless hash tags are off: see Authenticate), and put in the
 // request context (FromContext), with the session's CSRF token
-// (CSRFTokenFromContext; checked on unsafe cookie requests with
-// WithCSRF). A missing, malformed, expired, revoked or
+// (CSRFTokenFromContext). A missing, malformed, expired, revoked or
 // blocked session is answered 401 Unauthorized; a Redis failure or
 // corrupt data 503 Service Unavailable.
+//
+// CSRF: a request that authenticates with the cookie and whose method is
+// not safe (anything but GET, HEAD, OPTIONS and TRACE) must carry its
+// session's CSRF token (CSRFToken, CSRFTokenFromContext) in the header
+// DefaultCSRFHeader (or WithCSRFHeader's) or, without that header, in the
+// form field CSRFFormField; otherwise it is answered 403 Forbidden before
+// the store is called. Requests with "Authorization: Bearer" are not
+// checked: a browser never adds that header by itself, so a forged
+// cross-site request cannot carry it. WithoutCSRF turns the check off.
 //
 // The handler gets a copy of the request (with the session in its
 // context); the pattern an http.ServeMux behind the middleware matches is
@@ -94,6 +106,14 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 		panic(pkg.Invalidf(op, "nil Store"))
 	case !validCookieName(o.cookie):
 		panic(pkg.Invalidf(op, "cookie name %q is not an RFC 6265 token", o.cookie))
+	case o.noCSRF && o.csrfHeader != "":
+		panic(pkg.Invalidf(op, "WithoutCSRF and WithCSRFHeader(%q) together", o.csrfHeader))
+	case o.csrfHeader != "" && !validCookieName(o.csrfHeader):
+		panic(pkg.Invalidf(op, "CSRF header name %q is not an HTTP token", o.csrfHeader))
+	}
+	csrfHeader := ""
+	if !o.noCSRF {
+		csrfHeader = cmp.Or(o.csrfHeader, DefaultCSRFHeader)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +129,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 			}
 			raw, _ := b64strict.DecodeString(h[:strings.IndexByte(h, '.')])
 			csrf := csrfOf(raw)
-			if o.csrf != "" && fromCookie && !safeMethod(r.Method) && !csrfOK(r, o.csrf, csrf) {
+			if csrfHeader != "" && fromCookie && !safeMethod(r.Method) && !csrfOK(r, csrfHeader, csrf) {
 				http.Error(w, "missing or wrong CSRF token", http.StatusForbidden)
 				return
 			}
