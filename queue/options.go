@@ -171,8 +171,12 @@ func WithShutdownGrace(d time.Duration) Option { return func(o *options) { o.gra
 // after its lease), outcomes refused because the lease was lost (matching
 // ErrLeaseLost: the job was recovered, deleted or purged meanwhile),
 // outcomes written but not acknowledged by enough replicas (matching
-// ErrNotDurable, with WithDurability). The default discards them. f
-// must be safe for concurrent use.
+// ErrNotDurable, with WithDurability), and those of RunSchedules. The
+// default logs each with slog.Default (message "queue: worker error",
+// attributes "queue" and "err"; level Warn for ErrLeaseLost and
+// ErrNotDurable, Error otherwise); f replaces that, and
+// WithErrorHandler(func(error) {}) silences them. f must be safe for
+// concurrent use.
 func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
 
 // WithPipelining sets how many round trips of Enqueue one Queue keeps in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -66,7 +67,7 @@ type lease struct {
 //     leases are no longer extended (a handler that ignores its context
 //     loses its job to another consumer once the lease runs out);
 //   - Run returns after every handler has returned and every outcome is
-//     written (or reported to WithErrorHandler).
+//     written (or its error reported).
 //
 // Jobs are leased in batches (one dequeue script for up to 2×concurrency
 // jobs waiting or running; the next batch is fetched once half of those
@@ -82,6 +83,11 @@ type lease struct {
 // crashes or its outcome cannot be written.
 //
 // The handler is wrapped in the queue's middleware (WithMiddleware).
+//
+// The errors Run survives (Redis unreachable, a failed ack, an outcome
+// refused because the lease was lost: see WithErrorHandler) are logged
+// with log/slog's default logger, with the queue's name, unless
+// WithErrorHandler receives them instead. Run keeps going through them.
 //
 // Run returns ErrInvalid for a nil handler or a concurrency outside
 // [1, MaxConcurrency].
@@ -165,9 +171,21 @@ func (r *runner[T]) stop(id string) {
 	}
 }
 
+// report passes an error that Run or RunSchedules survived to the
+// WithErrorHandler function or, without one, to slog.Default: at level
+// Warn for outcomes that were written late or not at all because the
+// lease had moved on (ErrLeaseLost, ErrNotDurable), Error otherwise.
 func (q *Queue[T]) report(err error) {
-	if err != nil && q.o.onError != nil {
+	switch {
+	case err == nil:
+	case q.o.onError != nil:
 		q.o.onError(err)
+	default:
+		level := slog.LevelError
+		if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotDurable) {
+			level = slog.LevelWarn
+		}
+		slog.Default().LogAttrs(context.Background(), level, "queue: worker error", slog.String("queue", q.name), slog.Any("err", err))
 	}
 }
 

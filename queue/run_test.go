@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -527,4 +532,113 @@ func TestRunStopsExtendingAfterGrace(t *testing.T) {
 	assert.Equal(t, int64(1), s.TotalProcessed, "the stubborn handler's late ack is not counted")
 	assert.Equal(t, int64(1), s.TotalFailed, "the expired lease")
 	assert.Equal(t, int64(0), s.Pending()+s.InFlight)
+}
+
+// logCapture is a slog.Handler that keeps the records of one queue.
+type logCapture struct {
+	queue string
+	mu    sync.Mutex
+	recs  []slog.Record
+}
+
+func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCapture) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *logCapture) WithGroup(string) slog.Handler            { return c }
+func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
+	mine := false
+	r.Attrs(func(a slog.Attr) bool {
+		mine = mine || (a.Key == "queue" && a.Value.String() == c.queue)
+		return true
+	})
+	if mine {
+		c.mu.Lock()
+		c.recs = append(c.recs, r.Clone())
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *logCapture) records() []slog.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]slog.Record(nil), c.recs...)
+}
+
+// captureSlog makes c the default slog handler for the test.
+func captureSlog(t *testing.T, c slog.Handler) {
+	old, w, flags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(c))
+	t.Cleanup(func() {
+		slog.SetDefault(old)
+		log.SetOutput(w) // SetDefault sent the log package's output to c
+		log.SetFlags(flags)
+	})
+}
+
+// deadClient is a client of an address nothing listens on.
+func deadClient(t *testing.T) redis.UniversalClient {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Without WithErrorHandler, the errors Run survives (here: Redis
+// unreachable) are logged with slog's default logger, at level Error with
+// the queue's name; WithErrorHandler receives them instead, and nothing
+// is logged.
+func TestRunLogsErrors(t *testing.T) {
+	ctx := context.Background()
+	run := func(q *queue.Queue[execution]) {
+		rctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() { errc <- q.Run(rctx, func(context.Context, *queue.Job[execution]) error { return nil }, 1) }()
+		t.Cleanup(func() {
+			cancel()
+			require.NoError(t, <-errc)
+		})
+	}
+
+	logged := &logCapture{queue: "logged-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	handled := &logCapture{queue: "handled-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	captureSlog(t, multiCapture{logged, handled})
+
+	q, err := queue.New[execution](deadClient(t), logged.queue)
+	require.NoError(t, err)
+	run(q)
+	harness.WaitFor(t, "an error logged", func() bool { return len(logged.records()) > 0 })
+	rec := logged.records()[0]
+	assert.Equal(t, slog.LevelError, rec.Level)
+	assert.Equal(t, "queue: worker error", rec.Message)
+	var errAttr error
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			errAttr, _ = a.Value.Any().(error)
+		}
+		return true
+	})
+	require.Error(t, errAttr)
+
+	var got atomic.Int64
+	hq, err := queue.New[execution](deadClient(t), handled.queue, queue.WithErrorHandler(func(error) { got.Add(1) }))
+	require.NoError(t, err)
+	run(hq)
+	harness.WaitFor(t, "an error handled", func() bool { return got.Load() > 0 })
+	assert.Empty(t, handled.records(), "the handler replaces the log")
+}
+
+// multiCapture sends each record to every capture.
+type multiCapture []*logCapture
+
+func (m multiCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (m multiCapture) WithAttrs([]slog.Attr) slog.Handler       { return m }
+func (m multiCapture) WithGroup(string) slog.Handler            { return m }
+func (m multiCapture) Handle(ctx context.Context, r slog.Record) error {
+	for _, c := range m {
+		_ = c.Handle(ctx, r)
+	}
+	return nil
 }

@@ -314,7 +314,7 @@ const maxSchedulerWait = time.Second
 // clock. Each pass is one round trip to read the schedules plus one per
 // due tick; between passes it sleeps until the next tick, at most one
 // second. Errors it survives (Redis unreachable, a corrupt definition)
-// go to WithErrorHandler.
+// are reported as Run's are: to WithErrorHandler, or logged with slog.
 func (q *Queue[T]) RunSchedules(ctx context.Context) error {
 	for {
 		wait, err := q.schedulePass(ctx)
