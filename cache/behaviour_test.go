@@ -374,3 +374,48 @@ func TestMaxima(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1000, n)
 }
+
+// Close waits for the work a Store runs in the background, here a
+// refresh that a stale read started: once Close returns, the refresh has
+// ended (and stored its value), so the program may close the client.
+func TestCloseWaitsForBackgroundRefresh(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c, err := New[item](e.Client, WithNamespace(e.NS), WithGrace(time.Minute), WithBeta(0), WithPolicy(Policy{Default: time.Second}))
+	require.NoError(t, err)
+	k := NewKey("/close", "GET", nil)
+	_, err = c.Get(ctx, k, func(context.Context) (item, error) { return item{N: 1}, nil })
+	require.NoError(t, err)
+	e.Advance(1100 * time.Millisecond)
+
+	started, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	v, res, err := c.get(ctx, "get", k, func(context.Context) (item, error) {
+		close(started)
+		<-release
+		finished.Store(true)
+		return item{N: 2}, nil
+	}, nil)
+	require.NoError(t, err)
+	require.Equal(t, Stale, res.Status)
+	require.Equal(t, 1, v.N)
+	<-started // the refresh runs
+
+	closed := make(chan struct{})
+	go func() {
+		assert.NoError(t, c.Close())
+		close(closed)
+	}()
+	harness.WaitFor(t, "Close to begin", func() bool {
+		_, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{}, nil })
+		return errors.Is(err, ErrClosed)
+	})
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the refresh ran")
+	default:
+	}
+	close(release)
+	<-closed
+	assert.True(t, finished.Load(), "the refresh ended before Close returned")
+}

@@ -253,6 +253,12 @@ func (s *Store) resume(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 	}
 	me := new(byte)
 	ch := s.flights.DoChan(key, func() (any, error) {
+		// The flight goes on when its callers stop waiting: Close waits
+		// for it.
+		if !s.background() {
+			return flightOut{err: pkg.Fail(op, ref.value, ErrClosed, nil), leader: me}, nil
+		}
+		defer s.bg.Done()
 		out := s.flight(ctx, op, ref, cfg, load, force, stale)
 		out.leader = me
 		return out, nil

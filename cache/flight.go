@@ -330,12 +330,17 @@ func (s *Store) heartbeat(ctx context.Context, ref Ref, owner string) (stop func
 // time and, through the lease, once across processes: early (XFetch) or
 // within the grace (stale-while-revalidate).
 func (s *Store) refreshAsync(ctx context.Context, ref Ref, cfg *fetchConfig, load loadFn) {
+	if !s.background() {
+		return // closing
+	}
 	if _, busy := s.refreshing.LoadOrStore(ref.value, struct{}{}); busy {
+		s.bg.Done()
 		return
 	}
 	s.stats.refreshes.Add(1)
 	ctx = context.WithoutCancel(ctx)
 	go func() {
+		defer s.bg.Done()
 		defer s.refreshing.Delete(ref.value)
 		owner := s.newID()
 		lctx, cancel := context.WithTimeout(ctx, s.opt.loadTimeout)

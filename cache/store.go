@@ -115,6 +115,10 @@ type Store struct {
 	events     *events
 	stats      counters
 	closed     atomic.Bool
+
+	bgMu     sync.Mutex
+	bgClosed bool           // Close began: no new background work
+	bg       sync.WaitGroup // background refreshes and loads, which Close waits for
 }
 
 // NewStore returns a Store over rdb with entries at layout. It fails with
@@ -210,18 +214,37 @@ func (s *Store) Flush(ctx context.Context) error {
 	return s.hits.flush(ctx)
 }
 
-// Close flushes the counted hits, stops the events subscription and makes
-// later calls fail with ErrClosed. Loads in flight finish in the
-// background. It is safe to call twice.
+// Close makes later calls fail with ErrClosed, waits for the work still
+// running in the background (refreshes, and loads whose callers stopped
+// waiting: each bounded by the load timeout), flushes the counted hits
+// and stops the events subscription. Once it returns the Store no longer
+// uses its client, which may be closed. It is safe to call twice.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
+	s.bg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.Flush(ctx)
 	s.events.stop()
 	return err
+}
+
+// background counts a task that may outlive its caller (a refresh, a
+// load), which Close waits for; it reports false once Close began. The
+// task calls s.bg.Done when it ends.
+func (s *Store) background() bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return false
+	}
+	s.bg.Add(1)
+	return true
 }
 
 func (s *Store) checkOpen(op, key string) error {
