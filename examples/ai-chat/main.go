@@ -89,17 +89,25 @@ func run(out io.Writer) error {
 		return err
 	}
 	streamed := make(chan int)
+	subscribed := make(chan struct{}) // closed once the subscription is closed
 	go func() {
+		defer close(subscribed)
 		n := 0
 		for ev := range chunks {
 			if ev.Payload.Chunk == "" { // the end of one answer
-				streamed <- n
+				select {
+				case streamed <- n:
+				case <-subCtx.Done():
+				}
 				n = 0
 				continue
 			}
 			n++
 		}
 	}()
+	// Stop the subscriber and wait for it before the deferred closes of
+	// mem and the client run: nothing may use a client being closed.
+	defer func() { stopSub(); <-subscribed }()
 
 	system := aimemory.Message{Role: aimemory.System, Content: "You are a patient tutor. Answer briefly."}
 	chat := func(conv, question string) error {

@@ -13,9 +13,11 @@ import (
 func TestRun(t *testing.T) {
 	t.Setenv("REDIS_URL", connecttest.URL(0))
 	var out strings.Builder
+	stopped := connecttest.CheckShutdown(t)
 	if err := run(&out); err != nil {
 		t.Fatal(err)
 	}
+	stopped()
 	want := []string{
 		"system prompt pinned: true",
 		"summary of 2 evicted messages: user: What is a...",

@@ -95,7 +95,7 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	fmt.Fprintf(out, "databases: %s; keys under %q\nlistening on %s\n\n", describe(dbs), prefix, base)
 
 	if err := demo(ctx, base, out); err != nil {
-		_ = srv.Close()
+		stopServer(srv)
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintf(out, "\nserving on %s until Ctrl-C (admin@zentoria.local, password %q)\n", base, adminPassword)
@@ -104,6 +104,7 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	}
 	select {
 	case err := <-errc:
+		stopServer(srv) // its handlers may still run
 		return err
 	case <-ctx.Done():
 	}
@@ -126,6 +127,16 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 		fmt.Fprintln(out, "  problem:", pr)
 	}
 	return nil
+}
+
+// stopServer shuts srv down and waits for its handlers (at most 5 s), so
+// that none of them still uses Redis when the deferred closes run.
+func stopServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
 }
 
 const narrative = `

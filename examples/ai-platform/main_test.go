@@ -31,6 +31,7 @@ func TestAIPlatform(t *testing.T) {
 	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
+	stopped := connecttest.CheckShutdown(t)
 	go func() { done <- run(ctx, "127.0.0.1:0", prefix, &out, ready) }()
 	var addr string
 	select {
@@ -176,6 +177,7 @@ func TestAIPlatform(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	stopped()
 	final := ""
 	for _, line := range strings.Split(out.String(), "\n") {
 		if strings.HasPrefix(line, "stopped; final audit: ") {
@@ -202,6 +204,7 @@ func TestAIPlatformTwice(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		ready := make(chan string, 1)
 		done := make(chan error, 1)
+		stopped := connecttest.CheckShutdown(t)
 		go func() { done <- run(ctx, "127.0.0.1:0", prefix, &outs[i], ready) }()
 		select {
 		case <-ready:
@@ -213,6 +216,7 @@ func TestAIPlatformTwice(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run %d stopping: %v", i+1, err)
 		}
+		stopped()
 	}
 	want := "ai_tokens_used 248 prompt + 174 completion"
 	if !strings.Contains(outs[1].String(), want) {

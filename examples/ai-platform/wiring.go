@@ -70,14 +70,18 @@ type platform struct {
 
 // newPlatform builds every client, each on its area's database, under
 // the namespace prefix, and starts the workers.
-func newPlatform(dbs *keys.Clients, prefix string, out io.Writer) (*platform, error) {
+func newPlatform(dbs *keys.Clients, prefix string, out io.Writer) (_ *platform, err error) {
 	p := &platform{
 		ns: keys.Namespace{Prefix: prefix}, dbs: dbs, log: log.New(out, "ai-platform: ", 0),
 		accounts: newAccounts(), keyring: newKeyring(), files: newFiles(), executions: newExecutions(), jwt: newSigner(),
 	}
 	p.shutdown = make(chan struct{})
 	ns, errorHook := p.ns, cache.WithErrorHook(func(_ context.Context, key string, err error) { p.log.Printf("cache %s: %v", key, err) })
-	var err error
+	defer func() {
+		if err != nil { // nothing that runs in the background outlives a failed start
+			p.closeClients()
+		}
+	}()
 	if p.sessions, err = session.New(dbs.For(keys.Sessions), session.WithNamespace(ns), session.WithMaxSessions(20)); err != nil {
 		return nil, err
 	}
@@ -200,13 +204,25 @@ func (p *platform) endStreams() { p.shutdownOnce.Do(func() { close(p.shutdown) }
 func (p *platform) close() {
 	p.endStreams()
 	p.stopWorkers()
+	p.closeClients()
+}
+
+// closeClients flushes and closes the clients that work in the background
+// (the metrics' flusher, the caches' hit counts), those created so far.
+func (p *platform) closeClients() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := p.rec.Close(ctx); err != nil && !errors.Is(err, metrics.ErrClosed) {
-		p.log.Printf("metrics close: %v", err)
+	if p.rec != nil {
+		if err := p.rec.Close(ctx); err != nil && !errors.Is(err, metrics.ErrClosed) {
+			p.log.Printf("metrics close: %v", err)
+		}
 	}
-	_ = p.api.Close()
-	_ = p.mem.Close()
+	if p.api != nil {
+		_ = p.api.Close()
+	}
+	if p.mem != nil {
+		_ = p.mem.Close()
+	}
 }
 
 // routes returns the API, inside the metrics middleware (api_requests_total

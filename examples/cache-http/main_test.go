@@ -13,6 +13,8 @@ import (
 // TestAPI drives the server over HTTP on the suite's backend: a miss, a
 // hit, a write that invalidates the tag, a miss again, per-user entries.
 func TestAPI(t *testing.T) {
+	// Checked once the test's defers stopped the API and the client closed.
+	t.Cleanup(connecttest.CheckShutdown(t))
 	rdb, ns := connecttest.Open(t, "cache")
 	h, closeAPI, err := newAPI(rdb, ns)
 	if err != nil {

@@ -96,7 +96,7 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	fmt.Fprintf(out, "listening on %s\n\n", base)
 
 	if err := demo(ctx, base, out); err != nil {
-		_ = srv.Close()
+		stopServer(srv)
 		return fmt.Errorf("demo: %w", err)
 	}
 	a.startSchedulers(time.Minute)
@@ -106,6 +106,7 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	}
 	select {
 	case err := <-errc:
+		stopServer(srv) // its handlers may still run
 		return err
 	case <-ctx.Done():
 	}
@@ -136,3 +137,13 @@ chat-app: seed 004's chat backend (HTTP in place of Socket.IO)
               server time, so two app instances (app-1, app-2) never both run a job in one interval
   pushes      through the job queue "fcm" with retries and a worker
 `
+
+// stopServer shuts srv down and waits for its handlers (at most 5 s), so
+// that none of them still uses Redis when the deferred closes run.
+func stopServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
+}

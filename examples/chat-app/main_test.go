@@ -26,6 +26,7 @@ func TestChatApp(t *testing.T) {
 	done := make(chan error, 1)
 	runCtx, stop := context.WithCancel(ctx) // SIGINT
 	defer stop()
+	stopped := connecttest.CheckShutdown(t)
 	go func() { done <- run(runCtx, "127.0.0.1:0", prefix, &out, ready) }()
 	var addr string
 	select {
@@ -175,6 +176,7 @@ func TestChatApp(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	stopped()
 	if !strings.Contains(out.String(), "stopped; final audit of \""+prefix+"\": ") || !strings.Contains(out.String(), "keys, 0 problems") {
 		t.Fatalf("no clean final audit:\n%s", out.String())
 	}

@@ -55,13 +55,13 @@ type app struct {
 	accounts *accounts
 	devices  *devices
 
-	stopReconciler context.CancelFunc
+	stopReconciler func() // cancels the reconciler and waits for it
 }
 
 // newApp builds every client over rdb under seed 000's REDIS_KEY_PREFIX
 // ("ha:" when unset). It does not contact Redis except to put the admins
 // on the chat roster.
-func newApp(rdb redis.UniversalClient, out io.Writer) (*app, error) {
+func newApp(rdb redis.UniversalClient, out io.Writer) (_ *app, err error) {
 	prefix, ok := os.LookupEnv("REDIS_KEY_PREFIX")
 	if !ok {
 		prefix = "ha:"
@@ -73,11 +73,15 @@ func newApp(rdb redis.UniversalClient, out io.Writer) (*app, error) {
 		accounts: newAccounts(),
 		devices:  newDevices(),
 	}
-	var err error
 	onFlushError := metrics.WithErrorHandler(func(err error) { a.log.Printf("metrics flush: %v (kept, retried)", err) })
 	if a.rec, err = metrics.New(rdb, metrics.WithNamespace(a.ns), onFlushError); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil { // stop the recorder's flusher: the caller closes the client
+			_ = a.rec.Close(context.Background())
+		}
+	}()
 	a.rec.HTTP() // declares api_requests_total and api_latency_ms, which the middleware also records
 	if a.reader, err = metrics.NewReader(rdb, a.rec.Definitions(), metrics.WithNamespace(a.ns)); err != nil {
 		return nil, err
@@ -113,8 +117,10 @@ func newApp(rdb redis.UniversalClient, out io.Writer) (*app, error) {
 	// Availability expiries (30 min without a Set) and idle conversations
 	// are acted on by every routing call; the reconciler covers quiet times.
 	rctx, stop := context.WithCancel(context.Background())
-	a.stopReconciler = stop
+	stopped := make(chan struct{})
+	a.stopReconciler = func() { stop(); <-stopped } // returns once it no longer uses the client
 	go func() {
+		defer close(stopped)
 		_ = a.chat.RunReconciler(rctx, 10*time.Second, func(err error) { a.log.Printf("chat reconcile: %v", err) })
 	}()
 	return a, nil

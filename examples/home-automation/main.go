@@ -83,7 +83,7 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 	fmt.Fprintf(out, "listening on %s\n\n", base)
 
 	if err := demo(ctx, base, out); err != nil {
-		_ = srv.Close()
+		stopServer(srv)
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintf(out, "\nserving on %s until Ctrl-C (admins ann and bob, password %q)\n", base, adminPassword)
@@ -92,6 +92,7 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 	}
 	select {
 	case err := <-errc:
+		stopServer(srv) // its handlers may still run
 		return err
 	case <-ctx.Done():
 	}
@@ -123,3 +124,13 @@ home-automation: seed 000's backend, every key under "ha:"
   users       ha:user:{id} with status login | anonymous (view only) | blocked; a session per device
   support     admin availability, assignment under capacity, unread queue by priority, message cache, dashboard
 `
+
+// stopServer shuts srv down and waits for its handlers (at most 5 s), so
+// that none of them still uses Redis when the deferred closes run.
+func stopServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
+}

@@ -23,6 +23,7 @@ func TestHomeAutomation(t *testing.T) {
 	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
+	stopped := connecttest.CheckShutdown(t)
 	go func() { done <- run(ctx, "127.0.0.1:0", &out, ready) }()
 	var addr string
 	select {
@@ -135,6 +136,7 @@ func TestHomeAutomation(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	stopped()
 	if !strings.Contains(out.String(), "stopped; final audit of \""+prefix+"\": ") || !strings.Contains(out.String(), "keys, 0 problems") {
 		t.Fatalf("no clean final audit:\n%s", out.String())
 	}

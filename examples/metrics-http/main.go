@@ -115,16 +115,16 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 	fmt.Fprintf(out, "listening on %s (GET /metrics)\n", base)
 
 	if err := load(ctx, base); err != nil {
-		_ = srv.Close()
+		stopServer(srv)
 		return err
 	}
 	if err := rec.Flush(ctx); err != nil { // the background flusher would do it within a second
-		_ = srv.Close()
+		stopServer(srv)
 		return err
 	}
 	snap, err := reader.Read(ctx)
 	if err != nil {
-		_ = srv.Close()
+		stopServer(srv)
 		return err
 	}
 	fmt.Fprintf(out, "after %d requests: requests:total=%d requests:accepted=%d errors:total=%d\n",
@@ -137,6 +137,7 @@ func run(ctx context.Context, addr string, out io.Writer, ready chan<- string) e
 	}
 	select {
 	case err := <-errc:
+		stopServer(srv) // its handlers may still run
 		return err
 	case <-ctx.Done():
 	}
@@ -223,5 +224,15 @@ func writeSnapshot(w io.Writer, s *metrics.Snapshot) {
 			}
 			fmt.Fprintf(w, "%s%s %d\n", m.Name, labels, sv.Value)
 		}
+	}
+}
+
+// stopServer shuts srv down and waits for its handlers (at most 5 s), so
+// that none of them still uses Redis when the deferred closes run.
+func stopServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
 	}
 }

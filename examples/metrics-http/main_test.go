@@ -20,6 +20,7 @@ func TestServe(t *testing.T) {
 	var out connecttest.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
+	stopped := connecttest.CheckShutdown(t)
 	go func() { done <- run(ctx, "127.0.0.1:0", &out, ready) }()
 	var addr string
 	select {
@@ -51,4 +52,5 @@ func TestServe(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	stopped()
 }

@@ -99,7 +99,8 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	fmt.Fprintf(out, "listening on %s\n\n", base)
 
 	if err := demo(ctx, base, out); err != nil {
-		_ = srv.Close()
+		s.stopStreams()
+		stopServer(srv)
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintf(out, "\nserving on %s until Ctrl-C\n", base)
@@ -108,6 +109,8 @@ func run(ctx context.Context, addr, prefix string, out io.Writer, ready chan<- s
 	}
 	select {
 	case err := <-errc:
+		s.stopStreams()
+		stopServer(srv) // its handlers may still run
 		return err
 	case <-ctx.Done():
 	}
@@ -139,3 +142,13 @@ presence-service: seed 002's presence service over server-sent events
   statuses    away, busy, invisible (online for the system, offline for others); lastActivity
   sweeper     announces users whose devices all died without a goodbye (no KEYS: an online index)
 `
+
+// stopServer shuts srv down and waits for its handlers (at most 5 s), so
+// that none of them still uses Redis when the deferred closes run.
+func stopServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
+}

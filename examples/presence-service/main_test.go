@@ -26,6 +26,7 @@ func TestPresenceService(t *testing.T) {
 	done := make(chan error, 1)
 	runCtx, stop := context.WithCancel(ctx) // SIGINT
 	defer stop()
+	stopped := connecttest.CheckShutdown(t)
 	go func() { done <- run(runCtx, "127.0.0.1:0", prefix, &out, ready) }()
 	var addr string
 	select {
@@ -152,6 +153,7 @@ func TestPresenceService(t *testing.T) {
 		t.Fatal(err)
 	}
 	watcher.close()
+	stopped()
 	// Frank's stream at least: erin's closed devices may still be
 	// finishing on the server side.
 	final := regexp.MustCompile(`stopped \(([0-9]+) open streams disconnected\); final audit of "` + regexp.QuoteMeta(prefix) + `": [0-9]+ keys, 0 problems`)

@@ -79,7 +79,11 @@ func run() error {
 		return err
 	}
 	var announced atomic.Int64
+	subscribed := make(chan struct{}) // closed once the subscription is closed
+	// Stop the subscriber and wait for it before the client closes.
+	defer func() { stopSub(); <-subscribed }()
 	go func() {
+		defer close(subscribed)
 		for ev := range events {
 			if ev.Err == nil {
 				announced.Add(1)
@@ -107,9 +111,14 @@ func run() error {
 
 	// Workers: a pool of 4 handlers until every job is done or dead.
 	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
 	done := make(chan error, 1)
+	var workers sync.WaitGroup
+	// On every way out: stop the workers and wait for them, before the
+	// client closes.
+	defer func() { stop(); workers.Wait() }()
+	workers.Add(1)
 	go func() {
+		defer workers.Done()
 		done <- q.Run(runCtx, func(ctx context.Context, j *queue.Job[Execution]) error {
 			if j.Payload.WorkflowID == "wf-broken" {
 				fmt.Printf("  %s attempt %d failed\n", j.ID, j.RetryCount+1)

@@ -40,6 +40,8 @@ func (c client) do(method, path, handle string, form url.Values) (int, string) {
 // Two devices of one user: the device list shows IDs that can log a device
 // out but never authenticate, and no device's handle or refresh token.
 func TestSessionListHoldsNoCredential(t *testing.T) {
+	// Checked once the test's defers stopped the API and the client closed.
+	t.Cleanup(connecttest.CheckShutdown(t))
 	rdb, ns := connecttest.Open(t, "session")
 	a, err := newApp(rdb, ns)
 	if err != nil {

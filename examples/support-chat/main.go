@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -68,8 +69,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer closeAPI()
+	defer closeAPI() // before closeRedis: returns once nothing uses the client
 	srv := &http.Server{Addr: connect.HTTPAddr(), Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv.RegisterOnShutdown(closeAPI) // event streams never go idle: end them, so Shutdown can wait for them
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("listening on http://%s  (try: curl -N http://%s/api/events)\n", srv.Addr, srv.Addr)
@@ -94,8 +96,9 @@ type api struct {
 }
 
 // newAPI returns the server's handler and a function that stops its
-// background work (the reconciler and the event streams). Its keys are
-// under ns.
+// background work (the reconciler and the event streams) and returns once
+// the reconciler no longer uses rdb; it may be called more than once. Its
+// keys are under ns.
 func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(), error) {
 	c, err := chat.New(rdb, chat.WithTag("support"), chat.WithNamespace(ns))
 	if err != nil {
@@ -103,11 +106,21 @@ func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(),
 	}
 	a := &api{c: c, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
+	reconciled := make(chan struct{})
 	go func() {
+		defer close(reconciled)
 		// Acts on availability and conversation expiries while no other
 		// call comes.
 		_ = c.RunReconciler(ctx, 10*time.Second, func(err error) { log.Printf("reconcile: %v", err) })
 	}()
+	var once sync.Once
+	closeAPI := func() {
+		once.Do(func() {
+			cancel()
+			close(a.done)
+			<-reconciled
+		})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/admins/{id}", a.addAdmin)
 	mux.HandleFunc("PUT /api/admins/{id}/availability", a.availability)
@@ -124,7 +137,7 @@ func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(),
 	mux.HandleFunc("GET /api/unread", a.queue(c.Unread))
 	mux.HandleFunc("GET /api/backlog", a.queue(c.Backlog))
 	mux.HandleFunc("GET /api/events", a.events)
-	return mux, func() { cancel(); close(a.done) }, nil
+	return mux, closeAPI, nil
 }
 
 // reply writes v as JSON, or err with the status it deserves.

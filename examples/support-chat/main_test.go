@@ -19,6 +19,8 @@ import (
 // offline (their conversation is requeued and waits), a resolution frees
 // a place (the backlog moves), and the event stream saw it all.
 func TestSupportChat(t *testing.T) {
+	// Checked once the test's defers stopped the API and the client closed.
+	t.Cleanup(connecttest.CheckShutdown(t))
 	rdb, ns := connecttest.Open(t, "support")
 	h, closeAPI, err := newAPI(rdb, ns)
 	if err != nil {
