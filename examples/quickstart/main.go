@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"strconv"
@@ -25,14 +26,15 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run() error {
+// run tells out what each step does and what came of it.
+func run(out io.Writer) error {
 	ctx := context.Background()
-	rdb, closeRedis, err := connect.FromEnv(ctx, os.Stdout)
+	rdb, closeRedis, err := connect.FromEnv(ctx, out)
 	if err != nil {
 		return err
 	}
@@ -55,8 +57,9 @@ func run() error {
 		return err
 	}
 
-	// Five login attempts from one address: three are admitted.
+	// Five login attempts from one address: the rate limit admits three.
 	const clientIP = "203.0.113.7"
+	fmt.Fprintf(out, "Five login attempts for user 42 from %s, which may try 3 times a minute:\n", clientIP)
 	var handle string
 	for attempt := 1; attempt <= 5; attempt++ {
 		res, err := limits.Allow(ctx, clientIP)
@@ -64,15 +67,15 @@ func run() error {
 			return err
 		}
 		if !res.Allowed {
-			fmt.Printf("attempt %d: refused, retry in %v\n", attempt, res.RetryAfter.Round(time.Second))
+			fmt.Fprintf(out, "attempt %d: refused by the rate limit; the address may try again in %v\n", attempt, res.RetryAfter.Round(time.Second))
 			continue
 		}
-		h, err := login(ctx, locks, sessions, "42")
+		fmt.Fprintf(out, "attempt %d: allowed by the rate limit (%d more this minute)\n", attempt, res.Remaining)
+		h, err := login(ctx, out, locks, sessions, "42", attempt == 1)
 		if err != nil {
 			return err
 		}
 		handle = h
-		fmt.Printf("attempt %d: logged in (%d left this minute)\n", attempt, res.Remaining)
 	}
 
 	// The client presents its handle; the server finds the session.
@@ -84,29 +87,39 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("request with the last handle: user %s, expires in %v\n", sess.UserID, time.Until(sess.ExpiresAt).Round(time.Minute))
+	fmt.Fprintf(out, "The client sends its last session handle: it is user %s's session, which expires in %v unless used again.\n",
+		sess.UserID, time.Until(sess.ExpiresAt).Round(time.Minute))
 
 	// Listing shows IDs that can revoke a session but never log in.
 	list, err := sessions.List(ctx, "42")
 	if err != nil {
 		return err
 	}
-	fmt.Printf("user 42 has %d sessions\n", len(list))
+	fmt.Fprintf(out, "User 42 has %d sessions, one per successful login.\n", len(list))
 	n, err := sessions.RevokeAll(ctx, "42")
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "User 42 logs out everywhere: %d sessions revoked.\n", n)
 	_, err = sessions.Get(ctx, userID, sessionID)
-	fmt.Printf("revoked %d; the handle now: %v\n", n, errors.Is(err, session.ErrNotFound))
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		fmt.Fprintln(out, "The client sends the same handle again: refused, the session no longer exists.")
+	case err != nil:
+		return err
+	default:
+		return errors.New("the revoked session still authenticates")
+	}
 
 	// Every key written is one the registry knows, with its TTL.
 	rep, err := keys.Default().Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("audit: %d keys, %d problems\n", rep.Scanned, len(rep.Problems()))
+	fmt.Fprintf(out, "Audit of the keys this run left in Redis: %d keys, each of a known pattern with its TTL; %d problems.\n",
+		rep.Scanned, len(rep.Problems()))
 	for _, p := range rep.Problems() {
-		fmt.Println("  ", p)
+		fmt.Fprintln(out, "  ", p)
 	}
 	if len(rep.Problems()) > 0 {
 		return errors.New("the keyspace does not match the schema")
@@ -115,16 +128,32 @@ func run() error {
 }
 
 // login creates a session for userID while holding the user's session
-// lock, so two logins of one user never interleave.
-func login(ctx context.Context, locks *lock.Client, sessions *session.Store, userID string) (string, error) {
-	l, err := locks.Acquire(ctx, lock.UserSession, userID, locks.DefaultTTL(lock.UserSession))
+// lock, so two logins of one user never interleave. With contend, it
+// shows a second login of the same user turned away while the lock is
+// held.
+func login(ctx context.Context, out io.Writer, locks *lock.Client, sessions *session.Store, userID string, contend bool) (string, error) {
+	ttl := locks.DefaultTTL(lock.UserSession)
+	l, err := locks.Acquire(ctx, lock.UserSession, userID, ttl)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = l.Release(ctx) }()
+	fmt.Fprintf(out, "  took the lock on user %s's logins (it frees itself after %v should this process die)\n", userID, ttl)
+	if contend {
+		_, err := locks.TryAcquire(ctx, lock.UserSession, userID, ttl)
+		switch {
+		case errors.Is(err, lock.ErrNotObtained):
+			fmt.Fprintf(out, "  a second login of user %s at the same moment does not get the lock: it must wait\n", userID)
+		case err != nil:
+			return "", err
+		default:
+			return "", errors.New("the lock was taken twice")
+		}
+	}
 	_, tok, err := sessions.Create(ctx, session.Info{UserID: userID, Email: "ada@example.com"})
 	if err != nil {
 		return "", err
 	}
+	fmt.Fprintf(out, "  created a session for user %s and released the lock\n", userID)
 	return tok.Handle, nil
 }
