@@ -25,6 +25,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -76,9 +77,12 @@ func run(prefix string, w io.Writer) error {
 		return err
 	}
 	cctx, stop := context.WithCancel(ctx)
-	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- col.Run(cctx) }()
+	// On every way out, the collector stops writing before the client
+	// closes.
+	stopCollector := sync.OnceValue(func() error { stop(); return <-done })
+	defer stopCollector()
 	if err := waitFor(ctx, func() bool { return col.Stats().Subscriptions > 0 }); err != nil {
 		return fmt.Errorf("collector never subscribed: %w", err)
 	}
@@ -113,8 +117,7 @@ func run(prefix string, w io.Writer) error {
 	if err := waitFor(ctx, func() bool { return col.Stats().Ingested == uint64(n) }); err != nil {
 		return fmt.Errorf("readings not all written (%+v): %w", col.Stats(), err)
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stopCollector(); err != nil {
 		return err
 	}
 	st := col.Stats()

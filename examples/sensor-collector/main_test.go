@@ -16,9 +16,11 @@ func TestRun(t *testing.T) {
 	prefix := connecttest.Use(t, "collector", 1)
 	start := time.Now()
 	var out bytes.Buffer
+	stopped := connecttest.CheckShutdown(t)
 	if err := run(prefix, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	stopped()
 	want := []string{
 		"collector: 244 messages received, 244 readings written, 0 dropped, 0 malformed",
 		"Recent motion events in the study: 10, newest off ",
