@@ -16,7 +16,8 @@ import (
 // One round trip (a script, server time). The call's request ID is kept
 // for a minute under ratelimit:adjust:{id}:{request}, so a call that
 // go-redis resends after losing its reply refunds nothing more. Errors:
-// ErrInvalid for a cost outside what AllowN accepts or an unusable id
+// ErrInvalid for a cost below 1 or above the most a rule could ever
+// admit, or an unusable id
 // (nothing written); keys.ErrCorrupt naming the key when a state key holds
 // what the limiter does not write; Redis and context errors as they are.
 func (l *Limiter) Refund(ctx context.Context, id string, cost int) error {
@@ -80,7 +81,7 @@ type Reservation struct {
 // away). Options apply as for AllowN (shadow mode, the decision hook).
 // One round trip; errors as AllowN's.
 func (l *Limiter) Reserve(ctx context.Context, id string, cost int) (*Reservation, error) {
-	res, nonce, err := l.decide(ctx, id, cost)
+	res, _, nonce, err := l.decide(ctx, id, cost, false)
 	if err != nil {
 		return nil, err
 	}

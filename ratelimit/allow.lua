@@ -24,19 +24,24 @@
 -- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
 --            keys of the rules; every key carries the identifier as its
 --            hash tag.
--- ARGV[1]    cost          integer >= 1
--- ARGV[2]    mode          '0' allow (consume), '1' peek (write nothing)
+-- ARGV[1]    cost          integer >= 1; in mode '2', the most to take
+-- ARGV[2]    mode          '0' allow (consume), '1' peek (write nothing),
+--                          '2' at most: take as many units as every rule
+--                          has left, from 1 up to ARGV[1]; refused (and
+--                          timed) as a unit-cost request when none is left
 -- ARGV[3]    nonce         unique per call, the same on a resend; names
 --                          the request's sliding-log members
 -- Returns
---   ok(limit, remaining, retry_us, reset_us, index)     admitted (peek: would be)
+--   ok(limit, remaining, retry_us, reset_us, index, granted)
+--                         admitted (peek: would be); granted is the number
+--                         of units taken (the cost; in mode '2', 1..ARGV[1])
 --   limit(limit, remaining, retry_us, reset_us, index)  refused, nothing consumed
 --     limit, remaining and reset_us describe the binding rule (fewest
 --     remaining), index is its position (1-based); retry_us is the longest
---     wait among the refusing rules (0 when admitted).
+--     wait among the refusing rules (0 when admitted), or -1 when the cost
+--     is above the (configured) capacity of a rule: no wait admits it.
 --   conflict(block_us)    blocked: the block's remaining time (also when
 --                         this refusal set an automatic block)
---   invalid(why)          cost above the (configured) capacity of a rule
 --   corrupt(i, why)       KEYS[i] holds what this package does not write,
 --                         or a config field out of range
 -- Nothing is written unless every rule admits the request, except that a
@@ -60,6 +65,11 @@ local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
 
 local cost = tonumber(ARGV[1])
 local peek = ARGV[2] == '1'
+-- at most: the rules are checked for one unit, and the grant is sized
+-- after the loop from what every rule has left
+local atmost = ARGV[2] == '2'
+local want = cost
+if atmost then cost = 1 end
 local n, LOG = R[2], R[3]
 
 if CHECK_BLOCK then
@@ -101,10 +111,11 @@ end
 -- is its counter's TTL).
 local now
 -- Per-rule values, 11 slots per rule at o = (i-1)*11: algorithm, KEYS index,
--- period (µs), capacity, available, retry (µs), reset if nothing is
--- written (µs; -1 = compute later), reset after the write (µs), then
--- algorithm state for the write (fixed: TTL; swc: bucket, count, previous;
--- gcra: new arrival time).
+-- period (µs), capacity, available, retry (µs; -1 = never: the cost is
+-- above the capacity), reset if nothing is written (µs; -1 = compute
+-- later), reset after the write (µs), then algorithm state for the write
+-- (fixed: TTL; swc: bucket, count, previous; gcra: new arrival time, the
+-- current one, the emission interval).
 local S = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 local logmax = 0
 local admit = true
@@ -127,7 +138,9 @@ for i = 1, n do
   if bu == 0 then bu = r end
   local c = r
   if a == 4 then c = bu end
-  if cost > c then return {'invalid', 'cost ' .. cost .. ' above the capacity ' .. int_str(c) .. ' of rule ' .. (i - 1)} end
+  -- a cost above the capacity is refused whatever the state, with no
+  -- retry time (Go reports ratelimit.Never); nothing else changes
+  local never = cost > c
   if a ~= 1 and not now then now = now_us() end
   local key = KEYS[k]
   local av, rt, rs0, rs1 = 0, 0, 0, 0
@@ -158,7 +171,7 @@ for i = 1, n do
     local used = pcall_('ZCOUNT', key, lo, '+inf')
     if type(used) == 'table' then return {'corrupt', k, 'not a sorted set (wrong type)'} end
     av = r - used
-    if av < cost then
+    if av < cost and not never then
       local e = call('ZRANGEBYSCORE', key, lo, '+inf', 'WITHSCORES', 'LIMIT', used + cost - r - 1, 1)
       rt = (tonumber(e[2]) or 1 / 0) * 1000 + p - now
       -- scores are server times: far future (inf) is corrupt
@@ -185,7 +198,7 @@ for i = 1, n do
     local frac = (now - start) / p
     if frac < 0 then frac = 0 end
     av = floor(r - prev * (1 - frac) - cur + 1e-9)
-    if av < cost then
+    if av < cost and not never then
       local at
       if cur + cost <= r then at = start + p * (1 - (r - cur - cost) / prev)
       else at = start + p + p * (1 - (r - cost) / cur) end
@@ -215,7 +228,7 @@ for i = 1, n do
       end
     end
     av = floor(bu - (tat - now) / T + 1e-9)
-    if av < cost then
+    if av < cost and not never then
       rt = ceil(tat - now - (bu - cost) * T - 1e-6)
       if rt < 1 then rt = 1 end
     end
@@ -223,11 +236,32 @@ for i = 1, n do
     local nt = ceil(tat + cost * T - 1e-6)
     rs1 = ceil(nt - now - 1e-6)
     if rs1 < 1 then rs1 = 1 end
-    S[o + 9] = nt
+    S[o + 9], S[o + 10], S[o + 11] = nt, tat, T
   end
+  if never then rt = -1 end
   S[o + 1], S[o + 2], S[o + 3], S[o + 4] = a, k, p, c
   S[o + 5], S[o + 6], S[o + 7], S[o + 8] = av, rt, rs0, rs1
   if av < cost then admit = false end
+end
+
+if admit and atmost then
+  -- take what every rule has left, up to want; a GCRA rule's new arrival
+  -- time and reset follow the grant
+  local g = want
+  for i = 1, n do
+    local av = S[(i - 1) * 11 + 5]
+    if av < g then g = av end
+  end
+  cost = g
+  for i = 1, n do
+    local o = (i - 1) * 11
+    if S[o + 1] == 4 then
+      local nt = ceil(S[o + 10] + cost * S[o + 11] - 1e-6)
+      local rs = ceil(nt - now - 1e-6)
+      if rs < 1 then rs = 1 end
+      S[o + 8], S[o + 9] = rs, nt
+    end
+  end
 end
 
 local commit = admit and not peek
@@ -285,10 +319,23 @@ elseif not peek then
   end
 end
 -- a resend of an admitted call is reported admitted, as things stand now
--- (its units are in the remaining counts already)
-if replay then admit = true end
+-- (its units are in the remaining counts already); in mode '2' its grant
+-- is the number of its log entries, members 1..g: found by bisection
+local granted = cost
+if replay then
+  admit = true
+  if atmost then
+    local lo, hi = 1, want
+    while lo < hi do
+      local mid = ceil((lo + hi) / 2)
+      if call('ZSCORE', KEYS[LOG], ARGV[3] .. '-' .. int_str(mid)) then lo = mid else hi = mid - 1 end
+    end
+    granted = lo
+  end
+end
 
 local bi, brem, bres, retry = 1, -1, 0, 0
+local never = false
 for i = 1, n do
   local o = (i - 1) * 11
   local rem, res = S[o + 5], S[o + 7]
@@ -302,7 +349,10 @@ for i = 1, n do
   end
   if rem < 0 then rem = 0 end
   if brem < 0 or rem < brem or (rem == brem and res > bres) then bi, brem, bres = i, rem, res end
-  if not admit and S[o + 5] < cost and S[o + 6] > retry then retry = S[o + 6] end
+  if not admit and S[o + 5] < cost then
+    if S[o + 6] < 0 then never = true elseif S[o + 6] > retry then retry = S[o + 6] end
+  end
 end
-if admit then return {'ok', S[(bi - 1) * 11 + 4], brem, retry, bres, bi} end
+if admit then return {'ok', S[(bi - 1) * 11 + 4], brem, retry, bres, bi, granted} end
+if never then retry = -1 end
 return {'limit', S[(bi - 1) * 11 + 4], brem, retry, bres, bi}

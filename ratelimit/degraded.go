@@ -139,8 +139,11 @@ func outage(ctx context.Context, err error) bool {
 
 // allow decides in process: each rule is a GCRA bucket of Rate/n per
 // Period with a burst of capacity/n (at least 1), n the live instances
-// at the last heartbeat; all or nothing, as in Redis.
-func (d *degraded) allow(id string, cost int) Result {
+// at the last heartbeat; all or nothing, as in Redis. With atMost, cost
+// is the most to take: it takes what every bucket has, from 1. It returns
+// the units granted. A cost above a rule's full capacity is refused with
+// RetryAfter = Never, as Redis refuses it.
+func (d *degraded) allow(id string, cost int, atMost bool) (Result, int) {
 	n := d.count.Load()
 	now := time.Now()
 	d.mu.Lock()
@@ -152,8 +155,13 @@ func (d *degraded) allow(id string, cost int) Result {
 		}
 		st = make([]time.Time, len(d.l.policy))
 	}
+	want := cost
+	if atMost {
+		cost = 1
+	}
 	res := Result{Allowed: true, Local: true, Remaining: -1}
-	next := make([]time.Time, len(st))
+	tats := make([]time.Time, len(st))
+	never := false
 	for i, r := range d.l.policy {
 		capa := max(1, r.capacity()/int(n))
 		rate := max(1, r.Limit.Rate/int(n))
@@ -162,22 +170,40 @@ func (d *degraded) allow(id string, cost int) Result {
 		if tat.Before(now) {
 			tat = now
 		}
+		tats[i] = tat
 		avail := capa - int((tat.Sub(now)+T-1)/T)
-		if avail < cost {
+		switch {
+		case cost > r.capacity():
+			res.Allowed, never = false, true
+		case avail < cost:
 			res.Allowed = false
 			res.RetryAfter = max(res.RetryAfter, tat.Sub(now)-time.Duration(capa-cost)*T)
 		}
-		next[i] = tat.Add(time.Duration(cost) * T)
+		if atMost && avail < want {
+			want = max(avail, 0)
+		}
 		if res.Remaining < 0 || avail < res.Remaining {
 			res.Limit, res.Remaining, res.Rule, res.ResetAfter = capa, max(0, avail), i, tat.Sub(now)
 		}
 	}
-	if res.Allowed {
-		d.state[id] = next
-		res.Remaining = max(0, res.Remaining-cost)
-		res.ResetAfter = next[res.Rule].Sub(now)
+	if never {
+		res.RetryAfter = Never
 	}
-	return res
+	if !res.Allowed {
+		return res, 0
+	}
+	if atMost {
+		cost = want
+	}
+	for i, r := range d.l.policy {
+		rate := max(1, r.Limit.Rate/int(n))
+		T := r.Limit.Period / time.Duration(rate)
+		st[i] = tats[i].Add(time.Duration(cost) * T)
+	}
+	d.state[id] = st
+	res.Remaining = max(0, res.Remaining-cost)
+	res.ResetAfter = st[res.Rule].Sub(now)
+	return res, cost
 }
 
 // sweep drops identifiers back at full capacity, or everything.

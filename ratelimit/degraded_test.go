@@ -124,8 +124,26 @@ func TestDegradedModeOnlyForOutages(t *testing.T) {
 	require.True(t, res.Local)
 	_, err = l.Allow(ctx, "")
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
-	_, err = l.AllowN(ctx, "u", 1000)
+	res, err = l.AllowN(ctx, "u", 1000)
+	require.NoError(t, err)
+	require.True(t, res.Local)
+	require.False(t, res.Allowed)
+	require.Equal(t, ratelimit.Never, res.RetryAfter, "above the capacity, as in Redis")
+	_, _, err = l.AllowAtMost(ctx, "u", 0)
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	// AllowAtMost decides locally too: what the local bucket has, then
+	// the wait for one unit.
+	n, res, err := l.AllowAtMost(ctx, "w", 1000)
+	require.NoError(t, err)
+	require.True(t, res.Local)
+	require.True(t, res.Allowed)
+	require.Equal(t, 10, n, "the whole local bucket of the one live instance")
+	n, res, err = l.AllowAtMost(ctx, "w", 1000)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.False(t, res.Allowed)
+	require.Positive(t, res.RetryAfter)
+	require.LessOrEqual(t, res.RetryAfter, 100*time.Millisecond)
 	require.Error(t, l.Reset(ctx, "u"), "writes still need Redis")
 }
 

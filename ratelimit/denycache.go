@@ -53,8 +53,13 @@ func (c *denyCache) lookup(id string, cost int) (Result, bool) {
 	}
 	res := d.res
 	gone := time.Since(d.sent)
-	res.RetryAfter = max(left, res.RetryAfter-gone)
-	res.ResetAfter = max(res.RetryAfter, res.ResetAfter-gone)
+	if res.RetryAfter == Never {
+		// no wait admits this cost: only the reset moves on
+		res.ResetAfter = max(0, res.ResetAfter-gone)
+	} else {
+		res.RetryAfter = max(left, res.RetryAfter-gone)
+		res.ResetAfter = max(res.RetryAfter, res.ResetAfter-gone)
+	}
 	res.Local = true
 	return res, true
 }

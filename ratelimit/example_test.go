@@ -91,8 +91,9 @@ func ExamplePolicy() {
 	// trial-key: 3 of 20 admitted
 }
 
-// Cost above a limit, and an empty identifier, are errors: nothing is
-// written.
+// A cost above what the limit can ever admit is refused with RetryAfter
+// Never (no wait helps); an empty identifier is an error. Neither writes
+// anything.
 func ExampleLimiter_AllowN() {
 	rdb, stop := connect()
 	defer stop()
@@ -104,14 +105,38 @@ func ExampleLimiter_AllowN() {
 	}
 	res, err := l.AllowN(ctx, "tenant-7", 40)
 	fmt.Println(res.Allowed, res.Remaining, err)
-	_, err = l.AllowN(ctx, "tenant-7", 101)
-	fmt.Println(errors.Is(err, ratelimit.ErrInvalid))
+	res, err = l.AllowN(ctx, "tenant-7", 101)
+	fmt.Println(res.Allowed, res.RetryAfter == ratelimit.Never, res.Remaining, err)
 	_, err = l.Allow(ctx, "")
 	fmt.Println(errors.Is(err, keys.ErrInvalidKey))
 	// Output:
 	// true 60 <nil>
+	// false true 60 <nil>
 	// true
-	// true
+}
+
+// AllowAtMost takes what the limit has left, up to n: a batch job sends
+// what it may now and keeps the rest for later.
+func ExampleLimiter_AllowAtMost() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(100)}})
+	if err != nil {
+		panic(err)
+	}
+	for _, batch := range []int{70, 70, 70} {
+		n, res, err := l.AllowAtMost(ctx, "mailer", batch)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(n, "of", batch, "sent; allowed:", res.Allowed, "left:", res.Remaining)
+	}
+	// Output:
+	// 70 of 70 sent; allowed: true left: 30
+	// 30 of 70 sent; allowed: true left: 0
+	// 0 of 70 sent; allowed: false left: 0
 }
 
 // Blocking an identifier refuses it in every limiter of the namespace.

@@ -31,12 +31,13 @@ type Limiter struct {
 	cfgIdx   int        // KEYS index of the config hash, 0 if none
 	allowOp  *call.Op   // allow.lua with this policy compiled in
 	peekOp   *call.Op   // the same script, as "peek"
+	atMostOp *call.Op   // the same script, as "allow at most"
 	adjustOp *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
 	channel  string     // the events channel in the namespace
 	deny     *denyCache // WithDenyCache, else nil
 	degr     *degraded  // WithDegradedMode, else nil
 	singleOp *call.Op   // lean script for Allow of a one-rule policy without config, else nil
-	maxCost  int        // largest cost any config could admit
+	maxCost  int        // largest cost any config could admit: above it, a refusal
 	logWin   time.Duration
 	hasLog   bool
 	noncePx  string

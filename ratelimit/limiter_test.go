@@ -90,8 +90,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	_, err = l.AllowN(ctx, "k1", -3)
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
-	_, err = l.AllowN(ctx, "k1", 11) // above the burst of 10
-	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	res, err := l.AllowN(ctx, "k1", 11) // above the burst of 10: refused, nothing written
+	require.NoError(t, err)
+	require.Equal(t, ratelimit.Never, res.RetryAfter)
 	_, err = l.Peek(ctx, strings.Repeat("x", keys.MaxSegmentLen+1))
 	require.ErrorIs(t, err, keys.ErrInvalidKey)
 	require.ErrorIs(t, l.Block(ctx, "k1", 0), ratelimit.ErrInvalid)
@@ -267,8 +268,10 @@ func TestRuntimeConfig(t *testing.T) {
 	r, err = l.AllowN(ctx, "key1", 2)
 	require.NoError(t, err)
 	require.False(t, r.Allowed)
-	_, err = l.AllowN(ctx, "key1", 6)
-	require.ErrorIs(t, err, ratelimit.ErrInvalid, "above the configured per_hour")
+	r, err = l.AllowN(ctx, "key1", 6)
+	require.NoError(t, err)
+	require.False(t, r.Allowed)
+	require.Equal(t, ratelimit.Never, r.RetryAfter, "above the configured per_hour: no wait admits it")
 
 	// Zero fields are removed; all zero deletes.
 	require.NoError(t, l.SetConfig(ctx, "key1", ratelimit.Config{PerDay: 7}))

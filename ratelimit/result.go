@@ -1,8 +1,20 @@
 package ratelimit
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
-// Result is the outcome of Allow, AllowN, Peek, Wait or Reserve.
+// Never is the RetryAfter of a refusal that no wait can turn into an
+// admission: the request's cost is above what a rule of the policy can
+// ever admit (its Rate, or its Burst for GCRA, after any runtime config
+// override). Retrying the same cost is pointless; a smaller cost, or a
+// higher limit, may be admitted. It is the longest Duration, so a caller
+// that compares waits treats it as "longer than any deadline".
+const Never = time.Duration(math.MaxInt64)
+
+// Result is the outcome of Allow, AllowN, AllowAtMost, Peek, Wait or
+// Reserve.
 //
 // When a Policy has several rules, Limit, Remaining and ResetAfter describe
 // the binding rule (the one with the fewest requests remaining; Rule is its
@@ -17,8 +29,10 @@ type Result struct {
 	// Remaining is how many more unit-cost requests the binding rule would
 	// admit right now.
 	Remaining int
-	// RetryAfter is zero when allowed; otherwise the time until the same
-	// request would be admitted if nothing else happens meanwhile.
+	// RetryAfter is zero when allowed (never -1); otherwise the time until
+	// the same request would be admitted if nothing else happens
+	// meanwhile, or Never when its cost is above what a rule can ever
+	// admit.
 	RetryAfter time.Duration
 	// ResetAfter is the time until the binding rule is back to its full
 	// capacity if nothing else happens meanwhile (zero if it already is).

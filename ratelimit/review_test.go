@@ -183,9 +183,10 @@ func TestRuntimeConfigEnforcesNewsLimits(t *testing.T) {
 		require.Contains(t, err.Error(), c.field)
 		require.NoError(t, e.Client.Del(ctx, ck).Err())
 	}
-	// The cost sent is capped by what any config could allow.
-	_, err := sl.AllowN(ctx, "raw", 100_001)
-	require.ErrorIs(t, err, ratelimit.ErrInvalid)
+	// A cost above what any config could allow is refused for ever.
+	res, err := sl.AllowN(ctx, "raw", 100_001)
+	require.NoError(t, err)
+	require.Equal(t, ratelimit.Never, res.RetryAfter)
 	// Only what SetConfig writes is accepted, by the script and by Config.
 	for _, v := range []string{"0x10", " 5", "1e3", "5.0", "05", "+5", "-5", "0", "inf", "nan", "99999999999999"} {
 		require.NoError(t, e.Client.HSet(ctx, ck, "per_minute", v).Err())

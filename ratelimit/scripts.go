@@ -93,8 +93,8 @@ func singleBody(r Rule, o options) string {
 	return flags(o) + blockKeySrc + "\n" + strings.Replace(singleSrc, limitMarker, nums, 1) + "\n" + body
 }
 
-// checkOps declares the limiter's operations: allow and peek (one script,
-// allow.lua compiled with the policy), and the lean single-rule allow when
+// checkOps declares the limiter's operations: allow, peek and allow at
+// most (one script, allow.lua compiled with the policy), and the lean single-rule allow when
 // the policy allows it. Checks may share pipelines: a resent check is
 // recognised where the state allows it, and otherwise only makes the
 // limiter stricter (see "Retries" in docs/ratelimit.md).
@@ -112,6 +112,7 @@ func (l *Limiter) checkOps(rules []string) {
 	body := generalBody(l.opt, rules)
 	l.allowOp = pkg.Declare("allow", body, tmpls, call.Shared())
 	l.peekOp = pkg.Declare("peek", body, tmpls, call.Shared())
+	l.atMostOp = pkg.Declare("allow at most", body, tmpls, call.Shared())
 	adj := flags(l.opt) + blockKeySrc + "\n" + strings.Replace(adjustSrc, rulesMarker, strings.Join(rules, ", "), 1)
 	l.adjustOp = pkg.Declare("adjust", adj, append(tmpls[:len(tmpls):len(tmpls)], adjustKey))
 	if len(l.policy) == 1 && l.cfgIdx == 0 && !l.opt.hasAuto {

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -19,15 +20,20 @@ var ErrLimited = errors.New("ratelimit: limited")
 // Wait returns at once with the refusal's Result and
 // errors.Join(ErrLimited, context.DeadlineExceeded), instead of sleeping
 // in vain; when ctx ends while sleeping, errors.Join(ErrLimited,
-// ctx.Err()). Other errors as AllowN's, returned at once. In shadow mode
-// Wait never waits.
+// ctx.Err()). A cost above what a rule can ever admit (RetryAfter =
+// Never) returns at once with the refusal's Result and an error matching
+// ErrLimited, without a context error. Other errors as AllowN's, returned
+// at once. In shadow mode Wait never waits.
 func (l *Limiter) Wait(ctx context.Context, id string, cost int) (Result, error) {
 	for {
-		res, _, err := l.decide(ctx, id, cost)
+		res, _, _, err := l.decide(ctx, id, cost, false)
 		if err != nil || res.Allowed {
 			return res, err
 		}
 		d := res.RetryAfter
+		if d == Never {
+			return res, pkg.Fail("wait", "", ErrLimited, fmt.Errorf("cost %d is above what the policy can ever admit", cost))
+		}
 		if d <= 0 {
 			d = time.Millisecond
 		}
