@@ -40,16 +40,21 @@ var defaultRetry = ExponentialBackoff(8*time.Millisecond, 256*time.Millisecond)
 type AcquireOption func(*acquireConfig)
 
 type acquireConfig struct {
-	retry    RetryStrategy
-	watchdog time.Duration // 0: none; < 0: ttl/3
-	fair     bool
-	keep     time.Duration
+	retry     RetryStrategy
+	watchdog  time.Duration // 0: none; < 0: ttl/3
+	fair      bool
+	keep      time.Duration
+	unbounded bool // Campaign: no end to the wait but the context's
 }
 
 // WithRetry sets how Acquire waits between attempts. The default is
-// ExponentialBackoff(8*time.Millisecond, 256*time.Millisecond), until the
-// context is done.
-// TryAcquire ignores it.
+// ExponentialBackoff(8*time.Millisecond, 256*time.Millisecond). A wait
+// ends when the strategy gives up, when the context is done, or, when the
+// context has no deadline, once the lease it asks for (its ttl) has
+// passed, with a last attempt then, as redislock's Obtain does: a waiter
+// never waits for ever on a holder that keeps its lease alive. Give the
+// context a deadline to wait longer. Election.Campaign waits until the
+// context is done. TryAcquire ignores it.
 func WithRetry(s RetryStrategy) AcquireOption { return func(o *acquireConfig) { o.retry = s } }
 
 // WithWatchdog refreshes the lease every period (a period <= 0 means a third
@@ -130,9 +135,10 @@ func (c *Client) TryAcquire(ctx context.Context, resourceType, resourceID string
 
 // Acquire is TryAcquire that waits while the resource is held: it retries as
 // the RetryStrategy says (see WithRetry for the default) until it succeeds,
-// the strategy gives up, or ctx is done. A wait that ends while the
-// resource is held returns an error matching ErrNotObtained (and ctx.Err()
-// when the context ended it). Each attempt is one round trip. An attempt
+// the strategy gives up, or ctx is done; when ctx has no deadline, the wait
+// ends after ttl (see WithRetry). A wait that ends while the resource is
+// held returns an error matching ErrNotObtained (and ctx.Err() when the
+// context ended it). Each attempt is one round trip. An attempt
 // that fails on the wire (a timeout, a cut connection, a cluster error)
 // ends the call with that error, never with ErrNotObtained, unless the
 // context ended it after an earlier attempt found the resource held (the
@@ -198,6 +204,10 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		}
 	}
 	held := false // an attempt found the resource held
+	end := time.Time{}
+	if wait && !cfg.unbounded {
+		end = waitEnd(ctx, ttl)
+	}
 	for attempt := 0; ; attempt++ {
 		start := c.now()
 		var rep call.Reply
@@ -238,7 +248,7 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		if !wait {
 			return nil, err
 		}
-		d := cfg.retry.Backoff(attempt)
+		d := capWait(cfg.retry.Backoff(attempt), end)
 		if d < 0 {
 			c.leave(q, owner, true)
 			return nil, err

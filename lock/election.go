@@ -83,7 +83,10 @@ func (c *Client) Election(name string, ttl time.Duration) (*Election, error) {
 }
 
 // Campaign waits until this process leads, as Client.Acquire waits (opts
-// apply, WithWatchdog is always on), and returns the leader's lease: its
+// apply, WithWatchdog is always on) but with no end other than ctx's
+// (without a deadline it waits as long as another process leads, unlike
+// Acquire, whose wait then ends after the ttl), and returns the leader's
+// lease: its
 // Context is cancelled when the lead is lost, its Fence guards the
 // leader's writes. It returns ErrInvalid when this Election already leads
 // (Resign first) and the errors of Acquire otherwise.
@@ -94,7 +97,7 @@ func (e *Election) Campaign(ctx context.Context, opts ...AcquireOption) (*Lock, 
 		return nil, pkg.Invalidf("campaign", "election %q: already the leader", e.name)
 	}
 	e.mu.Unlock()
-	l, err := e.c.Acquire(ctx, ElectionResource, e.name, e.ttl, append(opts, WithWatchdog(0))...)
+	l, err := e.c.Acquire(ctx, ElectionResource, e.name, e.ttl, append(opts, WithWatchdog(0), unbounded)...)
 	if l != nil {
 		e.mu.Lock()
 		e.held = l
@@ -175,3 +178,7 @@ func (e *Election) Observe(ctx context.Context, interval time.Duration) <-chan L
 	}()
 	return ch
 }
+
+// unbounded lets a Campaign wait until its context is done: a waiter for
+// the lead waits its turn, however long the leader leads.
+func unbounded(o *acquireConfig) { o.unbounded = true }

@@ -78,7 +78,8 @@ func (c *Client) TryAcquireMulti(ctx context.Context, resources []Resource, ttl 
 // AcquireMulti is TryAcquireMulti that waits while any resource is held:
 // after a refused attempt (which holds nothing) it retries as the
 // RetryStrategy says until it succeeds, the strategy gives up, or ctx is
-// done, with the errors of Acquire.
+// done (without a deadline, until ttl has passed: see WithRetry), with the
+// errors of Acquire.
 func (c *Client) AcquireMulti(ctx context.Context, resources []Resource, ttl time.Duration, opts ...AcquireOption) (*MultiLock, error) {
 	return c.acquireMulti(ctx, resources, ttl, true, opts)
 }
@@ -152,7 +153,11 @@ func (c *Client) acquireMulti(ctx context.Context, rs []Resource, ttl time.Durat
 		wk = &waker{}
 		defer wk.close()
 	}
-	held := false // an attempt found a resource held
+	held := false      // an attempt found a resource held
+	end := time.Time{} // see WithRetry
+	if wait {
+		end = waitEnd(ctx, ttl)
+	}
 	for attempt := 0; ; attempt++ {
 		start := c.now()
 		var nd error // ErrNotDurable of some group
@@ -208,7 +213,7 @@ func (c *Client) acquireMulti(ctx context.Context, rs []Resource, ttl time.Durat
 		if !wait {
 			return nil, err
 		}
-		d := cfg.retry.Backoff(attempt)
+		d := capWait(cfg.retry.Backoff(attempt), end)
 		if d < 0 {
 			return nil, err
 		}

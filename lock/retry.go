@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -25,8 +26,8 @@ type linear time.Duration
 
 func (l linear) Backoff(int) time.Duration { return time.Duration(l) }
 
-// LinearBackoff retries every d until the context is done. A d below 1ms
-// is raised to 1ms.
+// LinearBackoff retries every d until the wait ends (see WithRetry). A d
+// below 1ms is raised to 1ms.
 func LinearBackoff(d time.Duration) RetryStrategy { return linear(max(d, time.Millisecond)) }
 
 type exponential struct{ lo, hi time.Duration }
@@ -50,8 +51,9 @@ func (e exponential) Backoff(attempt int) time.Duration {
 }
 
 // ExponentialBackoff retries after waits that double from lo up to hi, each
-// with random jitter over its upper half, until the context is done. Values
-// below 1ms are raised to 1ms; hi below lo is raised to lo.
+// with random jitter over its upper half, until the wait ends (see
+// WithRetry). Values below 1ms are raised to 1ms; hi below lo is raised to
+// lo.
 func ExponentialBackoff(lo, hi time.Duration) RetryStrategy {
 	lo = max(lo, time.Millisecond)
 	return exponential{lo: lo, hi: max(hi, lo)}
@@ -71,3 +73,27 @@ func (l limited) Backoff(attempt int) time.Duration {
 
 // LimitRetry stops s after n retries (n+1 attempts in all).
 func LimitRetry(s RetryStrategy, n int) RetryStrategy { return limited{s: s, n: n} }
+
+// waitEnd is when a wait for a lease of ttl gives up by itself: ttl from
+// now when ctx has no deadline (as redislock's Obtain does), else never
+// (the zero time: ctx's deadline ends the wait).
+func waitEnd(ctx context.Context, ttl time.Duration) time.Time {
+	if _, ok := ctx.Deadline(); ok {
+		return time.Time{}
+	}
+	return time.Now().Add(ttl)
+}
+
+// capWait trims the wait d before the next attempt so that the last
+// attempt is made at end; it returns -1 (stop) once end has passed, and d
+// unchanged when end is zero or d already says stop.
+func capWait(d time.Duration, end time.Time) time.Duration {
+	if end.IsZero() || d < 0 {
+		return d
+	}
+	left := time.Until(end)
+	if left <= 0 {
+		return -1
+	}
+	return min(d, left)
+}

@@ -86,8 +86,8 @@ func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration, opts ...Acqui
 }
 
 // RLock is TryRLock that waits, retrying as the RetryStrategy says until
-// it succeeds, the strategy gives up or ctx is done, with the errors of
-// Client.Acquire.
+// it succeeds, the strategy gives up or ctx is done (without a deadline,
+// until ttl has passed: see WithRetry), with the errors of Client.Acquire.
 func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return m.lock(ctx, ttl, true, false, opts)
 }
@@ -102,8 +102,9 @@ func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration, opts ...Acquir
 }
 
 // Lock is TryLock that waits, retrying as the RetryStrategy says (at least
-// every RWKeep/3) until it succeeds, the strategy gives up or ctx is done,
-// with the errors of Client.Acquire. While it waits, new readers are
+// every RWKeep/3) until it succeeds, the strategy gives up or ctx is done
+// (without a deadline, until ttl has passed: see WithRetry), with the
+// errors of Client.Acquire. While it waits, new readers are
 // turned away; readers that hold the lock keep it until they release it or
 // their lease ends.
 func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
@@ -140,6 +141,10 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 		defer wk.close()
 	}
 	held := false
+	end := time.Time{} // see WithRetry
+	if wait {
+		end = waitEnd(ctx, ttl)
+	}
 	for attempt := 0; ; attempt++ {
 		start := c.now()
 		var rep call.Reply
@@ -185,7 +190,7 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 		if !wait {
 			return nil, err
 		}
-		d := cfg.retry.Backoff(attempt)
+		d := capWait(cfg.retry.Backoff(attempt), end)
 		if d < 0 {
 			m.leave(owner, keep > 0)
 			return nil, err

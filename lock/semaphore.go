@@ -81,7 +81,8 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...A
 
 // Acquire is TryAcquire that waits for a permit, retrying as the
 // RetryStrategy says (see WithRetry for the default) until it succeeds, the
-// strategy gives up, or ctx is done. A failed wait matches ErrNotObtained
+// strategy gives up, or ctx is done (without a deadline, until ttl has
+// passed: see WithRetry). A failed wait matches ErrNotObtained
 // (joined with ctx.Err() when the context ended it). Fair is not supported
 // and fails with ErrInvalid. An attempt that fails on the wire gives back
 // the permit it may have taken, in the background (see Client.Acquire).
@@ -135,6 +136,10 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 		defer wk.close()
 	}
 	held := false
+	end := time.Time{}
+	if wait {
+		end = waitEnd(ctx, ttl)
+	}
 	for attempt := 0; ; attempt++ {
 		start := s.c.now()
 		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL), n)
@@ -160,7 +165,7 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 		}
 		d := time.Duration(-1)
 		if wait {
-			d = cfg.retry.Backoff(attempt)
+			d = capWait(cfg.retry.Backoff(attempt), end)
 		}
 		if d < 0 {
 			return nil, err
