@@ -54,7 +54,8 @@ type acquireConfig struct {
 // passed, with a last attempt then, as redislock's Obtain does: a waiter
 // never waits for ever on a holder that keeps its lease alive. Give the
 // context a deadline to wait longer. Election.Campaign waits until the
-// context is done. TryAcquire ignores it.
+// context is done. TryAcquire ignores the strategy (but refuses one that
+// cannot work: see LinearBackoff and ExponentialBackoff).
 func WithRetry(s RetryStrategy) AcquireOption { return func(o *acquireConfig) { o.retry = s } }
 
 // WithWatchdog refreshes the lease every period (a period <= 0 means a third
@@ -104,8 +105,8 @@ func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) 
 		}
 		cfg = o
 	}
-	if cfg.retry == nil {
-		return cfg, pkg.Invalidf(op, "nil retry strategy")
+	if err := checkRetry(cfg.retry); err != nil {
+		return cfg, pkg.Invalid(op, err)
 	}
 	if cfg.fair {
 		if cfg.keep == 0 {

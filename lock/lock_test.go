@@ -297,7 +297,8 @@ func TestAcquireWaitsAndTimesOut(t *testing.T) {
 func TestRetryStrategies(t *testing.T) {
 	require.Negative(t, NoRetry().Backoff(0))
 	require.Equal(t, 5*time.Millisecond, LinearBackoff(5*time.Millisecond).Backoff(7))
-	require.Equal(t, time.Millisecond, LinearBackoff(0).Backoff(0))
+	require.Equal(t, time.Millisecond, LinearBackoff(time.Microsecond).Backoff(0))
+	require.Negative(t, LinearBackoff(0).Backoff(0), "refused by Acquire; never a spin")
 	x := ExponentialBackoff(8*time.Millisecond, 64*time.Millisecond)
 	for attempt, hi := range []time.Duration{8, 16, 32, 64, 64, 64} {
 		hi *= time.Millisecond

@@ -160,6 +160,43 @@ func TestCampaignWithoutDeadlineOutlastsTTL(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// redislock's LinearBackoff(0) means "no retry"; here a strategy built with
+// a wait of zero or less is refused where it is used, with ErrInvalid and
+// nothing written, rather than polling Redis every millisecond. So is
+// redislock's ExponentialBackoff max of 0 ("no cap").
+func TestZeroBackoffIsInvalid(t *testing.T) {
+	e := harness.New(t)
+	c := newClient(t, e)
+	ctx := e.Ctx()
+	sem, err := c.Semaphore("doc", "s", 1)
+	require.NoError(t, err)
+	rw, err := c.RWMutex("doc", "rw")
+	require.NoError(t, err)
+	for name, s := range map[string]RetryStrategy{
+		"linear 0":         LinearBackoff(0),
+		"linear negative":  LinearBackoff(-time.Second),
+		"limited linear 0": LimitRetry(LinearBackoff(0), 3),
+		"exponential hi 0": ExponentialBackoff(16*time.Millisecond, 0),
+		"limited nil":      LimitRetry(nil, 3),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.Acquire(ctx, "doc", "x", time.Second, WithRetry(s))
+			require.ErrorIs(t, err, ErrInvalid)
+			_, err = c.TryAcquire(ctx, "doc", "x", time.Second, WithRetry(s))
+			require.ErrorIs(t, err, ErrInvalid, "TryAcquire ignores the strategy, but not bad input")
+			_, err = c.AcquireMulti(ctx, []Resource{{"doc", "x"}}, time.Second, WithRetry(s))
+			require.ErrorIs(t, err, ErrInvalid)
+			_, err = sem.Acquire(ctx, time.Second, WithRetry(s))
+			require.ErrorIs(t, err, ErrInvalid)
+			_, err = rw.Lock(ctx, time.Second, WithRetry(s))
+			require.ErrorIs(t, err, ErrInvalid)
+			require.Empty(t, e.Keys())
+		})
+	}
+	// A positive wait below 1 ms is raised to 1 ms, as before.
+	require.Equal(t, time.Millisecond, LinearBackoff(time.Microsecond).Backoff(0))
+}
+
 // TTL of a lease that is gone is ErrNotHeld, not redislock's (0, nil):
 // as Refresh and Release say, whichever way it went (expired, released,
 // taken over).
