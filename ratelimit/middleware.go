@@ -227,6 +227,10 @@ func (m *middleware) handler(next http.Handler) http.Handler {
 		case errors.Is(err, ErrInvalid):
 			m.fail(w, r, err, http.StatusBadRequest)
 			return
+		case err == nil && !res.Allowed && res.RetryAfter == Never:
+			// A cost the policy can never admit: no Retry-After helps.
+			m.fail(w, r, fmt.Errorf("%w: cost %d is above what the policy can ever admit", ErrInvalid, cost), http.StatusBadRequest)
+			return
 		case err != nil:
 			if m.o.onError != nil {
 				m.o.onError(r, err)
