@@ -118,8 +118,11 @@ repeat
   for i = 3, 4 do
     local m, bs = olds[i], starts[i]
     if m then
-      redis.call('ZREM', KEYS[i], m)
+      -- add before removing (news[i] counts one more reading, so it is
+      -- never m): removing the only member would delete the key and its
+      -- TTL
       redis.call('ZADD', KEYS[i], bs, news[i])
+      redis.call('ZREM', KEYS[i], m)
     elseif m == false then
       local keeps = ARGV[i + 9]
       local keep, b = keeps + 0, bs + 0

@@ -120,25 +120,27 @@ end
 -- Unchanged fields keep their strings. Buckets are only added by the
 -- first reading of a bucket, so that write alone trims the tier to its
 -- retention and sets the key's TTL (to the newest bucket's end of
--- retention, never shorter).
+-- retention, never shorter). An update adds the new member before it
+-- removes the old one: removing a key's only member deletes the key, and
+-- the ZADD after it would make a key without a TTL.
 local function roll_write(key, bk, keep, ts, tss, v, vs, dn, ds, now)
   local p, r = bk[3], bk[4]
-  local f
   if p then
-    f = {r[1], tostring(p[2] + dn), fmt_num(p[3] + ds), r[4], r[5], r[6], r[7], r[8], r[9]}
+    local f = {r[1], tostring(p[2] + dn), fmt_num(p[3] + ds), r[4], r[5], r[6], r[7], r[8], r[9]}
     if v < p[4] then f[4] = vs end
     if v > p[5] then f[5] = vs end
     if ts < p[7] or (dn < 1 and ts == p[7]) then f[6], f[7] = vs, tss end
     if ts >= p[9] then f[8], f[9] = vs, tss end
-    redis.call('ZREM', key, bk[2])
-  else
-    f = {bk[5], tostring(dn), fmt_num(ds), vs, vs, vs, tss, vs, tss}
+    local m = table.concat(f, ':')
+    if m ~= bk[2] then
+      redis.call('ZADD', key, bk[5], m)
+      redis.call('ZREM', key, bk[2])
+    end
+    return
   end
-  redis.call('ZADD', key, bk[5], table.concat(f, ':'))
-  if not p then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. int_str(now - keep))
-    keep_until(key, math.max(now, bk[1]) + keep, now)
-  end
+  redis.call('ZADD', key, bk[5], table.concat({bk[5], tostring(dn), fmt_num(ds), vs, vs, vs, tss, vs, tss}, ':'))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. int_str(now - keep))
+  keep_until(key, math.max(now, bk[1]) + keep, now)
 end
 
 -- side_read reads, before a write writes anything, what every write
