@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"hash/fnv"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
@@ -24,6 +23,8 @@ var (
 	ingestCompactSrc string
 	//go:embed touch_location.lua
 	touchLocationSrc string
+	//go:embed touch_location_fast.lua
+	touchLocationFastSrc string
 	//go:embed latest.lua
 	latestSrc string
 	//go:embed range.lua
@@ -51,7 +52,7 @@ var (
 		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey}, call.Uses(lib))
 	ingestCompactMotionOp = pkg.Declare("ingest", ingestCompactSrc,
 		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib))
-	touchLocationOp = pkg.Declare("ingest", touchLocationSrc, []*keys.Template{locationsKey}, call.Uses(lib))
+	touchLocationOp = pkg.Declare("ingest", touchLocationSrc, []*keys.Template{locationsKey}, call.Uses(lib), call.Head(touchLocationFastSrc))
 	latestOps       = readOps("latest", latestSrc)
 	rangeOps        = readOps("range", rangeSrc)
 	aggregateOps    = readOps("aggregate", aggregateSrc)
@@ -79,9 +80,11 @@ const MaxScan = 200000
 // for a resend of itself or a duplicate.
 const dupScan = 32
 
-// locationRefresh is how often a client refreshes a location's entry in
-// the locations index (a write that does adds a second script to its
-// pipeline).
+// locationRefresh is how far a location's entry in the locations index
+// may lag its newest reading: a write whose reading is newer than the
+// entry by less than this writes nothing there (touch_location_fast.lua),
+// and Locations lists an entry (and the index key lives) this much
+// longer than the retention.
 const locationRefresh = time.Minute
 
 // Client stores and queries sensor readings in one Redis keyspace. It is
@@ -93,8 +96,7 @@ type Client struct {
 	locs  map[string]bool // allow-list, or nil for any
 	now   func() time.Time
 
-	mu      sync.Mutex
-	touched map[string]time.Time // location -> when this client last refreshed its index entry
+	locations string // the locations index's key
 }
 
 // target is the set of keys of one sensor type in one location, all in

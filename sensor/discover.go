@@ -37,9 +37,12 @@ func (c *Client) typesRead(op, loc string, dst *[]string) (read, error) {
 
 // Locations returns the locations with a reading within the retention,
 // sorted, in one round trip: one read of the index
-// sensor-index:locations, which writes refresh at most once a minute per
-// location and client (so a location's first reading shows at once, and
-// its entry outlives its last reading by at most a minute).
+// sensor-index:locations. Every write records its location there, so a
+// location shows from its first reading on, and again from the next
+// reading after the index was lost (evicted, flushed, or not yet
+// replicated at a failover). An entry's time is moved forward at most
+// once a minute, so a location stays listed up to a minute after its last
+// reading leaves the retention.
 func (c *Client) Locations(ctx context.Context) ([]string, error) {
 	const op = "locations"
 	var out []string
@@ -62,7 +65,11 @@ func (c *Client) locationsRead(op string, dst *[]string) (read, error) {
 // index prepares a read of an index (of locations when loc, else of a
 // location's types) into dst.
 func (c *Client) index(op, key string, o *call.Op, loc bool, dst *[]string) read {
-	return read{call: call.Call{Op: o, Keys: []string{key}, Args: []any{ms(c.opt.retention)}}, done: func(rep *call.Reply, err error) error {
+	window := c.opt.retention
+	if loc {
+		window += locationRefresh
+	}
+	return read{call: call.Call{Op: o, Keys: []string{key}, Args: []any{ms(window)}}, done: func(rep *call.Reply, err error) error {
 		if err != nil {
 			return err
 		}

@@ -93,11 +93,16 @@ func TestDiscoveryWithoutKeysOrScan(t *testing.T) {
 			assert.Zero(t, cmds.get("scan"), "no SCAN")
 
 			if e.Mini != nil {
-				// Entries leave the index with their last reading.
+				// Types leave the index with their last reading;
+				// locations up to locationRefresh later.
 				e.Advance(DefaultRetention - time.Minute + time.Millisecond)
 				types, err = c.Types(ctx, "kitchen")
 				require.NoError(t, err)
 				assert.Empty(t, types)
+				locs, err = c.Locations(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, []string{"bathroom", "kitchen"}, locs)
+				e.Advance(locationRefresh)
 				locs, err = c.Locations(ctx)
 				require.NoError(t, err)
 				assert.Empty(t, locs)

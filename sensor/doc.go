@@ -18,7 +18,8 @@
 // # Guarantees
 //
 //   - One round trip per operation: each write and each query is one Lua
-//     script on keys that share the location's hash tag (single-slot).
+//     script on keys that share the location's hash tag (single-slot); a
+//     write pipelines a small second one on the locations index.
 //   - Server time decides what is kept: the retention cut, the far-future
 //     check and the motion queries read the server's TIME.
 //   - Bounded memory: every write trims what it grows and sets the TTL to
@@ -38,17 +39,17 @@
 //
 // # Keys
 //
-//	Key pattern                                  Type  TTL                                                                             Purpose
-//	meta:motion:{{location}}                     HASH  1d (retention, refreshed by every "on" event)                                   lastMotionTime: Unix ms of the latest "on" event
-//	meta:{sensor_type}:{{location}}              HASH  1d (retention, refreshed by every write)                                        last_update (Unix ms), sensor_type, location of a generic sensor
-//	sensor-compact:{sensor_type}:{{location}}    ZSET  1d (retention; chunks older than it are trimmed by every write)                 WithCompactEncoding: chunks of up to 64 readings (time, value, id) scored by their first reading's Unix ms
-//	sensor-index:locations                       ZSET  1d (retention; entries older than it are trimmed by every update)               discovery: location -> Unix ms of its newest reading (refreshed at most once a minute per location and client)
-//	sensor-index:types:{{location}}              ZSET  1d (retention; entries older than it are trimmed by every write)                discovery: sensor type -> Unix ms of its newest reading in the location
-//	sensor-rollup:1h:{sensor_type}:{{location}}  ZSET  90d (hour tier retention (WithRollups); older buckets trimmed by every write)   per-hour aggregates scored by bucket start: count, sum, min, max, first, last
-//	sensor-rollup:1m:{sensor_type}:{{location}}  ZSET  7d (minute tier retention (WithRollups); older buckets trimmed by every write)  per-minute aggregates scored by bucket start: count, sum, min, max, first, last
-//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                temperature and illuminance readings scored by Unix ms (JSON)
-//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                motion events scored by Unix ms; JSON timestamp, state, entity_id, sequence, collected_at, id
-//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                            readings of any other type, newest first (JSON data, original_topic, timestamp, collected_at, id)
+//	Key pattern                                  Type  TTL                                                                                   Purpose
+//	meta:motion:{{location}}                     HASH  1d (retention, refreshed by every "on" event)                                         lastMotionTime: Unix ms of the latest "on" event
+//	meta:{sensor_type}:{{location}}              HASH  1d (retention, refreshed by every write)                                              last_update (Unix ms), sensor_type, location of a generic sensor
+//	sensor-compact:{sensor_type}:{{location}}    ZSET  1d (retention; chunks older than it are trimmed by every write)                       WithCompactEncoding: chunks of up to 64 readings (time, value, id) scored by their first reading's Unix ms
+//	sensor-index:locations                       ZSET  1d (retention + 1 min after the newest entry; older entries trimmed by every update)  discovery: location -> Unix ms of a reading less than a minute older than its newest (every write records a missing location)
+//	sensor-index:types:{{location}}              ZSET  1d (retention; entries older than it are trimmed by every write)                      discovery: sensor type -> Unix ms of its newest reading in the location
+//	sensor-rollup:1h:{sensor_type}:{{location}}  ZSET  90d (hour tier retention (WithRollups); older buckets trimmed by every write)         per-hour aggregates scored by bucket start: count, sum, min, max, first, last
+//	sensor-rollup:1m:{sensor_type}:{{location}}  ZSET  7d (minute tier retention (WithRollups); older buckets trimmed by every write)        per-minute aggregates scored by bucket start: count, sum, min, max, first, last
+//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                      temperature and illuminance readings scored by Unix ms (JSON)
+//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                      motion events scored by Unix ms; JSON timestamp, state, entity_id, sequence, collected_at, id
+//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                                  readings of any other type, newest first (JSON data, original_topic, timestamp, collected_at, id)
 //
 // The long form (readings, duplicates, queries, rollups, the compact
 // encoding, how the sensor collector's layout maps and what it fixes,

@@ -75,21 +75,24 @@ type Result struct {
 	Outcome Outcome
 }
 
-// Ingest stores one reading in one round trip: one script (sometimes
-// pipelined with a second one that refreshes the locations index, at
-// most once a minute per location) that checks the timestamp against the
-// server clock, applies the duplicate policy, stores the reading in the
-// sensor collector's layout (or the compact one), trims every key it touches to its
-// retention (the generic list also to its cap), sets the TTLs, updates
-// meta:motion lastMotionTime on an "on" event, the discovery index, and
-// the minute and hour rollups.
+// Ingest stores one reading in one round trip: one script that checks
+// the timestamp against the server clock, applies the duplicate policy,
+// stores the reading in the sensor collector's layout (or the compact
+// one), trims every key it touches to its retention (the generic list
+// also to its cap), sets the TTLs, updates meta:motion lastMotionTime on
+// an "on" event, the types index, and the minute and hour rollups;
+// pipelined with a second script that makes sure the locations index
+// holds the reading's location (so Locations lists it at once, also
+// after the index was lost).
 //
 // A reading older than the retention is dropped (Outcome Late). A bad
 // reading is ErrInvalid before anything is sent (see Reading and
 // ErrInvalid); a timestamp further ahead of the server clock than
 // WithMaxFuture is ErrInvalid from the script, with nothing written.
 // Foreign data at one of the reading's keys is keys.ErrCorrupt naming
-// that key, with nothing written.
+// that key, with nothing written. A failure of the locations index alone
+// (foreign data at its key) does not fail the write: the next write of
+// the location records it again.
 //
 // Idempotent under retry: go-redis resends a write whose reply was lost,
 // and the script then finds the reading's ID and reports Stored without
@@ -101,26 +104,11 @@ func (c *Client) Ingest(ctx context.Context, r Reading) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	calls := []call.Call{w.call}
-	touch, ok := c.touch(w.t.loc, w.ts)
-	if ok {
-		calls = append(calls, touch)
+	reps, errs := c.run.RunMany(ctx, []call.Call{w.call, c.touch(w.t.loc, w.ts)})
+	if errs[0] != nil {
+		return Result{ID: w.id}, errs[0]
 	}
-	var rep call.Reply
-	if len(calls) == 1 {
-		rep, err = c.run.Run(ctx, w.call.Op, w.call.Keys, w.call.Args...)
-	} else {
-		reps, errs := c.run.RunMany(ctx, calls)
-		rep, err = reps[0], errs[0]
-		if errs[1] != nil {
-			c.untouch(w.t.loc)
-		}
-	}
-	if err != nil {
-		c.untouch(w.t.loc)
-		return Result{ID: w.id}, err
-	}
-	o, err := outcome(&rep, w.t.raw)
+	o, err := outcome(&reps[0], w.t.raw)
 	return Result{ID: w.id, Outcome: o}, err
 }
 
@@ -217,12 +205,8 @@ func (c *Client) IngestBatch(ctx context.Context, rs []Reading) ([]Result, error
 			calls[j].Args[w.scan] = dupScan + perList[w.t.raw]
 		}
 	}
-	var touched []string
 	for loc, ts := range newest {
-		if t, ok := c.touch(loc, ts); ok {
-			calls = append(calls, t)
-			touched = append(touched, loc)
-		}
+		calls = append(calls, c.touch(loc, ts))
 	}
 	if len(calls) > 0 {
 		reps, rerrs := c.run.RunMany(ctx, calls)
@@ -232,11 +216,6 @@ func (c *Client) IngestBatch(ctx context.Context, rs []Reading) ([]Result, error
 			}
 			if errs[i] != nil {
 				failed = true
-			}
-		}
-		for j, loc := range touched {
-			if rerrs[len(idx)+j] != nil {
-				c.untouch(loc)
 			}
 		}
 	}
@@ -319,38 +298,10 @@ func outcome(rep *call.Reply, key string) (Outcome, error) {
 	return 0, pkg.Fail("ingest", key, nil, fmt.Errorf("unexpected outcome %.32q", word))
 }
 
-// touch returns the call that refreshes loc's entry in the locations
-// index, and true, when this client has not done so in the last
-// locationRefresh.
-func (c *Client) touch(loc string, ts int64) (call.Call, bool) {
-	k, err := locationsKey.Key(c.opt.ns)
-	if err != nil {
-		return call.Call{}, false
-	}
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if last, ok := c.touched[loc]; ok && now.Sub(last) < locationRefresh {
-		return call.Call{}, false
-	}
-	if c.touched == nil || len(c.touched) >= 4096 {
-		for l, at := range c.touched {
-			if now.Sub(at) >= locationRefresh {
-				delete(c.touched, l)
-			}
-		}
-		if c.touched == nil {
-			c.touched = map[string]time.Time{}
-		}
-	}
-	c.touched[loc] = now
-	return call.Call{Op: touchLocationOp, Keys: []string{k}, Args: []any{loc, ts, ms(c.opt.retention), ms(c.opt.maxFuture)}}, true
-}
-
-// untouch forgets a refresh that may have failed, so that the next write
-// tries again.
-func (c *Client) untouch(loc string) {
-	c.mu.Lock()
-	delete(c.touched, loc)
-	c.mu.Unlock()
+// touch returns the call that records in the locations index that loc
+// has a reading at ts (Unix ms). Its key is the namespace's alone, which
+// the write's own keys checked already.
+func (c *Client) touch(loc string, ts int64) call.Call {
+	return call.Call{Op: touchLocationOp, Keys: []string{c.locations},
+		Args: []any{loc, ts, ms(c.opt.retention), ms(c.opt.maxFuture), ms(locationRefresh)}}
 }

@@ -93,10 +93,10 @@ var (
 		Template: "sensor-index:locations",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
-		TTLNote:  "retention; entries older than it are trimmed by every update",
+		TTLNote:  "retention + 1 min after the newest entry; older entries trimmed by every update",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
-		Purpose:  "discovery: location -> Unix ms of its newest reading (refreshed at most once a minute per location and client)",
+		Purpose:  "discovery: location -> Unix ms of a reading less than a minute older than its newest (every write records a missing location)",
 	})
 	minuteKey = keys.Register(keys.Pattern{
 		Template: "sensor-rollup:1m:{sensor_type}:{location}",

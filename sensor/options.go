@@ -146,7 +146,11 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 			}
 		}
 	}
-	c := &Client{run: call.NewRunner(rdb, 0), opt: o, now: time.Now}
+	locs, err := pkg.Key(op, locationsKey, o.ns)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{run: call.NewRunner(rdb, 0), opt: o, now: time.Now, locations: locs}
 	if len(o.types) > 0 {
 		c.types = map[string]bool{Motion: true, Temperature: true, Illuminance: true}
 		for _, t := range o.types {

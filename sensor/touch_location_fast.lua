@@ -1,0 +1,18 @@
+-- touch_location_fast: the common case of touch_location.lua, put before
+-- everything else of its script (call.Head), so that no closure of the
+-- prelude or of lib.lua is made when it returns. The case: the index
+-- holds the location with a time (in digits) less than ARGV[5] ms before
+-- this reading's, or after it. Nothing is written then: the entry is at
+-- most ARGV[5] older than the location's newest reading, which
+-- touch_location.lua allows for (Locations lists an entry, and the key
+-- lives, ARGV[5] beyond the retention). Anything else (no entry: a new
+-- location, or an index that was lost; an entry ARGV[5] old or more)
+-- falls through to touch_location.lua.
+--
+-- KEYS and ARGV as touch_location.lua takes them.
+repeat
+  local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if not cur or #cur > 15 or not string.find(cur, '^%d+$') then break end
+  if ARGV[2] - cur >= ARGV[5] + 0 then break end
+  return 'ok'
+until true
