@@ -10,12 +10,15 @@ import (
 
 // The seed's JSON members, field for field in the seed's order, with the
 // reading's ID appended (seed readers ignore a field they do not know).
+// A field the reading does not know (an empty unit, entity ID or topic,
+// a zero sequence) is left out rather than written empty; the readers
+// take a missing field and an empty one alike.
 
 type motionJSON struct {
 	Timestamp   string `json:"timestamp"`
 	State       string `json:"state"`
-	EntityID    string `json:"entity_id"`
-	Sequence    int64  `json:"sequence"`
+	EntityID    string `json:"entity_id,omitempty"`
+	Sequence    int64  `json:"sequence,omitempty"`
 	CollectedAt int64  `json:"collected_at"`
 	ID          string `json:"id,omitempty"`
 }
@@ -24,7 +27,7 @@ type temperatureJSON struct {
 	Timestamp   string  `json:"timestamp"`
 	CollectedAt int64   `json:"collected_at"`
 	Value       float64 `json:"temperature"`
-	Unit        string  `json:"temperature_unit"`
+	Unit        string  `json:"temperature_unit,omitempty"`
 	EntityID    string  `json:"entity_id,omitempty"`
 	ID          string  `json:"id,omitempty"`
 }
@@ -33,14 +36,14 @@ type illuminanceJSON struct {
 	Timestamp   string  `json:"timestamp"`
 	CollectedAt int64   `json:"collected_at"`
 	Value       float64 `json:"illuminance"`
-	Unit        string  `json:"illuminance_unit"`
+	Unit        string  `json:"illuminance_unit,omitempty"`
 	EntityID    string  `json:"entity_id,omitempty"`
 	ID          string  `json:"id,omitempty"`
 }
 
 type genericJSON struct {
 	Data        json.RawMessage `json:"data"`
-	Topic       string          `json:"original_topic"`
+	Topic       string          `json:"original_topic,omitempty"`
 	Timestamp   string          `json:"timestamp"`
 	CollectedAt int64           `json:"collected_at"`
 	EntityID    string          `json:"entity_id,omitempty"`

@@ -57,6 +57,11 @@ var minTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 //     Unit}. Read back, Value and Unit are Data's "value" (when it is a
 //     number) and "unit" (when it is a string); HasValue says whether
 //     there was a number.
+//
+// What a reading does not know is left out of the stored JSON, not
+// written empty: an empty Unit, EntityID or Topic, and a zero Sequence.
+// Read back, a missing field is the zero value (as is an empty one,
+// which earlier versions wrote).
 type Reading struct {
 	Type     string    // "motion", "temperature", "illuminance", or any other type
 	Location string    // "study", "living_room"
@@ -66,7 +71,7 @@ type Reading struct {
 	Unit     string    // "°C", "lux", "hPa"
 	State    string    // motion: On or Off
 	EntityID string    // "binary_sensor.motion_study"
-	Sequence int64     // motion: the sender's sequence number
+	Sequence int64     // motion: the sender's sequence number (0: none)
 	// Data is a generic reading's payload object ({"value": 1013.25,
 	// "unit": "hPa", "trend": "stable"}), as JSON. Nil on write: built from
 	// Value and Unit.
