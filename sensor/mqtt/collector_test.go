@@ -193,7 +193,7 @@ func TestParse(t *testing.T) {
 	r, err := Parse("automation/raw/motion/study", []byte(`{"timestamp":"2025-01-01T11:59:00.5Z","state":true,"entity_id":"binary_sensor.motion_study","sequence":42}`), now)
 	require.NoError(t, err)
 	assert.Equal(t, sensor.Reading{Type: sensor.Motion, Location: "study", Time: time.Date(2025, 1, 1, 11, 59, 0, 5e8, time.UTC),
-		State: sensor.On, EntityID: "binary_sensor.motion_study", Sequence: 42, CollectedAt: now}, r)
+		State: sensor.On, Value: 1, HasValue: true, EntityID: "binary_sensor.motion_study", Sequence: 42, CollectedAt: now}, r)
 	r, err = Parse("automation/raw/illuminance/living_room", []byte(`{"timestamp":1735732740000,"illuminance":450,"illuminance_unit":"lux"}`), now)
 	require.NoError(t, err)
 	assert.Equal(t, 450.0, r.Value)

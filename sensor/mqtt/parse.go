@@ -32,6 +32,14 @@ const DefaultTopic = "automation/raw/+/+"
 //     its original_topic.
 //   - a bare number: the value, timed at reception.
 //   - on / off (or ON / OFF): a motion state, timed at reception.
+//
+// The result's HasValue says whether its Value is known: always for
+// motion (1 for "on", 0 for "off"), temperature, illuminance and a bare
+// number; for any other type's object, only when its "value" is a
+// number (otherwise Value is 0 and HasValue false: the reading is stored
+// with its data, and the rollups skip it). What the payload does not say
+// (a unit, an entity ID, a sequence) is left empty, and the sensor
+// package leaves it out of the stored JSON.
 func Parse(topic string, payload []byte, received time.Time) (sensor.Reading, error) {
 	const op = "parse"
 	levels := strings.Split(topic, "/")
@@ -45,6 +53,7 @@ func Parse(topic string, payload []byte, received time.Time) (sensor.Reading, er
 		return parseObject(op, r, topic, p)
 	case strings.EqualFold(string(p), sensor.On), strings.EqualFold(string(p), sensor.Off):
 		r.State = strings.ToLower(string(p))
+		motionValue(&r)
 		return r, nil
 	}
 	v, err := strconv.ParseFloat(string(p), 64)
@@ -101,6 +110,7 @@ func parseObject(op string, r sensor.Reading, topic string, p []byte) (sensor.Re
 		if s, ok := num("sequence"); ok {
 			r.Sequence = int64(s)
 		}
+		motionValue(&r)
 	case sensor.Temperature, sensor.Illuminance:
 		v, ok := num("value")
 		if !ok {
@@ -120,8 +130,23 @@ func parseObject(op string, r sensor.Reading, topic string, p []byte) (sensor.Re
 			return sensor.Reading{}, pkg.Invalidf(op, "payload on %q: %v", topic, err)
 		}
 		r.Data, r.Topic = data, topic
+		r.Value, r.HasValue = num("value")
 	}
 	return r, nil
+}
+
+// motionValue sets a motion reading's Value from its state, as the
+// sensor package stores it: 1 for "on", 0 for "off".
+func motionValue(r *sensor.Reading) {
+	if r.Type != sensor.Motion {
+		return
+	}
+	switch r.State {
+	case sensor.On:
+		r.Value, r.HasValue = 1, true
+	case sensor.Off:
+		r.Value, r.HasValue = 0, true
+	}
 }
 
 func parseTime(raw json.RawMessage) (time.Time, error) {
