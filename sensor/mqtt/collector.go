@@ -64,10 +64,11 @@ func (c *Collector) Stats() Stats {
 // backoff after a lost connection or a broker restart, and every new
 // connection subscribes again (a clean session, so the broker keeps no
 // state between connections; the client library does not resubscribe on
-// its own). Each message is parsed on arrival, given a reading ID, and
-// put in the buffer (or dropped when it is full). A writer sends the
-// buffer to Redis in batches of up to the batch size, at least every
-// batch interval; a batch that fails on the wire (Redis down, a
+// its own). Each message is parsed on arrival, one at a time in arrival
+// order, given a reading ID, and put in the buffer (or dropped when it is
+// full). A writer sends the buffer to Redis in batches of up to the batch
+// size, in buffer order, at least every batch interval; a batch that
+// fails on the wire (Redis down, a
 // failover) is retried with backoff, with the same reading IDs, so that a
 // retry never stores a reading twice; a reading Redis refuses (invalid,
 // corrupt key) is counted in Failed and skipped.
@@ -79,7 +80,10 @@ func (c *Collector) Run(ctx context.Context) error {
 	o := paho.NewClientOptions().AddBroker(c.broker).SetClientID(c.opt.clientID).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectRetry(true).
 		SetConnectRetryInterval(200 * time.Millisecond).SetMaxReconnectInterval(2 * time.Second).
-		SetConnectTimeout(5 * time.Second).SetKeepAlive(10 * time.Second).SetOrderMatters(false)
+		SetConnectTimeout(5 * time.Second).SetKeepAlive(10 * time.Second).
+		// One message at a time, in the order the client receives them:
+		// handle never blocks, so the client's loop is never held up.
+		SetOrderMatters(true)
 	if c.opt.user != "" {
 		o.SetUsername(c.opt.user).SetPassword(c.opt.pass)
 	}
@@ -120,11 +124,12 @@ func (c *Collector) subscribe(ctx context.Context, cl paho.Client) {
 	}
 }
 
-// handle parses one message into the buffer; it never blocks. It counts
-// the message received last, once it is counted malformed or dropped or is
-// in the buffer: the client runs handlers concurrently, and Stats must not
-// show a message received that no other counter accounts for yet (a test
-// saw Received at 102 with 18 messages still on their way to the buffer).
+// handle parses one message into the buffer; it never blocks. The MQTT
+// client calls it for one message at a time, in arrival order
+// (SetOrderMatters), so the buffer, the batches and a generic sensor's
+// list keep that order. It counts the message received last, once it is
+// counted malformed or dropped or is in the buffer, so that Stats never
+// shows a message received that no other counter accounts for yet.
 func (c *Collector) handle(_ paho.Client, m paho.Message) {
 	defer c.received.Add(1)
 	r, err := c.opt.parser(m.Topic(), m.Payload(), time.Now())

@@ -26,6 +26,13 @@
 //     (Stats.Dropped), and the MQTT client is never blocked.
 //   - Batched: readings go to Redis in batches of up to WithBatch's size,
 //     at least every batch interval: one round trip per batch.
+//   - Arrival order: messages are handled one at a time, in the order the
+//     MQTT client receives them (a broker delivers one publisher's
+//     messages on a topic in the order they were published, at QoS 1 and
+//     2), and written in that order: a batch that fails on the wire holds
+//     back those after it until it is written. So a generic sensor's list
+//     is newest first by arrival, its head (LINDEX 0) the last message.
+//     The handler never blocks: a full buffer drops the message.
 //   - At least once into Redis for what is buffered: a batch that fails
 //     on the wire is retried with backoff with the same reading IDs, so
 //     a retry never stores a reading twice; a reading Redis refuses
