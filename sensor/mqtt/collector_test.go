@@ -225,16 +225,19 @@ func TestParse(t *testing.T) {
 
 func TestNewRefusesBadOptions(t *testing.T) {
 	sink := &slowSink{}
-	for _, opts := range [][]Option{
+	for i, opts := range [][]Option{
 		{WithQoS(3)},
 		{WithBuffer(-1)},
+		{WithBuffer(0)},
 		{WithBuffer(MaxBuffer + 1)},
+		{WithBatch(0, time.Second)},
 		{WithBatch(sensor.MaxBatch+1, time.Second)},
+		{WithBatch(10, 0)},
 		{WithBatch(10, time.Hour)},
 		{WithTopics("")},
 	} {
 		_, err := New("tcp://127.0.0.1:1", sink, opts...)
-		require.ErrorIs(t, err, ErrInvalid)
+		assert.ErrorIs(t, err, ErrInvalid, "case %d", i)
 	}
 	_, err := New("", sink)
 	require.ErrorIs(t, err, ErrInvalid)

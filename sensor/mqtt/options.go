@@ -47,16 +47,16 @@ func WithTopics(filters ...string) Option {
 // WithQoS sets the subscription QoS, 0, 1 or 2 (default 1).
 func WithQoS(qos byte) Option { return func(o *options) { o.qos = qos } }
 
-// WithBuffer sets how many parsed readings wait for Redis at most
-// (default DefaultBuffer; within [1, MaxBuffer]). When it is full, a new
+// WithBuffer sets how many parsed readings wait for Redis at most,
+// within [1, MaxBuffer] (without it, DefaultBuffer). When it is full, a new
 // message is dropped and counted in Stats.Dropped: the collector never
 // blocks the MQTT client, and never grows without bound while Redis is
 // away.
 func WithBuffer(n int) Option { return func(o *options) { o.buffer = n } }
 
-// WithBatch sets the largest batch (default DefaultBatch; within [1,
-// sensor.MaxBatch]) and how long a reading waits for a batch to fill
-// (default DefaultInterval; within (0, MaxInterval]).
+// WithBatch sets the largest batch, within [1, sensor.MaxBatch], and how
+// long a reading waits for a batch to fill, within (0, MaxInterval]
+// (without it, DefaultBatch and DefaultInterval).
 func WithBatch(size int, interval time.Duration) Option {
 	return func(o *options) { o.batch, o.interval = size, interval }
 }
@@ -77,25 +77,17 @@ func WithCredentials(user, password string) Option {
 
 // New returns a Collector that subscribes on broker ("tcp://host:1883")
 // and writes to sink (a *sensor.Client). It fails with ErrInvalid on a
-// bad option; it does not connect (Run does).
+// bad option (a value outside the bounds its option documents, zero
+// included: an option not given takes its default); it does not connect
+// (Run does).
 func New(broker string, sink Ingester, opts ...Option) (*Collector, error) {
-	o := options{qos: 255}
+	// The defaults first: an option given with a value outside its bounds
+	// (WithBuffer(0)) is refused, not taken for the default.
+	o := options{qos: DefaultQoS, buffer: DefaultBuffer, batch: DefaultBatch, interval: DefaultInterval}
 	for _, f := range opts {
 		f(&o)
 	}
 	const op = "new"
-	if o.qos == 255 {
-		o.qos = DefaultQoS
-	}
-	if o.buffer == 0 {
-		o.buffer = DefaultBuffer
-	}
-	if o.batch == 0 {
-		o.batch = DefaultBatch
-	}
-	if o.interval == 0 {
-		o.interval = DefaultInterval
-	}
 	if len(o.topics) == 0 {
 		o.topics = []string{DefaultTopic}
 	}
@@ -118,7 +110,7 @@ func New(broker string, sink Ingester, opts ...Option) (*Collector, error) {
 		return nil, pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buffer, MaxBuffer)
 	case o.batch < 1 || o.batch > sensor.MaxBatch:
 		return nil, pkg.Invalidf(op, "batch %d outside [1, %d]", o.batch, sensor.MaxBatch)
-	case o.interval < 0 || o.interval > MaxInterval:
+	case o.interval <= 0 || o.interval > MaxInterval:
 		return nil, pkg.Invalidf(op, "batch interval %v outside (0, %v]", o.interval, MaxInterval)
 	case len(o.clientID) > 64:
 		return nil, pkg.Invalidf(op, "client ID of %d bytes, at most 64", len(o.clientID))
