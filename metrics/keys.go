@@ -51,7 +51,7 @@ var (
 	totalKey = keys.Register(keys.Pattern{Template: "requests:total", Type: keys.String,
 		Persistent: "as in the home-automation layout: one counter, never expires",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
-		Purpose: "non-localhost requests across all instances and endpoints (INTEGER)"})
+		Purpose: "requests across all instances and endpoints (INTEGER); loopback ones left out with SkipLoopback"})
 	speedKey = keys.Register(keys.Pattern{Template: "requests:speed_per_second", Type: keys.String,
 		Persistent: "as in the home-automation layout: one key, rewritten by every flush",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",

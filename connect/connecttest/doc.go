@@ -23,4 +23,7 @@
 //     KEYS, FLUSHDB or FLUSHALL: the server may be shared).
 //   - The embedded server goes away with the program; nothing is deleted
 //     from it.
+//   - CheckShutdown fails the test when the program left a goroutine
+//     running or closed its client under a call in flight (go-redis logs
+//     "Unexpected conn ... state changed by hook to CLOSED").
 package connecttest
