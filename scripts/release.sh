@@ -180,7 +180,22 @@ for d in . $(cd "$work/repo" && modules); do
 	go mod download "$path@$version"
 	case $d in
 	bench | dashboard/browsertest) echo "release: fetched $path@$version (tests only)" ;;
-	examples/*) GOBIN="$work/bin" go install "$path@$version" && echo "release: installed $path@$version" ;;
+	examples/*)
+		# go install refuses a module with replace directives; a user copies
+		# the example instead, as its README says: a copy without them builds.
+		cp -R "$(go mod download -json "$path@$version" | awk -F'"' '$2 == "Dir" { print $4 }')" "$work/example"
+		chmod -R u+w "$work/example"
+		(
+			cd "$work/example"
+			for r in $(go mod edit -json | grep -A1 '"Old"' | awk -F'"' '$2 == "Path" { print $4 }'); do
+				go mod edit -dropreplace="$r"
+			done
+			go mod tidy >"$work/get.log" 2>&1 || { cat "$work/get.log" >&2; exit 1; }
+			go build ./...
+		)
+		rm -rf "$work/example"
+		echo "release: fetched $path@$version and built a copy without its replace directives"
+		;;
 	*)
 		go get "$path/...@$version" >"$work/get.log" 2>&1 || { cat "$work/get.log" >&2; exit 1; }
 		go build "$path/..."
