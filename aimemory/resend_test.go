@@ -1,10 +1,7 @@
 package aimemory
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,97 +13,6 @@ import (
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
-
-// resendGate holds go-redis's resends of a client that reaches Redis
-// through proxy p: once p has lost a reply, every connection the client
-// dials waits until the test releases that loss. With a pool of one
-// connection the resend needs a new one (the proxy cut the old), so the
-// test decides what runs on the server between a request's first run
-// and its resend, instead of racing go-redis's 8-512 ms backoff.
-type resendGate struct {
-	p        *harness.Proxy
-	released atomic.Int64
-}
-
-func holdResends(t *testing.T, rdb redis.UniversalClient, p *harness.Proxy) *resendGate {
-	t.Helper()
-	g := &resendGate{p: p}
-	switch c := rdb.(type) {
-	case *redis.Client:
-		c.AddHook(g)
-	case *redis.ClusterClient:
-		c.OnNewNode(func(n *redis.Client) { n.AddHook(g) })
-	default:
-		t.Fatalf("no dial hook for %T", rdb)
-	}
-	return g
-}
-
-// release lets the connections held for the latest loss be dialled.
-func (g *resendGate) release() { g.released.Add(1) }
-
-func (g *resendGate) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		deadline := time.Now().Add(time.Minute) // the test's own bound
-		for g.p.Lost() > g.released.Load() && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		// go-redis bounds each dial attempt by DialTimeout through ctx; the
-		// hold is not the dial, so the dial gets a context of its own.
-		return next(context.WithoutCancel(ctx), network, addr)
-	}
-}
-
-func (g *resendGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-func (g *resendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-// traffic is the other writers of a conversation: each append they make
-// spends one credit, so the test knows how many ran, and when.
-type traffic struct {
-	credits chan struct{}
-	done    atomic.Int64
-	stop    chan struct{}
-	wg      sync.WaitGroup
-}
-
-func newTraffic() *traffic {
-	return &traffic{credits: make(chan struct{}, 1<<16), stop: make(chan struct{})}
-}
-
-// writer runs write once per credit until stop.
-func (tr *traffic) writer(t *testing.T, write func(n int) error) {
-	tr.wg.Add(1)
-	go func() {
-		defer tr.wg.Done()
-		for n := 0; ; n++ {
-			select {
-			case <-tr.stop:
-				return
-			case <-tr.credits:
-			}
-			if err := write(n); err != nil {
-				t.Errorf("writer: %v", err)
-			}
-			tr.done.Add(1)
-		}
-	}()
-}
-
-func (tr *traffic) give(n int) {
-	for range n {
-		tr.credits <- struct{}{}
-	}
-}
-
-// drain spends no more credits and waits for the writers.
-func (tr *traffic) drain(t *testing.T) {
-	harness.WaitFor(t, "the other writers to spend their credits", func() bool { return len(tr.credits) == 0 })
-	close(tr.stop)
-	tr.wg.Wait()
-}
 
 // A resent Append is recognised whatever ran on the conversation between
 // its first run and the resend (issue 33: with a memo of the last 128
@@ -126,17 +32,17 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
-	gate := holdResends(t, pc, p)
+	gate := harness.HoldResends(t, pc, p)
 	m, err := New(pc, WithNamespace(e.NS), WithMaxMessages(MaxMaxMessages))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	obs := newMemory(t, e, WithMaxMessages(MaxMaxMessages))
 	require.NoError(t, appendOp.Load(ctx, e.Client), "EVALSHA, so the SHA is on the wire")
 
-	tr := newTraffic()
+	tr := harness.NewTraffic(t)
 	var othersTokens atomic.Int64
 	for w := 1; w <= 3; w++ {
-		tr.writer(t, func(n int) error {
+		tr.Writer(func(n int) error {
 			tokens := 1 + (w+n)%5
 			_, err := obs.Append(ctx, "u", "c", []Message{msg(User, fmt.Sprintf("w%d-%d", w, n), tokens)})
 			if err == nil {
@@ -163,20 +69,16 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 			a, err := m.Append(ctx, "u", "c", []Message{msg(Assistant, content, tokens)})
 			res <- result{a, err}
 		}()
-		tr.give(2) // the others write while this request runs
+		tr.Give(2) // the others write while this request runs
 		if lose {
-			harness.WaitFor(t, "the reply to be lost", func() bool { return p.Lost() == gate.released.Load()+1 })
-			base := tr.done.Load()
-			tr.give(interleaved)
-			harness.WaitFor(t, "the others' appends", func() bool { return tr.done.Load() >= base+interleaved })
-			gate.release()
+			gate.Between(t, func() { tr.Run(interleaved) })
 		}
 		r := <-res
 		require.NoError(t, r.err, "append %d", i)
 		replies[content] = r.a
 		mineTokens += int64(tokens)
 	}
-	tr.drain(t)
+	tr.Drain()
 	require.EqualValues(t, lossy/2, p.Lost(), "every other reply lost, and each resend answered")
 
 	raw, err := e.Client.LRange(ctx, key(t, e, convKey, "u", "c"), 0, -1).Result()
@@ -196,7 +98,7 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	for content, n := range seen {
 		assert.Equal(t, 1, n, "%q stored %d times", content, n)
 	}
-	assert.Equal(t, lossy+int(tr.done.Load()), len(raw), "every append stored exactly once")
+	assert.Equal(t, lossy+int(tr.Done()), len(raw), "every append stored exactly once")
 	u, err := obs.User(ctx, "u")
 	require.NoError(t, err)
 	assert.Equal(t, mineTokens+othersTokens.Load(), u.TokensToday, "every append counted exactly once")
