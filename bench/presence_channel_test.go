@@ -52,9 +52,9 @@ func BenchmarkChannelMemory(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					// Replay records live ReplayWindow (1 min) after a
+					// Request memos live ReplayWindow (3 min) after a
 					// member's last Join or Leave: reported apart.
-					replay, _, err := benchutil.MemoryUnder(ctx, e.Client, ns.Prefix+"presence:channel:replay:")
+					replay, _, err := benchutil.MemoryUnder(ctx, e.Client, ns.Prefix+"presence:channel:requests:")
 					if err != nil {
 						b.Fatal(err)
 					}

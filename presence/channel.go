@@ -33,7 +33,7 @@ var (
 	channelDueLua string
 
 	chanLib      = luaConsts + replayLua + "\n" + channelLua + "\n"
-	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanReplayKey}
+	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
 	chanJoinOp   = pkg.Declare("join", chanLib+channelJoinLua, chanKeys, call.On(call.Limit, ErrTooManyConnections), call.Shared())
 	chanLeaveOp  = pkg.Declare("leave", chanLib+channelLeaveLua, chanKeys, call.Shared())
 	chanUpdateOp = pkg.Declare("update member", chanLib+channelUpdateLua, chanKeys, call.On(call.None, ErrNotMember), call.Shared())
@@ -131,7 +131,7 @@ func (c *Channels[T]) keysOf(op, channel, user string) ([]string, string, error)
 		return nil, "", err
 	}
 	if user != "" {
-		if k[4], err = pkg.Key(op, chanReplayKey, c.opt.ns, channel, user); err != nil {
+		if k[4], err = pkg.Key(op, chanRequestsKey, c.opt.ns, channel, user); err != nil {
 			return nil, "", err
 		}
 	} else {
@@ -149,7 +149,7 @@ func (c *Channels[T]) args(channel, events, user, conn, reqID string, extra ...a
 	return append(a, extra...)
 }
 
-// userArg checks a user ID as a key segment (the replay key has it).
+// user checks a user ID as a key segment (the request memo's key has it).
 func (c *Channels[T]) user(op, channel, user, conn string, needConn bool) ([]string, string, error) {
 	if user == "" {
 		return nil, "", pkg.Invalidf(op, "empty user ID")
@@ -196,8 +196,8 @@ func joinResult(rep call.Reply, err error) (JoinResult, error) {
 // changed. Devices of the channel whose TTL has passed are removed first,
 // with their silent leaves announced.
 //
-// Under retry: a replay of the request reports the first run's
-// JoinResult and publishes nothing.
+// Under retry: a replay of the request within ReplayWindow reports the
+// first run's JoinResult and changes and publishes nothing.
 //
 // Errors: ErrInvalid before anything is written (an empty or bad channel
 // or user ID, also keys.ErrInvalidKey; an empty or long connection ID;
@@ -220,8 +220,9 @@ func (c *Channels[T]) Join(ctx context.Context, channel, user, conn string, data
 // Leave removes device conn of user from channel, in one atomic script
 // (one round trip). The user's last device ends the membership and
 // publishes a "leave" event (reason "leave"). Removing a device that is
-// not in the channel is not an error. A replay of the request reports
-// the first run's JoinResult and publishes nothing.
+// not in the channel is not an error. A replay of the request within
+// ReplayWindow reports the first run's JoinResult and changes and
+// publishes nothing.
 func (c *Channels[T]) Leave(ctx context.Context, channel, user, conn string) (JoinResult, error) {
 	const op = "leave"
 	k, ev, err := c.user(op, channel, user, conn, true)
@@ -256,7 +257,8 @@ func (c *Channels[T]) Heartbeat(ctx context.Context, channel, user, conn string)
 // Update replaces the data of member user of channel, in one atomic script
 // (one round trip), publishing an "update" event if it changed; it
 // reports whether it did. ErrNotMember for a user who is not a member. A
-// replay of the request reports the first run's answer.
+// replay of the request within ReplayWindow reports the first run's
+// answer and changes nothing.
 func (c *Channels[T]) Update(ctx context.Context, channel, user string, data T) (bool, error) {
 	const op = "update member"
 	k, ev, err := c.user(op, channel, user, "", false)

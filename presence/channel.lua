@@ -8,7 +8,7 @@
 -- KEYS[2] presence:channel:devices:{channel}  devices: "<len(user)>:<user><conn>" scored by expiry ms (zset)
 -- KEYS[3] presence:channel:occupancy:{channel} last occupancy event: "<at ms>:<count>" (string)
 -- KEYS[4] presence:channel:due:{slot}         channels of the slot scored by when a sweep is due (zset)
--- KEYS[5] presence:channel:replay:{channel}:{user_id} replay record (see
+-- KEYS[5] presence:channel:requests:{channel}:{user_id} request memo (see
 --         replay.lua); not passed to channel_heartbeat.lua and channel_settle.lua
 -- ARGV[1] channel ID (the due shard's member)
 -- ARGV[2] events channel of this channel

@@ -7,7 +7,7 @@
 -- members) when the user already has the maximum of other devices
 -- (nothing written), or corrupt(i, why); a replay returns the first run's
 -- reply.
-local rec, old = replayed(KEYS[5], ARGV[8])
+local rec = replayed(KEYS[5], ARGV[8])
 if rec == false then return corrupt(5, REPLAY_CORRUPT) end
 if rec then return rec end
 preflight()
@@ -20,7 +20,7 @@ if n == false then return corrupt(1, MEMBER_CORRUPT) end
 local known = redis.call('ZSCORE', KEYS[2], dev)
 if not known and n >= tonumber(ARGV[10]) then
   schedule(now, occupancy(now))
-  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), old)
+  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), now)
 end
 redis.call('ZADD', KEYS[2], int_str(now + CH_TTL), dev)
 if not known then n = n + 1 end
@@ -33,4 +33,4 @@ elseif had ~= data then
   ch_event('update', user, ',"data":' .. data, now)
 end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), old)
+return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), now)

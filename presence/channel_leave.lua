@@ -4,7 +4,7 @@
 -- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
 -- Returns ok(left 0/1, the user's devices left, members) or corrupt(i,
 -- why); a replay returns the first run's reply.
-local rec, old = replayed(KEYS[5], ARGV[8])
+local rec = replayed(KEYS[5], ARGV[8])
 if rec == false then return corrupt(5, REPLAY_CORRUPT) end
 if rec then return rec end
 preflight()
@@ -22,4 +22,4 @@ end
 local n = member_get(user)
 if n == false then return corrupt(1, MEMBER_CORRUPT) end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), old)
+return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), now)

@@ -4,7 +4,7 @@
 -- ARGV[9] member data JSON
 -- Returns ok(changed 0/1), none() for a user who is not a member, or
 -- corrupt(i, why); a replay returns the first run's reply.
-local rec, old = replayed(KEYS[5], ARGV[8])
+local rec = replayed(KEYS[5], ARGV[8])
 if rec == false then return corrupt(5, REPLAY_CORRUPT) end
 if rec then return rec end
 preflight()
@@ -21,5 +21,5 @@ if n > 0 and had ~= data then
   changed = 1
 end
 schedule(now, occupancy(now))
-if n == 0 then return remember(KEYS[5], ARGV[8], none(), old) end
-return remember(KEYS[5], ARGV[8], ok(changed), old)
+if n == 0 then return remember(KEYS[5], ARGV[8], none(), now) end
+return remember(KEYS[5], ARGV[8], ok(changed), now)

@@ -111,7 +111,8 @@ func encodeJSON(v any) (string, error) {
 // it yet, its offline event is published instead, as Sweep would have).
 //
 // Under retry: a replay of the request (go-redis resending it after a lost
-// reply) reports the first run's Result and publishes nothing.
+// reply) within ReplayWindow reports the first run's Result and changes
+// and publishes nothing, whatever ran on the user meanwhile.
 //
 // Errors: ErrInvalid before anything is written (a bad user ID, which also
 // matches keys.ErrInvalidKey; an empty or long connection ID; metadata
@@ -185,8 +186,8 @@ func (t *Tracker) Heartbeat(ctx context.Context, user, conn string) (Result, err
 // profile's Retention (or is deleted when it is zero), and an "offline"
 // event is published. Removing an unknown connection is not an error.
 // Result.Connections is the number left; Result.Changed that the user went
-// offline. A replay of the request reports the first run's Result and
-// publishes nothing.
+// offline. A replay of the request within ReplayWindow reports the first
+// run's Result and changes and publishes nothing.
 func (t *Tracker) Disconnect(ctx context.Context, user, conn string) (Result, error) {
 	const op = "disconnect"
 	k, err := t.userKeys(op, user)

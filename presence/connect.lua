@@ -8,7 +8,7 @@
 -- Returns ok(live, came online 0/1, status), limit(live, 0, status) when the
 -- user already has the maximum of other live connections (nothing
 -- registered), or corrupt(i, why); a replay returns the first run's reply.
-local rec, old = replayed(KEYS[4], ARGV[9])
+local rec = replayed(KEYS[4], ARGV[9])
 if rec == false then return corrupt(4, REPLAY_CORRUPT) end
 if rec then return rec end
 local now = now_ms()
@@ -24,7 +24,7 @@ if not live[conn] and n >= tonumber(ARGV[13]) then
   local seen = maxDead
   if seen == 0 and p then seen = p.last end
   local st = settle(p, live, vals, '', n, status, p and p.activity or '', seen, now)
-  return remember(KEYS[4], ARGV[9], limit(n, 0, st), old)
+  return remember(KEYS[4], ARGV[9], limit(n, 0, st), now)
 end
 local md = ARGV[10]
 if md == '' then md = '{}' end
@@ -34,4 +34,4 @@ vals[conn] = v
 if not live[conn] then n = n + 1 end
 live[conn] = now
 local st, changed = settle(p, live, vals, conn, n, status, activity, now, now)
-return remember(KEYS[4], ARGV[9], ok(n, changed and 1 or 0, st), old)
+return remember(KEYS[4], ARGV[9], ok(n, changed and 1 or 0, st), now)

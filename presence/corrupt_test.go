@@ -193,15 +193,9 @@ func corruptions(w *world) []corruption {
 		{"connection: lastSeen 2h ahead", connValue(fmt.Sprintf(`{"connectedAt":NOW,"lastSeen":%d,"metadata":{}}`, future)), connOps},
 		{"connection: fractional lastSeen", connValue(`{"connectedAt":NOW,"lastSeen":NOW.5,"metadata":{}}`), connOps},
 		{"connection: negative connectedAt", connValue(`{"connectedAt":-1,"lastSeen":NOW,"metadata":{}}`), one(opConnections)},
-		// presence:replay:{user_id}
-		{"replay: wrong type", func(t *testing.T, w *world) string { return hash(t, w, keyOf(w, "presence:replay:{user_id}", "u")) }, ops(one(opConnect, opDisconnect, opSetStatus, opSetActivity))},
-		{"replay: garbage", func(t *testing.T, w *world) string { return str(t, w, keyOf(w, "presence:replay:{user_id}", "u")) }, ops(one(opConnect, opDisconnect, opSetStatus, opSetActivity))},
-		{"replay: short ID", func(t *testing.T, w *world) string {
-			return set(t, w, keyOf(w, "presence:replay:{user_id}", "u"), "abc=ok,1;", time.Minute)
-		}, one(opConnect)},
-		{"replay: too many entries", func(t *testing.T, w *world) string {
-			return set(t, w, keyOf(w, "presence:replay:{user_id}", "u"), strings.Repeat("0123456789abcdef=ok,1,1,online;", 9), time.Minute)
-		}, one(opConnect)},
+		// presence:requests:{user_id} (a memo entry without its reply: resend_test.go)
+		{"request memo: wrong type", func(t *testing.T, w *world) string { return hash(t, w, keyOf(w, "presence:requests:{user_id}", "u")) }, ops(one(opConnect, opDisconnect, opSetStatus, opSetActivity))},
+		{"request memo: a string", func(t *testing.T, w *world) string { return str(t, w, keyOf(w, "presence:requests:{user_id}", "u")) }, ops(one(opConnect, opDisconnect, opSetStatus, opSetActivity))},
 		// typing:{conversation_id}:{user_id}
 		{"typing: wrong type", func(t *testing.T, w *world) string {
 			return hash(t, w, keyOf(w, "typing:{conversation_id}:{user_id}", "c", "u"))
@@ -227,12 +221,12 @@ func corruptions(w *world) []corruption {
 		{"throttle: TTL beyond the throttle", func(t *testing.T, w *world) string {
 			return set(t, w, keyOf(w, "typing:throttle:{conversation_id}:{user_id}", "c", "u"), "1", time.Hour)
 		}, one(opStart)},
-		// typing:replay:{conversation_id}:{user_id}
-		{"typing replay: wrong type", func(t *testing.T, w *world) string {
-			return hash(t, w, keyOf(w, "typing:replay:{conversation_id}:{user_id}", "c", "u"))
+		// typing:requests:{conversation_id}:{user_id}
+		{"typing request memo: wrong type", func(t *testing.T, w *world) string {
+			return hash(t, w, keyOf(w, "typing:requests:{conversation_id}:{user_id}", "c", "u"))
 		}, one(opStop)},
-		{"typing replay: garbage", func(t *testing.T, w *world) string {
-			return str(t, w, keyOf(w, "typing:replay:{conversation_id}:{user_id}", "c", "u"))
+		{"typing request memo: a string", func(t *testing.T, w *world) string {
+			return str(t, w, keyOf(w, "typing:requests:{conversation_id}:{user_id}", "c", "u"))
 		}, one(opStop)},
 		// admin:{admin_id}:presence and its tagged twin
 		{"availability: wrong type", func(t *testing.T, w *world) string { return hash(t, w, keyOf(w, "admin:{admin_id}:presence", "a")) }, one(opAvailability)},
@@ -262,7 +256,7 @@ func corruptions(w *world) []corruption {
 		return keyOf(w, "presence:online:{slot}", keys.SlotTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
 	}
 	sweepRec := func(w *world) string {
-		return keyOf(w, "presence:sweep:{slot}", keys.SlotTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
+		return keyOf(w, "presence:sweeps:{slot}", keys.SlotTag(keys.Slot(keyOf(w, "presence:{user_id}", "u"))))
 	}
 	cs = append(cs,
 		corruption{"index: wrong type", func(t *testing.T, w *world) string { return str(t, w, shard(w)) }, one(opConnect, opGet, opOnlineNow, opSweep)},
@@ -271,8 +265,8 @@ func corruptions(w *world) []corruption {
 		corruption{"index: member not a user ID", func(t *testing.T, w *world) string {
 			return zadd(t, w, shard(w), float64(w.now+30_000), "\xff")
 		}, one(opOnlineNow)},
-		corruption{"sweep record: wrong type", func(t *testing.T, w *world) string { return hash(t, w, sweepRec(w)) }, one(opSweep)},
-		corruption{"sweep record: garbage", func(t *testing.T, w *world) string { return str(t, w, sweepRec(w)) }, one(opSweep)},
+		corruption{"sweep memo: wrong type", func(t *testing.T, w *world) string { return hash(t, w, sweepRec(w)) }, one(opSweep)},
+		corruption{"sweep memo: a string", func(t *testing.T, w *world) string { return str(t, w, sweepRec(w)) }, one(opSweep)},
 	)
 	return append(cs, channelCorruptions()...)
 }
@@ -316,7 +310,7 @@ func channelCorruptions() []corruption {
 	due := func(w *world) string {
 		return keyOf(w, "presence:channel:due:{slot}", keys.SlotTag(w.ch.Shard("r")))
 	}
-	rec := func(w *world) string { return keyOf(w, "presence:channel:replay:{channel}:{user_id}", "r", "u") }
+	rec := func(w *world) string { return keyOf(w, "presence:channel:requests:{channel}:{user_id}", "r", "u") }
 	memberValue := func(v string) func(t *testing.T, w *world) string {
 		return func(t *testing.T, w *world) string {
 			ctx := context.Background()
@@ -333,8 +327,8 @@ func channelCorruptions() []corruption {
 		{"channel devices: wrong type", func(t *testing.T, w *world) string { return str(t, w, devs(w)) }, chanWrites},
 		{"channel occupancy: wrong type", func(t *testing.T, w *world) string { return hash(t, w, occ(w)) }, chanWrites},
 		{"channel due shard: wrong type", func(t *testing.T, w *world) string { return str(t, w, due(w)) }, ops(chanWrites, one(opChanSweep))},
-		{"channel replay record: wrong type", func(t *testing.T, w *world) string { return hash(t, w, rec(w)) }, chanWrites},
-		{"channel replay record: garbage", func(t *testing.T, w *world) string { return str(t, w, rec(w)) }, chanWrites},
+		{"channel request memo: wrong type", func(t *testing.T, w *world) string { return hash(t, w, rec(w)) }, chanWrites},
+		{"channel request memo: a string", func(t *testing.T, w *world) string { return str(t, w, rec(w)) }, chanWrites},
 	}
 }
 

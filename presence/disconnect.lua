@@ -4,7 +4,7 @@
 -- KEYS[1..4] and ARGV[1..9] as lib.lua describes them
 -- Returns ok(live left, went offline 0/1, status) or corrupt(i, why); a
 -- replay returns the first run's reply.
-local rec, old = replayed(KEYS[4], ARGV[9])
+local rec = replayed(KEYS[4], ARGV[9])
 if rec == false then return corrupt(4, REPLAY_CORRUPT) end
 if rec then return rec end
 local now = now_ms()
@@ -22,4 +22,4 @@ if seen == 0 and p then seen = p.last end
 if seen == 0 then seen = now end
 local status, activity = current(p)
 local st, changed = settle(p, live, vals, '', n, status, activity, seen, now)
-return remember(KEYS[4], ARGV[9], ok(n, (changed and n == 0) and 1 or 0, st), old)
+return remember(KEYS[4], ARGV[9], ok(n, (changed and n == 0) and 1 or 0, st), now)

@@ -22,10 +22,10 @@ if not live[conn] then
   local seen = maxDead
   if seen == 0 and p then seen = p.last end
   local st, changed = settle(p, live, vals, '', n, status, activity, seen, now)
-  local rec, old = replayed(KEYS[4], ARGV[9])
+  local rec = replayed(KEYS[4], ARGV[9])
   if rec == false then return corrupt(4, REPLAY_CORRUPT) end
   if rec then return rec end
-  if changed then return remember(KEYS[4], ARGV[9], none(n, 1, st), old) end
+  if changed then return remember(KEYS[4], ARGV[9], none(n, 1, st), now) end
   return none(n, 0, st)
 end
 local v = conn_touch(vals[conn], now)

@@ -27,7 +27,7 @@
 -- status online, away or busy, a lastSeen not ahead of the clock, the
 -- same connection count, and (FormatDetailed) the freshest connection's
 -- device and an activity in plain characters. Then nothing is pruned,
--- nothing changes but the times, no event is due, and no replay record is
+-- nothing changes but the times, no event is due, and no request memo is
 -- needed: the script writes the connection's lastSeen, the presence (the
 -- same bytes but lastSeen, and the device of this connection, now the
 -- freshest) with its TTL, the hash's TTL and the user's index score (no

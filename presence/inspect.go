@@ -12,8 +12,8 @@ import (
 )
 
 // Decoders for redschema inspect: each key decodes to what the Tracker,
-// Typing and Availability APIs read from it. Replay records are internal
-// (first outcomes kept for resent requests) and shown as stored.
+// Typing and Availability APIs read from it. A request memo decodes to its
+// request IDs with their time and first reply (as the memo stores it).
 func init() {
 	keys.SetDecoder(presenceKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		return decode(ref.Key, ref.Arg("user_id"), []byte(v), 0, nil)
@@ -29,13 +29,18 @@ func init() {
 			"announced_offline": score < 0,
 		}, nil
 	}))
-	replay := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
-		return map[string]any{"replay_record": v}, nil
+	memo := keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+		id, reply, ok := strings.Cut(m, "=")
+		out := map[string]any{"request_id": id, "at": fromMs(int64(score)).UTC()}
+		if ok {
+			out["reply"] = reply
+		}
+		return out, nil
 	})
-	keys.SetDecoder(replayKey, replay)
-	keys.SetDecoder(sweepKey, replay)
-	keys.SetDecoder(typingReplayKey, replay)
-	keys.SetDecoder(chanReplayKey, replay)
+	keys.SetDecoder(requestsKey, memo)
+	keys.SetDecoder(sweepsKey, memo)
+	keys.SetDecoder(typingRequestsKey, memo)
+	keys.SetDecoder(chanRequestsKey, memo)
 	keys.SetDecoder(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
 		m, err := decodeMember[json.RawMessage](ref.Key, user, v)
 		if err != nil {

@@ -43,25 +43,25 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "online index shard for one cluster slot: visible users scored by presence expiry (ms) + status fraction, kept after expiry to remember last seen and for Sweep to announce silent offlines (announced: score negated)",
 	})
-	replayKey = keys.Register(keys.Pattern{
-		Template: "presence:replay:{user_id}",
-		Type:     keys.String,
+	requestsKey = keys.Register(keys.Pattern{
+		Template: "presence:requests:{user_id}",
+		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
-		TTLNote:  "after the user's last recorded request",
+		TTLNote:  "after the user's last recorded request; older members pruned",
 		Tag:      "user_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "first outcomes of a user's last 8 Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests, for replays",
+		Purpose:  "request memo: a user's Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	sweepKey = keys.Register(keys.Pattern{
-		Template: "presence:sweep:{slot}",
-		Type:     keys.String,
+	sweepsKey = keys.Register(keys.Pattern{
+		Template: "presence:sweeps:{slot}",
+		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
-		TTLNote:  "after the shard's last sweep that announced someone",
+		TTLNote:  "after the shard's last sweep that announced someone; older members pruned",
 		Tag:      "slot",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "first outcomes of the last 8 sweeps of an online index shard that announced someone, for replays",
+		Purpose:  "request memo: the sweeps of an online index shard that announced someone in the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	adminKey = keys.Register(keys.Pattern{
 		Template: "admin:{admin_id}:presence",
@@ -116,15 +116,15 @@ var (
 		Purpose:  "typing throttle: set NX to the request ID of each accepted Typing.Start",
 		Seed:     "004 §2",
 	})
-	typingReplayKey = keys.Register(keys.Pattern{
-		Template: "typing:replay:{conversation_id}:{user_id}",
-		Type:     keys.String,
+	typingRequestsKey = keys.Register(keys.Pattern{
+		Template: "typing:requests:{conversation_id}:{user_id}",
+		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
-		TTLNote:  "after the last recorded request",
+		TTLNote:  "after the last recorded request; older members pruned",
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "first outcomes of a user's last 8 Typing.Stop (and unthrottled Typing.Start) requests in a conversation, for replays",
+		Purpose:  "request memo: a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	chanMembersKey = keys.Register(keys.Pattern{
 		Template: "presence:channel:{channel}",
@@ -166,15 +166,15 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "channels of one cluster slot scored by when Channels.Sweep must visit them (first device expiry or pending occupancy event, ms)",
 	})
-	chanReplayKey = keys.Register(keys.Pattern{
-		Template: "presence:channel:replay:{channel}:{user_id}",
-		Type:     keys.String,
+	chanRequestsKey = keys.Register(keys.Pattern{
+		Template: "presence:channel:requests:{channel}:{user_id}",
+		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
-		TTLNote:  "after the last recorded request",
+		TTLNote:  "after the last recorded request; older members pruned",
 		Tag:      "channel",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "first outcomes of a user's last 8 Join, Leave and Update requests in a channel, for replays",
+		Purpose:  "request memo: a user's Join, Leave and Update requests in a channel of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	chanEventsChannel = keys.Register(keys.Pattern{
 		Template: "presence:channel:events:{channel}",

@@ -7,7 +7,7 @@
 -- KEYS[2] connections:{user_id}     connection ID -> connection JSON (hash);
 --                                   never touched with the single-key layout
 -- KEYS[3] presence:online:{slot}    online index shard of the user's slot (zset)
--- KEYS[4] presence:replay:{user_id} replay record (see replay.lua); not
+-- KEYS[4] presence:requests:{user_id} request memo (see replay.lua); not
 --                                   passed to connections.lua
 -- ARGV[1] user ID
 -- ARGV[2] connection ID ("" for update.lua and connections.lua)

@@ -174,12 +174,12 @@ func (l layout) plantConn(t *testing.T, e *harness.Env, user, id, v string) stri
 	return k
 }
 
-// dataKeys returns the keys under the test's namespace but the replay
-// records (which outlive the data by up to presence.ReplayWindow).
+// dataKeys returns the keys under the test's namespace but the request
+// memos (which outlive the data by up to presence.ReplayWindow).
 func dataKeys(e *harness.Env) []string {
 	var out []string
 	for _, k := range e.Keys() {
-		if !strings.Contains(k, "presence:replay:") && !strings.Contains(k, "presence:sweep:") && !strings.Contains(k, "typing:replay:") {
+		if !strings.Contains(k, "presence:requests:") && !strings.Contains(k, "presence:sweeps:") && !strings.Contains(k, "typing:requests:") {
 			out = append(out, k)
 		}
 	}

@@ -1,6 +1,7 @@
--- replay.lua: the presence package's record of first outcomes, put before
--- the scripts whose outcome depends on the state they find (connect,
--- disconnect, update, heartbeat, sweep, typing_start, typing_stop).
+-- replay.lua: the presence package's request memos, put before the
+-- scripts whose outcome depends on the state they find (connect,
+-- disconnect, update, heartbeat, sweep, typing_start, typing_stop,
+-- channel_join, channel_leave, channel_update).
 --
 -- go-redis resends a command whose reply was lost after the server ran it,
 -- and a whole pipeline after a cut connection, so one request can run
@@ -8,45 +9,44 @@
 -- send; the first run records its reply under it, and a second run of the
 -- same request finds that reply and returns it without acting again.
 --
--- A record key holds the replies of the last REPLAY_KEEP requests on its
--- entity, newest first, as "<request ID>=<field>,<field>,...;" (fields are
--- status words and decimal integers), and expires REPLAY_MS after the last
--- one (REPLAY_MS: the constants tracker.go puts first). A request replayed
--- later than that, or after REPLAY_KEEP newer requests on the same entity,
--- runs again.
+-- A memo is a sorted set per entity (a user; a user in a channel; a user
+-- in a conversation; an online-index shard's sweeps) scored by server time
+-- (ms): two members per request with the time of its first run, the
+-- request ID and "<request ID>=<field>,<field>,..." (its reply; fields are
+-- status words and decimal integers). Each record drops the members older
+-- than REPLAY_MS and keeps the memo for REPLAY_MS (REPLAY_MS: the
+-- constants tracker.go puts first), so a resend is recognised for
+-- REPLAY_MS after the first run however many other requests ran on the
+-- entity meanwhile, and a memo holds the requests of the last REPLAY_MS.
 
-local REPLAY_KEEP = 8
+-- REPLAY_CORRUPT is the reason given for a memo entry this package did
+-- not write.
+local REPLAY_CORRUPT = 'a request ID without its "<ID>=<fields>" reply'
 
--- REPLAY_CORRUPT is the reason given for a record this package did not
--- write.
-local REPLAY_CORRUPT = 'replay record is not "<16 hex digits>=<fields>;" entries'
-
--- replayed returns the reply recorded at key for request id (nil when
--- there is none or id is ''; false when key holds anything this package
--- did not write) and the record's value, for remember.
+-- replayed returns the reply recorded at key for request id: nil when
+-- there is none (or id is ''), false when key holds the ID without a
+-- reply this package wrote.
 local function replayed(key, id)
   if id == '' then return nil end
-  local v = redis.call('GET', key)
-  if not v then return nil end
-  if v == '' then return false end
-  local pos, n, hit = 1, 0, nil
-  while pos <= #v do
-    local rid, body, nxt = string.match(v, '^(%x+)=([%w,%-]*);()', pos)
-    n = n + 1
-    if not rid or #rid ~= 16 or n > REPLAY_KEEP then return false end
-    if not hit and rid == id then hit = body end
-    pos = nxt
+  local at = redis.call('ZSCORE', key, id)
+  if not at then return nil end
+  local pre, body = id .. '=', nil
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, at, at)) do
+    if string.sub(m, 1, #pre) == pre then
+      body = string.sub(m, #pre + 1)
+      break
+    end
   end
-  if not hit then return nil, v end
+  if not body or not string.match(body, '^[%w%-]+[%w,%-]*$') then return false end
   local rep = {}
-  for f in string.gmatch(hit, '[^,]+') do rep[#rep + 1] = f end
-  return rep, v
+  for f in string.gmatch(body, '[^,]+') do rep[#rep + 1] = f end
+  return rep
 end
 
 -- remember records rep (a reply whose elements are words and integers) as
--- request id's at key, keeping the newest REPLAY_KEEP entries of old (the
--- value replayed returned), and returns rep.
-local function remember(key, id, rep, old)
+-- request id's at key, at now (server ms), drops the entries older than
+-- REPLAY_MS and returns rep.
+local function remember(key, id, rep, now)
   if id == '' then return rep end
   local parts = {}
   for i = 1, #rep do
@@ -54,16 +54,9 @@ local function remember(key, id, rep, old)
     if type(x) == 'number' then x = int_str(x) end
     parts[i] = x
   end
-  local rec = id .. '=' .. table.concat(parts, ',') .. ';'
-  if old then
-    local pos = 1
-    for _ = 1, REPLAY_KEEP - 1 do
-      local e = string.find(old, ';', pos, true)
-      if not e then break end
-      pos = e + 1
-    end
-    rec = rec .. string.sub(old, 1, pos - 1)
-  end
-  redis.call('SET', key, rec, 'PX', REPLAY_MS)
+  local t = int_str(now)
+  redis.call('ZADD', key, t, id, t, id .. '=' .. table.concat(parts, ','))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. int_str(now - REPLAY_MS))
+  redis.call('PEXPIRE', key, REPLAY_MS)
   return rep
 end

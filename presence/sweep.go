@@ -15,7 +15,7 @@ var (
 	sweepLua string
 
 	sweepOp = pkg.Declare("sweep", luaConsts+indexLua+"\n"+replayLua+"\n"+sweepLua,
-		[]*keys.Template{onlineKey, sweepKey})
+		[]*keys.Template{onlineKey, sweepsKey})
 )
 
 // sweepLimit is the most silent expiries one visit of one shard announces
@@ -58,7 +58,8 @@ func (t *Tracker) SweepWindow() time.Duration {
 // go on the next visit. A silent expiry must be swept within SweepWindow,
 // after which writes to its shard may prune it unannounced. A replayed
 // pipeline (go-redis resends it after a cut connection) announces nobody
-// twice and reports the first run's count. Each visit also drops index
+// twice, whenever it comes (the announced users are marked), and within
+// ReplayWindow reports the first run's count. Each visit also drops index
 // members whose score no script of this package writes.
 //
 // Cost: per shard one EVALSHA doing EXISTS and, on a shard that exists,
@@ -90,7 +91,7 @@ func (t *Tracker) Sweep(ctx context.Context, first, count int) (int, error) {
 			if err != nil {
 				return call.Call{}, err
 			}
-			rec, err := pkg.Key(op, sweepKey, t.opt.ns, tag)
+			rec, err := pkg.Key(op, sweepsKey, t.opt.ns, tag)
 			return call.Call{Op: sweepOp, Keys: []string{shard, rec}, Args: args}, err
 		},
 		sweep.Int,

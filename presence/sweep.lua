@@ -3,7 +3,7 @@
 -- them) and who have not been announced yet (after index.lua and
 -- replay.lua).
 -- KEYS[1] presence:online:{slot}    the shard (zset)
--- KEYS[2] presence:sweep:{slot}     replay record (see replay.lua)
+-- KEYS[2] presence:sweeps:{slot}    request memo (see replay.lua)
 -- ARGV[1..9] as lib.lua describes them (ARGV[4..7] and ARGV[9] used)
 -- ARGV[10] most members to announce in this call
 -- Each pending member (score positive and below now: the presence key has
@@ -16,7 +16,7 @@
 -- Returns ok(number of users announced); a replay returns the first run's
 -- reply.
 if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then return ok(0) end
-local rec, old = replayed(KEYS[2], ARGV[9])
+local rec = replayed(KEYS[2], ARGV[9])
 if rec == false then return corrupt(2, REPLAY_CORRUPT) end
 if rec then return rec end
 local now = now_ms()
@@ -29,5 +29,5 @@ for i = 1, #due, 2 do
 end
 prune_index(KEYS[1], now)
 local n = #due / 2
-if n > 0 then return remember(KEYS[2], ARGV[9], ok(n), old) end
+if n > 0 then return remember(KEYS[2], ARGV[9], ok(n), now) end
 return ok(0)

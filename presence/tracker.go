@@ -13,11 +13,16 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// ReplayWindow is how long a request's first outcome is kept for a replay
-// of it (go-redis resends a command whose reply was lost, and a whole
-// pipeline after a cut connection): a replay within the window reports the
-// first run's outcome and changes nothing; a later one runs again.
-const ReplayWindow = time.Minute
+// ReplayWindow is how long a request and its first outcome are
+// remembered, for go-redis's resends (of a command whose reply was lost,
+// and of a whole pipeline after a cut connection): a resend that reaches
+// the server within it reports the first run's outcome and changes
+// nothing, however many other requests ran on the same user (channel
+// member, typer, shard) meanwhile; a later one runs again. It is longer
+// than go-redis's whole default retry schedule (at worst about 2 minutes
+// from the first run to the last resend; see "Resends" in
+// docs/presence.md) and than any call whose context deadline is shorter.
+const ReplayWindow = 3 * time.Minute
 
 // MaxClockSkew is how far ahead of the server's clock a stored time may be
 // (the server clock stepping back): a lastSeen, score or expiry further
@@ -37,7 +42,7 @@ var (
 	// userLib is the libraries of the scripts on a user's keys.
 	userLib = luaConsts + indexLua + "\n" + libLua + "\n" + replayLua + "\n"
 	// userKeyTemplates are the KEYS of those scripts.
-	userKeyTemplates = []*keys.Template{presenceKey, connsKey, onlineKey, replayKey}
+	userKeyTemplates = []*keys.Template{presenceKey, connsKey, onlineKey, requestsKey}
 )
 
 // Tracker records users' connections and presence: multi-device online
@@ -141,7 +146,7 @@ func (t *Tracker) userKeys(op, user string) (userKeys, error) {
 	if k[2], err = pkg.Key(op, onlineKey, t.opt.ns, keys.SlotTag(keys.Slot(k[0]))); err != nil {
 		return k, err
 	}
-	k[3], err = pkg.Key(op, replayKey, t.opt.ns, user)
+	k[3], err = pkg.Key(op, requestsKey, t.opt.ns, user)
 	return k, err
 }
 

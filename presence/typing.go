@@ -22,9 +22,9 @@ var (
 	typersLua string
 
 	typingStartOp = pkg.Declare("start typing", luaConsts+replayLua+"\n"+typingStartLua,
-		[]*keys.Template{typingKey, typersKey, throttleKey, typingReplayKey}, call.Shared())
+		[]*keys.Template{typingKey, typersKey, throttleKey, typingRequestsKey}, call.Shared())
 	typingStopOp = pkg.Declare("stop typing", luaConsts+replayLua+"\n"+typingStopLua,
-		[]*keys.Template{typingKey, typersKey, typingReplayKey}, call.Shared())
+		[]*keys.Template{typingKey, typersKey, typingRequestsKey}, call.Shared())
 	typersOp = pkg.Declare("typers", luaConsts+typersLua, []*keys.Template{typersKey}, call.Shared())
 )
 
@@ -77,7 +77,7 @@ func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle
 	if throttle, err = pkg.Key(op, throttleKey, t.opt.ns, conversation, user); err != nil {
 		return
 	}
-	replay, err = pkg.Key(op, typingReplayKey, t.opt.ns, conversation, user)
+	replay, err = pkg.Key(op, typingRequestsKey, t.opt.ns, conversation, user)
 	return
 }
 
@@ -88,7 +88,9 @@ func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle
 // write per TypingThrottle per user per conversation, so the throttle holds
 // across app instances; it returns false, and writes nothing, when
 // throttled. A Stop does not reset the throttle. A replay of the request
-// reports the first run's answer. Errors: ErrInvalid for an empty or
+// reports the first run's answer: within TypingThrottle with a throttle
+// (the throttle marker holds its request ID), within ReplayWindow without
+// one. Errors: ErrInvalid for an empty or
 // oversize ID (also keys.ErrInvalidKey) or a username over MaxUsernameLen
 // bytes or not UTF-8; keys.ErrCorrupt for a throttle marker without a TTL
 // within the throttle interval (it would throttle the user for ever).
@@ -113,8 +115,8 @@ func (t *Typing) Start(ctx context.Context, conversation, user, username string)
 
 // Stop clears user's typing indicator in conversation, in one atomic
 // script (one round trip). It reports whether there was one. A replay of
-// the request reports the first run's answer and clears nothing a later
-// Start wrote.
+// the request within ReplayWindow reports the first run's answer and
+// clears nothing a later Start wrote.
 func (t *Typing) Stop(ctx context.Context, conversation, user string) (bool, error) {
 	const op = "stop typing"
 	typing, typers, _, replay, err := t.keysOf(op, conversation, user)

@@ -3,7 +3,7 @@
 -- KEYS[1] typing:{conversation_id}:{user_id}          typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                    typing JSON values by expiry ms (zset)
 -- KEYS[3] typing:throttle:{conversation_id}:{user_id} throttle marker (string)
--- KEYS[4] typing:replay:{conversation_id}:{user_id}   replay record (see replay.lua)
+-- KEYS[4] typing:requests:{conversation_id}:{user_id} request memo (see replay.lua)
 -- ARGV[1] user ID
 -- ARGV[2] username
 -- ARGV[3] typing TTL, ms
@@ -12,9 +12,9 @@
 -- Returns ok(1) when the indicator was written, ok(0) when throttled, or
 -- corrupt(i, why). A replay returns the first run's reply: with a
 -- throttle, the marker holds the request ID of the write it admitted (no
--- record needed); without one, the reply is recorded in KEYS[4].
+-- memo needed); without one, the reply is recorded in KEYS[4].
 local ttl, throttle, id = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local rec, old
+local rec
 if throttle > 0 then
   if not redis.call('SET', KEYS[3], id, 'NX', 'PX', throttle) then
     if redis.call('GET', KEYS[3]) == id then return ok(1) end
@@ -25,7 +25,7 @@ if throttle > 0 then
     return ok(0)
   end
 else
-  rec, old = replayed(KEYS[4], id)
+  rec = replayed(KEYS[4], id)
   if rec == false then return corrupt(4, REPLAY_CORRUPT) end
   if rec then return rec end
 end
@@ -41,4 +41,4 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(now + ttl + SKEW_MS), '+i
 redis.call('ZADD', KEYS[2], int_str(now + ttl), v)
 redis.call('PEXPIRE', KEYS[2], ttl)
 if throttle > 0 then return ok(1) end
-return remember(KEYS[4], id, ok(1), old)
+return remember(KEYS[4], id, ok(1), now)

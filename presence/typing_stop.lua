@@ -2,16 +2,17 @@
 -- replay.lua).
 -- KEYS[1] typing:{conversation_id}:{user_id}        typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                  typing JSON values by expiry ms (zset)
--- KEYS[3] typing:replay:{conversation_id}:{user_id} replay record (see replay.lua)
+-- KEYS[3] typing:requests:{conversation_id}:{user_id} request memo (see replay.lua)
 -- ARGV[1] request ID, 16 hex digits
 -- Returns ok(1) when an indicator was cleared, ok(0) when there was none,
 -- or corrupt(i, why); a replay returns the first run's reply (and clears
 -- nothing a later StartTyping wrote).
-local rec, old = replayed(KEYS[3], ARGV[1])
+local rec = replayed(KEYS[3], ARGV[1])
 if rec == false then return corrupt(3, REPLAY_CORRUPT) end
 if rec then return rec end
+local now = now_ms()
 local v = redis.call('GET', KEYS[1])
-if not v then return remember(KEYS[3], ARGV[1], ok(0), old) end
+if not v then return remember(KEYS[3], ARGV[1], ok(0), now) end
 redis.call('ZREM', KEYS[2], v)
 redis.call('DEL', KEYS[1])
-return remember(KEYS[3], ARGV[1], ok(1), old)
+return remember(KEYS[3], ARGV[1], ok(1), now)

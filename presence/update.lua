@@ -6,7 +6,7 @@
 -- Returns ok(live, status changed 0/1, status), none(0, 0, "offline") for
 -- a user with no live connection, or corrupt(i, why); a replay returns the
 -- first run's reply.
-local rec, old = replayed(KEYS[4], ARGV[9])
+local rec = replayed(KEYS[4], ARGV[9])
 if rec == false then return corrupt(4, REPLAY_CORRUPT) end
 if rec then return rec end
 local now = now_ms()
@@ -21,5 +21,5 @@ end
 local seen = maxDead
 if seen == 0 and p then seen = p.last end
 local st = settle(p, live, vals, '', n, status, activity, seen, now)
-if n == 0 then return remember(KEYS[4], ARGV[9], none(0, 0, st), old) end
-return remember(KEYS[4], ARGV[9], ok(n, (st ~= before) and 1 or 0, st), old)
+if n == 0 then return remember(KEYS[4], ARGV[9], none(0, 0, st), now) end
+return remember(KEYS[4], ARGV[9], ok(n, (st ~= before) and 1 or 0, st), now)

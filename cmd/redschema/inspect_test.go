@@ -498,7 +498,7 @@ func TestStats(t *testing.T) {
 
 // Keys that only live mid-operation or behind a background job (a fair
 // lock's waiters, a blocked consumer's inbox, a tag being invalidated, a
-// sweep's replay record, the summarizer's input, metrics rollups), written
+// shard's sweep memo, the summarizer's input, metrics rollups), written
 // here in the formats their scripts write (see each script's header), so
 // that every pattern's decoder runs on all three backends.
 var transientPatterns = []string{
@@ -507,7 +507,7 @@ var transientPatterns = []string{
 	"lock:queue:{resource_type}:{resource_id}", "lock:waiters:{resource_type}:{resource_id}", "lock:writers:{resource_type}:{resource_id}",
 	"metrics:parts:{slot}:{gauge}", "metrics:rollup:{metric_name}:minute", "metrics:rollup:{metric_name}:hour",
 	"metrics:rollup:{metric_name}:day", "metrics:rollup:{metric_name}:open", "metrics:rollup:{metric_name}:pending",
-	"metrics:rollup:{metric_name}:state", "presence:sweep:{slot}", "queue:{queue_name}:inbox",
+	"metrics:rollup:{metric_name}:state", "presence:sweeps:{slot}", "queue:{queue_name}:inbox",
 	"ratelimit:ip:{ip_address}:{endpoint}:{window}",
 }
 
@@ -574,8 +574,10 @@ func TestInspectTransientKeys(t *testing.T) {
 			func(k string) error { return c.HSet(ctx, k, "n8n", "2").Err() }, `"n8n":2`},
 		{"metrics:rollup:{metric_name}:state", []string{"jobs_total"},
 			func(k string) error { return c.HSet(ctx, k, "lease", "r1", "lease_exp", ms(time.Minute)).Err() }, `"lease":"r1"`},
-		{"presence:sweep:{slot}", []string{"ab"},
-			func(k string) error { return c.Set(ctx, k, "req-1=3", time.Minute).Err() }, `"replay_record":"req-1=3"`},
+		{"presence:sweeps:{slot}", []string{"ab"},
+			func(k string) error {
+				return c.ZAdd(ctx, k, redis.Z{Score: float64(now), Member: "0123456789abcdef"}, redis.Z{Score: float64(now), Member: "0123456789abcdef=ok,3"}).Err()
+			}, `"reply":"ok,3"`},
 		{"queue:{queue_name}:inbox", []string{"n8n"},
 			func(k string) error { return c.RPush(ctx, k, "1").Err() }, `"wake_up_token":true`},
 		{"ratelimit:ip:{ip_address}:{endpoint}:{window}", []string{"192.0.2.1", "/login", "minute"},
