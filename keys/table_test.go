@@ -2,7 +2,9 @@ package keys_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,12 +106,18 @@ func TestRefArg(t *testing.T) {
 // Register adds to the process-wide registry that Default returns, and
 // panics on a template registered twice: a programming error.
 func TestRegisterDefault(t *testing.T) {
-	p := keys.Pattern{Template: "keys-test:register:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: "keys-test", Purpose: "a test"}
+	// The registry lives as long as the process: each run (go test
+	// -count=N) registers a template and owner of its own.
+	run := registerRuns.Add(1)
+	owner := fmt.Sprintf("keys-test-%d", run)
+	p := keys.Pattern{Template: owner + ":register:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: owner, Purpose: "a test"}
 	tp := keys.Register(p)
 	got, ok := keys.Default().Lookup(p.Template)
 	require.True(t, ok)
 	assert.Same(t, tp, got)
-	assert.Equal(t, []*keys.Template{tp}, keys.Default().Owned("keys-test"))
-	assert.PanicsWithError(t, `keys: invalid pattern "keys-test:register:{id}": registered twice`, func() { keys.Register(p) })
-	assert.Panics(t, func() { keys.Register(keys.Pattern{Template: "keys-test:{", Owner: "keys-test"}) }, "malformed")
+	assert.Equal(t, []*keys.Template{tp}, keys.Default().Owned(owner))
+	assert.PanicsWithError(t, `keys: invalid pattern "`+p.Template+`": registered twice`, func() { keys.Register(p) })
+	assert.Panics(t, func() { keys.Register(keys.Pattern{Template: owner + ":{", Owner: owner}) }, "malformed")
 }
+
+var registerRuns atomic.Int64

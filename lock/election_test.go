@@ -29,12 +29,15 @@ func TestElectionOneLeader(t *testing.T) {
 	require.NoError(t, err)
 	octx, stop := context.WithCancel(ctx)
 	seen := watcher.Observe(octx, 2*time.Millisecond)
+	var omu sync.Mutex
 	var observed []string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ld := range seen {
+			omu.Lock()
 			observed = append(observed, ld.Owner)
+			omu.Unlock()
 		}
 	}()
 
@@ -85,7 +88,13 @@ func TestElectionOneLeader(t *testing.T) {
 		ld, err := watcher.Leader(ctx)
 		return err == nil && ld.Owner == ""
 	})
-	time.Sleep(20 * time.Millisecond)
+	// The observer polls on its own goroutine: wait for it to report the
+	// vacancy rather than sleep a fixed time that a busy machine outlasts.
+	harness.WaitFor(t, "the observer reports the lead vacant", func() bool {
+		omu.Lock()
+		defer omu.Unlock()
+		return len(observed) > 0 && observed[len(observed)-1] == ""
+	})
 	stop()
 	<-done
 	require.GreaterOrEqual(t, len(observed), 3, "the observer saw leaders change: %v", observed)

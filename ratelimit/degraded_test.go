@@ -54,8 +54,9 @@ func TestDegradedModeSwitchAndRecovery(t *testing.T) {
 		require.NoError(t, err)
 		return n == 2
 	})
-	// the proxied instance's next heartbeat has seen both
-	time.Sleep(1100 * time.Millisecond)
+	// Wait for the proxied instance's heartbeat to see both: a fixed
+	// sleep past one heartbeat loses to a busy machine.
+	harness.WaitFor(t, "the heartbeat counts both instances", func() bool { return ratelimit.LiveInstances(l) == 2 })
 
 	res, err := l.Allow(ctx, "u")
 	require.NoError(t, err)
@@ -179,7 +180,9 @@ func TestDegradedModeConcurrentInstances(t *testing.T) {
 		ls, pxs = append(ls, l), append(pxs, px)
 	}
 	harness.WaitFor(t, "both instances registered", func() bool { return e.Client.ZCard(ctx, e.NS.Prefix+"ratelimit:instances").Val() == 2 })
-	time.Sleep(1100 * time.Millisecond) // a heartbeat of each has counted both
+	harness.WaitFor(t, "a heartbeat of each counts both", func() bool {
+		return ratelimit.LiveInstances(ls[0]) == 2 && ratelimit.LiveInstances(ls[1]) == 2
+	})
 	for _, px := range pxs {
 		px.Stall()
 		defer px.Resume()
