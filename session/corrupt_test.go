@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,12 +27,16 @@ type corruptFixture struct {
 	u                              *Users
 	uid, sid, refresh, jti         string
 	sess, idx, user, black, reqKey string
-	events, due                    string
+	events, due, rot               string
 }
+
+// staleToken is the rotated-away refresh token the "rotate stale" row
+// presents: a rotation key's record read by a retry names it.
+const staleToken = "stale-refresh-token"
 
 // keyOf names the key a row corrupts.
 func (f *corruptFixture) keyOf(pattern string) string {
-	return map[string]string{"session": f.sess, "index": f.idx, "user": f.user, "blacklist": f.black, "request": f.reqKey, "events": f.events, "due": f.due}[pattern]
+	return map[string]string{"session": f.sess, "index": f.idx, "user": f.user, "blacklist": f.black, "request": f.reqKey, "events": f.events, "due": f.due, "rotation": f.rot}[pattern]
 }
 
 // corruptOps are the operations a row runs: each must fail with
@@ -46,6 +51,10 @@ var corruptOps = map[string]func(ctx context.Context, f *corruptFixture) error{
 	},
 	"rotate": func(ctx context.Context, f *corruptFixture) error {
 		_, err := f.s.RotateRefresh(ctx, f.uid, f.sid, f.refresh)
+		return err
+	},
+	"rotate stale": func(ctx context.Context, f *corruptFixture) error {
+		_, err := f.s.RotateRefresh(ctx, f.uid, f.sid, staleToken)
 		return err
 	},
 	"authenticate": func(ctx context.Context, f *corruptFixture) error {
@@ -148,6 +157,16 @@ func TestCorruptionTable(t *testing.T) {
 		{"session", "refresh_token_used garbage", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HSet(ctx, f.sess, fRefreshUsed, "zz yy")
 		}, []string{"rotate"}},
+		{"rotation", "wrong type", func(c redis.Pipeliner, f *corruptFixture) {
+			c.HSet(ctx, f.rot, "x", "y")
+			c.PExpire(ctx, f.rot, time.Hour)
+		}, []string{"rotate stale"}},
+		{"rotation", "garbage", func(c redis.Pipeliner, f *corruptFixture) {
+			c.Set(ctx, f.rot, "not a record", time.Hour)
+		}, []string{"rotate stale"}},
+		{"rotation", "a sealed token that does not open", func(c redis.Pipeliner, f *corruptFixture) {
+			c.Set(ctx, f.rot, hashToken(staleToken)+" "+hashToken(f.refresh)+" "+strings.Repeat("ab", 71), time.Hour)
+		}, []string{"rotate stale"}},
 		{"index", "wrong type (seed 001's set)", func(c redis.Pipeliner, f *corruptFixture) {
 			c.Del(ctx, f.idx)
 			c.SAdd(ctx, f.idx, f.sid)
@@ -237,6 +256,7 @@ func TestCorruptionTable(t *testing.T) {
 				f.user, _ = userKey.Key(e.NS, f.uid)
 				f.black, _ = blacklistKey.Key(e.NS, f.jti)
 				f.reqKey, _ = requestKey.Key(e.NS, f.uid, "r1")
+				f.rot, _ = rotationKey.Key(e.NS, f.uid, f.sid)
 				f.events, f.due, err = withEvents.slotKeys("test", keys.Slot(f.idx))
 				require.NoError(t, err)
 				// The pipeline is split per slot on a cluster: the keys of one
@@ -261,7 +281,7 @@ func TestCorruptionTable(t *testing.T) {
 			})
 		}
 	}
-	labels := map[*keys.Template]string{sessionKey: "session", indexKey: "index", userKey: "user", blacklistKey: "blacklist", requestKey: "request", eventsKey: "events", dueKey: "due"}
+	labels := map[*keys.Template]string{sessionKey: "session", indexKey: "index", userKey: "user", blacklistKey: "blacklist", requestKey: "request", rotationKey: "rotation", eventsKey: "events", dueKey: "due"}
 	for _, tm := range keys.Default().Owned("session") {
 		assert.True(t, seen[labels[tm]], "no corruption row for %s", tm)
 	}

@@ -456,10 +456,12 @@ func TestEventsOnceUnderLostReplies(t *testing.T) {
 		require.NoError(t, err)
 		made = append(made, renewed.ID)
 	})
-	_, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh)
+	next, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh)
+	require.NoError(t, err)
+	_, err = s.RotateRefresh(ctx, "u2", made[len(made)-1], next)
 	require.NoError(t, err)
 	r.lose(t, rotateOp, func() {
-		_, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh) // reuse
+		_, err := s.RotateRefresh(ctx, "u2", made[len(made)-1], tok.Refresh) // reuse: two rotations old
 		require.ErrorIs(t, err, ErrTokenReused)
 	})
 	create("u3", false)

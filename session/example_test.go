@@ -48,7 +48,14 @@ func Example() {
 
 	next, err := store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh)
 	fmt.Println("rotated:", err == nil, next != tok.Refresh)
-	_, err = store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh) // the old one again
+	// A client that saw an error retries with the same token: it gets the
+	// same new one (within WithRotationGrace), not a revoked session.
+	again, err := store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh)
+	fmt.Println("retried:", err == nil, again == next)
+	if _, err := store.RotateRefresh(ctx, "42", sess.ID, next); err != nil {
+		panic(err)
+	}
+	_, err = store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh) // two rotations old
 	fmt.Println("reuse:", errors.Is(err, session.ErrTokenReused))
 	_, err = store.Get(ctx, "42", sess.ID)
 	fmt.Println("after reuse:", errors.Is(err, session.ErrNotFound))
@@ -57,6 +64,7 @@ func Example() {
 	// idle timeout left: 1h0m0s
 	// handle stored: false
 	// rotated: true true
+	// retried: true true
 	// reuse: true
 	// after reuse: true
 }

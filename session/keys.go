@@ -46,6 +46,16 @@ var (
 		Area:     keys.Sessions,
 		Purpose:  "outcome of one revoke, login or unblock call, or of a rotation that found a reused token (an integer), so that the call resent after a lost reply reports its first outcome",
 	})
+	rotationKey = keys.Register(keys.Pattern{
+		Template: "session:rotation:{user_id}:{session_id}",
+		Type:     keys.String,
+		TTL:      DefaultRotationGrace,
+		TTLNote:  "the rotation grace (WithRotationGrace); deleted when the session is revoked for reuse",
+		Tag:      "user_id",
+		Owner:    "session",
+		Area:     keys.Sessions,
+		Purpose:  "the latest refresh-token rotation of one session: the rotated-away token's SHA-256, the new token's SHA-256 and the new token sealed (AES-256-GCM) under a key derived from the rotated-away token, never in clear, so that a client retrying with the old token gets the same new one",
+	})
 	userKey = keys.Register(keys.Pattern{
 		Template: "user:{user_id}",
 		Type:     keys.Hash,

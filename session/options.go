@@ -22,6 +22,12 @@ const (
 	// DefaultRefreshHistory is how many rotated-away refresh-token hashes a
 	// session remembers for reuse detection.
 	DefaultRefreshHistory = 8
+	// DefaultRotationGrace is how long a client that saw an error on
+	// RotateRefresh may retry with the same (old) refresh token and get
+	// the new one the lost run made (WithRotationGrace): 3 minutes, more
+	// than go-redis's default retries can take to give up (up to about
+	// 2 min 8 s after the first send).
+	DefaultRotationGrace = 3 * time.Minute
 )
 
 // Bounds on durations and sizes; beyond them New, NewUsers and
@@ -37,6 +43,8 @@ const (
 	MaxSessionsLimit = 10000
 	// MaxRefreshHistory bounds WithRefreshHistory: 64 hashes.
 	MaxRefreshHistory = 64
+	// RotationGraceLimit bounds WithRotationGrace: 1 hour.
+	RotationGraceLimit = time.Hour
 	// TokenExpiryLimit bounds how far ahead (by the server's clock) the
 	// expiry given to RevokeToken may lie: 365 days.
 	TokenExpiryLimit = 365 * 24 * time.Hour
@@ -67,6 +75,7 @@ type options struct {
 	life        time.Duration
 	maxSessions int
 	history     int
+	grace       time.Duration
 	userTTL     time.Duration
 	lanes       int
 	durable     call.Durability
@@ -76,7 +85,7 @@ type options struct {
 // newOptions applies opts over the defaults and checks the client and the
 // result.
 func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
-	o := options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
+	o := options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, grace: DefaultRotationGrace, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
 	for _, f := range opts {
 		if f != nil {
 			f(&o)
@@ -94,6 +103,8 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 		return o, pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, MaxSessionsLimit)
 	case o.history < 1 || o.history > MaxRefreshHistory:
 		return o, pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, MaxRefreshHistory)
+	case o.grace != 0 && (o.grace < time.Millisecond || o.grace > RotationGraceLimit):
+		return o, pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, RotationGraceLimit)
 	case o.userTTL < time.Millisecond || o.userTTL > UserTTLLimit:
 		return o, pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
 	case o.lanes < 0 || o.lanes > MaxPipelines:
@@ -150,6 +161,21 @@ func WithMaxSessions(n int) Option { return func(o *options) { o.maxSessions = n
 // session keeps for reuse detection: 1 to MaxRefreshHistory, default
 // DefaultRefreshHistory.
 func WithRefreshHistory(n int) Option { return func(o *options) { o.history = n } }
+
+// WithRotationGrace sets how long after a rotation RotateRefresh still
+// accepts the rotated-away refresh token as a retry of that rotation, for
+// a client that saw an error (a reply lost after go-redis's retries ran
+// out) and never received the new token: presented again within d, and
+// while the new token has not been rotated in turn, the old token gets
+// that same new token back instead of revoking the session. Outside
+// those bounds it is reuse, as before. d is 0 (off: a rotated-away token
+// is always reuse) or 1ms to RotationGraceLimit; the default is
+// DefaultRotationGrace. Within d, whoever holds the old token gets the
+// new one: a stolen token is then caught as reuse only when it, or a
+// token it led to, is presented after its own rotation's grace or after
+// the token that replaced it was rotated again (see "Refresh tokens" in
+// docs/session.md).
+func WithRotationGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // WithUserTTL sets the user record TTL that Login, Validate and Block
 // refresh. Default DefaultUserTTL (7 days); from 1ms to UserTTLLimit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,7 +79,11 @@ func TestRevokeNeverUndoneByConcurrentGetUpdate(t *testing.T) {
 			case "RevokeOthers":
 				_, err = s.RevokeOthers(ctx, "u1", keep.ID)
 			case "Rotate reuse":
-				if _, err = s.RotateRefresh(ctx, "u1", sess.ID, tok); err == nil {
+				var next string
+				if next, err = s.RotateRefresh(ctx, "u1", sess.ID, tok); err == nil {
+					_, err = s.RotateRefresh(ctx, "u1", sess.ID, next)
+				}
+				if err == nil { // tok is two rotations old: reuse
 					_, err = s.RotateRefresh(ctx, "u1", sess.ID, tok)
 					if errors.Is(err, ErrTokenReused) {
 						err = nil
@@ -185,11 +190,11 @@ func TestFaultsReturnErrors(t *testing.T) {
 }
 
 // TestRotateRefreshOneWinner: many goroutines present the same refresh
-// token at once. Exactly one gets a new token; the others present a token
-// that has just been rotated away, which is reuse, so the session ends
-// revoked. The token chain never forks.
+// token at once, with no rotation grace. Exactly one gets a new token;
+// the others present a token that has just been rotated away, which is
+// reuse, so the session ends revoked. The token chain never forks.
 func TestRotateRefreshOneWinner(t *testing.T) {
-	e, s := newStore(t)
+	e, s := newStore(t, WithRotationGrace(0))
 	ctx := e.Ctx()
 	sess, tok := mustCreate(t, e, s, "u1")
 	const workers = 100
@@ -221,6 +226,45 @@ func TestRotateRefreshOneWinner(t *testing.T) {
 	assert.Equal(t, int64(workers-2), gone.Load(), "the rest find the session revoked")
 	_, err := s.Get(ctx, "u1", sess.ID)
 	require.ErrorIs(t, err, ErrNotFound)
+	assert.Empty(t, dataKeys(t, e))
+}
+
+// TestRotateRefreshConcurrentRetries: many goroutines present the same
+// refresh token at once, within the rotation grace (a client retrying,
+// or two tabs). One rotation happens; every caller gets its token, the
+// session stays live, and the chain never forks: the token they share
+// rotates on, and then the first one is reuse.
+func TestRotateRefreshConcurrentRetries(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	sess, tok := mustCreate(t, e, s, "u1")
+	const workers = 100
+	got := make([]string, workers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var err error
+			got[w], err = s.RotateRefresh(ctx, "u1", sess.ID, tok)
+			assert.NoError(t, err)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, g := range got {
+		require.Equal(t, got[0], g, "one new token for all")
+	}
+	require.NoError(t, s.VerifyRefresh(ctx, "u1", sess.ID, got[0]))
+	raw, err := e.Client.HGet(ctx, sessKey(t, e, "u1", sess.ID), fRefreshUsed).Result()
+	require.NoError(t, err)
+	assert.Len(t, strings.Fields(raw), 1, "one rotation")
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, got[0])
+	require.NoError(t, err)
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, tok)
+	require.ErrorIs(t, err, ErrTokenReused)
 	assert.Empty(t, dataKeys(t, e))
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRefreshRotation(t *testing.T) {
-	e, s := newStore(t, WithRefreshHistory(2))
+	e, s := newStore(t, WithRefreshHistory(2), WithRotationGrace(0))
 	ctx := e.Ctx()
 	sess, t0 := mustCreate(t, e, s, "u1")
 	require.NoError(t, s.VerifyRefresh(ctx, "u1", sess.ID, t0))
@@ -48,9 +48,11 @@ func TestRefreshReuseOfFirstToken(t *testing.T) {
 	ctx := e.Ctx()
 	sess, t0 := mustCreate(t, e, s, "u1")
 	other, _ := mustCreate(t, e, s, "u1")
-	_, err := s.RotateRefresh(ctx, "u1", sess.ID, t0)
+	t1, err := s.RotateRefresh(ctx, "u1", sess.ID, t0)
 	require.NoError(t, err)
-	_, err = s.RotateRefresh(ctx, "u1", sess.ID, t0)
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, t1)
+	require.NoError(t, err)
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, t0) // two rotations old
 	require.ErrorIs(t, err, ErrTokenReused)
 	_, err = s.Get(ctx, "u1", other.ID)
 	require.NoError(t, err, "only the compromised session is revoked")

@@ -101,6 +101,15 @@ func TestReplayReportsFirstOutcome(t *testing.T) {
 		require.NoError(t, err, "an honest rotation resent is not theft")
 	})
 	require.NoError(t, s.VerifyRefresh(ctx, "u1", sess.ID, next))
+	// A retry with the old token within the grace: the resend gets the
+	// same new token too.
+	r.lose(t, rotateOp, func() {
+		again, err := s.RotateRefresh(ctx, "u1", sess.ID, tok.Refresh)
+		require.NoError(t, err)
+		require.Equal(t, next, again)
+	})
+	next, err = s.RotateRefresh(ctx, "u1", sess.ID, next)
+	require.NoError(t, err)
 	// A reuse revokes the session; its resend still reports the reuse,
 	// not a session that is merely gone.
 	r.lose(t, rotateOp, func() {
