@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,8 +296,12 @@ func TestReplayedPipeline(t *testing.T) {
 	require.NoError(t, createOp.Load(ctx, r.e.Client))
 	require.NoError(t, getOp.Load(ctx, r.e.Client))
 	// Two Gets take both lanes and stall; the rest queue behind them and
-	// go out as pipelines when the lanes come back.
+	// go out as pipelines when the lanes come back. The test waits for
+	// each step to be observed (the Gets sent, every caller started), not
+	// for a fixed time.
 	r.p.Stall()
+	trips.Reset()
+	var started atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		wg.Add(1)
@@ -306,7 +311,7 @@ func TestReplayedPipeline(t *testing.T) {
 			assert.NoError(t, err)
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	harness.WaitFor(t, "both Gets sent, holding the two lanes", func() bool { return trips.Total() >= 2 })
 	made := make([]*Session, creates)
 	toks := make([]Tokens, creates)
 	errs := make([]error, creates+gets)
@@ -314,6 +319,7 @@ func TestReplayedPipeline(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Add(1)
 			made[i], toks[i], errs[i] = s.Create(ctx, Info{UserID: "u1", Email: fmt.Sprint(i, "@example.com")})
 		}()
 	}
@@ -322,10 +328,14 @@ func TestReplayedPipeline(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Add(1)
 			got[i], errs[creates+i] = s.Get(ctx, "u1", old[i].ID)
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	harness.WaitFor(t, "every other call made, queued behind the stalled lanes", func() bool {
+		return started.Load() == creates+gets
+	})
+	require.EqualValues(t, 2, trips.Total(), "nothing else went out while the lanes were held")
 	r.p.LoseReply(createOp.Script().Hash())
 	r.p.Resume()
 	wg.Wait()
