@@ -20,15 +20,24 @@
 --                            in KEYS[parts]: mode sum or last -> SET KEYS[i];
 --                            mode max -> SET KEYS[i] to sum + extra if
 --                            greater than its value
+--   l  i totals dim value stamp ttl
+--                            Latest gauge: value, Set at server time stamp
+--                            (Unix ms), goes to field dim of KEYS[totals]
+--                            as "value:stamp" and to KEYS[i] unless that
+--                            field holds a later Set (on equal stamps the
+--                            greater value wins, so flush order never
+--                            matters); both keys' TTLs refreshed
 --   c  i n sec count ...     per-second counts: HINCRBY KEYS[i] sec count
 --                            for n pairs; fields older than 60s trimmed
 --   v  i persec lag mode     speed from KEYS[persec]: the count of the
 --                            second now - lag -> SET KEYS[i] (mode speed),
 --                            or the highest count of a second up to then
 --                            if greater than KEYS[i] (mode max)
--- Returns ok('applied', {i...}) with the KEYS indexes whose data this
--- package did not write (their operations were skipped), ok('dup', {}) for
--- a batch applied before, corrupt(1, why) when the ledger is not a hash.
+-- Returns ok('applied', {i...}, now) with the KEYS indexes whose data this
+-- package did not write (their operations were skipped), ok('dup', {},
+-- now) for a batch applied before, corrupt(1, why) when the ledger is not
+-- a hash; now is the server clock (Unix ms), from which the recorder
+-- learns its offset to stamp Latest gauges' Sets.
 local inst = ARGV[1]
 local seq = to_int(ARGV[2], 1)
 local ledger_ttl = to_int(ARGV[3], 1)
@@ -40,13 +49,13 @@ local prev = redis.pcall('HGET', KEYS[1], inst)
 if type(prev) == 'table' then
   return corrupt(1, 'ledger is not a hash')
 end
+local now = now_ms()
 if prev then
   local s = to_int(string.match(prev, '^(%d+):'))
   if s and s >= seq then
-    return ok('dup', {})
+    return ok('dup', {}, int_str(now))
   end
 end
-local now = now_ms()
 local bad, seen = {}, {}
 local function failed(i, r)
   if type(r) == 'table' and r.err then
@@ -149,6 +158,31 @@ while a <= #ARGV do
       end
     end
     a = a + 7
+  elseif op == 'l' then
+    local t, dim, v, st, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], to_int(ARGV[a + 4]), to_int(ARGV[a + 5], 0), ARGV[a + 6]
+    if not v or not st then
+      return invalid('bad latest gauge value or stamp')
+    end
+    local r = redis.pcall('HGET', KEYS[t], dim)
+    if not failed(t, r) and not failed(i, redis.pcall('GET', k)) then
+      local ov, os
+      if r then
+        ov, os = string.match(r, '^(%-?%d+):(%d+)$')
+        ov, os = to_int(ov), to_int(os)
+        if not ov or not os then
+          failed(t, { err = 'not value:stamp' })
+        end
+      end
+      if not seen[t] then
+        if not r or st > os or (st == os and v > ov) then
+          redis.call('SET', k, int_str(v))
+          redis.call('HSET', KEYS[t], dim, int_str(v) .. ':' .. int_str(st))
+        end
+        expire(k, ttl)
+        expire(KEYS[t], ttl)
+      end
+    end
+    a = a + 7
   elseif op == 'c' then
     local n = tonumber(ARGV[a + 2])
     local okk = true
@@ -205,4 +239,4 @@ if redis.call('HLEN', KEYS[1]) > 64 then
   end
   if #gone > 0 then batched('HDEL', KEYS[1], gone) end
 end
-return ok('applied', bad)
+return ok('applied', bad, int_str(now))

@@ -112,6 +112,17 @@ func (b *builder) gauge(target, parts, dim string, value int64, leaving bool, mo
 	g.args = append(g.args, "s", g.key(target), pi, dim, mode, extra, ttl)
 }
 
+// latest writes value, set at server time stamp (Unix ms), to dim of the
+// Latest gauge whose value key is target, unless totals (in target's slot)
+// holds a later Set of dim.
+func (b *builder) latest(target, totals, dim string, value, stamp int64, ttl string) {
+	g := b.group(target)
+	if b.r.cluster && keys.Slot(totals) != keys.Slot(target) {
+		panic(fmt.Sprintf("metrics: %q and %q in different slots", totals, target))
+	}
+	g.args = append(g.args, "l", g.key(target), g.key(totals), dim, value, stamp, ttl)
+}
+
 // ms formats a duration as whole milliseconds.
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
@@ -170,7 +181,10 @@ func (r *Recorder) send(ctx context.Context, b *batch) error {
 			which = append(which, g)
 		}
 	}
+	t0 := r.opt.clock()
 	reps, errs := r.run.RunMany(ctx, calls)
+	t1 := r.opt.clock()
+	learned := false
 	var first error
 	for i, g := range which {
 		if errs[i] != nil {
@@ -181,6 +195,12 @@ func (r *Recorder) send(ctx context.Context, b *batch) error {
 		}
 		g.done = true
 		rep := reps[i]
+		if !learned && rep.Len() > 2 {
+			if srv := rep.Int(2); srv > 0 {
+				r.learnOffset(srv, t0, t1)
+				learned = true
+			}
+		}
 		for _, k := range rep.Ints(1) {
 			if k >= 1 && int(k) <= len(g.keys) {
 				r.corrupt.Add(1)

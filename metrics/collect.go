@@ -67,12 +67,22 @@ func (r *Recorder) collectCounter(b *builder, f *family) {
 }
 
 func (r *Recorder) collectGauge(b *builder, f *family, leaving bool) {
-	var parts string
+	var parts, totals string
 	f.each(func(s *series) {
 		if !s.set.Load() {
 			return
 		}
 		target := r.metricKey(gaugeKey, f.def.Name, s.dim)
+		if f.def.Mode == Latest {
+			// Not a contribution: the value stays when this instance
+			// leaves, until a later Set replaces it or GaugeTTL ends.
+			if totals == "" {
+				totals = r.metricKey(totalsKey, f.def.Name)
+			}
+			v, st := s.latest()
+			b.latest(target, totals, s.dim, v, st, gaugeTTL)
+			return
+		}
 		if parts == "" {
 			parts = r.metricKey(partsKey, keys.DecimalSlotTag(keys.Slot(target)), f.def.Name)
 		}

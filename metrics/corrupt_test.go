@@ -73,6 +73,9 @@ func TestCorruptionTable(t *testing.T) {
 		{"totals wrong type", k(totalsKey, "ai_tokens_used"), str("1"), "flush", "corrupt"},
 		{"totals garbage field", k(totalsKey, "ai_tokens_used"), field("m|prompt", "many"), "read", "corrupt"},
 		{"endpoint totals garbage", k(endpointTotalsKey, endpointRequestsTotals), field("GET /b", "x"), "read", "corrupt"},
+		{"latest gauge wrong type", k(gaugeKey, "queue_depth", "emails"), hash, "flush", "corrupt"},
+		{"latest totals garbage field", k(totalsKey, "queue_depth"), field("emails", "lots"), "flush", "corrupt"},
+		{"latest totals garbage field read", k(totalsKey, "queue_depth"), field("sms", "9"), "read", "corrupt"},
 		{"parts wrong type", gparts, str("1"), "read", "corrupt"},
 		{"parts garbage field", gparts, field("-|ghost", "lots"), "read", "repaired"},
 		{"conn parts wrong type", comp(partsKey, connCurrentKey), str("1"), "flush", "corrupt"},
@@ -114,6 +117,8 @@ func TestCorruptionTable(t *testing.T) {
 				s.Add(2)
 				l, _ := rec.Histogram("api_latency_ms", LatencyBuckets(), "endpoint")
 				l.Observe(20, "/a")
+				q, _ := rec.Gauge("queue_depth", Latest, "queue_name")
+				q.Set(4, "emails")
 			}
 			key := c.key(ns)
 			require.NoError(t, c.plant(key))

@@ -39,9 +39,12 @@ const (
 	// holds its own part (its sessions, its connections), and a dead
 	// instance's part stops counting after the heartbeat TTL.
 	Sum GaugeMode = iota
-	// Latest takes the contribution written last: for a value that
-	// several instances observe (a queue's depth), where summing would
-	// count it once per instance.
+	// Latest takes the latest Set by server time, whatever the order in
+	// which instances flush: for a value that several instances observe
+	// (a queue's depth), where summing would count it once per instance.
+	// A Set is stamped in memory with the server clock the recorder
+	// learned at its last flush; the value outlives the instance that set
+	// it, until GaugeTTL after the last flush of an instance holding it.
 	Latest
 )
 

@@ -31,8 +31,12 @@ type series struct {
 	peak   atomic.Int64   // gauge: highest contribution since the last flush
 	set    atomic.Bool    // gauge: written at least once
 	counts []atomic.Int64 // histogram: per-bucket deltas, non-cumulative
-	sum    atomic.Uint64  // histogram: float64 bits of the sum delta
-	keys   []string       // the series' keys, built by the first flush (flusher only)
+	// A Latest gauge's value and the server time of its Set (Unix ms,
+	// increasing per series) change together under mu.
+	mu    sync.Mutex
+	stamp int64
+	sum   atomic.Uint64 // histogram: float64 bits of the sum delta
+	keys  []string      // the series' keys, built by the first flush (flusher only)
 }
 
 func (f *family) newSeries(dim string) *series {

@@ -42,25 +42,39 @@ func (s *CounterSeries) Add(n int64) {
 type Gauge struct{ f *family }
 
 // GaugeSeries is one series of a Gauge, resolved once.
-type GaugeSeries struct{ s *series }
+type GaugeSeries struct {
+	s *series
+	f *family
+}
 
 // With returns the series of the label values (see Counter.With).
-func (g *Gauge) With(values ...string) *GaugeSeries { return &GaugeSeries{g.f.get(values)} }
+func (g *Gauge) With(values ...string) *GaugeSeries { return &GaugeSeries{g.f.get(values), g.f} }
 
 // Add adds n (which may be negative) to this instance's contribution.
 func (g *Gauge) Add(n int64, values ...string) { g.With(values...).Add(n) }
 
-// Set sets this instance's contribution.
+// Set sets this instance's contribution; for a Latest gauge, the value
+// stamped with the server time of the call (see Latest).
 func (g *Gauge) Set(v int64, values ...string) { g.With(values...).Set(v) }
 
-// Add adds n (which may be negative) to this instance's contribution.
+// Add adds n (which may be negative) to this instance's contribution; for
+// a Latest gauge, it sets this instance's last value plus n.
 func (s *GaugeSeries) Add(n int64) {
+	if s.f.def.Mode == Latest {
+		s.f.rec.setLatest(s.s, n, true)
+		return
+	}
 	s.s.set.Store(true)
 	storeMax(&s.s.peak, s.s.n.Add(n))
 }
 
-// Set sets this instance's contribution.
+// Set sets this instance's contribution; for a Latest gauge, the value
+// stamped with the server time of the call (see Latest).
 func (s *GaugeSeries) Set(v int64) {
+	if s.f.def.Mode == Latest {
+		s.f.rec.setLatest(s.s, v, false)
+		return
+	}
 	s.s.set.Store(true)
 	s.s.n.Store(v)
 	storeMax(&s.s.peak, v)

@@ -11,7 +11,8 @@ import (
 )
 
 // Decoders for redschema inspect: counters and gauges decode to their
-// number, hashes to their fields with numbers parsed, the flush ledger and
+// number, hashes to their fields with numbers parsed (a Latest gauge's
+// totals to values and Set times), the flush ledger and
 // gauge parts to their parts, rollup streams to buckets with start times.
 func init() {
 	count := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
@@ -36,9 +37,31 @@ func init() {
 		}
 		return out, nil
 	})
-	for _, t := range []*keys.Template{totalsKey, endpointTotalsKey, perSecondKey, pendingKey, rollupOpenKey} {
+	for _, t := range []*keys.Template{endpointTotalsKey, perSecondKey, pendingKey, rollupOpenKey} {
 		keys.SetDecoder(t, numbers)
 	}
+	// A counter's or histogram's totals hold numbers; a Latest gauge's
+	// hold "value:stamp_ms".
+	keys.SetDecoder(totalsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+		out := map[string]any{}
+		for f, v := range m {
+			if val, at, ok := strings.Cut(v, ":"); ok {
+				n, err1 := strconv.ParseInt(val, 10, 64)
+				ms, err2 := strconv.ParseInt(at, 10, 64)
+				if err1 != nil || err2 != nil {
+					return nil, fmt.Errorf("field %q is %.40q, not value:stamp_ms", f, v)
+				}
+				out[f] = map[string]any{"value": n, "set_at": time.UnixMilli(ms).UTC()}
+				continue
+			}
+			n, err := number(v)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f, err)
+			}
+			out[f] = n
+		}
+		return out, nil
+	}))
 	keys.SetDecoder(ledgerKey, keys.FieldsDecoder(func(_ keys.Ref, inst, v string) (any, error) {
 		seq, at, ok := strings.Cut(v, ":")
 		s, err1 := strconv.ParseInt(seq, 10, 64)

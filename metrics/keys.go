@@ -85,15 +85,15 @@ var (
 	gaugeKey = keys.Register(keys.Pattern{Template: "metrics:gauge:{metric_name}:{dimension}", Type: keys.String,
 		TTL: GaugeTTL, TTLNote: "refreshed by every flush of an instance holding the gauge", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics, Seed: "001 §10",
-		Purpose: "gauge series: the live instances' contributions summed (or the latest Set) at the last flush (INTEGER)"})
+		Purpose: "gauge series: the live instances' contributions summed at the last flush, or a Latest gauge's latest Set by server time (INTEGER)"})
 	histogramKey = keys.Register(keys.Pattern{Template: "metrics:histogram:{metric_name}:{dimension}:{bucket}", Type: keys.String,
 		TTL: CounterTTL, TTLNote: "refreshed by every flush that adds to it", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics, Seed: "001 §10",
 		Purpose: "histogram series: observations in one bucket (upper bound, non-cumulative; \"+Inf\"), or \"sum\" / \"count\""})
 	totalsKey = keys.Register(keys.Pattern{Template: "metrics:totals:{metric_name}", Type: keys.Hash,
-		TTL: CounterTTL, TTLNote: "the metric's TTL, refreshed by every flush", Tag: "metric_name",
+		TTL: CounterTTL, TTLNote: "the metric's TTL (GaugeTTL for a Latest gauge), refreshed by every flush", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics,
-		Purpose: "one metric's series in one hash (dimension, or dimension|bucket -> count), read by one HGETALL per metric per scrape; at most the cap + 1 fields"})
+		Purpose: "one metric's series in one hash (dimension, or dimension|bucket -> count; a Latest gauge: dimension -> \"value:stamp_ms\", its latest Set and that Set's server time), read by one HGETALL per metric per scrape; at most the cap + 1 fields"})
 	endpointTotalsKey = keys.Register(keys.Pattern{Template: "metrics:endpoint-totals:{metric_name}", Type: keys.Hash,
 		Persistent: "bounded: two hashes (http_endpoint_requests, http_endpoint_errors) of at most the cap + 1 fields, as lasting as the home-automation layout's per-endpoint counters they sum", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics,
@@ -111,7 +111,7 @@ var (
 	partsKey = keys.Register(keys.Pattern{Template: "metrics:parts:{slot}:{gauge}", Type: keys.Hash,
 		TTL: 10 * time.Second, TTLNote: "the heartbeat TTL (default 10s), refreshed by every flush; expired fields are dropped by the flush or read that finds them", Tag: "slot",
 		Owner: owner, Area: keys.Metrics,
-		Purpose: "gauge contributions: \"dimension|instance\" -> \"value:expires_ms:written_ms\", summed on read"})
+		Purpose: "Sum gauge contributions: \"dimension|instance\" -> \"value:expires_ms:written_ms\", summed on read (a Latest gauge's, as earlier versions wrote them, are still read)"})
 	perSecondKey = keys.Register(keys.Pattern{Template: "metrics:persec:{slot}:{gauge}", Type: keys.Hash,
 		TTL: 2 * PerSecondWindow * time.Second, TTLNote: "refreshed by every flush; fields older than 60s are trimmed by the flush", Tag: "slot",
 		Owner: owner, Area: keys.Metrics,

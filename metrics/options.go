@@ -34,6 +34,7 @@ type options struct {
 	onError   func(error)
 	rollup    bool
 	manual    bool
+	clock     func() time.Time // the local clock (tests follow the harness's)
 }
 
 // WithNamespace puts every key under ns (its prefix, e.g. the
@@ -77,6 +78,10 @@ func WithRollup() Option { return func(o *options) { o.rollup = true } }
 // Flush (tests, batch jobs). Close still flushes.
 func WithoutFlusher() Option { return func(o *options) { o.manual = true } }
 
+// withClock makes the recorder read its local clock from now (tests: the
+// harness's clock, which Advance moves with miniredis's TIME).
+func withClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
+
 func (o *options) check(op string, rdb redis.UniversalClient) error {
 	if err := pkg.CheckClient(op, rdb); err != nil {
 		return err
@@ -107,7 +112,7 @@ func (o *options) check(op string, rdb redis.UniversalClient) error {
 }
 
 func newOptions(opts []Option) options {
-	o := options{interval: DefaultInterval, heartbeat: DefaultHeartbeatTTL, maxSeries: DefaultMaxSeries}
+	o := options{interval: DefaultInterval, heartbeat: DefaultHeartbeatTTL, maxSeries: DefaultMaxSeries, clock: time.Now}
 	for _, f := range opts {
 		f(&o)
 	}

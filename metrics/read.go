@@ -17,7 +17,7 @@ import (
 var (
 	//go:embed read.lua
 	readSrc string
-	readOp  = pkg.Declare("read", partsSrc+"\n"+readSrc, []*keys.Template{partsKey})
+	readOp  = pkg.Declare("read", partsSrc+"\n"+readSrc, []*keys.Template{partsKey, totalsKey})
 )
 
 // Reader reads the cluster-wide values of metrics: the HTTP request
@@ -140,19 +140,23 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	reqK, errK := key(endpointTotalsKey, endpointRequestsTotals), key(endpointTotalsKey, endpointErrorsTotals)
 	reqs, errs := pipe.HGetAll(ctx, reqK), pipe.HGetAll(ctx, errK)
 	var evals []*eval
-	addEval := func(parts, mode string) *eval {
-		e := &eval{keys: []string{parts}, args: []any{mode}}
+	addEval := func(mode string, ks ...string) *eval {
+		e := &eval{keys: ks, args: []any{mode}}
 		e.cmd = readOp.Script().EvalSha(ctx, pipe, e.keys, e.args...)
 		evals = append(evals, e)
 		return e
 	}
 	connParts := comp(partsKey, key(connCurrentKey))
-	conns := addEval(connParts, "sum")
+	conns := addEval("sum", connParts)
 	hashes := make([]*redis.MapStringStringCmd, len(r.defs))
 	gauges := make([]*eval, len(r.defs))
 	for i, d := range r.defs {
 		if d.Kind == KindGauge {
-			gauges[i] = addEval(key(partsKey, keys.DecimalSlotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name), d.Mode.arg())
+			ks := []string{key(partsKey, keys.DecimalSlotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name)}
+			if d.Mode == Latest {
+				ks = append(ks, key(totalsKey, d.Name))
+			}
+			gauges[i] = addEval(d.Mode.arg(), ks...)
 			continue
 		}
 		hashes[i] = pipe.HGetAll(ctx, key(totalsKey, d.Name))
@@ -258,6 +262,9 @@ func (e *eval) values(ctx context.Context, op string) (map[string]int64, error) 
 	}
 	if s, _ := a[0].(string); s == "corrupt" {
 		why, _ := a[len(a)-1].(string)
+		if i, _ := a[1].(int64); i >= 1 && int(i) <= len(e.keys) {
+			k = e.keys[i-1]
+		}
 		return nil, pkg.Fail(op, k, nil, keys.Corrupt(k, errors.New(why)))
 	}
 	flat, err := reply.Strings(a[1])

@@ -40,6 +40,11 @@ type Recorder struct {
 	done chan struct{}
 
 	flushes, failures, corrupt atomic.Int64
+
+	// offset is the server clock minus the local clock, in ms, learned
+	// from the TIME the last flush's script read: it stamps the Sets of
+	// Latest gauges with server time without a round trip.
+	offset atomic.Int64
 }
 
 // New returns a Recorder over rdb and starts its flusher (unless
@@ -249,6 +254,41 @@ func (r *Recorder) Close(ctx context.Context) error {
 			backoff = min(2*backoff, time.Second)
 		}
 	}
+}
+
+// serverMs returns the server clock now, as this recorder knows it: the
+// local clock corrected by the offset the last flush learned.
+func (r *Recorder) serverMs() int64 { return r.opt.clock().UnixMilli() + r.offset.Load() }
+
+// learnOffset records the server clock srv (Unix ms) that a script read
+// between the local instants t0 and t1: the offset is measured from their
+// midpoint, so it is off by at most half the round trip.
+func (r *Recorder) learnOffset(srv int64, t0, t1 time.Time) {
+	mid := t0.UnixMilli() + (t1.UnixMilli()-t0.UnixMilli())/2
+	r.offset.Store(srv - mid)
+}
+
+// setLatest sets (or, with add, adds to) the value of a Latest gauge's
+// series and stamps it with the server time, later than the series'
+// previous stamp so that this instance's own Sets keep their order.
+func (r *Recorder) setLatest(s *series, v int64, add bool) {
+	st := r.serverMs()
+	s.mu.Lock()
+	if add {
+		v += s.n.Load()
+	}
+	s.stamp = max(st, s.stamp+1)
+	s.n.Store(v)
+	s.set.Store(true)
+	s.mu.Unlock()
+	storeMax(&s.peak, v)
+}
+
+// latest returns a Latest gauge series' value and stamp.
+func (s *series) latest() (int64, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n.Load(), s.stamp
 }
 
 // abandon stops the flusher without flushing: what a killed process does

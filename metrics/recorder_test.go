@@ -21,10 +21,21 @@ func newRecorder(t testing.TB, e *harness.Env, rdb redis.UniversalClient, opts .
 	if rdb == nil {
 		rdb = e.Client
 	}
-	r, err := New(rdb, append([]Option{WithNamespace(e.NS), WithoutFlusher()}, opts...)...)
+	r, err := New(rdb, append(testOptions(e, WithoutFlusher()), opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	return r
+}
+
+// testOptions returns the options of a test's recorder: its namespace,
+// and on miniredis a local clock that follows the harness's (Advance moves
+// TIME but not the wall clock), then more.
+func testOptions(e *harness.Env, more ...Option) []Option {
+	opts := []Option{WithNamespace(e.NS)}
+	if e.Mini != nil {
+		opts = append(opts, withClock(e.Now))
+	}
+	return append(opts, more...)
 }
 
 func getInt(t testing.TB, e *harness.Env, key string) int64 {
