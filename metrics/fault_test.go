@@ -136,6 +136,16 @@ func TestExactTotalsUnderFaults(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The chaos goroutine starts after a random pause: do not assume the
+	// load outlasted it, wait (the flushers keep flushing) until it struck.
+	harness.WaitFor(t, "a cut connection or a lost flush reply", func() bool {
+		for _, x := range all {
+			if x.p.Cuts()+x.p.Lost() > 0 {
+				return true
+			}
+		}
+		return false
+	})
 	close(stop)
 	chaos.Wait()
 	var cuts, lost int64
