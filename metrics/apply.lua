@@ -93,8 +93,9 @@ local function summary(i)
   return out
 end
 -- current returns KEYS[i]'s integer value (-1 if absent, so that a
--- maximum writes it), or nil after recording KEYS[i] as foreign data.
-local function current(i)
+-- maximum writes it), or nil after recording KEYS[i] as foreign data: a
+-- maximum is never negative, a sum may be.
+local function current(i, mode)
   local r = redis.pcall('GET', KEYS[i])
   if failed(i, r) then
     return nil
@@ -103,7 +104,11 @@ local function current(i)
     return -1
   end
   local n = to_int(r)
-  if not n or n < 0 then
+  if not n then
+    failed(i, { err = 'not an integer' })
+    return nil
+  end
+  if mode == 'max' and n < 0 then
     failed(i, { err = 'not a non-negative integer' })
     return nil
   end
@@ -143,7 +148,7 @@ while a <= #ARGV do
   elseif op == 's' then
     local p, dim, mode, extra, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4], tonumber(ARGV[a + 5]), ARGV[a + 6]
     local sm = summary(p)
-    local old = current(i)
+    local old = current(i, mode)
     if sm and old then
       local s = sm[dim] or { 0, -1, 0 }
       if mode == 'max' then
