@@ -419,3 +419,63 @@ func TestCloseWaitsForBackgroundRefresh(t *testing.T) {
 	<-closed
 	assert.True(t, finished.Load(), "the refresh ended before Close returned")
 }
+
+// A call's Grace bounds what it serves, whatever grace the stored entry
+// has: a value 1 s stale, stored with a minute's grace, is served to a
+// call without a Grace option (the Cache's minute) but loaded, as on a
+// miss, by a call with Grace(100ms); so in Fetch, Get and FetchMany.
+func TestCallGraceBoundsWhatIsServed(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(2 * time.Second)
+	ctx := e.Ctx()
+	c := newCache[item](t, e, WithGrace(time.Minute), WithBeta(0), WithPolicy(Policy{Default: 500 * time.Millisecond}))
+	s := c.Store()
+	keysOf := func(name string) (Key, Ref) {
+		k := NewKey("/g/"+name, "GET", nil)
+		r, err := c.ref("test", k)
+		require.NoError(t, err)
+		return k, r
+	}
+	kGet, _ := keysOf("get")
+	kWide, _ := keysOf("wide")
+	_, rFetch := keysOf("fetch")
+	_, rMany := keysOf("many")
+	for _, k := range []Key{kGet, kWide} {
+		require.NoError(t, c.Set(ctx, k, item{N: 1}))
+	}
+	for _, r := range []Ref{rFetch, rMany} {
+		require.NoError(t, s.Set(ctx, r, []byte(`{"n":1}`), TTL(500*time.Millisecond), Grace(time.Minute)))
+	}
+	e.Advance(1500 * time.Millisecond) // every entry is 1 s stale
+
+	var loads atomic.Int64
+	load := func(context.Context) (item, error) { loads.Add(1); return item{N: 2}, nil }
+	v, res, err := c.get(ctx, "get", kWide, load, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Stale, res.Status, "within the Cache's minute of grace")
+	assert.Equal(t, 1, v.N)
+
+	v, res, err = c.get(ctx, "get", kGet, load, []FetchOption{Grace(100 * time.Millisecond)})
+	require.NoError(t, err)
+	assert.Equal(t, Loaded, res.Status, "1 s stale is beyond the call's 100ms grace")
+	assert.Equal(t, 2, v.N)
+
+	fres, err := s.Fetch(ctx, rFetch, func(context.Context) ([]byte, error) { loads.Add(1); return []byte(`{"n":2}`), nil },
+		Grace(100*time.Millisecond))
+	require.NoError(t, err)
+	assert.Equal(t, Loaded, fres.Status)
+	assert.Equal(t, `{"n":2}`, string(fres.Value))
+
+	mres, err := s.FetchMany(ctx, []Ref{rMany}, func(_ context.Context, missing []Ref) (map[Ref][]byte, error) {
+		loads.Add(1)
+		out := map[Ref][]byte{}
+		for _, r := range missing {
+			out[r] = []byte(`{"n":2}`)
+		}
+		return out, nil
+	}, Grace(100*time.Millisecond))
+	require.NoError(t, err)
+	assert.Equal(t, Loaded, mres[0].Status)
+	assert.Equal(t, `{"n":2}`, string(mres[0].Value))
+	assert.GreaterOrEqual(t, loads.Load(), int64(3), "the three bounded calls loaded (the wide one may refresh too)")
+}

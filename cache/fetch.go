@@ -94,9 +94,19 @@ func TTL(d time.Duration) FetchOption {
 
 // Grace sets the stale-while-revalidate window of what the call stores
 // and serves (default: WithGrace, or the policy rule's), within [0, max
-// TTL].
+// TTL]. It bounds what the call serves whatever the stored entry's own
+// grace: a value stale by d or more is not served while it is refreshed;
+// the call loads it, as on a miss (and on a failed load
+// WithStaleOnError still falls back to it within the entry's grace).
 func Grace(d time.Duration) FetchOption {
 	return func(c *fetchConfig) { c.grace, c.graceSet = d, true }
+}
+
+// serves reports whether a stale value whose freshness is fresh (<= 0:
+// stale by -fresh) is within the call's grace, which bounds what it
+// serves while it is refreshed.
+func (c *fetchConfig) serves(fresh time.Duration) bool {
+	return -fresh < c.grace
 }
 
 // Tags records what the call stores under these tags (at most MaxTags),
@@ -217,7 +227,7 @@ func (s *Store) lookup(ctx context.Context, ref Ref, cfg *fetchConfig) (res Resu
 			s.local.put(ref.value, r.value, r.fresh, cfg.tags)
 		}
 		return Result{Value: r.value, Status: Hit, TTL: r.fresh}, r, true, s.early(r.fresh, r.delta), nil
-	case r.state == "stale" && cfg.grace > 0:
+	case r.state == "stale" && cfg.serves(r.fresh):
 		s.stats.stale.Add(1)
 		s.countHit(ref)
 		return Result{Value: r.value, Status: Stale, TTL: r.fresh}, r, true, true, nil

@@ -85,7 +85,7 @@ func (s *Store) fetchMany(ctx context.Context, op string, refs []Ref, cfg *fetch
 				}
 				out[i] = Result{Value: r.value, Status: Hit, TTL: r.fresh}
 			case "stale":
-				if cfg.grace > 0 {
+				if cfg.serves(r.fresh) {
 					s.stats.stale.Add(1)
 					s.countHit(refs[i])
 					s.refreshAsync(ctx, refs[i], cfg, oneOf(load, refs[i]))
