@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/internal/sub"
 )
 
@@ -31,19 +33,43 @@ func decodeEvent(payload string) (event, error) {
 // events is a Store's subscription to its events channel, opened when the
 // local tier is on or the first time a load waits for another process,
 // and the waiters it wakes.
+//
+// A script publishes on the node that runs it, its keys' node. On a
+// single server and on a Cluster (which forwards every PUBLISH to every
+// node) one subscription hears them all. A Ring does not forward: each
+// shard's subscribers hear only what its scripts publish, so on a Ring
+// the Store subscribes on every shard, and every shardCheck it subscribes
+// on shards that came up or were added since (Ring.SetAddrs) and drops
+// those gone.
 type events struct {
 	s *Store
 
 	mu      sync.Mutex
-	sub     *sub.Subscription[event]
-	cancel  context.CancelFunc
-	done    chan struct{}
+	subs    map[*redis.Client]*listener // key nil: the one subscription of a client that is not a Ring
+	on      bool                        // subscribed
+	stopped chan struct{}               // closed by stop: ends the Ring's shard check
+	checkWG sync.WaitGroup
 	retry   time.Time // no new attempt to subscribe before
+
+	// wmu guards waiters apart from mu: a listener's reader takes it, and
+	// listeners are closed (their readers waited for) under mu.
+	wmu     sync.Mutex
 	waiters map[string]map[*waiter]struct{}
 }
 
+// listener is one subscription and the goroutine that reads it.
+type listener struct {
+	sub    *sub.Subscription[event]
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// shardCheck is how often a Store on a Ring looks for shards it does not
+// listen to yet (the shard list is in memory: no round trip).
+const shardCheck = time.Second
+
 func newEvents(s *Store) *events {
-	return &events{s: s, waiters: map[string]map[*waiter]struct{}{}}
+	return &events{s: s, subs: map[*redis.Client]*listener{}, waiters: map[string]map[*waiter]struct{}{}}
 }
 
 // start subscribes, unless already subscribed.
@@ -54,21 +80,104 @@ func (e *events) start(ctx context.Context) error {
 }
 
 func (e *events) startLocked(ctx context.Context) error {
-	if e.sub != nil {
+	if e.on {
 		return nil
 	}
 	if e.s.closed.Load() {
 		return ErrClosed
 	}
-	sb, err := sub.Open(ctx, e.s.rdb, []string{e.s.channel}, decodeEvent, 1024)
-	if err != nil {
+	ring, isRing := e.s.rdb.(*redis.Ring)
+	if !isRing {
+		l, err := e.listen(ctx, e.s.rdb)
+		if err != nil {
+			e.retry = time.Now().Add(5 * time.Second)
+			return err
+		}
+		e.subs[nil], e.on = l, true
+		return nil
+	}
+	if err := e.listenShardsLocked(ctx, ring); err != nil {
+		e.stopLocked()
 		e.retry = time.Now().Add(5 * time.Second)
 		return err
 	}
-	pctx, cancel := context.WithCancel(context.Background())
-	e.sub, e.cancel, e.done = sb, cancel, make(chan struct{})
-	go e.pump(pctx, sb, e.done)
+	e.on, e.stopped = true, make(chan struct{})
+	e.checkWG.Add(1)
+	go e.checkShards(ring, e.stopped)
 	return nil
+}
+
+// listenShardsLocked subscribes on every live shard of ring not listened
+// to yet, and drops the listeners of shards no longer in it.
+func (e *events) listenShardsLocked(ctx context.Context, ring *redis.Ring) error {
+	live := ring.GetShardClients()
+	if len(live) == 0 {
+		return errors.New("no live ring shard")
+	}
+	keep := map[*redis.Client]bool{}
+	var errs []error
+	for _, c := range live {
+		keep[c] = true
+		if e.subs[c] != nil {
+			continue
+		}
+		l, err := e.listen(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		e.subs[c] = l
+	}
+	for c, l := range e.subs {
+		if !keep[c] {
+			l.close()
+			delete(e.subs, c)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkShards keeps a Ring's listeners on its live shards until stopped.
+func (e *events) checkShards(ring *redis.Ring, stopped chan struct{}) {
+	defer e.checkWG.Done()
+	t := time.NewTicker(shardCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-stopped:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		e.mu.Lock()
+		var err error
+		if e.on {
+			err = e.listenShardsLocked(ctx, ring)
+		}
+		e.mu.Unlock()
+		cancel()
+		if err != nil {
+			e.s.report(ctx, e.s.channel, pkg.Fail("subscribe", e.s.channel, nil, err))
+		}
+	}
+}
+
+// listen subscribes c to the events channel and starts reading it.
+func (e *events) listen(ctx context.Context, c redis.UniversalClient) (*listener, error) {
+	sb, err := sub.Open(ctx, c, []string{e.s.channel}, decodeEvent, 1024)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	l := &listener{sub: sb, cancel: cancel, done: make(chan struct{})}
+	go e.pump(pctx, sb, l.done)
+	return l, nil
+}
+
+func (l *listener) close() {
+	l.cancel()
+	_ = l.sub.Close()
+	<-l.done
 }
 
 func (e *events) pump(ctx context.Context, sb *sub.Subscription[event], done chan struct{}) {
@@ -93,14 +202,14 @@ func (e *events) dispatch(ev event) {
 		if e.s.local != nil && !own {
 			e.s.local.del(ev.arg)
 		}
-		e.mu.Lock()
+		e.wmu.Lock()
 		for w := range e.waiters[ev.arg] {
 			select {
 			case w.ch <- struct{}{}:
 			default:
 			}
 		}
-		e.mu.Unlock()
+		e.wmu.Unlock()
 	case 't':
 		if e.s.local != nil && !own {
 			e.s.local.delTag(ev.arg)
@@ -108,17 +217,28 @@ func (e *events) dispatch(ev event) {
 	}
 }
 
-// stop ends the subscription.
+// stop ends the subscriptions.
 func (e *events) stop() {
 	e.mu.Lock()
-	sb, cancel, done := e.sub, e.cancel, e.done
-	e.sub = nil
+	stopped := e.stopped
+	e.stopped = nil
 	e.mu.Unlock()
-	if sb != nil {
-		cancel()
-		_ = sb.Close()
-		<-done
+	if stopped != nil {
+		close(stopped)
+		e.checkWG.Wait()
 	}
+	e.mu.Lock()
+	e.stopLocked()
+	e.mu.Unlock()
+}
+
+// stopLocked closes every listener.
+func (e *events) stopLocked() {
+	for c, l := range e.subs {
+		l.close()
+		delete(e.subs, c)
+	}
+	e.on = false
 }
 
 // waiter is a load waiting for other processes' values.
@@ -142,17 +262,19 @@ const (
 func (e *events) wait(ctx context.Context, keys ...string) *waiter {
 	w := &waiter{e: e, keys: keys, ch: make(chan struct{}, 1), maxPoll: blindPoll}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.sub == nil && time.Now().After(e.retry) {
+	if !e.on && time.Now().After(e.retry) {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := e.startLocked(sctx); err != nil {
 			e.s.report(ctx, e.s.channel, pkg.Fail("subscribe", e.s.channel, nil, err))
 		}
 		cancel()
 	}
-	if e.sub != nil {
+	if e.on {
 		w.maxPoll = waitPoll
 	}
+	e.mu.Unlock()
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	for _, k := range keys {
 		if e.waiters[k] == nil {
 			e.waiters[k] = map[*waiter]struct{}{}
@@ -165,12 +287,12 @@ func (e *events) wait(ctx context.Context, keys ...string) *waiter {
 // done unregisters the waiter.
 func (w *waiter) done() {
 	e := w.e
-	e.mu.Lock()
+	e.wmu.Lock()
 	for _, k := range w.keys {
 		delete(e.waiters[k], w)
 		if len(e.waiters[k]) == 0 {
 			delete(e.waiters, k)
 		}
 	}
-	e.mu.Unlock()
+	e.wmu.Unlock()
 }

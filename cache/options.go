@@ -165,7 +165,8 @@ func WithoutHitCounts() Option { return func(o *options) { o.noHits = true } }
 // Redis. Set, Delete and InvalidateTag in any instance publish on the
 // events channel and every local tier drops what they changed, so a local
 // value is stale at most for the message's delivery, or maxAge when a
-// message is lost (Redis pub/sub is at most once). Off by default.
+// message is lost (Redis pub/sub is at most once). On a redis.Ring the
+// Store subscribes on every shard (a connection each). Off by default.
 func WithLocal(size int, maxAge time.Duration) Option {
 	return func(o *options) { o.localSize, o.localAge = size, maxAge }
 }
