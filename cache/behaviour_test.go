@@ -40,6 +40,9 @@ func (l *cmdLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 }
 func (l *cmdLog) add(c redis.Cmder) {
 	s := c.Name()
+	if s == "hello" || s == "client" {
+		return // a new connection's handshake, not a command of the cache
+	}
 	if args := c.Args(); s == "evalsha" && len(args) > 1 {
 		s += " " + fmt.Sprint(args[1])
 	}
