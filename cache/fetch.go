@@ -16,7 +16,9 @@ import (
 // ends after the load timeout (WithLoadTimeout), not with the callers'
 // contexts. It returns ErrNotFound (wrapped or not) when the value does
 // not exist; any other error is returned to the callers and never cached.
-// A panic in a loader is returned as an error.
+// A panic in a loader is returned as an error. A loader may set the
+// freshness of what it returns with LoadTTL, or decline to store it with
+// NoStore, called with the context it was given.
 type Loader func(ctx context.Context) ([]byte, error)
 
 // loadFn is a loader that may decline to store what it returns (an
@@ -247,7 +249,8 @@ func (s *Store) resume(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 		s.stats.negative.Add(1)
 		return Result{}, pkg.Fail(op, ref.value, ErrNotFound, nil)
 	case "pass":
-		v, _, err := callLoader(ctx, load)
+		cctx, _ := s.loaderContext(ctx)
+		v, _, err := callLoader(cctx, load)
 		if err != nil {
 			return Result{}, pkg.Fail(op, ref.value, nil, err)
 		}

@@ -128,7 +128,8 @@ func (s *Store) flight(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 			return flightOut{err: pkg.Fail(op, ref.value, ErrNotFound, nil)}
 		case "pass":
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.loadTimeout)
-			v, _, err := callLoader(lctx, load)
+			cctx, _ := s.loaderContext(lctx)
+			v, _, err := callLoader(cctx, load)
 			cancel()
 			if err != nil {
 				return flightOut{err: pkg.Fail(op, ref.value, nil, err)}
@@ -165,9 +166,11 @@ func (s *Store) loadAndStore(ctx context.Context, op string, ref Ref, cfg *fetch
 	stop := s.heartbeat(lctx, ref, owner)
 	start := time.Now()
 	s.stats.loads.Add(1)
-	v, store, err := callLoader(lctx, load)
+	cctx, ctl := s.loaderContext(lctx)
+	v, store, err := callLoader(cctx, load)
 	delta := time.Since(start)
 	stop()
+	cfg, store = ctl.apply(cfg, store)
 	if err != nil {
 		s.stats.loadErrors.Add(1)
 		if errors.Is(err, ErrNotFound) {

@@ -208,10 +208,25 @@ func (s *Store) loadMany(ctx context.Context, op string, refs []Ref, mine []int,
 	}
 	start := time.Now()
 	s.stats.loads.Add(1)
-	vals, err := callManyLoader(lctx, load, missing)
+	cctx, ctl := s.loaderContext(lctx)
+	vals, err := callManyLoader(cctx, load, missing)
 	delta := time.Since(start)
 	for _, stop := range stops {
 		stop()
+	}
+	cfg, store := ctl.apply(cfg, true)
+	if err == nil && !store {
+		// The loader declined storage: give the leases up (waiters load
+		// for themselves) and hand the values out.
+		for j, r := range missing {
+			s.release(lctx, r, owner)
+			if v, ok := vals[r]; ok {
+				out[mine[j]] = Result{Value: v, Status: Loaded, TTL: cfg.ttl}
+			} else {
+				out[mine[j]] = Result{Status: NotFound}
+			}
+		}
+		return nil
 	}
 	if err != nil {
 		s.stats.loadErrors.Add(1)
