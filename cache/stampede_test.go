@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -157,7 +159,12 @@ func TestEarlyRefreshKeepsAHotKeyFresh(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				get(c)
 			}
-			harness.WaitFor(t, "background refreshes", func() bool { return c.Stats().Refreshes == loads.Load()-1 })
+			// Every refresh started has loaded and written back before
+			// the clock moves: a write-back still in flight while the
+			// steps go on would race the entry's expiry.
+			harness.WaitFor(t, "background refreshes", func() bool {
+				return c.Stats().Refreshes == loads.Load()-1 && refreshIdle(c.s)
+			})
 			e.Advance(20 * time.Millisecond)
 		}
 		assert.EqualValues(t, 1, foreground.Load(), "only the very first read waited for a load")
@@ -216,7 +223,9 @@ func runClock(e *harness.Env) (stop func()) {
 
 // A load that runs past its lease keeps it: the loader's heartbeat
 // renews it every third of the lease, so other instances wait for its
-// value instead of loading again.
+// value instead of loading again. The server's clock moves past the
+// lease first taken only after each renewal has been seen in Redis, and
+// the load ends only once the other instance waits for it.
 func TestHeartbeatKeepsTheLeaseOfALongLoad(t *testing.T) {
 	e := harness.New(t)
 	e.RequireShortWaits(time.Second)
@@ -225,20 +234,32 @@ func TestHeartbeatKeepsTheLeaseOfALongLoad(t *testing.T) {
 	a := newCacheOn[item](t, e.FreshClient(), e, WithLease(lease))
 	b := newCacheOn[item](t, e.FreshClient(), e, WithLease(lease))
 	k := NewKey("/api/v1/files/long", "GET", nil)
+	ref, err := a.ref("test", k)
+	require.NoError(t, err)
 	var loads atomic.Int64
-	started := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		_, err := a.Get(ctx, k, func(context.Context) (item, error) {
 			loads.Add(1)
 			close(started)
-			time.Sleep(5 * lease)
+			<-release
 			return item{Name: "long"}, nil
 		})
 		done <- err
 	}()
 	<-started
-	time.Sleep(2 * lease) // past the lease it took
+	deadline := func() int64 {
+		l := e.Client.HGet(ctx, ref.meta, "lease").Val()
+		n, _ := strconv.ParseInt(l[strings.LastIndexByte(l, ':')+1:], 10, 64)
+		return n
+	}
+	last := deadline()
+	for i := 0; i < 3; i++ { // 1.5 leases past the lease it took
+		e.Advance(lease / 2)
+		harness.WaitFor(t, "a renewal of the lease", func() bool { return deadline() > last })
+		last = deadline()
+	}
 	var wg sync.WaitGroup
 	var wrong atomic.Int64
 	for g := 0; g < 20; g++ {
@@ -255,8 +276,17 @@ func TestHeartbeatKeepsTheLeaseOfALongLoad(t *testing.T) {
 			}
 		}()
 	}
+	harness.WaitFor(t, "b to wait for a's load", func() bool { return e.Client.HGet(ctx, ref.meta, "waiters").Val() != "" })
+	close(release)
 	wg.Wait()
 	require.NoError(t, <-done)
 	assert.EqualValues(t, 1, loads.Load(), "the lease was renewed: no second load")
 	assert.Zero(t, wrong.Load())
+}
+
+// refreshIdle reports whether no background refresh of s is running.
+func refreshIdle(s *Store) bool {
+	idle := true
+	s.refreshing.Range(func(any, any) bool { idle = false; return false })
+	return idle
 }
