@@ -106,7 +106,9 @@ release() {
 		done
 	fi
 	git add -A
-	git commit -q -m "release: $version" -m "Every sub-module requires the root (and the sub-modules it uses) at
+	# Empty when the go.mod files already name $version: a dry run of the
+	# release that is already tagged (CI on the release commit itself).
+	git commit -q --allow-empty -m "release: $version" -m "Every sub-module requires the root (and the sub-modules it uses) at
 $version; the tags $version and <dir>/$version name this commit."
 	git tag -a "$version" -m "$rootmod $version"
 	for d in $(modules); do
