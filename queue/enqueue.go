@@ -50,6 +50,7 @@ type EnqueueOption func(*enqueueConfig)
 
 type enqueueConfig struct {
 	id         string
+	idSet      bool // WithID was given: id is the caller's, even if empty
 	priority   Priority
 	delay      time.Duration
 	processAt  time.Time
@@ -144,8 +145,12 @@ func validGroup(g string) bool {
 // WithID sets the job ID (default: a random UUID). While a job with this
 // ID is live (pending, scheduled, in flight) another Enqueue of it is
 // refused with ErrDuplicate. It must be a valid key segment: non-empty
-// UTF-8 of at most keys.MaxSegmentLen bytes.
-func WithID(id string) EnqueueOption { return func(c *enqueueConfig) { c.id = id } }
+// UTF-8 of at most keys.MaxSegmentLen bytes, else ErrInvalid: an empty ID
+// (an idempotency key that came out empty) is refused, not replaced by a
+// random one, so that deduplication is never lost silently.
+func WithID(id string) EnqueueOption {
+	return func(c *enqueueConfig) { c.id, c.idSet = id, true }
+}
 
 // WithPriority sets the job's priority: High, Normal (the default) or Low.
 func WithPriority(p Priority) EnqueueOption { return func(c *enqueueConfig) { c.priority = p } }
@@ -189,6 +194,8 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		f(&c)
 	}
 	switch {
+	case c.idSet && c.id == "":
+		return prepared{}, pkg.Invalidf(op, "empty job ID (WithID)")
 	case c.delay < 0 || c.delay > MaxDelay:
 		return prepared{}, pkg.Invalidf(op, "delay %v outside [0, %v]", c.delay, MaxDelay)
 	case c.unique < 0 || c.unique > MaxDelay:

@@ -740,3 +740,27 @@ func TestEnqueueBatchAfterScriptFlush(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), s.Pending())
 }
+
+// An empty WithID is a caller's idempotency key that came out empty: it
+// is refused, not replaced by a random ID (which would lose the
+// deduplication silently).
+func TestEnqueueEmptyIDIsInvalid(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "emptyid")
+	for name, o := range map[string][]queue.EnqueueOption{
+		"alone":       {queue.WithID("")},
+		"with unique": {queue.WithID(""), queue.WithUnique(time.Minute)},
+		"last wins":   {queue.WithID("x"), queue.WithID("")},
+	} {
+		id, err := q.Enqueue(ctx, execution{}, o...)
+		assert.ErrorIs(t, err, queue.ErrInvalid, name)
+		assert.Empty(t, id, name)
+	}
+	ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithID("")}}})
+	assert.ErrorIs(t, err, queue.ErrInvalid)
+	assert.Equal(t, []string{""}, ids)
+	_, _, err = q.EnqueueFlow(ctx, queue.Item[execution]{}, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithID("")}}})
+	assert.ErrorIs(t, err, queue.ErrInvalid)
+	assert.Empty(t, e.Keys(), "nothing written")
+}
