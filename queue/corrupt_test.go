@@ -254,3 +254,55 @@ func TestCorruptionWithoutMemo(t *testing.T) {
 		})
 	}
 }
+
+// A job whose JSON is gone is reported the same way whether its ID is
+// queued or in flight (its lease then recovered): keys.ErrCorrupt naming
+// the jobs hash, never ErrEmpty, and the ID is dropped. In flight, the
+// state entry may be gone with it or left.
+func TestMissingJobReportedQueuedOrInFlight(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	for _, c := range []string{"queued", "in flight", "in flight, state gone too", "in flight, only state gone"} {
+		t.Run(c, func(t *testing.T) {
+			name := "miss" + strings.ReplaceAll(strings.ReplaceAll(c, " ", ""), ",", "")
+			q := newQ(t, e, name, queue.WithLease(100*time.Millisecond))
+			_, err := q.Enqueue(ctx, execution{}, queue.WithID("x"))
+			require.NoError(t, err)
+			jobs := e.NS.Prefix + "queue:{" + name + "}:jobs"
+			state := e.NS.Prefix + "queue:{" + name + "}:state"
+			want := jobs
+			if c != "queued" {
+				_, err = q.TryDequeue(ctx)
+				require.NoError(t, err)
+			}
+			switch c {
+			case "queued", "in flight":
+				require.NoError(t, e.Client.HDel(ctx, jobs, "x").Err())
+			case "in flight, state gone too":
+				require.NoError(t, e.Client.HDel(ctx, jobs, "x").Err())
+				require.NoError(t, e.Client.HDel(ctx, state, "x").Err())
+			case "in flight, only state gone":
+				require.NoError(t, e.Client.HDel(ctx, state, "x").Err())
+				want = state
+			}
+			e.Advance(150 * time.Millisecond) // past the lease
+			_, err = q.TryDequeue(ctx)
+			var ce *keys.CorruptError
+			require.ErrorAs(t, err, &ce, "reported, not ErrEmpty")
+			assert.ErrorIs(t, err, keys.ErrCorrupt)
+			assert.NotErrorIs(t, err, queue.ErrEmpty)
+			assert.Equal(t, want, ce.Key)
+			assert.Contains(t, err.Error(), "job x ")
+			// dropped: nothing left of it, reported once
+			_, err = q.TryDequeue(ctx)
+			assert.ErrorIs(t, err, queue.ErrEmpty)
+			s, err := q.Stats(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, s.InFlight)
+			assert.Zero(t, s.Ready[queue.Normal]+s.Delayed[queue.Normal])
+			n, err := e.Client.HLen(ctx, state).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "no state left behind")
+		})
+	}
+}

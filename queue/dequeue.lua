@@ -216,7 +216,14 @@ for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[6], id)
   local st = redis.call('HGET', KEYS[2], id)
   local dlv, retry, max, lvl = parse_state(st)
-  if st then
+  if redis.call('HEXISTS', KEYS[1], id) == 0 then
+    -- reported as a queued ID without its job is (step 2), naming the
+    -- jobs hash, whether or not its state is left
+    if st then
+      redis.call('HDEL', KEYS[2], id)
+    end
+    note(1, 'job ' .. id .. ' was in flight without its JSON; dropped')
+  elseif st then
     failed = failed + 1
     emit(evk, evn, 'failed', id, now, dlv, dlv and retry + 1, 'lease expired')
     if not dlv then
@@ -229,7 +236,8 @@ for _, id in ipairs(expired) do
       redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
       emit(evk, evn, 'retried', id, now, dlv, retry + 1)
     end
-  elseif redis.call('HDEL', KEYS[1], id) == 1 then
+  else
+    redis.call('HDEL', KEYS[1], id)
     note(2, 'job ' .. id .. ' was in flight without a state; dropped')
   end
 end
