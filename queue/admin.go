@@ -33,7 +33,7 @@ func (q *Queue[T]) Delete(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, ms(replayWindow), q.o.deadCap, ms(DeadTTL))
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, ms(ReplayWindow), q.o.deadCap, ms(DeadTTL))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (q *Queue[T]) Requeue(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, ms(replayWindow))
+	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, ms(ReplayWindow))
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if limit < 1 || limit > MaxPurge {
 		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, MaxPurge)
 	}
-	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, ms(replayWindow))
+	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, ms(ReplayWindow))
 	if err != nil {
 		return 0, err
 	}

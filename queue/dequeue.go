@@ -66,7 +66,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	args := []any{n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(replayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events}
+	args := []any{n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(ReplayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events}
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}

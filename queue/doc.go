@@ -20,7 +20,7 @@
 //   - At-least-once delivery: a job whose lease runs out comes back; a
 //     worker whose lease was recovered gets ErrLeaseLost, never settling it.
 //   - Idempotent under retry: a write that go-redis resends after a lost
-//     reply gets its first outcome back (a reply memo kept one minute).
+//     reply gets its first outcome back (a reply memo kept ReplayWindow, 3m).
 //   - Server time decides every lease, delay and retry; a lease never ends
 //     on the server before the holder's local deadline.
 //   - Bounds: delays up to MaxDelay, leases in [MinLease, MaxLease], retries
@@ -52,7 +52,7 @@
 //	queue:{{queue_name}}:priority:{level}    ZSET     none (bounded: one member per pending or scheduled job; empty sets vanish)                                                                                   job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
 //	queue:{{queue_name}}:progress            HASH     none (bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled)                                       job ID -> delivery and the progress JSON its handler reported (SetProgress)
 //	queue:{{queue_name}}:rate                STRING   one period past the end of its rate window (WithRateLimit's period; the value names its window, so a later one reads as empty)                               WithRateLimit: "window,count": the current fixed window (Unix ms / period) and the jobs leased in it
-//	queue:{{queue_name}}:reply:{request_id}  STRING   1m                                                                                                                                                           first outcome of a write request (JSON), returned to a resend of the same request
+//	queue:{{queue_name}}:reply:{request_id}  STRING   3m                                                                                                                                                           first outcome of a write request (JSON), returned to a resend of the same request
 //	queue:{{queue_name}}:schedules           HASH     none (bounded: one field per periodic job, removed by Unschedule)                                                                                            periodic jobs (Schedule): name -> JSON definition (next due tick, cron or interval spec, time zone, missed-tick policy, payload)
 //	queue:{{queue_name}}:state               HASH     none (bounded: one field per live job delivered at least once, deleted with its jobs field)                                                                  job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)
 //	queue:{{queue_name}}:unique:{job_id}     STRING   the job's uniqueness window                                                                                                                                  refuses a second enqueue of the job ID within the window

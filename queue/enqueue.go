@@ -36,7 +36,7 @@ var (
 // positions of the events stream and its length.
 func enqueueLua(memo bool, evKey, evLen string) string {
 	return strings.NewReplacer(
-		"REPLY_TTL_MS", strconv.FormatInt(ms(replayWindow), 10),
+		"REPLY_TTL_MS", strconv.FormatInt(ms(ReplayWindow), 10),
 		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
 		"MEMO", strconv.FormatBool(memo),
 		"EV_KEY", evKey, "EV_LEN", evLen,

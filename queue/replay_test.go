@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -324,4 +325,47 @@ func TestReplayWithoutMemo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// go-redis v9's default retry schedule can resend a request about 2 min
+// 8 s after its first run. An Enqueue resent 2.5 minutes later, after
+// its job was run and acked meanwhile, is still recognised by its reply
+// memo (ReplayWindow): reported enqueued, and not enqueued again (with a
+// one-minute memo the resend found no memo and no live job, and the job
+// ran twice). On miniredis, whose clock the test moves.
+func TestEnqueueResentAfterTwoAndAHalfMinutesIsRecognised(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	require.Greater(t, queue.ReplayWindow, 150*time.Second)
+	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
+	gate := harness.HoldResends(t, pc, p)
+	q, err := queue.New[execution](pc, "late", queue.WithNamespace(e.NS))
+	require.NoError(t, err)
+	obs := newQ(t, e, "late")
+	// a first enqueue loads the script: the lost one is then one EVALSHA
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("warm-up"))
+	require.NoError(t, err)
+	require.NoError(t, obs.Delete(ctx, "warm-up"))
+
+	p.LoseReply("job-late")
+	res := make(chan error, 1)
+	go func() {
+		_, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithID("job-late"))
+		res <- err
+	}()
+	gate.Between(t, func() {
+		e.Advance(150 * time.Second) // skips on real backends
+		j, err := obs.TryDequeue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "job-late", j.ID)
+		require.NoError(t, obs.Ack(ctx, j))
+	})
+	require.NoError(t, <-res, "the resend reports the first outcome")
+	require.EqualValues(t, 1, p.Lost())
+	s, err := obs.Stats(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, s.TotalEnqueued, "the warm-up, and this job once")
+	assert.Zero(t, s.Pending(), "not enqueued again by the resend")
+	_, err = obs.TryDequeue(ctx)
+	assert.ErrorIs(t, err, queue.ErrEmpty)
 }
