@@ -544,6 +544,14 @@ for i = 3, 5 do
       end
       return corrupt(7, 'field delivery_seq is not a count')
     end
+    if top - #ids < nowus then
+      -- The sequence lags the server clock (µs): it moves there, so that
+      -- after data loss (a restart that lost the stats hash, an older
+      -- snapshot, a failover) a token is not given again, and a stale
+      -- holder cannot settle the new delivery.
+      top = nowus + #ids
+      redis.call('HSET', KEYS[7], 'delivery_seq', int_str(top))
+    end
     if grouped then
       batched('ZREM', KEYS[i], ids)
     else

@@ -19,6 +19,8 @@
 //     its hash tag, so each script touches one slot.
 //   - At-least-once delivery: a job whose lease runs out comes back; a
 //     worker whose lease was recovered gets ErrLeaseLost, never settling it.
+//     After data loss (a restart that lost the data, a failover) a job can
+//     run twice; the stale worker still gets ErrLeaseLost (docs/queue.md).
 //   - Idempotent under retry: a write that go-redis resends after a lost
 //     reply gets its first outcome back (a reply memo kept ReplayWindow, 3m).
 //   - Server time decides every lease, delay and retry; a lease never ends

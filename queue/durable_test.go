@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -118,4 +119,52 @@ func TestDurabilityRunWithoutReplicas(t *testing.T) {
 	})
 	assert.EqualValues(t, n, ran.Load())
 	assert.Positive(t, reported.Load())
+}
+
+// A server that comes back empty (a restart without persistence) while a
+// job is in flight can make the job run twice, and this is the
+// documented at-least-once behaviour after data loss (docs/queue.md,
+// "Restarts that lose data"): the producer's Enqueue lost its reply in
+// the restart, go-redis resends it, and the server, which has forgotten
+// both the job and the reply memo, enqueues it afresh (nothing on the
+// server can tell it from a new request). The first worker is told: its
+// Extend and Ack get ErrLeaseLost (Run cancels its handler's context
+// with that cause at its next extension).
+func TestRestartThatLosesDataCanRunAJobTwice(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
+	gate := harness.HoldResends(t, pc, p)
+	producer, err := queue.New[execution](pc, "restart", queue.WithNamespace(e.NS))
+	require.NoError(t, err)
+	worker := newQ(t, e, "restart")
+	// a first enqueue loads the script: the lost one is then one EVALSHA
+	_, err = producer.Enqueue(ctx, execution{}, queue.WithID("warm-up"))
+	require.NoError(t, err)
+	require.NoError(t, worker.Delete(ctx, "warm-up"))
+
+	p.LoseReply("job-restart")
+	res := make(chan error, 1)
+	go func() {
+		_, err := producer.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithID("job-restart"))
+		res <- err
+	}()
+	var first *queue.Job[execution]
+	gate.Between(t, func() {
+		first, err = worker.TryDequeue(ctx) // the job starts
+		require.NoError(t, err)
+		require.Equal(t, "job-restart", first.ID)
+		for _, k := range e.Keys() { // the server restarts empty
+			require.NoError(t, e.Client.Del(ctx, k).Err())
+		}
+		e.Advance(time.Second) // which takes a while
+	})
+	require.NoError(t, <-res, "the resend enqueued the job afresh")
+
+	second, err := worker.TryDequeue(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "job-restart", second.ID, "the same job runs a second time")
+	assert.ErrorIs(t, worker.Extend(ctx, first), queue.ErrLeaseLost, "the first worker is told")
+	assert.ErrorIs(t, worker.Ack(ctx, first), queue.ErrLeaseLost)
+	require.NoError(t, worker.Ack(ctx, second))
 }

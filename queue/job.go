@@ -24,8 +24,10 @@ type Job[T any] struct {
 	MaxRetries int    // retries allowed after the first attempt
 	LastError  string // error of the previous attempt, if any
 	// Delivery is the lease token Ack, Nack, Release and Extend check: a
-	// per-queue sequence number (the stats hash's delivery_seq), so it is
-	// unique among all deliveries of the queue and larger for later ones.
+	// per-queue sequence number (the stats hash's delivery_seq), never
+	// below the server time in microseconds when it is given, so it is
+	// unique among all deliveries of the queue and larger for later ones,
+	// even after the server lost its data (unless its clock went back).
 	// A stale holder (its lease recovered, or the job deleted and
 	// re-enqueued under the same ID, or requeued from the dead letters)
 	// can never settle a later delivery.
