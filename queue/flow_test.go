@@ -56,7 +56,13 @@ func TestFlowParentRunsOnceAfterChildren(t *testing.T) {
 	rctx, stop := context.WithCancel(ctx)
 	go func() {
 		harness.WaitFor(t, "every parent", func() bool { mu.Lock(); defer mu.Unlock(); return len(parentRuns) == flows })
-		time.Sleep(50 * time.Millisecond) // a second run would show now
+		// Then wait for the queue to be empty, so that a second run of a
+		// parent, had there been one, has happened (rather than waiting a
+		// fixed time, which a busy machine may not give it).
+		harness.WaitFor(t, "an empty queue", func() bool {
+			s, err := q.Stats(ctx)
+			return err == nil && s.Pending()+s.InFlight+s.Delayed[queue.High]+s.Delayed[queue.Normal]+s.Delayed[queue.Low] == 0
+		})
 		stop()
 	}()
 	require.NoError(t, q.Run(rctx, func(_ context.Context, j *queue.Job[execution]) error {

@@ -26,6 +26,20 @@ if v > tonumber(redis.call('GET', KEYS[2]) or '0') then
 end
 return v`)
 
+// holdUntil waits, for at most 10 s, until the gauge's peak key reaches
+// n: a handler that holds its place until then lets the cap be reached
+// however slowly the other handlers start (a handler that only slept a
+// little could finish before the last of them started).
+func holdUntil(ctx context.Context, c redis.UniversalClient, peak string, n int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if v, err := c.Get(ctx, peak).Int(); err == nil && v >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // client returns a client of its own (a separate process's).
 func client(e *harness.Env) redis.UniversalClient {
 	if e.Real() {
@@ -66,7 +80,9 @@ func TestGlobalConcurrency(t *testing.T) {
 				if err := gauge.Run(ctx, c, []string{running, peak}).Err(); err != nil {
 					return err
 				}
-				time.Sleep(5 * time.Millisecond)
+				// Hold until the cap has been reached once, rather than
+				// for a fixed time a busy machine may not honour.
+				holdUntil(ctx, c, peak, 5)
 				defer done.Add(1)
 				return c.Decr(ctx, running).Err()
 			}, 8)
@@ -250,7 +266,10 @@ func TestGroupRateOverTime(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	const per = 100 * time.Millisecond
-	q := newQ(t, e, "grt", queue.WithEvents(100000),
+	// The longest lease: the clock below runs 8 times as fast as real
+	// time, and a busy machine must not see a lease expire (a second
+	// started event) before Run settles it.
+	q := newQ(t, e, "grt", queue.WithEvents(100000), queue.WithLease(queue.MaxLease),
 		queue.WithGroupLimits(queue.GroupLimit{Rate: queue.Rate{N: 3, Per: per}}),
 		queue.WithGroupLimit("b", queue.GroupLimit{Concurrency: 2, Rate: queue.Rate{N: 5, Per: per}}))
 	const each = 24
@@ -470,7 +489,7 @@ func TestGroupConcurrencyAcrossInstances(t *testing.T) {
 				if err := gauge.Run(ctx, c, []string{key(j.Group, "running"), key(j.Group, "peak")}).Err(); err != nil {
 					return err
 				}
-				time.Sleep(3 * time.Millisecond)
+				holdUntil(ctx, c, key(j.Group, "peak"), 2) // the group's cap reached once
 				defer done.Add(1)
 				return c.Decr(ctx, key(j.Group, "running")).Err()
 			}, 8)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,8 +25,10 @@ func TestPauseResume(t *testing.T) {
 	inflight, err := q.TryDequeue(ctx)
 	require.NoError(t, err)
 
+	beforePause := e.Now()
 	changed, err := q.Pause(ctx)
 	require.NoError(t, err)
+	afterPause := e.Now()
 	assert.True(t, changed)
 	changed, err = q.Pause(ctx)
 	require.NoError(t, err)
@@ -43,7 +46,9 @@ func TestPauseResume(t *testing.T) {
 	s, err := q.Stats(ctx)
 	require.NoError(t, err)
 	assert.True(t, s.Paused)
-	assert.WithinDuration(t, e.Now(), s.PausedAt, 5*time.Second)
+	// between the server times read around the Pause (ms precision)
+	assert.False(t, s.PausedAt.Before(beforePause.Truncate(time.Millisecond)), "%v before %v", s.PausedAt, beforePause)
+	assert.False(t, s.PausedAt.After(afterPause.Add(time.Millisecond)), "%v after %v", s.PausedAt, afterPause)
 	assert.Equal(t, int64(5), s.TotalEnqueued)
 	assert.Equal(t, int64(4), s.Pending())
 	assert.Equal(t, int64(1), s.InFlight)
@@ -99,17 +104,51 @@ func TestPauseRun(t *testing.T) {
 	}
 	_, err := q.Pause(ctx)
 	require.NoError(t, err)
+	// Run's client counts its dequeue scripts, so that the test waits for
+	// Run to have polled the paused queue at least twice (after an idle
+	// wait; the first send may be an EVALSHA and its EVAL) rather than for
+	// a fixed time a busy machine may not give it.
+	c := e.FreshClient()
+	polls := &scriptCount{}
+	c.AddHook(polls)
+	rq, err := queue.New[execution](c, "pauserun", queue.WithNamespace(e.NS))
+	require.NoError(t, err)
 	var ran atomic.Int64
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- q.Run(rctx, func(context.Context, *queue.Job[execution]) error { ran.Add(1); return nil }, 4)
+		done <- rq.Run(rctx, func(context.Context, *queue.Job[execution]) error { ran.Add(1); return nil }, 4)
 	}()
-	time.Sleep(300 * time.Millisecond) // longer than a consumer's idle wait: it polled while paused
+	harness.WaitFor(t, "two polls while paused", func() bool { return polls.n.Load() >= 3 })
 	assert.Zero(t, ran.Load(), "a paused queue delivers nothing")
 	_, err = q.Resume(ctx)
 	require.NoError(t, err)
 	harness.WaitFor(t, "20 jobs run", func() bool { return ran.Load() == 20 })
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// scriptCount is a go-redis hook that counts the scripts a client sends
+// (EVALSHA or EVAL), alone or in a pipeline.
+type scriptCount struct{ n atomic.Int64 }
+
+func (h *scriptCount) count(cmd redis.Cmder) {
+	if name := cmd.Name(); name == "evalsha" || name == "eval" {
+		h.n.Add(1)
+	}
+}
+
+func (h *scriptCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *scriptCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
+}
+
+func (h *scriptCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
 }

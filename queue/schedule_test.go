@@ -125,7 +125,12 @@ func TestRunSchedulesConcurrently(t *testing.T) {
 		go func() { defer wg.Done(); assert.NoError(t, qi.RunSchedules(rctx)) }()
 		q = qi
 	}
-	time.Sleep(time.Second)
+	// Wait for the ticks rather than for a second of real time: on a busy
+	// machine a second may hold only a few passes.
+	harness.WaitFor(t, "more than 10 ticks enqueued", func() bool {
+		s, err := q.Stats(ctx)
+		return err == nil && s.TotalEnqueued > 10
+	})
 	cancel()
 	wg.Wait()
 	jobs, err := q.List(ctx, queue.Pending, 0, 1000)
