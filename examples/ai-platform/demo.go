@@ -175,14 +175,28 @@ func demo(ctx context.Context, base string, out io.Writer) error {
 	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": phone.RefreshToken}, http.StatusOK, &rotated); err != nil {
 		return err
 	}
+	// A phone that lost the reply retries with its old token, within the
+	// rotation grace: it gets the same new token, and nothing rotates.
+	var retried tokens
+	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": phone.RefreshToken}, http.StatusOK, &retried); err != nil {
+		return err
+	}
+	if retried.RefreshToken != rotated.RefreshToken {
+		return fmt.Errorf("a retried rotation gave a second refresh token")
+	}
+	var again tokens
+	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": rotated.RefreshToken}, http.StatusOK, &again); err != nil {
+		return err
+	}
 	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": phone.RefreshToken}, http.StatusUnauthorized, nil); err != nil {
 		return err
 	}
-	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": rotated.RefreshToken}, http.StatusUnauthorized, nil); err != nil {
+	if _, err := c.call(ctx, "POST", "/api/v1/auth/refresh", "", map[string]string{"session": phone.Session, "refresh_token": again.RefreshToken}, http.StatusUnauthorized, nil); err != nil {
 		return err
 	}
-	say("1. sessions: dana logs in on two devices (%d live sessions in her index); the phone's refresh token rotates,", len(sessions))
-	say("   a replay of the old one is taken for theft and ends the phone's session (even the new token is refused)")
+	say("1. sessions: dana logs in on two devices (%d live sessions in her index); the phone's refresh token rotates", len(sessions))
+	say("   (a retry with the old token gets the same new one), rotates again, and then a replay of the first token")
+	say("   is taken for theft and ends the phone's session (even the newest token is refused)")
 	var lo map[string]any
 	if _, err := c.call(ctx, "POST", "/api/v1/auth/logout", rotated.AccessToken, nil, http.StatusOK, &lo); err != nil {
 		return err
