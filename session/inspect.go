@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,6 +35,16 @@ func init() {
 			return nil, err
 		}
 		return map[string]any{"request_id": ref.Arg("request_id"), "first_outcome": n}, nil
+	}))
+	keys.SetDecoder(rotationKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+		f := strings.Fields(v)
+		if len(f) != 3 || !isHexDigest(f[0]) || !isHexDigest(f[1]) || f[2] == "" {
+			return nil, fmt.Errorf("rotation record is not \"<old digest> <new digest> <sealed token>\"")
+		}
+		// The digests and the sealed token stay hidden, as Get hides
+		// the refresh-token digests: the record only says a retry of the
+		// session's last rotation can still be answered.
+		return map[string]any{"session_id": ref.Arg("session_id"), "retry_answerable": true}, nil
 	}))
 	keys.SetDecoder(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
 		return parseEvent(id, f)

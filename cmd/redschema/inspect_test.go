@@ -64,7 +64,9 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 
 	store, err := session.New(c, session.WithNamespace(nsOpt), session.WithEvents(100)) // events, due
 	require.NoError(t, err)
-	_, _, err = store.Create(ctx, session.Info{UserID: "42", Email: "admin@example.com"})
+	sess, tok, err := store.Create(ctx, session.Info{UserID: "42", Email: "admin@example.com"})
+	require.NoError(t, err)
+	_, err = store.RotateRefresh(ctx, "42", sess.ID, tok.Refresh) // rotation
 	require.NoError(t, err)
 	_, err = store.RevokeToken(ctx, "jti-1", e.Now().Add(time.Hour))
 	require.NoError(t, err)
@@ -329,6 +331,7 @@ func TestInspectEveryPackage(t *testing.T) {
 	}
 	assert.Contains(t, value("session:events:{slot}"), `"Kind":"created"`)
 	assert.Contains(t, value("session:due:{slot}"), `"user_id":"42"`)
+	assert.Contains(t, value("session:rotation:{user_id}:{session_id}"), `"retry_answerable":true`)
 	sess := value("session:user:{user_id}:{session_id}")
 	assert.Contains(t, sess, `"Email":"admin@example.com"`)
 	assert.NotContains(t, sess, `"ExpiresAt":"0001`)
