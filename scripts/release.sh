@@ -102,10 +102,10 @@ release() {
 	fi
 	if ! $dry; then # the dry run builds every module from its proxy instead
 		for d in . $(modules); do
-			(cd "$d" && go build ./...)
+			(cd "$d" && go build -o /dev/null ./...) # no binary left behind
 		done
 	fi
-	git add -A
+	git add -u # the go.mod and go.sum files, nothing untracked
 	# Empty when the go.mod files already name $version: a dry run of the
 	# release that is already tagged (CI on the release commit itself).
 	git commit -q --allow-empty -m "release: $version" -m "Every sub-module requires the root (and the sub-modules it uses) at
