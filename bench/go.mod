@@ -14,7 +14,7 @@ require (
 	github.com/hibiken/asynq v0.26.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
+	github.com/redschema/redschema v0.1.0
 	github.com/ulule/limiter/v3 v3.11.2
 )
 

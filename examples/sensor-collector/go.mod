@@ -9,8 +9,8 @@ replace (
 
 require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
-	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
-	github.com/redschema/redschema/sensor/mqtt v0.0.0-00010101000000-000000000000
+	github.com/redschema/redschema v0.1.0
+	github.com/redschema/redschema/sensor/mqtt v0.1.0
 )
 
 require (

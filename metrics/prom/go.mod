@@ -3,7 +3,7 @@ module github.com/redschema/redschema/metrics/prom
 go 1.26.0
 
 require (
-	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
+	github.com/redschema/redschema v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -7,7 +7,7 @@ replace github.com/redschema/redschema => ../..
 require (
 	github.com/eclipse/paho.mqtt.golang v1.5.1
 	github.com/mochi-mqtt/server/v2 v2.7.9
-	github.com/redschema/redschema v0.0.0-00010101000000-000000000000
+	github.com/redschema/redschema v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
