@@ -278,8 +278,8 @@ var (
 // every conversation unread), and returns Redis bytes per conversation
 // for each layout: every key under its prefix (admin availability, states,
 // queues, sets, message lists, dashboards' absence alike; for redschema
-// also the roster and cursor, and the replay records while they live, a
-// minute after a conversation's last request, then without them).
+// also the roster and cursor, and the request memos while they live,
+// ReplayWindow after a conversation's last request, then without them).
 func measureChatMemory(b *testing.B) (map[string]float64, error) {
 	chatMemOnce.Do(func() {
 		chatMem = map[string]float64{}
@@ -325,9 +325,9 @@ func fillChatMemory(b *testing.B) error {
 	sub := *e
 	sub.NS = e.NS.Sub("redschema:")
 	c := chatNew(b, &sub)
-	replay, ok := keys.Default().Lookup("chat:{tag}:conversation:{id}:replay")
+	replay, ok := keys.Default().Lookup("chat:{tag}:conversation:{id}:requests")
 	if !ok {
-		return fmt.Errorf("replay pattern not registered")
+		return fmt.Errorf("request memo pattern not registered")
 	}
 	var replays []string
 	for i := range chatMemConvs {
