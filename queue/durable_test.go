@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -133,15 +132,7 @@ func TestDurabilityRunWithoutReplicas(t *testing.T) {
 func TestRestartThatLosesDataCanRunAJobTwice(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
-	gate := harness.HoldResends(t, pc, p)
-	producer, err := queue.New[execution](pc, "restart", queue.WithNamespace(e.NS))
-	require.NoError(t, err)
-	worker := newQ(t, e, "restart")
-	// a first enqueue loads the script: the lost one is then one EVALSHA
-	_, err = producer.Enqueue(ctx, execution{}, queue.WithID("warm-up"))
-	require.NoError(t, err)
-	require.NoError(t, worker.Delete(ctx, "warm-up"))
+	producer, worker, p, gate := resendableProducer(t, e, "restart")
 
 	p.LoseReply("job-restart")
 	res := make(chan error, 1)
@@ -151,6 +142,7 @@ func TestRestartThatLosesDataCanRunAJobTwice(t *testing.T) {
 	}()
 	var first *queue.Job[execution]
 	gate.Between(t, func() {
+		var err error
 		first, err = worker.TryDequeue(ctx) // the job starts
 		require.NoError(t, err)
 		require.Equal(t, "job-restart", first.ID)

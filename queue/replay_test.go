@@ -337,15 +337,7 @@ func TestEnqueueResentAfterTwoAndAHalfMinutesIsRecognised(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	require.Greater(t, queue.ReplayWindow, 150*time.Second)
-	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
-	gate := harness.HoldResends(t, pc, p)
-	q, err := queue.New[execution](pc, "late", queue.WithNamespace(e.NS))
-	require.NoError(t, err)
-	obs := newQ(t, e, "late")
-	// a first enqueue loads the script: the lost one is then one EVALSHA
-	_, err = q.Enqueue(ctx, execution{}, queue.WithID("warm-up"))
-	require.NoError(t, err)
-	require.NoError(t, obs.Delete(ctx, "warm-up"))
+	q, obs, p, gate := resendableProducer(t, e, "late")
 
 	p.LoseReply("job-late")
 	res := make(chan error, 1)
@@ -368,4 +360,21 @@ func TestEnqueueResentAfterTwoAndAHalfMinutesIsRecognised(t *testing.T) {
 	assert.Zero(t, s.Pending(), "not enqueued again by the resend")
 	_, err = obs.TryDequeue(ctx)
 	assert.ErrorIs(t, err, queue.ErrEmpty)
+}
+
+// resendableProducer returns a producer of queue name through a fault
+// proxy whose resends the gate holds, with its script already loaded (the
+// lost enqueue is then one EVALSHA), and an observer of the same queue
+// on the test's own client.
+func resendableProducer(t *testing.T, e *harness.Env, name string) (*queue.Queue[execution], *queue.Queue[execution], *harness.Proxy, *harness.ResendGate) {
+	t.Helper()
+	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
+	gate := harness.HoldResends(t, pc, p)
+	q, err := queue.New[execution](pc, name, queue.WithNamespace(e.NS))
+	require.NoError(t, err)
+	obs := newQ(t, e, name)
+	_, err = q.Enqueue(e.Ctx(), execution{}, queue.WithID("warm-up"))
+	require.NoError(t, err)
+	require.NoError(t, obs.Delete(e.Ctx(), "warm-up"))
+	return q, obs, p, gate
 }
