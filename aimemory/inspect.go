@@ -15,11 +15,15 @@ import (
 // the summary hash to a Summary, the user hash to a UserContext (its
 // token count as stored, for the day it names), the caches to their
 // chunks or response text with the cache package's metadata.
-func init() {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
 	msg := keys.ListDecoder(func(_ keys.Ref, s string) (any, error) { return decodeMessage(s) })
-	keys.SetDecoder(convKey, msg)
-	keys.SetDecoder(evictedKey, msg)
-	keys.SetDecoder(metaKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(convKey, msg)
+	set(evictedKey, msg)
+	set(metaKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		var s Summary
 		s.Text = m["summary"]
 		for f, dst := range map[string]*int{"summary_tokens": &s.Tokens, "covered": &s.Covered, "lost": &s.Lost} {
@@ -33,7 +37,7 @@ func init() {
 		}
 		return map[string]any{"summary": s, "version": m["version"]}, nil
 	}))
-	keys.SetDecoder(reqsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+	set(reqsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
 		id, reply, ok := strings.Cut(m, "=")
 		out := map[string]any{"request_id": id, "at": time.UnixMilli(int64(score)).UTC()}
 		if ok {
@@ -41,10 +45,10 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(indexKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+	set(indexKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
 		return map[string]any{"conversation_id": m, "expires_at": time.UnixMilli(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(userKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(userKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		u := UserContext{LastConversationID: m["last_conversation_id"], Day: m["tokens_day"]}
 		if v, ok := m["recent_topics"]; ok {
 			if err := json.Unmarshal([]byte(v), &u.RecentTopics); err != nil {
@@ -66,16 +70,20 @@ func init() {
 		}
 		return u, nil
 	}))
-	cache.RegisterDecoders(cache.Layout{Value: ragKey, Meta: ragMetaKey})
-	cache.RegisterDecoders(cache.Layout{Value: responseKey, Meta: responseMetaKey})
-	keys.SetDecoder(ragKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+	for _, l := range []cache.Layout{{Value: ragKey, Meta: ragMetaKey}, {Value: responseKey, Meta: responseMetaKey}} {
+		for t, d := range l.Decoders() {
+			set(t, d)
+		}
+	}
+	set(ragKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		var chunks []json.RawMessage
 		if err := json.Unmarshal([]byte(v), &chunks); err != nil {
 			return nil, fmt.Errorf("RAG chunks: %v", err)
 		}
 		return map[string]any{"chunks": chunks}, nil
 	}))
-	keys.SetDecoder(responseKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+	set(responseKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		return map[string]any{"response": v}, nil
 	}))
+	return out
 }

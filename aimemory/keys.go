@@ -68,7 +68,7 @@ const (
 )
 
 var (
-	convKey = keys.Register(keys.Pattern{
+	convKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv:{user_id}:{conversation_id}",
 		Type:     keys.List,
 		TTL:      DefaultConversationTTL,
@@ -79,7 +79,7 @@ var (
 		Purpose:  "conversation: JSON messages {role, content, timestamp, tokens}, oldest first, capped (50 by default); a first system message is pinned",
 		Seed:     "001 §7",
 	})
-	metaKey = keys.Register(keys.Pattern{
+	metaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-meta:{user_id}:{conversation_id}",
 		Type:     keys.Hash,
 		TTL:      DefaultConversationTTL,
@@ -89,7 +89,7 @@ var (
 		Area:     keys.AIMemory,
 		Purpose:  "summary of evicted messages: summary, summary_tokens, covered, lost, version, sid",
 	})
-	reqsKey = keys.Register(keys.Pattern{
+	reqsKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-reqs:{user_id}:{conversation_id}",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -99,7 +99,7 @@ var (
 		Area:     keys.AIMemory,
 		Purpose:  "request memo: the appends of the last ReplayWindow, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends",
 	})
-	evictedKey = keys.Register(keys.Pattern{
+	evictedKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-evicted:{user_id}:{conversation_id}",
 		Type:     keys.List,
 		TTL:      DefaultConversationTTL,
@@ -109,7 +109,7 @@ var (
 		Area:     keys.AIMemory,
 		Purpose:  "messages evicted by the cap awaiting the summarizer (only with WithSummarizer; at most 1000)",
 	})
-	userKey = keys.Register(keys.Pattern{
+	userKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:user:{user_id}",
 		Type:     keys.Hash,
 		TTL:      DefaultUserTTL,
@@ -120,7 +120,7 @@ var (
 		Purpose:  "user context: recent_topics (JSON list), preferences (JSON), last_conversation_id, total_tokens_today, tokens_day",
 		Seed:     "001 §7",
 	})
-	indexKey = keys.Register(keys.Pattern{
+	indexKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:user-convs:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      DefaultConversationTTL,
@@ -130,7 +130,7 @@ var (
 		Area:     keys.AIMemory,
 		Purpose:  "a user's live conversation IDs -> their expiry (Unix ms), expired ones pruned: EraseUser's list",
 	})
-	ragKey = keys.Register(keys.Pattern{
+	ragKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:rag:query:{query_hash}",
 		Type:     keys.String,
 		TTL:      DefaultRAGTTL,
@@ -141,7 +141,7 @@ var (
 		Purpose:  "RAG context cache: JSON array of relevant chunks; query_hash is the SHA-256 of the canonical query",
 		Seed:     "001 §7",
 	})
-	ragMetaKey = keys.Register(keys.Pattern{
+	ragMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:rag:meta:{query_hash}",
 		Type:     keys.Hash,
 		TTL:      DefaultRAGTTL,
@@ -151,7 +151,7 @@ var (
 		Area:     keys.AIMemory,
 		Purpose:  "RAG cache entry metadata and load lease (package cache's entry metadata)",
 	})
-	responseKey = keys.Register(keys.Pattern{
+	responseKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:response:{model}:{prompt_hash}",
 		Type:     keys.String,
 		TTL:      DefaultResponseTTL,
@@ -162,7 +162,7 @@ var (
 		Purpose:  "model response cache: the response text; prompt_hash is the SHA-256 of the canonical request (model, messages, parameters, user)",
 		Seed:     "001 §7",
 	})
-	responseMetaKey = keys.Register(keys.Pattern{
+	responseMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:response-meta:{model}:{prompt_hash}",
 		Type:     keys.Hash,
 		TTL:      DefaultResponseTTL,
@@ -181,13 +181,28 @@ var (
 // written where the entries are: in the AI memory area's database (DB 4
 // in the AI platform's layout), not the cache area's. A tag must sit
 // beside the entries it lists, and the AI platform puts ai:rag:* and
-// ai:response:* in DB 4.
-var _ = []*keys.Template{
-	keys.AlsoIn("cache:tag:{tag_name}", keys.AIMemory),
-	keys.AlsoIn("cache:tag-gen:{tag_name}", keys.AIMemory),
-	keys.AlsoIn("cache:tag-dying:{tag_name}", keys.AIMemory),
+// ai:response:* in DB 4. Schema places them there; a registry that
+// composes aimemory's Schema composes cache's too.
+var cacheTagsHere = []keys.Placement{
+	{Template: "cache:tag:{tag_name}", Area: keys.AIMemory},
+	{Template: "cache:tag-gen:{tag_name}", Area: keys.AIMemory},
+	{Template: "cache:tag-dying:{tag_name}", Area: keys.AIMemory},
 }
 
 // convKeys are the templates of a conversation's keys, in the order the
 // scripts take them.
 var convKeys = []*keys.Template{convKey, metaKey, reqsKey, evictedKey}
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace. It places cache's tag keys in the AI memory area too
+// (its caches' tags sit beside their entries), so compose it with
+// cache.Schema().
+func Schema() keys.Schema {
+	return keys.Schema{
+		AlsoIn:    cacheTagsHere,
+		Templates: []*keys.Template{convKey, metaKey, reqsKey, evictedKey, userKey, indexKey, ragKey, ragMetaKey, responseKey, responseMetaKey},
+		Decoders:  decoders(),
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
@@ -66,7 +67,7 @@ func TestSeedLayoutAuditAfterCaches(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, erased.Responses)
 
-	reports, err := keys.Default().AuditLayout(ctx, cs, keys.AuditOptions{Namespace: e.NS})
+	reports, err := harness.Registry(t, Schema(), cache.Schema()).AuditLayout(ctx, cs, keys.AuditOptions{Namespace: e.NS})
 	require.NoError(t, err)
 	tags := int64(0)
 	for _, r := range reports {

@@ -325,7 +325,11 @@ func fillChatMemory(b *testing.B) error {
 	sub := *e
 	sub.NS = e.NS.Sub("redschema:")
 	c := chatNew(b, &sub)
-	replay, ok := keys.Default().Lookup("chat:{tag}:conversation:{id}:requests")
+	reg, err := keys.Compose(chat.Schema())
+	if err != nil {
+		return err
+	}
+	replay, ok := reg.Lookup("chat:{tag}:conversation:{id}:requests")
 	if !ok {
 		return fmt.Errorf("request memo pattern not registered")
 	}

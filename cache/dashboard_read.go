@@ -104,7 +104,7 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 					}
 					continue
 				}
-				owner, a, ok := keys.Default().Match(ns, k)
+				owner, a, ok := own().Match(ns, k)
 				if !ok || owner != t || len(a) != 1 {
 					continue
 				}

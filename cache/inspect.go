@@ -11,38 +11,44 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Decoders for redschema inspect. An entry's value is the codec's bytes:
-// shown as JSON when it is JSON (the default codec), as text when it is
-// UTF-8, base64 otherwise; an empty value is a marker (not found or
-// uncacheable: the metadata's hint says which).
-func init() {
-	RegisterDecoders(APILayout())
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them: APILayout's
+// (see Layout.Decoders) and the tag keys'.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := APILayout().Decoders()
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
 	tag := keys.ZSetDecoder(func(_ keys.Ref, entry string, score float64) (any, error) {
 		return map[string]any{"entry": entry, "expires_at": time.UnixMilli(int64(score)).UTC()}, nil
 	})
 	for _, t := range []*keys.Template{tagKey, userTagKey, tagDyingKey, userTagDyingKey} {
-		keys.SetDecoder(t, tag)
+		set(t, tag)
 	}
 	gen := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		return map[string]any{"generation": v}, nil
 	})
-	keys.SetDecoder(tagGenKey, gen)
-	keys.SetDecoder(userTagGenKey, gen)
+	set(tagGenKey, gen)
+	set(userTagGenKey, gen)
+	return out
 }
 
-// RegisterDecoders registers in keys.Default the decoders that redschema
-// inspect uses for the keys of a Layout: the value as stored (JSON, text
-// or base64) and the metadata hash (created_at, hits, size_bytes, grace,
-// load time or marker kind, load lease). A package that stores entries
-// under its own Layout calls it from an init function, and may then
-// replace the value's decoder with one that knows the value's type.
-func RegisterDecoders(l Layout) {
-	keys.SetDecoder(l.Value, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
-		return storedValue(v), nil
-	}))
-	keys.SetDecoder(l.Meta, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
-		return inspectMeta(m)
-	}))
+// Decoders returns the decoders that redschema inspect uses for the keys
+// of a Layout: the value as stored (an entry's value is the codec's
+// bytes: shown as JSON when it is JSON (the default codec), as text when
+// it is UTF-8, base64 otherwise; an empty value is a marker, not found or
+// uncacheable, which the metadata's hint tells apart) and the metadata
+// hash (created_at, hits, size_bytes, grace, load time or marker kind,
+// load lease). A package that stores entries under its own Layout puts
+// them in its Schema, and may replace the value's decoder with one that
+// knows the value's type.
+func (l Layout) Decoders() map[*keys.Template]keys.Decoder {
+	return map[*keys.Template]keys.Decoder{
+		l.Value: keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+			return storedValue(v), nil
+		}),
+		l.Meta: keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+			return inspectMeta(m)
+		}),
+	}
 }
 
 // storedValue shows a value as the codec stored it.

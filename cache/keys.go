@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"sync"
+
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -16,7 +18,7 @@ const DefaultTTL = 60 * time.Second
 const genTTL = time.Hour
 
 var (
-	entryKey = keys.Register(keys.Pattern{
+	entryKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:api:{endpoint}:{method}:{params_hash}",
 		Type:     keys.String,
 		TTL:      DefaultTTL,
@@ -27,7 +29,7 @@ var (
 		Purpose:  "cached value (the codec's bytes, JSON by default); params_hash hashes method, endpoint and parameters",
 		Seed:     "001 §4",
 	})
-	metaKey = keys.Register(keys.Pattern{
+	metaKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:meta:cache:api:{endpoint}:{method}:{params_hash}",
 		Type:     keys.Hash,
 		TTL:      DefaultTTL,
@@ -38,7 +40,7 @@ var (
 		Purpose:  "entry metadata: created_at, hits, size_bytes (as in the AI platform's layout) and hint (grace and load time, or a marker's kind), wid, lease",
 		Seed:     "001 §4",
 	})
-	tagKey = keys.Register(keys.Pattern{
+	tagKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag:{tag_name}",
 		Type:     keys.ZSet,
 		TTLNote:  "its longest-lived member's expiry",
@@ -48,7 +50,7 @@ var (
 		Purpose:  "tag: entry key -> its expiry (Unix ms); the entries to invalidate together, expired ones pruned",
 		Seed:     "001 §4",
 	})
-	userTagKey = keys.Register(keys.Pattern{
+	userTagKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag:user:{user_id}",
 		Type:     keys.ZSet,
 		TTLNote:  "its longest-lived member's expiry",
@@ -58,7 +60,7 @@ var (
 		Purpose:  "tag user:{user_id}: one user's entry keys -> expiry (Unix ms), expired ones pruned",
 		Seed:     "001 §4",
 	})
-	tagGenKey = keys.Register(keys.Pattern{
+	tagGenKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag-gen:{tag_name}",
 		Type:     keys.String,
 		TTL:      genTTL,
@@ -68,7 +70,7 @@ var (
 		Area:     keys.Cache,
 		Purpose:  "tag generation (opaque ID of the last InvalidateTag); a load that saw another one is not stored",
 	})
-	userTagGenKey = keys.Register(keys.Pattern{
+	userTagGenKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag-gen:user:{user_id}",
 		Type:     keys.String,
 		TTL:      genTTL,
@@ -78,7 +80,7 @@ var (
 		Area:     keys.Cache,
 		Purpose:  "generation of tag user:{user_id}",
 	})
-	tagDyingKey = keys.Register(keys.Pattern{
+	tagDyingKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag-dying:{tag_name}",
 		Type:     keys.ZSet,
 		TTLNote:  "the tag's, kept while an invalidation drains it",
@@ -87,7 +89,7 @@ var (
 		Area:     keys.Cache,
 		Purpose:  "members of a tag being invalidated (renamed from the tag, drained in batches)",
 	})
-	userTagDyingKey = keys.Register(keys.Pattern{
+	userTagDyingKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:tag-dying:user:{user_id}",
 		Type:     keys.ZSet,
 		TTLNote:  "the tag's, kept while an invalidation drains it",
@@ -96,7 +98,7 @@ var (
 		Area:     keys.Cache,
 		Purpose:  "members of tag user:{user_id} being invalidated",
 	})
-	eventsChannel = keys.Register(keys.Pattern{
+	eventsChannel = keys.MustCompile(keys.Pattern{
 		Template: "cache:events",
 		Type:     keys.Channel,
 		Owner:    "cache",
@@ -104,3 +106,24 @@ var (
 		Purpose:  "invalidations for local tiers and wake-ups for waiting loaders: \"<kind> <origin> <key or tag>\"",
 	})
 )
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{entryKey, metaKey, tagKey, userTagKey, tagGenKey, userTagGenKey, tagDyingKey, userTagDyingKey, eventsChannel},
+		Decoders:  decoders(),
+	}
+}
+
+// own is a registry of the package's own patterns, built once: the admin
+// reads ask it which of them owns a key they scanned.
+var own = sync.OnceValue(func() *keys.Registry {
+	r, err := keys.Compose(keys.Schema{Templates: Schema().Templates})
+	if err != nil {
+		panic(err) // the package's patterns collide: its tests catch it
+	}
+	return r
+})

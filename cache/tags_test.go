@@ -176,7 +176,7 @@ func TestInvalidateTag100k(t *testing.T) {
 	assert.Zero(t, e.Client.Exists(ctx, tk).Val())
 	left := 0
 	for _, k := range e.Keys() {
-		if _, _, ok := keys.Default().Match(e.NS, k); ok && (strings.Contains(k, ":cache:api:") || strings.Contains(k, ":cache:meta:")) {
+		if _, _, ok := harness.Registry(t, Schema()).Match(e.NS, k); ok && (strings.Contains(k, ":cache:api:") || strings.Contains(k, ":cache:meta:")) {
 			left++
 		}
 	}

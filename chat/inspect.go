@@ -14,11 +14,15 @@ import (
 // their priority and time, the state hash to each conversation's band,
 // waiting time and admin, messages to Message values, a request memo to
 // its request IDs with their time and (hex-encoded) first reply.
-func init() {
-	keys.SetDecoder(assignmentsKey, keys.SetMembersDecoder(func(_ keys.Ref, id string) (any, error) {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
+	set(assignmentsKey, keys.SetMembersDecoder(func(_ keys.Ref, id string) (any, error) {
 		return map[string]any{"conversation_id": id}, nil
 	}))
-	keys.SetDecoder(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+	set(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"conversation_id": id, "last_activity": time.UnixMilli(int64(score)).UTC()}, nil
 	}))
 	queued := keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
@@ -28,9 +32,9 @@ func init() {
 		}
 		return map[string]any{"conversation_id": id, "priority": p, "since": at.UTC()}, nil
 	})
-	keys.SetDecoder(unreadKey, queued)
-	keys.SetDecoder(backlogKey, queued)
-	keys.SetDecoder(stateKey, keys.FieldsDecoder(func(_ keys.Ref, id, v string) (any, error) {
+	set(unreadKey, queued)
+	set(backlogKey, queued)
+	set(stateKey, keys.FieldsDecoder(func(_ keys.Ref, id, v string) (any, error) {
 		st, ok := parseState(v, time.Now().UnixMilli())
 		if !ok {
 			return nil, fmt.Errorf("conversation %q state %.64q is not \"band stamp waiting admin\"", id, v)
@@ -41,14 +45,14 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(rosterKey, keys.FieldsDecoder(func(_ keys.Ref, admin, v string) (any, error) {
+	set(rosterKey, keys.FieldsDecoder(func(_ keys.Ref, admin, v string) (any, error) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("admin %q capacity %.32q", admin, v)
 		}
 		return map[string]any{"admin_id": admin, "capacity": n}, nil
 	}))
-	keys.SetDecoder(cursorKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(cursorKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		out := map[string]any{}
 		if s, ok := m["stamp"]; ok {
 			n, err := strconv.ParseInt(s, 10, 64)
@@ -62,10 +66,10 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(messagesKey, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) {
+	set(messagesKey, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) {
 		return decodeMessage(s)
 	}))
-	keys.SetDecoder(requestsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
+	set(requestsKey, keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
 		id, reply, ok := strings.Cut(m, "=")
 		out := map[string]any{"request_id": id, "at": time.UnixMilli(int64(score)).UTC()}
 		if ok {
@@ -92,6 +96,7 @@ func init() {
 		}
 		return out, nil
 	})
-	keys.SetDecoder(dashboardKey, numbers)
-	keys.SetDecoder(statsKey, numbers)
+	set(dashboardKey, numbers)
+	set(statsKey, numbers)
+	return out
 }

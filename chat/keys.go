@@ -13,7 +13,7 @@ import (
 // admin:{tag}:{admin_id}:presence (presence.WithAvailabilityTag), and
 // typing indicators are presence's typing:{conversation_id}:{user_id}.
 var (
-	assignmentsKey = keys.Register(keys.Pattern{
+	assignmentsKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{tag}:{admin_id}:assignments",
 		Type:     keys.Set,
 		TTL:      DefaultConversationTTL,
@@ -24,7 +24,7 @@ var (
 		Purpose:  "IDs of the open conversations assigned to the admin (at most its capacity)",
 		Seed:     "000 §5",
 	})
-	activeKey = keys.Register(keys.Pattern{
+	activeKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:active",
 		Type:     keys.ZSet,
 		TTL:      DefaultConversationTTL,
@@ -35,7 +35,7 @@ var (
 		Purpose:  "open conversations scored by last activity (last message, or opening), Unix ms",
 		Seed:     "000 §5",
 	})
-	unreadKey = keys.Register(keys.Pattern{
+	unreadKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:unread",
 		Type:     keys.ZSet,
 		TTL:      DefaultConversationTTL,
@@ -46,7 +46,7 @@ var (
 		Purpose:  "conversations with unread user messages, scored band x 2^51 + (2^51 - 1 - stamp): ZREVRANGE gives urgent first, oldest first",
 		Seed:     "000 §5",
 	})
-	backlogKey = keys.Register(keys.Pattern{
+	backlogKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:backlog",
 		Type:     keys.ZSet,
 		TTL:      DefaultConversationTTL,
@@ -56,7 +56,7 @@ var (
 		Area:     keys.Chat,
 		Purpose:  "open conversations assigned to nobody, scored like the unread queue (by priority, then age)",
 	})
-	stateKey = keys.Register(keys.Pattern{
+	stateKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:state",
 		Type:     keys.Hash,
 		TTL:      DefaultConversationTTL,
@@ -66,7 +66,7 @@ var (
 		Area:     keys.Chat,
 		Purpose:  "conversation ID -> \"band stamp waiting admin\": priority band, order stamp, awaiting a reply since (ms), admin",
 	})
-	rosterKey = keys.Register(keys.Pattern{
+	rosterKey = keys.MustCompile(keys.Pattern{
 		Template:   "chat:{tag}:admins",
 		Type:       keys.Hash,
 		Persistent: "bounded: the deployment's team, at most MaxAdmins fields",
@@ -75,7 +75,7 @@ var (
 		Area:       keys.Chat,
 		Purpose:    "roster: admin ID -> capacity (decimal)",
 	})
-	cursorKey = keys.Register(keys.Pattern{
+	cursorKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:cursor",
 		Type:     keys.Hash,
 		TTL:      DefaultConversationTTL,
@@ -85,7 +85,7 @@ var (
 		Area:     keys.Chat,
 		Purpose:  "stamp: last order stamp issued (ms x 512 + n); last: admin of the last assignment (round robin)",
 	})
-	messagesKey = keys.Register(keys.Pattern{
+	messagesKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversation:{id}:messages",
 		Type:     keys.List,
 		TTL:      DefaultConversationTTL,
@@ -96,7 +96,7 @@ var (
 		Purpose:  "recent messages, newest first, at most 100 (WithMessageCache): JSON id, content, sender_role, sender_id, timestamp",
 		Seed:     "000 §5",
 	})
-	requestsKey = keys.Register(keys.Pattern{
+	requestsKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversation:{id}:requests",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -106,7 +106,7 @@ var (
 		Area:     keys.Chat,
 		Purpose:  "request memo: the requests of the last ReplayWindow on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	dashboardKey = keys.Register(keys.Pattern{
+	dashboardKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:admin:dashboard:{admin_id}",
 		Type:     keys.Hash,
 		TTL:      DefaultDashboardTTL,
@@ -117,7 +117,7 @@ var (
 		Purpose:  "dashboard cache: total_active, assigned_to_me, unread_count, avg_response_time (min), resolved_today, computed_at (ms)",
 		Seed:     "000 §5",
 	})
-	statsKey = keys.Register(keys.Pattern{
+	statsKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:admin:stats:{admin_id}",
 		Type:     keys.Hash,
 		TTL:      statsTTL,
@@ -128,19 +128,19 @@ var (
 		Purpose:  "today's numbers (UTC day): day, resolved, rt_sum (ms), rt_n",
 	})
 
-	messageChannel = keys.Register(keys.Pattern{
+	messageChannel = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:events:message", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
 		Purpose: "a message appended: JSON type, conversation_id, message, at",
 	})
-	assignedChannel = keys.Register(keys.Pattern{
+	assignedChannel = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:events:assigned", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
 		Purpose: "a conversation's admin changed (\"\" for the backlog): JSON type, conversation_id, admin_id, previous, reason, at",
 	})
-	resolvedChannel = keys.Register(keys.Pattern{
+	resolvedChannel = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:events:resolved", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
 		Purpose: "a conversation resolved or expired: JSON type, conversation_id, admin_id, reason, at",
 	})
-	readChannel = keys.Register(keys.Pattern{
+	readChannel = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:events:read", Type: keys.Channel, Tag: "tag", Owner: "chat", Area: keys.Chat,
 		Purpose: "a conversation's unread messages read (or answered): JSON type, conversation_id, admin_id, reason, at",
 	})
@@ -148,3 +148,14 @@ var (
 
 // statsTTL keeps an admin's daily numbers past the end of their UTC day.
 const statsTTL = 25 * time.Hour
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{assignmentsKey, activeKey, unreadKey, backlogKey, stateKey, rosterKey, cursorKey, messagesKey, requestsKey, dashboardKey, statsKey, messageChannel, assignedChannel, resolvedChannel, readChannel},
+		Decoders:  decoders(),
+	}
+}

@@ -24,7 +24,6 @@ import (
 	"github.com/redschema/redschema/aimemory"
 	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/chat"
-	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package, for the schema and decoders
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
@@ -45,6 +44,7 @@ const TokenHeader = "X-Redschema-Token"
 type Handler struct {
 	opt      options
 	cs       *keys.Clients
+	reg      *keys.Registry // WithSchemas, or every package's (Schemas)
 	mux      *http.ServeMux
 	log      *slog.Logger
 	refKey   []byte // keys the opaque session references shown to the page
@@ -100,12 +100,19 @@ func New(opts ...Option) (*Handler, error) {
 		}
 		cs = keys.Layout{}.Open(db, cluster, func(int) redis.UniversalClient { return o.client })
 	}
-	h := &Handler{opt: o, cs: cs, log: o.logger, refKey: make([]byte, 32),
+	schemas := o.schemas
+	if schemas == nil {
+		schemas = Schemas()
+	}
+	reg, err := keys.Compose(schemas...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	h := &Handler{opt: o, cs: cs, reg: reg, log: o.logger, refKey: make([]byte, 32),
 		queues: map[string]*queueView{}, history: map[string]*series{}}
 	if _, err := rand.Read(h.refKey); err != nil {
 		return nil, err
 	}
-	var err error
 	sc := cs.For(keys.Sessions)
 	if h.sessions, err = session.New(sc, session.WithNamespace(o.ns)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -35,9 +36,11 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // keysOf returns the registered template of owner spelled tmpl.
 func keysOf(t *testing.T, owner, tmpl string) *keys.Template {
 	t.Helper()
-	for _, tt := range keys.Default().Templates() {
-		if p := tt.Pattern(); p.Owner == owner && p.Template == tmpl {
-			return tt
+	for _, s := range dashboard.Schemas() {
+		for _, tt := range s.Templates {
+			if p := tt.Pattern(); p.Owner == owner && p.Template == tmpl {
+				return tt
+			}
 		}
 	}
 	t.Fatalf("no pattern %s of %s", tmpl, owner)

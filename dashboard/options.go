@@ -42,6 +42,16 @@ type options struct {
 	memoryOpts   []aimemory.Option
 	metricDefs   []metrics.Definition
 	cacheOpts    []cache.Option
+	schemas      []keys.Schema
+}
+
+// WithSchemas sets the key patterns the schema page, the audit and
+// inspect know, composed with keys.Compose (New fails with ErrInvalid
+// when they collide): by default every package's of the library
+// (Schemas). Give an application's own patterns here too, as a Schema of
+// its own, to have them audited and shown.
+func WithSchemas(schemas ...keys.Schema) Option {
+	return func(o *options) { o.schemas = append([]keys.Schema{}, schemas...) }
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each

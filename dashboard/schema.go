@@ -6,9 +6,28 @@ import (
 	"sort"
 	"time"
 
+	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
+	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
+	"github.com/redschema/redschema/metrics"
+	"github.com/redschema/redschema/presence"
+	"github.com/redschema/redschema/pubsub"
+	"github.com/redschema/redschema/queue"
+	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/sensor"
 	"github.com/redschema/redschema/session"
 )
+
+// Schemas returns the Schema of every package of the library that
+// declares key patterns: what the dashboard knows unless WithSchemas says
+// otherwise, and what cmd/redschema audits and inspects.
+func Schemas() []keys.Schema {
+	return []keys.Schema{aimemory.Schema(), cache.Schema(), chat.Schema(), lock.Schema(),
+		metrics.Schema(), presence.Schema(), pubsub.Schema(), queue.Schema(),
+		ratelimit.Schema(), sensor.Schema(), session.Schema()}
+}
 
 // patternRow is one registered pattern with what the audit found.
 type patternRow struct {
@@ -56,7 +75,7 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 	if cached != nil && time.Since(at) < max(SchemaReuse, h.opt.refresh) {
 		return cached, nil
 	}
-	reps, err := keys.Default().AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
+	reps, err := h.reg.AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +144,7 @@ func (h *Handler) inspect(r *http.Request) (any, error) {
 	if key == "" {
 		return nil, badRequest("key is required")
 	}
-	reg := keys.Default()
+	reg := h.reg
 	c := h.cs.ForDB(0)
 	if t, _, ok := reg.Match(h.opt.ns, key); ok {
 		c = h.cs.For(t.Pattern().Area)

@@ -38,8 +38,8 @@ type sessionsReply struct {
 
 // userTemplate is the session package's user record pattern.
 func userTemplate() *keys.Template {
-	for _, t := range keys.Default().Templates() {
-		if p := t.Pattern(); p.Owner == "session" && p.Template == "user:{user_id}" {
+	for _, t := range session.Schema().Templates {
+		if p := t.Pattern(); p.Template == "user:{user_id}" {
 			return t
 		}
 	}
@@ -88,7 +88,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
-		in, err := keys.Default().Inspect(ctx, h.cs.For(t.Pattern().Area), h.opt.ns, key)
+		in, err := h.reg.Inspect(ctx, h.cs.For(t.Pattern().Area), h.opt.ns, key)
 		switch {
 		case errors.Is(err, keys.ErrNotFound):
 		case err != nil:

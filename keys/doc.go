@@ -1,19 +1,22 @@
 // Package keys is the one place in redschema that spells a Redis key.
 //
-// Every package declares its key patterns in a Registry: a Template such
-// as "session:user:{user_id}:{session_id}" with its Redis type, default TTL
-// (or the reason a key may persist), owning package, area and purpose. A
-// Namespace adds a prefix ("ha:") and says whether hash tags are written;
-// a Layout maps areas to databases. The registry prints the schema as a
-// Markdown table and audits a live Redis against it with SCAN.
+// Every package declares its key patterns as Templates: a pattern such as
+// "session:user:{user_id}:{session_id}" with its Redis type, default TTL
+// (or the reason a key may persist), owning package, area and purpose,
+// and returns them with their values' decoders as its Schema. A program
+// composes the schemas it uses into a Registry (Compose; there is no
+// global one), which prints the schema as a Markdown table, audits a live
+// Redis against it with SCAN and decodes a key's value. A Namespace adds
+// a prefix ("ha:") and says whether hash tags are written; a Layout maps
+// areas to databases.
 //
-//	reg := keys.NewRegistry()
-//	sessions := reg.MustRegister(keys.Pattern{
+//	sessions := keys.MustCompile(keys.Pattern{
 //		Template: "session:user:{user_id}:{session_id}", Tag: "user_id",
 //		Type: keys.Hash, TTL: time.Hour, Owner: "session", Area: keys.Sessions,
 //		Purpose: "one login session",
 //	})
 //	k, err := sessions.Key(keys.Namespace{Prefix: "ha:"}, "42", "s1") // "ha:session:user:{42}:s1"
+//	reg, err := keys.Compose(keys.Schema{Templates: []*keys.Template{sessions}}, lock.Schema())
 //	fmt.Print(reg.Markdown(keys.TableOptions{Layout: keys.SeedLayout()}))
 //
 // # Guarantees

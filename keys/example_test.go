@@ -9,8 +9,7 @@ import (
 )
 
 func Example() {
-	reg := keys.NewRegistry()
-	sessions := reg.MustRegister(keys.Pattern{
+	sessions := keys.MustCompile(keys.Pattern{
 		Template: "session:user:{user_id}:{session_id}",
 		Type:     keys.Hash,
 		TTL:      time.Hour,
@@ -19,7 +18,7 @@ func Example() {
 		Area:     keys.Sessions,
 		Purpose:  "one login session",
 	})
-	index := reg.MustRegister(keys.Pattern{
+	index := keys.MustCompile(keys.Pattern{
 		Template: "session:index:{user_id}",
 		Type:     keys.Set,
 		TTLNote:  "outlives the user's last session",
@@ -43,6 +42,13 @@ func Example() {
 	_, err := sessions.Key(ns, "", "s1")
 	fmt.Println(errors.Is(err, keys.ErrInvalidKey), err)
 
+	// A package returns its templates as its Schema; a program composes
+	// the schemas it uses into a registry.
+	schema := keys.Schema{Templates: []*keys.Template{sessions, index}}
+	reg, err := keys.Compose(schema)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Print(reg.Markdown(keys.TableOptions{Namespace: ns, Layout: keys.SeedLayout()}))
 	// Output:
 	// ha:session:user:{42}:s1 ha:session:index:{42} true

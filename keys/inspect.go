@@ -43,31 +43,34 @@ func (r Ref) Arg(name string) string {
 // a value it cannot parse as an error wrapping ErrCorrupt that names the
 // key. It may return ErrNotFound for a key that vanished.
 //
-// Packages register one per pattern with SetDecoder, in their inspect.go;
+// Packages give one per key pattern in their Schema (their inspect.go);
 // cmd/redschema inspect runs them.
 type Decoder func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error)
-
-// SetDecoder registers d as the decoder of t's keys in the process-wide
-// registry (see Registry.SetDecoder). Call it from an init function of the
-// package that registered t.
-func SetDecoder(t *Template, d Decoder) { defaultRegistry.SetDecoder(t, d) }
 
 // SetDecoder registers d as the decoder of t's keys, replacing any earlier
 // one. It panics if t is not registered in r or is a channel (channels
 // carry messages, not stored values): a programming error, like Register's.
 func (r *Registry) SetDecoder(t *Template, d Decoder) {
+	if err := r.setDecoder(t, d); err != nil {
+		panic(err)
+	}
+}
+
+// setDecoder is SetDecoder returning an error wrapping ErrInvalidPattern.
+func (r *Registry) setDecoder(t *Template, d Decoder) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byText[t.p.Template] != t {
-		panic(fmt.Sprintf("keys: SetDecoder: %q is not registered here", t.p.Template))
+		return fmt.Errorf("%w %q: a decoder for a template not registered here", ErrInvalidPattern, t.p.Template)
 	}
 	if t.IsChannel() {
-		panic(fmt.Sprintf("keys: SetDecoder: %q is a channel", t.p.Template))
+		return fmt.Errorf("%w %q: a decoder for a channel", ErrInvalidPattern, t.p.Template)
 	}
 	if r.decoders == nil {
 		r.decoders = map[*Template]Decoder{}
 	}
 	r.decoders[t] = d
+	return nil
 }
 
 // Decoder returns the decoder registered for t, or nil.

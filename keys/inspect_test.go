@@ -27,7 +27,7 @@ func TestInspect(t *testing.T) {
 	}))
 	r.SetDecoder(log, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) { return s, nil }))
 	assert.Panics(t, func() { r.SetDecoder(ch, nil) }, "channels have no value")
-	assert.Panics(t, func() { keys.SetDecoder(counter, nil) }, "not registered in the default registry")
+	assert.Panics(t, func() { keys.NewRegistry().SetDecoder(counter, nil) }, "not registered in that registry")
 
 	key := func(tp *keys.Template, page string) string {
 		k, err := tp.Key(e.NS, page)

@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// Registry holds the patterns of a keyspace. The zero Registry is empty and
-// ready to use; it is safe for concurrent use.
+// Registry holds the patterns of a keyspace with their decoders. The zero
+// Registry is empty and ready to use; it is safe for concurrent use.
 //
-// Packages declare their patterns in the process-wide registry with Register
-// and their values' decoders with SetDecoder (the only init-time side
-// effects in redschema); applications and tests may build their own with
-// NewRegistry.
+// There is no process-wide registry: each package exports its part as a
+// Schema (lock.Schema(), queue.Schema(), ...), and a program composes the
+// packages it uses with Compose. An application adds its own patterns with
+// Register and SetDecoder, or as a Schema of its own.
 type Registry struct {
 	mu       sync.RWMutex
 	byText   map[string]*Template
@@ -27,16 +27,65 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{} }
 
-var defaultRegistry Registry
+// A Schema is one package's part of a keyspace: the key and channel
+// templates it declares, the decoder of each key template's values, and
+// the templates of other packages that it also writes in another area
+// (AlsoIn). Each package returns its own from a function Schema.
+type Schema struct {
+	Templates []*Template
+	Decoders  map[*Template]Decoder
+	AlsoIn    []Placement
+}
 
-// Default returns the process-wide registry that Register fills.
-func Default() *Registry { return &defaultRegistry }
+// A Placement says that keys of the template whose text is Template (a
+// component's keys that another package embeds) are also written into
+// Area's database: package cache's tag keys sit beside the entries they
+// list, so aimemory's caches keep theirs in the AI memory area.
+type Placement struct {
+	Template string
+	Area     Area
+}
 
-// Register compiles p and adds it to the process-wide registry. It panics if
-// the pattern is malformed or its template is already registered, which is a
-// programming error caught by the owning package's tests, like
-// regexp.MustCompile. Use it in package-level var declarations.
-func Register(p Pattern) *Template { return defaultRegistry.MustRegister(p) }
+// Compose returns a registry of the schemas' templates, decoders and
+// placements. It fails, with an error wrapping ErrInvalidPattern, when two
+// schemas declare the same template text, a decoder is given for a
+// template no schema declares or for a channel, or a placement names a
+// template no schema declares: compose the owner with the package that
+// places its keys.
+func Compose(schemas ...Schema) (*Registry, error) {
+	r := NewRegistry()
+	for _, s := range schemas {
+		for _, t := range s.Templates {
+			if err := r.add(t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, s := range schemas {
+		for t, d := range s.Decoders {
+			if err := r.setDecoder(t, d); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range s.AlsoIn {
+			if _, err := r.AlsoIn(p.Template, p.Area); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// MustCompile is Compile that panics on error: for package-level var
+// declarations of a package's templates, like regexp.MustCompile (a
+// malformed pattern is a programming error its package's tests catch).
+func MustCompile(p Pattern) *Template {
+	t, err := Compile(p)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
 
 // Register compiles p and adds it to r. Registering a template twice is an
 // error wrapping ErrInvalidPattern.
@@ -45,15 +94,20 @@ func (r *Registry) Register(p Pattern) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t, r.add(t)
+}
+
+// add adds the compiled template t.
+func (r *Registry) add(t *Template) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byText == nil {
 		r.byText = map[string]*Template{}
 	}
-	if _, dup := r.byText[p.Template]; dup {
-		return nil, fmt.Errorf("%w %q: registered twice", ErrInvalidPattern, p.Template)
+	if _, dup := r.byText[t.p.Template]; dup {
+		return fmt.Errorf("%w %q: registered twice", ErrInvalidPattern, t.p.Template)
 	}
-	r.byText[p.Template] = t
+	r.byText[t.p.Template] = t
 	r.ordered = append(r.ordered, t)
 	sort.SliceStable(r.ordered, func(i, j int) bool {
 		a, b := r.ordered[i], r.ordered[j]
@@ -62,7 +116,7 @@ func (r *Registry) Register(p Pattern) (*Template, error) {
 		}
 		return a.p.Template < b.p.Template
 	})
-	return t, nil
+	return nil
 }
 
 // MustRegister is Register that panics on error.
@@ -74,26 +128,11 @@ func (r *Registry) MustRegister(p Pattern) *Template {
 	return t
 }
 
-// AlsoIn records, in the process-wide registry, that keys of the
-// registered template text are also written into area a's database: the
-// keys of a component that other packages embed, which live where the
-// embedding package's keys live (package cache's tag keys sit beside the
-// entries they list, so aimemory's caches keep theirs in the AI memory
-// area). The audit then accepts such a key in the database of any of the
-// pattern's areas (Areas), and the schema table lists each of their
-// databases. Use it in package-level var declarations, after the
-// pattern's owner is imported; it panics if text is not registered, like
-// Register.
-func AlsoIn(text string, a Area) *Template {
-	t, err := defaultRegistry.AlsoIn(text, a)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// AlsoIn is the registry's form of the package-level AlsoIn: it fails
-// with an error wrapping ErrInvalidPattern when text is not registered.
+// AlsoIn records that keys of the registered template text are also
+// written into area a's database (see Placement). The audit then accepts
+// such a key in the database of any of the pattern's areas (Areas), and
+// the schema table lists each of their databases. It fails with an error
+// wrapping ErrInvalidPattern when text is not registered.
 func (r *Registry) AlsoIn(text string, a Area) (*Template, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

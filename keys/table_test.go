@@ -2,9 +2,7 @@ package keys_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,21 +101,39 @@ func TestRefArg(t *testing.T) {
 	assert.Equal(t, "", ref.Arg("device_id"))
 }
 
-// Register adds to the process-wide registry that Default returns, and
-// panics on a template registered twice: a programming error.
-func TestRegisterDefault(t *testing.T) {
-	// The registry lives as long as the process: each run (go test
-	// -count=N) registers a template and owner of its own.
-	run := registerRuns.Add(1)
-	owner := fmt.Sprintf("keys-test-%d", run)
-	p := keys.Pattern{Template: owner + ":register:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: owner, Purpose: "a test"}
-	tp := keys.Register(p)
-	got, ok := keys.Default().Lookup(p.Template)
-	require.True(t, ok)
-	assert.Same(t, tp, got)
-	assert.Equal(t, []*keys.Template{tp}, keys.Default().Owned(owner))
-	assert.PanicsWithError(t, `keys: invalid pattern "`+p.Template+`": registered twice`, func() { keys.Register(p) })
-	assert.Panics(t, func() { keys.Register(keys.Pattern{Template: owner + ":{", Owner: owner}) }, "malformed")
-}
+// Compose builds a registry from packages' schemas: their templates,
+// decoders and placements; a template declared twice, a decoder for an
+// undeclared template or a channel, and a placement of an undeclared
+// template are errors, and MustCompile panics on a malformed pattern.
+func TestCompose(t *testing.T) {
+	value := keys.MustCompile(keys.Pattern{Template: "c:value:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: "c", Area: keys.Cache, Purpose: "a value"})
+	events := keys.MustCompile(keys.Pattern{Template: "c:events", Type: keys.Channel, Owner: "c", Purpose: "events"})
+	user := keys.MustCompile(keys.Pattern{Template: "u:{id}", Type: keys.Hash, TTL: time.Hour, Tag: "id", Owner: "u", Area: keys.AIMemory, Purpose: "a user"})
+	dec := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) { return v, nil })
+	c := keys.Schema{Templates: []*keys.Template{value, events}, Decoders: map[*keys.Template]keys.Decoder{value: dec}}
+	u := keys.Schema{Templates: []*keys.Template{user}, AlsoIn: []keys.Placement{{Template: "c:value:{id}", Area: keys.AIMemory}}}
 
-var registerRuns atomic.Int64
+	r, err := keys.Compose(c, u)
+	require.NoError(t, err)
+	assert.Equal(t, []*keys.Template{events, value}, r.Owned("c"))
+	got, ok := r.Lookup("u:{id}")
+	require.True(t, ok)
+	assert.Same(t, user, got)
+	assert.NotNil(t, r.Decoder(value))
+	assert.Nil(t, r.Decoder(user))
+	assert.Equal(t, []keys.Area{keys.Cache, keys.AIMemory}, r.Areas(value))
+
+	for name, schemas := range map[string][]keys.Schema{
+		"twice":             {c, c},
+		"decoder elsewhere": {{Templates: []*keys.Template{user}, Decoders: map[*keys.Template]keys.Decoder{value: dec}}},
+		"decoder channel":   {{Templates: []*keys.Template{events}, Decoders: map[*keys.Template]keys.Decoder{events: dec}}},
+		"owner missing":     {u},
+	} {
+		_, err := keys.Compose(schemas...)
+		assert.ErrorIs(t, err, keys.ErrInvalidPattern, name)
+	}
+	empty, err := keys.Compose()
+	require.NoError(t, err)
+	assert.Empty(t, empty.Templates())
+	assert.Panics(t, func() { keys.MustCompile(keys.Pattern{Template: "c:{", Owner: "c"}) }, "malformed")
+}

@@ -59,7 +59,7 @@ func ownerLabel(owner string) string {
 // values; a lock key that a resource default (lock:file:{file_id}, ...)
 // owns gets its resource type back as the first value.
 func matchArgs(ns keys.Namespace, t *keys.Template, key string) ([]string, bool) {
-	owner, a, ok := keys.Default().Match(ns, key)
+	owner, a, ok := own().Match(ns, key)
 	switch {
 	case !ok:
 		return nil, false

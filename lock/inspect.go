@@ -11,7 +11,11 @@ import (
 
 // Decoders for redschema inspect: each key decodes to the lease, fence,
 // queue, permit or last run it records.
-func init() {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
 	// A lease is "owner:timestamp_ms:ttl_ms"; an interval guard's claim
 	// record (lock:cron:{job_name}) adds ":previous_run_ms" (-1: none),
 	// with a lease of 0 when the run holds none.
@@ -44,19 +48,19 @@ func init() {
 		}
 		return out, nil
 	})
-	keys.SetDecoder(lockKey, lease)
-	keys.SetDecoder(rwKey, lease)
+	set(lockKey, lease)
+	set(rwKey, lease)
 	for _, t := range resourceDefaults {
-		keys.SetDecoder(t, lease)
+		set(t, lease)
 	}
-	keys.SetDecoder(fenceKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+	set(fenceKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 || n > 1<<53-1 {
 			return nil, fmt.Errorf("fencing token %.32q", v)
 		}
 		return map[string]any{"last_fencing_token": n}, nil
 	}))
-	keys.SetDecoder(queueKey, keys.ListDecoder(func(_ keys.Ref, owner string) (any, error) {
+	set(queueKey, keys.ListDecoder(func(_ keys.Ref, owner string) (any, error) {
 		return map[string]any{"waiter": owner}, nil
 	}))
 	until := func(what string) keys.Decoder {
@@ -64,15 +68,16 @@ func init() {
 			return map[string]any{"owner_id": owner, what: time.UnixMilli(int64(score)).UTC()}, nil
 		})
 	}
-	keys.SetDecoder(waitersKey, until("place_until"))
-	keys.SetDecoder(semKey, until("permit_expires_at"))
-	keys.SetDecoder(readersKey, until("read_lease_expires_at"))
-	keys.SetDecoder(writersKey, until("place_until"))
-	keys.SetDecoder(cronKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(waitersKey, until("place_until"))
+	set(semKey, until("permit_expires_at"))
+	set(readersKey, until("read_lease_expires_at"))
+	set(writersKey, until("place_until"))
+	set(cronKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("last run %.32q is not Unix ms", v)
 		}
 		return map[string]any{"job": ref.Arg("job_name"), "last_run": time.UnixMilli(n).UTC()}, nil
 	}))
+	return out
 }

@@ -1,6 +1,8 @@
 package lock
 
 import (
+	"sync"
+
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -42,7 +44,7 @@ const MaxPermits = 100000
 const DefaultFenceTTL = time.Hour
 
 var (
-	lockKey = keys.Register(keys.Pattern{
+	lockKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:{resource_type}:{resource_id}",
 		Type:     keys.String,
 		TTL:      StandardTTL,
@@ -53,7 +55,7 @@ var (
 		Purpose:  "lease lock; value {owner_id}:{timestamp_ms}:{ttl_ms}",
 		Seed:     "001 §9",
 	})
-	fenceKey = keys.Register(keys.Pattern{
+	fenceKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:fence:{resource_type}:{resource_id}",
 		Type:     keys.String,
 		TTL:      DefaultFenceTTL,
@@ -63,7 +65,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "last fencing token issued for the resource (decimal)",
 	})
-	queueKey = keys.Register(keys.Pattern{
+	queueKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:queue:{resource_type}:{resource_id}",
 		Type:     keys.List,
 		TTLNote:  "latest waiter deadline",
@@ -73,7 +75,7 @@ var (
 		Purpose:  "fair lock: waiter owner IDs in arrival order",
 		Seed:     "001 §9",
 	})
-	waitersKey = keys.Register(keys.Pattern{
+	waitersKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:waiters:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
 		TTLNote:  "latest waiter deadline",
@@ -82,7 +84,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "fair lock: waiter owner ID -> deadline (Unix ms) of its place in the queue",
 	})
-	semKey = keys.Register(keys.Pattern{
+	semKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:sem:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMaxTTL,
@@ -92,7 +94,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "semaphore: permit owner ID -> expiry (Unix ms)",
 	})
-	rwKey = keys.Register(keys.Pattern{
+	rwKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:rw:{resource_type}:{resource_id}",
 		Type:     keys.String,
 		TTL:      StandardTTL,
@@ -102,7 +104,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "read-write lock: the writer's lease; value {owner_id}:{timestamp_ms}:{ttl_ms}",
 	})
-	readersKey = keys.Register(keys.Pattern{
+	readersKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:readers:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMaxTTL,
@@ -112,7 +114,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "read-write lock: reader owner ID -> expiry (Unix ms)",
 	})
-	writersKey = keys.Register(keys.Pattern{
+	writersKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:writers:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
 		TTLNote:  "latest waiting writer's deadline",
@@ -121,7 +123,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "read-write lock: waiting writer owner ID -> deadline (Unix ms) of its place; turns new readers away",
 	})
-	releasedChannel = keys.Register(keys.Pattern{
+	releasedChannel = keys.MustCompile(keys.Pattern{
 		Template: "lock:released:{resource_type}:{resource_id}",
 		Type:     keys.Channel,
 		Tag:      "resource_id",
@@ -129,7 +131,7 @@ var (
 		Area:     keys.Locks,
 		Purpose:  "sharded (SPUBLISH) on the resource's slot by a release with WithWakeups; wakes its waiters",
 	})
-	cronKey = keys.Register(keys.Pattern{
+	cronKey = keys.MustCompile(keys.Pattern{
 		Template:   "cron:last-run:{job_name}",
 		Type:       keys.String,
 		Persistent: "bounded: one key per cron job",
@@ -146,16 +148,37 @@ var (
 // TTL. The registry's table and audit name them; Client.DefaultTTL reads
 // their TTL.
 var resourceDefaults = map[string]*keys.Template{
-	File: keys.Register(keys.Pattern{Template: "lock:file:{file_id}", Type: keys.String, TTL: 60 * time.Second,
+	File: keys.MustCompile(keys.Pattern{Template: "lock:file:{file_id}", Type: keys.String, TTL: 60 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "file_id", Owner: "lock", Area: keys.Locks,
 		Purpose: "file processing lock (resource type \"file\")", Seed: "001 §9"}),
-	Workflow: keys.Register(keys.Pattern{Template: "lock:workflow:{workflow_id}", Type: keys.String, TTL: 300 * time.Second,
+	Workflow: keys.MustCompile(keys.Pattern{Template: "lock:workflow:{workflow_id}", Type: keys.String, TTL: 300 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "workflow_id", Owner: "lock", Area: keys.Locks,
 		Purpose: "workflow execution lock (resource type \"workflow\")", Seed: "001 §9"}),
-	UserSession: keys.Register(keys.Pattern{Template: "lock:user-session:{user_id}", Type: keys.String, TTL: 5 * time.Second,
+	UserSession: keys.MustCompile(keys.Pattern{Template: "lock:user-session:{user_id}", Type: keys.String, TTL: 5 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "user_id", Owner: "lock", Area: keys.Locks,
 		Purpose: "session creation lock (resource type \"user-session\"; the AI platform spells it lock:user:{user_id}:session)", Seed: "001 §9"}),
-	Cache: keys.Register(keys.Pattern{Template: "lock:cache:{operation}", Type: keys.String, TTL: 10 * time.Second,
+	Cache: keys.MustCompile(keys.Pattern{Template: "lock:cache:{operation}", Type: keys.String, TTL: 10 * time.Second,
 		TTLNote: "default; callers may pick any lease up to the max", Tag: "operation", Owner: "lock", Area: keys.Locks,
 		Purpose: "cache lock (resource type \"cache\"; the AI platform spells it lock:cache:invalidate)", Seed: "001 §9"}),
 }
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{lockKey, fenceKey, queueKey, waitersKey, semKey, rwKey, readersKey, writersKey, releasedChannel, cronKey, resourceDefaults[File], resourceDefaults[Workflow], resourceDefaults[UserSession], resourceDefaults[Cache]},
+		Decoders:  decoders(),
+	}
+}
+
+// own is a registry of the package's own patterns, built once: the admin
+// reads ask it which of them owns a key they scanned.
+var own = sync.OnceValue(func() *keys.Registry {
+	r, err := keys.Compose(keys.Schema{Templates: Schema().Templates})
+	if err != nil {
+		panic(err) // the package's patterns collide: its tests catch it
+	}
+	return r
+})

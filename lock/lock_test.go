@@ -37,7 +37,7 @@ func followServerClock(e *harness.Env, c *Client) {
 	c.now = func() time.Time { return real.Add(time.Since(real) + e.Now().Sub(base)) }
 }
 
-func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "lock") }
+func TestDocTable(t *testing.T) { harness.CheckDocTable(t, Schema()) }
 
 func TestKeysShareSlotAndDoNotCollide(t *testing.T) {
 	for _, ns := range []keys.Namespace{{}, {Prefix: "ha:"}, {NoHashTags: true}} {

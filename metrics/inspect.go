@@ -14,7 +14,11 @@ import (
 // number, hashes to their fields with numbers parsed (a Latest gauge's
 // totals to values and Set times), the flush ledger and
 // gauge parts to their parts, rollup streams to buckets with start times.
-func init() {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
 	count := keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		n, err := number(v)
 		if err != nil {
@@ -24,7 +28,7 @@ func init() {
 	})
 	for _, t := range []*keys.Template{connCurrentKey, connMaxKey, acceptedKey, totalKey, speedKey, maxSpeedKey,
 		endpointKey, errorsKey, endpointErrorsKey, counterKey, gaugeKey, histogramKey} {
-		keys.SetDecoder(t, count)
+		set(t, count)
 	}
 	numbers := keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		out := map[string]any{}
@@ -38,11 +42,11 @@ func init() {
 		return out, nil
 	})
 	for _, t := range []*keys.Template{endpointTotalsKey, perSecondKey, pendingKey, rollupOpenKey} {
-		keys.SetDecoder(t, numbers)
+		set(t, numbers)
 	}
 	// A counter's or histogram's totals hold numbers; a Latest gauge's
 	// hold "value:stamp_ms".
-	keys.SetDecoder(totalsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(totalsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		out := map[string]any{}
 		for f, v := range m {
 			if val, at, ok := strings.Cut(v, ":"); ok {
@@ -62,7 +66,7 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(ledgerKey, keys.FieldsDecoder(func(_ keys.Ref, inst, v string) (any, error) {
+	set(ledgerKey, keys.FieldsDecoder(func(_ keys.Ref, inst, v string) (any, error) {
 		seq, at, ok := strings.Cut(v, ":")
 		s, err1 := strconv.ParseInt(seq, 10, 64)
 		ms, err2 := strconv.ParseInt(at, 10, 64)
@@ -71,7 +75,7 @@ func init() {
 		}
 		return map[string]any{"instance": inst, "last_batch": s, "applied_at": time.UnixMilli(ms).UTC()}, nil
 	}))
-	keys.SetDecoder(partsKey, keys.FieldsDecoder(func(_ keys.Ref, f, v string) (any, error) {
+	set(partsKey, keys.FieldsDecoder(func(_ keys.Ref, f, v string) (any, error) {
 		p := strings.Split(v, ":")
 		if len(p) != 3 {
 			return nil, fmt.Errorf("gauge part %q is %.60q, not value:expires_ms:written_ms", f, v)
@@ -86,7 +90,7 @@ func init() {
 		return map[string]any{"dimension": dim, "instance": inst, "value": val,
 			"expires_at": time.UnixMilli(exp).UTC(), "written_at": time.UnixMilli(wr).UTC()}, nil
 	}))
-	keys.SetDecoder(rollupStateKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(rollupStateKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		return m, nil // lease holder, expiry and per-tier watermarks, as the drain reads them
 	}))
 	bucket := keys.StreamDecoder(func(_ keys.Ref, id string, fields map[string]any) (any, error) {
@@ -112,8 +116,9 @@ func init() {
 		return map[string]any{"bucket_start": time.UnixMilli(ms).UTC(), "sums": sums}, nil
 	})
 	for _, t := range rollupTierKeys {
-		keys.SetDecoder(t, bucket)
+		set(t, bucket)
 	}
+	return out
 }
 
 // number parses an integer, or a float (histogram sums).

@@ -127,8 +127,11 @@ var (
 	userWrites = []func(ctx context.Context, w *world) error{opConnect, opHeartbeat, opDisconnect, opSetStatus, opSetActivity}
 )
 
+// schemaOnly is a registry of presence's own patterns.
+var schemaOnly, _ = keys.Compose(presence.Schema())
+
 func keyOf(w *world, tmpl string, args ...string) string {
-	tm, ok := keys.Default().Lookup(tmpl)
+	tm, ok := schemaOnly.Lookup(tmpl)
 	if !ok {
 		panic(tmpl)
 	}
@@ -374,7 +377,7 @@ func TestCorruptionTable(t *testing.T) {
 					for _, s := range []error{presence.ErrInvalid, presence.ErrOffline, presence.ErrUnknownConnection, presence.ErrTooManyConnections} {
 						assert.NotErrorIs(t, err, s, "op %d", i)
 					}
-					if tm, _, ok := keys.Default().Match(e.NS, k); ok {
+					if tm, _, ok := harness.Registry(t, presence.Schema()).Match(e.NS, k); ok {
 						checked[tm.String()] = true
 					}
 					for _, k := range e.Keys() {
@@ -384,7 +387,7 @@ func TestCorruptionTable(t *testing.T) {
 			})
 		}
 		// every key pattern of the package has a case
-		for _, tm := range keys.Default().Owned("presence") {
+		for _, tm := range harness.Registry(t, presence.Schema()).Owned("presence") {
 			if !tm.IsChannel() && (tm.String() != "connections:{user_id}" || !l.single()) {
 				assert.True(t, checked[tm.String()], "no corruption case for %s", tm)
 			}

@@ -14,14 +14,18 @@ import (
 // Decoders for redschema inspect: each key decodes to what the Tracker,
 // Typing and Availability APIs read from it. A request memo decodes to its
 // request IDs with their time and first reply (as the memo stores it).
-func init() {
-	keys.SetDecoder(presenceKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
+	set(presenceKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		return decode(ref.Key, ref.Arg("user_id"), []byte(v), 0, nil)
 	}))
-	keys.SetDecoder(connsKey, keys.FieldsDecoder(func(ref keys.Ref, id, v string) (any, error) {
+	set(connsKey, keys.FieldsDecoder(func(ref keys.Ref, id, v string) (any, error) {
 		return decodeConn(ref.Key, id, v)
 	}))
-	keys.SetDecoder(onlineKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
+	set(onlineKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
 		exp := math.Floor(math.Abs(score))
 		return map[string]any{
 			"user_id":           user,
@@ -37,25 +41,25 @@ func init() {
 		}
 		return out, nil
 	})
-	keys.SetDecoder(requestsKey, memo)
-	keys.SetDecoder(sweepsKey, memo)
-	keys.SetDecoder(typingRequestsKey, memo)
-	keys.SetDecoder(chanRequestsKey, memo)
-	keys.SetDecoder(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
+	set(requestsKey, memo)
+	set(sweepsKey, memo)
+	set(typingRequestsKey, memo)
+	set(chanRequestsKey, memo)
+	set(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
 		m, err := decodeMember[json.RawMessage](ref.Key, user, v)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"user_id": m.UserID, "devices": m.Devices, "data": m.Data}, nil
 	}))
-	keys.SetDecoder(chanDevicesKey, keys.ZSetDecoder(func(ref keys.Ref, dev string, score float64) (any, error) {
+	set(chanDevicesKey, keys.ZSetDecoder(func(ref keys.Ref, dev string, score float64) (any, error) {
 		user, conn, err := decodeDevice(dev)
 		if err != nil {
 			return nil, keys.Corrupt(ref.Key, err)
 		}
 		return map[string]any{"user_id": user, "conn_id": conn, "expires_at": fromMs(int64(score))}, nil
 	}))
-	keys.SetDecoder(chanOccKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+	set(chanOccKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		at, n, ok := strings.Cut(v, ":")
 		t, err1 := strconv.ParseInt(at, 10, 64)
 		c, err2 := strconv.Atoi(n)
@@ -64,7 +68,7 @@ func init() {
 		}
 		return map[string]any{"published_at": fromMs(t), "count": c}, nil
 	}))
-	keys.SetDecoder(chanDueKey, keys.ZSetDecoder(func(_ keys.Ref, ch string, score float64) (any, error) {
+	set(chanDueKey, keys.ZSetDecoder(func(_ keys.Ref, ch string, score float64) (any, error) {
 		return map[string]any{"channel": ch, "sweep_due": fromMs(int64(score))}, nil
 	}))
 	avail := keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
@@ -74,22 +78,23 @@ func init() {
 		}
 		return map[string]any{"admin_id": ref.Arg("admin_id"), "status": s}, nil
 	})
-	keys.SetDecoder(adminKey, avail)
-	keys.SetDecoder(availTaggedKey, avail)
-	keys.SetDecoder(typingKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(adminKey, avail)
+	set(availTaggedKey, avail)
+	set(typingKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		return decodeTyper(ref.Key, v)
 	}))
-	keys.SetDecoder(typersKey, keys.ZSetDecoder(func(ref keys.Ref, v string, score float64) (any, error) {
+	set(typersKey, keys.ZSetDecoder(func(ref keys.Ref, v string, score float64) (any, error) {
 		ty, err := decodeTyper(ref.Key, v)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"typer": ty, "expires_at": fromMs(int64(score))}, nil
 	}))
-	keys.SetDecoder(throttleKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
+	set(throttleKey, keys.StringDecoder(func(_ keys.Ref, v string) (any, error) {
 		if v == "" {
 			return nil, errors.New("empty throttle value")
 		}
 		return map[string]any{"accepted_request_id": v}, nil
 	}))
+	return out
 }

@@ -11,7 +11,7 @@ import (
 // hash to the user's slot; a conversation's typing keys hash to the
 // conversation's slot.
 var (
-	presenceKey = keys.Register(keys.Pattern{
+	presenceKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:{user_id}",
 		Type:     keys.String,
 		TTL:      60 * time.Second,
@@ -22,7 +22,7 @@ var (
 		Purpose:  "a user's presence JSON: status, lastSeen, activeConnections, metadata (FormatDetailed) or userId, status, lastSeen (FormatCompact); with LayoutSingleKey also the connections",
 		Seed:     "002, 004 §1",
 	})
-	connsKey = keys.Register(keys.Pattern{
+	connsKey = keys.MustCompile(keys.Pattern{
 		Template: "connections:{user_id}",
 		Type:     keys.Hash,
 		TTL:      60 * time.Second,
@@ -33,7 +33,7 @@ var (
 		Purpose:  "a user's live connections: connection ID -> JSON connectedAt, lastSeen, metadata (LayoutHash only)",
 		Seed:     "002",
 	})
-	onlineKey = keys.Register(keys.Pattern{
+	onlineKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:online:{slot}",
 		Type:     keys.ZSet,
 		TTL:      660 * time.Second,
@@ -43,7 +43,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "online index shard for one cluster slot: visible users scored by presence expiry (ms) + status fraction, kept after expiry to remember last seen and for Sweep to announce silent offlines (announced: score negated)",
 	})
-	requestsKey = keys.Register(keys.Pattern{
+	requestsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:requests:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -53,7 +53,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "request memo: a user's Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	sweepsKey = keys.Register(keys.Pattern{
+	sweepsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:sweeps:{slot}",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -63,7 +63,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "request memo: the sweeps of an online index shard that announced someone in the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	adminKey = keys.Register(keys.Pattern{
+	adminKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{admin_id}:presence",
 		Type:     keys.String,
 		TTL:      AvailabilityTTL,
@@ -73,7 +73,7 @@ var (
 		Purpose:  "admin availability: online, away, busy or offline",
 		Seed:     "000 §5",
 	})
-	availTaggedKey = keys.Register(keys.Pattern{
+	availTaggedKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{tag}:{admin_id}:presence",
 		Type:     keys.String,
 		TTL:      AvailabilityTTL,
@@ -83,7 +83,7 @@ var (
 		Purpose:  "admin availability under a deployment-wide hash tag (WithAvailabilityTag), for scripts that read it with other {tag} keys",
 		Seed:     "000 §5",
 	})
-	typingKey = keys.Register(keys.Pattern{
+	typingKey = keys.MustCompile(keys.Pattern{
 		Template: "typing:{conversation_id}:{user_id}",
 		Type:     keys.String,
 		TTL:      3 * time.Second,
@@ -94,7 +94,7 @@ var (
 		Purpose:  "typing indicator JSON: userId, username, timestamp",
 		Seed:     "004 §2",
 	})
-	typersKey = keys.Register(keys.Pattern{
+	typersKey = keys.MustCompile(keys.Pattern{
 		Template: "typers:{conversation_id}",
 		Type:     keys.ZSet,
 		TTL:      3 * time.Second,
@@ -105,7 +105,7 @@ var (
 		Purpose:  "index of a conversation's typing JSON values scored by expiry (ms), replaces the chat app's KEYS scan",
 		Seed:     "004 §2",
 	})
-	throttleKey = keys.Register(keys.Pattern{
+	throttleKey = keys.MustCompile(keys.Pattern{
 		Template: "typing:throttle:{conversation_id}:{user_id}",
 		Type:     keys.String,
 		TTL:      2 * time.Second,
@@ -116,7 +116,7 @@ var (
 		Purpose:  "typing throttle: set NX to the request ID of each accepted Typing.Start",
 		Seed:     "004 §2",
 	})
-	typingRequestsKey = keys.Register(keys.Pattern{
+	typingRequestsKey = keys.MustCompile(keys.Pattern{
 		Template: "typing:requests:{conversation_id}:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -126,7 +126,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "request memo: a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	chanMembersKey = keys.Register(keys.Pattern{
+	chanMembersKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:{channel}",
 		Type:     keys.Hash,
 		TTL:      660 * time.Second,
@@ -136,7 +136,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "a channel's members (Channels): user ID -> \"<devices>:<data JSON>\", one field per user however many devices",
 	})
-	chanDevicesKey = keys.Register(keys.Pattern{
+	chanDevicesKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:devices:{channel}",
 		Type:     keys.ZSet,
 		TTL:      660 * time.Second,
@@ -146,7 +146,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "a channel's devices: \"<len(user_id)>:<user_id><conn_id>\" scored by expiry (ms)",
 	})
-	chanOccKey = keys.Register(keys.Pattern{
+	chanOccKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:occupancy:{channel}",
 		Type:     keys.String,
 		TTL:      660 * time.Second,
@@ -156,7 +156,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "a channel's last occupancy event: \"<at ms>:<count>\", for the throttle",
 	})
-	chanDueKey = keys.Register(keys.Pattern{
+	chanDueKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:due:{slot}",
 		Type:     keys.ZSet,
 		TTL:      660 * time.Second,
@@ -166,7 +166,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "channels of one cluster slot scored by when Channels.Sweep must visit them (first device expiry or pending occupancy event, ms)",
 	})
-	chanRequestsKey = keys.Register(keys.Pattern{
+	chanRequestsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:requests:{channel}:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      ReplayWindow,
@@ -176,7 +176,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "request memo: a user's Join, Leave and Update requests in a channel of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
-	chanEventsChannel = keys.Register(keys.Pattern{
+	chanEventsChannel = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:events:{channel}",
 		Type:     keys.Channel,
 		Tag:      "channel",
@@ -184,7 +184,7 @@ var (
 		Area:     keys.Presence,
 		Purpose:  "a channel's presence events: JSON type join, leave, update or occupancy, userId, data, reason, count, at",
 	})
-	eventsChannel = keys.Register(keys.Pattern{
+	eventsChannel = keys.MustCompile(keys.Pattern{
 		Template: "presence:events",
 		Type:     keys.Channel,
 		Owner:    "presence",
@@ -192,3 +192,14 @@ var (
 		Purpose:  "presence changes as others see them: JSON userId, status, previous, at",
 	})
 )
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{presenceKey, connsKey, onlineKey, requestsKey, sweepsKey, adminKey, availTaggedKey, typingKey, typersKey, throttleKey, typingRequestsKey, chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey, chanEventsChannel, eventsChannel},
+		Decoders:  decoders(),
+	}
+}

@@ -33,7 +33,7 @@ func newTracker(t *testing.T, e *harness.Env, opts ...presence.Option) *presence
 
 func key(t *testing.T, e *harness.Env, tmpl string, args ...string) string {
 	t.Helper()
-	tm, ok := keys.Default().Lookup(tmpl)
+	tm, ok := harness.Registry(t, presence.Schema()).Lookup(tmpl)
 	require.True(t, ok, tmpl)
 	k, err := tm.Key(e.NS, args...)
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func dataKeys(e *harness.Env) []string {
 	return out
 }
 
-func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "presence") }
+func TestDocTable(t *testing.T) { harness.CheckDocTable(t, presence.Schema()) }
 
 func TestKeysShareSlot(t *testing.T) {
 	eachLayout(t, func(t *testing.T, l layout) {

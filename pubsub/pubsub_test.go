@@ -64,7 +64,7 @@ func TestChannelNames(t *testing.T) {
 	assert.Equal(t, "pubsub:system:notification", pubsub.TopicSystemNotification().Channel(keys.Namespace{}))
 	assert.Equal(t, "pubsub:audit:event", pubsub.TopicAuditEvent().Channel(keys.Namespace{}))
 	// Every channel is the registered pattern's.
-	tm, vals, ok := keys.Default().MatchChannel(keys.Namespace{Prefix: "ha:"}, odd.Channel(keys.Namespace{Prefix: "ha:"}))
+	tm, vals, ok := harness.Registry(t, pubsub.Schema()).MatchChannel(keys.Namespace{Prefix: "ha:"}, odd.Channel(keys.Namespace{Prefix: "ha:"}))
 	require.True(t, ok)
 	assert.Equal(t, "pubsub:{domain}:{event_type}", tm.String())
 	assert.Equal(t, []string{"a:b", "c*{d}"}, vals)

@@ -14,20 +14,24 @@ import (
 // priority, created_at, retries) with the payload as stored: JSON as it
 // is, payload_bytes (a non-JSON codec's bytes) base64 in JSON output,
 // since the payload type is the application's.
-func init() {
-	keys.SetDecoder(wakeKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
+	set(wakeKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		if s == "1" {
 			return map[string]any{"wake_up_token": true}, nil
 		}
 		return inspectJob(ref.Key, s) // a seed-format job waiting to be adopted
 	}))
-	keys.SetDecoder(inboxKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+	set(inboxKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		if s == "1" {
 			return map[string]any{"wake_up_token": true}, nil
 		}
 		return inspectJob(ref.Key, s)
 	}))
-	keys.SetDecoder(replyKey, keys.StringDecoder(func(_ keys.Ref, s string) (any, error) {
+	set(replyKey, keys.StringDecoder(func(_ keys.Ref, s string) (any, error) {
 		switch s {
 		case "ok", "live", "window": // an enqueue's: accepted, the ID is live, a duplicate in the unique window
 			return map[string]any{"first_outcome": s}, nil
@@ -41,17 +45,17 @@ func init() {
 		}
 		return map[string]any{"first_outcome": v}, nil
 	}))
-	keys.SetDecoder(priorityKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
+	set(priorityKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
 		if _, ok := parseLevel(ref.Arg("level")); !ok {
 			return nil, fmt.Errorf("unknown priority level %q", ref.Arg("level"))
 		}
 		// The score is the ready time in ms × 1000 plus a FIFO sequence.
 		return map[string]any{"job_id": id, "ready_at": msTime(int64(score) / 1000).UTC()}, nil
 	}))
-	keys.SetDecoder(jobsKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+	set(jobsKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		return inspectJob(ref.Key, s)
 	}))
-	keys.SetDecoder(stateKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+	set(stateKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		dlv, retry, maxRetries, p, lastErr, err := parseState(ref.Key, s)
 		if err != nil {
 			return nil, err
@@ -59,13 +63,13 @@ func init() {
 		return map[string]any{"job_id": id, "delivery": dlv, "retry_count": retry, "max_retries": maxRetries,
 			"priority": p.String(), "last_error": lastErr}, nil
 	}))
-	keys.SetDecoder(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+	set(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"job_id": id, "lease_deadline": msTime(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(uniqueKey, keys.StringDecoder(func(ref keys.Ref, s string) (any, error) {
+	set(uniqueKey, keys.StringDecoder(func(ref keys.Ref, s string) (any, error) {
 		return map[string]any{"job_id": ref.Arg("job_id"), "unique_until": "the key's TTL", "value": s}, nil
 	}))
-	keys.SetDecoder(statsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(statsKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		out := map[string]any{}
 		for f, v := range m {
 			switch f {
@@ -95,7 +99,7 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(scheduleKey, keys.FieldsDecoder(func(ref keys.Ref, name, s string) (any, error) {
+	set(scheduleKey, keys.FieldsDecoder(func(ref keys.Ref, name, s string) (any, error) {
 		var d schedDef
 		if err := json.Unmarshal([]byte(s), &d); err != nil || d.Due < 0 {
 			return nil, keys.Corrupt(ref.Key, fmt.Errorf("schedule %q: definition %.64q does not decode", name, s))
@@ -113,7 +117,7 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(progressKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+	set(progressKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		d, js, ok := strings.Cut(s, ",")
 		dlv, err := strconv.ParseInt(d, 10, 64)
 		if !ok || err != nil || dlv < 0 || !json.Valid([]byte(js)) {
@@ -121,7 +125,7 @@ func init() {
 		}
 		return map[string]any{"job_id": id, "delivery": dlv, "progress": json.RawMessage(js)}, nil
 	}))
-	keys.SetDecoder(doneKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+	set(doneKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		var e doneEntry
 		if err := json.Unmarshal([]byte(s), &e); err != nil || e.ID == "" || !State(e.State).valid() {
 			return nil, keys.Corrupt(ref.Key, fmt.Errorf("job %q: entry %.64q does not decode", id, s))
@@ -137,20 +141,20 @@ func init() {
 		}
 		return out, nil
 	}))
-	keys.SetDecoder(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
+	set(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
 		return parseEvent(id, f)
 	}))
-	keys.SetDecoder(cancelKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+	set(cancelKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
 			return nil, keys.Corrupt(ref.Key, fmt.Errorf("job %q: cancel time %.64q", id, s))
 		}
 		return map[string]any{"job_id": id, "cancelled_at": msTime(n).UTC()}, nil
 	}))
-	keys.SetDecoder(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+	set(doneAtKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"job_id": id, "expires_at": msTime(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(flowsKey, keys.FieldsDecoder(func(ref keys.Ref, f, s string) (any, error) {
+	set(flowsKey, keys.FieldsDecoder(func(ref keys.Ref, f, s string) (any, error) {
 		if id, ok := strings.CutPrefix(f, "c:"); ok {
 			return map[string]any{"child": id, "parent": s}, nil
 		}
@@ -175,12 +179,12 @@ func init() {
 		}
 		return map[string]any{"window": wn, "leased": cn, "window_ends": "the key's TTL"}, nil
 	}
-	keys.SetDecoder(rateKey, keys.StringDecoder(window))
-	keys.SetDecoder(groupRateKey, keys.StringDecoder(window))
-	keys.SetDecoder(groupActiveKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
+	set(rateKey, keys.StringDecoder(window))
+	set(groupRateKey, keys.StringDecoder(window))
+	set(groupActiveKey, keys.ZSetDecoder(func(ref keys.Ref, id string, score float64) (any, error) {
 		return map[string]any{"group": ref.Arg("group"), "job_id": id, "lease_deadline": msTime(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
+	set(deadKey, keys.ListDecoder(func(ref keys.Ref, s string) (any, error) {
 		var e deadEntry
 		if err := json.Unmarshal([]byte(s), &e); err != nil {
 			return nil, err
@@ -201,6 +205,7 @@ func init() {
 		}
 		return out, nil
 	}))
+	return out
 }
 
 // inspectJob decodes a stored job envelope, leaving the payload as stored.

@@ -40,7 +40,7 @@ func leftover(k, name string) bool {
 	return strings.HasSuffix(k, "queue:stats:{"+name+"}") || strings.HasSuffix(k, ":executions") || strings.Contains(k, ":reply:")
 }
 
-func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "queue") }
+func TestDocTable(t *testing.T) { harness.CheckDocTable(t, queue.Schema()) }
 
 func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 	names := []string{"n8n", "stats", "dlq", "executions", "jobs", "a:b", "x{y}"}
@@ -50,7 +50,7 @@ func TestKeysShareSlotAndNeverCollide(t *testing.T) {
 		for _, name := range names {
 			var ks []string
 			add := func(tm string, args ...string) {
-				tp, ok := keys.Default().Lookup(tm)
+				tp, ok := harness.Registry(t, queue.Schema()).Lookup(tm)
 				require.True(t, ok, tm)
 				k, err := tp.Key(ns, args...)
 				require.NoError(t, err)

@@ -176,7 +176,7 @@ func TestCorruptionTable(t *testing.T) {
 	ctx := e.Ctx()
 	ls, bad := layouts(), badValues()
 	var registered []string
-	for _, tm := range keys.Default().Owned("ratelimit") {
+	for _, tm := range harness.Registry(t, ratelimit.Schema()).Owned("ratelimit") {
 		registered = append(registered, tm.String())
 	}
 	require.Len(t, ls, len(registered))

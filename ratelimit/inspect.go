@@ -11,12 +11,16 @@ import (
 
 // Decoders for redschema inspect: each key decodes to the limiter state it
 // holds, with the checks the scripts apply to it.
-func init() {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
 	log := keys.ZSetDecoder(func(_ keys.Ref, member string, score float64) (any, error) {
 		return map[string]any{"request": member, "admitted_at": time.UnixMilli(int64(score)).UTC()}, nil
 	})
 	for _, t := range []*keys.Template{rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey} {
-		keys.SetDecoder(t, log)
+		set(t, log)
 	}
 	counter := keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -25,9 +29,9 @@ func init() {
 		}
 		return map[string]any{"window": ref.Arg("window"), "count": n}, nil
 	})
-	keys.SetDecoder(apiKey, counter)
-	keys.SetDecoder(ipKey, counter)
-	keys.SetDecoder(configKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
+	set(apiKey, counter)
+	set(ipKey, counter)
+	set(configKey, keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
 		var out [4]int
 		for i, f := range configFields {
 			v, ok := m[f]
@@ -56,8 +60,8 @@ func init() {
 		}
 		return map[string]any{"window": ref.Arg("window"), "bucket": n[0], "count": n[1], "previous_count": n[2]}, nil
 	})
-	keys.SetDecoder(swcKey, swc)
-	keys.SetDecoder(swcEndpointKey, swc)
+	set(swcKey, swc)
+	set(swcEndpointKey, swc)
 	gcra := keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -65,8 +69,8 @@ func init() {
 		}
 		return map[string]any{"window": ref.Arg("window"), "theoretical_arrival": time.UnixMicro(n).UTC()}, nil
 	})
-	keys.SetDecoder(gcraKey, gcra)
-	keys.SetDecoder(gcraEndpointKey, gcra)
+	set(gcraKey, gcra)
+	set(gcraEndpointKey, gcra)
 	count := func(what string) keys.Decoder {
 		return keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -76,12 +80,13 @@ func init() {
 			return map[string]any{"identifier": ref.Arg("identifier"), what: n}, nil
 		})
 	}
-	keys.SetDecoder(instancesKey, keys.ZSetDecoder(func(_ keys.Ref, member string, score float64) (any, error) {
+	set(instancesKey, keys.ZSetDecoder(func(_ keys.Ref, member string, score float64) (any, error) {
 		return map[string]any{"instance": member, "last_heartbeat": time.UnixMilli(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(refusalsKey, count("refusals"))
-	keys.SetDecoder(adjustKey, count("cost"))
-	keys.SetDecoder(blockKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(refusalsKey, count("refusals"))
+	set(adjustKey, count("cost"))
+	set(blockKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		return map[string]any{"identifier": ref.Arg("identifier"), "blocked": true, "request_id": v}, nil
 	}))
+	return out
 }

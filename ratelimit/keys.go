@@ -9,7 +9,7 @@ var (
 	// Seed 000 §3. Its "fixed window" limiter stored a log of timestamps in
 	// a sorted set; here it is an (exact) sliding log, opt-in with
 	// WithRateLimitKey (no window segment: one limiter per identifier).
-	rateLimitKey = keys.Register(keys.Pattern{
+	rateLimitKey = keys.MustCompile(keys.Pattern{
 		Template: "rate_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
@@ -17,7 +17,7 @@ var (
 	})
 	// Seed 000 §3: sliding log at the seed's exact key (WithWindowlessLogKey:
 	// one limiter per identifier, since the key has no window).
-	slidingLimitKey = keys.Register(keys.Pattern{
+	slidingLimitKey = keys.MustCompile(keys.Pattern{
 		Template: "sliding_limit:{identifier}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
@@ -25,7 +25,7 @@ var (
 	})
 	// Seed 000 §3 plus a window segment: the default key of Sliding rules,
 	// so limiters with different windows never trim each other's log.
-	slidingWindowKey = keys.Register(keys.Pattern{
+	slidingWindowKey = keys.MustCompile(keys.Pattern{
 		Template: "sliding_limit:{identifier}:{window}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "window (longest Sliding period of the policy), + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "000 §3",
@@ -33,75 +33,75 @@ var (
 	})
 	// Seed 001 §8: sliding log per identifier and endpoint at the seed's
 	// exact key (WithEndpoint + WithWindowlessLogKey).
-	slidingEndpointKey = keys.Register(keys.Pattern{
+	slidingEndpointKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "longest Sliding period of the policy, + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "sliding log per endpoint WithWindowlessLogKey: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8 plus a window segment: the default WithEndpoint log.
-	slidingEndpointWindowKey = keys.Register(keys.Pattern{
+	slidingEndpointWindowKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:sliding:{identifier}:{endpoint}:{window}", Type: keys.ZSet, Tag: "identifier",
 		TTLNote: "window (longest Sliding period of the policy), + 1 ms",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "sliding log per endpoint and window: member per admitted request, score = Unix ms (rounded up)",
 	})
 	// Seed 001 §8: fixed window counter per API key.
-	apiKey = keys.Register(keys.Pattern{
+	apiKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:api:{api_key_id}:{window}", Type: keys.String, Tag: "api_key_id",
 		TTLNote: "window duration",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "FixedWindow counter; window = minute, hour, day, ...",
 	})
 	// Seed 001 §8: fixed window counter per client address and endpoint.
-	ipKey = keys.Register(keys.Pattern{
+	ipKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:ip:{ip_address}:{endpoint}:{window}", Type: keys.String, Tag: "ip_address",
 		TTLNote: "window duration",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "FixedWindow counter per endpoint",
 	})
 	// Seed 001 §8: runtime limits of an API key.
-	configKey = keys.Register(keys.Pattern{
+	configKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:config:{api_key_id}", Type: keys.Hash, Tag: "api_key_id",
 		Persistent: "operator-managed, one small hash per API key; DeleteConfig removes it",
 		Owner:      "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "per-key overrides: per_minute, per_hour, per_day, burst",
 	})
 	// Two-bucket sliding window counter (no seed key; O(1) per identifier).
-	swcKey = keys.Register(keys.Pattern{
+	swcKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:swc:{identifier}:{window}", Type: keys.String, Tag: "identifier",
 		TTLNote: "at most 2 × window",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: `SlidingCounter state "bucket:count:previous"`,
 	})
-	swcEndpointKey = keys.Register(keys.Pattern{
+	swcEndpointKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:swc:{identifier}:{endpoint}:{window}", Type: keys.String, Tag: "identifier",
 		TTLNote: "at most 2 × window",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: `SlidingCounter state per endpoint "bucket:count:previous"`,
 	})
 	// GCRA theoretical arrival time (seed 001's burst).
-	gcraKey = keys.Register(keys.Pattern{
+	gcraKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:gcra:{identifier}:{window}", Type: keys.String, Tag: "identifier",
 		TTLNote: "until the bucket is full again, at most burst × period / rate",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "GCRA theoretical arrival time, µs since the epoch",
 	})
-	gcraEndpointKey = keys.Register(keys.Pattern{
+	gcraEndpointKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:gcra:{identifier}:{endpoint}:{window}", Type: keys.String, Tag: "identifier",
 		TTLNote: "until the bucket is full again, at most burst × period / rate",
 		Owner:   "ratelimit", Area: keys.RateLimits, Seed: "001 §8",
 		Purpose: "GCRA theoretical arrival time per endpoint, µs since the epoch",
 	})
 	// Block(id, d).
-	blockKey = keys.Register(keys.Pattern{
+	blockKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:block:{identifier}", Type: keys.String, Tag: "identifier",
 		TTLNote: "the block's duration (at most MaxBlock, 366 days)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it (\"auto\" for WithAutoBlock)",
 	})
 	// WithAutoBlock's count of recent refusals.
-	refusalsKey = keys.Register(keys.Pattern{
+	refusalsKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:refusals:{identifier}", Type: keys.String, Tag: "identifier",
 		TTLNote: "WithAutoBlock's window, from the window's first refusal",
 		Owner:   "ratelimit", Area: keys.RateLimits,
@@ -109,14 +109,14 @@ var (
 	})
 	// Refund and Penalize remember their request IDs, so that a resend
 	// changes nothing more.
-	adjustKey = keys.Register(keys.Pattern{
+	adjustKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:adjust:{identifier}:{request_id}", Type: keys.String, Tag: "identifier",
 		TTLNote: "1 minute (longer than go-redis resends a command)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "marks a Refund or Penalize as done; value: the cost it moved",
 	})
 	// WithDegradedMode: the live instances of the namespace's limiters.
-	instancesKey = keys.Register(keys.Pattern{
+	instancesKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:instances", Type: keys.ZSet,
 		TTLNote: "3 s after the last heartbeat (each live instance beats every second)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
@@ -124,7 +124,7 @@ var (
 	})
 	// Reset, Block, Unblock, Refund, SetConfig and DeleteConfig announce
 	// an identifier whose local deny-cache entries must go (WithDenyCache).
-	eventsChannel = keys.Register(keys.Pattern{
+	eventsChannel = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:events", Type: keys.Channel,
 		Owner: "ratelimit", Area: keys.RateLimits,
 		Purpose: "identifiers whose deny-cache entries every instance drops at once: payload = the identifier",
@@ -135,4 +135,15 @@ var (
 var allTemplates = []*keys.Template{
 	rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey, apiKey, ipKey, configKey,
 	swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey, refusalsKey, adjustKey, eventsChannel, instancesKey,
+}
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{rateLimitKey, slidingLimitKey, slidingWindowKey, slidingEndpointKey, slidingEndpointWindowKey, apiKey, ipKey, configKey, swcKey, swcEndpointKey, gcraKey, gcraEndpointKey, blockKey, refusalsKey, adjustKey, instancesKey, eventsChannel},
+		Decoders:  decoders(),
+	}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "ratelimit") }
+func TestDocTable(t *testing.T) { harness.CheckDocTable(t, Schema()) }
 
 func TestTemplatesRegistered(t *testing.T) {
-	owned := keys.Default().Owned("ratelimit")
+	owned := harness.Registry(t, Schema()).Owned("ratelimit")
 	if len(owned) != len(allTemplates) {
 		t.Fatalf("registered %d templates, allTemplates lists %d", len(owned), len(allTemplates))
 	}

@@ -12,18 +12,22 @@ import (
 // Decoders for redschema inspect: series decode to Reading values as the
 // queries return them, metadata and discovery to times, rollups to their
 // buckets.
-func init() {
-	keys.SetDecoder(motionKey, keys.ZSetDecoder(func(ref keys.Ref, m string, score float64) (any, error) {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
+	set(motionKey, keys.ZSetDecoder(func(ref keys.Ref, m string, score float64) (any, error) {
 		return decode(Motion, ref.Arg("location"), m, int64(score))
 	}))
-	keys.SetDecoder(envKey, keys.ZSetDecoder(func(ref keys.Ref, m string, score float64) (any, error) {
+	set(envKey, keys.ZSetDecoder(func(ref keys.Ref, m string, score float64) (any, error) {
 		r, err := decode(Temperature, ref.Arg("location"), m, int64(score))
 		if err != nil {
 			r, err = decode(Illuminance, ref.Arg("location"), m, int64(score))
 		}
 		return r, err
 	}))
-	keys.SetDecoder(genericKey, keys.ListDecoder(func(ref keys.Ref, m string) (any, error) {
+	set(genericKey, keys.ListDecoder(func(ref keys.Ref, m string) (any, error) {
 		return decode(ref.Arg("sensor_type"), ref.Arg("location"), m, -1)
 	}))
 	meta := keys.HashDecoder(func(_ keys.Ref, m map[string]string) (any, error) {
@@ -42,15 +46,15 @@ func init() {
 		}
 		return out, nil
 	})
-	keys.SetDecoder(motionMetaKey, meta)
-	keys.SetDecoder(genericMetaKey, meta)
+	set(motionMetaKey, meta)
+	set(genericMetaKey, meta)
 	newest := func(what string) keys.Decoder {
 		return keys.ZSetDecoder(func(_ keys.Ref, m string, score float64) (any, error) {
 			return map[string]any{what: m, "newest_reading": time.UnixMilli(int64(score)).UTC()}, nil
 		})
 	}
-	keys.SetDecoder(typesKey, newest("sensor_type"))
-	keys.SetDecoder(locationsKey, newest("location"))
+	set(typesKey, newest("sensor_type"))
+	set(locationsKey, newest("location"))
 	rollup := keys.ZSetDecoder(func(_ keys.Ref, m string, _ float64) (any, error) {
 		f := strings.Split(m, ":")
 		var n [9]float64
@@ -65,11 +69,12 @@ func init() {
 		}
 		return Bucket{Start: time.UnixMilli(int64(n[0])).UTC(), Count: int64(n[1]), Sum: n[2], Min: n[3], Max: n[4], First: n[5], Last: n[7]}, nil
 	})
-	keys.SetDecoder(minuteKey, rollup)
-	keys.SetDecoder(hourKey, rollup)
-	keys.SetDecoder(compactKey, keys.ZSetDecoder(func(ref keys.Ref, c string, _ float64) (any, error) {
+	set(minuteKey, rollup)
+	set(hourKey, rollup)
+	set(compactKey, keys.ZSetDecoder(func(ref keys.Ref, c string, _ float64) (any, error) {
 		return decodeChunk(ref.Arg("sensor_type"), ref.Arg("location"), c)
 	}))
+	return out
 }
 
 // decodeChunk decodes a compact chunk, "start|unit|entity" then

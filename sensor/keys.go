@@ -20,7 +20,7 @@ const (
 // The seed's keys. Every key of one location carries the location as its
 // hash tag, so one reading's keys share a slot on a cluster.
 var (
-	motionKey = keys.Register(keys.Pattern{
+	motionKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:motion:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
@@ -31,7 +31,7 @@ var (
 		Purpose:  "motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id",
 		Seed:     "003",
 	})
-	motionMetaKey = keys.Register(keys.Pattern{
+	motionMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "meta:motion:{location}",
 		Type:     keys.Hash,
 		TTL:      DefaultRetention,
@@ -42,7 +42,7 @@ var (
 		Purpose:  "lastMotionTime: Unix ms of the latest \"on\" event",
 		Seed:     "003",
 	})
-	envKey = keys.Register(keys.Pattern{
+	envKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:environmental:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
@@ -53,7 +53,7 @@ var (
 		Purpose:  "temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known)",
 		Seed:     "003",
 	})
-	genericKey = keys.Register(keys.Pattern{
+	genericKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:{sensor_type}:{location}",
 		Type:     keys.List,
 		TTL:      DefaultRetention,
@@ -64,7 +64,7 @@ var (
 		Purpose:  "readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id)",
 		Seed:     "003",
 	})
-	genericMetaKey = keys.Register(keys.Pattern{
+	genericMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "meta:{sensor_type}:{location}",
 		Type:     keys.Hash,
 		TTL:      DefaultRetention,
@@ -79,7 +79,7 @@ var (
 
 // The keys this package adds to the seed's layout.
 var (
-	typesKey = keys.Register(keys.Pattern{
+	typesKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-index:types:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
@@ -89,7 +89,7 @@ var (
 		Area:     keys.Sensors,
 		Purpose:  "discovery: sensor type -> Unix ms of its newest reading in the location",
 	})
-	locationsKey = keys.Register(keys.Pattern{
+	locationsKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-index:locations",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
@@ -98,7 +98,7 @@ var (
 		Area:     keys.Sensors,
 		Purpose:  "discovery: location -> Unix ms of a reading less than a minute older than its newest (every write records a missing location)",
 	})
-	minuteKey = keys.Register(keys.Pattern{
+	minuteKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-rollup:1m:{sensor_type}:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMinuteRetention,
@@ -108,7 +108,7 @@ var (
 		Area:     keys.Sensors,
 		Purpose:  "per-minute aggregates scored by bucket start: count, sum, min, max, first, last",
 	})
-	hourKey = keys.Register(keys.Pattern{
+	hourKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-rollup:1h:{sensor_type}:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultHourRetention,
@@ -118,7 +118,7 @@ var (
 		Area:     keys.Sensors,
 		Purpose:  "per-hour aggregates scored by bucket start: count, sum, min, max, first, last",
 	})
-	compactKey = keys.Register(keys.Pattern{
+	compactKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-compact:{sensor_type}:{location}",
 		Type:     keys.ZSet,
 		TTL:      DefaultRetention,
@@ -129,3 +129,14 @@ var (
 		Purpose:  "WithCompactEncoding: chunks of up to 64 readings (time, value, id) scored by their first reading's Unix ms",
 	})
 )
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{motionKey, motionMetaKey, envKey, genericKey, genericMetaKey, typesKey, locationsKey, minuteKey, hourKey, compactKey},
+		Decoders:  decoders(),
+	}
+}

@@ -282,7 +282,7 @@ func TestCorruptionTable(t *testing.T) {
 		}
 	}
 	labels := map[*keys.Template]string{sessionKey: "session", indexKey: "index", userKey: "user", blacklistKey: "blacklist", requestKey: "request", rotationKey: "rotation", eventsKey: "events", dueKey: "due"}
-	for _, tm := range keys.Default().Owned("session") {
+	for _, tm := range harness.Registry(t, Schema()).Owned("session") {
 		assert.True(t, seen[labels[tm]], "no corruption row for %s", tm)
 	}
 	t.Logf("%s: %d rows, %d operations each failed with ErrCorrupt naming the key", e.Backend, len(rows), checked)

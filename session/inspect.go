@@ -18,25 +18,29 @@ import (
 // refresh_token_used) are never shown, although they grant nothing: Get
 // does not return them either. Session IDs are shown: they are digests
 // that can revoke a session but not authenticate it (see Session.ID).
-func init() {
-	keys.SetDecoder(sessionKey, decodeSessionKey)
-	keys.SetDecoder(indexKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
+// decoders returns the decoder of each key pattern's values (see
+// Schema), as redschema inspect and the dashboard show them.
+func decoders() map[*keys.Template]keys.Decoder {
+	out := map[*keys.Template]keys.Decoder{}
+	set := func(t *keys.Template, d keys.Decoder) { out[t] = d }
+	set(sessionKey, decodeSessionKey)
+	set(indexKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {
 		return Entry{ID: id, ExpiresAt: time.UnixMilli(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(blacklistKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(blacklistKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		if v != "1" {
 			return nil, fmt.Errorf("revocation marker is %q, want \"1\"", v)
 		}
 		return map[string]any{"jti": ref.Arg("token_jti"), "revoked": true}, nil
 	}))
-	keys.SetDecoder(requestKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(requestKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"request_id": ref.Arg("request_id"), "first_outcome": n}, nil
 	}))
-	keys.SetDecoder(rotationKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
+	set(rotationKey, keys.StringDecoder(func(ref keys.Ref, v string) (any, error) {
 		f := strings.Fields(v)
 		if len(f) != 3 || !isHexDigest(f[0]) || !isHexDigest(f[1]) || f[2] == "" {
 			return nil, fmt.Errorf("rotation record is not \"<old digest> <new digest> <sealed token>\"")
@@ -46,15 +50,16 @@ func init() {
 		// session's last rotation can still be answered.
 		return map[string]any{"session_id": ref.Arg("session_id"), "retry_answerable": true}, nil
 	}))
-	keys.SetDecoder(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
+	set(eventsKey, keys.StreamDecoder(func(_ keys.Ref, id string, f map[string]any) (any, error) {
 		return parseEvent(id, f)
 	}))
-	keys.SetDecoder(dueKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
+	set(dueKey, keys.ZSetDecoder(func(_ keys.Ref, user string, score float64) (any, error) {
 		return map[string]any{"user_id": user, "sweep_at": time.UnixMilli(int64(score)).UTC()}, nil
 	}))
-	keys.SetDecoder(userKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
+	set(userKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
 		return parseUser(ref.Arg("user_id"), flatten(m))
 	}))
+	return out
 }
 
 // decodeSessionKey reads a session as Get does, without sliding it:

@@ -5,7 +5,7 @@ import "github.com/redschema/redschema/keys"
 // The key patterns of this package. The keys of one user share the
 // user_id hash tag, so the scripts that touch several run on one slot.
 var (
-	sessionKey = keys.Register(keys.Pattern{
+	sessionKey = keys.MustCompile(keys.Pattern{
 		Template: "session:user:{user_id}:{session_id}",
 		Type:     keys.Hash,
 		TTL:      DefaultIdleTimeout,
@@ -16,7 +16,7 @@ var (
 		Purpose:  "one session: user_id, email, created_at, last_activity, client fields, absolute_expiry, refresh-token hashes, caller extras",
 		Seed:     "001 §3",
 	})
-	indexKey = keys.Register(keys.Pattern{
+	indexKey = keys.MustCompile(keys.Pattern{
 		Template: "session:index:{user_id}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMaxLifetime,
@@ -27,7 +27,7 @@ var (
 		Purpose:  "live session IDs (digests of the handles' secrets) of a user, scored by expiry (Unix ms); pruned by every script that adds to it or lists it",
 		Seed:     "001 §3",
 	})
-	blacklistKey = keys.Register(keys.Pattern{
+	blacklistKey = keys.MustCompile(keys.Pattern{
 		Template: "session:blacklist:{token_jti}",
 		Type:     keys.String,
 		TTLNote:  "the token's remaining validity",
@@ -36,7 +36,7 @@ var (
 		Purpose:  `revoked JWT ID, value "1"`,
 		Seed:     "001 §3",
 	})
-	requestKey = keys.Register(keys.Pattern{
+	requestKey = keys.MustCompile(keys.Pattern{
 		Template: "session:request:{user_id}:{request_id}",
 		Type:     keys.String,
 		TTL:      ReplayWindow,
@@ -46,7 +46,7 @@ var (
 		Area:     keys.Sessions,
 		Purpose:  "outcome of one revoke, login or unblock call, or of a rotation that found a reused token (an integer), so that the call resent after a lost reply reports its first outcome",
 	})
-	rotationKey = keys.Register(keys.Pattern{
+	rotationKey = keys.MustCompile(keys.Pattern{
 		Template: "session:rotation:{user_id}:{session_id}",
 		Type:     keys.String,
 		TTL:      DefaultRotationGrace,
@@ -56,7 +56,7 @@ var (
 		Area:     keys.Sessions,
 		Purpose:  "the latest refresh-token rotation of one session: the rotated-away token's SHA-256, the new token's SHA-256 and the new token sealed (AES-256-GCM) under a key derived from the rotated-away token, never in clear, so that a client retrying with the old token gets the same new one",
 	})
-	userKey = keys.Register(keys.Pattern{
+	userKey = keys.MustCompile(keys.Pattern{
 		Template: "user:{user_id}",
 		Type:     keys.Hash,
 		TTL:      DefaultUserTTL,
@@ -74,7 +74,7 @@ var (
 // serves (its {slot} tag hashes there), so that the scripts on a user's
 // keys write them atomically.
 var (
-	eventsKey = keys.Register(keys.Pattern{
+	eventsKey = keys.MustCompile(keys.Pattern{
 		Template: "session:events:{slot}",
 		Type:     keys.Stream,
 		TTLNote:  "none: capped at about the WithEvents length (XADD MAXLEN ~)",
@@ -83,7 +83,7 @@ var (
 		Area:     keys.Sessions,
 		Purpose:  "lifecycle events of the sessions of the users in one cluster slot: kind (created, revoked, evicted, expired), user_id, session_id, at (Unix ms), reason",
 	})
-	dueKey = keys.Register(keys.Pattern{
+	dueKey = keys.MustCompile(keys.Pattern{
 		Template: "session:due:{slot}",
 		Type:     keys.ZSet,
 		TTL:      DefaultMaxLifetime + SweepWindow,
@@ -94,3 +94,14 @@ var (
 		Purpose:  "users of one cluster slot with sessions (WithEvents), scored by when Sweep must visit their index (no later than their first session expiry, Unix ms)",
 	})
 )
+
+// Schema returns the package's key and channel patterns with the decoder
+// of each key's values: compose it with the other packages' a program
+// uses into a keys.Registry (keys.Compose) to audit, inspect or document
+// their keyspace.
+func Schema() keys.Schema {
+	return keys.Schema{
+		Templates: []*keys.Template{sessionKey, indexKey, blacklistKey, requestKey, rotationKey, userKey, eventsKey, dueKey},
+		Decoders:  decoders(),
+	}
+}

@@ -21,7 +21,7 @@ import (
 
 var rfc3339Seconds = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 
-func TestDocTable(t *testing.T) { harness.CheckDocTable(t, "session") }
+func TestDocTable(t *testing.T) { harness.CheckDocTable(t, Schema()) }
 
 func TestKeysShareSlot(t *testing.T) {
 	ns := keys.Namespace{Prefix: "ha:"}

@@ -15,7 +15,7 @@ import (
 // any. When most keys of a database match no pattern it says under which
 // flags they would.
 func audit(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespace, all bool) (int, error) {
-	reps, err := keys.Default().AuditLayout(ctx, cs, keys.AuditOptions{Namespace: ns})
+	reps, err := library().AuditLayout(ctx, cs, keys.AuditOptions{Namespace: ns})
 	if err != nil {
 		return 2, err
 	}

@@ -33,7 +33,7 @@ type inspection struct {
 // type and TTL, and its value as the owning package decodes it. It exits 1
 // when a key does not exist, is unowned or does not decode.
 func inspect(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespace, keyArgs []string, asJSON bool) (int, error) {
-	reg := keys.Default()
+	reg := library()
 	var errs []error
 	var all []inspection
 	for _, key := range keyArgs {
@@ -116,7 +116,7 @@ func printInspection(out io.Writer, j inspection) error {
 // exists but belongs to no package, with the flags under which it would
 // ("did you mean -prefix ha:?").
 func unowned(ctx context.Context, cs *keys.Clients, ns keys.Namespace, key string) error {
-	reg := keys.Default()
+	reg := library()
 	if _, _, isChannel := reg.MatchChannel(ns, key); isChannel {
 		_, err := reg.Inspect(ctx, cs.ForDB(cs.DBs()[0]), ns, key) // says which channel
 		return err

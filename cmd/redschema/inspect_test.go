@@ -45,11 +45,11 @@ func backendURL(e *harness.Env) string {
 // falls back to "no decoder" for a key the library writes. Channels have
 // none: they hold no value.
 func TestEveryPatternHasADecoder(t *testing.T) {
-	for _, tp := range keys.Default().Templates() {
+	for _, tp := range library().Templates() {
 		if tp.IsChannel() {
 			continue
 		}
-		assert.NotNil(t, keys.Default().Decoder(tp), "%s: %s has no decoder (add it to %s/inspect.go)", tp.Pattern().Owner, tp, tp.Pattern().Owner)
+		assert.NotNil(t, library().Decoder(tp), "%s: %s has no decoder (add it to %s/inspect.go)", tp.Pattern().Owner, tp, tp.Pattern().Owner)
 	}
 }
 
@@ -393,7 +393,7 @@ func TestInspectEveryPackage(t *testing.T) {
 	sort.Strings(names)
 	t.Logf("%d patterns inspected: %s", len(names), strings.Join(names, ", "))
 	var missing []string
-	for _, tp := range keys.Default().Templates() {
+	for _, tp := range library().Templates() {
 		if _, ok := covered[tp.String()]; !ok && !tp.IsChannel() {
 			missing = append(missing, tp.String())
 		}
@@ -520,7 +520,7 @@ func TestInspectTransientKeys(t *testing.T) {
 	now := e.Now().UnixMilli()
 	ms := func(d time.Duration) string { return strconv.FormatInt(now+d.Milliseconds(), 10) }
 	key := func(template string, args ...string) string {
-		tp, ok := keys.Default().Lookup(template)
+		tp, ok := library().Lookup(template)
 		require.True(t, ok, template)
 		k, err := tp.Key(e.NS, args...)
 		require.NoError(t, err)

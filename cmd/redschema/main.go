@@ -90,11 +90,12 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	_ "github.com/redschema/redschema/internal/allpkgs" // every registering package
+	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -224,7 +225,7 @@ func (o *options) define(fs *flag.FlagSet, keep func(string) bool) {
 // owners returns the packages that own patterns, sorted.
 func owners() []string {
 	seen := map[string]bool{}
-	for _, t := range keys.Default().Templates() {
+	for _, t := range library().Templates() {
 		seen[t.Pattern().Owner] = true
 	}
 	out := make([]string, 0, len(seen))
@@ -453,13 +454,23 @@ func contains(list []string, s string) bool {
 // schema prints the schema table, or its JSON.
 func schema(out io.Writer, opt keys.TableOptions, asJSON bool) (int, error) {
 	if asJSON {
-		b, err := keys.Default().JSON(opt)
+		b, err := library().JSON(opt)
 		if err != nil {
 			return 2, err
 		}
 		fmt.Fprintf(out, "%s\n", b)
 		return 0, nil
 	}
-	fmt.Fprint(out, keys.Default().Markdown(opt))
+	fmt.Fprint(out, library().Markdown(opt))
 	return 0, nil
 }
+
+// library is the registry of every package's patterns, composed once from
+// dashboard.Schemas: what audit, inspect, schema, stats and serve know.
+var library = sync.OnceValue(func() *keys.Registry {
+	r, err := keys.Compose(dashboard.Schemas()...)
+	if err != nil {
+		panic(err) // two packages declare the same pattern: the tests catch it
+	}
+	return r
+})

@@ -14,7 +14,7 @@ import (
 // TTL health and wrong types, the keys that match no pattern and the
 // largest keys probed. It reports; audit is the check that exits 1.
 func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditOptions, owner string) (int, error) {
-	reps, err := keys.Default().AuditLayout(ctx, cs, opt)
+	reps, err := library().AuditLayout(ctx, cs, opt)
 	if err != nil {
 		return 2, err
 	}

@@ -244,9 +244,11 @@ func TestSeedSystemInBrowser(t *testing.T) {
 func firstArg(t *testing.T, ctx context.Context, c redis.UniversalClient, ns keys.Namespace, owner, template string) string {
 	t.Helper()
 	var tmpl *keys.Template
-	for _, tt := range keys.Default().Templates() {
-		if p := tt.Pattern(); p.Owner == owner && p.Template == template {
-			tmpl = tt
+	for _, s := range dashboard.Schemas() {
+		for _, tt := range s.Templates {
+			if p := tt.Pattern(); p.Owner == owner && p.Template == template {
+				tmpl = tt
+			}
 		}
 	}
 	require.NotNil(t, tmpl, template)

@@ -8,10 +8,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redschema/redschema/aimemory"
+	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
 	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/pubsub"
+	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
+	"github.com/redschema/redschema/session"
 )
 
 // getLimits shows an API key's runtime config and what it has left.
@@ -153,7 +158,11 @@ func (a auditReport) summary() string {
 // type, in another area's database, or matching no pattern.
 func (p *platform) auditKeys(ctx context.Context) (auditReport, error) {
 	opt := keys.AuditOptions{Namespace: p.ns}
-	reps, err := keys.Default().AuditLayout(ctx, p.dbs, opt)
+	reg, err := keys.Compose(aimemory.Schema(), cache.Schema(), lock.Schema(), metrics.Schema(), pubsub.Schema(), queue.Schema(), ratelimit.Schema(), session.Schema())
+	if err != nil {
+		return auditReport{}, err
+	}
+	reps, err := reg.AuditLayout(ctx, p.dbs, opt)
 	if err != nil {
 		return auditReport{}, err
 	}

@@ -334,7 +334,11 @@ func (a *app) sentPushes(w http.ResponseWriter, r *http.Request) {
 // registry: keys without their TTL (cron:last-run is persistent by
 // design), of the wrong type, or matching no pattern.
 func (a *app) audit(ctx context.Context) (keys.AuditSummary, error) {
-	rep, err := keys.Default().Audit(ctx, a.rdb, keys.AuditOptions{Namespace: a.ns})
+	reg, err := keys.Compose(lock.Schema(), presence.Schema(), queue.Schema())
+	if err != nil {
+		return keys.AuditSummary{}, err
+	}
+	rep, err := reg.Audit(ctx, a.rdb, keys.AuditOptions{Namespace: a.ns})
 	if err != nil {
 		return keys.AuditSummary{}, err
 	}

@@ -390,7 +390,11 @@ func (s *service) online(w http.ResponseWriter, r *http.Request) {
 // the registry: keys without their TTL, of the wrong type, or matching
 // no pattern.
 func (s *service) audit(ctx context.Context) (keys.AuditSummary, error) {
-	rep, err := keys.Default().Audit(ctx, s.rdb, keys.AuditOptions{Namespace: s.ns})
+	reg, err := keys.Compose(presence.Schema())
+	if err != nil {
+		return keys.AuditSummary{}, err
+	}
+	rep, err := reg.Audit(ctx, s.rdb, keys.AuditOptions{Namespace: s.ns})
 	if err != nil {
 		return keys.AuditSummary{}, err
 	}

@@ -112,7 +112,11 @@ func run(out io.Writer) error {
 	}
 
 	// Every key written is one the registry knows, with its TTL.
-	rep, err := keys.Default().Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
+	reg, err := keys.Compose(lock.Schema(), ratelimit.Schema(), session.Schema())
+	if err != nil {
+		return err
+	}
+	rep, err := reg.Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
 	if err != nil {
 		return err
 	}

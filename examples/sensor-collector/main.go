@@ -232,7 +232,11 @@ func run(prefix string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Last 10 pressure readings in the kitchen: %.2f ... %.2f hPa\n", last10[len(last10)-1].Value, last10[0].Value)
 
-	rep, err := keys.Default().Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
+	reg, err := keys.Compose(sensor.Schema())
+	if err != nil {
+		return err
+	}
+	rep, err := reg.Audit(ctx, rdb, keys.AuditOptions{Namespace: ns})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@
 // Scripts pass numbers to redis.call as strings: Redis 7.0 formats a Lua
 // number argument with "%.17g", about 2,000 instructions each, and passes
 // a string as it is. A constant is written as a string literal ('0',
-// '-1'; internal/allpkgs's TestScriptsPassNoNumberLiterals checks every
+// '-1'; internal/docgen's TestScriptsPassNoNumberLiterals checks every
 // .lua file), a computed integer goes through the prelude's int_str
 // ("%d", half the cost) where the path is hot.
 //

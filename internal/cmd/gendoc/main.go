@@ -10,18 +10,18 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/redschema/redschema/internal/allpkgs"
+	"github.com/redschema/redschema/internal/docgen"
 )
 
 func main() {
 	rootDoc()
-	for _, owner := range allpkgs.Owners() {
+	for _, owner := range docgen.Owners() {
 		path := filepath.Join(owner, "doc.go")
 		src, err := os.ReadFile(path)
 		if err != nil {
 			fail(err)
 		}
-		out, err := allpkgs.Rewrite(string(src), owner)
+		out, err := docgen.Rewrite(string(src), owner)
 		if err != nil {
 			fail(err)
 		}
@@ -36,7 +36,7 @@ func main() {
 
 // rootDoc rewrites the package list of the root doc.go.
 func rootDoc() {
-	pkgs, err := allpkgs.Packages(".")
+	pkgs, err := docgen.Packages(".")
 	if err != nil {
 		fail(err)
 	}
@@ -44,7 +44,7 @@ func rootDoc() {
 	if err != nil {
 		fail(err)
 	}
-	out, err := allpkgs.RewriteRoot(string(src), pkgs)
+	out, err := docgen.RewriteRoot(string(src), pkgs)
 	if err != nil {
 		fail(err)
 	}

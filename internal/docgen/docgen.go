@@ -1,42 +1,35 @@
-// Package allpkgs imports, for their side effect of registering key
-// patterns and channels in keys.Default, every package of the library that
-// registers any: the one list of them, used by cmd/redschema, the schema
-// tests and the doc generator. A test fails when a registering package is
-// missing from it.
-//
-// It also keeps the generated parts of the package docs in step, run by
+// Package docgen keeps the generated parts of the docs in step, run by
 // "go generate ./..." at the module root: each package's key table (the
-// "# Keys" section of its doc.go) with the registry (DocTable, Rewrite),
+// "# Keys" section of its doc.go) from its Schema (DocTable, Rewrite),
 // and the root doc.go's list of every package of the repository with
 // their synopses (Packages, RewriteRoot). Its tests hold every package
-// doc to DocBudget lines.
-package allpkgs
+// doc to DocBudget lines, and hold dashboard.Schemas to every package of
+// the module that declares key patterns, each with all it declares.
+package docgen
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/keys"
-
-	// The registering packages, one per line.
-	_ "github.com/redschema/redschema/aimemory"
-	_ "github.com/redschema/redschema/cache"
-	_ "github.com/redschema/redschema/chat"
-	_ "github.com/redschema/redschema/lock"
-	_ "github.com/redschema/redschema/metrics"
-	_ "github.com/redschema/redschema/presence"
-	_ "github.com/redschema/redschema/pubsub"
-	_ "github.com/redschema/redschema/queue"
-	_ "github.com/redschema/redschema/ratelimit"
-	_ "github.com/redschema/redschema/sensor"
-	_ "github.com/redschema/redschema/session"
 )
 
-// Owners returns the package names that own registered patterns, sorted.
+// Library returns the registry of every package of the library that
+// declares key patterns: the dashboard's default (dashboard.Schemas).
+func Library() *keys.Registry {
+	r, err := keys.Compose(dashboard.Schemas()...)
+	if err != nil {
+		panic(err) // two packages declare the same pattern: the tests catch it
+	}
+	return r
+}
+
+// Owners returns the package names that own patterns in Library, sorted.
 func Owners() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range keys.Default().Templates() {
+	for _, t := range Library().Templates() {
 		if o := t.Pattern().Owner; !seen[o] {
 			seen[o] = true
 			out = append(out, o)
@@ -77,7 +70,7 @@ func Rewrite(src, owner string) (string, error) {
 // DocTable returns owner's key table as doc comment lines.
 func DocTable(owner string) string {
 	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimSuffix(keys.Default().DocTable(owner), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(Library().DocTable(owner), "\n"), "\n") {
 		b.WriteString("//\t")
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')

@@ -1,4 +1,4 @@
-package allpkgs_test
+package docgen_test
 
 import (
 	"os"
@@ -7,19 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redschema/redschema/internal/allpkgs"
+	"github.com/redschema/redschema/internal/docgen"
 )
 
 // packages returns the repository's packages, failing t when the walk
 // does not find the ones it must (so that a broken walk cannot make the
 // tests below pass by finding nothing) or finds one it must skip.
-func packages(t *testing.T) []allpkgs.Package {
+func packages(t *testing.T) []docgen.Package {
 	t.Helper()
-	pkgs, err := allpkgs.Packages(root)
+	pkgs, err := docgen.Packages(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := map[string]allpkgs.Package{}
+	found := map[string]docgen.Package{}
 	for _, p := range pkgs {
 		found[p.Dir] = p
 		for _, skip := range []string{"internal", "cmd", "examples", "bench"} {
@@ -68,7 +68,7 @@ func TestRootDocListsEveryPackage(t *testing.T) {
 			t.Errorf("the root doc.go does not list package %s: run go generate ./... at the module root", p.Dir)
 		}
 	}
-	want, err := allpkgs.RewriteRoot(src, pkgs)
+	want, err := docgen.RewriteRoot(src, pkgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRootDocListsEveryPackage(t *testing.T) {
 }
 
 // TestDocBudget fails when a package's doc (its doc.go, or its package
-// comment where it has no doc.go) is longer than allpkgs.DocBudget lines,
+// comment where it has no doc.go) is longer than docgen.DocBudget lines,
 // in the root module or a sub-module; internal/, cmd/, examples/ and
 // bench/ are not held to it. The long form of a package doc belongs in
 // docs/<package>.md.
@@ -87,9 +87,9 @@ func TestDocBudget(t *testing.T) {
 		switch {
 		case p.DocFile == "":
 			t.Errorf("package %s (%s) has no package doc", p.Name, p.Dir)
-		case p.DocLines > allpkgs.DocBudget:
+		case p.DocLines > docgen.DocBudget:
 			t.Errorf("%s: %d lines, over the budget of %d: move the long form to docs/%s.md",
-				p.DocFile, p.DocLines, allpkgs.DocBudget, p.Name)
+				p.DocFile, p.DocLines, docgen.DocBudget, p.Name)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func TestDocsIndexListsEveryPage(t *testing.T) {
 }
 
 func TestRewriteRoot(t *testing.T) {
-	pkgs := []allpkgs.Package{
+	pkgs := []docgen.Package{
 		{Dir: "", Name: "lib", Doc: "Package lib is the root.\n"},
 		{Dir: "a", Name: "a", Doc: "Package a does one thing. Then more.\n"},
 		{Dir: "a/sub", Name: "sub", SubModule: true, Doc: "Package sub is a module of its own, with a synopsis long enough to be wrapped over two lines or more.\n"},
@@ -124,7 +124,7 @@ func TestRewriteRoot(t *testing.T) {
 		{Dir: "c", Name: "c", DocOnly: true, Doc: "Package c holds tests only.\n"},
 	}
 	src := "// Package lib x.\n//\n// # Packages\n//\n//   - old item\n//     continued\n// The CLI.\npackage lib\n"
-	out, err := allpkgs.RewriteRoot(src, pkgs)
+	out, err := docgen.RewriteRoot(src, pkgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,11 @@ func TestRewriteRoot(t *testing.T) {
 	if out != want {
 		t.Errorf("rewrite:\n%s\nwant:\n%s", out, want)
 	}
-	again, _ := allpkgs.RewriteRoot(out, pkgs)
+	again, _ := docgen.RewriteRoot(out, pkgs)
 	if again != out {
 		t.Error("rewrite is not idempotent")
 	}
-	if _, err := allpkgs.RewriteRoot("package lib\n", pkgs); err == nil {
+	if _, err := docgen.RewriteRoot("package lib\n", pkgs); err == nil {
 		t.Error("no heading: want an error")
 	}
 }
@@ -153,7 +153,7 @@ func TestPackageListNoMarkerAtLineStart(t *testing.T) {
 	// exactly, so the marker would start the second.
 	for _, marker := range []string{"-", "*", "2)"} {
 		doc := "Package x " + strings.Repeat("a", 67) + " " + marker + " tail.\n"
-		list := allpkgs.PackageList([]allpkgs.Package{{Dir: "x", Name: "x", Doc: doc}})
+		list := docgen.PackageList([]docgen.Package{{Dir: "x", Name: "x", Doc: doc}})
 		lines := strings.Split(strings.TrimSuffix(list, "\n"), "\n")
 		if len(lines) != 2 {
 			t.Fatalf("%q: want two lines:\n%s", marker, list)

@@ -1,4 +1,4 @@
-package allpkgs_test
+package docgen_test
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package allpkgs
+package docgen
 
 import (
 	"bufio"
