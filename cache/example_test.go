@@ -168,3 +168,42 @@ func ExampleNewStore() {
 	// hit ["chunk 1","chunk 2"]
 	// ai:rag:query:{5f3a}
 }
+
+// An admin tool reads the API cache's sums per endpoint and its tags
+// through an Inspector.
+func ExampleNewInspector() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	files, err := cache.New[[]File](rdb)
+	if err != nil {
+		panic(err)
+	}
+	list := func(ctx context.Context) ([]File, error) { return []File{{ID: "1", Name: "report.pdf"}}, nil }
+	key := cache.NewKey("/api/v1/files/list", "GET", nil)
+	for i := 0; i < 3; i++ { // a load, then two hits
+		if _, err := files.Get(ctx, key, list, cache.Tags("files")); err != nil {
+			panic(err)
+		}
+	}
+	_ = files.Close() // flushes the hit counts
+
+	in, err := cache.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	o, err := in.ReadOverview(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range o.Endpoints {
+		fmt.Printf("%s %s: %d entry, %d hits, hit rate %.2f\n", e.Method, e.Endpoint, e.Entries, e.Hits, e.HitRate())
+	}
+	for _, t := range o.Tags {
+		fmt.Printf("tag %s: %d\n", t.Tag, t.Members)
+	}
+	// Output:
+	// GET /api/v1/files/list: 1 entry, 2 hits, hit rate 0.67
+	// tag files: 1
+}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/cache"
-	"github.com/redschema/redschema/keys"
 )
 
 type endpointRow struct {
@@ -30,9 +29,10 @@ type cacheReply struct {
 
 // cacheStats answers the cache page: the API cache's live entries, hits
 // and hit rate per endpoint and its invalidation tags, from
-// cache.ReadOverview (one SCAN pipeline and one read pipeline per node).
+// cache.Inspector.ReadOverview (one SCAN pipeline and one read pipeline
+// per node).
 func (h *Handler) cacheStats(r *http.Request) (any, error) {
-	ov, err := cache.ReadOverview(r.Context(), h.cs.For(keys.Cache), h.opt.ns)
+	ov, err := h.cacheInsp.ReadOverview(r.Context())
 	if err != nil {
 		return nil, err
 	}

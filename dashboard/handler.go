@@ -59,6 +59,8 @@ type Handler struct {
 	cache    *cache.Store
 	httpHist httpHistory
 
+	cacheInsp *cache.Inspector // the cache page's reads
+
 	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
 	schemaAt    time.Time
 
@@ -143,7 +145,11 @@ func New(opts ...Option) (*Handler, error) {
 	if h.metrics, err = metrics.NewReader(cs.For(keys.Metrics), defs, metrics.WithNamespace(o.ns)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if h.cache, err = cache.NewStore(cs.For(keys.Cache), cache.APILayout(), append([]cache.Option{cache.WithNamespace(o.ns)}, o.cacheOpts...)...); err != nil {
+	cacheOpts := append([]cache.Option{cache.WithNamespace(o.ns)}, o.cacheOpts...)
+	if h.cache, err = cache.NewStore(cs.For(keys.Cache), cache.APILayout(), cacheOpts...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.cacheInsp, err = cache.NewInspector(cs.For(keys.Cache), cacheOpts...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if h.memory, err = aimemory.New(cs.For(keys.AIMemory), append([]aimemory.Option{aimemory.WithNamespace(o.ns)}, o.memoryOpts...)...); err != nil {

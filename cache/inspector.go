@@ -12,6 +12,35 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
+// Inspector holds the admin reads of the cache for the dashboard and the
+// CLI: the API cache's sums per endpoint and its invalidation tags. It
+// SCANs every master of a cluster: for admin tools, never for a hot path.
+// Build it with NewInspector; it is safe for concurrent use.
+type Inspector struct {
+	rdb redis.UniversalClient
+	ns  keys.Namespace
+}
+
+// NewInspector returns the Inspector of the cache under the namespace of
+// WithNamespace. It takes the options of New and checks them as New does
+// (ErrInvalid on a nil client, a client without ContextTimeoutEnabled or
+// a bad option); options other than WithNamespace mean nothing to reads
+// and are otherwise ignored. It does not contact Redis.
+func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
+	const op = "new inspector"
+	o := defaults()
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return nil, err
+	}
+	if err := o.check(op); err != nil {
+		return nil, err
+	}
+	return &Inspector{rdb: rdb, ns: o.ns}, nil
+}
+
 // EndpointStat sums the API cache entries (APILayout) of one endpoint and
 // method.
 type EndpointStat struct {
@@ -39,19 +68,19 @@ type TagStat struct {
 }
 
 // EndpointStats sums the API cache's live entries per endpoint and
-// method, from their metadata hashes, sorted by endpoint then method. It
-// SCANs every master of a cluster and reads the hashes in one pipeline
-// per master: for admin tools (the dashboard), never for a hot path.
-func EndpointStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]EndpointStat, error) {
-	o, err := readOverview(ctx, rdb, ns, "endpoint stats", true, false)
+// method, from their metadata hashes, sorted by endpoint then method. On
+// every master it costs the SCAN round trips (one on a keyspace of up to
+// about a thousand keys per node) and one pipeline reading the hashes.
+func (in *Inspector) EndpointStats(ctx context.Context) ([]EndpointStat, error) {
+	o, err := in.read(ctx, "endpoint stats", true, false)
 	return o.Endpoints, err
 }
 
-// TagStats lists the invalidation tags under ns with their member counts,
-// sorted by tag. SCAN on every master and one pipeline per master: for
-// admin tools, never for a hot path.
-func TagStats(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) ([]TagStat, error) {
-	o, err := readOverview(ctx, rdb, ns, "tags", false, true)
+// TagStats lists the invalidation tags with their member counts, sorted
+// by tag. On every master it costs the SCAN round trips and one pipeline
+// reading the tags' sizes.
+func (in *Inspector) TagStats(ctx context.Context) ([]TagStat, error) {
+	o, err := in.read(ctx, "tags", false, true)
 	return o.Tags, err
 }
 
@@ -62,18 +91,18 @@ type Overview struct {
 	Tags      []TagStat
 }
 
-// ReadOverview returns EndpointStats and TagStats together at the cost of
-// one of them: on every master of a cluster, the SCANs of the metadata
+// ReadOverview returns EndpointStats and TagStats together at the cost
+// of one of them: on every master of a cluster, the SCANs of the metadata
 // and tag patterns advance together in one pipeline per step (one step on
 // a keyspace of up to about a thousand keys per node), then one pipeline
-// reads the hashes and the tags' sizes. For admin tools, never for a hot
-// path.
-func ReadOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) (Overview, error) {
-	return readOverview(ctx, rdb, ns, "overview", true, true)
+// reads the hashes and the tags' sizes: two round trips per node.
+func (in *Inspector) ReadOverview(ctx context.Context) (Overview, error) {
+	return in.read(ctx, "overview", true, true)
 }
 
-// readOverview reads the endpoint sums and the tags, as asked.
-func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, op string, endpoints, tags bool) (Overview, error) {
+// read reads the endpoint sums and the tags, as asked.
+func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) (Overview, error) {
+	rdb, ns := in.rdb, in.ns
 	var tmpls []*keys.Template
 	if endpoints {
 		tmpls = append(tmpls, metaKey)
