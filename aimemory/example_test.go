@@ -158,8 +158,8 @@ func ExampleMemory_Response() {
 }
 
 // An admin page reads a user's context and a conversation's window in
-// one pipeline.
-func ExampleMemory_ReadView() {
+// one pipeline, through an Inspector.
+func ExampleNewInspector() {
 	rdb, stop := connect()
 	defer stop()
 	ctx := context.Background()
@@ -172,7 +172,11 @@ func ExampleMemory_ReadView() {
 	if _, err := mem.Append(ctx, "u1", "c1", turns); err != nil {
 		panic(err)
 	}
-	v, err := mem.ReadView(ctx, "u1", "c1")
+	in, err := aimemory.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	v, err := in.ReadView(ctx, "u1", "c1")
 	if err != nil {
 		panic(err)
 	}

@@ -64,7 +64,7 @@ func (m *Memory) User(ctx context.Context, userID string) (UserContext, error) {
 }
 
 // decodeUser decodes user_read's reply for the user context at key k
-// (User and ReadView).
+// (User and Inspector.ReadView).
 func decodeUser(rep *call.Reply, k string) (UserContext, error) {
 	topics, hasTopics := rep.OptStr(0)
 	prefs, hasPrefs := rep.OptStr(1)

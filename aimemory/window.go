@@ -145,7 +145,7 @@ func windowConfigOf(op string, opts []WindowOption) (windowConfig, error) {
 }
 
 // windowCall is the window script's call for conversation c (Window
-// with a token budget above a cap of 100, and ReadView).
+// with a token budget above a cap of 100, and Inspector.ReadView).
 func windowCall(c conv, cfg windowConfig) call.Call {
 	sum := "1"
 	if cfg.noSummary {

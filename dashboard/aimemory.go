@@ -45,7 +45,7 @@ func clip(s string) string {
 // (tokens counted today, recent topics, last conversation) and the
 // window of ?conv= (default: the last conversation), as
 // aimemory.Memory.User and Window return them. With ?conv= it is one
-// pipeline (aimemory.Memory.ReadView). Without, ?last= is the page's
+// pipeline (aimemory.Inspector.ReadView). Without, ?last= is the page's
 // guess of the last conversation (the one it showed): the guess is read
 // with the context in one pipeline, and only when the context names
 // another last conversation is that one's window read after it (as it
@@ -64,7 +64,7 @@ func (h *Handler) aiMemory(r *http.Request) (any, error) {
 		conv = guess
 	}
 	if conv != "" {
-		v, err := h.memory.ReadView(ctx, user, conv)
+		v, err := h.memoryInsp.ReadView(ctx, user, conv)
 		if err != nil {
 			return nil, aiErr(err)
 		}

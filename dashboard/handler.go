@@ -59,7 +59,8 @@ type Handler struct {
 	cache    *cache.Store
 	httpHist httpHistory
 
-	cacheInsp *cache.Inspector // the cache page's reads
+	cacheInsp  *cache.Inspector    // the cache page's reads
+	memoryInsp *aimemory.Inspector // the AI memory page's reads
 
 	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
 	schemaAt    time.Time
@@ -152,7 +153,11 @@ func New(opts ...Option) (*Handler, error) {
 	if h.cacheInsp, err = cache.NewInspector(cs.For(keys.Cache), cacheOpts...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if h.memory, err = aimemory.New(cs.For(keys.AIMemory), append([]aimemory.Option{aimemory.WithNamespace(o.ns)}, o.memoryOpts...)...); err != nil {
+	memoryOpts := append([]aimemory.Option{aimemory.WithNamespace(o.ns)}, o.memoryOpts...)
+	if h.memory, err = aimemory.New(cs.For(keys.AIMemory), memoryOpts...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.memoryInsp, err = aimemory.NewInspector(cs.For(keys.AIMemory), memoryOpts...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	for _, nl := range o.limiters {
