@@ -61,6 +61,7 @@ type Handler struct {
 
 	cacheInsp  *cache.Inspector    // the cache page's reads
 	memoryInsp *aimemory.Inspector // the AI memory page's reads
+	sensorInsp *sensor.Inspector   // the sensors page's reads
 
 	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
 	schemaAt    time.Time
@@ -129,7 +130,11 @@ func New(opts ...Option) (*Handler, error) {
 	if err := h.openPresenceChat(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if h.sensor, err = sensor.New(cs.For(keys.Sensors), append([]sensor.Option{sensor.WithNamespace(o.ns)}, o.sensorOpts...)...); err != nil {
+	sensorOpts := append([]sensor.Option{sensor.WithNamespace(o.ns)}, o.sensorOpts...)
+	if h.sensor, err = sensor.New(cs.For(keys.Sensors), sensorOpts...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.sensorInsp, err = sensor.NewInspector(cs.For(keys.Sensors), sensorOpts...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	defs := metrics.CommonMetrics()

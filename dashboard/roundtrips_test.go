@@ -102,7 +102,7 @@ func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
 // TestRoundTripsPerRefresh counts what one refresh of each page costs
 // Redis once the page has been loaded (scripts cached): the pages whose
 // packages have a batch read (ReadOverview, metrics.Reader.Read,
-// session.IndexedUsers, sensor.Client.ReadView, aimemory.Inspector.ReadView,
+// session.IndexedUsers, sensor.Inspector.ReadView, aimemory.Inspector.ReadView,
 // presence.Tracker and chat.Chat QueueView) make one SCAN pipeline and
 // one read pipeline per node at most (the sensor and AI memory pages,
 // with what they show named, and the presence and chat page one

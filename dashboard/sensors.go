@@ -43,7 +43,7 @@ const sensorLatest = 20
 // given) the latest readings and the last ?hours= hours (24 by default,
 // at most 744) aggregated per hour, from the rollups where they exist.
 // With both given (the page sends what it shows on each refresh) it is
-// one pipeline, sensor.Client.ReadView; without, Locations and Types
+// one pipeline, sensor.Inspector.ReadView; without, Locations and Types
 // find the defaults first.
 func (h *Handler) sensors(r *http.Request) (any, error) {
 	ctx := r.Context()
@@ -84,7 +84,7 @@ func (h *Handler) sensors(r *http.Request) (any, error) {
 		typ = types[0]
 	}
 	to := time.Now()
-	v, err := h.sensor.ReadView(ctx, typ, loc, sensorLatest, to.Add(-time.Duration(hours)*time.Hour), to, time.Hour)
+	v, err := h.sensorInsp.ReadView(ctx, typ, loc, sensorLatest, to.Add(-time.Duration(hours)*time.Hour), to, time.Hour)
 	if err != nil {
 		return nil, sensorErr(err)
 	}

@@ -86,8 +86,8 @@ func ExampleClient_Aggregate() {
 }
 
 // An admin page reads the locations, a location's types, a type's latest
-// readings and its hourly series in one pipeline.
-func ExampleClient_ReadView() {
+// readings and its hourly series in one pipeline, through an Inspector.
+func ExampleNewInspector() {
 	rdb, stop := connect()
 	defer stop()
 	ctx := context.Background()
@@ -99,7 +99,11 @@ func ExampleClient_ReadView() {
 			panic(err)
 		}
 	}
-	v, err := sensors.ReadView(ctx, sensor.Temperature, "hall", 10, now.Add(-24*time.Hour), now, time.Hour)
+	in, err := sensor.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	v, err := in.ReadView(ctx, sensor.Temperature, "hall", 10, now.Add(-24*time.Hour), now, time.Hour)
 	if err != nil {
 		panic(err)
 	}

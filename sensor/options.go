@@ -110,6 +110,11 @@ func WithCompactEncoding() Option { return func(o *options) { o.compact = true }
 // option, a nil client, or a go-redis client without
 // ContextTimeoutEnabled; it does not contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
+	return build("new", rdb, opts)
+}
+
+// build is New, failing under op (New and NewInspector).
+func build(op string, rdb redis.UniversalClient, opts []Option) (*Client, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
@@ -120,7 +125,6 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	o.minute = cmp.Or(o.minute, DefaultMinuteRetention)
 	o.hour = cmp.Or(o.hour, DefaultHourRetention)
 	o.maxFuture = cmp.Or(o.maxFuture, DefaultMaxFuture)
-	const op = "new"
 	if err := pkg.CheckClient(op, rdb); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,34 @@ import (
 // MaxLatest bounds Latest's n.
 const MaxLatest = 10000
 
+// read is one prepared read: its script call, and what decodes its reply
+// (or its error) into the caller's destination. Alone it is one round
+// trip (runOne); several go in one pipeline (runAll).
+type read struct {
+	call call.Call
+	done func(rep *call.Reply, err error) error
+}
+
+func (c *Client) runOne(ctx context.Context, r read) error {
+	rep, err := c.run.Run(ctx, r.call.Op, r.call.Keys, r.call.Args...)
+	return r.done(&rep, err)
+}
+
+// runAll runs rs in one pipeline (split per node on a cluster) and joins
+// their errors.
+func (c *Client) runAll(ctx context.Context, rs []read) error {
+	calls := make([]call.Call, len(rs))
+	for i, r := range rs {
+		calls[i] = r.call
+	}
+	reps, errs := c.run.RunMany(ctx, calls)
+	var all []error
+	for i, r := range rs {
+		all = append(all, r.done(&reps[i], errs[i]))
+	}
+	return errors.Join(all...)
+}
+
 // Latest returns the newest n readings (n in [1, MaxLatest]) of sensor
 // type typ in location loc within the retention, newest first, in one
 // round trip (one script: a paged reverse range of the sorted set,
