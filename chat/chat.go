@@ -43,29 +43,34 @@ type roster struct {
 // a go-redis client without ContextTimeoutEnabled (which would ignore the
 // deadlines of every call), or a bad option; it does not contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Chat, error) {
-	o, err := build(rdb, opts)
+	return makeChat("new", rdb, opts)
+}
+
+// makeChat is New, for the constructor op (New, NewInspector).
+func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error) {
+	o, err := build(op, rdb, opts)
 	if err != nil {
 		return nil, err
 	}
 	popts := append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithAvailabilityTag(o.tag))
 	av, err := presence.NewAvailability(rdb, popts...)
 	if err != nil {
-		return nil, pkg.Invalid("new", err)
+		return nil, pkg.Invalid(op, err)
 	}
 	ty, err := presence.NewTyping(rdb, popts...)
 	if err != nil {
-		return nil, pkg.Invalid("new", err)
+		return nil, pkg.Invalid(op, err)
 	}
 	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: av, ty: ty, roster: &roster{}}
 	for _, t := range []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey} {
-		k, err := pkg.Key("new", t, o.ns, o.tag)
+		k, err := pkg.Key(op, t, o.ns, o.tag)
 		if err != nil {
 			return nil, err
 		}
 		c.global = append(c.global, k)
 	}
 	for i, t := range []*keys.Template{messageChannel, assignedChannel, resolvedChannel, readChannel} {
-		if c.chans[i], err = pkg.Key("new", t, o.ns, o.tag); err != nil {
+		if c.chans[i], err = pkg.Key(op, t, o.ns, o.tag); err != nil {
 			return nil, err
 		}
 	}

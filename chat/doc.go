@@ -16,7 +16,8 @@
 // # Guarantees
 //
 //   - One round trip per operation: one Lua script (Assignments and
-//     ReadView excepted; a stale roster costs one more, once per change).
+//     Inspector.ReadView excepted; a stale roster costs one more, once per
+//     change).
 //   - No conversation ever has two admins and no admin holds more than
 //     their capacity, whatever the concurrency: each assignment path is one
 //     script that reads availability, capacity and load and writes.

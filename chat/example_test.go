@@ -7,6 +7,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/presence"
@@ -154,9 +155,9 @@ func ExampleChat_Subscribe() {
 }
 
 // An admin page reads the support chat's roster and queues, and who is
-// online, in one pipeline: each package queues its view's reads on the
-// same client's pipeline (QueueView), then decodes them.
-func ExampleChat_QueueView() {
+// online: each package's Inspector reads its view in one pipeline, and
+// the two are read at once.
+func ExampleNewInspector() {
 	m, _ := miniredis.Run()
 	defer m.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
@@ -178,22 +179,20 @@ func ExampleChat_QueueView() {
 		_, _ = c.Open(ctx, id, chat.Normal)
 	}
 
-	pipe := rdb.Pipeline()
-	chatView, err := c.QueueView(ctx, pipe, 10)
+	ci, err := chat.NewInspector(rdb) // the Chat's options
 	if err != nil {
 		panic(err)
 	}
-	presenceView, err := tr.QueueView(ctx, pipe, "")
+	pi, err := presence.NewInspector(rdb) // the Tracker's options
 	if err != nil {
 		panic(err)
 	}
-	_, _ = pipe.Exec(ctx) // each read carries its own error
-	cv, err := chatView()
-	if err != nil {
-		panic(err)
-	}
-	pv, err := presenceView()
-	if err != nil {
+	var cv chat.View
+	var pv presence.View
+	var g errgroup.Group
+	g.Go(func() (err error) { cv, err = ci.ReadView(ctx, 10); return err })
+	g.Go(func() (err error) { pv, err = pi.ReadView(ctx, ""); return err })
+	if err := g.Wait(); err != nil {
 		panic(err)
 	}
 	fmt.Println(cv.Admins[0].ID, cv.Admins[0].Assigned, len(cv.Backlog), cv.Backlog[0].Conversation, pv.Online)

@@ -121,13 +121,12 @@ func WithPresence(opts ...presence.Option) Option {
 	return func(o *options) { o.presence = append(o.presence, opts...) }
 }
 
-func build(rdb redis.UniversalClient, opts []Option) (options, error) {
+func build(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
 	o := options{tag: DefaultTag, capacity: DefaultCapacity, convTTL: DefaultConversationTTL,
 		dashTTL: DefaultDashboardTTL, cache: DefaultMessageCache}
 	for _, f := range opts {
 		f(&o)
 	}
-	const op = "new"
 	if err := pkg.CheckClient(op, rdb); err != nil {
 		return o, err
 	}

@@ -51,8 +51,8 @@ type Handler struct {
 	sessions *session.Store
 	users    *session.Users
 	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
-	presence *presence.Tracker
-	chat     *chat.Chat
+	presence *presence.Inspector
+	chat     *chat.Inspector
 	sensor   *sensor.Client
 	memory   *aimemory.Memory
 	metrics  *metrics.Reader

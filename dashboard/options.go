@@ -98,14 +98,14 @@ func WithLimiter(name string, l *ratelimit.Limiter) Option {
 }
 
 // WithPresence passes the application's presence options (layout,
-// profile, ...) to the tracker the presence page reads with; the
+// profile, ...) to the presence.Inspector the presence page reads with; the
 // namespace is the dashboard's.
 func WithPresence(opts ...presence.Option) Option {
 	return func(o *options) { o.presenceOpts = append(o.presenceOpts, opts...) }
 }
 
 // WithChat passes the application's chat options (deployment tag,
-// presence options, ...) to the chat client the page reads with; the
+// presence options, ...) to the chat.Inspector the page reads with; the
 // namespace is the dashboard's.
 func WithChat(opts ...chat.Option) Option {
 	return func(o *options) { o.chatOpts = append(o.chatOpts, opts...) }

@@ -3,8 +3,9 @@ package dashboard
 import (
 	"errors"
 	"net/http"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
@@ -66,14 +67,14 @@ func waitingRows(ws []chat.Waiting) []waitingRow {
 
 // presenceChat answers the presence and chat page: the online count and
 // the first online users, with ?user= that user's presence and
-// connections (presence.Tracker.ReadView: OnlineNow, Get, Connections),
+// connections (presence.Inspector.ReadView: OnlineNow, Get, Connections),
 // the support admins with availability and load, and the unread queue
-// and backlog, most urgent first (chat.Chat.ReadView: Admins, Unread,
-// Backlog). When presence and chat share a client (one database, or a
-// cluster) both views are read in one pipeline (QueueView); in two
-// databases, each in its own, at once. A part that fails (data written
-// with another presence layout, say) is reported in errors and the
-// others still shown.
+// and backlog, most urgent first (chat.Inspector.ReadView: Admins,
+// Unread, Backlog). The two views are read concurrently, each in its own
+// pipeline (one round trip per node each, sent at once), whether presence
+// and chat share a client or live in two databases. A part that fails
+// (data written with another presence layout, say) is reported in errors
+// and the others still shown.
 func (h *Handler) presenceChat(r *http.Request) (any, error) {
 	ctx := r.Context()
 	out := presenceReply{Online: []string{}, Admins: []adminRow{}, Unread: []waitingRow{}, Backlog: []waitingRow{},
@@ -82,34 +83,12 @@ func (h *Handler) presenceChat(r *http.Request) (any, error) {
 	var pv presence.View
 	var cv chat.View
 	var perr, cerr error
-	if pc := h.cs.For(keys.Presence); pc == h.cs.For(keys.Chat) {
-		pipe := pc.Pipeline()
-		pdone, err := h.presence.QueueView(ctx, pipe, user)
-		if errors.Is(err, presence.ErrInvalid) {
-			return nil, badRequest("%v", err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		cdone, err := h.chat.QueueView(ctx, pipe, maxListed)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = pipe.Exec(ctx) // every command carries its own error
-		pv, perr = pdone()
-		cv, cerr = cdone()
-	} else {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cv, cerr = h.chat.ReadView(ctx, maxListed)
-		}()
-		pv, perr = h.presence.ReadView(ctx, user)
-		wg.Wait()
-		if errors.Is(perr, presence.ErrInvalid) { // the user ID, checked before any read
-			return nil, badRequest("%v", perr)
-		}
+	var g errgroup.Group // each read reports its own error: none stops the other
+	g.Go(func() error { cv, cerr = h.chat.ReadView(ctx, maxListed); return nil })
+	g.Go(func() error { pv, perr = h.presence.ReadView(ctx, user); return nil })
+	_ = g.Wait()
+	if errors.Is(perr, presence.ErrInvalid) { // the user ID, checked before any read
+		return nil, badRequest("%v", perr)
 	}
 	if perr != nil {
 		out.Errors["presence"] = perr.Error()
@@ -147,14 +126,15 @@ func (h *Handler) presenceChat(r *http.Request) (any, error) {
 	return out, nil
 }
 
-// openPresenceChat builds the tracker and the chat client the page reads.
+// openPresenceChat builds the presence and chat inspectors the page
+// reads through.
 func (h *Handler) openPresenceChat() error {
 	var err error
 	popts := append([]presence.Option{presence.WithNamespace(h.opt.ns)}, h.opt.presenceOpts...)
-	if h.presence, err = presence.New(h.cs.For(keys.Presence), popts...); err != nil {
+	if h.presence, err = presence.NewInspector(h.cs.For(keys.Presence), popts...); err != nil {
 		return err
 	}
 	copts := append([]chat.Option{chat.WithNamespace(h.opt.ns)}, h.opt.chatOpts...)
-	h.chat, err = chat.New(h.cs.For(keys.Chat), copts...)
+	h.chat, err = chat.NewInspector(h.cs.For(keys.Chat), copts...)
 	return err
 }

@@ -102,11 +102,12 @@ func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
 // TestRoundTripsPerRefresh counts what one refresh of each page costs
 // Redis once the page has been loaded (scripts cached): the pages whose
 // packages have a batch read (ReadOverview, metrics.Reader.Read,
-// session.IndexedUsers, sensor.Inspector.ReadView, aimemory.Inspector.ReadView,
-// presence.Tracker and chat.Chat QueueView) make one SCAN pipeline and
-// one read pipeline per node at most (the sensor and AI memory pages,
-// with what they show named, and the presence and chat page one
-// pipeline),
+// session.Inspector.IndexedUsers, sensor.Inspector.ReadView,
+// aimemory.Inspector.ReadView, presence.Inspector and chat.Inspector
+// ReadView) make one SCAN pipeline and one read pipeline per node at
+// most (the sensor and AI memory pages, with what they show named, one
+// pipeline; the presence and chat page one pipeline per inspector, the
+// two sent at once),
 // the schema page reuses its scan for
 // SchemaReuse; the others are logged.
 func TestRoundTripsPerRefresh(t *testing.T) {
@@ -130,8 +131,8 @@ func TestRoundTripsPerRefresh(t *testing.T) {
 		{"/api/sessions", 2, 1},
 		{"/api/queues", 2, 2}, // Names' SCAN, then every queue's stats
 		{"/api/queue?name=" + demo.Queue, 1, 1},
-		{"/api/presence", 1, 1},
-		{"/api/presence?user=" + demo.User, 1, 1},
+		{"/api/presence", 2, 2},                   // the presence and the chat inspector, at once
+		{"/api/presence?user=" + demo.User, 2, 2}, // idem
 		{"/api/aimemory?user=" + demo.User, 2, 2}, // the context, then the last conversation's window
 		{"/api/aimemory?user=" + demo.User + "&last=" + demo.Conv, 1, 1},
 		{"/api/aimemory?user=" + demo.User + "&conv=" + demo.Conv, 1, 1},

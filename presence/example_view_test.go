@@ -11,8 +11,9 @@ import (
 )
 
 // An admin page reads who is online and one user's presence and
-// connections in one pipeline.
-func ExampleTracker_ReadView() {
+// connections in one pipeline, through an Inspector built with the
+// Tracker's options.
+func ExampleNewInspector() {
 	m, _ := miniredis.Run()
 	defer m.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
@@ -26,7 +27,11 @@ func ExampleTracker_ReadView() {
 	_, _ = tr.Connect(ctx, "bob", presence.Conn{ID: "c1", Metadata: presence.Metadata{Device: "web"}})
 	_, _ = tr.Connect(ctx, "alice", presence.Conn{ID: "c1", Metadata: presence.Metadata{Device: "web"}})
 	_, _ = tr.Connect(ctx, "alice", presence.Conn{ID: "c2", Metadata: presence.Metadata{Device: "mobile"}})
-	v, err := tr.ReadView(ctx, "alice")
+	in, err := presence.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	v, err := in.ReadView(ctx, "alice")
 	if err != nil {
 		panic(err)
 	}

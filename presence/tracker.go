@@ -64,7 +64,11 @@ type Tracker struct {
 // ignore the deadlines of every call), or a bad option; it does not
 // contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Tracker, error) {
-	const op = "new"
+	return newTracker("new", rdb, opts)
+}
+
+// newTracker is New, for the constructor op (New, NewInspector).
+func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, error) {
 	o, err := build(op, rdb, opts)
 	if err != nil {
 		return nil, err

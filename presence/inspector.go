@@ -14,6 +14,26 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
+// Inspector reads presence for admin tools (the dashboard, the CLI):
+// who is online, and one user's presence and connections, in one
+// pipeline. It writes nothing and is safe for concurrent use; create one
+// per process and namespace, and share it. Build it with NewInspector.
+type Inspector struct {
+	t *Tracker
+}
+
+// NewInspector returns an Inspector over rdb, built with New's options:
+// WithNamespace, WithProfile, WithLayout and WithoutOnlineIndex shape what
+// it reads (give it the Tracker's), the others are accepted and ignored.
+// It fails as New does, with ErrInvalid; it does not contact Redis.
+func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
+	t, err := newTracker("new inspector", rdb, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Inspector{t: t}, nil
+}
+
 // View is what an admin page shows of presence: who is online, and one
 // user's presence and connections.
 type View struct {
@@ -26,16 +46,20 @@ type View struct {
 }
 
 // ReadView reads OnlineNow (which gives OnlineCount) and, for user other
-// than "", Get(user) and Connections(user) together: one pipeline (one
-// round trip per node on a cluster) of a TIME, the online index's
-// reads (one ZRANGE per cluster slot, as OnlineNow) and the user's
-// reads, at OnlineNow's cost. A part that fails (the index WithoutOnlineIndex,
-// say) is left empty and its error joined to the one returned, with the
-// others read. For admin tools, such as the dashboard's presence and chat
-// page.
-func (t *Tracker) ReadView(ctx context.Context, user string) (View, error) {
+// than "", Get(user) and Connections(user) together, as a Tracker with
+// the Inspector's options reads them: one pipeline, so one round trip (one
+// per node on a cluster: the online index has a key per slot, which
+// touches every master) of a TIME, the online index's reads (one ZRANGE
+// per cluster slot, as OnlineNow) and the user's reads, at OnlineNow's
+// cost; the connections' script, when the server lost it (NOSCRIPT) or
+// it met a slot migration, is sent again alone (one more round trip). An
+// invalid user ID fails with ErrInvalid before anything is sent. A part
+// that fails (the index WithoutOnlineIndex, say) is left empty and its
+// error joined to the one returned, with the others read.
+func (in *Inspector) ReadView(ctx context.Context, user string) (View, error) {
+	t := in.t
 	pipe := t.run.Client().Pipeline()
-	done, err := t.QueueView(ctx, pipe, user)
+	done, err := t.queueView(ctx, pipe, user)
 	if err != nil {
 		return View{}, err
 	}
@@ -43,14 +67,12 @@ func (t *Tracker) ReadView(ctx context.Context, user string) (View, error) {
 	return done()
 }
 
-// QueueView adds ReadView's reads to pipe, a pipeline of the client the
-// Tracker was made with, so that they share a round trip with other
-// reads (another package's on the same client, say), and returns what
-// decodes them once pipe has been executed, as ReadView returns them. An
+// queueView adds ReadView's reads to pipe, a pipeline of the Tracker's
+// client, and returns what decodes them once pipe has been executed. An
 // invalid user ID fails before anything is queued. The connections'
 // script, when the server lost it (NOSCRIPT) or it met a slot migration,
 // is sent again alone by the returned function.
-func (t *Tracker) QueueView(ctx context.Context, pipe redis.Pipeliner, user string) (func() (View, error), error) {
+func (t *Tracker) queueView(ctx context.Context, pipe redis.Pipeliner, user string) (func() (View, error), error) {
 	const op = "read view"
 	var k userKeys
 	if user != "" {

@@ -3,15 +3,38 @@ package presence_test
 import (
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/presence"
 )
 
-// ReadView reads what OnlineNow, Get and Connections read, in one
-// pipeline, on a caller's pipeline too, and reports a part that fails
-// with the others read.
+// newInspector returns an Inspector of e's namespace with opts.
+func newInspector(t *testing.T, e *harness.Env, opts ...presence.Option) *presence.Inspector {
+	t.Helper()
+	in, err := presence.NewInspector(e.Client, append([]presence.Option{presence.WithNamespace(e.NS)}, opts...)...)
+	require.NoError(t, err)
+	return in
+}
+
+// NewInspector checks the client and the options as New does.
+func TestNewInspector(t *testing.T) {
+	e := harness.New(t)
+	_, err := presence.NewInspector(nil)
+	require.ErrorIs(t, err, presence.ErrInvalid)
+	noDeadlines := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = noDeadlines.Close() })
+	_, err = presence.NewInspector(noDeadlines)
+	require.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = presence.NewInspector(e.Client, presence.WithLayout(presence.Layout(9)))
+	require.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = presence.NewInspector(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("t"), presence.WithoutOccupancy())
+	require.NoError(t, err, "options that mean nothing to reads are accepted")
+}
+
+// Inspector.ReadView reads what OnlineNow, Get and Connections read, in
+// one pipeline, and reports a part that fails with the others read.
 func TestReadView(t *testing.T) {
 	eachLayout(t, func(t *testing.T, l layout) {
 		e := harness.New(t)
@@ -33,7 +56,7 @@ func TestReadView(t *testing.T) {
 		require.ElementsMatch(t, []string{"u1", "u2", "u3"}, online)
 		fresh := e.FreshClient()
 		trips := harness.CountTrips(fresh)
-		rt, err := presence.New(fresh, presence.WithNamespace(e.NS), l.opt())
+		rt, err := presence.NewInspector(fresh, presence.WithNamespace(e.NS), l.opt())
 		require.NoError(t, err)
 		for _, user := range []string{"u1", "gone", "nobody"} {
 			p, err := tr.Get(ctx, user)
@@ -52,21 +75,15 @@ func TestReadView(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, presence.View{Online: []string{"u1", "u2", "u3"}}, v)
 
-		// Beside other commands, on a caller's pipeline.
-		pipe := fresh.Pipeline()
-		echo := pipe.Echo(ctx, "x")
-		done, err := rt.QueueView(ctx, pipe, "u1")
-		require.NoError(t, err)
+		// A user's connections, in one pipeline.
 		trips.Reset()
-		_, _ = pipe.Exec(ctx)
-		v, err = done()
+		v, err = rt.ReadView(ctx, "u1")
 		require.NoError(t, err)
-		require.Equal(t, "x", echo.Val())
 		require.Len(t, v.Connections, 2)
 		require.Equal(t, int64(1), trips.Total(), "one pipeline")
 
 		// Without the index, the user is still read.
-		noIndex := newTracker(t, e, l.opt(), presence.WithoutOnlineIndex())
+		noIndex := newInspector(t, e, l.opt(), presence.WithoutOnlineIndex())
 		v, err = noIndex.ReadView(ctx, "u1")
 		require.ErrorIs(t, err, presence.ErrNoIndex)
 		require.Empty(t, v.Online)
@@ -74,7 +91,7 @@ func TestReadView(t *testing.T) {
 		require.Equal(t, presence.Online, v.User.Status)
 		require.Len(t, v.Connections, 2)
 
-		_, err = tr.ReadView(ctx, "\xff")
+		_, err = newInspector(t, e, l.opt()).ReadView(ctx, "\xff")
 		require.ErrorIs(t, err, presence.ErrInvalid)
 	})
 }
