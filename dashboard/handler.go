@@ -50,6 +50,7 @@ type Handler struct {
 	refKey   []byte // keys the opaque session references shown to the page
 	sessions *session.Store
 	users    *session.Users
+	sessInsp *session.Inspector // the sessions page's user list
 	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
 	presence *presence.Inspector
 	chat     *chat.Inspector
@@ -122,6 +123,9 @@ func New(opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if h.users, err = session.NewUsers(sc, session.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.sessInsp, err = session.NewInspector(sc, session.WithNamespace(o.ns)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if h.admin, err = ratelimit.New(cs.For(keys.RateLimits), adminPolicy, ratelimit.WithNamespace(o.ns), ratelimit.WithRuntimeConfig()); err != nil {

@@ -29,7 +29,7 @@ type userRow struct {
 }
 
 type sessionsReply struct {
-	Users    []userRow    `json:"users"` // the users with the most sessions (session.IndexedUsers)
+	Users    []userRow    `json:"users"` // the users with the most sessions (session.Inspector.IndexedUsers)
 	User     string       `json:"user"`
 	Record   any          `json:"record"` // the user:{user_id} hash as the session package decodes it; nil if none
 	Status   string       `json:"status"`
@@ -47,12 +47,12 @@ func userTemplate() *keys.Template {
 }
 
 // userSessions answers the sessions page: the users with the most
-// sessions (session.IndexedUsers, a SCAN), and for ?user= the user's record (read with the session
+// sessions (session.Inspector.IndexedUsers, a SCAN), and for ?user= the user's record (read with the session
 // package's decoder, which does not touch last_seen) and live sessions
 // (session.Store.List, then Get for each).
 func (h *Handler) userSessions(r *http.Request) (any, error) {
 	ctx := r.Context()
-	indexed, err := session.IndexedUsers(ctx, h.cs.For(keys.Sessions), h.opt.ns, maxListed)
+	indexed, err := h.sessInsp.IndexedUsers(ctx, maxListed)
 	if err != nil {
 		return nil, err
 	}

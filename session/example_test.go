@@ -331,3 +331,37 @@ func ExampleStore_NewEventReader() {
 	// second revoked (revoke), user 42
 	// more: 0
 }
+
+// An admin page lists the users with the most sessions through an
+// Inspector built with the Store's options.
+func ExampleNewInspector() {
+	m, _ := miniredis.Run()
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	store, err := session.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	for _, u := range []string{"42", "7", "42"} {
+		if _, _, err := store.Create(ctx, session.Info{UserID: u}); err != nil {
+			panic(err)
+		}
+	}
+	in, err := session.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	users, err := in.IndexedUsers(ctx, 10)
+	if err != nil {
+		panic(err)
+	}
+	for _, u := range users {
+		fmt.Println(u.ID, u.Entries)
+	}
+	// Output:
+	// 42 2
+	// 7 1
+}

@@ -11,8 +11,28 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// MaxAdminList bounds what IndexedUsers returns.
+// MaxAdminList bounds what Inspector.IndexedUsers returns.
 const MaxAdminList = 10000
+
+// Inspector reads the sessions keyspace for admin tools (the dashboard,
+// the CLI). It writes nothing, reads no session and returns no session
+// ID; it is safe for concurrent use. Build it with NewInspector.
+type Inspector struct {
+	rdb redis.UniversalClient
+	ns  keys.Namespace
+}
+
+// NewInspector returns an Inspector over rdb, built with New's options:
+// WithNamespace shapes what it reads (give it the Store's), the others
+// are accepted and ignored. It fails as New does, with ErrInvalid; it
+// does not contact Redis.
+func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
+	o, err := newOptions("new inspector", rdb, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Inspector{rdb: rdb, ns: o.ns}, nil
+}
 
 // IndexedUser is a user with a session index, and how many entries it
 // holds (expired entries not yet pruned included: List prunes them).
@@ -22,17 +42,19 @@ type IndexedUser struct {
 }
 
 // IndexedUsers returns up to limit (1..MaxAdminList) users that have a
-// session index under ns, most entries first. It SCANs every master of a
-// cluster and counts the indexes in one pipeline per master: for admin
-// tools (the dashboard), never for a hot path. It reads no session and
-// returns no session ID.
-func IndexedUsers(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) ([]IndexedUser, error) {
+// session index, most entries first. It SCANs every master of a cluster
+// and counts the indexes in one pipeline per master: the SCAN's round
+// trips (one per step of the cursor), then one per master; for admin
+// tools, never for a hot path. A limit outside 1..MaxAdminList is
+// ErrInvalid before anything is sent.
+func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser, error) {
 	if limit < 1 || limit > MaxAdminList {
 		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, MaxAdminList)
 	}
+	ns := in.ns
 	var mu sync.Mutex
 	var out []IndexedUser
-	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
+	err := keys.ForEachNode(ctx, in.rdb, func(ctx context.Context, node redis.UniversalClient) error {
 		var found, users []string
 		ks, err := scanmany.Keys(ctx, node, []string{indexKey.Match(ns, nil)}) // each key once
 		if err != nil {
