@@ -44,13 +44,17 @@ type locksReply struct {
 // locks answers the locks page: held lease locks with their owner label
 // and remaining TTL, semaphores with their permits, and interval jobs
 // with their last run and, for the jobs given WithInterval, the next, all
-// from lock.ReadOverview (one SCAN pipeline and one read pipeline per
-// node).
+// from lock.Inspector.Overview (one SCAN pipeline and one read pipeline
+// per node). The Inspector is built here, per request: it holds no state
+// and costs no round trip.
 func (h *Handler) locks(r *http.Request) (any, error) {
 	ctx := r.Context()
-	c := h.cs.For(keys.Locks)
+	in, err := lock.NewInspector(h.cs.For(keys.Locks), lock.WithNamespace(h.opt.ns))
+	if err != nil {
+		return nil, err
+	}
 	out := locksReply{Locks: []lockRow{}, Semaphores: []semRow{}, Jobs: []jobRun{}}
-	ov, err := lock.ReadOverview(ctx, c, h.opt.ns, maxRateRows)
+	ov, err := in.Overview(ctx, maxRateRows)
 	if err != nil {
 		return nil, err
 	}

@@ -317,3 +317,33 @@ func ExampleWithWakeups() {
 	// Output:
 	// handed over: true
 }
+
+func ExampleNewInspector() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	locks, _ := lock.New(rdb, lock.WithOwner("worker-1"))
+	_, _ = locks.TryAcquire(ctx, lock.File, "report.pdf", time.Minute)
+	gpus, _ := locks.Semaphore("gpu", "pool", 2)
+	_, _ = gpus.TryAcquire(ctx, time.Minute)
+
+	// An admin tool reads everything at once: two round trips per node.
+	in, err := lock.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	o, err := in.Overview(ctx, 100)
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range o.Held {
+		fmt.Println("held:", h.ResourceType, h.ResourceID, "by", h.OwnerLabel, "for", h.Lease)
+	}
+	for _, s := range o.Semaphores {
+		fmt.Println("semaphore:", s.ResourceType, s.ResourceID, len(s.Permits), "permit(s)")
+	}
+	// Output:
+	// held: file report.pdf by worker-1 for 1m0s
+	// semaphore: gpu pool 1 permit(s)
+}

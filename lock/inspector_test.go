@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/lock"
 )
 
@@ -16,8 +18,12 @@ func TestAdminReads(t *testing.T) {
 	ctx := env.Ctx()
 	c, err := lock.New(env.Client, lock.WithNamespace(env.NS), lock.WithOwner("worker-1"))
 	require.NoError(t, err)
+	// The options of New are accepted; those that mean nothing to reads
+	// are ignored.
+	in, err := lock.NewInspector(env.Client, lock.WithNamespace(env.NS), lock.WithOwner("worker-1"))
+	require.NoError(t, err)
 
-	held, err := lock.Held(ctx, env.Client, env.NS, 10)
+	held, err := in.Held(ctx, 10)
 	require.NoError(t, err)
 	require.Empty(t, held)
 
@@ -37,7 +43,7 @@ func TestAdminReads(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ran)
 
-	held, err = lock.Held(ctx, env.Client, env.NS, 10)
+	held, err = in.Held(ctx, 10)
 	require.NoError(t, err)
 	var got []string
 	for _, h := range held {
@@ -48,14 +54,14 @@ func TestAdminReads(t *testing.T) {
 	}
 	require.Equal(t, []string{"file/a.pdf", "report/r:1"}, got, "soonest expiry first")
 
-	sems, err := lock.Semaphores(ctx, env.Client, env.NS, 10)
+	sems, err := in.Semaphores(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, sems, 1)
 	require.Equal(t, "gpu", sems[0].ResourceType)
 	require.Len(t, sems[0].Permits, 2)
 	require.Equal(t, "worker-1", sems[0].Permits[0].OwnerLabel)
 
-	runs, err := lock.LastRuns(ctx, env.Client, env.NS, 10)
+	runs, err := in.LastRuns(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	require.Equal(t, "nightly", runs[0].Job)
@@ -63,11 +69,13 @@ func TestAdminReads(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, last.Equal(runs[0].LastRun), "%v vs %v", last, runs[0].LastRun)
 
-	// ReadOverview is the three together, on one SCAN pipeline and one
-	// read pipeline per node.
+	// Overview is the three together, on one SCAN pipeline and one read
+	// pipeline per node.
 	c2 := env.FreshClient()
 	trips := harness.CountTrips(c2)
-	o, err := lock.ReadOverview(ctx, c2, env.NS, 10)
+	in2, err := lock.NewInspector(c2, lock.WithNamespace(env.NS))
+	require.NoError(t, err)
+	o, err := in2.Overview(ctx, 10)
 	require.NoError(t, err)
 	require.Equal(t, lock.Overview{Held: o.Held, Semaphores: sems, LastRuns: runs}, o)
 	require.Len(t, o.Held, 2)
@@ -77,12 +85,41 @@ func TestAdminReads(t *testing.T) {
 			require.Equal(t, int64(2), trips.Pipelines())
 		}
 	}
-	o, err = lock.ReadOverview(ctx, c2, env.NS, 1)
+	o, err = in2.Overview(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, o.Held, 1)
 
-	_, err = lock.Held(ctx, env.Client, env.NS, 0)
+	_, err = in.Held(ctx, 0)
 	require.ErrorIs(t, err, lock.ErrInvalid)
-	_, err = lock.ReadOverview(ctx, env.Client, env.NS, 0)
+	_, err = in.Overview(ctx, 0)
 	require.ErrorIs(t, err, lock.ErrInvalid)
+	_, err = in.Semaphores(ctx, 10001)
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	_, err = in.LastRuns(ctx, 0)
+	require.ErrorIs(t, err, lock.ErrInvalid)
+
+	// Another namespace's inspector sees none of it.
+	other, err := lock.NewInspector(env.Client, lock.WithNamespace(keys.Namespace{Prefix: env.NS.Prefix + "other:", NoHashTags: env.NS.NoHashTags}))
+	require.NoError(t, err)
+	o, err = other.Overview(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, o.Held)
+	require.Empty(t, o.Semaphores)
+	require.Empty(t, o.LastRuns)
+}
+
+func TestNewInspector(t *testing.T) {
+	_, err := lock.NewInspector(nil)
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	noTimeouts := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer noTimeouts.Close()
+	_, err = lock.NewInspector(noTimeouts)
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	ok := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
+	defer ok.Close()
+	_, err = lock.NewInspector(ok, lock.WithNamespace(keys.Namespace{Prefix: "bad prefix\x00"}))
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	in, err := lock.NewInspector(ok)
+	require.NoError(t, err)
+	require.NotNil(t, in)
 }

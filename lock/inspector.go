@@ -14,12 +14,92 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// MaxAdminList bounds what Held, Semaphores and LastRuns return.
-const MaxAdminList = 10000
+// Inspector reads what an admin tool (the dashboard, the CLI) shows of
+// the locks under one namespace: the held lease locks, the semaphores and
+// the interval jobs' last runs. It SCANs every master of a cluster, so it
+// is never for a hot path. It is safe for concurrent use.
+type Inspector struct {
+	rdb redis.UniversalClient
+	ns  keys.Namespace
+}
 
-// HeldLock is a lease lock found by Held. It carries the owner's label
-// (WithOwner), never the owner ID itself: the ID is what proves
-// ownership of the lease.
+// NewInspector returns an Inspector over rdb, built like New and taking
+// its options: WithNamespace selects the keys it reads, and the other
+// options, which mean nothing to reads, are accepted and ignored. It
+// fails with ErrInvalid for a nil client, a go-redis client without
+// ContextTimeoutEnabled or a bad namespace; it does not contact Redis.
+func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	const op = "new inspector"
+	if err := pkg.CheckClient(op, rdb); err != nil {
+		return nil, err
+	}
+	if err := o.ns.Validate(); err != nil {
+		return nil, pkg.Invalid(op, err)
+	}
+	return &Inspector{rdb: rdb, ns: o.ns}, nil
+}
+
+// Overview returns what Held, Semaphores and LastRuns return, each up to
+// limit (1..10000), at the cost of one of them: on every master of a
+// cluster, the three patterns' SCANs advance together in one pipeline per
+// step (one step on a keyspace of up to about a thousand keys per node),
+// then one pipeline reads everything found: two round trips per master
+// on such a keyspace.
+func (in *Inspector) Overview(ctx context.Context, limit int) (Overview, error) {
+	return in.read(ctx, "overview", partHeld|partSems|partRuns, limit)
+}
+
+// Held returns up to limit (1..10000) lease locks held under the
+// namespace, soonest expiry first. Per master, the SCAN (one pipeline per
+// step) and one pipeline that reads the leases. A value that is not a
+// lease this package writes is skipped, and so is an interval job's claim
+// record that holds no lease.
+func (in *Inspector) Held(ctx context.Context, limit int) ([]HeldLock, error) {
+	o, err := in.read(ctx, "held", partHeld, limit)
+	return o.Held, err
+}
+
+// Semaphores returns up to limit (1..10000) semaphores under the
+// namespace with their unexpired permits (by the server's clock), sorted
+// by resource. Per master, the SCAN (one pipeline per step) and one
+// pipeline that reads the permits.
+func (in *Inspector) Semaphores(ctx context.Context, limit int) ([]SemaphoreState, error) {
+	o, err := in.read(ctx, "semaphores", partSems, limit)
+	return o.Semaphores, err
+}
+
+// LastRuns returns up to limit (1..10000) interval jobs under the
+// namespace with the start of their last run (Interval.LastRun), sorted
+// by job. Per master, the SCAN (one pipeline per step) and one pipeline
+// that reads the last runs.
+func (in *Inspector) LastRuns(ctx context.Context, limit int) ([]LastRun, error) {
+	o, err := in.read(ctx, "last runs", partRuns, limit)
+	return o.LastRuns, err
+}
+
+// read checks limit, reads the parts asked for and sorts and cuts them.
+func (in *Inspector) read(ctx context.Context, op string, parts, limit int) (Overview, error) {
+	if limit < 1 || limit > maxAdminList {
+		return Overview{}, pkg.Invalidf(op, "limit %d is not in 1..%d", limit, maxAdminList)
+	}
+	o, err := readOverview(ctx, in.rdb, in.ns, op, parts)
+	if err != nil {
+		return Overview{}, err
+	}
+	o.sortLimit(limit)
+	return o, nil
+}
+
+// maxAdminList bounds the limit of the Inspector's reads.
+const maxAdminList = 10000
+
+// HeldLock is a lease lock found by Inspector.Held. It carries the
+// owner's label (WithOwner), never the owner ID itself: the ID is what
+// proves ownership of the lease.
 type HeldLock struct {
 	ResourceType, ResourceID string
 	OwnerLabel               string // "" when the holder set no label
@@ -28,8 +108,8 @@ type HeldLock struct {
 	Remaining                time.Duration // the key's remaining TTL
 }
 
-// SemaphoreState is a semaphore found by Semaphores: its permits, soonest
-// expiry first.
+// SemaphoreState is a semaphore found by Inspector.Semaphores: its
+// permits, soonest expiry first.
 type SemaphoreState struct {
 	ResourceType, ResourceID string
 	Permits                  []Permit
@@ -41,7 +121,7 @@ type Permit struct {
 	ExpiresAt  time.Time
 }
 
-// LastRun is an interval job's last run found by LastRuns.
+// LastRun is an interval job's last run found by Inspector.LastRuns.
 type LastRun struct {
 	Job     string
 	LastRun time.Time
@@ -76,30 +156,12 @@ func matchArgs(ns keys.Namespace, t *keys.Template, key string) ([]string, bool)
 }
 
 // Overview is what the locks page of an admin tool shows: the held lease
-// locks, the semaphores and the interval jobs' last runs (see Held,
-// Semaphores and LastRuns).
+// locks, the semaphores and the interval jobs' last runs (see
+// Inspector.Overview).
 type Overview struct {
 	Held       []HeldLock
 	Semaphores []SemaphoreState
 	LastRuns   []LastRun
-}
-
-// ReadOverview returns Held, Semaphores and LastRuns together, each up to
-// limit (1..MaxAdminList), at the cost of one of them: on every master of
-// a cluster, the three patterns' SCANs advance together in one pipeline
-// per step (one step on a keyspace of up to about a thousand keys per
-// node), then one pipeline reads everything found. For admin tools (the
-// dashboard), never for a hot path.
-func ReadOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) (Overview, error) {
-	if limit < 1 || limit > MaxAdminList {
-		return Overview{}, pkg.Invalidf("overview", "limit %d is not in 1..%d", limit, MaxAdminList)
-	}
-	o, err := readOverview(ctx, rdb, ns, "overview", partHeld|partSems|partRuns)
-	if err != nil {
-		return Overview{}, err
-	}
-	o.sortLimit(limit)
-	return o, nil
 }
 
 // The parts of an Overview to read.
@@ -223,7 +285,7 @@ func semaphoreState(args []string, zs []redis.Z, nowMs int64) SemaphoreState {
 	return s
 }
 
-// sortLimit sorts each part as Held, Semaphores and LastRuns document
+// sortLimit sorts each part as the Inspector's methods document
 // and keeps up to limit of each.
 func (o *Overview) sortLimit(limit int) {
 	sort.Slice(o.Held, func(i, j int) bool {
@@ -241,54 +303,4 @@ func (o *Overview) sortLimit(limit int) {
 	o.Held = o.Held[:min(len(o.Held), limit)]
 	o.Semaphores = o.Semaphores[:min(len(o.Semaphores), limit)]
 	o.LastRuns = o.LastRuns[:min(len(o.LastRuns), limit)]
-}
-
-// Held returns up to limit (1..MaxAdminList) lease locks held under ns,
-// soonest expiry first. It SCANs every master of a cluster and reads the
-// leases in one pipeline per master: for admin tools (the dashboard),
-// never for a hot path. A value that is not a lease this package writes
-// is skipped, and so is an interval job's claim record that holds no
-// lease.
-func Held(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) ([]HeldLock, error) {
-	if limit < 1 || limit > MaxAdminList {
-		return nil, pkg.Invalidf("held", "limit %d is not in 1..%d", limit, MaxAdminList)
-	}
-	o, err := readOverview(ctx, rdb, ns, "held", partHeld)
-	if err != nil {
-		return nil, err
-	}
-	o.sortLimit(limit)
-	return o.Held, nil
-}
-
-// Semaphores returns up to limit (1..MaxAdminList) semaphores under ns
-// with their unexpired permits (by the server's clock), sorted by
-// resource. SCAN on every master and one pipeline per master: for admin
-// tools, never for a hot path.
-func Semaphores(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) ([]SemaphoreState, error) {
-	if limit < 1 || limit > MaxAdminList {
-		return nil, pkg.Invalidf("semaphores", "limit %d is not in 1..%d", limit, MaxAdminList)
-	}
-	o, err := readOverview(ctx, rdb, ns, "semaphores", partSems)
-	if err != nil {
-		return nil, err
-	}
-	o.sortLimit(limit)
-	return o.Semaphores, nil
-}
-
-// LastRuns returns up to limit (1..MaxAdminList) interval jobs under ns
-// with the start of their last run (Interval.LastRun), sorted by job.
-// SCAN on every master and one pipeline per master: for admin tools,
-// never for a hot path.
-func LastRuns(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace, limit int) ([]LastRun, error) {
-	if limit < 1 || limit > MaxAdminList {
-		return nil, pkg.Invalidf("last runs", "limit %d is not in 1..%d", limit, MaxAdminList)
-	}
-	o, err := readOverview(ctx, rdb, ns, "last runs", partRuns)
-	if err != nil {
-		return nil, err
-	}
-	o.sortLimit(limit)
-	return o.LastRuns, nil
 }
