@@ -58,18 +58,22 @@ type rateReply struct {
 const maxRateRows = 200
 
 // rateLimits answers the rate limits page: the blocks and the API keys
-// with a runtime config (ratelimit.ReadOverview: one SCAN pipeline and
-// one read pipeline per node), and, with
+// with a runtime config (ratelimit.Inspector.Overview: one SCAN pipeline
+// and one read pipeline per node; the Inspector is built per request, it
+// holds no state and costs no round trip), and, with
 // ?id=, what each limiter of WithLimiter would decide for it
 // (Limiter.Peek, which writes nothing), with ?key=, that API key's config.
 func (h *Handler) rateLimits(r *http.Request) (any, error) {
 	ctx := r.Context()
-	c := h.cs.For(keys.RateLimits)
+	in, err := ratelimit.NewInspector(h.cs.For(keys.RateLimits), ratelimit.WithNamespace(h.opt.ns))
+	if err != nil {
+		return nil, err
+	}
 	out := rateReply{Limiters: []string{}, Blocks: []blockRow{}, Lookup: []lookupRow{}}
 	for _, nl := range h.opt.limiters {
 		out.Limiters = append(out.Limiters, nl.name)
 	}
-	ov, err := ratelimit.ReadOverview(ctx, c, h.opt.ns, maxRateRows)
+	ov, err := in.Overview(ctx, maxRateRows)
 	if err != nil {
 		return nil, err
 	}

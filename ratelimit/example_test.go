@@ -434,3 +434,34 @@ func ExampleWithDegradedMode() {
 	// degraded: false
 	// true false
 }
+
+// An admin tool lists the blocks and the API keys with a runtime config.
+func ExampleNewInspector() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+
+	l, err := ratelimit.New(rdb, ratelimit.Policy{{Algorithm: ratelimit.FixedWindow, Limit: ratelimit.PerMinute(100)}},
+		ratelimit.WithRuntimeConfig())
+	if err != nil {
+		panic(err)
+	}
+	_ = l.Block(ctx, "203.0.113.9", 15*time.Minute)
+	_ = l.SetConfig(ctx, "key-1", ratelimit.Config{PerMinute: 10})
+
+	in, err := ratelimit.NewInspector(rdb) // New's options, policy aside
+	if err != nil {
+		panic(err)
+	}
+	o, err := in.Overview(ctx, 100) // two round trips per node
+	if err != nil {
+		panic(err)
+	}
+	for _, b := range o.Blocks {
+		fmt.Println("blocked:", b.ID, "for", b.Remaining)
+	}
+	fmt.Println("configured:", o.Configured)
+	// Output:
+	// blocked: 203.0.113.9 for 15m0s
+	// configured: [key-1]
+}
