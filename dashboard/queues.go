@@ -105,40 +105,43 @@ func (h *Handler) record(name string, st queue.Stats) queueStats {
 	return out
 }
 
-// queueList lists every queue (queue.Names, a SCAN) with its stats, read
-// in one pipeline for all queues (Queue.QueueView): two round trips per
-// node.
+// queueList lists every queue (queue.Inspector.Names, a SCAN) with its
+// stats, read in one pipeline for all queues (queue.Inspector.Views): two
+// round trips per node.
 func (h *Handler) queueList(r *http.Request) (any, error) {
 	ctx := r.Context()
-	rdb := h.cs.For(keys.Queues)
-	names, err := queue.Names(ctx, rdb, h.opt.ns)
+	in, err := h.queueInspector()
+	if err != nil {
+		return nil, err
+	}
+	names, err := in.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []queueStats{}
-	if len(names) == 0 {
-		return map[string]any{"queues": out}, nil
+	vs, err := in.Views(ctx, names, 0)
+	if err != nil {
+		return nil, queueReadErr(err)
 	}
-	pipe := rdb.Pipeline()
-	done := make([]func() (queue.View[json.RawMessage], error), len(names))
 	for i, n := range names {
-		q, err := h.queue(n)
-		if err != nil {
-			return nil, err
-		}
-		if done[i], err = q.QueueView(ctx, pipe, 0); err != nil {
-			return nil, err
-		}
-	}
-	_, _ = pipe.Exec(ctx) // every command carries its own error
-	for i, n := range names {
-		v, err := done[i]()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h.record(n, v.Stats))
+		out = append(out, h.record(n, vs[i].Stats))
 	}
 	return map[string]any{"queues": out}, nil
+}
+
+// queueInspector returns the queue.Inspector of the page's reads. It is
+// built per request: it holds no state and costs no round trip.
+func (h *Handler) queueInspector() (*queue.Inspector, error) {
+	return queue.NewInspector(h.cs.For(keys.Queues), queue.WithNamespace(h.opt.ns))
+}
+
+// queueReadErr turns a bad queue name into a bad request, as opening the
+// queue does (Handler.queue).
+func queueReadErr(err error) error {
+	if errors.Is(err, queue.ErrInvalid) {
+		return badRequest("%v", err)
+	}
+	return err
 }
 
 // jobRow is one job as the page shows it.
@@ -160,7 +163,7 @@ const maxPayloadShown = 300
 // queueJobs answers ?name= (and ?limit=, default 25): the queue's stats
 // and its jobs in each state (pending, scheduled, active with lease
 // deadlines, dead with their last error), in one pipeline
-// (Queue.ReadView).
+// (queue.Inspector.Views).
 func (h *Handler) queueJobs(r *http.Request) (any, error) {
 	name := r.URL.Query().Get("name")
 	if name == "" {
@@ -174,15 +177,16 @@ func (h *Handler) queueJobs(r *http.Request) (any, error) {
 		}
 		limit = n
 	}
-	q, err := h.queue(name)
+	in, err := h.queueInspector()
 	if err != nil {
 		return nil, err
 	}
 	states := []queue.State{queue.Pending, queue.Scheduled, queue.Active, queue.Dead}
-	v, err := q.ReadView(r.Context(), limit, states...)
+	vs, err := in.Views(r.Context(), []string{name}, limit, states...)
 	if err != nil {
-		return nil, err
+		return nil, queueReadErr(err)
 	}
+	v := vs[0]
 	st := h.record(name, v.Stats)
 	jobs := map[string][]jobRow{}
 	for _, state := range states {

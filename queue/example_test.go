@@ -373,3 +373,38 @@ func ExampleWithoutReplayMemo() {
 	// Output:
 	// enqueued: 3 keys: 4
 }
+
+// An admin tool lists the queues of a namespace and reads their views in
+// one round trip.
+func ExampleNewInspector() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	ctx := context.Background()
+
+	for _, name := range []string{"emails", "n8n"} {
+		q, _ := queue.New[Execution](rdb, name)
+		_, _ = q.Enqueue(ctx, Execution{WorkflowID: "w-" + name}, queue.WithID("e1"))
+	}
+
+	in, err := queue.NewInspector(rdb)
+	if err != nil {
+		panic(err)
+	}
+	names, err := in.Names(ctx) // a SCAN
+	if err != nil {
+		panic(err)
+	}
+	views, err := in.Views(ctx, names, 10, queue.Pending) // one pipeline
+	if err != nil {
+		panic(err)
+	}
+	for i, v := range views {
+		for _, j := range v.Jobs[queue.Pending] {
+			fmt.Println(names[i], "ready:", v.Stats.Ready[queue.Normal], j.ID, string(j.Payload))
+		}
+	}
+	// Output:
+	// emails ready: 1 e1 {"workflow_id":"w-emails","trigger_type":"","trigger_data":null}
+	// n8n ready: 1 e1 {"workflow_id":"w-n8n","trigger_type":"","trigger_data":null}
+}

@@ -21,10 +21,10 @@ type View[T any] struct {
 // (a queue's keys share a slot: one round trip on a cluster too). A part
 // that fails is left empty and its error joined to the one returned,
 // with the others read. For admin tools, such as the dashboard's queue
-// page.
+// page; Inspector.Views reads many queues' views in one round trip.
 func (q *Queue[T]) ReadView(ctx context.Context, limit int, states ...State) (View[T], error) {
 	pipe := q.run.Client().Pipeline()
-	done, err := q.QueueView(ctx, pipe, limit, states...)
+	done, err := q.queueView(ctx, pipe, limit, states...)
 	if err != nil {
 		return View[T]{}, err
 	}
@@ -32,15 +32,13 @@ func (q *Queue[T]) ReadView(ctx context.Context, limit int, states ...State) (Vi
 	return done()
 }
 
-// QueueView adds ReadView's reads to pipe, a pipeline of the client the
-// Queue was made with, so that they share a round trip with other reads
-// (other queues' views, say: on a cluster the pipeline goes to each
-// node once), and returns what decodes them once pipe has been executed,
-// as ReadView returns them. A bad state or limit fails before anything
-// is queued; with no state only the stats are read. A read that cannot
-// be decoded from pipe (the server lost the scripts, a slot migration)
-// is sent again alone by the returned function.
-func (q *Queue[T]) QueueView(ctx context.Context, pipe redis.Pipeliner, limit int, states ...State) (func() (View[T], error), error) {
+// queueView adds ReadView's reads to pipe, a pipeline of the client the
+// Queue was made with, and returns what decodes them once pipe has been
+// executed. A bad state or limit fails before anything is queued; with no
+// state only the stats are read. A read that cannot be decoded from pipe
+// (the server lost the scripts, a slot migration) is sent again alone by
+// the returned function.
+func (q *Queue[T]) queueView(ctx context.Context, pipe redis.Pipeliner, limit int, states ...State) (func() (View[T], error), error) {
 	const op = "read view"
 	if len(states) > 0 && (limit < 1 || limit > MaxList) {
 		return nil, pkg.Invalidf(op, "limit %d (1..%d)", limit, MaxList)

@@ -13,7 +13,8 @@ import (
 
 // ReadView reads what Stats and List read, in one pipeline (one round
 // trip, on a cluster too: a queue's keys share a slot), several queues'
-// views share a caller's pipeline, and it validates as List does.
+// views share one pipeline (Inspector.Views), and it validates as List
+// does.
 func TestReadView(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
@@ -50,8 +51,6 @@ func TestReadView(t *testing.T) {
 	trips := harness.CountTrips(fresh)
 	fq, err := queue.New[execution](fresh, "view", queue.WithNamespace(e.NS))
 	require.NoError(t, err)
-	fo, err := queue.New[execution](fresh, "view-other", queue.WithNamespace(e.NS))
-	require.NoError(t, err)
 	for range 2 { // the first round may load the scripts
 		trips.Reset()
 		v, err := fq.ReadView(ctx, 10, states...)
@@ -60,18 +59,14 @@ func TestReadView(t *testing.T) {
 	}
 	require.Equal(t, int64(1), trips.Total(), "one pipeline")
 
-	// Two queues' stats on one pipeline: one round trip per node.
-	pipe := fresh.Pipeline()
-	d1, err := fq.QueueView(ctx, pipe, 0)
-	require.NoError(t, err)
-	d2, err := fo.QueueView(ctx, pipe, 0)
+	// Two queues' stats on one pipeline (Inspector.Views): one round trip
+	// per node.
+	in, err := queue.NewInspector(fresh, queue.WithNamespace(e.NS))
 	require.NoError(t, err)
 	trips.Reset()
-	_, _ = pipe.Exec(ctx)
-	v1, err := d1()
+	vs, err := in.Views(ctx, []string{"view", "view-other"}, 0)
 	require.NoError(t, err)
-	v2, err := d2()
-	require.NoError(t, err)
+	v1, v2 := vs[0], vs[1]
 	require.Equal(t, want.Stats, v1.Stats)
 	require.Equal(t, wantOther, v2.Stats)
 	require.Empty(t, v1.Jobs)
