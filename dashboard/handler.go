@@ -25,8 +25,10 @@ import (
 	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/lock"
 	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
+	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/sensor"
 	"github.com/redschema/redschema/session"
@@ -50,7 +52,6 @@ type Handler struct {
 	refKey   []byte // keys the opaque session references shown to the page
 	sessions *session.Store
 	users    *session.Users
-	sessInsp *session.Inspector // the sessions page's user list
 	admin    *ratelimit.Limiter // runtime config edits and block lifts without WithLimiter
 	presence *presence.Inspector
 	chat     *chat.Inspector
@@ -60,9 +61,14 @@ type Handler struct {
 	cache    *cache.Store
 	httpHist httpHistory
 
-	cacheInsp  *cache.Inspector    // the cache page's reads
-	memoryInsp *aimemory.Inspector // the AI memory page's reads
-	sensorInsp *sensor.Inspector   // the sensors page's reads
+	// The pages' admin reads, one Inspector per package, built in New.
+	sessInsp   *session.Inspector
+	cacheInsp  *cache.Inspector
+	memoryInsp *aimemory.Inspector
+	sensorInsp *sensor.Inspector
+	lockInsp   *lock.Inspector
+	rateInsp   *ratelimit.Inspector
+	queueInsp  *queue.Inspector
 
 	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
 	schemaAt    time.Time
@@ -123,6 +129,15 @@ func New(opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if h.users, err = session.NewUsers(sc, session.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.lockInsp, err = lock.NewInspector(cs.For(keys.Locks), lock.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.rateInsp, err = ratelimit.NewInspector(cs.For(keys.RateLimits), ratelimit.WithNamespace(o.ns)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if h.queueInsp, err = queue.NewInspector(cs.For(keys.Queues), queue.WithNamespace(o.ns)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if h.sessInsp, err = session.NewInspector(sc, session.WithNamespace(o.ns)); err != nil {

@@ -3,9 +3,6 @@ package dashboard
 import (
 	"net/http"
 	"time"
-
-	"github.com/redschema/redschema/keys"
-	"github.com/redschema/redschema/lock"
 )
 
 type lockRow struct {
@@ -45,16 +42,11 @@ type locksReply struct {
 // and remaining TTL, semaphores with their permits, and interval jobs
 // with their last run and, for the jobs given WithInterval, the next, all
 // from lock.Inspector.Overview (one SCAN pipeline and one read pipeline
-// per node). The Inspector is built here, per request: it holds no state
-// and costs no round trip.
+// per node).
 func (h *Handler) locks(r *http.Request) (any, error) {
 	ctx := r.Context()
-	in, err := lock.NewInspector(h.cs.For(keys.Locks), lock.WithNamespace(h.opt.ns))
-	if err != nil {
-		return nil, err
-	}
 	out := locksReply{Locks: []lockRow{}, Semaphores: []semRow{}, Jobs: []jobRun{}}
-	ov, err := in.Overview(ctx, maxRateRows)
+	ov, err := h.lockInsp.Overview(ctx, maxRateRows)
 	if err != nil {
 		return nil, err
 	}

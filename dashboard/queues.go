@@ -110,16 +110,12 @@ func (h *Handler) record(name string, st queue.Stats) queueStats {
 // round trips per node.
 func (h *Handler) queueList(r *http.Request) (any, error) {
 	ctx := r.Context()
-	in, err := h.queueInspector()
-	if err != nil {
-		return nil, err
-	}
-	names, err := in.Names(ctx)
+	names, err := h.queueInspector().Names(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []queueStats{}
-	vs, err := in.Views(ctx, names, 0)
+	vs, err := h.queueInspector().Views(ctx, names, 0)
 	if err != nil {
 		return nil, queueReadErr(err)
 	}
@@ -129,11 +125,8 @@ func (h *Handler) queueList(r *http.Request) (any, error) {
 	return map[string]any{"queues": out}, nil
 }
 
-// queueInspector returns the queue.Inspector of the page's reads. It is
-// built per request: it holds no state and costs no round trip.
-func (h *Handler) queueInspector() (*queue.Inspector, error) {
-	return queue.NewInspector(h.cs.For(keys.Queues), queue.WithNamespace(h.opt.ns))
-}
+// queueInspector returns the queue.Inspector of the page's reads.
+func (h *Handler) queueInspector() *queue.Inspector { return h.queueInsp }
 
 // queueReadErr turns a bad queue name into a bad request, as opening the
 // queue does (Handler.queue).
@@ -177,12 +170,8 @@ func (h *Handler) queueJobs(r *http.Request) (any, error) {
 		}
 		limit = n
 	}
-	in, err := h.queueInspector()
-	if err != nil {
-		return nil, err
-	}
 	states := []queue.State{queue.Pending, queue.Scheduled, queue.Active, queue.Dead}
-	vs, err := in.Views(r.Context(), []string{name}, limit, states...)
+	vs, err := h.queueInspector().Views(r.Context(), []string{name}, limit, states...)
 	if err != nil {
 		return nil, queueReadErr(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/ratelimit"
 )
 
@@ -59,21 +58,16 @@ const maxRateRows = 200
 
 // rateLimits answers the rate limits page: the blocks and the API keys
 // with a runtime config (ratelimit.Inspector.Overview: one SCAN pipeline
-// and one read pipeline per node; the Inspector is built per request, it
-// holds no state and costs no round trip), and, with
+// and one read pipeline per node), and, with
 // ?id=, what each limiter of WithLimiter would decide for it
 // (Limiter.Peek, which writes nothing), with ?key=, that API key's config.
 func (h *Handler) rateLimits(r *http.Request) (any, error) {
 	ctx := r.Context()
-	in, err := ratelimit.NewInspector(h.cs.For(keys.RateLimits), ratelimit.WithNamespace(h.opt.ns))
-	if err != nil {
-		return nil, err
-	}
 	out := rateReply{Limiters: []string{}, Blocks: []blockRow{}, Lookup: []lookupRow{}}
 	for _, nl := range h.opt.limiters {
 		out.Limiters = append(out.Limiters, nl.name)
 	}
-	ov, err := in.Overview(ctx, maxRateRows)
+	ov, err := h.rateInsp.Overview(ctx, maxRateRows)
 	if err != nil {
 		return nil, err
 	}
