@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 var (
@@ -109,7 +110,7 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 		keep = MaxPending
 	}
 	rep, err := m.runDay(ctx, appendOp, c.allForUser,
-		append([]any{id, m.opt.maxMessages, ms(m.opt.convTTL), ms(m.opt.userTTL), cfg.budget, keep, convID, tokens, ms(ReplayWindow)}, args...)...)
+		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), cfg.budget, keep, convID, tokens, unit.MsCeil(ReplayWindow)}, args...)...)
 	if errors.Is(err, ErrBudgetExceeded) {
 		today := rep.Int(0)
 		if rerr := rep.Err(); rerr != nil {

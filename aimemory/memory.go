@@ -120,6 +120,3 @@ func newID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// ms is d in whole milliseconds, rounded up (a TTL never ends early).
-func ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }

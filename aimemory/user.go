@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -100,7 +101,7 @@ func (m *Memory) AddTopics(ctx context.Context, userID string, topics ...string)
 		return nil, pkg.Invalidf(op, "%d topics, want 1 to %d", len(topics), m.opt.maxTopics)
 	}
 	args := make([]any, 0, len(topics)+2)
-	args = append(args, m.opt.maxTopics, ms(m.opt.userTTL))
+	args = append(args, m.opt.maxTopics, unit.MsCeil(m.opt.userTTL))
 	for _, t := range topics {
 		if t == "" || len(t) > MaxTopicBytes || !utf8.ValidString(t) {
 			return nil, pkg.Invalidf(op, "topic %.40q: want non-empty valid UTF-8 of at most %d bytes", t, MaxTopicBytes)
@@ -143,6 +144,6 @@ func (m *Memory) SetPreferences(ctx context.Context, userID string, prefs json.R
 	if err != nil {
 		return err
 	}
-	_, err = m.run.Run(ctx, userSetOp, []string{k}, preferencesField, b.Bytes(), ms(m.opt.userTTL))
+	_, err = m.run.Run(ctx, userSetOp, []string{k}, preferencesField, b.Bytes(), unit.MsCeil(m.opt.userTTL))
 	return err
 }

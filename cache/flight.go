@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -42,7 +43,7 @@ type leaseOut struct {
 // tags read in the same round trip (a pipeline; on a cluster it fans out
 // to the tags' nodes in parallel).
 func (s *Store) lease(ctx context.Context, ref Ref, owner string, force, wait bool, cfg *fetchConfig) (leaseOut, []string, error) {
-	args := []any{owner, ms(s.opt.lease), flag(force), flag(wait), s.maxArg}
+	args := []any{owner, s.leaseArg, flag(force), flag(wait), s.maxArg}
 	ks := []string{ref.value, ref.meta}
 	var rep call.Reply
 	var gens []string
@@ -228,7 +229,7 @@ func (s *Store) loadAndStore(ctx context.Context, op string, ref Ref, cfg *fetch
 // tag that could not be recorded takes the write back (an entry its tag
 // does not list would survive the tag's invalidation).
 func (s *Store) writeBack(ctx context.Context, ref Ref, id string, value []byte, cfg *fetchConfig, delta time.Duration, gens []string, mode string) (bool, error) {
-	life := ms(cfg.ttl + cfg.grace)
+	life := unit.MsFloor(cfg.ttl + cfg.grace)
 	calls := make([]call.Call, 0, len(cfg.tagKeys)+1)
 	for i, t := range cfg.tagKeys {
 		gen := "*"
@@ -274,9 +275,9 @@ func (s *Store) writeBack(ctx context.Context, ref Ref, id string, value []byte,
 func (s *Store) writeArgs(id string, value []byte, cfg *fetchConfig, delta time.Duration, mode string) []any {
 	hint := mode
 	if mode == "load" || mode == "set" {
-		hint = strconv.FormatInt(ms(cfg.grace), 10) + ":" + strconv.FormatInt(msCeil(delta), 10)
+		hint = strconv.FormatInt(unit.MsFloor(cfg.grace), 10) + ":" + strconv.FormatInt(unit.MsCeil(delta), 10)
 	}
-	return []any{id, value, ms(cfg.ttl) + ms(cfg.grace), hint, mode, s.channel, s.origin,
+	return []any{id, value, unit.MsFloor(cfg.ttl) + unit.MsFloor(cfg.grace), hint, mode, s.channel, s.origin,
 		time.Now().UTC().Format(time.RFC3339), len(value)}
 }
 
@@ -308,7 +309,7 @@ func (s *Store) heartbeat(ctx context.Context, ref Ref, owner string) (stop func
 		running.Add(1)
 		mu.Unlock()
 		defer running.Done()
-		if _, err := s.run.Run(ctx, extendOp, []string{ref.meta}, owner, ms(s.opt.lease)); errors.Is(err, errLost) {
+		if _, err := s.run.Run(ctx, extendOp, []string{ref.meta}, owner, s.leaseArg); errors.Is(err, errLost) {
 			return
 		}
 		mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // ManyLoader loads the missing entries of a FetchMany in one call; an
@@ -127,7 +128,7 @@ func (s *Store) manyFlight(ctx context.Context, op string, refs []Ref, todo []in
 		calls := make([]call.Call, 0, len(todo)+len(cfg.tagKeys))
 		for _, i := range todo {
 			calls = append(calls, call.Call{Op: leaseOp, Keys: []string{refs[i].value, refs[i].meta},
-				Args: []any{owner, ms(s.opt.lease), flag(force[i]), "1", s.maxArg}})
+				Args: []any{owner, s.leaseArg, flag(force[i]), "1", s.maxArg}})
 		}
 		for _, t := range cfg.tagKeys {
 			calls = append(calls, call.Call{Op: tagGenOp, Keys: []string{t.gen}})
@@ -262,7 +263,7 @@ func (s *Store) loadMany(ctx context.Context, op string, refs []Ref, mine []int,
 		default:
 			out[i] = Result{Value: v, Status: Loaded, TTL: cfg.ttl, Stored: true}
 		}
-		life := ms(c.ttl + c.grace)
+		life := unit.MsFloor(c.ttl + c.grace)
 		for k, t := range c.tagKeys {
 			calls = append(calls, call.Call{Op: tagAddOp, Keys: []string{t.set, t.gen}, Args: []any{r.value, gens[k], life, 2 * s.maxArg}})
 			owners = append(owners, j)

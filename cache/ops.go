@@ -7,6 +7,7 @@ import (
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/sub"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -95,7 +96,7 @@ func (s *Store) InvalidateTag(ctx context.Context, tag string) (int, error) {
 	gen := s.newID()
 	n := 0
 	for {
-		rep, err := s.run.Run(ctx, tagBumpOp, []string{t.set, t.gen, t.dying}, gen, ms(genTTL))
+		rep, err := s.run.Run(ctx, tagBumpOp, []string{t.set, t.gen, t.dying}, gen, unit.MsFloor(genTTL))
 		if err != nil {
 			return n, err
 		}

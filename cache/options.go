@@ -129,9 +129,9 @@ func WithNegativeTTL(d time.Duration) Option { return func(o *options) { o.negTT
 func WithBeta(beta float64) Option { return func(o *options) { o.beta = beta } }
 
 // WithLease sets how long a loading process holds an entry's lease without
-// renewing it (default DefaultLease, within [MinLease, MaxLease]). Other
-// processes wait for its value meanwhile; if it dies, one of them takes
-// over when the lease runs out.
+// renewing it (default DefaultLease, within [MinLease, MaxLease]; rounded
+// up to whole milliseconds). Other processes wait for its value meanwhile;
+// if it dies, one of them takes over when the lease runs out.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
 // WithLoadTimeout bounds one load: the loader's context ends after d

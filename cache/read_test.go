@@ -384,3 +384,31 @@ func TestAPIMetaKeyIsTheTemplates(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseRoundsUp holds the lease's rounding toward safety: a lease of
+// 30.5 ms is 31 ms on the server, so a loader never holds it for less
+// than WithLease asked (it was truncated to 30 ms before).
+func TestLeaseRoundsUp(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	const lease = MinLease + 500*time.Microsecond // 30.5 ms
+	c := newCache[item](t, e, WithLease(lease))
+	s := c.Store()
+	assert.Equal(t, int64(31), s.leaseArg)
+	r, err := c.ref("t", NewKey("/round", "GET", nil))
+	require.NoError(t, err)
+	owner := s.newID()
+	before := e.Now().UnixMilli()
+	out, _, err := s.lease(ctx, r, owner, false, false, &fetchConfig{ttl: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, "lease", out.state)
+	f := e.Client.HGet(ctx, r.meta, "lease").Val()
+	require.True(t, strings.HasPrefix(f, owner+":"), f)
+	deadline, err := strconv.ParseInt(strings.TrimPrefix(f, owner+":"), 10, 64)
+	require.NoError(t, err)
+	if e.Real() {
+		assert.GreaterOrEqual(t, deadline-before, int64(31), "the deadline is at least 31 ms after the call began")
+	} else {
+		assert.Equal(t, before+31, deadline, "on the frozen clock, exactly 31 ms")
+	}
+}

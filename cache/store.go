@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -107,6 +108,9 @@ type Store struct {
 	seq     atomic.Uint64
 	channel string
 	maxArg  int64 // longest freshness, ms
+	// leaseArg is the lease in ms, rounded up: a loader never holds it for
+	// less than WithLease asked.
+	leaseArg int64
 
 	flights    singleflight.Group
 	refreshing sync.Map // value key -> struct{}: a background refresh runs
@@ -148,7 +152,8 @@ func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store,
 	_, _ = rand.Read(b[:])
 	s := &Store{
 		rdb: rdb, run: call.NewRunner(rdb, o.lanes), reads: newReadPipe(rdb, o.lanes), layout: layout, opt: o,
-		origin: hex.EncodeToString(b[:]), channel: ch, maxArg: ms(o.maxTTL),
+		origin: hex.EncodeToString(b[:]), channel: ch,
+		maxArg: unit.MsFloor(o.maxTTL), leaseArg: unit.MsCeil(o.lease),
 	}
 	if !o.noHits {
 		s.hits = newHitCounter(s)
@@ -253,8 +258,3 @@ func (s *Store) checkOpen(op, key string) error {
 	}
 	return nil
 }
-
-func ms(d time.Duration) int64 { return int64(d / time.Millisecond) }
-
-// msCeil rounds d up to whole milliseconds.
-func msCeil(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }

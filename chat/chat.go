@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -78,7 +79,7 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 	if o.strategy == RoundRobin {
 		strategy = "rr"
 	}
-	c.head = []any{ms(o.convTTL), strategy, c.chans[0], c.chans[1], c.chans[2], c.chans[3]}
+	c.head = []any{unit.MsCeil(o.convTTL), strategy, c.chans[0], c.chans[1], c.chans[2], c.chans[3]}
 	return c, nil
 }
 
@@ -93,9 +94,6 @@ func (c *Chat) Availability() *presence.Availability { return c.av }
 // library's one implementation of typing indicators, under the Chat's
 // namespace and WithPresence's profile.
 func (c *Chat) Typing() *presence.Typing { return c.ty }
-
-// ms is d in whole milliseconds, rounded up.
-func ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
 
 func fromMs(n int64) time.Time { return time.UnixMilli(n) }
 

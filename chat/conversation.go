@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -205,13 +206,13 @@ func (c *Chat) Conversation(ctx context.Context, id string) (Conversation, error
 		return out, pkg.Fail(op, c.global[0], nil, keys.Corrupt(c.global[0], errBadState))
 	}
 	t, err := strconv.ParseInt(act, 10, 64)
-	if !hasAct || err != nil || t < 0 || t > now+ms(maxSkew) {
+	if !hasAct || err != nil || t < 0 || t > now+unit.MsCeil(maxSkew) {
 		if hasAct {
 			return out, pkg.Fail(op, c.global[1], nil, keys.Corrupt(c.global[1], errBadTime))
 		}
 		return out, pkg.Fail(op, c.global[0], ErrNotFound, nil)
 	}
-	if t <= now-ms(c.opt.convTTL) {
+	if t <= now-unit.MsCeil(c.opt.convTTL) {
 		return out, pkg.Fail(op, c.global[0], ErrNotFound, nil)
 	}
 	out.Admin, out.Priority, out.LastActivity = s.admin, bands[s.band], fromMs(t)
@@ -246,7 +247,7 @@ func parseState(v string, now int64) (state, bool) {
 	}
 	stamp, err1 := strconv.ParseInt(f[1], 10, 64)
 	wait, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || stamp < 1 || stamp >= bandSize || wait < 0 || wait > now+ms(maxSkew) {
+	if err1 != nil || err2 != nil || stamp < 1 || stamp >= bandSize || wait < 0 || wait > now+unit.MsCeil(maxSkew) {
 		return state{}, false
 	}
 	return state{band: int(f[0][0] - '0'), stamp: stamp, waiting: wait, admin: f[3]}, true

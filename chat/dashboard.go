@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -42,7 +43,7 @@ func (c *Chat) Dashboard(ctx context.Context, admin string) (Dashboard, error) {
 	}
 	dk := q[3]
 	rep, err := c.run.Run(ctx, dashboardOp, []string{dk, c.global[1], c.global[2], q[1], q[2]},
-		ms(c.opt.convTTL), ms(c.opt.dashTTL))
+		unit.MsCeil(c.opt.convTTL), unit.MsCeil(c.opt.dashTTL))
 	if err != nil {
 		return Dashboard{}, err
 	}

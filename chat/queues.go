@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -101,7 +102,7 @@ func (c *Chat) listCall(op, key string, limit int, mode string) (call.Call, erro
 	if limit < 1 || limit > MaxPage {
 		return call.Call{}, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
 	}
-	return call.Call{Op: queueOp, Keys: []string{key, c.global[1]}, Args: []any{ms(c.opt.convTTL), limit, mode}}, nil
+	return call.Call{Op: queueOp, Keys: []string{key, c.global[1]}, Args: []any{unit.MsCeil(c.opt.convTTL), limit, mode}}, nil
 }
 
 // decodeList decodes the queue script's reply for key: the IDs and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -55,7 +56,7 @@ var (
 
 // luaConsts puts the package's bounds before every script.
 var luaConsts = fmt.Sprintf("local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS = %d, %d, %d, %d, %d, %d, %d, %d\n",
-	MaxAdmins, MaxCapacity, ms(presence.AvailabilityTTL), ms(ReplayWindow), pruneBatch, MaxDrain, ms(maxSkew), ms(statsTTL))
+	MaxAdmins, MaxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow), pruneBatch, MaxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL))
 
 const (
 	// pruneBatch is how many expired conversations one routing call drops
@@ -69,7 +70,7 @@ const (
 // appendHead is Append's fast path (append_fast.lua) in a block of its
 // own, after the constants it uses.
 var appendHead = fmt.Sprintf("do\nlocal SKEW, REPLAY_MS, BAND = %d, %d, 2251799813685248\n%s\nend\n",
-	ms(maxSkew), ms(ReplayWindow), appendFastLua)
+	unit.MsCeil(maxSkew), unit.MsCeil(ReplayWindow), appendFastLua)
 
 // MaxDrain is the most backlog conversations one call hands out; the
 // rest go at the next routing call (Reconcile, RunReconciler).

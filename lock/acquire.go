@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -213,7 +214,7 @@ func (c *Client) acquire(ctx context.Context, typ, id string, ttl time.Duration,
 		start := c.now()
 		var rep call.Reply
 		if cfg.fair {
-			rep, err = c.run.Run(ctx, fairAcquireOp, ks, l.argv[0], l.argv[1], c.fenceArg, ms(cfg.keep), join, ms(c.opt.maxTTL))
+			rep, err = c.run.Run(ctx, fairAcquireOp, ks, l.argv[0], l.argv[1], c.fenceArg, unit.MsCeil(cfg.keep), join, unit.MsCeil(c.opt.maxTTL))
 		} else {
 			rep, err = c.run.Run(ctx, acquireOp, ks, l.argv[:]...)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Client takes leases on resources in one Redis keyspace. It is safe for
@@ -25,14 +26,14 @@ type boxedMS struct {
 	v any
 }
 
-// msArg returns ms(d) boxed as a script argument, reusing the box of the
-// last duration asked for: callers mostly repeat one lease, and a box per
-// call is an allocation per call.
+// msArg returns unit.MsCeil(d) boxed as a script argument, reusing the
+// box of the last duration asked for: callers mostly repeat one lease,
+// and a box per call is an allocation per call.
 func (c *Client) msArg(d time.Duration) any {
 	if b := c.lastMS.Load(); b != nil && b.d == d {
 		return b.v
 	}
-	b := &boxedMS{d: d, v: ms(d)}
+	b := &boxedMS{d: d, v: unit.MsCeil(d)}
 	c.lastMS.Store(b)
 	return b.v
 }
@@ -92,9 +93,3 @@ func (c *Client) resource(op, resourceType, resourceID string) (resource, error)
 	}
 	return resource{lock: lk, fenc: fk}, nil
 }
-
-// ms is d in whole milliseconds, rounded up: a lease of 2000.3ms is
-// 2001ms on the server, never less than the holder counts from its start
-// (leases never end early); intervals and keep times round the safe way
-// too.
-func ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -111,7 +112,7 @@ type Run struct {
 func (g *Interval) Claim(ctx context.Context) (Run, error) {
 	owner := g.c.newOwner()
 	start := g.c.now()
-	rep, err := g.c.run.Run(ctx, intervalClaimOp, g.keys, ms(g.every), ms(g.lease), owner, g.c.fenceArg)
+	rep, err := g.c.run.Run(ctx, intervalClaimOp, g.keys, unit.MsCeil(g.every), unit.MsCeil(g.lease), owner, g.c.fenceArg)
 	nd, err := call.NotDurable(err)
 	if err == nil || errors.Is(err, ErrNotObtained) {
 		run := Run{Claimed: err == nil, At: time.UnixMilli(rep.Int(0))}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -155,6 +156,6 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 // every token it stores by at least the fence TTL although most writes
 // keep the TTL the key has (see fence.lua).
 func fenceKeep(d time.Duration) int64 {
-	m := ms(d)
+	m := unit.MsCeil(d)
 	return m + (m+4095)/4096
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -133,7 +134,7 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 	owner := c.newOwner()
 	var keep int64 // a waiting writer's place
 	if write && wait {
-		keep = ms(RWKeep)
+		keep = unit.MsCeil(RWKeep)
 	}
 	var wk *waker // WithWakeups: the writer's and the last reader's release announcements
 	if m.rel != "" && wait {
@@ -149,9 +150,9 @@ func (m *RWMutex) lock(ctx context.Context, ttl time.Duration, wait, write bool,
 		start := c.now()
 		var rep call.Reply
 		if write {
-			rep, err = c.run.Run(ctx, rwWriteOp, m.wKeys, owner, c.msArg(ttl), c.fenceArg, keep, ms(c.opt.maxTTL))
+			rep, err = c.run.Run(ctx, rwWriteOp, m.wKeys, owner, c.msArg(ttl), c.fenceArg, keep, unit.MsCeil(c.opt.maxTTL))
 		} else {
-			rep, err = c.run.Run(ctx, rwReadOp, m.readKeys, owner, c.msArg(ttl), ms(c.opt.maxTTL))
+			rep, err = c.run.Run(ctx, rwReadOp, m.readKeys, owner, c.msArg(ttl), unit.MsCeil(c.opt.maxTTL))
 		}
 		var nd error
 		nd, err = call.NotDurable(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -142,7 +143,7 @@ func (s *Semaphore) acquireN(ctx context.Context, n int, ttl time.Duration, wait
 	}
 	for attempt := 0; ; attempt++ {
 		start := s.c.now()
-		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, ms(ttl), s.limit, ms(s.c.opt.maxTTL), n)
+		_, err := s.c.run.Run(ctx, semAcquireOp, s.keys, owner, unit.MsCeil(ttl), s.limit, unit.MsCeil(s.c.opt.maxTTL), n)
 		nd, err := call.NotDurable(err)
 		switch {
 		case err == nil:
@@ -201,7 +202,7 @@ func (s *Semaphore) releaseArgs(owner string) []any {
 // Held returns the number of live permits: one round trip (read-only
 // script with server time).
 func (s *Semaphore) Held(ctx context.Context) (int, error) {
-	rep, err := s.c.run.Run(ctx, semCountOp, s.keys, ms(s.c.opt.maxTTL))
+	rep, err := s.c.run.Run(ctx, semCountOp, s.keys, unit.MsCeil(s.c.opt.maxTTL))
 	if err != nil {
 		return 0, err
 	}

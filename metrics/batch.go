@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -66,7 +66,7 @@ func (b *builder) group(k string) *group {
 			panic(err) // a slot tag is always a valid segment
 		}
 		g = &group{keys: []string{lk}, idx: map[string]int{lk: 1}}
-		g.args = []any{b.r.instance, nil, ms(LedgerTTL), ms(b.r.opt.heartbeat)}
+		g.args = []any{b.r.instance, nil, ledgerTTL, strconv.FormatInt(unit.MsFloor(b.r.opt.heartbeat), 10)}
 		b.groups[slot] = g
 		b.order = append(b.order, g)
 	}
@@ -122,9 +122,6 @@ func (b *builder) latest(target, totals, dim string, value, stamp int64, ttl str
 	}
 	g.args = append(g.args, "l", g.key(target), g.key(totals), dim, value, stamp, ttl)
 }
-
-// ms formats a duration as whole milliseconds.
-func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // companion returns the key of template t (metrics:parts or
 // metrics:persec) that serves the key target: tagged to target's slot and

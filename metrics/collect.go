@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -31,10 +32,12 @@ func (r *Recorder) collect(leaving bool) *batch {
 	return &batch{groups: b.order, leaving: leaving}
 }
 
+// The retention TTLs as script arguments: whole milliseconds, truncated.
 var (
-	counterTTL = ms(CounterTTL)
-	gaugeTTL   = ms(GaugeTTL)
-	pendingTTL = ms(PendingTTL)
+	counterTTL = strconv.FormatInt(unit.MsFloor(CounterTTL), 10)
+	gaugeTTL   = strconv.FormatInt(unit.MsFloor(GaugeTTL), 10)
+	pendingTTL = strconv.FormatInt(unit.MsFloor(PendingTTL), 10)
+	ledgerTTL  = strconv.FormatInt(unit.MsFloor(LedgerTTL), 10)
 )
 
 // metricKey builds a key of t; the segments were checked when the series

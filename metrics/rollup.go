@@ -15,6 +15,7 @@ import (
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -105,8 +106,9 @@ func WithRetention(t Tier, d time.Duration) RollupOption {
 }
 
 // WithLease sets how long a rollup instance holds a metric's lease after
-// each drain (default 30s, within [1s, 1h]); a RunOnce must finish within
-// it or lose the lease to another instance.
+// each drain (default 30s, within [1s, 1h]; rounded up to whole
+// milliseconds); a RunOnce must finish within it or lose the lease to
+// another instance.
 func WithLease(d time.Duration) RollupOption { return func(r *Rollup) { r.lease = d } }
 
 // WithRollupNamespace puts the rollup's keys under ns, as the recorders'.
@@ -218,8 +220,8 @@ func (r *Rollup) drain(ctx context.Context, name string) (int, error) {
 		}
 		ks = append(ks, k)
 	}
-	rep, err := r.run.Run(ctx, drainOp, ks, r.owner, r.lease.Milliseconds(),
-		r.retain[Minute].Milliseconds(), r.retain[Hour].Milliseconds(), r.retain[Day].Milliseconds(), r.perCall)
+	rep, err := r.run.Run(ctx, drainOp, ks, r.owner, unit.MsCeil(r.lease),
+		unit.MsFloor(r.retain[Minute]), unit.MsFloor(r.retain[Hour]), unit.MsFloor(r.retain[Day]), r.perCall)
 	if err != nil {
 		return 0, err
 	}

@@ -153,3 +153,26 @@ func TestRollupTiers(t *testing.T) {
 	assert.GreaterOrEqual(t, n, 24)
 	e.RequireTTLs(nil)
 }
+
+// TestRollupLeaseRoundsUp holds the lease's rounding toward safety: a
+// lease of 1.0005 s is 1001 ms on the server, never less than WithLease
+// asked (it was truncated to 1000 ms before).
+func TestRollupLeaseRoundsUp(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	r, err := NewRollup(e.Client, []string{"ai_tokens_used"}, (&memSink{}).put,
+		WithRollupNamespace(e.NS), WithLease(time.Second+500*time.Microsecond))
+	require.NoError(t, err)
+	before := e.Now().UnixMilli()
+	_, err = r.RunOnce(ctx)
+	require.NoError(t, err)
+	state, err := rollupStateKey.Key(e.NS, "ai_tokens_used")
+	require.NoError(t, err)
+	exp, err := e.Client.HGet(ctx, state, "lease_exp").Int64()
+	require.NoError(t, err)
+	if e.Real() {
+		assert.GreaterOrEqual(t, exp-before, int64(1001), "the lease ends at least 1001 ms after the call began")
+	} else {
+		assert.Equal(t, before+1001, exp, "on the frozen clock, exactly 1001 ms")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -99,7 +100,7 @@ func (a *Availability) Get(ctx context.Context, admin string) (Status, error) {
 	if err != nil {
 		return "", err
 	}
-	rep, err := a.run.Run(ctx, a.get, []string{k}, ms(AvailabilityTTL))
+	rep, err := a.run.Run(ctx, a.get, []string{k}, unit.MsCeil(AvailabilityTTL))
 	if err != nil {
 		return "", err
 	}

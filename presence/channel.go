@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -79,9 +80,9 @@ func NewChannels[T any](rdb redis.UniversalClient, opts ...Option) (*Channels[T]
 	occ := int64(0)
 	switch {
 	case o.occEvery == 0:
-		occ = ms(DefaultOccupancyInterval)
+		occ = unit.MsCeil(DefaultOccupancyInterval)
 	case o.occEvery > 0:
-		occ = ms(msUp(o.occEvery))
+		occ = unit.MsCeil(o.occEvery)
 	}
 	p := o.profile
 	window := p.Retention
@@ -91,7 +92,7 @@ func NewChannels[T any](rdb redis.UniversalClient, opts ...Option) (*Channels[T]
 	return &Channels[T]{
 		run:   call.NewRunner(rdb, o.lanes),
 		opt:   o,
-		fixed: []any{ms(p.TTL), ms(window), occ},
+		fixed: []any{unit.MsCeil(p.TTL), unit.MsCeil(window), occ},
 	}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -74,7 +75,7 @@ func latest(now int64) int64 {
 	if now <= 0 {
 		return 253402300799999 // 9999-12-31T23:59:59.999Z
 	}
-	return now + ms(MaxClockSkew)
+	return now + unit.MsCeil(MaxClockSkew)
 }
 
 // decode decodes a presence value read at server time now (Unix ms; 0 when

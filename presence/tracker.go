@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -38,7 +39,7 @@ var (
 	replayLua string
 
 	// luaConsts starts every script: the Go constants the libraries use.
-	luaConsts = fmt.Sprintf("local REPLAY_MS, SKEW_MS = %d, %d\n", ms(ReplayWindow), ms(MaxClockSkew))
+	luaConsts = fmt.Sprintf("local REPLAY_MS, SKEW_MS = %d, %d\n", unit.MsCeil(ReplayWindow), unit.MsCeil(MaxClockSkew))
 	// userLib is the libraries of the scripts on a user's keys.
 	userLib = luaConsts + indexLua + "\n" + libLua + "\n" + replayLua + "\n"
 	// userKeyTemplates are the KEYS of those scripts.
@@ -88,7 +89,7 @@ func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, 
 		opt:        o,
 		channel:    ch,
 		channelArg: ch,
-		fixed:      []any{p.Format.arg(), ms(p.TTL), ms(p.Retention), ch, idx, o.layout.arg()},
+		fixed:      []any{p.Format.arg(), unit.MsCeil(p.TTL), unit.MsCeil(p.Retention), ch, idx, o.layout.arg()},
 		heartbeatOp: pkg.Declare("heartbeat", hbBody, userKeyTemplates,
 			call.Head(hbHead), call.On(call.None, ErrUnknownConnection), call.Shared()),
 	}, nil
@@ -103,7 +104,7 @@ func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, 
 // share the script.
 func heartbeatParts(o options) (head, body string) {
 	p := o.profile
-	ttl, window := ms(p.TTL), ms(p.Retention)
+	ttl, window := unit.MsCeil(p.TTL), unit.MsCeil(p.Retention)
 	if window == 0 {
 		window = ttl
 	}
@@ -113,7 +114,7 @@ func heartbeatParts(o options) (head, body string) {
 	}
 	consts := fmt.Sprintf("local SINGLE, FMT, TTL, TTL_PX, INDEX = %t, '%s', %d, '%d', %t\n", o.layout == LayoutSingleKey, p.Format.arg(), ttl, ttl, !o.noIndex) +
 		fmt.Sprintf("local ONLINE_PX, AWAY_PX = '%d', '%d'\n", ttl+window, ttl+window+1)
-	general := fmt.Sprintf("local ARGV = {ARGV[1], ARGV[2], FMT, TTL_PX, '%d', ARGV[4], '%s', '%s', ARGV[3]}\n", ms(p.Retention), idx, o.layout.arg())
+	general := fmt.Sprintf("local ARGV = {ARGV[1], ARGV[2], FMT, TTL_PX, '%d', ARGV[4], '%s', '%s', ARGV[3]}\n", unit.MsCeil(p.Retention), idx, o.layout.arg())
 	return luaConsts + consts + heartbeatFastLua, general + indexLua + "\n" + libLua + "\n" + replayLua + "\n" + heartbeatLua
 }
 

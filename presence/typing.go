@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -105,7 +106,7 @@ func (t *Typing) Start(ctx context.Context, conversation, user, username string)
 	}
 	p := t.opt.profile
 	rep, err := t.run.Run(ctx, typingStartOp, []string{typing, typers, throttle, replay},
-		user, username, ms(p.TypingTTL), ms(p.TypingThrottle), newRequestID())
+		user, username, unit.MsCeil(p.TypingTTL), unit.MsCeil(p.TypingThrottle), newRequestID())
 	if err != nil {
 		return false, err
 	}
@@ -145,7 +146,7 @@ func (t *Typing) Typers(ctx context.Context, conversation string) ([]Typer, erro
 	if err != nil {
 		return nil, err
 	}
-	rep, err := t.run.Run(ctx, typersOp, []string{k}, ms(t.opt.profile.TypingTTL))
+	rep, err := t.run.Run(ctx, typersOp, []string{k}, unit.MsCeil(t.opt.profile.TypingTTL))
 	if err != nil {
 		return nil, err
 	}

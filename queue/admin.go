@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -33,7 +34,7 @@ func (q *Queue[T]) Delete(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, ms(ReplayWindow), q.o.deadCap, ms(DeadTTL))
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, unit.MsCeil(ReplayWindow), q.o.deadCap, unit.MsCeil(DeadTTL))
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (q *Queue[T]) Requeue(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, ms(ReplayWindow))
+	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, unit.MsCeil(ReplayWindow))
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if limit < 1 || limit > MaxPurge {
 		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, MaxPurge)
 	}
-	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, ms(ReplayWindow))
+	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, unit.MsCeil(ReplayWindow))
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -45,7 +46,7 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 		return "", err
 	}
 	rep, err := q.run.Run(ctx, q.pick(cancelOp, cancelEvOp), q.ev([]string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
-		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, ms(ReplayWindow), ms(q.o.retention), q.o.retainCap, q.o.events)
+		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err

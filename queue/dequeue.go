@@ -13,6 +13,7 @@ import (
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -26,7 +27,7 @@ var (
 	dequeueSrc string
 
 	dequeueOp, dequeueEvOp = twin("dequeue", strings.NewReplacer(
-		"GROUP_SCAN", strconv.Itoa(GroupScan), "GROUP_SEEN_MS", strconv.FormatInt(ms(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
+		"GROUP_SCAN", strconv.Itoa(GroupScan), "GROUP_SEEN_MS", strconv.FormatInt(unit.MsCeil(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
 	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
 )
 
@@ -66,7 +67,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	args := []any{n, ms(q.o.lease), q.o.deadCap, ms(DeadTTL), ms(ReplayWindow), q.o.maxRetries, ms(MaxLease), readInbox, q.o.events}
+	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(DeadTTL), unit.MsCeil(ReplayWindow), q.o.maxRetries, unit.MsCeil(MaxLease), readInbox, q.o.events}
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}

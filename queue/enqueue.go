@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -36,8 +37,8 @@ var (
 // positions of the events stream and its length.
 func enqueueLua(memo bool, evKey, evLen string) string {
 	return strings.NewReplacer(
-		"REPLY_TTL_MS", strconv.FormatInt(ms(ReplayWindow), 10),
-		"MAX_DELAY_MS", strconv.FormatInt(ms(MaxDelay+clockSlack), 10),
+		"REPLY_TTL_MS", strconv.FormatInt(unit.MsCeil(ReplayWindow), 10),
+		"MAX_DELAY_MS", strconv.FormatInt(unit.MsCeil(MaxDelay+clockSlack), 10),
 		"MEMO", strconv.FormatBool(memo),
 		"EV_KEY", evKey, "EV_LEN", evLen,
 	).Replace(enqueueSrc)
@@ -260,7 +261,7 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 	}
 	args := []any{id, body}
 	if c.delay > 0 || at > 0 || c.unique > 0 || q.o.events > 0 {
-		args = []any{id, body, ms(c.delay), at, ms(c.unique)}
+		args = []any{id, body, unit.MsCeil(c.delay), at, unit.MsCeil(c.unique)}
 	}
 	if q.o.events > 0 {
 		ks = append(ks, q.events)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -100,7 +101,7 @@ func (q *Queue[T]) encode(op, id string, payload T, p Priority, created time.Tim
 	if q.isJSON && plainJSON(id) && x.headers == nil && x.timeout == 0 && x.group == "" {
 		out = appendWire(id, data, p, created, maxRetries)
 	} else {
-		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries, Headers: x.headers, TimeoutMS: ms(x.timeout), Group: x.group}
+		w := wireJob{ID: id, Priority: int(p), CreatedAt: created.UTC(), MaxRetries: maxRetries, Headers: x.headers, TimeoutMS: unit.MsCeil(x.timeout), Group: x.group}
 		if q.isJSON || json.Valid(data) {
 			w.Payload = data
 		} else {

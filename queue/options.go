@@ -6,6 +6,7 @@ import (
 
 	"github.com/redschema/redschema/codec"
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -370,7 +371,7 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 		if l == (GroupLimit{}) {
 			return nil
 		}
-		return &lim{C: l.Concurrency, R: l.Rate.N, P: ms(l.Rate.Per)}
+		return &lim{C: l.Concurrency, R: l.Rate.N, P: unit.MsCeil(l.Rate.Per)}
 	}
 	spec := struct {
 		lim
@@ -379,7 +380,7 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 		RK string          `json:"rk"`
 		GA string          `json:"ga"`
 		GR string          `json:"gr"`
-	}{lim: lim{C: o.concurrency, R: o.rate.N, P: ms(o.rate.Per)}, G: gl(o.groupLimit), RK: rateKey, GA: gactivePre, GR: gratePre}
+	}{lim: lim{C: o.concurrency, R: o.rate.N, P: unit.MsCeil(o.rate.Per)}, G: gl(o.groupLimit), RK: rateKey, GA: gactivePre, GR: gratePre}
 	for g, l := range o.groupLimits {
 		if spec.O == nil {
 			spec.O = map[string]*lim{}

@@ -188,9 +188,4 @@ func (q *Queue[T]) request() string {
 	return k.String()
 }
 
-// ms is d in whole milliseconds, rounded up: a lease of 10.7ms is 11ms
-// on the server, never less than the holder counts from its request
-// (leases never end early); delays and windows round the safe way too.
-func ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
-
 func msTime(v int64) time.Time { return time.UnixMilli(v) }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Handler processes one job. Returning nil acks it (with the result it
@@ -402,7 +404,7 @@ func (r *runner[T]) extendLoop(ctx context.Context, done <-chan struct{}) {
 				// until its handler returns.)
 				continue
 			}
-			ops = append(ops, outcome{op: 'e', id: k.id, dlv: k.dlv, num: ms(q.o.lease)})
+			ops = append(ops, outcome{op: 'e', id: k.id, dlv: k.dlv, num: unit.MsCeil(q.o.lease)})
 			ls = append(ls, l)
 		}
 		r.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 var (
@@ -45,7 +46,7 @@ const (
 // other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
 	args := make([]any, 0, 6+5*len(os))
-	args = append(args, q.o.deadCap, ms(DeadTTL), ms(ReplayWindow), ms(q.o.retention), q.o.retainCap, q.o.events)
+	args = append(args, q.o.deadCap, unit.MsCeil(DeadTTL), unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	ends := false
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
@@ -151,7 +152,7 @@ func (q *Queue[T]) failOutcome(j *Job[T], cause error) outcome {
 		msg = msg[:maxErrorText]
 	}
 	d := min(max(q.o.backoff.Delay(j.RetryCount+1), 0), MaxDelay)
-	return outcome{op: 'f', num: ms(d), err: msg}
+	return outcome{op: 'f', num: unit.MsCeil(d), err: msg}
 }
 
 // Release gives j back without counting an attempt: it is ready again at
@@ -168,6 +169,6 @@ func (q *Queue[T]) Release(ctx context.Context, j *Job[T]) error {
 // Ack; ErrCancelled (the lease is extended all the same) when Cancel asked
 // for the job to stop. Run extends the leases of running jobs itself.
 func (q *Queue[T]) Extend(ctx context.Context, j *Job[T]) error {
-	_, err := q.settleOne(ctx, "extend", j, outcome{op: 'e', num: ms(q.o.lease)})
+	_, err := q.settleOne(ctx, "extend", j, outcome{op: 'e', num: unit.MsCeil(q.o.lease)})
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Tier is where Aggregate reads: raw readings or a rollup tier.
@@ -102,7 +103,7 @@ func (c *Client) aggregateRead(op, typ, loc string, from, to time.Time, every ti
 	for _, o := range opts {
 		o(&cfg)
 	}
-	w := ms(every)
+	w := unit.MsFloor(every)
 	switch {
 	case every < time.Millisecond || every > MaxEvery || every%time.Millisecond != 0:
 		return read{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, MaxEvery)
@@ -136,7 +137,7 @@ func (c *Client) aggregateRead(op, typ, loc string, from, to time.Time, every ti
 	if kind == "rollup" && (keep == 0 || w%tierSpan(tier) != 0) {
 		return read{}, pkg.Invalidf(op, "the %s tier cannot give buckets of %v (off, or not a multiple of its span)", tier, every)
 	}
-	return read{call: call.Call{Op: aggregateOps[kind], Keys: []string{key}, Args: []any{kind, t.field, lo, hi, w, ms(keep)}},
+	return read{call: call.Call{Op: aggregateOps[kind], Keys: []string{key}, Args: []any{kind, t.field, lo, hi, w, unit.MsFloor(keep)}},
 		done: func(rep *call.Reply, err error) error {
 			if err != nil {
 				return err
@@ -187,14 +188,14 @@ func (c *Client) pickTier(lo, w int64) Tier {
 		if x.keep == 0 || w%tierSpan(x.t) != 0 {
 			continue
 		}
-		if lo >= now-ms(x.keep) {
+		if lo >= now-unit.MsFloor(x.keep) {
 			return x.t
 		}
 		if x.keep > bestKeep {
 			best, bestKeep = x.t, x.keep
 		}
 	}
-	if best != RawTier && lo >= now-ms(c.opt.retention) {
+	if best != RawTier && lo >= now-unit.MsFloor(c.opt.retention) {
 		return RawTier
 	}
 	return best

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // goAggregate is the reference: the same buckets computed in Go.
 func goAggregate(rs []Reading, every time.Duration) map[int64]Bucket {
-	w := ms(every)
+	w := unit.MsFloor(every)
 	out := map[int64]Bucket{}
 	for _, r := range rs {
 		t := r.Time.UnixMilli()

@@ -164,5 +164,3 @@ func shortID(id string) string {
 	}
 	return s
 }
-
-func ms(d time.Duration) int64 { return int64(d / time.Millisecond) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Types returns the sensor types with a reading in loc within the
@@ -69,7 +70,7 @@ func (c *Client) index(op, key string, o *call.Op, loc bool, dst *[]string) read
 	if loc {
 		window += locationRefresh
 	}
-	return read{call: call.Call{Op: o, Keys: []string{key}, Args: []any{ms(window)}}, done: func(rep *call.Reply, err error) error {
+	return read{call: call.Call{Op: o, Keys: []string{key}, Args: []any{unit.MsFloor(window)}}, done: func(rep *call.Reply, err error) error {
 		if err != nil {
 			return err
 		}

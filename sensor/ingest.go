@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // DuplicatePolicy says what a write does when a reading of the same
@@ -256,7 +257,7 @@ func (c *Client) write(op string, r Reading, now time.Time) (write, error) {
 			ks = append(ks, t.meta)
 		}
 		args = []any{shortID(p.ID), w.ts, valueArg(p), p.Type, p.Unit, p.EntityID, p.State, o.dup.arg(),
-			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour)}
+			unit.MsFloor(o.retention), unit.MsFloor(o.maxFuture), unit.MsFloor(o.minute), unit.MsFloor(o.hour)}
 	case t.fam == famGeneric:
 		member, err := encode(p)
 		if err != nil {
@@ -264,7 +265,7 @@ func (c *Client) write(op string, r Reading, now time.Time) (write, error) {
 		}
 		ks = []string{t.raw, t.meta, t.types, t.minute, t.hour}
 		args = []any{p.ID, w.ts, member, p.Type, p.Location, valueArg(p), p.EntityID, o.dup.arg(),
-			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour), o.listCap, dupScan}
+			unit.MsFloor(o.retention), unit.MsFloor(o.maxFuture), unit.MsFloor(o.minute), unit.MsFloor(o.hour), o.listCap, dupScan}
 		w.scan = len(args) - 1
 	default:
 		member, err := encode(p)
@@ -275,7 +276,7 @@ func (c *Client) write(op string, r Reading, now time.Time) (write, error) {
 			ks = append(ks, t.meta)
 		}
 		args = []any{p.ID, w.ts, member, p.Type, t.field, valueArg(p), p.State, p.EntityID, o.dup.arg(),
-			ms(o.retention), ms(o.maxFuture), ms(o.minute), ms(o.hour)}
+			unit.MsFloor(o.retention), unit.MsFloor(o.maxFuture), unit.MsFloor(o.minute), unit.MsFloor(o.hour)}
 	}
 	w.call = call.Call{Op: t.ingest, Keys: ks, Args: args}
 	return w, nil
@@ -303,5 +304,5 @@ func outcome(rep *call.Reply, key string) (Outcome, error) {
 // the write's own keys checked already.
 func (c *Client) touch(loc string, ts int64) call.Call {
 	return call.Call{Op: touchLocationOp, Keys: []string{c.locations},
-		Args: []any{loc, ts, ms(c.opt.retention), ms(c.opt.maxFuture), ms(locationRefresh)}}
+		Args: []any{loc, ts, unit.MsFloor(c.opt.retention), unit.MsFloor(c.opt.maxFuture), unit.MsFloor(locationRefresh)}}
 }

@@ -3,6 +3,8 @@ package sensor
 import (
 	"context"
 	"time"
+
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // DefaultMotionWindow is the sensor collector's occupancy question: "has
@@ -38,7 +40,7 @@ func (c *Client) MotionWithin(ctx context.Context, loc string, window time.Durat
 	if err != nil {
 		return false, err
 	}
-	return last >= 0 && last > now-ms(window), nil
+	return last >= 0 && last > now-unit.MsFloor(window), nil
 }
 
 // motion returns the server clock and lastMotionTime (-1 for none).
@@ -50,7 +52,7 @@ func (c *Client) motion(ctx context.Context, op, loc string) (now, last int64, k
 	if err != nil {
 		return 0, 0, "", err
 	}
-	rep, err := c.run.Run(ctx, motionOp, []string{key}, ms(c.opt.retention))
+	rep, err := c.run.Run(ctx, motionOp, []string{key}, unit.MsFloor(c.opt.retention))
 	if err != nil {
 		return 0, 0, key, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // MaxLatest bounds Latest's n.
@@ -66,7 +67,7 @@ func (c *Client) latestRead(op, typ, loc string, n int, dst *[]Reading) (read, e
 	if err != nil {
 		return read{}, err
 	}
-	return read{call: call.Call{Op: latestOps[t.kind], Keys: []string{t.raw}, Args: []any{t.kind, t.field, n, ms(c.opt.retention)}},
+	return read{call: call.Call{Op: latestOps[t.kind], Keys: []string{t.raw}, Args: []any{t.kind, t.field, n, unit.MsFloor(c.opt.retention)}},
 		done: func(rep *call.Reply, err error) error {
 			if err != nil {
 				return err
@@ -149,7 +150,7 @@ func (c *Client) rangeOf(ctx context.Context, op, typ, loc string, from, to int6
 	if err != nil {
 		return nil, err
 	}
-	rep, err := c.run.Run(ctx, rangeOps[t.kind], []string{t.raw}, t.kind, t.field, from, to, cfg.limit, ms(c.opt.retention))
+	rep, err := c.run.Run(ctx, rangeOps[t.kind], []string{t.raw}, t.kind, t.field, from, to, cfg.limit, unit.MsFloor(c.opt.retention))
 	if err != nil {
 		return nil, err
 	}

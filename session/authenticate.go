@@ -5,6 +5,7 @@ import (
 	_ "embed"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -55,7 +56,7 @@ func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionI
 		return sess, usr, nil
 	}
 	ks = append(ks, ukey)
-	run, ks, args, err := s.withEvents(authenticateOp, ks[1], userID, ks, []any{sessionID, ms(s.opt.idle), ms(users.opt.userTTL)})
+	run, ks, args, err := s.withEvents(authenticateOp, ks[1], userID, ks, []any{sessionID, unit.MsFloor(s.opt.idle), unit.MsFloor(users.opt.userTTL)})
 	if err != nil {
 		return nil, nil, err
 	}

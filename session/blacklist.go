@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -42,7 +43,7 @@ func (s *Store) RevokeToken(ctx context.Context, jti string, expiresAt time.Time
 	if expiresAt.After(time.Now().Add(TokenExpiryLimit + 24*time.Hour)) {
 		return false, pkg.Invalidf(op, "expiry %v more than %v ahead", expiresAt, TokenExpiryLimit)
 	}
-	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, ms(TokenExpiryLimit))
+	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, unit.MsCeil(TokenExpiryLimit))
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return false, err

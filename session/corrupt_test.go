@@ -16,6 +16,7 @@ import (
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -90,19 +91,19 @@ var corruptOps = map[string]func(ctx context.Context, f *corruptFixture) error{
 	// The calls that read a request key, sent with the fixture's key as if
 	// resent after a lost reply.
 	"resent revoke": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.s.run.Run(ctx, revokeOp, []string{f.sess, f.idx, f.reqKey}, f.sid, ms(ReplayWindow))
+		_, err := f.s.run.Run(ctx, revokeOp, []string{f.sess, f.idx, f.reqKey}, f.sid, unit.MsFloor(ReplayWindow))
 		return err
 	},
 	"resent revoke all": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.s.run.Run(ctx, revokeAllOp, []string{f.idx, f.reqKey}, "", ms(ReplayWindow))
+		_, err := f.s.run.Run(ctx, revokeAllOp, []string{f.idx, f.reqKey}, "", unit.MsFloor(ReplayWindow))
 		return err
 	},
 	"resent login": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.u.run.Run(ctx, userLoginOp, []string{f.user, f.reqKey}, ms(time.Hour), "login", "d", "", ms(ReplayWindow))
+		_, err := f.u.run.Run(ctx, userLoginOp, []string{f.user, f.reqKey}, unit.MsFloor(time.Hour), "login", "d", "", unit.MsFloor(ReplayWindow))
 		return err
 	},
 	"resent unblock": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.u.run.Run(ctx, userUnblockOp, []string{f.user, f.reqKey}, ms(ReplayWindow))
+		_, err := f.u.run.Run(ctx, userUnblockOp, []string{f.user, f.reqKey}, unit.MsFloor(ReplayWindow))
 		return err
 	},
 }

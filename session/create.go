@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -80,13 +81,13 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 			return nil, Tokens{}, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", in.MaxLifetime, MaxLifetimeLimit)
 		}
 		life = in.MaxLifetime
-		lifeArg = strconv.FormatInt(ms(life), 10)
+		lifeArg = strconv.FormatInt(unit.MsFloor(life), 10)
 	}
 	if in.IdleTimeout != 0 {
 		if in.IdleTimeout < time.Millisecond || in.IdleTimeout > life {
 			return nil, Tokens{}, pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", in.IdleTimeout, life)
 		}
-		idleArg = strconv.FormatInt(ms(in.IdleTimeout), 10)
+		idleArg = strconv.FormatInt(unit.MsFloor(in.IdleTimeout), 10)
 	}
 	handle, sid, err := newHandle(in.UserID)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -122,7 +123,7 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 		return "", err
 	}
 	run, ks, args, err := s.withEvents(rotateOp, ks[1], userID, append(ks, rk, rot),
-		[]any{sessionID, hashToken(token), freshHash, s.opt.history, ms(ReplayWindow), sealed, ms(s.opt.grace)})
+		[]any{sessionID, hashToken(token), freshHash, s.opt.history, unit.MsFloor(ReplayWindow), sealed, unit.MsFloor(s.opt.grace)})
 	if err != nil {
 		return "", err
 	}

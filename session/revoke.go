@@ -5,6 +5,7 @@ import (
 	_ "embed"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -40,7 +41,7 @@ func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	run, ks, args, err := s.withEvents(revokeOp, ks[1], userID, append(ks, rk), []any{sessionID, ms(ReplayWindow)})
+	run, ks, args, err := s.withEvents(revokeOp, ks[1], userID, append(ks, rk), []any{sessionID, unit.MsFloor(ReplayWindow)})
 	if err != nil {
 		return false, err
 	}
@@ -85,7 +86,7 @@ func (s *Store) revokeAll(ctx context.Context, op *call.Op, userID, keep string)
 	if err != nil {
 		return 0, err
 	}
-	run, ks, args, err := s.withEvents(op, idx, userID, []string{idx, rk}, []any{keep, ms(ReplayWindow)})
+	run, ks, args, err := s.withEvents(op, idx, userID, []string{idx, rk}, []any{keep, unit.MsFloor(ReplayWindow)})
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Store keeps sessions: one hash per session and a per-user index. It is
@@ -46,11 +47,11 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	return &Store{
 		run:     run,
 		opt:     o,
-		idleArg: strconv.FormatInt(ms(o.idle), 10),
-		lifeArg: strconv.FormatInt(ms(o.life), 10),
+		idleArg: strconv.FormatInt(unit.MsFloor(o.idle), 10),
+		lifeArg: strconv.FormatInt(unit.MsFloor(o.life), 10),
 		maxArg:  strconv.Itoa(o.maxSessions),
 		evLen:   strconv.Itoa(o.events),
-		evGrace: strconv.FormatInt(ms(SweepWindow), 10),
+		evGrace: strconv.FormatInt(unit.MsFloor(SweepWindow), 10),
 	}, nil
 }
 
@@ -72,6 +73,3 @@ func (s *Store) keyPair(op, userID, sessionID string) ([]string, error) {
 	}
 	return []string{k, idx}, nil
 }
-
-// ms is d in whole milliseconds, for script arguments.
-func ms(d time.Duration) int64 { return d.Milliseconds() }

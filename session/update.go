@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 var (
@@ -60,7 +61,7 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 	}
 	sort.Strings(names)
 	args := make([]any, 0, 4+len(ch.Delete)+2*len(names))
-	args = append(args, sessionID, ms(s.opt.idle), MaxExtraFields, len(ch.Delete))
+	args = append(args, sessionID, unit.MsFloor(s.opt.idle), MaxExtraFields, len(ch.Delete))
 	for _, name := range ch.Delete {
 		args = append(args, name)
 	}

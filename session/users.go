@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -93,7 +94,7 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 	if err != nil {
 		return nil, err
 	}
-	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, ms(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, ms(ReplayWindow))
+	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, unit.MsFloor(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, unit.MsFloor(ReplayWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (u *Users) Validate(ctx context.Context, userID string) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := u.run.Run(ctx, userValidateOp, []string{key}, ms(u.opt.userTTL))
+	rep, err := u.run.Run(ctx, userValidateOp, []string{key}, unit.MsFloor(u.opt.userTTL))
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (u *Users) Validate(ctx context.Context, userID string) (*User, error) {
 // database. Blocking a blocked user only refreshes the TTL; a status this
 // package does not write is overwritten (Unblock then deletes the record).
 func (u *Users) Block(ctx context.Context, userID string) error {
-	return u.simple(ctx, userBlockOp, userID, "", ms(u.opt.userTTL))
+	return u.simple(ctx, userBlockOp, userID, "", unit.MsFloor(u.opt.userTTL))
 }
 
 // Unblock lifts a block at once, in one script: the status before the
@@ -153,7 +154,7 @@ func (u *Users) Unblock(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return u.simple(ctx, userUnblockOp, userID, rk, ms(ReplayWindow))
+	return u.simple(ctx, userUnblockOp, userID, rk, unit.MsFloor(ReplayWindow))
 }
 
 // Logout deletes the user record at once, in one script. It does not
