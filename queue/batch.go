@@ -2,8 +2,6 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/redschema/redschema/internal/call"
 )
@@ -18,47 +16,14 @@ type Item[T any] struct {
 }
 
 // BatchError reports the items of EnqueueBatch that were not enqueued,
-// or (with WithDurability) not acknowledged by enough replicas. Errs has
-// one entry per item: nil for an item enqueued, an error matching
+// or (with WithDurability) not acknowledged by enough replicas. Its field
+// Errs []error has one entry per item: nil for an item enqueued, an error matching
 // ErrNotDurable for one enqueued (its ID is returned) but not confirmed
 // on the replicas, another error for one not enqueued. It matches every
-// item error with errors.Is (ErrDuplicate, ErrInvalid, ...).
-type BatchError struct {
-	Errs []error
-}
-
-// Error summarises the failed items (the first three, and a count).
-func (e *BatchError) Error() string {
-	var b strings.Builder
-	n := 0
-	for i, err := range e.Errs {
-		if err == nil {
-			continue
-		}
-		if n < 3 {
-			if n > 0 {
-				b.WriteString("; ")
-			}
-			fmt.Fprintf(&b, "item %d: %v", i, err)
-		}
-		n++
-	}
-	if n > 3 {
-		fmt.Fprintf(&b, "; and %d more", n-3)
-	}
-	return fmt.Sprintf("queue: %d of %d items not enqueued or not durable: %s", n, len(e.Errs), b.String())
-}
-
-// Unwrap returns the item errors.
-func (e *BatchError) Unwrap() []error {
-	var out []error
-	for _, err := range e.Errs {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
-}
+// item error with errors.Is (ErrDuplicate, ErrInvalid, ...). Its Error
+// summarises the failed items (the first three, and a count). It is the
+// library's one batch error, also sensor.BatchError.
+type BatchError = call.BatchError
 
 // EnqueueBatch enqueues up to MaxBatch items in one pipeline (one round
 // trip; on a cluster every item of one queue goes to the same node). Each
@@ -102,7 +67,7 @@ func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string,
 		}
 	}
 	if failed {
-		return ids, &BatchError{Errs: errs}
+		return ids, pkg.Batch(errs, "item", "not enqueued or not durable")
 	}
 	return ids, nil
 }

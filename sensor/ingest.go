@@ -116,45 +116,12 @@ func (c *Client) Ingest(ctx context.Context, r Reading) (Result, error) {
 // MaxBatch bounds one IngestBatch call.
 const MaxBatch = 10000
 
-// BatchError reports the readings of IngestBatch that failed. Errs has
-// one entry per reading, nil for those that were written. It matches
-// every reading's error with errors.Is.
-type BatchError struct {
-	Errs []error
-}
-
-// Error summarises the failed readings (the first three, and a count).
-func (e *BatchError) Error() string {
-	var b strings.Builder
-	n := 0
-	for i, err := range e.Errs {
-		if err == nil {
-			continue
-		}
-		if n < 3 {
-			if n > 0 {
-				b.WriteString("; ")
-			}
-			fmt.Fprintf(&b, "reading %d: %v", i, err)
-		}
-		n++
-	}
-	if n > 3 {
-		fmt.Fprintf(&b, "; and %d more", n-3)
-	}
-	return fmt.Sprintf("sensor: %d of %d readings not written: %s", n, len(e.Errs), b.String())
-}
-
-// Unwrap returns the readings' errors.
-func (e *BatchError) Unwrap() []error {
-	var out []error
-	for _, err := range e.Errs {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
-}
+// BatchError reports the readings of IngestBatch that failed. Its field
+// Errs []error has one entry per reading, nil for those that were written. It matches
+// every reading's error with errors.Is. Its Error summarises the failed
+// readings (the first three, and a count). It is the library's one batch
+// error, also queue.BatchError.
+type BatchError = call.BatchError
 
 // IngestBatch stores up to MaxBatch readings in one pipeline (one round
 // trip; on a cluster go-redis sends each node its part, and every
@@ -221,7 +188,7 @@ func (c *Client) IngestBatch(ctx context.Context, rs []Reading) ([]Result, error
 		}
 	}
 	if failed {
-		return res, &BatchError{Errs: errs}
+		return res, pkg.Batch(errs, "reading", "not written")
 	}
 	return res, nil
 }
