@@ -37,19 +37,12 @@ type Memory struct {
 // tier subscribes to the cache's events).
 func New(rdb redis.UniversalClient, opts ...Option) (*Memory, error) {
 	const op = "new"
-	o := defaults()
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return nil, err
-	}
-	if err := o.check(op); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
 	m := &Memory{rdb: rdb, run: call.NewRunner(rdb, 0), opt: o, days: newDays(o.zone), now: time.Now}
 	copts := append(append([]cache.Option(nil), o.cacheOpts...), cache.WithNamespace(o.ns))
-	var err error
 	if m.rag, err = cache.NewStore(rdb, cache.Layout{Value: ragKey, Meta: ragMetaKey}, copts...); err != nil {
 		return nil, pkg.Invalid(op, err)
 	}

@@ -131,17 +131,11 @@ type Store struct {
 // subscribe to the events channel).
 func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store, error) {
 	const op = "new"
-	o := defaults()
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
 	if err := layout.check(op); err != nil {
-		return nil, err
-	}
-	if err := o.check(op); err != nil {
 		return nil, err
 	}
 	ch, err := eventsChannel.Key(o.ns)

@@ -47,14 +47,8 @@ var reserved = map[string]bool{"stats": true, "dlq": true}
 // I/O.
 func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[T], error) {
 	const op = "new"
-	o := defaultOptions()
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return nil, err
-	}
-	if err := o.check(op); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaultOptions(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
 	if err := o.durability.Check(pkg, op, "WithDurability", rdb); err != nil {
@@ -74,7 +68,6 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q := &Queue[T]{run: call.NewRunner(rdb, o.pipelines), name: name, o: o, middleware: mw}
 	q.run.SetDurability(o.durability)
 	_, q.isJSON = o.codec.(codec.JSON)
-	var err error
 	build := func(t *keys.Template, args ...string) string {
 		if err != nil {
 			return ""
