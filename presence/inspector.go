@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
+	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -150,7 +151,7 @@ func (t *Tracker) queueIndex(ctx context.Context, pipe redis.Pipeliner, op strin
 	return func(now int64) ([]string, error) {
 		out := []string{}
 		cut := float64(now)
-		far := float64(ms(t.opt.profile.TTL) + latest(now) + 1)
+		far := float64(unit.MsCeil(t.opt.profile.TTL) + latest(now) + 1)
 		for i, c := range cmds {
 			zs, err := c.Result()
 			if err != nil {
@@ -182,7 +183,7 @@ func (t *Tracker) decodeGet(ctx context.Context, op, user, k, idx string, get *r
 	if errors.Is(err, redis.Nil) {
 		p := Presence{UserID: user, Status: Offline}
 		if score != nil {
-			if p.LastSeen, err = lastSeenOf(score, idx, float64(ms(t.opt.profile.TTL)), now); err != nil {
+			if p.LastSeen, err = lastSeenOf(score, idx, float64(unit.MsCeil(t.opt.profile.TTL)), now); err != nil {
 				return Presence{}, pkg.Wrap(ctx, op, idx, err)
 			}
 		}

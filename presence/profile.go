@@ -3,8 +3,6 @@ package presence
 import (
 	"fmt"
 	"time"
-
-	"github.com/redschema/redschema/internal/unit"
 )
 
 // Format selects the presence JSON a profile writes and reads.
@@ -157,8 +155,3 @@ func (p Profile) validate(op string) (Profile, error) {
 func msUp(d time.Duration) time.Duration {
 	return (d + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 }
-
-// ms is unit.MsCeil under the name dashboard_read.go still calls (that file
-// is being moved to the inspector); delete it with the file's last call.
-// A profile's durations are whole milliseconds, so it rounds nothing.
-func ms(d time.Duration) int64 { return unit.MsCeil(d) }

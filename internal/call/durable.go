@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/script"
+	"github.com/redschema/redschema/internal/unit"
 )
 
 // Replication is asynchronous: a master acknowledges a write before its
@@ -164,7 +165,7 @@ func (r *Runner) runWait(ctx context.Context, c redis.UniversalClient, calls []s
 				cmds[i] = x.S.EvalSha(ctx, pipe, x.Keys, x.Args...)
 			}
 		}
-		wait := redis.NewIntCmd(ctx, "wait", r.dur.Replicas, r.dur.Timeout.Milliseconds())
+		wait := redis.NewIntCmd(ctx, "wait", r.dur.Replicas, unit.MsCeil(r.dur.Timeout))
 		_ = pipe.Process(ctx, wait)
 		_, _ = pipe.Exec(ctx)
 		for _, i := range idx {
