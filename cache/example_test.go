@@ -193,7 +193,7 @@ func ExampleNewInspector() {
 	if err != nil {
 		panic(err)
 	}
-	o, err := in.ReadOverview(ctx)
+	o, err := in.Overview(ctx)
 	if err != nil {
 		panic(err)
 	}

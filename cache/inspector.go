@@ -91,12 +91,12 @@ type Overview struct {
 	Tags      []TagStat
 }
 
-// ReadOverview returns EndpointStats and TagStats together at the cost
+// Overview returns EndpointStats and TagStats together at the cost
 // of one of them: on every master of a cluster, the SCANs of the metadata
 // and tag patterns advance together in one pipeline per step (one step on
 // a keyspace of up to about a thousand keys per node), then one pipeline
 // reads the hashes and the tags' sizes: two round trips per node.
-func (in *Inspector) ReadOverview(ctx context.Context) (Overview, error) {
+func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	return in.read(ctx, "overview", true, true)
 }
 

@@ -51,13 +51,13 @@ func TestEndpointAndTagStats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []cache.TagStat{{Tag: "files", Members: 2}, {Tag: "user:42", Members: 3}}, tags)
 
-	// ReadOverview is both, on one SCAN pipeline and one read pipeline
+	// Overview is both, on one SCAN pipeline and one read pipeline
 	// per node.
 	c := env.FreshClient()
 	trips := harness.CountTrips(c)
 	fresh, err := cache.NewInspector(c, cache.WithNamespace(env.NS))
 	require.NoError(t, err)
-	o, err := fresh.ReadOverview(ctx)
+	o, err := fresh.Overview(ctx)
 	require.NoError(t, err)
 	require.Equal(t, cache.Overview{Endpoints: stats, Tags: tags}, o)
 	if env.Backend != harness.Cluster {
@@ -80,7 +80,7 @@ func TestInspectorEmptyAndOtherNamespace(t *testing.T) {
 	// An Inspector under another namespace sees none of it.
 	other, err := cache.NewInspector(env.Client, cache.WithNamespace(env.NS.Sub("other:")))
 	require.NoError(t, err)
-	o, err := other.ReadOverview(ctx)
+	o, err := other.Overview(ctx)
 	require.NoError(t, err)
 	require.Empty(t, o.Endpoints)
 	require.Empty(t, o.Tags)
@@ -91,7 +91,7 @@ func TestInspectorEmptyAndOtherNamespace(t *testing.T) {
 	// The options of New that mean nothing to reads are accepted.
 	in, err := cache.NewInspector(env.Client, cache.WithNamespace(env.NS), cache.WithLease(time.Second), cache.WithHitFlush(time.Minute))
 	require.NoError(t, err)
-	o, err = in.ReadOverview(ctx)
+	o, err = in.Overview(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []cache.EndpointStat{{Endpoint: "/api/x", Method: "GET", Entries: 1, Bytes: o.Endpoints[0].Bytes}}, o.Endpoints)
 	require.Positive(t, o.Endpoints[0].Bytes)

@@ -29,10 +29,10 @@ type cacheReply struct {
 
 // cacheStats answers the cache page: the API cache's live entries, hits
 // and hit rate per endpoint and its invalidation tags, from
-// cache.Inspector.ReadOverview (one SCAN pipeline and one read pipeline
+// cache.Inspector.Overview (one SCAN pipeline and one read pipeline
 // per node).
 func (h *Handler) cacheStats(r *http.Request) (any, error) {
-	ov, err := h.cacheInsp.ReadOverview(r.Context())
+	ov, err := h.cacheInsp.Overview(r.Context())
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
 
 // TestRoundTripsPerRefresh counts what one refresh of each page costs
 // Redis once the page has been loaded (scripts cached): the pages whose
-// packages have a batch read (ReadOverview, metrics.Reader.Read,
+// packages have a batch read (Inspector.Overview, metrics.Reader.Read,
 // session.Inspector.IndexedUsers, sensor.Inspector.ReadView,
 // aimemory.Inspector.ReadView, presence.Inspector and chat.Inspector
 // ReadView) make one SCAN pipeline and one read pipeline per node at
