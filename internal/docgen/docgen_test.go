@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -145,5 +146,52 @@ func TestNoInitInLibraryPackages(t *testing.T) {
 	}
 	if seen < 100 {
 		t.Fatalf("walked %d library files: the walk is broken", seen)
+	}
+}
+
+// TestNoPipelinerInPublicSignatures fails when an exported function or
+// method of a public package takes or returns a go-redis pipeline: the
+// packages' admin reads batch on their own (their Inspectors).
+func TestNoPipelinerInPublicSignatures(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "internal") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || !fn.Name.IsExported() {
+				continue
+			}
+			var sig strings.Builder
+			for _, l := range []*ast.FieldList{fn.Type.Params, fn.Type.Results} {
+				if l == nil {
+					continue
+				}
+				for _, fld := range l.List {
+					sig.WriteString(types.ExprString(fld.Type) + " ")
+				}
+			}
+			if strings.Contains(sig.String(), "Pipeliner") {
+				t.Errorf("%s: %s takes or returns a pipeline: %s", path, fn.Name.Name, sig.String())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
