@@ -167,6 +167,10 @@ func TestStaleServing(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	// A second refresh, started by a stale read that raced the first
+	// one's write, may still be writing: were it to land after the clock
+	// moves below, the entry would be fresh again and served as a hit.
+	c.s.bg.Wait()
 
 	// Stale-on-error: without a grace-window serve (the caller's config has
 	// no grace), a failing loader falls back to the stale value.

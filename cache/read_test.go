@@ -305,9 +305,8 @@ func TestHitsOnAStalledServerFailByTheirDeadline(t *testing.T) {
 	assert.Equal(t, 1, v.N)
 }
 
-// The lease script's answers and TTLs in the cases its fast path takes
-// (a miss, a fresh value, a lease held by another owner) and those it
-// leaves to the whole script (a replay, a forced reload): a lease on
+// The lease script's answers and TTLs: a miss, a fresh value, a lease
+// held by another owner, a replay and a forced reload. A lease on
 // metadata it creates lives for the lease, a lease on an entry's
 // metadata keeps the entry's longer TTL, and a waiter is counted.
 func TestLeaseStatesAndTTLs(t *testing.T) {

@@ -25,8 +25,6 @@ var (
 	readSrc string
 	//go:embed lease.lua
 	leaseSrc string
-	//go:embed lease_fast.lua
-	leaseFastSrc string
 	//go:embed write.lua
 	writeSrc string
 	//go:embed release.lua
@@ -49,7 +47,7 @@ var (
 	// on. The read script only reads entries whose metadata predates the
 	// hint field (see plainRead).
 	readOp    = pkg.Declare("get", readSrc, entryKeys, call.Shared())
-	leaseOp   = pkg.Declare("lease", leaseSrc, entryKeys, call.Head(leaseFastSrc), call.Shared())
+	leaseOp   = pkg.Declare("lease", leaseSrc, entryKeys, call.Shared())
 	writeOp   = pkg.Declare("write", writeSrc, entryKeys, call.On(call.Conflict, errLost), call.Shared())
 	releaseOp = pkg.Declare("release", releaseSrc, entryKeys[1:], call.Shared())
 	extendOp  = pkg.Declare("extend lease", extendSrc, entryKeys[1:], call.On(call.Conflict, errLost), call.Shared())

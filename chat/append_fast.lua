@@ -24,6 +24,11 @@
 -- out (int_str as '%d', the same digits for the whole numbers below 2^53
 -- it formats; rfc3339 with integer arithmetic; hex of a decimal as one
 -- gsub), and LTRIM only when LPUSH made the list longer than kept.
+--
+-- Why a twin: its bench row, BenchmarkChatAppend/redschema, costs the
+-- server 335k instructions per append with this head and 609k without
+-- it (45 % less; callgrind, bench/README.md "Where a script's
+-- instructions go", 2026-11-29): over the 20 % a twin must save.
 local find, match, fmt = string.find, string.match, string.format
 local N = tonumber(ARGV[1])
 local XK, XA = 7 + 4 * N, 9 + N

@@ -33,6 +33,11 @@
 -- freshest) with its TTL, the hash's TTL and the user's index score (no
 -- prune: no member is added) and its TTL, and returns ok(live, 0,
 -- status), as heartbeat.lua would, as one string of words.
+--
+-- Why a twin: its bench row, BenchmarkPresenceHeartbeat/redschema, costs
+-- the server 153k instructions per heartbeat with this head and 337k
+-- without it (55 % less; callgrind, bench/README.md "Where a script's
+-- instructions go", 2026-11-29): over the 20 % a twin must save.
 if not SINGLE then
   local find, sub, match = string.find, string.sub, string.match
   local t = redis.call('TIME')
