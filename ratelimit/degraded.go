@@ -143,9 +143,17 @@ func outage(ctx context.Context, err error) bool {
 // is the most to take: it takes what every bucket has, from 1. It returns
 // the units granted. A cost above a rule's full capacity is refused with
 // RetryAfter = Never, as Redis refuses it.
+//
+// It is the documented local fallback, not a second implementation to
+// keep in step: TestDegradedGCRAMatchesLua holds its decisions, for one
+// instance, to the Lua GCRA's (allow.lua and gcra.lua).
 func (d *degraded) allow(id string, cost int, atMost bool) (Result, int) {
+	return d.allowAt(id, cost, atMost, time.Now())
+}
+
+// allowAt is allow at time now.
+func (d *degraded) allowAt(id string, cost int, atMost bool, now time.Time) (Result, int) {
 	n := d.count.Load()
-	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.state[id]
