@@ -56,7 +56,7 @@ func (l *Limiter) adjust(ctx context.Context, op, id string, cost int, nonce str
 	if op == "refund" {
 		refund = "1"
 	}
-	if _, err := l.run.Run(ctx, l.adjustOp, ks, cost, refund, nonce, l.channel, id); err != nil {
+	if _, err := l.run.Run(ctx, l.adjustOp, ks, cost, refund, nonce, l.channel, id, l.policyQ); err != nil {
 		return err
 	}
 	if refund == "1" {

@@ -1,7 +1,8 @@
 -- adjust.lua: Refund(id, cost) and Penalize(id, cost): give cost units
 -- back to every rule of the policy, or take cost more from every rule even
--- past its limit; one script, on server time (after blockkey.lua; the
--- policy is compiled into R as in allow.lua, whose header describes it).
+-- past its limit; one script, on server time. The policy travels in ARGV
+-- as allow.lua's does (the same JSON array, in ARGV[6] here; allow.lua's
+-- header describes it).
 --
 -- KEYS       as allow.lua's (block key, optional config hash, state keys,
 --            WithAutoBlock's refusal count), then KEYS[#KEYS], the marker
@@ -13,6 +14,11 @@
 --                      (Penalize); '' for Refund: the newest cost entries
 -- ARGV[4]    channel   where a refund announces the identifier, '' for none
 -- ARGV[5]    payload   the identifier
+-- ARGV[6]    policy    allow.lua's ARGV[4], the JSON array Q: here Q[4]
+--                      says whether KEYS[2] is the config hash, and
+--                      Q[5 + 4(i-1) ..] are rule i's four values (algorithm
+--                      name, rate, period ms, burst); Q[1..3] are not read.
+--                      The state keys are placed as allow.lua places them.
 -- Returns ok(1) once done, ok(0) when the marker says this request was
 -- done already (a resend after a lost reply: nothing more changes),
 -- corrupt(i, why) when KEYS[i] holds what the limiter does not write.
@@ -22,34 +28,50 @@
 -- writes each rule's state as an admitted request of that cost would,
 -- without the limit check. TTLs are set as allow.lua sets them.
 
-local R = {--[[rules]]}
 local call, pcall_ = redis.call, redis.pcall
 local tonumber, floor, ceil, match = tonumber, math.floor, math.ceil, string.match
 local cost = tonumber(ARGV[1])
 local refund = ARGV[2] == '1'
-local n, LOG = R[2], R[3]
+local Q = cjson.decode(ARGV[6])
+local n = (#Q - 4) / 4
+local ci = 0 -- KEYS index of the config hash, 0 for none
+if Q[4] then ci = 2 end
+-- K[i], the KEYS index of rule i's state, and LOG, the sliding log's (0
+-- for none), as in allow.lua
+local K, LOG, nk = {}, 0, ci > 0 and 3 or 2
+for i = 1, n do
+  if Q[1 + 4 * i] ~= 'sliding' then
+    K[i] = nk
+    nk = nk + 1
+  elseif LOG > 0 then
+    K[i] = LOG
+  else
+    LOG, K[i] = nk, nk
+    nk = nk + 1
+  end
+end
 
 if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return ok(0) end
 
 local cfg = {}
-if R[1] > 0 then
-  local v = pcall_('HMGET', KEYS[R[1]], 'per_minute', 'per_hour', 'per_day', 'burst')
-  if v.err then return corrupt(R[1], 'not a hash (wrong type)') end
+if ci > 0 then
+  local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
+  if v.err then return corrupt(ci, 'not a hash (wrong type)') end
   for f = 1, 4 do cfg[f] = v[f] and match(v[f], '^[1-9]%d*$') and tonumber(v[f]) end
 end
 
 local now = now_us()
 local logmax, loghit = 0, false
 for i = 1, n do
-  local b = 3 + (i - 1) * 6
-  local a, k, r, p, bu = R[b + 1], R[b + 2], R[b + 3], R[b + 4] * 1000, R[b + 5]
-  local f = R[b + 6]
-  if f > 0 and cfg[f] then r = cfg[f] end
-  if a == 4 and cfg[4] then bu = cfg[4] end
+  local b = 4 * i
+  local a, k, r, p, bu = Q[b + 1], K[i], Q[b + 2], Q[b + 3] * 1000, Q[b + 4]
+  local f = (p == 60000000 and 1) or (p == 3600000000 and 2) or (p == 86400000000 and 3)
+  if f and cfg[f] then r = cfg[f] end
+  if a == 'gcra' and cfg[4] then bu = cfg[4] end
   if bu == 0 then bu = r end
   local key = KEYS[k]
 
-  if a == 1 then
+  if a == 'fixed' then
     local v = pcall_('GET', key)
     if type(v) == 'table' or (v and not match(v, '^%d+$')) then return corrupt(k, 'not a non-negative integer counter') end
     if refund then
@@ -59,11 +81,11 @@ for i = 1, n do
       if call('PTTL', key) < 0 then call('PEXPIRE', key, p / 1000) end
     end
 
-  elseif a == 2 then
+  elseif a == 'sliding' then
     if p > logmax then logmax = p end
     loghit = true
 
-  elseif a == 3 then
+  elseif a == 'swc' then
     local v = pcall_('GET', key)
     if type(v) == 'table' then return corrupt(k, 'not a string (wrong type)') end
     local idx = floor(now / p)
@@ -83,7 +105,7 @@ for i = 1, n do
       call('SET', key, string.format('%.0f:%.0f:%.0f', w, cur, prev), 'PX', ttl)
     end
 
-  else
+  else -- 'gcra'
     local v = pcall_('GET', key)
     if type(v) == 'table' or (v and not match(v, '^%d+$')) then return corrupt(k, 'not a time in µs') end
     local T = p / r

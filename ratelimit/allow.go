@@ -175,7 +175,7 @@ func (l *Limiter) check(ctx context.Context, op *call.Op, id string, cost int) (
 		}
 		return res, cost, nonce, nil
 	}
-	rep, err := l.run.Run(ctx, op, ks, cost, mode, nonce)
+	rep, err := l.run.Run(ctx, op, ks, cost, mode, nonce, l.policyQ)
 	if err != nil {
 		return Result{}, 0, "", err
 	}

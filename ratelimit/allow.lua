@@ -1,29 +1,20 @@
 -- allow.lua: check every rule of a policy and, unless peeking, count the
--- request in all of them: all or nothing, in one script, on server time
--- (after blockkey.lua).
+-- request in all of them: all or nothing, in one script, on server time.
+-- Allow, AllowN, AllowAtMost, Peek and Reserve run it, for a policy of one
+-- rule as of several: each algorithm is written once, here.
 --
--- The policy is compiled into the script: Go replaces the marker in the
--- table R below with the limiter's numbers (so each distinct policy is its
--- own cached script, and each call sends three arguments, not 6 per rule):
---   R[1]       KEYS index of the config hash, or 0 for none
---   R[2]       n, the number of rules
---   R[3]       KEYS index of the sliding log (all Sliding rules of one
---              limiter share it), or 0 for none
---   R[4+6(i-1) ..]  six values per rule i: algorithm (1 fixed window,
---              2 sliding log, 3 sliding counter, 4 GCRA), KEYS index of its
---              state, rate, period in ms, burst (GCRA; 0 = rate), config
---              field (0 none, 1 per_minute, 2 per_hour, 3 per_day)
+-- The policy travels in ARGV (so every Limiter sends this same script,
+-- one SHA): ARGV[4] is the Limiter's policy as a JSON array, built once in
+-- New (limiter.go, policyHead); adjust.lua reads the same array. One
+-- argument decoded by cjson costs Redis less than a dozen arguments.
 --
--- Go prepends "local CHECK_BLOCK = true" (false for WithoutBlocks: KEYS[1]
--- is then passed but not read) and "local SHARED_KEY = false" (true when
--- the sliding log's key has no window segment), and "local AUTO_BLOCK =
--- nil" or, WithAutoBlock, {refusals, window ms, block ms}: KEYS[#KEYS] is
--- then the refusal count ratelimit:refusals:{id}.
---
--- KEYS[1]    block key     ratelimit:block:{id}
--- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the state
---            keys of the rules; every key carries the identifier as its
---            hash tag.
+-- KEYS[1]    block key     ratelimit:block:{id}; passed always, read only
+--                          when Q[1] is 1
+-- KEYS[2..]  the optional config hash ratelimit:config:{id}, then the
+--            state keys of the rules (see below), then WithAutoBlock's
+--            refusal count
+--            ratelimit:refusals:{id} last (KEYS[#KEYS]); every key carries
+--            the identifier as its hash tag.
 -- ARGV[1]    cost          integer >= 1; in mode '2', the most to take
 -- ARGV[2]    mode          '0' allow (consume), '1' peek (write nothing),
 --                          '2' at most: take as many units as every rule
@@ -31,6 +22,24 @@
 --                          timed) as a unit-cost request when none is left
 -- ARGV[3]    nonce         unique per call, the same on a resend; names
 --                          the request's sliding-log members
+-- ARGV[4]    policy        a JSON array Q (flags are JSON booleans and
+--                          numbers few: Redis parses each number with
+--                          strtod, some 1.5k instructions):
+--   Q[1]     true: read the block key; false: not (WithoutBlocks)
+--   Q[2]     true when the sliding log's key has no window segment
+--            (limiters of other windows may share it, so its TTL is only
+--            ever lengthened)
+--   Q[3]     WithAutoBlock's [refusals, window ms, block ms] (KEYS[#KEYS]
+--            is then the refusal count), false without it
+--   Q[4]     true when KEYS[2] is the config hash
+--   Q[5+4(i-1) ..]  four values per rule i: algorithm ('fixed', 'sliding',
+--            'swc', 'gcra': Algorithm.String, the names Go defines), rate,
+--            period in ms, burst (GCRA; 0 = rate). A rule of a minute, an
+--            hour or a day takes its rate from the config field
+--            per_minute, per_hour or per_day.
+-- The rules' state keys follow the block key and the config hash in KEYS
+-- in the rules' order, except that every Sliding rule shares one sorted
+-- set (the log), at the first Sliding rule's place.
 -- Returns
 --   ok(limit, remaining, retry_us, reset_us, index, granted)
 --                         admitted (peek: would be); granted is the number
@@ -48,8 +57,8 @@
 -- refused check gives a fixed-window counter found without a TTL its TTL
 -- back (a repair; the count is unchanged). Peek writes nothing at all.
 --
--- The reply vocabulary is spelled as table literals, as in single.lua (a
--- prelude helper is a closure made on every call).
+-- The reply vocabulary is spelled as table literals (a prelude helper is a
+-- closure made on every call).
 --
 -- Resends: go-redis resends a command whose reply was lost, and a whole
 -- pipeline when its connection broke. With a sliding log, the request's
@@ -57,11 +66,29 @@
 -- admitted again, as things stand, and nothing is counted. Without one, a
 -- resend counts the request again (see the package doc, Retries).
 
-local R = {--[[rules]]}
 local call, pcall_ = redis.call, redis.pcall
 local tonumber, floor, ceil = tonumber, math.floor, math.ceil
 local fmt, match = string.format, string.match
 local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
+local MAX_BLOCK_MS = 31622400000 -- MaxBlock
+
+-- block_ttl(k) returns how long the block key k still blocks, in ms: 0 when
+-- k does not exist; MAX_BLOCK_MS for a block key without a TTL (Block never
+-- writes one; it counts as the longest block); else its PTTL. It returns
+-- nil and a reason when k holds what Block does not write: another type, a
+-- value other than a request ID (letters, digits, '-' and '_', at most 32),
+-- or a TTL above MaxBlock. (block.lua reads the key the same way.)
+local function block_ttl(k)
+  local v = pcall_('GET', k)
+  if not v then return 0 end
+  if type(v) == 'table' then return nil, 'not a string (wrong type)' end
+  if #v > 32 or not match(v, '^[%w_%-]+$') then return nil, 'not a request ID written by Block' end
+  local ttl = call('PTTL', k)
+  if ttl > MAX_BLOCK_MS then return nil, 'TTL above MaxBlock' end
+  if ttl < 0 then return MAX_BLOCK_MS end
+  return ttl
+end
+
 
 local cost = tonumber(ARGV[1])
 local peek = ARGV[2] == '1'
@@ -70,11 +97,28 @@ local peek = ARGV[2] == '1'
 local atmost = ARGV[2] == '2'
 local want = cost
 if atmost then cost = 1 end
-local n, LOG = R[2], R[3]
+local Q = cjson.decode(ARGV[4]) -- the policy (see the header)
+local n = (#Q - 4) / 4
+local ci = 0 -- KEYS index of the config hash, 0 for none
+if Q[4] then ci = 2 end
+-- K[i], the KEYS index of rule i's state, and LOG, the sliding log's (0
+-- for none)
+local K, LOG, nk = {}, 0, ci > 0 and 3 or 2
+for i = 1, n do
+  if Q[1 + 4 * i] ~= 'sliding' then
+    K[i] = nk
+    nk = nk + 1
+  elseif LOG > 0 then
+    K[i] = LOG
+  else
+    LOG, K[i] = nk, nk
+    nk = nk + 1
+  end
+end
 
-if CHECK_BLOCK then
-  -- almost always absent: one GET decides, and block_ttl (blockkey.lua)
-  -- reads and checks the key only when it is there
+if Q[1] then
+  -- almost always absent: one GET decides, and block_ttl reads and checks
+  -- the key only when it is there
   if pcall_('GET', KEYS[1]) then
     local b, why = block_ttl(KEYS[1])
     if not b then return {'corrupt', 1, why} end
@@ -83,7 +127,6 @@ if CHECK_BLOCK then
 end
 
 local cfg
-local ci = R[1]
 if ci > 0 then
   local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
   if v.err then return {'corrupt', ci, 'not a hash (wrong type)'} end
@@ -120,32 +163,33 @@ local S = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 local logmax = 0
 local admit = true
 for i = 1, n do
-  local b = 3 + (i - 1) * 6
+  local b = 4 * i
   local o = (i - 1) * 11
-  local a, k, r, p, bu = R[b + 1], R[b + 2], R[b + 3], R[b + 4] * 1000, R[b + 5]
+  local a, k, r, p, bu = Q[b + 1], K[i], Q[b + 2], Q[b + 3] * 1000, Q[b + 4]
   if cfg then
-    local f = R[b + 6]
-    if f > 0 and cfg[f] then
+    -- the config field of the rule's period, if any
+    local f = (p == 60000000 and 1) or (p == 3600000000 and 2) or (p == 86400000000 and 3)
+    if f and cfg[f] then
       r = cfg[f]
       -- the caps New enforces: a log of at most 100 000 entries, and a
       -- GCRA emission interval of at least 10 µs
-      if (a == 2 and r > 100000) or (a == 4 and p / r < 10) then
+      if (a == 'sliding' and r > 100000) or (a == 'gcra' and p / r < 10) then
         return {'corrupt', ci, ({'per_minute', 'per_hour', 'per_day'})[f] .. ' = ' .. int_str(r) .. ' is above what rule ' .. (i - 1) .. ' allows'}
       end
     end
-    if a == 4 and cfg[4] then bu = cfg[4] end
+    if a == 'gcra' and cfg[4] then bu = cfg[4] end
   end
   if bu == 0 then bu = r end
   local c = r
-  if a == 4 then c = bu end
+  if a == 'gcra' then c = bu end
   -- a cost above the capacity is refused whatever the state, with no
   -- retry time (Go reports ratelimit.Never); nothing else changes
   local never = cost > c
-  if a ~= 1 and not now then now = now_us() end
+  if a ~= 'fixed' and not now then now = now_us() end
   local key = KEYS[k]
   local av, rt, rs0, rs1 = 0, 0, 0, 0
 
-  if a == 1 then
+  if a == 'fixed' then
     local v = pcall_('GET', key)
     if type(v) == 'table' then return {'corrupt', k, 'not an integer counter'} end
     local used, ttl = 0, -2
@@ -164,7 +208,7 @@ for i = 1, n do
     rt = rs1
     S[o + 9] = ttl
 
-  elseif a == 2 then
+  elseif a == 'sliding' then
     -- scores are Unix ms, rounded up (see sliding.lua): an entry scored s
     -- counts while s ms + p is ahead, so those above floor((now - p) / 1000)
     local lo = '(' .. int_str(floor((now - p) / 1000))
@@ -181,7 +225,7 @@ for i = 1, n do
     rs1 = ceil(now / 1000) * 1000 + p - now -- once this request is logged
     if p > logmax then logmax = p end
 
-  elseif a == 3 then
+  elseif a == 'swc' then
     local v = pcall_('GET', key)
     if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local idx = floor(now / p)
@@ -210,7 +254,7 @@ for i = 1, n do
     rs1 = start + 2 * p - now
     S[o + 9], S[o + 10], S[o + 11] = idx, cur, prev
 
-  else
+  else -- 'gcra'
     local v = pcall_('GET', key)
     if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local T = p / r
@@ -255,7 +299,7 @@ if admit and atmost then
   cost = g
   for i = 1, n do
     local o = (i - 1) * 11
-    if S[o + 1] == 4 then
+    if S[o + 1] == 'gcra' then
       local nt = ceil(S[o + 10] + cost * S[o + 11] - 1e-6)
       local rs = ceil(nt - now - 1e-6)
       if rs < 1 then rs = 1 end
@@ -269,12 +313,12 @@ if commit then
   for i = 1, n do
     local o = (i - 1) * 11
     local a, key = S[o + 1], KEYS[S[o + 2]]
-    if a == 1 then
+    if a == 'fixed' then
       call('INCRBY', key, cost)
       if S[o + 9] < 0 then call('PEXPIRE', key, S[o + 3] / 1000) end
-    elseif a == 3 then
+    elseif a == 'swc' then
       call('SET', key, fmt('%.0f:%.0f:%.0f', S[o + 9], S[o + 10] + cost, S[o + 11]), 'PX', ceil(S[o + 8] / 1000))
-    elseif a == 4 then
+    elseif a == 'gcra' then
       call('SET', key, int_str(S[o + 9]), 'PX', ceil(S[o + 8] / 1000))
     end
   end
@@ -292,27 +336,28 @@ if commit then
     -- a key without a window segment may be shared with a limiter of a
     -- longer window: never shorten its TTL (see sliding.lua); one period
     -- after the rounded-up score: + 1 ms
-    if not SHARED_KEY or call('PTTL', key) < logmax / 1000 + 1 then call('PEXPIRE', key, logmax / 1000 + 1) end
+    if not Q[2] or call('PTTL', key) < logmax / 1000 + 1 then call('PEXPIRE', key, logmax / 1000 + 1) end
   end
 elseif not peek then
   for i = 1, n do
     local o = (i - 1) * 11
-    if S[o + 1] == 1 and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
+    if S[o + 1] == 'fixed' and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
   end
-  if AUTO_BLOCK then
+  local auto = Q[3]
+  if auto then
     -- WithAutoBlock: count the refusal in KEYS[#KEYS]; at the n-th within
     -- the window, block (only ever lengthening a block) and start over
     local rk = KEYS[#KEYS]
     local c = pcall_('INCR', rk)
     if type(c) == 'table' then return {'corrupt', #KEYS, 'not a refusal count'} end
-    if c == 1 or call('PTTL', rk) < 0 then call('PEXPIRE', rk, AUTO_BLOCK[2]) end
-    if c >= AUTO_BLOCK[1] then
+    if c == 1 or call('PTTL', rk) < 0 then call('PEXPIRE', rk, int_str(auto[2])) end
+    if c >= auto[1] then
       call('DEL', rk)
       local b, why = block_ttl(KEYS[1])
       if not b then return {'corrupt', 1, why} end
-      if b < AUTO_BLOCK[3] then
-        call('SET', KEYS[1], 'auto', 'PX', AUTO_BLOCK[3])
-        b = AUTO_BLOCK[3]
+      if b < auto[3] then
+        call('SET', KEYS[1], 'auto', 'PX', int_str(auto[3]))
+        b = auto[3]
       end
       return {'conflict', b * 1000}
     end

@@ -1,4 +1,4 @@
--- block.lua: Block(id, d), after blockkey.lua. Blocks only lengthen: the
+-- block.lua: Block(id, d). Blocks only lengthen: the
 -- block key is set (PX) only when the new block ends later than the
 -- current one. Its value is the request ID of the Block that set it, so a
 -- resend of a call whose reply was lost finds its own ID and changes
@@ -15,9 +15,22 @@
 -- without a TTL counts as the longest), corrupt(1, why) when the key holds
 -- what Block does not write.
 
+local MAX_BLOCK_MS = 31622400000 -- MaxBlock
+
+-- The block key's reading, as allow.lua's block_ttl: absent is no block; a
+-- value other than a request ID (letters, digits, '-' and '_', at most 32;
+-- "1" from earlier versions), another type or a TTL above MaxBlock is not
+-- what Block writes; no TTL counts as the longest block.
 local ms = tonumber(ARGV[1])
-local ttl, v = block_ttl(KEYS[1])
-if not ttl then return corrupt(1, v) end
+local v = redis.pcall('GET', KEYS[1])
+local ttl = 0
+if v then
+  if type(v) == 'table' then return corrupt(1, 'not a string (wrong type)') end
+  if #v > 32 or not string.match(v, '^[%w_%-]+$') then return corrupt(1, 'not a request ID written by Block') end
+  ttl = redis.call('PTTL', KEYS[1])
+  if ttl > MAX_BLOCK_MS then return corrupt(1, 'TTL above MaxBlock') end
+  if ttl < 0 then ttl = MAX_BLOCK_MS end
+end
 if v == ARGV[2] then return ok(1) end
 if ttl >= ms then return ok(0) end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ms)

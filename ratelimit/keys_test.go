@@ -87,12 +87,6 @@ func TestOneSlotPerIdentifier(t *testing.T) {
 	}
 }
 
-func TestRulesMarkerInScript(t *testing.T) {
-	if strings.Count(allowSrc, rulesMarker) != 1 {
-		t.Fatalf("allow.lua must contain %s exactly once", rulesMarker)
-	}
-}
-
 func TestLimitMarkerInScript(t *testing.T) {
 	if strings.Count(singleSrc, limitMarker) != 1 {
 		t.Fatalf("single.lua must contain %s exactly once", limitMarker)

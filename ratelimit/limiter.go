@@ -29,7 +29,8 @@ type Limiter struct {
 	opt      options
 	specs    []keySpec
 	cfgIdx   int        // KEYS index of the config hash, 0 if none
-	allowOp  *call.Op   // allow.lua with this policy compiled in
+	policyQ  string     // the policy as allow.lua and adjust.lua read it (see policyJSON)
+	allowOp  *call.Op   // allow.lua
 	peekOp   *call.Op   // the same script, as "peek"
 	atMostOp *call.Op   // the same script, as "allow at most"
 	adjustOp *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
@@ -110,24 +111,15 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 	_, _ = rand.Read(rnd[:])
 	l.noncePx = base64.RawURLEncoding.EncodeToString(rnd[:])
 
-	next := 2 // KEYS[1] is the block key
 	if o.runtimeCfg {
-		l.cfgIdx = next
-		next++
+		l.cfgIdx = 2 // KEYS[1] is the block key
 	}
-	logIdx := 0
-	var rules []string
+	// The state keys follow in the rules' order, every Sliding rule
+	// sharing the first one's log (allow.lua's header).
 	for _, r := range policy {
-		idx := 0
-		if r.Algorithm == Sliding && logIdx > 0 {
-			idx = logIdx
-		} else {
-			idx = next
-			next++
+		if r.Algorithm != Sliding || !l.hasLog {
 			l.specs = append(l.specs, l.spec(r))
-			if r.Algorithm == Sliding {
-				logIdx, l.hasLog = idx, true
-			}
+			l.hasLog = l.hasLog || r.Algorithm == Sliding
 		}
 		field := configField(r.Limit.Period) + 1
 		// The largest capacity a runtime config could give this rule
@@ -140,18 +132,14 @@ func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter,
 		case r.Algorithm != GCRA && field == 0:
 			l.maxCost = min(l.maxCost, r.capacity())
 		}
-		rules = append(rules,
-			strconv.Itoa(int(r.Algorithm)), strconv.Itoa(idx), strconv.Itoa(r.Limit.Rate),
-			strconv.FormatInt(int64(r.Limit.Period/time.Millisecond), 10), strconv.Itoa(r.Limit.Burst),
-			strconv.Itoa(field))
 	}
-	rules = append([]string{strconv.Itoa(l.cfgIdx), strconv.Itoa(len(policy)), strconv.Itoa(logIdx)}, rules...)
+	l.policyQ = policyJSON(o, policy)
 	// Build the keys once with a sample identifier: an unusable endpoint
 	// fails here rather than on the first request.
 	if _, err := l.keys(op, "x"); err != nil {
 		return nil, err
 	}
-	l.checkOps(rules)
+	l.checkOps()
 	l.run = call.NewRunner(client, o.pipelines)
 	if o.denyHold > 0 {
 		l.deny = &denyCache{l: l, m: map[string]denial{}}

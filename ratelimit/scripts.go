@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	_ "embed"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -10,10 +11,11 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// The scripts. A Limiter compiles its policy into allow.lua (and, for a
-// one-rule policy without runtime config, into single.lua and its
-// algorithm's script), so each call sends only keys, the cost and a nonce;
-// it declares the resulting operations in New.
+// The scripts. allow.lua, adjust.lua and block.lua are complete scripts
+// as sent (after the prelude helpers they use): a Limiter's policy travels
+// in ARGV (policyJSON). A one-rule policy without runtime config still
+// compiles its numbers into single.lua and its algorithm's script. A
+// Limiter declares its check operations in New.
 var (
 	//go:embed blockkey.lua
 	blockKeySrc string
@@ -44,7 +46,7 @@ var (
 	//go:embed heartbeat.lua
 	heartbeatSrc string
 
-	blockOp     = pkg.Declare("block", blockKeySrc+"\n"+blockSrc, []*keys.Template{blockKey})
+	blockOp     = pkg.Declare("block", blockSrc, []*keys.Template{blockKey})
 	setConfigOp = pkg.Declare("set config", setConfigSrc, []*keys.Template{configKey})
 	resetOp     = pkg.Declare("reset", resetSrc, []*keys.Template{blockKey})
 	unblockOp   = pkg.Declare("unblock", unblockSrc, []*keys.Template{blockKey})
@@ -52,8 +54,26 @@ var (
 	heartbeatOp = pkg.Declare("heartbeat", heartbeatSrc, []*keys.Template{instancesKey})
 )
 
-// rulesMarker is where a limiter's policy is compiled into allow.lua.
-const rulesMarker = "--[[rules]]"
+// policyJSON is the policy as allow.lua and adjust.lua read it: one JSON
+// array (see allow.lua's header) of whether to read the block key,
+// whether the sliding log's key is shared, WithAutoBlock's numbers (or
+// false), whether there is a config hash, then four values per rule:
+// algorithm name, rate, period in ms, burst.
+func policyJSON(o options, policy Policy) string {
+	var auto any = false
+	if o.hasAuto {
+		auto = []int64{int64(o.auto.refusals), o.auto.within.Milliseconds(), o.auto.block.Milliseconds()}
+	}
+	q := []any{!o.noBlocks, o.noWindow || o.rateLimit, auto, o.runtimeCfg}
+	for _, r := range policy {
+		q = append(q, r.Algorithm.String(), r.Limit.Rate, r.Limit.Period.Milliseconds(), r.Limit.Burst)
+	}
+	b, err := json.Marshal(q)
+	if err != nil {
+		panic(err) // numbers, names and booleans only
+	}
+	return string(b)
+}
 
 // limitMarker is where a single-rule limiter's numbers are compiled into
 // single.lua.
@@ -79,11 +99,6 @@ func autoBlockLua(o options) string {
 		", " + strconv.FormatInt(o.auto.block.Milliseconds(), 10) + "}"
 }
 
-// generalBody returns allow.lua with rules compiled in.
-func generalBody(o options, rules []string) string {
-	return flags(o) + blockKeySrc + "\n" + strings.Replace(allowSrc, rulesMarker, strings.Join(rules, ", "), 1)
-}
-
 // singleBody returns the lean script of a one-rule policy.
 func singleBody(r Rule, o options) string {
 	body := map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}[r.Algorithm]
@@ -94,11 +109,11 @@ func singleBody(r Rule, o options) string {
 }
 
 // checkOps declares the limiter's operations: allow, peek and allow at
-// most (one script, allow.lua compiled with the policy), and the lean single-rule allow when
-// the policy allows it. Checks may share pipelines: a resent check is
+// most (one script, allow.lua), adjust, and the lean single-rule allow
+// when the policy allows it. Checks may share pipelines: a resent check is
 // recognised where the state allows it, and otherwise only makes the
 // limiter stricter (see "Retries" in docs/ratelimit.md).
-func (l *Limiter) checkOps(rules []string) {
+func (l *Limiter) checkOps() {
 	tmpls := []*keys.Template{blockKey}
 	if l.cfgIdx > 0 {
 		tmpls = append(tmpls, configKey)
@@ -109,12 +124,10 @@ func (l *Limiter) checkOps(rules []string) {
 	if l.opt.hasAuto {
 		tmpls = append(tmpls, refusalsKey)
 	}
-	body := generalBody(l.opt, rules)
-	l.allowOp = pkg.Declare("allow", body, tmpls, call.Shared())
-	l.peekOp = pkg.Declare("peek", body, tmpls, call.Shared())
-	l.atMostOp = pkg.Declare("allow at most", body, tmpls, call.Shared())
-	adj := flags(l.opt) + blockKeySrc + "\n" + strings.Replace(adjustSrc, rulesMarker, strings.Join(rules, ", "), 1)
-	l.adjustOp = pkg.Declare("adjust", adj, append(tmpls[:len(tmpls):len(tmpls)], adjustKey))
+	l.allowOp = pkg.Declare("allow", allowSrc, tmpls, call.Shared())
+	l.peekOp = pkg.Declare("peek", allowSrc, tmpls, call.Shared())
+	l.atMostOp = pkg.Declare("allow at most", allowSrc, tmpls, call.Shared())
+	l.adjustOp = pkg.Declare("adjust", adjustSrc, append(tmpls[:len(tmpls):len(tmpls)], adjustKey))
 	if len(l.policy) == 1 && l.cfgIdx == 0 && !l.opt.hasAuto {
 		st := tmpls[len(tmpls)-1:]
 		if !l.opt.noBlocks {

@@ -1,0 +1,64 @@
+package ratelimit
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The algorithm names allow.lua and adjust.lua branch on are exactly the
+// Go Algorithms' names, which New sends in ARGV: one list, in Go.
+func TestScriptsBranchOnTheGoAlgorithmNames(t *testing.T) {
+	var goNames []string
+	for _, a := range []Algorithm{FixedWindow, Sliding, SlidingCounter, GCRA} {
+		goNames = append(goNames, a.String())
+	}
+	slices.Sort(goNames)
+	// a == 'fixed', S[o + 1] == 'gcra', a ~= 'fixed', else -- 'gcra'
+	re := regexp.MustCompile(`(?:\ba|S\[o \+ 1\]) [=~]= '(\w+)'|else -- '(\w+)'`)
+	for name, src := range map[string]string{"allow.lua": allowSrc, "adjust.lua": adjustSrc} {
+		var got []string
+		for _, m := range re.FindAllStringSubmatch(src, -1) {
+			got = append(got, m[1]+m[2])
+		}
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, goNames) {
+			t.Errorf("%s branches on %v, Go names %v", name, got, goNames)
+		}
+	}
+}
+
+// Every limiter sends the same script text, whatever its policy and
+// options: the policy travels in ARGV, so there is one SHA per script.
+func TestScriptsAreTheSameForEveryPolicy(t *testing.T) {
+	a, err := New(testClient(), Policy{{Algorithm: FixedWindow, Limit: PerMinute(5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(testClient(), Policy{
+		{Algorithm: Sliding, Limit: PerSecond(3)},
+		{Algorithm: GCRA, Limit: Limit{Rate: 10, Period: time.Hour, Burst: 2}},
+	}, WithRuntimeConfig(), WithAutoBlock(3, time.Minute, time.Hour), WithWindowlessLogKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.allowOp.Script().Hash() != b.allowOp.Script().Hash() || a.peekOp.Script().Hash() != b.peekOp.Script().Hash() ||
+		a.adjustOp.Script().Hash() != b.adjustOp.Script().Hash() {
+		t.Fatal("two policies send different scripts")
+	}
+	for _, src := range []string{allowSrc, adjustSrc, blockSrc} {
+		if strings.Contains(src, "--[[") || strings.Contains(src, "CHECK_BLOCK") {
+			t.Fatalf("a script holds a marker or a prepended local:\n%s", src)
+		}
+	}
+}
+
+// testClient is a client New accepts; nothing is sent through it.
+func testClient() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
+}
