@@ -9,11 +9,6 @@ import (
 	"github.com/redschema/redschema/internal/reply"
 )
 
-// costOne is the argument list of a unit-cost call to a single-rule script
-// without a nonce. It is shared read-only: go-redis copies arguments into
-// each command.
-var costOne = []any{1}
-
 // Allow is AllowN with cost 1.
 func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 	res, _, _, err := l.decide(ctx, id, 1, false)
@@ -210,16 +205,16 @@ func (l *Limiter) checkCost(op string, cost int) error {
 	return nil
 }
 
-// checkSingle runs the lean script of a one-rule limiter (see single.lua).
+// checkSingle runs the lean script of a one-rule limiter (see fixed.lua).
 func (l *Limiter) checkSingle(ctx context.Context, ks []string, cost int, nonce string) (Result, error) {
-	var args []any
+	// singleOne is shared read-only: go-redis copies arguments into each
+	// command
+	args := l.singleOne
 	switch {
 	case l.hasLog:
-		args = []any{cost, nonce}
-	case cost == 1:
-		args = costOne
-	default:
-		args = []any{cost}
+		args = append([]any{cost, nonce}, l.singleArgs...)
+	case cost != 1:
+		args = append([]any{cost}, l.singleArgs...)
 	}
 	if l.opt.noBlocks {
 		ks = ks[1:] // one key fewer to send and to bind: measurably cheaper

@@ -86,14 +86,3 @@ func TestOneSlotPerIdentifier(t *testing.T) {
 		}
 	}
 }
-
-func TestLimitMarkerInScript(t *testing.T) {
-	if strings.Count(singleSrc, limitMarker) != 1 {
-		t.Fatalf("single.lua must contain %s exactly once", limitMarker)
-	}
-	for _, a := range []Algorithm{FixedWindow, Sliding, SlidingCounter, GCRA} {
-		if b := singleBody(Rule{Algorithm: a, Limit: PerMinute(5)}, options{}); len(b) <= len(singleSrc) {
-			t.Fatalf("no single-rule script for %v", a)
-		}
-	}
-}

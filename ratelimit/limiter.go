@@ -24,25 +24,27 @@ import (
 // its hash tag, so this is atomic on a Redis Cluster too. Every key
 // written carries a TTL (see the package key table).
 type Limiter struct {
-	run      *call.Runner
-	policy   Policy
-	opt      options
-	specs    []keySpec
-	cfgIdx   int        // KEYS index of the config hash, 0 if none
-	policyQ  string     // the policy as allow.lua and adjust.lua read it (see policyJSON)
-	allowOp  *call.Op   // allow.lua
-	peekOp   *call.Op   // the same script, as "peek"
-	atMostOp *call.Op   // the same script, as "allow at most"
-	adjustOp *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
-	channel  string     // the events channel in the namespace
-	deny     *denyCache // WithDenyCache, else nil
-	degr     *degraded  // WithDegradedMode, else nil
-	singleOp *call.Op   // lean script for Allow of a one-rule policy without config, else nil
-	maxCost  int        // largest cost any config could admit: above it, a refusal
-	logWin   time.Duration
-	hasLog   bool
-	noncePx  string
-	ctr      atomic.Uint64
+	run        *call.Runner
+	policy     Policy
+	opt        options
+	specs      []keySpec
+	cfgIdx     int        // KEYS index of the config hash, 0 if none
+	policyQ    string     // the policy as allow.lua and adjust.lua read it (see policyJSON)
+	allowOp    *call.Op   // allow.lua
+	peekOp     *call.Op   // the same script, as "peek"
+	atMostOp   *call.Op   // the same script, as "allow at most"
+	adjustOp   *call.Op   // adjust.lua (Refund, Penalize, Reservation.Cancel)
+	channel    string     // the events channel in the namespace
+	deny       *denyCache // WithDenyCache, else nil
+	degr       *degraded  // WithDegradedMode, else nil
+	singleOp   *call.Op   // lean script for Allow of a one-rule policy without config, else nil
+	singleArgs []any      // the lean script's ARGV after the cost and nonce (see singleArgs)
+	singleOne  []any      // its whole ARGV for a unit cost without a nonce
+	maxCost    int        // largest cost any config could admit: above it, a refusal
+	logWin     time.Duration
+	hasLog     bool
+	noncePx    string
+	ctr        atomic.Uint64
 }
 
 // keySpec is one state key of a limiter, built per identifier.

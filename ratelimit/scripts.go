@@ -4,25 +4,18 @@ import (
 	_ "embed"
 	"encoding/json"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
-// The scripts. allow.lua, adjust.lua and block.lua are complete scripts
-// as sent (after the prelude helpers they use): a Limiter's policy travels
-// in ARGV (policyJSON). A one-rule policy without runtime config still
-// compiles its numbers into single.lua and its algorithm's script. A
-// Limiter declares its check operations in New.
+// The scripts, each a complete script as sent (after the prelude helpers
+// it uses). Every Limiter sends the same text: its policy travels in ARGV
+// (policyJSON, singleArgs), so each script has one SHA whatever the
+// policy. A Limiter declares its check operations in New.
 var (
-	//go:embed blockkey.lua
-	blockKeySrc string
 	//go:embed allow.lua
 	allowSrc string
-	//go:embed single.lua
-	singleSrc string
 	//go:embed fixed.lua
 	fixedSrc string
 	//go:embed sliding.lua
@@ -75,37 +68,25 @@ func policyJSON(o options, policy Policy) string {
 	return string(b)
 }
 
-// limitMarker is where a single-rule limiter's numbers are compiled into
-// single.lua.
-const limitMarker = "--[[limit]]"
+// singleSrc is the lean script of each algorithm (see fixed.lua).
+var singleSrc = map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}
 
-// flags are the first two lines of every check script: whether it reads
-// the block key KEYS[1] (allow.lua is always passed it; the single-rule
-// scripts are not, when false), and whether the sliding log's key has no
-// window segment (limiters of other windows may then share it, so its TTL
-// is only ever lengthened).
-func flags(o options) string {
-	return "local CHECK_BLOCK = " + strconv.FormatBool(!o.noBlocks) +
-		"\nlocal SHARED_KEY = " + strconv.FormatBool(o.noWindow || o.rateLimit) +
-		"\nlocal AUTO_BLOCK = " + autoBlockLua(o) + "\n"
-}
-
-// autoBlockLua is WithAutoBlock's numbers as a Lua table, or nil.
-func autoBlockLua(o options) string {
-	if !o.hasAuto {
-		return "nil"
+// singleArgs is what a lean script reads after the cost (and, for a
+// sliding log, the nonce): the rule's numbers, as each script's header
+// lists them.
+func singleArgs(r Rule, o options) []any {
+	rate, pms := strconv.Itoa(r.Limit.Rate), r.Limit.Period.Milliseconds()
+	switch r.Algorithm {
+	case Sliding:
+		shared := "0"
+		if o.noWindow || o.rateLimit {
+			shared = "1"
+		}
+		return []any{rate, strconv.FormatInt(pms, 10), strconv.FormatInt(pms+1, 10), shared}
+	case GCRA:
+		return []any{rate, strconv.FormatInt(pms, 10), strconv.Itoa(r.capacity())}
 	}
-	return "{" + strconv.Itoa(o.auto.refusals) + ", " + strconv.FormatInt(o.auto.within.Milliseconds(), 10) +
-		", " + strconv.FormatInt(o.auto.block.Milliseconds(), 10) + "}"
-}
-
-// singleBody returns the lean script of a one-rule policy.
-func singleBody(r Rule, o options) string {
-	body := map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}[r.Algorithm]
-	pms := int64(r.Limit.Period / time.Millisecond)
-	nums := strconv.Itoa(r.Limit.Rate) + ", " + strconv.FormatInt(pms, 10) + ", " + strconv.Itoa(r.capacity()) +
-		", '" + strconv.FormatInt(pms, 10) + "', '" + strconv.FormatInt(pms+1, 10) + "'"
-	return flags(o) + blockKeySrc + "\n" + strings.Replace(singleSrc, limitMarker, nums, 1) + "\n" + body
+	return []any{rate, strconv.FormatInt(pms, 10)}
 }
 
 // checkOps declares the limiter's operations: allow, peek and allow at
@@ -133,6 +114,8 @@ func (l *Limiter) checkOps() {
 		if !l.opt.noBlocks {
 			st = tmpls
 		}
-		l.singleOp = pkg.Declare("allow", singleBody(l.policy[0], l.opt), st, call.Shared())
+		l.singleOp = pkg.Declare("allow", singleSrc[l.policy[0].Algorithm], st, call.Shared())
+		l.singleArgs = singleArgs(l.policy[0], l.opt)
+		l.singleOne = append([]any{1}, l.singleArgs...)
 	}
 }

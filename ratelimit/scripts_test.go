@@ -51,7 +51,14 @@ func TestScriptsAreTheSameForEveryPolicy(t *testing.T) {
 		a.adjustOp.Script().Hash() != b.adjustOp.Script().Hash() {
 		t.Fatal("two policies send different scripts")
 	}
-	for _, src := range []string{allowSrc, adjustSrc, blockSrc} {
+	c, err := New(testClient(), Policy{{Algorithm: FixedWindow, Limit: PerHour(7)}}, WithoutBlocks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.singleOp == nil || c.singleOp == nil || a.singleOp.Script().Hash() != c.singleOp.Script().Hash() {
+		t.Fatal("two one-rule policies send different lean scripts")
+	}
+	for _, src := range []string{allowSrc, adjustSrc, blockSrc, fixedSrc, slidingSrc, swcSrc, gcraSrc} {
 		if strings.Contains(src, "--[[") || strings.Contains(src, "CHECK_BLOCK") {
 			t.Fatalf("a script holds a marker or a prepended local:\n%s", src)
 		}
