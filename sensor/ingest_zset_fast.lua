@@ -23,6 +23,12 @@
 -- when that sets nothing, PEXPIRE NX (a key without a TTL gets one).
 -- Conditions are if statements, never a comparison inside an and/or
 -- expression: gopher-lua (miniredis) miscompiles some of those.
+--
+-- Why a twin: its bench row, BenchmarkSensorIngest/redschema, costs the
+-- server 381k instructions per reading with this head and 495k without
+-- it, touch_location's twin off in both (23 % less; 16 % on the
+-- redschema-norollups row; callgrind, bench/README.md "Where a script's
+-- instructions go", 2026-11-29): over the 20 % a twin must save.
 repeat
   local t = redis.call('TIME')
   local tss, vs, rets = ARGV[2], ARGV[6], ARGV[10]

@@ -10,6 +10,12 @@
 -- falls through to touch_location.lua.
 --
 -- KEYS and ARGV as touch_location.lua takes them.
+--
+-- Why a twin: its bench row, BenchmarkSensorIngest/redschema-norollups,
+-- costs the server 185k instructions per reading with this head and 269k
+-- without it (31 % less; 19 % on the redschema row, whose rollups cost
+-- the same either way, 12 % on redschema-compact; callgrind,
+-- bench/README.md "Where a script's instructions go", 2026-11-29).
 repeat
   local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
   if not cur or #cur > 15 or not string.find(cur, '^%d+$') then break end
