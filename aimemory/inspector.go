@@ -24,15 +24,8 @@ type Inspector struct {
 // WithTimeZone mean nothing to reads and are otherwise ignored. It does
 // not contact Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
-	const op = "new inspector"
-	o := defaults()
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return nil, err
-	}
-	if err := o.check(op); err != nil {
+	o, err := call.Configure(pkg, "new inspector", rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
 	return &Inspector{m: &Memory{rdb: rdb, run: call.NewRunner(rdb, 0), opt: o, days: newDays(o.zone), now: time.Now}}, nil

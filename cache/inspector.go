@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
@@ -27,15 +28,8 @@ type Inspector struct {
 // a bad option); options other than WithNamespace mean nothing to reads
 // and are otherwise ignored. It does not contact Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
-	const op = "new inspector"
-	o := defaults()
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return nil, err
-	}
-	if err := o.check(op); err != nil {
+	o, err := call.Configure(pkg, "new inspector", rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
 	return &Inspector{rdb: rdb, ns: o.ns}, nil

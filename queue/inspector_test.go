@@ -123,6 +123,11 @@ func TestNewInspector(t *testing.T) {
 	defer ok.Close()
 	_, err = queue.NewInspector(ok, queue.WithNamespace(keys.Namespace{Prefix: "bad\x00"}))
 	require.ErrorIs(t, err, queue.ErrInvalid)
+	_, err = queue.NewInspector(ok, queue.WithMaxRetries(-1)) // refused by New too
+	require.ErrorIs(t, err, queue.ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
+	_, err = queue.NewInspector(ok, queue.WithDurability(0, time.Second))
+	require.ErrorIs(t, err, queue.ErrInvalid)
 	in, err := queue.NewInspector(ok)
 	require.NoError(t, err)
 	require.NotNil(t, in)
