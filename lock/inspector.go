@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
@@ -25,20 +26,18 @@ type Inspector struct {
 
 // NewInspector returns an Inspector over rdb, built like New and taking
 // its options: WithNamespace selects the keys it reads, and the other
-// options, which mean nothing to reads, are accepted and ignored. It
-// fails with ErrInvalid for a nil client, a go-redis client without
-// ContextTimeoutEnabled or a bad namespace; it does not contact Redis.
+// options, which mean nothing to reads, are checked as New checks them
+// and otherwise ignored. It fails with ErrInvalid for a nil client, a
+// go-redis client without ContextTimeoutEnabled or an option New
+// refuses; it does not contact Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
 	const op = "new inspector"
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
 	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
+	if err := o.durable.Check(pkg, op, "WithDurability", rdb); err != nil {
+		return nil, err
 	}
 	return &Inspector{rdb: rdb, ns: o.ns}, nil
 }

@@ -119,6 +119,11 @@ func TestNewInspector(t *testing.T) {
 	defer ok.Close()
 	_, err = lock.NewInspector(ok, lock.WithNamespace(keys.Namespace{Prefix: "bad prefix\x00"}))
 	require.ErrorIs(t, err, lock.ErrInvalid)
+	_, err = lock.NewInspector(ok, lock.WithMaxTTL(0)) // refused by New too
+	require.ErrorIs(t, err, lock.ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
+	_, err = lock.NewInspector(ok, lock.WithDurability(0, time.Second))
+	require.ErrorIs(t, err, lock.ErrInvalid)
 	in, err := lock.NewInspector(ok)
 	require.NoError(t, err)
 	require.NotNil(t, in)

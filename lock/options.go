@@ -21,7 +21,6 @@ type options struct {
 	fenceTTL  time.Duration
 	owner     string
 	pipelines int
-	pipeSet   bool
 	durable   call.Durability
 	wakeups   bool
 }
@@ -74,7 +73,7 @@ const MaxPipelines = 1024
 // calls for resources it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent call
 // does is in docs/lock.md (Guarantees in full).
-func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithDurability makes the writes that hand out or extend a lease wait, in
 // their own round trip, until replicas replicas acknowledged them, for at
@@ -118,30 +117,10 @@ func WithWakeups() Option { return func(o *options) { o.wakeups = true } }
 // a nil client, or a go-redis client without ContextTimeoutEnabled (which
 // would ignore the deadlines of every call); it does not contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
-	o := options{maxTTL: DefaultMaxTTL, fenceTTL: DefaultFenceTTL}
-	for _, f := range opts {
-		f(&o)
-	}
-	if !o.pipeSet {
-		o.pipelines = DefaultPipelines
-	}
 	const op = "new"
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
-	}
-	switch {
-	case o.maxTTL < time.Millisecond || o.maxTTL > MaxLease:
-		return nil, pkg.Invalidf(op, "max TTL %v outside [1ms, %v]", o.maxTTL, MaxLease)
-	case o.fenceTTL < o.maxTTL || o.fenceTTL > MaxFenceTTL:
-		return nil, pkg.Invalidf(op, "fence TTL %v outside [max TTL %v, %v]", o.fenceTTL, o.maxTTL, MaxFenceTTL)
-	case len(o.owner) > 64 || !utf8.ValidString(o.owner) ||
-		strings.ContainsFunc(o.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }):
-		return nil, pkg.Invalidf(op, "owner label %q", o.owner)
-	case o.pipelines < 0 || o.pipelines > MaxPipelines:
-		return nil, pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
-	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
 	}
 	if err := o.durable.Check(pkg, op, "WithDurability", rdb); err != nil {
 		return nil, err
@@ -149,6 +128,30 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	run := call.NewRunner(rdb, o.pipelines)
 	run.SetDurability(o.durable)
 	return &Client{run: run, opt: o, fenceArg: fenceKeep(o.fenceTTL), now: time.Now}, nil
+}
+
+// defaults are the options of a Client built without any.
+func defaults() options {
+	return options{maxTTL: DefaultMaxTTL, fenceTTL: DefaultFenceTTL, pipelines: DefaultPipelines}
+}
+
+// check validates the options for New and NewInspector.
+func (o *options) check(op string) error {
+	switch {
+	case o.maxTTL < time.Millisecond || o.maxTTL > MaxLease:
+		return pkg.Invalidf(op, "max TTL %v outside [1ms, %v]", o.maxTTL, MaxLease)
+	case o.fenceTTL < o.maxTTL || o.fenceTTL > MaxFenceTTL:
+		return pkg.Invalidf(op, "fence TTL %v outside [max TTL %v, %v]", o.fenceTTL, o.maxTTL, MaxFenceTTL)
+	case len(o.owner) > 64 || !utf8.ValidString(o.owner) ||
+		strings.ContainsFunc(o.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }):
+		return pkg.Invalidf(op, "owner label %q", o.owner)
+	case o.pipelines < 0 || o.pipelines > MaxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	}
+	if err := o.ns.Validate(); err != nil {
+		return pkg.Invalid(op, err)
+	}
+	return nil
 }
 
 // fenceKeep is the TTL, in ms, that a fence write sets when it sets one:

@@ -84,6 +84,9 @@ func TestNewInspector(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = NewInspector(e.Client, WithListCap(MaxListCap+1))
 	require.ErrorIs(t, err, ErrInvalid)
+	_, err = NewInspector(e.Client, WithLocations("not a location!")) // refused by New too
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
 
 	now := e.Now().Truncate(time.Millisecond)
 	from, to := now.Add(-time.Hour), now

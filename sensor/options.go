@@ -113,42 +113,12 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	return build("new", rdb, opts)
 }
 
-// build is New, failing under op (New and NewInspector).
+// build is New, failing under op (New and NewInspector). The options'
+// zero values are their defaults, which check fills in.
 func build(op string, rdb redis.UniversalClient, opts []Option) (*Client, error) {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
-	// Zero means the default.
-	o.retention = cmp.Or(o.retention, DefaultRetention)
-	o.listCap = cmp.Or(o.listCap, DefaultListCap)
-	o.minute = cmp.Or(o.minute, DefaultMinuteRetention)
-	o.hour = cmp.Or(o.hour, DefaultHourRetention)
-	o.maxFuture = cmp.Or(o.maxFuture, DefaultMaxFuture)
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, op, rdb, options{}, opts, (*options).check)
+	if err != nil {
 		return nil, err
-	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
-	}
-	switch {
-	case o.retention < MinRetention || o.retention > MaxRetention:
-		return nil, pkg.Invalidf(op, "retention %v outside [%v, %v]", o.retention, MinRetention, MaxRetention)
-	case o.listCap < 1 || o.listCap > MaxListCap:
-		return nil, pkg.Invalidf(op, "list cap %d outside [1, %d]", o.listCap, MaxListCap)
-	case o.maxFuture <= 0 || o.maxFuture > MaxMaxFuture:
-		return nil, pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, MaxMaxFuture)
-	case o.dup != KeepBoth && o.dup != LastWins && o.dup != FirstWins:
-		return nil, pkg.Invalidf(op, "duplicate policy %d", o.dup)
-	}
-	if o.noRollups {
-		o.minute, o.hour = 0, 0
-	} else {
-		for _, d := range []time.Duration{o.minute, o.hour} {
-			if d < MinRollupRetention || d > MaxRollupRetention {
-				return nil, pkg.Invalidf(op, "rollup retention %v outside [%v, %v]", d, MinRollupRetention, MaxRollupRetention)
-			}
-		}
 	}
 	locs, err := pkg.Key(op, locationsKey, o.ns)
 	if err != nil {
@@ -158,20 +128,58 @@ func build(op string, rdb redis.UniversalClient, opts []Option) (*Client, error)
 	if len(o.types) > 0 {
 		c.types = map[string]bool{Motion: true, Temperature: true, Illuminance: true}
 		for _, t := range o.types {
-			if err := checkType(op, t, nil); err != nil {
-				return nil, err
-			}
 			c.types[t] = true
 		}
 	}
 	if len(o.locs) > 0 {
 		c.locs = map[string]bool{}
 		for _, l := range o.locs {
-			if err := checkLocation(op, l, nil); err != nil {
-				return nil, err
-			}
 			c.locs[l] = true
 		}
 	}
 	return c, nil
+}
+
+// check puts the defaults in place of the options left zero, then
+// validates the options for New and NewInspector.
+func (o *options) check(op string) error {
+	// Zero means the default.
+	o.retention = cmp.Or(o.retention, DefaultRetention)
+	o.listCap = cmp.Or(o.listCap, DefaultListCap)
+	o.minute = cmp.Or(o.minute, DefaultMinuteRetention)
+	o.hour = cmp.Or(o.hour, DefaultHourRetention)
+	o.maxFuture = cmp.Or(o.maxFuture, DefaultMaxFuture)
+	if err := o.ns.Validate(); err != nil {
+		return pkg.Invalid(op, err)
+	}
+	switch {
+	case o.retention < MinRetention || o.retention > MaxRetention:
+		return pkg.Invalidf(op, "retention %v outside [%v, %v]", o.retention, MinRetention, MaxRetention)
+	case o.listCap < 1 || o.listCap > MaxListCap:
+		return pkg.Invalidf(op, "list cap %d outside [1, %d]", o.listCap, MaxListCap)
+	case o.maxFuture <= 0 || o.maxFuture > MaxMaxFuture:
+		return pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, MaxMaxFuture)
+	case o.dup != KeepBoth && o.dup != LastWins && o.dup != FirstWins:
+		return pkg.Invalidf(op, "duplicate policy %d", o.dup)
+	}
+	if o.noRollups {
+		o.minute, o.hour = 0, 0
+	} else {
+		for _, d := range []time.Duration{o.minute, o.hour} {
+			if d < MinRollupRetention || d > MaxRollupRetention {
+				return pkg.Invalidf(op, "rollup retention %v outside [%v, %v]", d, MinRollupRetention, MaxRollupRetention)
+			}
+		}
+	}
+	for _, t := range o.types {
+		if err := checkType(op, t, nil); err != nil {
+			return err
+		}
+	}
+	for _, l := range o.locs {
+		if err := checkLocation(op, l, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
