@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -82,18 +83,32 @@ func WithoutFlusher() Option { return func(o *options) { o.manual = true } }
 // harness's clock, which Advance moves with miniredis's TIME).
 func withClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
 
-func (o *options) check(op string, rdb redis.UniversalClient) error {
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return err
+// newOptions is the constructors' preamble (op names the constructor):
+// the options over the defaults, checked with the client
+// (call.Configure), then the client's kind against them.
+func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
+		return o, err
 	}
 	switch rdb.(type) {
 	case *redis.Ring:
-		return pkg.Invalidf(op, "a Ring client cannot run a flush script over keys of several shards")
+		return o, pkg.Invalidf(op, "a Ring client cannot run a flush script over keys of several shards")
 	case *redis.ClusterClient:
 		if o.ns.NoHashTags {
-			return pkg.Invalidf(op, "a namespace without hash tags cannot be used on a cluster")
+			return o, pkg.Invalidf(op, "a namespace without hash tags cannot be used on a cluster")
 		}
 	}
+	return o, nil
+}
+
+// defaults are the options of a Recorder built without any.
+func defaults() options {
+	return options{interval: DefaultInterval, heartbeat: DefaultHeartbeatTTL, maxSeries: DefaultMaxSeries, clock: time.Now}
+}
+
+// check validates the options for every constructor.
+func (o *options) check(op string) error {
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)
 	}
@@ -109,12 +124,4 @@ func (o *options) check(op string, rdb redis.UniversalClient) error {
 		return pkg.Invalidf(op, "instance label %q", o.instance)
 	}
 	return nil
-}
-
-func newOptions(opts []Option) options {
-	o := options{interval: DefaultInterval, heartbeat: DefaultHeartbeatTTL, maxSeries: DefaultMaxSeries, clock: time.Now}
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
 }

@@ -36,8 +36,8 @@ type Reader struct {
 // definition or client; it does not contact Redis.
 func NewReader(rdb redis.UniversalClient, defs []Definition, opts ...Option) (*Reader, error) {
 	const op = "new reader"
-	o := newOptions(opts)
-	if err := o.check(op, rdb); err != nil {
+	o, err := newOptions(op, rdb, opts)
+	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}

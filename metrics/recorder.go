@@ -52,8 +52,8 @@ type Recorder struct {
 // a client without ContextTimeoutEnabled, or a Ring client; it does not
 // contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Recorder, error) {
-	o := newOptions(opts)
-	if err := o.check("new", rdb); err != nil {
+	o, err := newOptions("new", rdb, opts)
+	if err != nil {
 		return nil, err
 	}
 	var b [8]byte

@@ -119,8 +119,7 @@ func WithRollupNamespace(ns keys.Namespace) RollupOption { return func(r *Rollup
 // bad client, name or option; it does not contact Redis.
 func NewRollup(rdb redis.UniversalClient, names []string, sink Sink, opts ...RollupOption) (*Rollup, error) {
 	const op = "new rollup"
-	o := newOptions(nil)
-	if err := o.check(op, rdb); err != nil {
+	if _, err := newOptions(op, rdb, nil); err != nil {
 		return nil, err
 	}
 	var b [8]byte

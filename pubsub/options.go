@@ -6,6 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -64,27 +65,33 @@ func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
 // go-redis client without ContextTimeoutEnabled, or a bad option (a bad
 // namespace also matches keys.ErrInvalidNamespace). It does no I/O.
 func New(rdb redis.UniversalClient, opts ...Option) (*Bus, error) {
-	const op = "new"
-	o := options{buf: DefaultBuffer, maxMessage: DefaultMaxMessage, codec: codec.JSON{}}
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, "new", rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
-	}
-	switch {
-	case o.buf < 1 || o.buf > MaxBuffer:
-		return nil, pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buf, MaxBuffer)
-	case o.maxMessage < 1 || o.maxMessage > MaxMessageLimit:
-		return nil, pkg.Invalidf(op, "max message %d outside [1, %d]", o.maxMessage, MaxMessageLimit)
-	case len(o.source) > MaxSource || !utf8.ValidString(o.source):
-		return nil, pkg.Invalidf(op, "source %.64q: at most %d bytes of UTF-8", o.source, MaxSource)
-	case o.codec == nil:
-		return nil, pkg.Invalidf(op, "nil codec")
-	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
 	}
 	_, isJSON := o.codec.(codec.JSON)
 	return &Bus{rdb: rdb, o: o, isJSON: isJSON}, nil
+}
+
+// defaults are the options of a Bus built without any.
+func defaults() options {
+	return options{buf: DefaultBuffer, maxMessage: DefaultMaxMessage, codec: codec.JSON{}}
+}
+
+// check validates the options for New.
+func (o *options) check(op string) error {
+	switch {
+	case o.buf < 1 || o.buf > MaxBuffer:
+		return pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buf, MaxBuffer)
+	case o.maxMessage < 1 || o.maxMessage > MaxMessageLimit:
+		return pkg.Invalidf(op, "max message %d outside [1, %d]", o.maxMessage, MaxMessageLimit)
+	case len(o.source) > MaxSource || !utf8.ValidString(o.source):
+		return pkg.Invalidf(op, "source %.64q: at most %d bytes of UTF-8", o.source, MaxSource)
+	case o.codec == nil:
+		return pkg.Invalidf(op, "nil codec")
+	}
+	if err := o.ns.Validate(); err != nil {
+		return pkg.Invalid(op, err)
+	}
+	return nil
 }
