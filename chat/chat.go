@@ -49,7 +49,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Chat, error) {
 
 // makeChat is New, for the constructor op (New, NewInspector).
 func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error) {
-	o, err := build(op, rdb, opts)
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,9 @@ type Inspector struct {
 
 // NewInspector returns an Inspector over rdb, built with New's options:
 // WithNamespace, WithTag and WithConversationTTL shape what it reads (give
-// it the Chat's), the others are accepted and ignored. It fails as New
-// does, with ErrInvalid; it does not contact Redis.
+// it the Chat's), the others are checked as New checks them and
+// otherwise ignored. It fails as New does, with ErrInvalid; it does not
+// contact Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
 	c, err := makeChat("new inspector", rdb, opts)
 	if err != nil {

@@ -30,6 +30,9 @@ func TestNewInspector(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = NewInspector(e.Client, WithTag(""))
 	require.ErrorIs(t, err, ErrInvalid)
+	_, err = NewInspector(e.Client, WithCapacity(0)) // refused by New too
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
 	in, err := NewInspector(e.Client, WithNamespace(e.NS), WithStrategy(RoundRobin), WithCapacity(3), WithMessageCache(5))
 	require.NoError(t, err, "options that mean nothing to reads are accepted")
 	v, err := in.ReadView(e.Ctx(), 1)

@@ -3,8 +3,6 @@ package chat
 import (
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -121,34 +119,31 @@ func WithPresence(opts ...presence.Option) Option {
 	return func(o *options) { o.presence = append(o.presence, opts...) }
 }
 
-func build(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
-	o := options{tag: DefaultTag, capacity: DefaultCapacity, convTTL: DefaultConversationTTL,
+// defaults are the options of a Chat built without any.
+func defaults() options {
+	return options{tag: DefaultTag, capacity: DefaultCapacity, convTTL: DefaultConversationTTL,
 		dashTTL: DefaultDashboardTTL, cache: DefaultMessageCache}
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return o, err
-	}
+}
+
+// check validates the options for New and NewInspector.
+func (o *options) check(op string) error {
 	if err := o.ns.Validate(); err != nil {
-		return o, pkg.Invalid(op, err)
+		return pkg.Invalid(op, err)
 	}
 	switch {
 	case o.tag == "" || len(o.tag) > MaxIDLen:
-		return o, pkg.Invalidf(op, "tag %.64q: want 1 to %d bytes", o.tag, MaxIDLen)
+		return pkg.Invalidf(op, "tag %.64q: want 1 to %d bytes", o.tag, MaxIDLen)
 	case o.strategy != LeastLoaded && o.strategy != RoundRobin:
-		return o, pkg.Invalidf(op, "unknown strategy %d", int(o.strategy))
+		return pkg.Invalidf(op, "unknown strategy %d", int(o.strategy))
 	case o.capacity < 1 || o.capacity > MaxCapacity:
-		return o, pkg.Invalidf(op, "capacity %d outside [1, %d]", o.capacity, MaxCapacity)
+		return pkg.Invalidf(op, "capacity %d outside [1, %d]", o.capacity, MaxCapacity)
 	case o.convTTL < MinConversationTTL || o.convTTL > MaxConversationTTL:
-		return o, pkg.Invalidf(op, "conversation TTL %v outside [%v, %v]", o.convTTL, MinConversationTTL, MaxConversationTTL)
+		return pkg.Invalidf(op, "conversation TTL %v outside [%v, %v]", o.convTTL, MinConversationTTL, MaxConversationTTL)
 	case o.dashTTL < time.Millisecond || o.dashTTL > MaxDashboardTTL:
-		return o, pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, MaxDashboardTTL)
+		return pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, MaxDashboardTTL)
 	case o.cache < 1 || o.cache > MaxMessageCache:
-		return o, pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, MaxMessageCache)
+		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, MaxMessageCache)
 	}
-	if _, err := pkg.Key(op, rosterKey, o.ns, o.tag); err != nil {
-		return o, err
-	}
-	return o, nil
+	_, err := pkg.Key(op, rosterKey, o.ns, o.tag)
+	return err
 }

@@ -50,7 +50,7 @@ type Availability struct {
 // client without ContextTimeoutEnabled, or a bad option; it does not
 // contact Redis.
 func NewAvailability(rdb redis.UniversalClient, opts ...Option) (*Availability, error) {
-	o, err := build("new availability", rdb, opts)
+	o, err := call.Configure(pkg, "new availability", rdb, defaults(), opts, (*options).check)
 	if err != nil {
 		return nil, err
 	}

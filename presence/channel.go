@@ -73,7 +73,7 @@ type Channels[T any] struct {
 // It fails with ErrInvalid on a nil client, a go-redis client without
 // ContextTimeoutEnabled or a bad option; it does not contact Redis.
 func NewChannels[T any](rdb redis.UniversalClient, opts ...Option) (*Channels[T], error) {
-	o, err := build("new channels", rdb, opts)
+	o, err := call.Configure(pkg, "new channels", rdb, defaults(), opts, (*options).check)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ func TestNewInspector(t *testing.T) {
 	require.ErrorIs(t, err, presence.ErrInvalid)
 	_, err = presence.NewInspector(e.Client, presence.WithLayout(presence.Layout(9)))
 	require.ErrorIs(t, err, presence.ErrInvalid)
+	_, err = presence.NewInspector(e.Client, presence.WithMaxConnections(-1)) // refused by New too
+	require.ErrorIs(t, err, presence.ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
 	_, err = presence.NewInspector(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("t"), presence.WithoutOccupancy())
 	require.NoError(t, err, "options that mean nothing to reads are accepted")
 }

@@ -3,8 +3,6 @@ package presence
 import (
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redschema/redschema/keys"
 )
 
@@ -126,22 +124,20 @@ func WithOccupancyInterval(d time.Duration) Option {
 // uses it.
 func WithoutOccupancy() Option { return func(o *options) { o.occEvery = -1 } }
 
-// build applies opts over the defaults and checks the client and every
-// option, for op (the constructor's name).
-func build(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
-	o := options{profile: DetailedProfile(), lanes: DefaultPipelines}
-	for _, f := range opts {
-		f(&o)
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
-		return o, err
-	}
+// defaults are the options of a constructor given none.
+func defaults() options {
+	return options{profile: DetailedProfile(), lanes: DefaultPipelines}
+}
+
+// check validates the options for every constructor (op names it), after
+// putting the defaults in place of the limits left zero.
+func (o *options) check(op string) error {
 	if err := o.ns.Validate(); err != nil {
-		return o, pkg.Invalid(op, err)
+		return pkg.Invalid(op, err)
 	}
 	p, err := o.profile.validate(op)
 	if err != nil {
-		return o, err
+		return err
 	}
 	o.profile = p
 	if o.maxMeta == 0 {
@@ -152,20 +148,20 @@ func build(op string, rdb redis.UniversalClient, opts []Option) (options, error)
 	}
 	switch {
 	case o.layout != LayoutHash && o.layout != LayoutSingleKey:
-		return o, pkg.Invalidf(op, "unknown layout %d", int(o.layout))
+		return pkg.Invalidf(op, "unknown layout %d", int(o.layout))
 	case o.maxMeta < 2 || o.maxMeta > MaxMetadata:
-		return o, pkg.Invalidf(op, "metadata limit %d outside [2, %d]", o.maxMeta, MaxMetadata)
+		return pkg.Invalidf(op, "metadata limit %d outside [2, %d]", o.maxMeta, MaxMetadata)
 	case o.maxConns < 1 || o.maxConns > MaxConnections:
-		return o, pkg.Invalidf(op, "connection limit %d outside [1, %d]", o.maxConns, MaxConnections)
+		return pkg.Invalidf(op, "connection limit %d outside [1, %d]", o.maxConns, MaxConnections)
 	case o.occEvery < -1 || o.occEvery > time.Hour:
-		return o, pkg.Invalidf(op, "occupancy interval %v outside [1ms, 1h]", o.occEvery)
+		return pkg.Invalidf(op, "occupancy interval %v outside [1ms, 1h]", o.occEvery)
 	case o.lanes < 0 || o.lanes > MaxPipelines:
-		return o, pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
+		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
 	}
 	if o.availTag != "" {
 		if _, err := pkg.Key(op, availTaggedKey, o.ns, o.availTag, "x"); err != nil {
-			return o, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }

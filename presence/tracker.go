@@ -70,7 +70,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Tracker, error) {
 
 // newTracker is New, for the constructor op (New, NewInspector).
 func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, error) {
-	o, err := build(op, rdb, opts)
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
 	if err != nil {
 		return nil, err
 	}

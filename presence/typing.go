@@ -48,7 +48,7 @@ type Typing struct {
 // client without ContextTimeoutEnabled, or a bad option; it does not
 // contact Redis.
 func NewTyping(rdb redis.UniversalClient, opts ...Option) (*Typing, error) {
-	o, err := build("new typing", rdb, opts)
+	o, err := call.Configure(pkg, "new typing", rdb, defaults(), opts, (*options).check)
 	if err != nil {
 		return nil, err
 	}
