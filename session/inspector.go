@@ -24,8 +24,8 @@ type Inspector struct {
 
 // NewInspector returns an Inspector over rdb, built with New's options:
 // WithNamespace shapes what it reads (give it the Store's), the others
-// are accepted and ignored. It fails as New does, with ErrInvalid; it
-// does not contact Redis.
+// are checked as New checks them and otherwise ignored. It fails as New
+// does, with ErrInvalid; it does not contact Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
 	o, err := newOptions("new inspector", rdb, opts)
 	if err != nil {

@@ -22,6 +22,9 @@ func TestNewInspector(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrInvalid)
 	_, err = session.NewInspector(env.Client, session.WithMaxSessions(-1))
 	require.ErrorIs(t, err, session.ErrInvalid)
+	require.ErrorContains(t, err, "new inspector")
+	_, err = session.NewInspector(env.Client, session.WithDurability(0, time.Second)) // refused by New too
+	require.ErrorIs(t, err, session.ErrInvalid)
 	_, err = session.NewInspector(env.Client, session.WithNamespace(env.NS), session.WithMaxSessions(3), session.WithUserTTL(time.Hour))
 	require.NoError(t, err, "options that mean nothing to reads are accepted")
 }

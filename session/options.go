@@ -82,43 +82,46 @@ type options struct {
 	events      int
 }
 
-// newOptions applies opts over the defaults and checks the client and the
-// result.
+// newOptions is every constructor's preamble (op names it): the options
+// over the defaults (call.Configure, with check), then WithDurability
+// checked against the client.
 func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, error) {
-	o := options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, grace: DefaultRotationGrace, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, op, rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return o, err
 	}
+	return o, o.durable.Check(pkg, op, "WithDurability", rdb)
+}
+
+// defaults are the options of a constructor given none.
+func defaults() options {
+	return options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, grace: DefaultRotationGrace, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
+}
+
+// check validates the options for every constructor.
+func (o *options) check(op string) error {
 	switch {
 	case o.life < time.Millisecond || o.life > MaxLifetimeLimit:
-		return o, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", o.life, MaxLifetimeLimit)
+		return pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", o.life, MaxLifetimeLimit)
 	case o.idle < time.Millisecond || o.idle > o.life:
-		return o, pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", o.idle, o.life)
+		return pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", o.idle, o.life)
 	case o.maxSessions < 0 || o.maxSessions > MaxSessionsLimit:
-		return o, pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, MaxSessionsLimit)
+		return pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, MaxSessionsLimit)
 	case o.history < 1 || o.history > MaxRefreshHistory:
-		return o, pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, MaxRefreshHistory)
+		return pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, MaxRefreshHistory)
 	case o.grace != 0 && (o.grace < time.Millisecond || o.grace > RotationGraceLimit):
-		return o, pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, RotationGraceLimit)
+		return pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, RotationGraceLimit)
 	case o.userTTL < time.Millisecond || o.userTTL > UserTTLLimit:
-		return o, pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
+		return pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
 	case o.lanes < 0 || o.lanes > MaxPipelines:
-		return o, pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
+		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
 	case o.events < 0 || o.events > MaxEventsLength:
-		return o, pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, MaxEventsLength)
+		return pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, MaxEventsLength)
 	}
 	if err := o.ns.Validate(); err != nil {
-		return o, pkg.Invalid(op, err)
+		return pkg.Invalid(op, err)
 	}
-	if err := o.durable.Check(pkg, op, "WithDurability", rdb); err != nil {
-		return o, err
-	}
-	return o, nil
+	return nil
 }
 
 // WithDurability makes the writes a failover must not lose wait, in their

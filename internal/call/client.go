@@ -38,12 +38,14 @@ func (p *Pkg) CheckClient(op string, rdb redis.UniversalClient) error {
 }
 
 // Configure is a constructor's preamble: it applies opts over o (the
-// package's defaults), then refuses a bad client (CheckClient) and bad
-// options (check, with op) as op's invalid-input error. It returns the
-// options to build from.
+// package's defaults), skipping nil ones, then refuses a bad client
+// (CheckClient) and bad options (check, with op) as op's invalid-input
+// error. It returns the options to build from.
 func Configure[O any, F ~func(*O)](p *Pkg, op string, rdb redis.UniversalClient, o O, opts []F, check func(*O, string) error) (O, error) {
 	for _, f := range opts {
-		f(&o)
+		if f != nil {
+			f(&o)
+		}
 	}
 	if err := p.CheckClient(op, rdb); err != nil {
 		return o, err

@@ -16,7 +16,7 @@ type cfg struct{ n int }
 type cfgOption func(*cfg)
 
 // TestConfigure checks the constructor preamble: options applied in order
-// over the defaults, then the client refused before the options are
+// over the defaults (nil ones skipped), then the client refused before the options are
 // checked, then the check's verdict.
 func TestConfigure(t *testing.T) {
 	ok := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
@@ -35,8 +35,8 @@ func TestConfigure(t *testing.T) {
 	require.Error(t, err, "123 > 100")
 	assert.ErrorIs(t, err, errInvalid)
 	assert.Equal(t, 123, c.n)
-	c, err = call.Configure(pkg, "new", ok, cfg{n: 1}, []cfgOption{add(2)}, check)
-	require.NoError(t, err)
+	c, err = call.Configure(pkg, "new", ok, cfg{n: 1}, []cfgOption{nil, add(2), nil}, check)
+	require.NoError(t, err, "nil options are skipped")
 	assert.Equal(t, 12, c.n)
 	assert.Equal(t, []string{"new", "new"}, checked)
 
