@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/scanmany"
 	"github.com/redschema/redschema/keys"
 )
@@ -22,24 +23,15 @@ type Inspector struct {
 }
 
 // NewInspector returns an Inspector over rdb, built like New without its
-// policy and taking its options: WithNamespace selects the keys it reads,
-// and the other options, which mean nothing to reads, are accepted and
-// ignored. It fails with ErrInvalid for a nil client, a go-redis client
-// without ContextTimeoutEnabled or a bad namespace; it does not contact
+// policy and taking its options, checked as New checks them: WithNamespace
+// selects the keys it reads, and the other options mean nothing to reads.
+// It fails with ErrInvalid for a nil client, a go-redis client without
+// ContextTimeoutEnabled or an option New refuses; it does not contact
 // Redis.
 func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error) {
-	const op = "new inspector"
-	if err := pkg.CheckClient(op, rdb); err != nil {
+	o, err := call.Configure(pkg, "new inspector", rdb, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
-	}
-	var o options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
 	}
 	return &Inspector{rdb: rdb, ns: o.ns}, nil
 }

@@ -66,35 +66,12 @@ const maxSlidingRate = 100_000
 // WithWindowlessLogKey, or WithPipelining outside 0..MaxPipelines.
 func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter, error) {
 	const op = "new"
-	if err := pkg.CheckClient(op, client); err != nil {
+	o, err := call.Configure(pkg, op, client, defaults(), opts, (*options).check)
+	if err != nil {
 		return nil, err
-	}
-	var o options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	if err := o.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
 	}
 	if err := policy.validate(op); err != nil {
 		return nil, err
-	}
-	switch {
-	case o.hasEnd && o.rateLimit:
-		return nil, pkg.Invalidf(op, "WithRateLimitKey and WithEndpoint exclude each other")
-	case o.rateLimit && o.noWindow:
-		return nil, pkg.Invalidf(op, "WithRateLimitKey and WithWindowlessLogKey exclude each other")
-	}
-	if err := o.checkNew(op); err != nil {
-		return nil, err
-	}
-	if !o.pipeSet {
-		o.pipelines = DefaultPipelines
-	}
-	if o.pipelines < 0 || o.pipelines > MaxPipelines {
-		return nil, pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
 	}
 	ch, err := eventsChannel.Key(o.ns)
 	if err != nil {

@@ -19,7 +19,6 @@ type options struct {
 	runtimeCfg bool
 	noBlocks   bool
 	pipelines  int
-	pipeSet    bool
 	shadow     bool
 	hook       func(ctx context.Context, id string, cost int, res Result, err error)
 	auto       autoBlock
@@ -108,7 +107,7 @@ const MaxPipelines = 1024
 // checks of identifiers it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent check
 // does is in docs/ratelimit.md ("Retries").
-func WithPipelining(n int) Option { return func(o *options) { o.pipelines, o.pipeSet = n, true } }
+func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithShadow puts the limiter in shadow mode: every check runs as usual
 // (a refused request consumes nothing, an admitted one is counted), but a
@@ -149,8 +148,29 @@ func WithAutoBlock(refusals int, within, block time.Duration) Option {
 	return func(o *options) { o.auto, o.hasAuto = autoBlock{refusals, within, block}, true }
 }
 
-// checkNew validates the options of item 13 for New.
-func (o *options) checkNew(op string) error {
+// defaults are the options of a Limiter or Inspector given none.
+func defaults() options { return options{pipelines: DefaultPipelines} }
+
+// check refuses options New cannot work with (call.Configure runs it
+// after the client check), in this order: the namespace, the key-layout
+// options that exclude each other, then each option's range.
+func (o *options) check(op string) error {
+	if err := o.ns.Validate(); err != nil {
+		return pkg.Invalid(op, err)
+	}
+	switch {
+	case o.hasEnd && o.rateLimit:
+		return pkg.Invalidf(op, "WithRateLimitKey and WithEndpoint exclude each other")
+	case o.rateLimit && o.noWindow:
+		return pkg.Invalidf(op, "WithRateLimitKey and WithWindowlessLogKey exclude each other")
+	case o.pipelines < 0 || o.pipelines > MaxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	}
+	return o.checkRanges(op)
+}
+
+// checkRanges refuses an option outside its range.
+func (o *options) checkRanges(op string) error {
 	if o.denySet && (o.denyHold < time.Millisecond || o.denyHold > MaxBlock) {
 		return pkg.Invalidf(op, "WithDenyCache(%v): want 1ms..%v", o.denyHold, MaxBlock)
 	}
