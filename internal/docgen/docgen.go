@@ -46,25 +46,11 @@ const keysHeading = "// # Keys\n//\n"
 // "# Keys" heading and its blank comment line. It fails when src has no
 // such heading.
 func Rewrite(src, owner string) (string, error) {
-	i := strings.Index(src, keysHeading)
-	if i < 0 {
+	out, ok := replaceSection(src, keysHeading, []string{"//\t"}, DocTable(owner))
+	if !ok {
 		return "", fmt.Errorf("%s/doc.go has no %q heading", owner, strings.TrimSpace(keysHeading))
 	}
-	start := i + len(keysHeading)
-	end := start
-	for strings.HasPrefix(src[end:], "//\t") {
-		nl := strings.IndexByte(src[end:], '\n')
-		if nl < 0 {
-			end = len(src)
-			break
-		}
-		end += nl + 1
-	}
-	rest := src[end:]
-	if strings.HasPrefix(rest, "// ") {
-		rest = "//\n" + rest // a paragraph must not touch the table
-	}
-	return src[:start] + DocTable(owner) + rest, nil
+	return out, nil
 }
 
 // DocTable returns owner's key table as doc comment lines.

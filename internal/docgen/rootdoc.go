@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -185,13 +186,25 @@ const packagesHeading = "// # Packages\n//\n"
 // right after the "# Packages" heading and its blank comment line. It
 // fails when src has no such heading.
 func RewriteRoot(src string, pkgs []Package) (string, error) {
-	i := strings.Index(src, packagesHeading)
-	if i < 0 {
+	out, ok := replaceSection(src, packagesHeading, []string{"//   - ", "//     "}, PackageList(pkgs))
+	if !ok {
 		return "", fmt.Errorf("doc.go has no %q heading", strings.TrimSpace(packagesHeading))
 	}
-	start := i + len(packagesHeading)
+	return out, nil
+}
+
+// replaceSection returns src with the lines right after heading that
+// start with one of prefixes replaced by body, and whether src has the
+// heading. A paragraph right after the section gets a blank comment line
+// before it, so that it does not touch the section.
+func replaceSection(src, heading string, prefixes []string, body string) (string, bool) {
+	i := strings.Index(src, heading)
+	if i < 0 {
+		return "", false
+	}
+	start := i + len(heading)
 	end := start
-	for strings.HasPrefix(src[end:], "//   - ") || strings.HasPrefix(src[end:], "//     ") {
+	for slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(src[end:], p) }) {
 		nl := strings.IndexByte(src[end:], '\n')
 		if nl < 0 {
 			end = len(src)
@@ -201,9 +214,9 @@ func RewriteRoot(src string, pkgs []Package) (string, error) {
 	}
 	rest := src[end:]
 	if strings.HasPrefix(rest, "// ") {
-		rest = "//\n" + rest // a paragraph must not touch the list
+		rest = "//\n" + rest
 	}
-	return src[:start] + PackageList(pkgs) + rest, nil
+	return src[:start] + body + rest, true
 }
 
 // PackageList returns the root doc's list of pkgs as doc comment lines:
