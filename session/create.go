@@ -17,8 +17,6 @@ var (
 	liveLib string
 	//go:embed create.lua
 	createSrc string
-	//go:embed create_fast.lua
-	createFastSrc string
 
 	// liveLibrary is live.lua as a library: a script gets only the
 	// paragraphs it uses.
@@ -29,8 +27,7 @@ var (
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	// Its common case runs create_fast.lua, before any helper is defined.
-	createOp = declare("create", createSrc, sessionKeys, call.Head(createFastSrc), call.Uses(liveLibrary), call.Shared(), call.Durable())
+	createOp = declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:
@@ -112,8 +109,6 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	if in.IdleTimeout != 0 {
 		args = append(args, fIdleTimeout, idleArg)
 	}
-	sec, stamp := stampHint()
-	args = append(args, sec, stamp)
 	run, ks, args, err := s.withEvents(createOp, ks[1], in.UserID, ks, args)
 	if err != nil {
 		return nil, Tokens{}, err

@@ -15,8 +15,6 @@
 --           idle_timeout with ARGV[2] for a session with its own;
 --           created_at, last_activity, absolute_expiry and
 --           refresh_token_hash are written here.
--- then two ARGV for create_fast.lua, which runs first (the caller's
---           second and its stamp); not read here
 -- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
 --         events): "created" is emitted for the new session, "evicted"
 --         for each one evicted, "expired" for each entry pruned; the user
@@ -39,7 +37,7 @@
 local key, idx = KEYS[1], KEYS[2]
 local sid, idle, rth = ARGV[1], ARGV[2], ARGV[5]
 local life, max = tonumber(ARGV[3]), tonumber(ARGV[4])
-local nargs = events(3) - 2
+local nargs = events(3)
 local now, sec, secs = clock()
 expire_due(idx, secs .. '000')
 local abs = now + life

@@ -11,13 +11,10 @@ import (
 var (
 	//go:embed get.lua
 	getSrc string
-	//go:embed get_fast.lua
-	getFastSrc string
 
 	// Get may share pipelines: a resent Get slides the session again, as a
-	// second Get would. Its common case runs get_fast.lua, before any
-	// helper is defined.
-	getOp = declare("get", getSrc, sessionKeys, call.Head(getFastSrc), call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Shared())
+	// second Get would.
+	getOp = declare("get", getSrc, sessionKeys, call.Uses(liveLibrary), call.On(call.None, ErrNotFound), call.Shared())
 )
 
 // Get returns a live session and, in the same script and round trip,
@@ -35,8 +32,7 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 	if err != nil {
 		return nil, err
 	}
-	sec, stamp := stampHint()
-	op, ks, args, err := s.withEvents(getOp, ks[1], userID, ks, []any{sessionID, s.idleArg, sec, stamp})
+	op, ks, args, err := s.withEvents(getOp, ks[1], userID, ks, []any{sessionID, s.idleArg})
 	if err != nil {
 		return nil, err
 	}

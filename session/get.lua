@@ -6,9 +6,7 @@
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms (a decimal integer); the session's own
 --         idle_timeout field, when it has one, takes its place
--- ARGV[3], ARGV[4] the caller's second and its stamp, for get_fast.lua
---         (which runs first); not read here
--- KEYS[3], KEYS[4] and ARGV[5..7] with events (see live.lua's events)
+-- KEYS[3], KEYS[4] and ARGV[3..5] with events (see live.lua's events)
 --
 -- Returns, for a live session, ok(now_ms, expiry_ms, 'fields', value,
 -- ...) with the values of user_id, email, created_at, last_activity,
