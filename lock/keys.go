@@ -1,10 +1,9 @@
 package lock
 
 import (
-	"sync"
-
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -175,10 +174,4 @@ func Schema() keys.Schema {
 
 // own is a registry of the package's own patterns, built once: the admin
 // reads ask it which of them owns a key they scanned.
-var own = sync.OnceValue(func() *keys.Registry {
-	r, err := keys.Compose(keys.Schema{Templates: Schema().Templates})
-	if err != nil {
-		panic(err) // the package's patterns collide: its tests catch it
-	}
-	return r
-})
+var own = call.OwnPatterns(Schema)

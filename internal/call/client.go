@@ -1,6 +1,11 @@
 package call
 
-import "github.com/redis/go-redis/v9"
+import (
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redschema/redschema/keys"
+)
 
 // CheckClient returns the package's invalid-input error for op when rdb is
 // nil, or when it is a go-redis client created without
@@ -51,4 +56,18 @@ func Configure[O any, F ~func(*O)](p *Pkg, op string, rdb redis.UniversalClient,
 		return o, err
 	}
 	return o, check(&o, op)
+}
+
+// OwnPatterns returns a function that builds, once, a registry of the
+// templates that schema returns: the admin reads of a package ask it
+// which of the package's own patterns owns a key they scanned. It panics
+// if they collide, a programming error the package's tests catch.
+func OwnPatterns(schema func() keys.Schema) func() *keys.Registry {
+	return sync.OnceValue(func() *keys.Registry {
+		r, err := keys.Compose(keys.Schema{Templates: schema().Templates})
+		if err != nil {
+			panic(err)
+		}
+		return r
+	})
 }
