@@ -22,7 +22,7 @@ var (
 	fairLeaveSrc string
 
 	// fenceLib is the fencing-token rule, written once.
-	fenceLib = call.NewLibrary(fenceSrc)
+	fenceLib = fenceSrc
 
 	// Every operation of this package is Shared: each recognises its own
 	// request when a broken connection makes go-redis resend the pipeline

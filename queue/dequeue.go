@@ -22,7 +22,7 @@ var (
 	libSrc string
 	// lib is lib.lua: each script gets the paragraphs it uses (every
 	// "local function" joined costs a closure on every run).
-	lib = call.NewLibrary(libSrc)
+	lib = libSrc
 	//go:embed dequeue.lua
 	dequeueSrc string
 

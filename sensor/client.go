@@ -38,7 +38,7 @@ var (
 
 	// lib is lib.lua: each script gets the paragraphs it uses (every
 	// "local function" joined costs a closure on every run).
-	lib = call.NewLibrary(libSrc)
+	lib = libSrc
 
 	// A motion or environmental write's common case runs
 	// ingest_zset_fast.lua, before any helper is defined.

@@ -20,7 +20,7 @@ var (
 
 	// liveLibrary is live.lua as a library: a script gets only the
 	// paragraphs it uses.
-	liveLibrary = call.NewLibrary(liveLib)
+	liveLibrary = liveLib
 
 	// sessionKeys are the KEYS of the scripts on one session.
 	sessionKeys = []*keys.Template{sessionKey, indexKey}

@@ -415,7 +415,7 @@ func TestListOrder(t *testing.T) {
 func TestRFC3339MatchesGo(t *testing.T) {
 	e := harness.New(t)
 	body := "return rfc3339(tonumber(ARGV[1]))"
-	sc := script.New(call.Prelude(body), body)
+	sc := script.New(call.Prelude(), body)
 	stamps := []int64{0, 999, 951782400000, 951868799999, 1672531200000, 1768557600000, 4107542400000, 253402300799000, 1709210096789}
 	for i := int64(0); i < 200; i++ {
 		stamps = append(stamps, i*123456789012+i*7)
@@ -434,7 +434,7 @@ func TestRFC3339MatchesGo(t *testing.T) {
 func TestStampMatchesGo(t *testing.T) {
 	e := harness.New(t)
 	body := "return stamp(tonumber(ARGV[1]))"
-	sc := script.New(call.Prelude(liveLibrary.For(body)+body), liveLibrary.For(body), body)
+	sc := script.New(call.Prelude(), liveLibrary, body)
 	secs := []int64{0, 59, 951782400, 951868799, 1672531199, 1672531200, 1709164800, 1768557600, 4107542400, 4102444799, 253402300799}
 	for i := int64(0); i < 300; i++ {
 		secs = append(secs, i*12345678901%253402300799+i)
@@ -513,7 +513,7 @@ local now = now_ms()
 repeat until now_ms() >= now + 3
 slide(KEYS[1], KEYS[2], ARGV[1], now, 1, now + 1)
 return redis.call('HGETALL', KEYS[1])`
-	sc := script.New(call.Prelude(body), body)
+	sc := script.New(call.Prelude(), body)
 	v, err := sc.Run(ctx, e.Client, []string{sessKey(t, e, "u1", sess.ID), idxKey(t, e, "u1")}, sess.ID).Result()
 	require.NoError(t, err)
 	flat, err := reply.Strings(v)

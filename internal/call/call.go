@@ -5,9 +5,11 @@
 // to EVAL on NOSCRIPT, through a shared auto-pipeline (internal/autopipe)
 // where the package allows it, on a standalone server or a cluster.
 //
-// Scripts are joined to the shared prelude (prelude.lua: server time,
-// strict numbers, JSON strings, batched variadic commands, the reply
-// vocabulary), of which each gets only the helpers it calls.
+// A script is sent as written, after the shared prelude (prelude.lua:
+// server time, strict numbers, JSON strings, batched variadic commands,
+// the reply vocabulary) and, where the operation names one, its package's
+// library file; a fast-path twin (Head) may come first. Every part is a
+// whole .lua file: nothing is cut, spliced or generated.
 //
 // Scripts pass numbers to redis.call as strings: Redis 7.0 formats a Lua
 // number argument with "%.17g", about 2,000 instructions each, and passes
@@ -92,8 +94,9 @@ type Op struct {
 	script *script.Script
 	errs   [nStatus]error
 	shared bool
-	libs   []*Library
+	lib    string
 	head   string
+	body   string
 
 	durable bool
 }
@@ -111,36 +114,38 @@ func On(s Status, sentinel error) OpOption { return func(o *Op) { o.errs[s] = se
 // broke, and a resent script runs again.
 func Shared() OpOption { return func(o *Op) { o.shared = true } }
 
-// Uses joins to the script the parts of the package library l that it
-// uses (see Library); libraries given in several Uses may use the earlier
-// ones.
-func Uses(l *Library) OpOption { return func(o *Op) { o.libs = append(o.libs, l) } }
+// Uses puts src, the package's one library file (helpers that two or
+// more of its scripts share), after the prelude and before the body. The
+// whole file is sent, so a library holds only what its scripts share.
+func Uses(src string) OpOption { return func(o *Op) { o.lib = src } }
 
-// Head puts src first in the script, before the paragraphs of the
-// prelude and of the libraries: a fast path for the common case that uses
-// no helper (src is not scanned for them) and either returns or, before
-// any write, falls through to the body. Every "local function" before
-// the body costs a closure on every run of the script, so a fast path
-// that runs before them pays none.
+// Head puts src, a fast-path twin (a _fast.lua file), first, before the
+// prelude: it handles the common case with no helper and returns, or
+// falls through, having written nothing, to the general script after
+// it. Every "local function" before the body costs a closure on every
+// run, so a fast path that returns before them pays none.
 func Head(src string) OpOption { return func(o *Op) { o.head = src } }
 
-// Declare declares operation name of package p: body is its Lua (with a
-// header listing KEYS, ARGV and the reply), keyTemplates say what
-// KEYS[1], KEYS[2], ... are (extra keys take the last template), and the
-// paragraphs of its libraries (Uses) and of the prelude that body uses
-// are joined before it.
+// Declare declares operation name of package p: body is its .lua file
+// (with a header listing KEYS, ARGV and the reply), keyTemplates say what
+// KEYS[1], KEYS[2], ... are (extra keys take the last template). The
+// script sent is the Head, the prelude, the library (Uses) and body,
+// each verbatim. Declare ops at package level: p keeps the first op of
+// each name for CheckScripts.
 func (p *Pkg) Declare(name, body string, keyTemplates []*keys.Template, opts ...OpOption) *Op {
-	o := &Op{pkg: p, name: name, keys: keyTemplates}
+	o := &Op{pkg: p, name: name, keys: keyTemplates, body: body}
 	for _, f := range opts {
 		f(o)
 	}
-	if o.head != "" {
-		o.script = script.New(o.head, source(body, o.libs))
-	} else {
-		o.script = script.New(source(body, o.libs))
-	}
+	o.script = script.New(source(o.head, o.lib, o.body))
+	p.record(o)
 	return o
 }
+
+// Parts returns the files the operation's script is made of: its head
+// (a fast-path twin, or ""), its package library (or "") and its body.
+// The script is Prelude() joined between them.
+func (o *Op) Parts() (head, lib, body string) { return o.head, o.lib, o.body }
 
 // Name returns the operation's name.
 func (o *Op) Name() string { return o.name }

@@ -228,15 +228,9 @@ func TestPreludeHelpers(t *testing.T) {
 	r := call.NewRunner(e.Client, 0)
 	ks := twoKeys(t, e)
 
-	t.Run("only what a script calls", func(t *testing.T) {
-		assert.Empty(t, call.Prelude("return 1"))
-		p := call.Prelude("local limit = 3 -- now_ms() in a comment\nreturn ok(json_str('x'))")
-		assert.Contains(t, p, "local function ok(")
-		assert.Contains(t, p, "local function json_str(")
-		assert.NotContains(t, p, "local function now_ms(", "a comment calls nothing")
-		assert.NotContains(t, p, "local function limit(", "a variable named like a helper is not a call")
-		p = call.Prelude("expire_at(KEYS[1], 5, 1)")
-		assert.Contains(t, p, "local function int_str(", "a helper's own helpers come along")
+	t.Run("the prelude goes whole", func(t *testing.T) {
+		op := pkg.Declare("bare", "return 1", []*keys.Template{strKey})
+		assert.Equal(t, call.Prelude()+"\nreturn 1", op.Script().Source())
 	})
 
 	t.Run("to_int", func(t *testing.T) {
@@ -356,45 +350,25 @@ func TestCheckClient(t *testing.T) {
 	require.NoError(t, pkg.CheckClient("new", u))
 }
 
-// A package library joins only what a script uses, values included, and
-// the prelude helpers the library's parts use.
+// A package library is sent whole, after the prelude and before the
+// body; its helpers may use the prelude's.
 func TestLibrary(t *testing.T) {
-	lib := call.NewLibrary(`-- header: defines nothing
-
--- A reason.
-local WHY = 'bad fence'
-
+	lib := `local WHY = 'bad fence'
 local function fence(k)
   return to_int(redis.call('GET', k)) or corrupt(1, WHY)
-end
-
-local function unused_helper()
-  return now_ms()
-end
-
-local a, b = 1, 2
-local function pair() return a + b end`)
-	assert.Equal(t, []string{"WHY", "fence", "unused_helper", "pair", "a"}, lib.Names())
-	src := lib.For("return fence(KEYS[1])")
-	assert.Contains(t, src, "local function fence(")
-	assert.Contains(t, src, "local WHY =", "a value the function names comes along")
-	assert.NotContains(t, src, "unused_helper")
-	assert.NotContains(t, src, "header")
-
+end`
+	body := "local n = fence(KEYS[1]) if type(n) == 'table' then return n end return ok(n)"
 	e := harness.New(t)
 	r := call.NewRunner(e.Client, 0)
-	op := pkg.Declare("lib", "local n = fence(KEYS[1]) if type(n) == 'table' then return n end return ok(n, pair())",
-		[]*keys.Template{strKey}, call.Uses(lib))
-	src = op.Script().Source()
-	assert.Contains(t, src, "local function to_int(", "the prelude helpers the library uses")
-	assert.Contains(t, src, "local function corrupt(")
-	assert.NotContains(t, src, "local function now_ms(")
+	op := pkg.Declare("lib", body, []*keys.Template{strKey}, call.Uses(lib))
+	assert.Equal(t, call.Prelude()+"\n"+lib+"\n"+body, op.Script().Source())
+	head, gotLib, gotBody := op.Parts()
+	assert.Equal(t, []string{"", lib, body}, []string{head, gotLib, gotBody})
 	ks := twoKeys(t, e)[:1]
 	require.NoError(t, e.Client.Set(e.Ctx(), ks[0], "41", time.Minute).Err())
 	rep, err := r.Run(e.Ctx(), op, ks)
 	require.NoError(t, err)
 	assert.EqualValues(t, 41, rep.Int(0))
-	assert.EqualValues(t, 3, rep.Int(1))
 	require.NoError(t, e.Client.Set(e.Ctx(), ks[0], "x", time.Minute).Err())
 	_, err = r.Run(e.Ctx(), op, ks)
 	require.ErrorIs(t, err, keys.ErrCorrupt)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -65,6 +66,28 @@ func (e *Error) Unwrap() []error {
 type Pkg struct {
 	Name       string // "lock"
 	ErrInvalid error  // the package's ErrInvalid
+
+	mu  sync.Mutex
+	ops []*Op // the first op declared under each name
+}
+
+func (p *Pkg) record(o *Op) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, x := range p.ops {
+		if x.name == o.name {
+			return
+		}
+	}
+	p.ops = append(p.ops, o)
+}
+
+// Ops returns the operations declared on p, the first of each name, in
+// the order they were declared.
+func (p *Pkg) Ops() []*Op {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Op(nil), p.ops...)
 }
 
 // Fail returns an *Error of op on key with kind and cause (either may be

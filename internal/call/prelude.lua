@@ -1,7 +1,7 @@
--- prelude.lua: the helpers every redschema script may use. call.Declare
--- joins to a script only the helpers it names (and the helpers those
--- name), so a script pays for none it does not call. Each paragraph below
--- defines one name; nothing here builds a key.
+-- prelude.lua: the helpers every redschema script may use. Every script
+-- is sent after this whole file (call.Declare), so each "local function"
+-- here costs every script a closure per run: keep to helpers that several
+-- packages use. Nothing here builds a key.
 
 -- The reply vocabulary. Every script returns a table whose first element
 -- is its status, followed by its payload (false for a missing value: a
