@@ -27,7 +27,7 @@ import (
 const (
 	chatAdmins   = 5
 	chatConvs    = 1000
-	chatCapacity = chat.MaxCapacity
+	chatCapacity = 1000 // chat's largest capacity (WithCapacity's range)
 )
 
 var (
@@ -234,7 +234,7 @@ func BenchmarkChatDashboard(b *testing.B) {
 	for _, v := range []struct {
 		name string
 		ttl  time.Duration
-	}{{"redschema", chat.DefaultDashboardTTL}, {"redschema-recompute", time.Millisecond}} {
+	}{{"redschema", 5 * time.Minute /* WithDashboardTTL's default */}, {"redschema-recompute", time.Millisecond}} {
 		b.Run(v.name, func(b *testing.B) {
 			e := benchutil.New(b)
 			c := chatNew(b, e, chat.WithDashboardTTL(v.ttl))
@@ -348,7 +348,7 @@ func fillChatMemory(b *testing.B) error {
 				return err
 			}
 		}
-		k, err := replay.Key(sub.NS, chat.DefaultTag, conv)
+		k, err := replay.Key(sub.NS, "main" /* WithTag's default */, conv)
 		if err != nil {
 			return err
 		}

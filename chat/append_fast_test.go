@@ -61,7 +61,7 @@ func appendTrace(t *testing.T, e *harness.Env, tag string, op *call.Op) []string
 		require.NoError(t, err)
 		cv, err := c.Conversation(ctx, "c1")
 		require.NoError(t, err)
-		page, err := c.Messages(ctx, "c1", 10)
+		page, err := c.Messages(ctx, "c1", 10, 0)
 		require.NoError(t, err)
 		unread, err := c.Unread(ctx, 10)
 		require.NoError(t, err)

@@ -110,12 +110,12 @@ func newRequestID() string {
 	return string(b[:])
 }
 
-// checkID rejects an ID over MaxIDLen bytes; the key templates check the
+// checkID rejects an ID over maxIDLen bytes; the key templates check the
 // rest (empty, not UTF-8), so that a bad ID matches keys.ErrInvalidKey
 // too.
 func checkID(op, what, id string) error {
-	if len(id) > MaxIDLen {
-		return pkg.Invalidf(op, "%s of %d bytes: want at most %d", what, len(id), MaxIDLen)
+	if len(id) > maxIDLen {
+		return pkg.Invalidf(op, "%s of %d bytes: want at most %d", what, len(id), maxIDLen)
 	}
 	return nil
 }

@@ -409,25 +409,25 @@ func TestMessages(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, time.Hour.Seconds(), pttl.Seconds(), 5)
 
-	page, err := c.Messages(ctx, "456", 20)
+	page, err := c.Messages(ctx, "456", 20, 0)
 	require.NoError(t, err)
 	require.Len(t, page, 20)
 	assert.EqualValues(t, 105, page[0].ID)
 	assert.Equal(t, "m105", page[0].Content)
 	assert.EqualValues(t, 86, page[19].ID)
-	next, err := c.Messages(ctx, "456", 20, Before(page[19].ID))
+	next, err := c.Messages(ctx, "456", 20, page[19].ID)
 	require.NoError(t, err)
 	assert.EqualValues(t, 85, next[0].ID)
 	// New messages do not shift a page taken with Before.
 	_, err = c.Append(ctx, "456", Message{Content: "new", SenderRole: User})
 	require.NoError(t, err)
-	again, err := c.Messages(ctx, "456", 20, Before(page[19].ID))
+	again, err := c.Messages(ctx, "456", 20, page[19].ID)
 	require.NoError(t, err)
 	assert.Equal(t, next, again)
-	tail, err := c.Messages(ctx, "456", 50, Before(10))
+	tail, err := c.Messages(ctx, "456", 50, 10)
 	require.NoError(t, err)
 	assert.Len(t, tail, 3, "9, 8 and 7: the 100 newest of 106")
-	tail, err = c.Messages(ctx, "456", 50, Before(7))
+	tail, err = c.Messages(ctx, "456", 50, 7)
 	require.NoError(t, err)
 	assert.Empty(t, tail, "IDs below 7 were trimmed")
 
@@ -435,7 +435,7 @@ func TestMessages(t *testing.T) {
 	head, err := e.Client.LIndex(ctx, mk, 0).Result()
 	require.NoError(t, err)
 	assert.Regexp(t, `^\{"id":106,"content":"new","sender_role":"user","timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"\}$`, head)
-	none, err := c.Messages(ctx, "nothing", 10)
+	none, err := c.Messages(ctx, "nothing", 10, 0)
 	require.NoError(t, err)
 	assert.Empty(t, none)
 }
@@ -529,7 +529,7 @@ func TestDashboardComputedOnce(t *testing.T) {
 	assert.Equal(t, "2", fields["assigned_to_me"])
 	pttl, err := e.Client.PTTL(ctx, dk[3]).Result()
 	require.NoError(t, err)
-	assert.InDelta(t, DefaultDashboardTTL.Seconds(), pttl.Seconds(), 5)
+	assert.InDelta(t, defaultDashboardTTL.Seconds(), pttl.Seconds(), 5)
 
 	// A new conversation changes every admin's total: caches go.
 	_, err = c.Open(ctx, "c3", Normal)
@@ -636,7 +636,7 @@ func TestRoster(t *testing.T) {
 	ad, err = other.Admins(ctx)
 	require.NoError(t, err)
 	assert.Len(t, ad, 2)
-	assert.Equal(t, DefaultCapacity, ad[1].Capacity)
+	assert.Equal(t, defaultCapacity, ad[1].Capacity)
 }
 
 func TestRosterBound(t *testing.T) {
@@ -644,7 +644,7 @@ func TestRosterBound(t *testing.T) {
 	ctx := e.Ctx()
 	c := newChat(t, e)
 	pipe := e.Client.Pipeline()
-	for i := range MaxAdmins {
+	for i := range maxAdmins {
 		pipe.HSet(ctx, c.global[4], fmt.Sprintf("x%03d", i), 1)
 	}
 	_, err := pipe.Exec(ctx)
@@ -657,7 +657,7 @@ func TestRosterBound(t *testing.T) {
 	require.NoError(t, err)
 	n, err := e.Client.HLen(ctx, c.global[4]).Result()
 	require.NoError(t, err)
-	assert.EqualValues(t, MaxAdmins, n)
+	assert.EqualValues(t, maxAdmins, n)
 }
 
 func TestTypingAndAvailabilityArePresences(t *testing.T) {
@@ -719,7 +719,7 @@ func TestOneRoundTripEach(t *testing.T) {
 	}{
 		{"open", func() error { _, err := c.Open(ctx, "c1", Normal); return err }},
 		{"append", func() error { _, err := c.Append(ctx, "c1", Message{Content: "x", SenderRole: User}); return err }},
-		{"messages", func() error { _, err := c.Messages(ctx, "c1", 10); return err }},
+		{"messages", func() error { _, err := c.Messages(ctx, "c1", 10, 0); return err }},
 		{"mark read", func() error { _, err := c.MarkRead(ctx, "c1"); return err }},
 		{"dashboard", func() error { _, err := c.Dashboard(ctx, "a1"); return err }},
 		{"unread", func() error { _, err := c.Unread(ctx, 10); return err }},

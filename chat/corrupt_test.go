@@ -78,8 +78,8 @@ var (
 	opBacklog  op = func(ctx context.Context, c *Chat) error { _, err := c.Backlog(ctx, 10); return err }
 	opActive   op = func(ctx context.Context, c *Chat) error { _, err := c.Active(ctx, 10); return err }
 	opDash     op = func(ctx context.Context, c *Chat) error { _, err := c.Dashboard(ctx, "a1"); return err }
-	opMessages op = func(ctx context.Context, c *Chat) error { _, err := c.Messages(ctx, "c1", 10); return err }
-	opPage     op = func(ctx context.Context, c *Chat) error { _, err := c.Messages(ctx, "c1", 10, Before(2)); return err }
+	opMessages op = func(ctx context.Context, c *Chat) error { _, err := c.Messages(ctx, "c1", 10, 0); return err }
+	opPage     op = func(ctx context.Context, c *Chat) error { _, err := c.Messages(ctx, "c1", 10, 2); return err }
 	opAssigns  op = func(ctx context.Context, c *Chat) error { _, err := c.Assignments(ctx, "a1"); return err }
 )
 
@@ -154,7 +154,7 @@ func TestCorruption(t *testing.T) {
 		{"roster: capacity 0", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[4], "a1", "0") },
 			[]op{opOpen, opAdmins}},
 		{"roster: capacity above the maximum", func(t *testing.T, w *world) string {
-			return hset(t, w, w.c.global[4], "a1", fmt.Sprint(MaxCapacity+1))
+			return hset(t, w, w.c.global[4], "a1", fmt.Sprint(maxCapacity+1))
 		}, []op{opOpen, opReconcile}},
 		{"roster: an ID that is no admin's", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[4], "", "3") },
 			[]op{opOpen, opAdmins}},
@@ -168,7 +168,7 @@ func TestCorruption(t *testing.T) {
 		{"assignments: wrong type", func(t *testing.T, w *world) string { return asString(t, w, w.a1[1]) },
 			[]op{opOpen, opReconcile, opAdmins, opDash, opAssigns}},
 		{"assignments: more than any capacity", func(t *testing.T, w *world) string {
-			m := make([]any, MaxCapacity+1)
+			m := make([]any, maxCapacity+1)
 			for i := range m {
 				m[i] = fmt.Sprint("x", i)
 			}

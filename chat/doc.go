@@ -9,7 +9,7 @@
 //	err = c.Availability().Set(ctx, "123", presence.Online)    // presence's admin availability
 //	a, err := c.Open(ctx, "456", chat.High)                    // a.Admin: "123", or "" in the backlog
 //	m, err := c.Append(ctx, "456", chat.Message{Content: "Hello", SenderRole: chat.User})
-//	page, err := c.Messages(ctx, "456", 20)                    // newest first
+//	page, err := c.Messages(ctx, "456", 20, 0)                 // newest first
 //	d, err := c.Dashboard(ctx, "123")
 //	_, err = c.Resolve(ctx, "456")                             // frees a place: the backlog moves
 //
@@ -31,7 +31,7 @@
 //   - Events are published once, by the run that made the change (pub/sub:
 //     at most once delivery).
 //   - Bounded memory: every key has a TTL except the roster (at most
-//     MaxAdmins fields); a conversation expires the conversation TTL after
+//     100 fields); a conversation expires the conversation TTL after
 //     its last activity; inputs are bounded.
 //   - A deployment lives in one cluster slot (its hash tag): spread
 //     independent deployments with their own tags.
@@ -49,7 +49,7 @@
 //	admin:{{tag}}:{admin_id}:assignments     SET      1h (conversation TTL after the latest activity of its conversations; each member expires with its conversation)  IDs of the open conversations assigned to the admin (at most its capacity)
 //	chat:{{tag}}:admin:dashboard:{admin_id}  HASH     5m (WithDashboardTTL; deleted when the admin's numbers change)                                                   dashboard cache: total_active, assigned_to_me, unread_count, avg_response_time (min), resolved_today, computed_at (ms)
 //	chat:{{tag}}:admin:stats:{admin_id}      HASH     25h (after the admin's last resolution or reply)                                                                 today's numbers (UTC day): day, resolved, rt_sum (ms), rt_n
-//	chat:{{tag}}:admins                      HASH     none (bounded: the deployment's team, at most MaxAdmins fields)                                                  roster: admin ID -> capacity (decimal)
+//	chat:{{tag}}:admins                      HASH     none (bounded: the deployment's team, at most 100 fields)                                                  roster: admin ID -> capacity (decimal)
 //	chat:{{tag}}:conversation:{id}:messages  LIST     1h (conversation TTL after the last message)                                                                     recent messages, newest first, at most 100 (WithMessageCache): JSON id, content, sender_role, sender_id, timestamp
 //	chat:{{tag}}:conversation:{id}:requests  ZSET     3m (after the conversation's last recorded request; older members pruned)                                        request memo: the requests of the last ReplayWindow on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends
 //	chat:{{tag}}:conversations:active        ZSET     1h (conversation TTL after the deployment's last write; members older than it are pruned)                        open conversations scored by last activity (last message, or opening), Unix ms

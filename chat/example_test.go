@@ -36,7 +36,7 @@ func Example() {
 	unread, _ := c.Unread(ctx, 10)
 	fmt.Println("unread:", unread[0].Conversation, unread[0].Priority)
 	_, _ = c.Append(ctx, "456", chat.Message{Content: "How can I help?", SenderRole: chat.Admin, SenderID: "123"})
-	page, _ := c.Messages(ctx, "456", 20)
+	page, _ := c.Messages(ctx, "456", 20, 0)
 	for _, msg := range page {
 		fmt.Println(msg.ID, msg.SenderRole, msg.Content)
 	}

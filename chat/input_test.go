@@ -19,16 +19,16 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	defer noDeadlines.Close()
 	for name, opts := range map[string][]Option{
 		"empty tag":        {WithTag("")},
-		"long tag":         {WithTag(strings.Repeat("t", MaxIDLen+1))},
+		"long tag":         {WithTag(strings.Repeat("t", maxIDLen+1))},
 		"strategy":         {WithStrategy(7)},
 		"capacity 0":       {WithCapacity(-1)},
-		"capacity":         {WithCapacity(MaxCapacity + 1)},
+		"capacity":         {WithCapacity(maxCapacity + 1)},
 		"conversation TTL": {WithConversationTTL(time.Millisecond)},
-		"long TTL":         {WithConversationTTL(MaxConversationTTL + 1)},
+		"long TTL":         {WithConversationTTL(maxConversationTTL + 1)},
 		"dashboard TTL":    {WithDashboardTTL(0)},
 		"long dashboard":   {WithDashboardTTL(2 * time.Hour)},
 		"cache":            {WithMessageCache(0)},
-		"big cache":        {WithMessageCache(MaxMessageCache + 1)},
+		"big cache":        {WithMessageCache(maxMessageCache + 1)},
 		"namespace":        {WithNamespace(keys.Namespace{Prefix: "a{b"})},
 	} {
 		_, err := New(e.Client, opts...)
@@ -48,7 +48,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	c := newChat(t, e)
-	long := strings.Repeat("x", MaxIDLen+1)
+	long := strings.Repeat("x", maxIDLen+1)
 	bad := "\xff\xfe"
 	for name, f := range map[string]func() error{
 		"open empty":     func() error { _, err := c.Open(ctx, "", Normal); return err },
@@ -66,7 +66,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		"append role":    func() error { _, err := c.Append(ctx, "c", Message{Content: "x", SenderRole: "bot"}); return err },
 		"append no role": func() error { _, err := c.Append(ctx, "c", Message{Content: "x"}); return err },
 		"append oversize": func() error {
-			_, err := c.Append(ctx, "c", Message{Content: strings.Repeat("x", MaxContentLen+1), SenderRole: User})
+			_, err := c.Append(ctx, "c", Message{Content: strings.Repeat("x", maxContentLen+1), SenderRole: User})
 			return err
 		},
 		"append not utf-8": func() error { _, err := c.Append(ctx, "c", Message{Content: bad, SenderRole: User}); return err },
@@ -75,17 +75,17 @@ func TestBadInputWritesNothing(t *testing.T) {
 			return err
 		},
 		"append conv":       func() error { _, err := c.Append(ctx, "", Message{Content: "x", SenderRole: User}); return err },
-		"messages limit 0":  func() error { _, err := c.Messages(ctx, "c", 0); return err },
-		"messages limit":    func() error { _, err := c.Messages(ctx, "c", MaxPage+1); return err },
-		"messages before":   func() error { _, err := c.Messages(ctx, "c", 5, Before(-1)); return err },
-		"messages conv":     func() error { _, err := c.Messages(ctx, "", 5); return err },
+		"messages limit 0":  func() error { _, err := c.Messages(ctx, "c", 0, 0); return err },
+		"messages limit":    func() error { _, err := c.Messages(ctx, "c", maxPage+1, 0); return err },
+		"messages before":   func() error { _, err := c.Messages(ctx, "c", 5, -1); return err },
+		"messages conv":     func() error { _, err := c.Messages(ctx, "", 5, 0); return err },
 		"mark read":         func() error { _, err := c.MarkRead(ctx, ""); return err },
 		"unread limit":      func() error { _, err := c.Unread(ctx, 0); return err },
-		"backlog limit":     func() error { _, err := c.Backlog(ctx, MaxPage+1); return err },
+		"backlog limit":     func() error { _, err := c.Backlog(ctx, maxPage+1); return err },
 		"active limit":      func() error { _, err := c.Active(ctx, -1); return err },
 		"add admin":         func() error { return c.AddAdmin(ctx, "", 3) },
 		"add capacity":      func() error { return c.AddAdmin(ctx, "a", -1) },
-		"add capacity high": func() error { return c.AddAdmin(ctx, "a", MaxCapacity+1) },
+		"add capacity high": func() error { return c.AddAdmin(ctx, "a", maxCapacity+1) },
 		"remove admin":      func() error { return c.RemoveAdmin(ctx, long) },
 		"dashboard":         func() error { _, err := c.Dashboard(ctx, ""); return err },
 		"assignments":       func() error { _, err := c.Assignments(ctx, ""); return err },
@@ -106,9 +106,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	assert.Empty(t, e.Keys(), "nothing written")
 	// At the bounds, accepted.
-	require.NoError(t, c.AddAdmin(ctx, strings.Repeat("a", MaxIDLen), MaxCapacity))
-	_, err := c.Open(ctx, strings.Repeat("c", MaxIDLen), Urgent)
+	require.NoError(t, c.AddAdmin(ctx, strings.Repeat("a", maxIDLen), maxCapacity))
+	_, err := c.Open(ctx, strings.Repeat("c", maxIDLen), Urgent)
 	require.NoError(t, err)
-	_, err = c.Append(ctx, strings.Repeat("c", MaxIDLen), Message{Content: strings.Repeat("é", MaxContentLen/2), SenderRole: User, SenderID: strings.Repeat("u", MaxIDLen)})
+	_, err = c.Append(ctx, strings.Repeat("c", maxIDLen), Message{Content: strings.Repeat("é", maxContentLen/2), SenderRole: User, SenderID: strings.Repeat("u", maxIDLen)})
 	require.NoError(t, err)
 }

@@ -46,7 +46,7 @@ type View struct {
 // too (the deployment's keys share a slot). A read that cannot be
 // decoded from it is sent again alone (one more round trip): after the
 // server lost the scripts (NOSCRIPT), a slot migration, or a roster that
-// changed since this Inspector last looked. A limit outside [1, MaxPage]
+// changed since this Inspector last looked. A limit outside [1, 1000]
 // fails with ErrInvalid before anything is sent. A part that fails is
 // left empty and its error joined to the one returned, with the others
 // read.
@@ -63,7 +63,7 @@ func (in *Inspector) ReadView(ctx context.Context, limit int) (View, error) {
 
 // queueView adds ReadView's reads to pipe, a pipeline of the Chat's
 // client, and returns what decodes them once pipe has been executed. A
-// limit outside [1, MaxPage] fails before anything is queued.
+// limit outside [1, 1000] fails before anything is queued.
 func (c *Chat) queueView(ctx context.Context, pipe redis.Pipeliner, limit int) (func() (View, error), error) {
 	const op = "read view"
 	uc, err := c.listCall(op, c.global[2], limit, "queue")

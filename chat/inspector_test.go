@@ -95,6 +95,6 @@ func TestReadView(t *testing.T) {
 
 	_, err = in.ReadView(ctx, 0)
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = in.ReadView(ctx, MaxPage+1)
+	_, err = in.ReadView(ctx, maxPage+1)
 	require.ErrorIs(t, err, ErrInvalid)
 }

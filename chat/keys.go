@@ -16,7 +16,7 @@ var (
 	assignmentsKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{tag}:{admin_id}:assignments",
 		Type:     keys.Set,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the latest activity of its conversations; each member expires with its conversation",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -27,7 +27,7 @@ var (
 	activeKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:active",
 		Type:     keys.ZSet,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the deployment's last write; members older than it are pruned",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -38,7 +38,7 @@ var (
 	unreadKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:unread",
 		Type:     keys.ZSet,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the deployment's last write",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -49,7 +49,7 @@ var (
 	backlogKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:backlog",
 		Type:     keys.ZSet,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the deployment's last write",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -59,7 +59,7 @@ var (
 	stateKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversations:state",
 		Type:     keys.Hash,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the deployment's last write; fields removed with their conversation",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -69,7 +69,7 @@ var (
 	rosterKey = keys.MustCompile(keys.Pattern{
 		Template:   "chat:{tag}:admins",
 		Type:       keys.Hash,
-		Persistent: "bounded: the deployment's team, at most MaxAdmins fields",
+		Persistent: "bounded: the deployment's team, at most 100 fields",
 		Tag:        "tag",
 		Owner:      "chat",
 		Area:       keys.Chat,
@@ -78,7 +78,7 @@ var (
 	cursorKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:cursor",
 		Type:     keys.Hash,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the deployment's last write",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -88,7 +88,7 @@ var (
 	messagesKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversation:{id}:messages",
 		Type:     keys.List,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "conversation TTL after the last message",
 		Tag:      "tag",
 		Owner:    "chat",
@@ -109,7 +109,7 @@ var (
 	dashboardKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:admin:dashboard:{admin_id}",
 		Type:     keys.Hash,
-		TTL:      DefaultDashboardTTL,
+		TTL:      defaultDashboardTTL,
 		TTLNote:  "WithDashboardTTL; deleted when the admin's numbers change",
 		Tag:      "tag",
 		Owner:    "chat",

@@ -101,18 +101,18 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 // assigned by the script (server time); m's are ignored. It returns the
 // message as stored and publishes it as a "message" event. ErrNotFound
 // when the conversation is not open; ErrInvalid for an unknown role,
-// content over MaxContentLen bytes or not UTF-8, or a sender ID over
-// MaxIDLen. A resend by go-redis within ReplayWindow reports the first
+// content over 16 KiB or not UTF-8, or a sender ID over 256 bytes. A
+// resend by go-redis within ReplayWindow reports the first
 // outcome (the same ID and Timestamp) and caches the message once.
 func (c *Chat) Append(ctx context.Context, id string, m Message) (Message, error) {
 	const op = "append"
 	switch {
 	case !m.SenderRole.valid():
 		return Message{}, pkg.Invalidf(op, "sender role %.32q: want user, admin or system", string(m.SenderRole))
-	case len(m.Content) > MaxContentLen || !utf8.ValidString(m.Content):
-		return Message{}, pkg.Invalidf(op, "content of %d bytes: want at most %d bytes of UTF-8", len(m.Content), MaxContentLen)
-	case len(m.SenderID) > MaxIDLen || !utf8.ValidString(m.SenderID):
-		return Message{}, pkg.Invalidf(op, "sender ID %.64q: want at most %d bytes of UTF-8", m.SenderID, MaxIDLen)
+	case len(m.Content) > maxContentLen || !utf8.ValidString(m.Content):
+		return Message{}, pkg.Invalidf(op, "content of %d bytes: want at most %d bytes of UTF-8", len(m.Content), maxContentLen)
+	case len(m.SenderID) > maxIDLen || !utf8.ValidString(m.SenderID):
+		return Message{}, pkg.Invalidf(op, "sender ID %.64q: want at most %d bytes of UTF-8", m.SenderID, maxIDLen)
 	}
 	mk, err := c.convKey(op, messagesKey, id)
 	if err != nil {
@@ -127,38 +127,27 @@ func (c *Chat) Append(ctx context.Context, id string, m Message) (Message, error
 	return m, rep.Err()
 }
 
-// PageOption narrows a Messages call.
-type PageOption func(*page)
-
-type page struct{ before int64 }
-
-// Before returns the messages older than message ID id (the last ID of
-// the previous page): pages that stay put while new messages arrive.
-func Before(id int64) PageOption { return func(p *page) { p.before = id } }
-
 // Messages returns up to limit of conversation id's cached messages,
-// newest first (one read-only script); with Before, the page older than
-// that message. limit must be in [1, MaxPage]. A conversation without
-// cached messages (none yet, or expired) gives an empty page. A stored
-// entry this package did not write gives an error matching
-// keys.ErrCorrupt naming the list.
-func (c *Chat) Messages(ctx context.Context, id string, limit int, opts ...PageOption) ([]Message, error) {
+// newest first (one read-only script). With before > 0 it returns the
+// messages older than message ID before (the last ID of the previous
+// page): pages that stay put while new messages arrive; 0 starts from the
+// newest. limit must be in [1, 1000]. A conversation without cached
+// messages (none yet, or expired) gives an empty page. A stored entry
+// this package did not write gives an error matching keys.ErrCorrupt
+// naming the list.
+func (c *Chat) Messages(ctx context.Context, id string, limit int, before int64) ([]Message, error) {
 	const op = "messages"
-	var p page
-	for _, o := range opts {
-		o(&p)
+	if limit < 1 || limit > maxPage {
+		return nil, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, maxPage)
 	}
-	if limit < 1 || limit > MaxPage {
-		return nil, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
-	}
-	if p.before < 0 {
-		return nil, pkg.Invalidf(op, "before %d: want a message ID", p.before)
+	if before < 0 {
+		return nil, pkg.Invalidf(op, "before %d: want a message ID or 0", before)
 	}
 	mk, err := c.convKey(op, messagesKey, id)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := c.run.Run(ctx, messagesOp, []string{mk}, p.before, limit)
+	rep, err := c.run.Run(ctx, messagesOp, []string{mk}, before, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -35,94 +35,107 @@ const (
 	RoundRobin
 )
 
-// Defaults and limits.
+// Defaults and bounds of the options and inputs.
 const (
-	// DefaultTag is the deployment hash tag unless WithTag says otherwise.
-	DefaultTag = "main"
-	// DefaultCapacity is an admin's capacity unless AddAdmin or
+	// defaultTag is the deployment hash tag unless WithTag says otherwise.
+	defaultTag = "main"
+	// defaultCapacity is an admin's capacity unless AddAdmin or
 	// WithCapacity says otherwise (the home-automation backend assigns
 	// while SCARD < 10).
-	DefaultCapacity = 10
-	// MaxCapacity bounds an admin's capacity.
-	MaxCapacity = 1000
-	// MaxAdmins bounds a deployment's roster: every routing script reads
+	defaultCapacity = 10
+	// maxCapacity bounds an admin's capacity.
+	maxCapacity = 1000
+	// maxAdmins bounds a deployment's roster: every routing script reads
 	// each admin's availability and load.
-	MaxAdmins = 100
-	// DefaultConversationTTL is how long a conversation stays open without
+	maxAdmins = 100
+	// defaultConversationTTL is how long a conversation stays open without
 	// activity (the home-automation backend's 1 h on every chat key).
-	DefaultConversationTTL = time.Hour
-	// MinConversationTTL and MaxConversationTTL bound WithConversationTTL.
-	MinConversationTTL = time.Second
-	MaxConversationTTL = 7 * 24 * time.Hour
-	// DefaultDashboardTTL is how long a computed dashboard is served
+	defaultConversationTTL = time.Hour
+	// minConversationTTL and maxConversationTTL bound WithConversationTTL.
+	minConversationTTL = time.Second
+	maxConversationTTL = 7 * 24 * time.Hour
+	// defaultDashboardTTL is how long a computed dashboard is served
 	// (the home-automation backend's 5 min).
-	DefaultDashboardTTL = 5 * time.Minute
-	// MaxDashboardTTL bounds WithDashboardTTL.
-	MaxDashboardTTL = time.Hour
-	// DefaultMessageCache is how many messages a conversation's cache
+	defaultDashboardTTL = 5 * time.Minute
+	// maxDashboardTTL bounds WithDashboardTTL.
+	maxDashboardTTL = time.Hour
+	// defaultMessageCache is how many messages a conversation's cache
 	// keeps (the home-automation backend's LTRIM 0 99).
-	DefaultMessageCache = 100
-	// MaxMessageCache bounds WithMessageCache.
-	MaxMessageCache = 1000
-	// MaxContentLen is the longest message content accepted, in bytes.
-	MaxContentLen = 16 << 10
-	// MaxIDLen is the longest conversation, admin or sender ID accepted,
-	// in bytes.
-	MaxIDLen = 256
-	// MaxPage is the most entries one listing returns.
-	MaxPage = 1000
-	// ReplayWindow is how long a conversation remembers a request and its
-	// first outcome, for go-redis's resends: a resend that reaches the
-	// server within it is answered with that outcome and changes nothing,
-	// however many other requests ran on the conversation meanwhile. It
-	// is longer than go-redis's whole default retry schedule (at worst
-	// about 2 minutes from the first run to the last resend; see
-	// docs/chat.md) and than any call whose context deadline is shorter.
-	ReplayWindow = 3 * time.Minute
+	defaultMessageCache = 100
+	// maxMessageCache bounds WithMessageCache.
+	maxMessageCache = 1000
+	// maxContentLen is the longest message content accepted, in bytes.
+	maxContentLen = 16 << 10
+	// maxIDLen is the longest conversation, admin or sender ID (and tag)
+	// accepted, in bytes.
+	maxIDLen = 256
+	// maxPage is the most entries one listing returns.
+	maxPage = 1000
 )
+
+// ReplayWindow is how long a conversation remembers a request and its
+// first outcome, for go-redis's resends: a resend that reaches the server
+// within it is answered with that outcome and changes nothing, however
+// many other requests ran on the conversation meanwhile. It is longer
+// than go-redis's whole default retry schedule (at worst about 2 minutes
+// from the first run to the last resend; see docs/chat.md) and than any
+// call whose context deadline is shorter.
+const ReplayWindow = 3 * time.Minute
 
 // WithNamespace puts every key and channel under ns (and the presence
 // objects of Availability and Typing too).
+//
+// Default: the zero Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
-// WithTag sets the deployment hash tag (default DefaultTag): every key of
-// the deployment carries {tag}, admin availability included, so that each
-// script stays in one cluster slot. Run one Chat per tag to spread
-// independent deployments (inboxes, tenants) over a cluster. The tag must
-// be a valid key segment of at most MaxIDLen bytes.
+// WithTag sets the deployment hash tag: every key of the deployment
+// carries {tag}, admin availability included, so that each script stays
+// in one cluster slot. Run one Chat per tag to spread independent
+// deployments (inboxes, tenants) over a cluster. The tag must be a valid
+// key segment of 1 to 256 bytes.
+//
+// Default: "main".
 func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
 
-// WithStrategy sets how the backlog is handed out (default LeastLoaded).
+// WithStrategy sets how the backlog is handed out.
+//
+// Default: LeastLoaded.
 func WithStrategy(s Strategy) Option { return func(o *options) { o.strategy = s } }
 
-// WithCapacity sets the capacity AddAdmin gives when it is passed 0
-// (default DefaultCapacity), in [1, MaxCapacity].
+// WithCapacity sets the capacity AddAdmin gives when it is passed 0.
+//
+// Default: 10. Range: 1 to 1000.
 func WithCapacity(n int) Option { return func(o *options) { o.capacity = n } }
 
 // WithConversationTTL sets how long a conversation stays open without
-// activity (default DefaultConversationTTL), in [MinConversationTTL,
-// MaxConversationTTL]. Every Chat of a deployment must use the same.
+// activity. Every Chat of a deployment must use the same.
+//
+// Default: 1h. Range: 1s to 168h.
 func WithConversationTTL(d time.Duration) Option { return func(o *options) { o.convTTL = d } }
 
-// WithDashboardTTL sets how long a computed dashboard is served (default
-// DefaultDashboardTTL), in [1ms, MaxDashboardTTL].
+// WithDashboardTTL sets how long a computed dashboard is served.
+//
+// Default: 5m. Range: 1ms to 1h.
 func WithDashboardTTL(d time.Duration) Option { return func(o *options) { o.dashTTL = d } }
 
-// WithMessageCache sets how many messages a conversation's cache keeps
-// (default DefaultMessageCache), in [1, MaxMessageCache].
+// WithMessageCache sets how many messages a conversation's cache keeps.
+//
+// Default: 100. Range: 1 to 1000.
 func WithMessageCache(n int) Option { return func(o *options) { o.cache = n } }
 
 // WithPresence passes options to the presence objects Availability and
 // Typing return (a typing profile, pipelining). Their namespace and
 // availability tag are always the Chat's.
+//
+// Default: presence's defaults.
 func WithPresence(opts ...presence.Option) Option {
 	return func(o *options) { o.presence = append(o.presence, opts...) }
 }
 
 // defaults are the options of a Chat built without any.
 func defaults() options {
-	return options{tag: DefaultTag, capacity: DefaultCapacity, convTTL: DefaultConversationTTL,
-		dashTTL: DefaultDashboardTTL, cache: DefaultMessageCache}
+	return options{tag: defaultTag, capacity: defaultCapacity, convTTL: defaultConversationTTL,
+		dashTTL: defaultDashboardTTL, cache: defaultMessageCache}
 }
 
 // check validates the options for New and NewInspector.
@@ -131,18 +144,18 @@ func (o *options) check(op string) error {
 		return pkg.Invalid(op, err)
 	}
 	switch {
-	case o.tag == "" || len(o.tag) > MaxIDLen:
-		return pkg.Invalidf(op, "tag %.64q: want 1 to %d bytes", o.tag, MaxIDLen)
+	case o.tag == "" || len(o.tag) > maxIDLen:
+		return pkg.Invalidf(op, "tag %.64q: want 1 to %d bytes", o.tag, maxIDLen)
 	case o.strategy != LeastLoaded && o.strategy != RoundRobin:
 		return pkg.Invalidf(op, "unknown strategy %d", int(o.strategy))
-	case o.capacity < 1 || o.capacity > MaxCapacity:
-		return pkg.Invalidf(op, "capacity %d outside [1, %d]", o.capacity, MaxCapacity)
-	case o.convTTL < MinConversationTTL || o.convTTL > MaxConversationTTL:
-		return pkg.Invalidf(op, "conversation TTL %v outside [%v, %v]", o.convTTL, MinConversationTTL, MaxConversationTTL)
-	case o.dashTTL < time.Millisecond || o.dashTTL > MaxDashboardTTL:
-		return pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, MaxDashboardTTL)
-	case o.cache < 1 || o.cache > MaxMessageCache:
-		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, MaxMessageCache)
+	case o.capacity < 1 || o.capacity > maxCapacity:
+		return pkg.Invalidf(op, "capacity %d outside [1, %d]", o.capacity, maxCapacity)
+	case o.convTTL < minConversationTTL || o.convTTL > maxConversationTTL:
+		return pkg.Invalidf(op, "conversation TTL %v outside [%v, %v]", o.convTTL, minConversationTTL, maxConversationTTL)
+	case o.dashTTL < time.Millisecond || o.dashTTL > maxDashboardTTL:
+		return pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, maxDashboardTTL)
+	case o.cache < 1 || o.cache > maxMessageCache:
+		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, maxMessageCache)
 	}
 	_, err := pkg.Key(op, rosterKey, o.ns, o.tag)
 	return err

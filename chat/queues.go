@@ -23,7 +23,7 @@ type Waiting struct {
 // Unread returns up to limit conversations of the unread queue
 // (chat:{tag}:conversations:unread), most urgent first and, within a
 // priority, oldest first, skipping expired conversations (one read-only
-// script). limit must be in [1, MaxPage].
+// script). limit must be in [1, 1000].
 func (c *Chat) Unread(ctx context.Context, limit int) ([]Waiting, error) {
 	return c.waiting(ctx, "unread", c.global[2], limit)
 }
@@ -99,8 +99,8 @@ func (c *Chat) list(ctx context.Context, op, key string, limit int, mode string)
 
 // listCall is list's call of the queue script, after checking limit.
 func (c *Chat) listCall(op, key string, limit int, mode string) (call.Call, error) {
-	if limit < 1 || limit > MaxPage {
-		return call.Call{}, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, MaxPage)
+	if limit < 1 || limit > maxPage {
+		return call.Call{}, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, maxPage)
 	}
 	return call.Call{Op: queueOp, Keys: []string{key, c.global[1]}, Args: []any{unit.MsCeil(c.opt.convTTL), limit, mode}}, nil
 }

@@ -158,7 +158,7 @@ func TestReplayAppend(t *testing.T) {
 	require.NoError(t, err)
 	l.lost(t)
 	assert.EqualValues(t, 1, m.ID)
-	page, err := l.obs.Messages(ctx, "c1", 10)
+	page, err := l.obs.Messages(ctx, "c1", 10, 0)
 	require.NoError(t, err)
 	require.Len(t, page, 1, "cached once")
 	assert.Equal(t, m.Timestamp, page[0].Timestamp)

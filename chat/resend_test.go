@@ -31,8 +31,8 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	ctx := e.Ctx()
 	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
 	gate := harness.HoldResends(t, pc, p)
-	c := newChatOn(t, e, pc, WithMessageCache(MaxMessageCache))
-	obs := newChat(t, e, WithMessageCache(MaxMessageCache))
+	c := newChatOn(t, e, pc, WithMessageCache(maxMessageCache))
+	obs := newChat(t, e, WithMessageCache(maxMessageCache))
 	team(t, obs, 1, 10)
 	_, err := c.Admins(ctx)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	tr.Drain()
 	require.EqualValues(t, lossy/2, p.Lost(), "every other reply lost, and each resend answered")
 
-	page, err := obs.Messages(ctx, "c1", MaxPage) // also checks IDs go down by one
+	page, err := obs.Messages(ctx, "c1", maxPage, 0) // also checks IDs go down by one
 	require.NoError(t, err)
 	stored := map[string][]Message{}
 	for _, m := range page {

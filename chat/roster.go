@@ -14,7 +14,7 @@ import (
 // availability (Availability().Set) is online and they have fewer than
 // capacity; lowering a capacity takes nothing away, it only stops new
 // assignments until the load is below it. ErrInvalid for a bad ID, a
-// capacity outside [0, MaxCapacity], or a roster of MaxAdmins others.
+// capacity outside [0, 1000], or a roster of 100 others.
 // Running it twice is running it once.
 func (c *Chat) AddAdmin(ctx context.Context, admin string, capacity int) error {
 	const op = "add admin"
@@ -24,15 +24,15 @@ func (c *Chat) AddAdmin(ctx context.Context, admin string, capacity int) error {
 	if capacity == 0 {
 		capacity = c.opt.capacity
 	}
-	if capacity < 1 || capacity > MaxCapacity {
-		return pkg.Invalidf(op, "capacity %d outside [1, %d]", capacity, MaxCapacity)
+	if capacity < 1 || capacity > maxCapacity {
+		return pkg.Invalidf(op, "capacity %d outside [1, %d]", capacity, maxCapacity)
 	}
 	rep, err := c.route(ctx, addAdminOp, op, "", admin, nil, admin, capacity)
 	if err != nil {
 		return err
 	}
 	if rep.Status == call.Limit {
-		return pkg.Invalidf(op, "the roster has %d admins already", MaxAdmins)
+		return pkg.Invalidf(op, "the roster has %d admins already", maxAdmins)
 	}
 	return c.adopt(op, rep.Strs(0), rep.Err())
 }

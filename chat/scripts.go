@@ -56,7 +56,7 @@ var (
 
 // luaConsts puts the package's bounds before every script.
 var luaConsts = fmt.Sprintf("local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS = %d, %d, %d, %d, %d, %d, %d, %d\n",
-	MaxAdmins, MaxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow), pruneBatch, MaxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL))
+	maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow), pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL))
 
 const (
 	// pruneBatch is how many expired conversations one routing call drops
@@ -72,9 +72,9 @@ const (
 var appendHead = fmt.Sprintf("do\nlocal SKEW, REPLAY_MS, BAND = %d, %d, 2251799813685248\n%s\nend\n",
 	unit.MsCeil(maxSkew), unit.MsCeil(ReplayWindow), appendFastLua)
 
-// MaxDrain is the most backlog conversations one call hands out; the
+// maxDrain is the most backlog conversations one call hands out; the
 // rest go at the next routing call (Reconcile, RunReconciler).
-const MaxDrain = 1000
+const maxDrain = 1000
 
 // conversational declares a script of lib.lua's layout; its KEYS
 // templates are the shared keys (per-admin and operation keys are checked

@@ -111,11 +111,11 @@ func (a *app) messagesOf(w http.ResponseWriter, r *http.Request, id string) {
 	if limit <= 0 {
 		limit = 20
 	}
-	var opts []chat.PageOption
-	if before, err := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64); err == nil {
-		opts = append(opts, chat.Before(before))
+	var before int64 // 0: from the newest
+	if b, err := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64); err == nil {
+		before = b
 	}
-	page, err := a.chat.Messages(r.Context(), id, limit, opts...)
+	page, err := a.chat.Messages(r.Context(), id, limit, before)
 	if page == nil {
 		page = []chat.Message{}
 	}

@@ -221,7 +221,7 @@ func (a *api) messages(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 {
 		limit = 20
 	}
-	page, err := a.c.Messages(r.Context(), r.PathValue("id"), limit, chat.Before(int64(intParam(r, "before"))))
+	page, err := a.c.Messages(r.Context(), r.PathValue("id"), limit, int64(intParam(r, "before")))
 	reply(w, page, err)
 }
 
