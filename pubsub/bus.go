@@ -91,8 +91,8 @@ type Event[T any] struct {
 	Raw string
 }
 
-// MaxTopics bounds the topics of one Subscribe call.
-const MaxTopics = 1000
+// maxTopics bounds the topics of one Subscribe call.
+const maxTopics = 1000
 
 // Publish sends payload on t's channel in the envelope
 // {event, timestamp, payload, source, id}, timestamped with the local
@@ -134,7 +134,7 @@ func Publish[T any](ctx context.Context, b *Bus, t Topic[T], payload T) (int64, 
 	return n, nil
 }
 
-// Subscribe subscribes to up to MaxTopics topics and returns a channel of
+// Subscribe subscribes to up to 1000 topics and returns a channel of
 // their decoded events. It returns once Redis has confirmed every
 // subscription, so a message published after it returns is received. The
 // channel is closed when ctx is done (the subscription is then closed
@@ -150,8 +150,8 @@ func Publish[T any](ctx context.Context, b *Bus, t Topic[T], payload T) (int64, 
 // keeps nothing).
 func Subscribe[T any](ctx context.Context, b *Bus, topics ...Topic[T]) (<-chan Event[T], error) {
 	const op = "subscribe"
-	if len(topics) == 0 || len(topics) > MaxTopics {
-		return nil, pkg.Invalidf(op, "%d topics, want 1 to %d", len(topics), MaxTopics)
+	if len(topics) == 0 || len(topics) > maxTopics {
+		return nil, pkg.Invalidf(op, "%d topics, want 1 to %d", len(topics), maxTopics)
 	}
 	var chans []string
 	seen := map[string]bool{}

@@ -12,18 +12,18 @@ import (
 
 // Defaults and bounds of the options.
 const (
-	// DefaultBuffer is the capacity of the channels Subscribe returns
+	// defaultBuffer is the capacity of the channels Subscribe returns
 	// (WithBuffer).
-	DefaultBuffer = 100
-	// MaxBuffer bounds WithBuffer.
-	MaxBuffer = 1 << 20
-	// DefaultMaxMessage is the largest message, envelope included, that a
+	defaultBuffer = 100
+	// maxBuffer bounds WithBuffer.
+	maxBuffer = 1 << 20
+	// defaultMaxMessage is the largest message, envelope included, that a
 	// Bus publishes or decodes (WithMaxMessage).
-	DefaultMaxMessage = 1 << 20
-	// MaxMessageLimit bounds WithMaxMessage (Redis's largest string).
-	MaxMessageLimit = 512 << 20
-	// MaxSource bounds WithSource, in bytes.
-	MaxSource = 256
+	defaultMaxMessage = 1 << 20
+	// maxMessage bounds WithMaxMessage (Redis's largest string).
+	maxMessage = 512 << 20
+	// maxSource bounds WithSource, in bytes.
+	maxSource = 256
 )
 
 // Option configures a Bus. Options only record; New checks them.
@@ -38,27 +38,35 @@ type options struct {
 }
 
 // WithNamespace prefixes every channel with ns.Prefix, like keys.
+//
+// Default: the zero Namespace (no prefix).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithSource sets the envelope's "source" (a service name) for everything
-// the Bus publishes: valid UTF-8 of at most MaxSource bytes. Empty by
-// default.
+// the Bus publishes: valid UTF-8 of at most 256 bytes.
+//
+// Default: "" (no source).
 func WithSource(name string) Option { return func(o *options) { o.source = name } }
 
-// WithBuffer sets the capacity of the channels Subscribe returns (default
-// DefaultBuffer, 1 to MaxBuffer). A subscriber that stays behind longer
-// than go-redis's send timeout (one minute) loses messages: Redis pub/sub
-// is at-most-once.
+// WithBuffer sets the capacity of the channels Subscribe returns. A
+// subscriber that stays behind longer than go-redis's send timeout (one
+// minute) loses messages: Redis pub/sub is at-most-once.
+//
+// Default: 100. Range: 1 to 1048576.
 func WithBuffer(n int) Option { return func(o *options) { o.buf = n } }
 
-// WithMaxMessage sets the largest message, envelope included, the Bus
-// publishes (larger is ErrInvalid) or decodes (larger arrives as
-// ErrMalformed): default DefaultMaxMessage, 1 to MaxMessageLimit bytes.
+// WithMaxMessage sets the largest message in bytes, envelope included,
+// the Bus publishes (larger is ErrInvalid) or decodes (larger arrives as
+// ErrMalformed).
+//
+// Default: 1048576 (1 MiB). Range: 1 to 536870912 (512 MiB).
 func WithMaxMessage(n int) Option { return func(o *options) { o.maxMessage = n } }
 
-// WithCodec encodes payloads with c instead of JSON (codec.JSON). The
-// envelope stays JSON; a payload that is not valid JSON is carried as a
-// base64 JSON string. A nil codec fails New.
+// WithCodec encodes payloads with c instead of JSON. The envelope stays
+// JSON; a payload that is not valid JSON is carried as a base64 JSON
+// string. A nil codec fails New.
+//
+// Default: codec.JSON{}.
 func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
 
 // New returns a Bus over rdb. It fails with ErrInvalid for a nil client, a
@@ -75,18 +83,18 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Bus, error) {
 
 // defaults are the options of a Bus built without any.
 func defaults() options {
-	return options{buf: DefaultBuffer, maxMessage: DefaultMaxMessage, codec: codec.JSON{}}
+	return options{buf: defaultBuffer, maxMessage: defaultMaxMessage, codec: codec.JSON{}}
 }
 
 // check validates the options for New.
 func (o *options) check(op string) error {
 	switch {
-	case o.buf < 1 || o.buf > MaxBuffer:
-		return pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buf, MaxBuffer)
-	case o.maxMessage < 1 || o.maxMessage > MaxMessageLimit:
-		return pkg.Invalidf(op, "max message %d outside [1, %d]", o.maxMessage, MaxMessageLimit)
-	case len(o.source) > MaxSource || !utf8.ValidString(o.source):
-		return pkg.Invalidf(op, "source %.64q: at most %d bytes of UTF-8", o.source, MaxSource)
+	case o.buf < 1 || o.buf > maxBuffer:
+		return pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buf, maxBuffer)
+	case o.maxMessage < 1 || o.maxMessage > maxMessage:
+		return pkg.Invalidf(op, "max message %d outside [1, %d]", o.maxMessage, maxMessage)
+	case len(o.source) > maxSource || !utf8.ValidString(o.source):
+		return pkg.Invalidf(op, "source %.64q: at most %d bytes of UTF-8", o.source, maxSource)
 	case o.codec == nil:
 		return pkg.Invalidf(op, "nil codec")
 	}

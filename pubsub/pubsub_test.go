@@ -151,8 +151,8 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, pubsub.ErrInvalid)
 	_, err = pubsub.New(e.Client, pubsub.WithNamespace(keys.Namespace{Prefix: "}"}))
 	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
-	for _, o := range []pubsub.Option{pubsub.WithBuffer(0), pubsub.WithBuffer(pubsub.MaxBuffer + 1), pubsub.WithMaxMessage(0),
-		pubsub.WithMaxMessage(pubsub.MaxMessageLimit + 1), pubsub.WithSource("\xff"), pubsub.WithSource(strings.Repeat("s", pubsub.MaxSource+1)), pubsub.WithCodec(nil)} {
+	for _, o := range []pubsub.Option{pubsub.WithBuffer(0), pubsub.WithBuffer(1<<20 + 1), pubsub.WithMaxMessage(0),
+		pubsub.WithMaxMessage(512<<20 + 1), pubsub.WithSource("\xff"), pubsub.WithSource(strings.Repeat("s", 257)), pubsub.WithCodec(nil)} {
 		_, err = pubsub.New(e.Client, o)
 		assert.ErrorIs(t, err, pubsub.ErrInvalid)
 	}
