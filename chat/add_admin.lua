@@ -1,10 +1,21 @@
 -- add_admin: add an admin to the roster (or change their capacity) and
--- hand the backlog out (after guard.lua, stats.lua, lib.lua,
--- route.lua). ARGV's admins include the new one.
+-- hand the backlog out.
+-- KEYS and ARGV begin with lib.lua's layout (its header has the types):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins (the roster), chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   ARGV[1..16] N, conversation TTL, strategy, the message, assigned,
+--               resolved and read channels, request ID, MAX_ADMINS,
+--               MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW,
+--               STATS_MS
+--   ARGV[17..16+N] the roster's admin IDs, sorted
+-- (ARGV's admins include the new one), then its own (XA = 17 + N):
 -- ARGV[XA]   admin ID
 -- ARGV[XA+1] capacity
 -- Returns ok(the roster's admin IDs), limit() when the roster already has
 -- MAX_ADMINS others, conflict('roster', ids), or corrupt(i, why).
+setup()
 return guarded(function()
   local admin = ARGV[XA]
   typed(1, 2, 3, 4, 5, 6)

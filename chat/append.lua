@@ -1,6 +1,17 @@
 -- append: cache a message and update the conversation's activity and
--- unread state (after guard.lua, stats.lua, lib.lua). Its common case
--- runs append_fast.lua first (call.Head), which falls through to this.
+-- unread state. Its common case runs append_fast.lua first (call.Head),
+-- which falls through to this.
+-- KEYS and ARGV begin with lib.lua's layout (its header has the types):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins (the roster), chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   ARGV[1..16] N, conversation TTL, strategy, the message, assigned,
+--               resolved and read channels, request ID, MAX_ADMINS,
+--               MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW,
+--               STATS_MS
+--   ARGV[17..16+N] the roster's admin IDs, sorted
+-- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- KEYS[XK+1] chat:{tag}:conversation:{id}:messages
 -- ARGV[XA]   conversation ID
@@ -18,6 +29,7 @@
 -- message is activity: the conversation's score in the active set.
 -- Returns ok(message ID, server time ms), none() when the conversation is
 -- not open, conflict('roster', ids), or corrupt(i, why).
+setup()
 return guarded(function()
   local conv, role, content, sender, keep = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2], ARGV[XA + 3], ARGV[XA + 4]
   local out, st = enter(conv, function() typed(1, 2, 3, 6) end, finish)

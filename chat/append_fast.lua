@@ -1,37 +1,54 @@
--- append_fast.lua: Append's common case, put before everything else of
--- append's script (call.Head, inside a do block after the constants
--- SKEW, REPLAY_MS and BAND: see appendHead): no closure of the
--- prelude, guard.lua, stats.lua or lib.lua is made when it returns. It
--- uses no helper; whatever it does not recognise as its case breaks out,
--- before any write, to append.lua, which does the whole call again from
--- the start (and reports the corrupt key, the replay, the closed
--- conversation or the stale roster).
+-- append_fast.lua: Append's common case, sent first, before the prelude
+-- (call.Head): no closure of the prelude or lib.lua is made when it
+-- returns. It uses no helper; whatever it does not recognise as its case
+-- breaks out, before any write, to the rest of append's script (the
+-- prelude, lib.lua, append.lua), which does the whole call again from the
+-- start (and reports the corrupt key, the replay, the closed conversation
+-- or the stale roster). Its code is one do block, so that its locals end
+-- with it.
 --
--- KEYS and ARGV as append.lua takes them (lib.lua's layout).
+-- KEYS and ARGV: append.lua's (lib.lua's layout, then append's own):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins, chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   KEYS[XK]    (XK = 7 + 4N) the conversation's request memo
+--   KEYS[XK+1]  the conversation's message cache
+--   ARGV[1] N; ARGV[2] conversation TTL, ms; ARGV[4] the message channel;
+--   ARGV[8] request ID; ARGV[12] REPLAY_MS; ARGV[15] SKEW, ms (the
+--   others of ARGV[1..16] are unused here)
+--   ARGV[17..16+N] the roster's admin IDs
+--   ARGV[XA..XA+4] (XA = 17 + N) conversation ID, sender role, content,
+--   sender ID, messages kept
+-- Returns {'ok', message ID, server time ms}, as append.lua does, or
+-- falls through.
 --
 -- The case: a user or system message (an admin's updates the day's
 -- statistics: append.lua), a request ID, a request memo (lib.lua) that
--- is a sorted set without this request's ID, the conversation's state "band stamp waiting admin" as lib.lua
--- parses it, its activity an integral score within TTL and not ahead of
--- the clock by more than SKEW, its admin ('' or one of the caller's
--- roster), the newest cached message one this package wrote (or none),
--- the unread queue a sorted set (and, for a user message not yet in it,
--- the cursor's stamp an order stamp), and no character that JSON escapes
--- in the conversation ID, the admin ID, the content or the sender ID.
--- Each read doubles as its key's type check (redis.pcall: a WRONGTYPE
--- breaks out). It then writes what append.lua writes, with the same
--- commands' effects, events, TTLs and reply: lib.lua's helpers written
--- out (int_str as '%d', the same digits for the whole numbers below 2^53
--- it formats; rfc3339 with integer arithmetic; hex of a decimal as one
--- gsub), and LTRIM only when LPUSH made the list longer than kept.
+-- is a sorted set without this request's ID, the conversation's state
+-- "band stamp waiting admin" as lib.lua parses it, its activity an
+-- integral score within TTL and not ahead of the clock by more than
+-- SKEW, its admin ('' or one of the caller's roster), the newest cached
+-- message one this package wrote (or none), the unread queue a sorted
+-- set (and, for a user message not yet in it, the cursor's stamp an
+-- order stamp), and no character that JSON escapes in the conversation
+-- ID, the admin ID, the content or the sender ID. Each read doubles as
+-- its key's type check (redis.pcall: a WRONGTYPE breaks out). It then
+-- writes what append.lua writes, with the same commands' effects,
+-- events, TTLs and reply: lib.lua's helpers written out (int_str as
+-- '%d', the same digits for the whole numbers below 2^53 it formats;
+-- rfc3339 with integer arithmetic; hex of a decimal as one gsub), and
+-- LTRIM only when LPUSH made the list longer than kept.
 --
 -- Why a twin: its bench row, BenchmarkChatAppend/redschema, costs the
 -- server 335k instructions per append with this head and 609k without
 -- it (45 % less; callgrind, bench/README.md "Where a script's
 -- instructions go", 2026-11-29): over the 20 % a twin must save.
+do
 local find, match, fmt = string.find, string.match, string.format
 local N = tonumber(ARGV[1])
-local XK, XA = 7 + 4 * N, 9 + N
+local XK, XA = 7 + 4 * N, 17 + N
+local SKEW, REPLAY_MS, BAND = tonumber(ARGV[15]), tonumber(ARGV[12]), 2251799813685248
 local conv, role, content, sender, keep = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2], ARGV[XA + 3], ARGV[XA + 4]
 local req, TTL = ARGV[8], tonumber(ARGV[2])
 repeat
@@ -59,7 +76,7 @@ repeat
   local i = nil
   if a ~= '' then
     for j = 1, N do
-      if ARGV[8 + j] == a then
+      if ARGV[16 + j] == a then
         i = j
         break
       end
@@ -148,6 +165,7 @@ repeat
   redis.call('ZADD', KEYS[XK], nows, req, nows,
     req .. '=' .. string.gsub(ids, '%d', '3%0') .. ',' .. string.gsub(nows, '%d', '3%0'))
   redis.call('ZREMRANGEBYSCORE', KEYS[XK], '-inf', fmt('(%d', now - REPLAY_MS))
-  redis.call('PEXPIRE', KEYS[XK], fmt('%d', REPLAY_MS))
+  redis.call('PEXPIRE', KEYS[XK], ARGV[12])
   return {'ok', id, now}
 until true
+end

@@ -246,10 +246,11 @@ func (c *Chat) route(ctx context.Context, op *call.Op, name, req, add string, op
 func (c *Chat) routeCall(op *call.Op, req string, ids, quads, opKeys []string, opArgs []any) call.Call {
 	ks := make([]string, 0, len(c.global)+len(quads)+len(opKeys))
 	ks = append(append(append(ks, c.global...), quads...), opKeys...)
-	args := make([]any, 0, 2+len(c.head)+len(ids)+len(opArgs))
+	args := make([]any, 0, 2+len(c.head)+len(limits)+len(ids)+len(opArgs))
 	args = append(args, len(ids))
 	args = append(args, c.head...)
 	args = append(args, req)
+	args = append(args, limits...)
 	for _, id := range ids {
 		args = append(args, id)
 	}

@@ -1,5 +1,5 @@
 -- conversation: one conversation's state, activity and unread score,
--- read-only (after guard.lua).
+-- read-only (lib.lua's guard).
 -- KEYS[1] chat:{tag}:conversations:state   HASH
 -- KEYS[2] chat:{tag}:conversations:active  ZSET
 -- KEYS[3] chat:{tag}:conversations:unread  ZSET

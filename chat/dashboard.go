@@ -43,7 +43,7 @@ func (c *Chat) Dashboard(ctx context.Context, admin string) (Dashboard, error) {
 	}
 	dk := q[3]
 	rep, err := c.run.Run(ctx, dashboardOp, []string{dk, c.global[1], c.global[2], q[1], q[2]},
-		unit.MsCeil(c.opt.convTTL), unit.MsCeil(c.opt.dashTTL))
+		unit.MsCeil(c.opt.convTTL), unit.MsCeil(c.opt.dashTTL), maxCapacity)
 	if err != nil {
 		return Dashboard{}, err
 	}

@@ -1,5 +1,6 @@
 -- dashboard: an admin's dashboard, served from its cache while the cache
--- lives, else computed, cached and returned (after guard.lua, stats.lua).
+-- lives, else computed, cached and returned (lib.lua's guard and
+-- read_stats).
 -- Running in one script, the computation happens once across instances:
 -- concurrent calls find the hash the first one wrote.
 -- KEYS[1] chat:{tag}:admin:dashboard:{admin_id}  HASH  the cache
@@ -9,6 +10,8 @@
 -- KEYS[5] chat:{tag}:admin:stats:{admin_id}      HASH
 -- ARGV[1] conversation TTL, ms
 -- ARGV[2] dashboard TTL, ms
+-- ARGV[3] MAX_CAPACITY, the largest capacity (an assignments set
+--         holds at most that many)
 -- Returns ok(1 when served from the cache else 0, total_active,
 -- assigned_to_me, unread_count, avg_response_time, resolved_today,
 -- computed_at), the cached fields as they are stored (false when
@@ -25,7 +28,7 @@ return guarded(function()
   local now = now_ms()
   local floor = now - tonumber(ARGV[1])
   local total = rc(2, 'ZCOUNT', '(' .. int_str(floor), '+inf')
-  if rc(4, 'SCARD') > MAX_CAPACITY then bad(4, 'more members than any capacity') end
+  if rc(4, 'SCARD') > tonumber(ARGV[3]) then bad(4, 'more members than any capacity') end
   rc(3, 'ZCARD')
   local mine, unread = 0, 0
   for _, conv in ipairs(rc(4, 'SMEMBERS')) do

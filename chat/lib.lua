@@ -1,28 +1,42 @@
--- lib.lua: the conversation library (after guard.lua and stats.lua), put
--- before every script that reads or changes a conversation or who handles
--- it: open, move, unassign, resolve, priority, append, read, reconcile,
--- add_admin, remove_admin and admins (those that hand conversations out
--- also get route.lua). All their keys carry the deployment's hash tag.
+-- lib.lua: the chat package's library, sent after the prelude and
+-- before every chat script (call.Uses). It defines helpers and no key;
+-- its only code that runs by itself declares them. Read scripts
+-- (dashboard, messages, queue, conversation) use its guard (rc, bad,
+-- guarded) and read_stats; the conversation scripts (open, move,
+-- unassign, resolve, priority, append, read, reconcile, add_admin,
+-- remove_admin, admins) call setup() first, which reads the layout
+-- below, and use the rest. All their keys carry the deployment's hash
+-- tag.
 --
+-- The conversation scripts' layout:
 -- KEYS[1] chat:{tag}:conversations:state    HASH  conversation ID -> "band stamp waiting admin"
 -- KEYS[2] chat:{tag}:conversations:active   ZSET  conversation ID -> last activity, Unix ms
 -- KEYS[3] chat:{tag}:conversations:unread   ZSET  conversation ID -> score (see score)
 -- KEYS[4] chat:{tag}:conversations:backlog  ZSET  conversation ID -> score
--- KEYS[5] chat:{tag}:admins                 HASH  admin ID -> capacity
+-- KEYS[5] chat:{tag}:admins                 HASH  the roster: admin ID -> capacity
 -- KEYS[6] chat:{tag}:cursor                 HASH  stamp: last order stamp; last: admin of the last assignment
 -- then four keys for each admin i of ARGV (i = 1..N), from KEYS[6 + 4(i-1) + 1]:
 --   admin:{tag}:{admin_id}:presence        STRING availability (presence's): online, away, busy, offline
 --   admin:{tag}:{admin_id}:assignments     SET    conversation IDs
---   chat:{tag}:admin:stats:{admin_id}      HASH   see stats.lua
+--   chat:{tag}:admin:stats:{admin_id}      HASH   see read_stats
 --   chat:{tag}:admin:dashboard:{admin_id}  HASH   dashboard cache, deleted when its numbers change
 -- then the operation's own keys, from KEYS[XK] (XK = 7 + 4N).
--- ARGV[1] N, the size of the roster the caller knows
--- ARGV[2] conversation TTL, ms
--- ARGV[3] strategy: 'least' or 'rr'
+-- ARGV[1]  N, the size of the roster the caller knows
+-- ARGV[2]  conversation TTL, ms
+-- ARGV[3]  strategy: 'least' or 'rr'
 -- ARGV[4..7] channels: message, assigned, resolved, read
--- ARGV[8] request ID (16 hex digits), or ''
--- ARGV[9..8+N] the roster's admin IDs, sorted
--- then the operation's own arguments, from ARGV[XA] (XA = 9 + N).
+-- ARGV[8]  request ID (16 hex digits), or ''
+-- ARGV[9]  MAX_ADMINS, the most admins a roster holds
+-- ARGV[10] MAX_CAPACITY, the largest capacity
+-- ARGV[11] AVAIL_MS, the longest availability TTL (presence's), ms
+-- ARGV[12] REPLAY_MS, how long a request is remembered, ms
+-- ARGV[13] PRUNE, expired conversations one routing call drops besides
+--          those it meets
+-- ARGV[14] DRAIN, the most backlog conversations one call hands out
+-- ARGV[15] SKEW, how far ahead of server time a stored time may be, ms
+-- ARGV[16] STATS_MS, an admin's stats hash's TTL, ms
+-- ARGV[17..16+N] the roster's admin IDs, sorted
+-- then the operation's own arguments, from ARGV[XA] (XA = 17 + N).
 --
 -- A conversation is open while it has a state field; it is in exactly one
 -- of: the backlog (admin ''), or one admin's assignments set (admin named
@@ -32,31 +46,115 @@
 -- member without a state, a state without its member) are repaired in
 -- favour of the state; values that do not parse are corrupt.
 
-local N = tonumber(ARGV[1])
-local TTL = tonumber(ARGV[2])
-local STRATEGY = ARGV[3]
-local CH_MESSAGE, CH_ASSIGNED, CH_RESOLVED, CH_READ = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local REQ = ARGV[8]
-local XK, XA = 7 + 4 * N, 9 + N
+-- The conversation scripts' values (setup reads them) and state.
+local N, TTL, STRATEGY, CH_MESSAGE, CH_ASSIGNED, CH_RESOLVED, CH_READ, REQ, XK, XA
+local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS
 local BAND = 2251799813685248 -- 2^51
-local now = now_ms()
-
+local now
 local admins, index = {}, {}
-for i = 1, N do
-  admins[i] = ARGV[8 + i]
-  index[admins[i]] = i
-end
-
--- kq returns the KEYS index of admin i's key j: 1 availability,
--- 2 assignments, 3 stats, 4 dashboard.
-local function kq(i, j) return 6 + 4 * (i - 1) + j end
-
 local avail, cap, load, dirty = {}, {}, {}, {}
 local all_dirty = false -- the total changed: every dashboard is stale
 local last = nil        -- admin of the last assignment
 local last_changed = false
 local expired_n, requeued_n, assigned_n = 0, 0, 0
-local surveyed = false  -- the roster was checked (route.lua's survey)
+local surveyed = false  -- the roster was checked (survey)
+
+-- setup reads a conversation script's ARGV (the layout above) and the
+-- server time.
+local function setup()
+  N, TTL, STRATEGY = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+  CH_MESSAGE, CH_ASSIGNED, CH_RESOLVED, CH_READ = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+  REQ = ARGV[8]
+  MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+  PRUNE, DRAIN, SKEW, STATS_MS = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+  XK, XA = 7 + 4 * N, 17 + N
+  now = now_ms()
+  for i = 1, N do
+    admins[i] = ARGV[16 + i]
+    index[admins[i]] = i
+  end
+end
+
+-- The guard turns data this package did not write into corrupt(i, why)
+-- naming KEYS[i], wherever in a script it is found, and the routing
+-- scripts' stale roster into conflict('roster', admin IDs).
+--
+-- rc(i, cmd, ...) runs cmd on KEYS[i]; a WRONGTYPE reply (KEYS[i] holds
+-- another type) ends the script with corrupt(i, ...). bad(i, why) ends it
+-- with corrupt(i, why). A script's body runs inside guarded(f), which
+-- turns those endings into replies. Scripts check every key's type before
+-- their first write, so such an ending leaves nothing half written.
+
+local CORRUPT, STALE = {}, {}
+
+local function bad(i, why) error({CORRUPT, i, why}) end
+
+local function rc(i, cmd, ...)
+  local r = redis.pcall(cmd, KEYS[i], ...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'WRONGTYPE', 1, true) then
+      bad(i, 'holds another type than this package writes')
+    end
+    error(r, 0)
+  end
+  return r
+end
+
+-- stale ends a routing script whose roster is not the deployment's.
+local function stale() error({STALE}) end
+
+-- guarded runs f and returns its reply, corrupt(i, why) after bad, or
+-- conflict('roster', the roster's admin IDs) after stale (KEYS[5] is the
+-- roster in the scripts that call stale).
+local function guarded(f)
+  local okk, r = pcall(f)
+  if okk then return r end
+  if type(r) == 'table' then
+    if r[1] == CORRUPT then return corrupt(r[2], r[3]) end
+    if r[1] == STALE then
+      if redis.call('HLEN', KEYS[5]) > MAX_ADMINS then
+        return corrupt(5, 'more than ' .. MAX_ADMINS .. ' admins')
+      end
+      return conflict('roster', redis.call('HKEYS', KEYS[5]))
+    end
+  end
+  error(r, 0)
+end
+
+-- An admin's numbers of the current UTC day, in
+-- chat:{tag}:admin:stats:{admin_id} (HASH): day (days since the Unix
+-- epoch), resolved (conversations resolved that day), rt_sum (ms of
+-- response times) and rt_n (responses timed). A day other than today
+-- counts as zeros; the next write starts the new day.
+
+-- read_stats returns KEYS[k]'s numbers of today (server time now, ms).
+local function read_stats(k, now)
+  local v = rc(k, 'HMGET', 'day', 'resolved', 'rt_sum', 'rt_n')
+  local today = math.floor(now / 86400000)
+  local s = {k = k, today = today, resolved = 0, rt_sum = 0, rt_n = 0}
+  if v[1] then
+    local d = to_int(v[1], 0, today + 1)
+    if not d then bad(k, 'day is not a UTC day number') end
+    if d == today then
+      s.resolved, s.rt_sum, s.rt_n = to_int(v[2], 0), to_int(v[3], 0), to_int(v[4], 0)
+      if not s.resolved or not s.rt_sum or not s.rt_n then
+        bad(k, 'resolved, rt_sum or rt_n is not a count')
+      end
+    end
+  end
+  return s
+end
+
+-- save_stats writes s back and keeps the hash STATS_MS.
+local function save_stats(s)
+  rc(s.k, 'HSET', 'day', int_str(s.today), 'resolved', int_str(s.resolved),
+    'rt_sum', int_str(s.rt_sum), 'rt_n', int_str(s.rt_n))
+  redis.call('PEXPIRE', KEYS[s.k], STATS_MS)
+end
+
+-- kq returns the KEYS index of admin i's key j: 1 availability,
+-- 2 assignments, 3 stats, 4 dashboard.
+local function kq(i, j) return 6 + 4 * (i - 1) + j end
 
 -- typed checks the types of shared keys (indices) before any write, and
 -- notes their sizes in card.
@@ -89,16 +187,6 @@ end
 -- integer below 2^53 (exact in a double), higher for more urgent and,
 -- within a band, for older.
 local function score(b, s) return int_str(b * BAND + (BAND - 1 - s)) end
-
--- unscore returns the band and stamp of a score read from KEYS[i].
-local function unscore(i, v)
-  local n = tonumber(v)
-  if not n or n < 0 or n >= 4 * BAND or n ~= math.floor(n) then
-    bad(i, 'a score is not band x 2^51 + (2^51 - 1 - stamp)')
-  end
-  local b = math.floor(n / BAND)
-  return b, BAND - 1 - (n - b * BAND)
-end
 
 -- next_stamp issues an order stamp: max(last + 1, now x 512), so stamps
 -- strictly increase (FIFO) even within one millisecond, and keep
@@ -272,4 +360,151 @@ local function enter(conv, prologue, done)
     return none()
   end
   return nil, st
+end
+
+-- Routing: the scripts that check the roster and hand conversations out
+-- (open, move, unassign, resolve, reconcile, add_admin, remove_admin and
+-- admins).
+
+-- survey checks that the roster is the caller's (else the script ends
+-- with conflict('roster', ...)) and reads each admin's capacity,
+-- availability (an expired key is offline) and load.
+local function survey()
+  if rc(5, 'HLEN') ~= N then stale() end
+  local caps = N > 0 and redis.call('HMGET', KEYS[5], unpack(admins)) or {}
+  for i = 1, N do
+    local c = caps[i]
+    if not c then stale() end
+    cap[i] = to_int(c, 1, MAX_CAPACITY)
+    if not cap[i] then bad(5, 'a capacity is not an integer in [1, ' .. MAX_CAPACITY .. ']') end
+    local k = kq(i, 1)
+    local v = rc(k, 'GET')
+    if v then
+      if v ~= 'online' and v ~= 'away' and v ~= 'busy' and v ~= 'offline' then
+        bad(k, 'not online, away, busy or offline')
+      end
+      local left = redis.call('PTTL', KEYS[k])
+      if left < 0 or left > AVAIL_MS then
+        bad(k, 'no TTL, or a longer one than availability is kept')
+      end
+    end
+    avail[i] = v or 'offline'
+    load[i] = rc(kq(i, 2), 'SCARD')
+    if load[i] > MAX_CAPACITY then bad(kq(i, 2), 'more members than any capacity') end
+  end
+  local l = rc(6, 'HGET', 'last')
+  if l then last = index[l] end
+  surveyed = true
+end
+
+-- give assigns conv (state st, admin '') to admin i, taking it out of
+-- the backlog unless unqueued (it is not there).
+local function give(conv, st, i, reason, prev, unqueued)
+  local k = kq(i, 2)
+  rc(k, 'SADD', conv)
+  redis.call('PEXPIRE', KEYS[k], TTL)
+  if not unqueued then rc(4, 'ZREM', conv) end
+  st.a = admins[i]
+  put_state(conv, st)
+  load[i] = load[i] + 1
+  dirty[i] = true
+  last, last_changed = i, true
+  event(CH_ASSIGNED, 'assigned', conv, admins[i], prev, reason)
+end
+
+-- enqueue puts conv (state st, admin '') in the backlog at its arrival.
+local function enqueue(conv, st, prev, reason)
+  rc(4, 'ZADD', score(st.b, st.s), conv)
+  put_state(conv, st)
+  event(CH_ASSIGNED, 'assigned', conv, '', prev, reason)
+end
+
+-- prune drops up to PRUNE conversations whose last activity is TTL old.
+local function prune()
+  local old = rc(2, 'ZRANGEBYSCORE', '-inf', int_str(now - TTL), 'LIMIT', 0, PRUNE)
+  for _, conv in ipairs(old) do
+    live(conv)
+  end
+end
+
+-- requeue moves every conversation of admin i back to the backlog.
+local function requeue(i, reason)
+  local k = kq(i, 2)
+  for _, conv in ipairs(rc(k, 'SMEMBERS')) do
+    local st = get_state(conv)
+    if st and st.a == admins[i] then
+      st.a = ''
+      enqueue(conv, st, admins[i], reason)
+      requeued_n = requeued_n + 1
+    end
+  end
+  redis.call('DEL', KEYS[k])
+  load[i] = 0
+  dirty[i] = true
+end
+
+-- requeue_offline requeues the conversations of every admin whose
+-- availability is offline or expired.
+local function requeue_offline()
+  for i = 1, N do
+    if avail[i] == 'offline' and load[i] > 0 then requeue(i, 'offline') end
+  end
+end
+
+-- pick returns the admin the next conversation goes to (never skip), or
+-- nil when no online admin has room.
+local function pick(skip)
+  local best = nil
+  local start = last or 0
+  for k = 1, N do
+    local i = (start + k - 1) % N + 1
+    if i ~= skip and avail[i] == 'online' and load[i] < cap[i] then
+      if STRATEGY == 'rr' then return i end
+      if not best or load[i] < load[best] then best = i end
+    end
+  end
+  return best
+end
+
+-- drain hands the backlog out, most urgent and oldest first, while an
+-- online admin has room, at most DRAIN conversations per run; conv
+-- skip_conv does not go to admin skip_admin (an Unassign's own).
+local function drain(skip_conv, skip_admin)
+  local pos, steps = 0, 0
+  while assigned_n < DRAIN and steps < 2 * DRAIN and pick(nil) do
+    steps = steps + 1
+    local conv = rc(4, 'ZREVRANGE', pos, pos)[1]
+    if not conv then return end
+    local st = live(conv)
+    if not st or st.a ~= '' then
+      rc(4, 'ZREM', conv) -- gone, or assigned: the state wins
+    else
+      local i = pick(conv == skip_conv and skip_admin or nil)
+      if i then
+        give(conv, st, i, 'backlog', '')
+        assigned_n = assigned_n + 1
+      elseif conv == skip_conv then
+        pos = pos + 1
+      else
+        return
+      end
+    end
+  end
+end
+
+-- begin and close frame the scripts that route: check the roster, drop
+-- expired conversations, requeue offline admins' ones; then drain the
+-- backlog and finish.
+-- (survey reads the cursor and prune the active set before any write:
+-- their type checks).
+local function begin()
+  typed(1, 3, 4)
+  survey()
+  prune()
+  requeue_offline()
+end
+
+local function close(skip_conv, skip_admin)
+  drain(skip_conv, skip_admin)
+  finish()
 end

@@ -1,5 +1,5 @@
 -- messages: a page of a conversation's cached messages, newest first,
--- read-only (after guard.lua).
+-- read-only (lib.lua's guard).
 -- KEYS[1] chat:{tag}:conversation:{id}:messages  LIST  newest first
 -- ARGV[1] return messages older than this ID (0: from the newest)
 -- ARGV[2] at most this many

@@ -1,5 +1,16 @@
 -- move: assign a conversation to a named admin, from the backlog or from
--- another admin (after guard.lua, stats.lua, lib.lua, route.lua).
+-- another admin.
+-- KEYS and ARGV begin with lib.lua's layout (its header has the types):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins (the roster), chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   ARGV[1..16] N, conversation TTL, strategy, the message, assigned,
+--               resolved and read channels, request ID, MAX_ADMINS,
+--               MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW,
+--               STATS_MS
+--   ARGV[17..16+N] the roster's admin IDs, sorted
+-- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] the admin to assign it to
@@ -13,6 +24,7 @@
 -- hold it, conflict('unavailable', availability) when the admin is not
 -- online, limit() when the admin is at capacity, conflict('roster', ids),
 -- or corrupt(i, why).
+setup()
 return guarded(function()
   local conv, target, check, from = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2] == '1', ARGV[XA + 3]
   local out, st = enter(conv, begin, close)

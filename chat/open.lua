@@ -1,11 +1,21 @@
--- open: open a conversation in the backlog and hand the backlog out
--- (after guard.lua, stats.lua, lib.lua, route.lua; KEYS and ARGV as
--- lib.lua says).
+-- open: open a conversation in the backlog and hand the backlog out.
+-- KEYS and ARGV begin with lib.lua's layout (its header has the types):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins (the roster), chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   ARGV[1..16] N, conversation TTL, strategy, the message, assigned,
+--               resolved and read channels, request ID, MAX_ADMINS,
+--               MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW,
+--               STATS_MS
+--   ARGV[17..16+N] the roster's admin IDs, sorted
+-- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] priority band, 0 (low) to 3 (urgent)
 -- Returns ok(admin or '', 1 when this request opened it, 0 when it was
 -- open already), conflict('roster', ids), or corrupt(i, why).
+setup()
 return guarded(function()
   local conv, band = ARGV[XA], tonumber(ARGV[XA + 1])
   local rep = replayed(XK)

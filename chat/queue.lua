@@ -1,5 +1,5 @@
 -- queue: the head of a conversation queue, without expired
--- conversations, read-only (after guard.lua).
+-- conversations, read-only (lib.lua's guard).
 -- KEYS[1] chat:{tag}:conversations:unread or :backlog (ZSET, scored by
 --         priority then age), or :active (ZSET, scored by last activity)
 -- KEYS[2] chat:{tag}:conversations:active

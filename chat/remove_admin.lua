@@ -1,9 +1,20 @@
 -- remove_admin: requeue an admin's conversations, take them off the
--- roster and hand the backlog out to the others (after guard.lua,
--- stats.lua, lib.lua, route.lua).
+-- roster and hand the backlog out to the others.
+-- KEYS and ARGV begin with lib.lua's layout (its header has the types):
+--   KEYS[1..6]  chat:{tag}:conversations:state, :active, :unread and
+--               :backlog, chat:{tag}:admins (the roster), chat:{tag}:cursor
+--   KEYS[7..6+4N] four per roster admin: availability, assignments,
+--               stats, dashboard
+--   ARGV[1..16] N, conversation TTL, strategy, the message, assigned,
+--               resolved and read channels, request ID, MAX_ADMINS,
+--               MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW,
+--               STATS_MS
+--   ARGV[17..16+N] the roster's admin IDs, sorted
+-- then its own (XA = 17 + N):
 -- ARGV[XA]   admin ID
 -- Returns ok(the roster's admin IDs), conflict('roster', ids), or
 -- corrupt(i, why).
+setup()
 return guarded(function()
   begin()
   local i = index[ARGV[XA]]

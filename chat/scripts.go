@@ -2,7 +2,6 @@ package chat
 
 import (
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
@@ -12,14 +11,8 @@ import (
 )
 
 var (
-	//go:embed guard.lua
-	guardLua string
-	//go:embed stats.lua
-	statsLua string
 	//go:embed lib.lua
 	libLua string
-	//go:embed route.lua
-	routeLua string
 	//go:embed open.lua
 	openLua string
 	//go:embed move.lua
@@ -54,9 +47,10 @@ var (
 	conversationLua string
 )
 
-// luaConsts puts the package's bounds before every script.
-var luaConsts = fmt.Sprintf("local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS = %d, %d, %d, %d, %d, %d, %d, %d\n",
-	maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow), pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL))
+// limits are lib.lua's ARGV[9..16]: MAX_ADMINS, MAX_CAPACITY, AVAIL_MS,
+// REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS.
+var limits = []any{maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow),
+	pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL)}
 
 const (
 	// pruneBatch is how many expired conversations one routing call drops
@@ -65,47 +59,37 @@ const (
 	// maxSkew is how far ahead of server time a stored time may be before
 	// it counts as corrupt.
 	maxSkew = 24 * time.Hour
+	// maxDrain is the most backlog conversations one call hands out; the
+	// rest go at the next routing call (Reconcile, RunReconciler).
+	maxDrain = 1000
 )
 
-// appendHead is Append's fast path (append_fast.lua) in a block of its
-// own, after the constants it uses.
-var appendHead = fmt.Sprintf("do\nlocal SKEW, REPLAY_MS, BAND = %d, %d, 2251799813685248\n%s\nend\n",
-	unit.MsCeil(maxSkew), unit.MsCeil(ReplayWindow), appendFastLua)
-
-// maxDrain is the most backlog conversations one call hands out; the
-// rest go at the next routing call (Reconcile, RunReconciler).
-const maxDrain = 1000
-
-// conversational declares a script of lib.lua's layout; its KEYS
-// templates are the shared keys (per-admin and operation keys are checked
-// by the scripts themselves).
+// conversational declares a conversation script (lib.lua's layout); its
+// KEYS templates are the shared keys (per-admin and operation keys are
+// checked by the scripts themselves).
 func conversational(name, body string, opts ...call.OpOption) *call.Op {
-	return pkg.Declare(name, luaConsts+guardLua+statsLua+libLua+body,
-		[]*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey}, opts...)
+	return pkg.Declare(name, body, []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey},
+		append(opts, call.Uses(libLua))...)
 }
 
-// routing declares a conversational script that hands conversations out
-// (with route.lua).
-func routing(name, body string, opts ...call.OpOption) *call.Op {
-	return conversational(name, routeLua+"\n"+body, opts...)
-}
-
+// reading declares a read-only script of its own layout, with lib.lua's
+// guard.
 func reading(name, body string, ts ...*keys.Template) *call.Op {
-	return pkg.Declare(name, luaConsts+guardLua+statsLua+body, ts)
+	return pkg.Declare(name, body, ts, call.Uses(libLua))
 }
 
 var (
-	openOp        = routing("open", openLua)
-	moveOp        = routing("assign", moveLua, call.On(call.None, ErrNotFound))
-	unassignOp    = routing("unassign", unassignLua, call.On(call.None, ErrNotFound))
-	resolveOp     = routing("resolve", resolveLua, call.On(call.None, ErrNotFound))
+	openOp        = conversational("open", openLua)
+	moveOp        = conversational("assign", moveLua, call.On(call.None, ErrNotFound))
+	unassignOp    = conversational("unassign", unassignLua, call.On(call.None, ErrNotFound))
+	resolveOp     = conversational("resolve", resolveLua, call.On(call.None, ErrNotFound))
 	priorityOp    = conversational("set priority", priorityLua, call.On(call.None, ErrNotFound))
-	appendOp      = conversational("append", appendLua, call.On(call.None, ErrNotFound), call.Head(appendHead))
+	appendOp      = conversational("append", appendLua, call.On(call.None, ErrNotFound), call.Head(appendFastLua))
 	readOp        = conversational("mark read", readLua, call.On(call.None, ErrNotFound))
-	reconcileOp   = routing("reconcile", reconcileLua)
-	addAdminOp    = routing("add admin", addAdminLua)
-	removeAdminOp = routing("remove admin", removeAdminLua)
-	adminsOp      = routing("admins", adminsLua)
+	reconcileOp   = conversational("reconcile", reconcileLua)
+	addAdminOp    = conversational("add admin", addAdminLua)
+	removeAdminOp = conversational("remove admin", removeAdminLua)
+	adminsOp      = conversational("admins", adminsLua)
 
 	dashboardOp    = reading("dashboard", dashboardLua, dashboardKey, activeKey, unreadKey, assignmentsKey, statsKey)
 	messagesOp     = reading("messages", messagesLua, messagesKey)
