@@ -62,7 +62,7 @@ func TestNoOverlaps(t *testing.T) {
 	}
 	for _, ns := range []keys.Namespace{{}, {NoHashTags: true}} {
 		for _, o := range docgen.Library().Overlaps(ns) {
-			pair := o.A.String() + " ~ " + o.B.String()
+			pair := o[0].String() + " ~ " + o[1].String()
 			if !aliases[pair] && !reservedAway(o) {
 				t.Errorf("NoHashTags=%v: %s can spell the same key", ns.NoHashTags, pair)
 			}
@@ -73,15 +73,15 @@ func TestNoOverlaps(t *testing.T) {
 // reservedAway accepts overlaps that a package rules out by refusing the
 // literal as an ID: queue names "dlq" and "stats" are reserved, so
 // queue:{queue_name}:jobs can never be queue:dlq:{queue_name}.
-func reservedAway(o keys.Overlap) bool {
-	for _, t := range []*keys.Template{o.A, o.B} {
+func reservedAway(o [2]*keys.Template) bool {
+	for _, t := range o {
 		s := t.String()
 		if !strings.HasPrefix(s, "queue:dlq:") && !strings.HasPrefix(s, "queue:stats:") {
 			continue
 		}
-		other := o.A
+		other := o[0]
 		if other == t {
-			other = o.B
+			other = o[1]
 		}
 		return strings.HasPrefix(other.String(), "queue:{queue_name}:")
 	}

@@ -8,13 +8,7 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-var benchSession = func() *keys.Template {
-	t, err := keys.Compile(keys.Pattern{Template: "session:user:{user_id}:{session_id}", Tag: "user_id", Type: keys.Hash, TTL: time.Hour, Owner: "bench"})
-	if err != nil {
-		panic(err)
-	}
-	return t
-}()
+var benchSession = keys.MustCompile(keys.Pattern{Template: "session:user:{user_id}:{session_id}", Tag: "user_id", Type: keys.Hash, TTL: time.Hour, Owner: "bench"})
 
 // BenchmarkKey measures building a two-placeholder key with a hash tag
 // against the hand-written concatenation it replaces.

@@ -46,7 +46,7 @@ func memoryPerEntity(b *testing.B, c redis.UniversalClient, prefix string, n int
 	ctx := context.Background()
 	var total atomic.Int64
 	err := keys.ForEachNode(ctx, c, func(ctx context.Context, node redis.UniversalClient) error {
-		it := node.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+		it := node.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 		var batch []string
 		flush := func() error {
 			pipe := node.Pipeline()

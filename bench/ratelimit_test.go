@@ -261,7 +261,7 @@ func BenchmarkRatelimitMemory(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		one := e.Client.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 10).Iterator()
+		one := e.Client.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 10).Iterator()
 		if !one.Next(ctx) {
 			b.Fatal("no key written")
 		}

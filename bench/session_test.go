@@ -53,17 +53,9 @@ type sessRef struct{ user, id string }
 // seedSessionKey and seedIndexKey are seed 001's layout as the seed
 // documents it (no hash tags, a plain set index without TTL).
 var (
-	seedSessionKey = mustCompile(keys.Pattern{Template: "session:user:{user_id}:{session_id}", Type: keys.Hash, TTL: time.Hour, Owner: "bench-seed"})
-	seedIndexKey   = mustCompile(keys.Pattern{Template: "session:index:{user_id}", Type: keys.Set, Persistent: "seed: managed by cleanup", Owner: "bench-seed"})
+	seedSessionKey = keys.MustCompile(keys.Pattern{Template: "session:user:{user_id}:{session_id}", Type: keys.Hash, TTL: time.Hour, Owner: "bench-seed"})
+	seedIndexKey   = keys.MustCompile(keys.Pattern{Template: "session:index:{user_id}", Type: keys.Set, Persistent: "seed: managed by cleanup", Owner: "bench-seed"})
 )
-
-func mustCompile(p keys.Pattern) *keys.Template {
-	t, err := keys.Compile(p)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
 
 // seedCreate writes a session the way seed 001 describes: HSET of the eight
 // fields, EXPIRE 3600, SADD to the index; pipelined (one round trip, not

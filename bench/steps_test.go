@@ -52,9 +52,9 @@ func steps(ret string, parts ...[]string) []step {
 // Heartbeat: presence and connections of a user and the online index
 // shard, sharing the user's hash tag.
 var (
-	stepPresenceKey = mustCompile(keys.Pattern{Template: "steps:presence:{user_id}", Type: keys.String, TTL: time.Minute, Tag: "user_id", Owner: "bench-steps"})
-	stepConnsKey    = mustCompile(keys.Pattern{Template: "steps:connections:{user_id}", Type: keys.Hash, TTL: time.Minute, Tag: "user_id", Owner: "bench-steps"})
-	stepOnlineKey   = mustCompile(keys.Pattern{Template: "steps:online:{user_id}", Type: keys.ZSet, TTL: 2 * time.Minute, Tag: "user_id", Owner: "bench-steps"})
+	stepPresenceKey = keys.MustCompile(keys.Pattern{Template: "steps:presence:{user_id}", Type: keys.String, TTL: time.Minute, Tag: "user_id", Owner: "bench-steps"})
+	stepConnsKey    = keys.MustCompile(keys.Pattern{Template: "steps:connections:{user_id}", Type: keys.Hash, TTL: time.Minute, Tag: "user_id", Owner: "bench-steps"})
+	stepOnlineKey   = keys.MustCompile(keys.Pattern{Template: "steps:online:{user_id}", Type: keys.ZSet, TTL: 2 * time.Minute, Tag: "user_id", Owner: "bench-steps"})
 )
 
 // The heartbeat's commands. KEYS presence, connections, online index;
@@ -120,8 +120,8 @@ func stepHeartbeat(ctx context.Context, run *call.Runner, op *call.Op, ks []stri
 
 // Create: a session hash and its user's index, sharing the user's tag.
 var (
-	stepSessionKey = mustCompile(keys.Pattern{Template: "steps:session:{user_id}:{session_id}", Type: keys.Hash, TTL: time.Hour, Tag: "user_id", Owner: "bench-steps"})
-	stepIndexKey   = mustCompile(keys.Pattern{Template: "steps:index:{user_id}", Type: keys.ZSet, TTL: time.Hour, Tag: "user_id", Owner: "bench-steps"})
+	stepSessionKey = keys.MustCompile(keys.Pattern{Template: "steps:session:{user_id}:{session_id}", Type: keys.Hash, TTL: time.Hour, Tag: "user_id", Owner: "bench-steps"})
+	stepIndexKey   = keys.MustCompile(keys.Pattern{Template: "steps:index:{user_id}", Type: keys.ZSet, TTL: time.Hour, Tag: "user_id", Owner: "bench-steps"})
 )
 
 // Create's commands. KEYS session, index; ARGV the nine fields' values
@@ -208,13 +208,13 @@ func stepKeys(b testing.TB, ns keys.Namespace, u string, ts ...*keys.Template) [
 // hash, ready set, stats hash, wake list and reply memo, all under the
 // queue's tag.
 var (
-	stepTaskKey    = mustCompile(keys.Pattern{Template: "steps:{queue}:t:{id}", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepPendingKey = mustCompile(keys.Pattern{Template: "steps:{queue}:pending", Type: keys.List, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepJobsKey    = mustCompile(keys.Pattern{Template: "steps:{queue}:jobs", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepReadyKey   = mustCompile(keys.Pattern{Template: "steps:{queue}:ready", Type: keys.ZSet, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepStatsKey   = mustCompile(keys.Pattern{Template: "steps:{queue}:stats", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepWakeKey    = mustCompile(keys.Pattern{Template: "steps:{queue}:wake", Type: keys.List, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
-	stepMemoKey    = mustCompile(keys.Pattern{Template: "steps:{queue}:reply:{request_id}", Type: keys.String, TTL: time.Minute, Tag: "queue", Owner: "bench-steps"})
+	stepTaskKey    = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:t:{id}", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepPendingKey = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:pending", Type: keys.List, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepJobsKey    = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:jobs", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepReadyKey   = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:ready", Type: keys.ZSet, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepStatsKey   = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:stats", Type: keys.Hash, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepWakeKey    = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:wake", Type: keys.List, Persistent: "bench: removed with the prefix", Tag: "queue", Owner: "bench-steps"})
+	stepMemoKey    = keys.MustCompile(keys.Pattern{Template: "steps:{queue}:reply:{request_id}", Type: keys.String, TTL: time.Minute, Tag: "queue", Owner: "bench-steps"})
 )
 
 // Enqueue's commands. The first step is asynq's enqueue script (KEYS task

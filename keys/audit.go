@@ -70,8 +70,12 @@ func (s PatternStats) AvgBytes() int64 {
 	return s.Bytes / s.Sampled
 }
 
-// AuditReport is the result of Registry.Audit.
+// AuditReport is the result of Registry.Audit, or of one database's
+// audit in Registry.AuditLayout.
 type AuditReport struct {
+	// DB is the database audited: AuditOptions.DB for Audit, the
+	// database of the Layout's clients for AuditLayout.
+	DB        int
 	Scanned   int64          // keys scanned under the namespace
 	Patterns  []PatternStats // one per registered template, registry order
 	Unmatched int64          // keys no template matched
@@ -84,14 +88,17 @@ type AuditReport struct {
 	// keys would match a pattern, most keys first: a longer prefix (keys
 	// such as "ha:presence:{42}" audited without a prefix suggest "ha:")
 	// or the other hash-tag setting, as Registry.Guess finds them. Only
-	// the first GuessSample unmatched keys are examined, so the counts are
-	// of those.
+	// the first 200 unmatched keys are examined (Examined says how many),
+	// so the counts are of those.
 	Guesses []NamespaceGuess
+	// Examined is how many unmatched keys were examined for Guesses: the
+	// first 200 of them at most.
+	Examined int64
 }
 
-// GuessSample is how many unmatched keys an audit examines for
+// guessSample is how many unmatched keys an audit examines for
 // AuditReport.Guesses.
-const GuessSample = 200
+const guessSample = 200
 
 // NamespaceGuess is a namespace under which Keys of the unmatched keys an
 // audit examined match a pattern.
@@ -205,7 +212,7 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 	if opt.KeepUnmatched <= 0 {
 		opt.KeepUnmatched = 20
 	}
-	a := &auditor{reg: r, opt: opt, rep: &AuditReport{}, idx: map[*Template]int{}}
+	a := &auditor{reg: r, opt: opt, rep: &AuditReport{DB: opt.DB}, idx: map[*Template]int{}}
 	r.mu.RLock()
 	for _, t := range r.ordered {
 		if t.IsChannel() {
@@ -251,13 +258,12 @@ func ForEachNode(ctx context.Context, c redis.UniversalClient, fn func(ctx conte
 }
 
 type auditor struct {
-	reg      *Registry
-	opt      AuditOptions
-	mu       sync.Mutex
-	rep      *AuditReport
-	idx      map[*Template]int
-	examined int                 // unmatched keys examined for guesses
-	guesses  map[Namespace]int64 // what they matched under
+	reg     *Registry
+	opt     AuditOptions
+	mu      sync.Mutex
+	rep     *AuditReport
+	idx     map[*Template]int
+	guesses map[Namespace]int64 // what they matched under
 }
 
 // maxGuessCuts is how many ':'-terminated segments a guessed prefix may
@@ -291,13 +297,13 @@ func (r *Registry) Guess(ns Namespace, key string) (Namespace, bool) {
 	return Namespace{}, false
 }
 
-// guess counts, for the first GuessSample unmatched keys, the namespace
+// guess counts, for the first guessSample unmatched keys, the namespace
 // each would match under (Registry.Guess).
 func (a *auditor) guess(key string) {
-	if a.examined >= GuessSample {
+	if a.rep.Examined >= guessSample {
 		return
 	}
-	a.examined++
+	a.rep.Examined++
 	if n, ok := a.reg.Guess(a.opt.Namespace, key); ok {
 		if a.guesses == nil {
 			a.guesses = map[Namespace]int64{}
@@ -422,19 +428,13 @@ func probeErr(probes []probe) error {
 	return nil
 }
 
-// DBReport is the audit of one database of a Layout.
-type DBReport struct {
-	DB int
-	*AuditReport
-}
-
 // AuditLayout audits every database of cs (one client per database of a
 // Layout, see Layout.Clients) in one run, and checks that each key sits in
 // its area's database (Clients.DB). With one database (a cluster, or a
 // Layout that names no area) there is no such check. opt.Layout and opt.DB
-// are set per database.
-func (r *Registry) AuditLayout(ctx context.Context, cs *Clients, opt AuditOptions) ([]DBReport, error) {
-	var out []DBReport
+// are set per database, and each report's DB says which it is.
+func (r *Registry) AuditLayout(ctx context.Context, cs *Clients, opt AuditOptions) ([]*AuditReport, error) {
+	var out []*AuditReport
 	var placed Layout // every registered area, in its database of cs
 	if len(cs.DBs()) > 1 {
 		placed = Layout{}
@@ -449,7 +449,7 @@ func (r *Registry) AuditLayout(ctx context.Context, cs *Clients, opt AuditOption
 		if err != nil {
 			return nil, fmt.Errorf("keys: audit DB %d: %w", db, err)
 		}
-		out = append(out, DBReport{DB: db, AuditReport: rep})
+		out = append(out, rep)
 	}
 	return out, nil
 }

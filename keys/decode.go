@@ -9,13 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// InspectLimit is how many elements of a collection the decoders built by
+// inspectLimit is how many elements of a collection the decoders built by
 // ListDecoder, ZSetDecoder, SetMembersDecoder, FieldsDecoder and
-// StreamDecoder return; Collection.Len says how many there are.
-const InspectLimit = 100
+// StreamDecoder return (the first 100); Collection.Len says how many
+// there are.
+const inspectLimit = 100
 
 // Collection is the decoded value of a list, set, sorted set, stream or
-// per-field hash: its length and its first InspectLimit elements in the
+// per-field hash: its length and its first 100 elements in the
 // collection's order (sets and hashes: sorted).
 type Collection struct {
 	Len   int64 `json:"len"`
@@ -68,7 +69,7 @@ func FieldsDecoder(parse func(ref Ref, field, value string) (any, error)) Decode
 		}
 		sort.Strings(names)
 		out := Collection{Len: int64(len(names)), Items: []any{}}
-		for _, f := range names[:min(len(names), InspectLimit)] {
+		for _, f := range names[:min(len(names), inspectLimit)] {
 			v, err := parsed(ref, func() (any, error) { return parse(ref, f, m[f]) })
 			if err != nil {
 				return nil, err
@@ -79,12 +80,12 @@ func FieldsDecoder(parse func(ref Ref, field, value string) (any, error)) Decode
 	}
 }
 
-// ListDecoder decodes a list: its first InspectLimit elements, head first.
+// ListDecoder decodes a list: its first 100 elements, head first.
 func ListDecoder(parse func(ref Ref, elem string) (any, error)) Decoder {
 	return func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error) {
 		pipe := c.Pipeline()
 		n := pipe.LLen(ctx, ref.Key)
-		els := pipe.LRange(ctx, ref.Key, 0, InspectLimit-1)
+		els := pipe.LRange(ctx, ref.Key, 0, inspectLimit-1)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, readErr(ref, err)
 		}
@@ -93,7 +94,7 @@ func ListDecoder(parse func(ref Ref, elem string) (any, error)) Decoder {
 }
 
 // SetMembersDecoder decodes a set: its members, sorted, at most
-// InspectLimit of them.
+// 100 of them.
 func SetMembersDecoder(parse func(ref Ref, member string) (any, error)) Decoder {
 	return func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error) {
 		ms, err := c.SMembers(ctx, ref.Key).Result()
@@ -101,17 +102,17 @@ func SetMembersDecoder(parse func(ref Ref, member string) (any, error)) Decoder 
 			return nil, readErr(ref, err)
 		}
 		sort.Strings(ms)
-		return collect(ref, int64(len(ms)), ms[:min(len(ms), InspectLimit)], func(s string) (any, error) { return parse(ref, s) })
+		return collect(ref, int64(len(ms)), ms[:min(len(ms), inspectLimit)], func(s string) (any, error) { return parse(ref, s) })
 	}
 }
 
-// ZSetDecoder decodes a sorted set: its first InspectLimit members by
+// ZSetDecoder decodes a sorted set: its first 100 members by
 // ascending score, each with its score.
 func ZSetDecoder(parse func(ref Ref, member string, score float64) (any, error)) Decoder {
 	return func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error) {
 		pipe := c.Pipeline()
 		n := pipe.ZCard(ctx, ref.Key)
-		zs := pipe.ZRangeWithScores(ctx, ref.Key, 0, InspectLimit-1)
+		zs := pipe.ZRangeWithScores(ctx, ref.Key, 0, inspectLimit-1)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, readErr(ref, err)
 		}
@@ -128,13 +129,13 @@ func ZSetDecoder(parse func(ref Ref, member string, score float64) (any, error))
 	}
 }
 
-// StreamDecoder decodes a stream: its first InspectLimit entries, oldest
+// StreamDecoder decodes a stream: its first 100 entries, oldest
 // first.
 func StreamDecoder(parse func(ref Ref, id string, fields map[string]any) (any, error)) Decoder {
 	return func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error) {
 		pipe := c.Pipeline()
 		n := pipe.XLen(ctx, ref.Key)
-		xs := pipe.XRangeN(ctx, ref.Key, "-", "+", InspectLimit)
+		xs := pipe.XRangeN(ctx, ref.Key, "-", "+", inspectLimit)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, readErr(ref, err)
 		}

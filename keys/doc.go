@@ -23,8 +23,8 @@
 //
 //   - Injective: a key splits back into exactly its values (Template.Parse);
 //     "a:b"+"c" and "a"+"b:c" are different keys.
-//   - Canonical: Unescape accepts only what Escape produces, so a key has
-//     one decoding.
+//   - Canonical: Template.Parse accepts only the encoding Template.Key
+//     writes, so a key has one decoding.
 //   - Slot-stable: user input can never add, close or move a hash tag, so
 //     it cannot move a key to another cluster slot.
 //   - Glob-safe: encoded values hold no glob character, so Template.Match
@@ -32,7 +32,8 @@
 //   - Minimal escaping: only ':', '%', '{', '}', '*', '?', '[', ']', '\' and
 //     control bytes are percent-encoded; other IDs are written unchanged.
 //   - Checked input: an empty, oversize (MaxSegmentLen) or invalid UTF-8
-//     value is a *SegmentError (ErrInvalidKey) before anything is written.
+//     value is an error wrapping ErrInvalid, naming the placeholder,
+//     before anything is written.
 //   - Co-location: the Tag placeholder's value is written in braces
 //     ("session:index:{42}"), so an entity's keys share a cluster slot.
 //   - Real slots: Slot and SameSlot use Redis's CRC16, so tests check

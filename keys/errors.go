@@ -5,48 +5,50 @@ import (
 	"fmt"
 )
 
-// ErrInvalidKey is returned (wrapped in a *SegmentError) when a value cannot
-// be placed in a key: it is empty, too long, or not valid UTF-8. Nothing is
-// written to Redis when a key cannot be built.
-var ErrInvalidKey = errors.New("keys: invalid key")
+// ErrInvalid is returned for input keys cannot use, before anything is
+// written to Redis: a value that cannot be placed in a key (empty, longer
+// than MaxSegmentLen bytes, not valid UTF-8, or the wrong number of
+// values), a Namespace prefix that would break hash tags or SCAN patterns,
+// a Pattern that cannot be compiled or composed (a malformed template, an
+// unknown tag placeholder, a missing TTL without a reason to persist, a
+// template declared twice), or a Layout database that cannot be used (a
+// negative one, or one other than 0 on a cluster). The message says which.
+var ErrInvalid = errors.New("keys: invalid")
 
-// ErrInvalidPattern is returned when a Pattern cannot be registered: a
-// malformed template, an unknown tag placeholder, a missing TTL without a
-// reason to persist, or a template registered twice.
-var ErrInvalidPattern = errors.New("keys: invalid pattern")
+// ErrInvalidKey is ErrInvalid, under its former name.
+//
+// Deprecated: use ErrInvalid. It remains only while other packages of
+// the module still name it.
+var ErrInvalidKey = ErrInvalid
 
-// ErrInvalidNamespace is returned when a Namespace prefix contains bytes that
-// would break hash tags or SCAN patterns.
-var ErrInvalidNamespace = errors.New("keys: invalid namespace")
+// ErrInvalidNamespace is ErrInvalid, under its former name.
+//
+// Deprecated: use ErrInvalid. It remains only while other packages of
+// the module still name it.
+var ErrInvalidNamespace = ErrInvalid
 
-// ErrInvalidLayout is returned by Layout.Clients for a database number
-// that cannot be used: a negative one, or one other than 0 on a cluster.
-var ErrInvalidLayout = errors.New("keys: invalid layout")
-
-// ErrNoMatch is returned by Template.Parse when a key was not built from the
+// errNoMatch is wrapped by Template.Parse's error when a key was not built from the
 // template in the given namespace.
-var ErrNoMatch = errors.New("keys: key does not match pattern")
+var errNoMatch = errors.New("keys: key does not match pattern")
 
 // ErrCorrupt marks data found in Redis that does not parse as the schema
 // says: a foreign value, a hand edit, or a bug. Errors that wrap it are
 // *CorruptError values and name the key.
 var ErrCorrupt = errors.New("keys: corrupt value")
 
-// SegmentError says which placeholder of which template rejected a value and
-// why. It wraps ErrInvalidKey.
-type SegmentError struct {
-	Template    string // the pattern's template, e.g. "presence:{user_id}"
-	Placeholder string // the placeholder name, e.g. "user_id"
-	Reason      string // "empty", "longer than 1024 bytes", ...
+// segmentError says which placeholder of which template rejected a value
+// and why. It wraps ErrInvalid.
+type segmentError struct {
+	template    string // the pattern's template, e.g. "presence:{user_id}"
+	placeholder string // the placeholder name, e.g. "user_id"
+	reason      string // "empty", "longer than 1024 bytes", ...
 }
 
-// Error names the template, the placeholder and the reason.
-func (e *SegmentError) Error() string {
-	return fmt.Sprintf("keys: invalid key for %q: segment {%s} is %s", e.Template, e.Placeholder, e.Reason)
+func (e *segmentError) Error() string {
+	return fmt.Sprintf("keys: invalid key for %q: segment {%s} is %s", e.template, e.placeholder, e.reason)
 }
 
-// Unwrap returns ErrInvalidKey.
-func (e *SegmentError) Unwrap() error { return ErrInvalidKey }
+func (e *segmentError) Unwrap() error { return ErrInvalid }
 
 // CorruptError reports a value stored at Key that could not be decoded. It
 // matches ErrCorrupt with errors.Is and unwraps to the decoder's error too.

@@ -40,7 +40,7 @@ func Example() {
 	fmt.Printf("%q\n", args)
 
 	_, err := sessions.Key(ns, "", "s1")
-	fmt.Println(errors.Is(err, keys.ErrInvalidKey), err)
+	fmt.Println(errors.Is(err, keys.ErrInvalid), err)
 
 	// A package returns its templates as its Schema; a program composes
 	// the schemas it uses into a registry.
@@ -62,7 +62,7 @@ func Example() {
 }
 
 func ExampleNamespace_noHashTags() {
-	presence, _ := keys.Compile(keys.Pattern{Template: "presence:{user_id}", Tag: "user_id", Type: keys.String, TTL: time.Minute, Owner: "presence"})
+	presence := keys.MustCompile(keys.Pattern{Template: "presence:{user_id}", Tag: "user_id", Type: keys.String, TTL: time.Minute, Owner: "presence"})
 	seed, _ := presence.Key(keys.Namespace{NoHashTags: true}, "12345")
 	tagged, _ := presence.Key(keys.Namespace{}, "12345")
 	fmt.Println(seed, tagged)
@@ -70,7 +70,7 @@ func ExampleNamespace_noHashTags() {
 }
 
 func ExampleTemplate_Match() {
-	meta, _ := keys.Compile(keys.Pattern{Template: "meta:{sensor_type}:{location}", Tag: "location", Type: keys.Hash, TTL: 24 * time.Hour, Owner: "sensor"})
+	meta := keys.MustCompile(keys.Pattern{Template: "meta:{sensor_type}:{location}", Tag: "location", Type: keys.Hash, TTL: 24 * time.Hour, Owner: "sensor"})
 	fmt.Println(meta.Match(keys.Namespace{}, map[string]string{"location": "kitchen"}))
 	// Output: meta:*:{kitchen}
 }

@@ -56,15 +56,15 @@ func (r *Registry) SetDecoder(t *Template, d Decoder) {
 	}
 }
 
-// setDecoder is SetDecoder returning an error wrapping ErrInvalidPattern.
+// setDecoder is SetDecoder returning an error wrapping ErrInvalid.
 func (r *Registry) setDecoder(t *Template, d Decoder) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byText[t.p.Template] != t {
-		return fmt.Errorf("%w %q: a decoder for a template not registered here", ErrInvalidPattern, t.p.Template)
+		return fmt.Errorf("%w pattern %q: a decoder for a template not registered here", ErrInvalid, t.p.Template)
 	}
 	if t.IsChannel() {
-		return fmt.Errorf("%w %q: a decoder for a channel", ErrInvalidPattern, t.p.Template)
+		return fmt.Errorf("%w pattern %q: a decoder for a channel", ErrInvalid, t.p.Template)
 	}
 	if r.decoders == nil {
 		r.decoders = map[*Template]Decoder{}

@@ -68,18 +68,18 @@ type Clients struct {
 // client, DB 0, and key prefixes keep areas apart. Clients then refuses
 // an opts.DB other than 0 instead of dropping it, as it refuses a
 // negative database number in opts or the layout: the error wraps
-// ErrInvalidLayout and no client is opened.
+// ErrInvalid and no client is opened.
 func (l Layout) Clients(opts *redis.UniversalOptions) (*Clients, error) {
 	cluster := opts.MasterName == "" && (len(opts.Addrs) > 1 || opts.IsClusterMode)
 	switch {
 	case opts.DB < 0:
-		return nil, fmt.Errorf("%w: options select DB %d", ErrInvalidLayout, opts.DB)
+		return nil, fmt.Errorf("%w layout: options select DB %d", ErrInvalid, opts.DB)
 	case cluster && opts.DB != 0:
-		return nil, fmt.Errorf("%w: options select DB %d, but a cluster has only DB 0", ErrInvalidLayout, opts.DB)
+		return nil, fmt.Errorf("%w layout: options select DB %d, but a cluster has only DB 0", ErrInvalid, opts.DB)
 	}
 	for _, a := range l.areas() {
 		if l[a] < 0 {
-			return nil, fmt.Errorf("%w: area %s in DB %d", ErrInvalidLayout, a, l[a])
+			return nil, fmt.Errorf("%w layout: area %s in DB %d", ErrInvalid, a, l[a])
 		}
 	}
 	return l.Open(opts.DB, cluster, func(db int) redis.UniversalClient {

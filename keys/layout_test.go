@@ -95,7 +95,7 @@ func TestLayoutClientsRefuse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, err := tc.layout.Clients(&tc.opts)
 			assert.Nil(t, cs)
-			assert.ErrorIs(t, err, keys.ErrInvalidLayout)
+			assert.ErrorIs(t, err, keys.ErrInvalid)
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -182,7 +182,7 @@ func TestAuditLayout(t *testing.T) {
 	reps, err := r.AuditLayout(context.Background(), cs, keys.AuditOptions{})
 	require.NoError(t, err)
 	require.Len(t, reps, 8)
-	byDB := map[int]keys.DBReport{}
+	byDB := map[int]*keys.AuditReport{}
 	for _, rep := range reps {
 		byDB[rep.DB] = rep
 	}

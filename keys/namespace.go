@@ -30,12 +30,12 @@ type Namespace struct {
 // it so that a bad prefix fails at start-up, not on the first request.
 func (ns Namespace) Validate() error {
 	if !utf8.ValidString(ns.Prefix) {
-		return fmt.Errorf("%w: prefix %q is not valid UTF-8", ErrInvalidNamespace, ns.Prefix)
+		return fmt.Errorf("%w namespace: prefix %q is not valid UTF-8", ErrInvalid, ns.Prefix)
 	}
 	for i := 0; i < len(ns.Prefix); i++ {
 		c := ns.Prefix[i]
 		if c == '{' || c == '}' || c < 0x20 || c == 0x7f {
-			return fmt.Errorf("%w: prefix %q contains %q", ErrInvalidNamespace, ns.Prefix, c)
+			return fmt.Errorf("%w namespace: prefix %q contains %q", ErrInvalid, ns.Prefix, c)
 		}
 	}
 	return nil
@@ -50,11 +50,11 @@ func (ns Namespace) Sub(prefix string) Namespace {
 
 // Match returns a SCAN MATCH pattern for every key under the prefix, with
 // glob characters in the prefix escaped.
-func (ns Namespace) Match() string { return GlobEscape(ns.Prefix) + "*" }
+func (ns Namespace) Match() string { return globEscape(ns.Prefix) + "*" }
 
-// GlobEscape escapes the characters that Redis glob patterns (SCAN MATCH,
+// globEscape escapes the characters that Redis glob patterns (SCAN MATCH,
 // KEYS, PSUBSCRIBE) treat specially, so s matches only itself.
-func GlobEscape(s string) string {
+func globEscape(s string) string {
 	if !strings.ContainsAny(s, `*?[]\^`) {
 		return s
 	}

@@ -78,10 +78,10 @@ type Template struct {
 	litLen int // bytes of literal text and separators
 }
 
-// Compile checks a pattern and compiles it without registering it.
-func Compile(p Pattern) (*Template, error) {
+// compile checks a pattern and compiles it.
+func compile(p Pattern) (*Template, error) {
 	bad := func(format string, a ...any) (*Template, error) {
-		return nil, fmt.Errorf("%w %q: %s", ErrInvalidPattern, p.Template, fmt.Sprintf(format, a...))
+		return nil, fmt.Errorf("%w pattern %q: %s", ErrInvalid, p.Template, fmt.Sprintf(format, a...))
 	}
 	if p.Template == "" {
 		return bad("empty template")
@@ -170,12 +170,12 @@ func (t *Template) Params() []string { return append([]string(nil), t.params...)
 // UTF-8) and escaped; the error names the placeholder at fault.
 func (t *Template) Key(ns Namespace, args ...string) (string, error) {
 	if len(args) != len(t.params) {
-		return "", fmt.Errorf("%w: %q takes %d values, got %d", ErrInvalidKey, t.p.Template, len(t.params), len(args))
+		return "", fmt.Errorf("%w key: %q takes %d values, got %d", ErrInvalid, t.p.Template, len(t.params), len(args))
 	}
 	n := len(ns.Prefix) + t.litLen
 	for i, a := range args {
 		if why := checkSegment(a); why != "" {
-			return "", &SegmentError{Template: t.p.Template, Placeholder: t.params[i], Reason: why}
+			return "", &segmentError{template: t.p.Template, placeholder: t.params[i], reason: why}
 		}
 		n += escapedLen(a)
 	}
@@ -206,37 +206,37 @@ func (t *Template) Key(ns Namespace, args ...string) (string, error) {
 }
 
 // Parse recovers the placeholder values from a key built by Key under ns.
-// It returns an error wrapping ErrNoMatch when the key has another shape.
+// It returns an error wrapping errNoMatch when the key has another shape.
 func (t *Template) Parse(ns Namespace, key string) ([]string, error) {
 	rest, ok := strings.CutPrefix(key, ns.Prefix)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q lacks prefix %q", ErrNoMatch, key, ns.Prefix)
+		return nil, fmt.Errorf("%w: %q lacks prefix %q", errNoMatch, key, ns.Prefix)
 	}
 	parts := strings.Split(rest, ":")
 	if len(parts) != len(t.segs) {
-		return nil, fmt.Errorf("%w: %q is not a %q key", ErrNoMatch, key, t.p.Template)
+		return nil, fmt.Errorf("%w: %q is not a %q key", errNoMatch, key, t.p.Template)
 	}
 	out := make([]string, len(t.params))
 	for i, s := range t.segs {
 		part := parts[i]
 		if s.param < 0 {
 			if part != s.lit {
-				return nil, fmt.Errorf("%w: %q is not a %q key", ErrNoMatch, key, t.p.Template)
+				return nil, fmt.Errorf("%w: %q is not a %q key", errNoMatch, key, t.p.Template)
 			}
 			continue
 		}
 		if s.tag && !ns.NoHashTags {
 			if len(part) < 2 || part[0] != '{' || part[len(part)-1] != '}' {
-				return nil, fmt.Errorf("%w: %q lacks the hash tag of %q", ErrNoMatch, key, t.p.Template)
+				return nil, fmt.Errorf("%w: %q lacks the hash tag of %q", errNoMatch, key, t.p.Template)
 			}
 			part = part[1 : len(part)-1]
 		}
-		v, err := Unescape(part)
+		v, err := unescape(part)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", ErrNoMatch, key, err)
+			return nil, fmt.Errorf("%w: %q: %v", errNoMatch, key, err)
 		}
 		if why := checkSegment(v); why != "" {
-			return nil, fmt.Errorf("%w: %q: segment {%s} is %s", ErrNoMatch, key, s.name, why)
+			return nil, fmt.Errorf("%w: %q: segment {%s} is %s", errNoMatch, key, s.name, why)
 		}
 		out[s.param] = v
 	}
@@ -250,7 +250,7 @@ func (t *Template) Parse(ns Namespace, key string) ([]string, error) {
 // each scanned key with Parse.
 func (t *Template) Match(ns Namespace, fixed map[string]string) string {
 	var b strings.Builder
-	b.WriteString(GlobEscape(ns.Prefix))
+	b.WriteString(globEscape(ns.Prefix))
 	for i, s := range t.segs {
 		if i > 0 {
 			b.WriteByte(':')
@@ -264,7 +264,7 @@ func (t *Template) Match(ns Namespace, fixed map[string]string) string {
 			b.WriteByte('{')
 		}
 		if v, ok := fixed[s.name]; ok {
-			b.WriteString(Escape(v))
+			b.WriteString(escape(v))
 		} else {
 			b.WriteByte('*')
 		}

@@ -47,7 +47,7 @@ type Placement struct {
 }
 
 // Compose returns a registry of the schemas' templates, decoders and
-// placements. It fails, with an error wrapping ErrInvalidPattern, when two
+// placements. It fails, with an error wrapping ErrInvalid, when two
 // schemas declare the same template text, a decoder is given for a
 // template no schema declares or for a channel, or a placement names a
 // template no schema declares: compose the owner with the package that
@@ -76,11 +76,14 @@ func Compose(schemas ...Schema) (*Registry, error) {
 	return r, nil
 }
 
-// MustCompile is Compile that panics on error: for package-level var
-// declarations of a package's templates, like regexp.MustCompile (a
-// malformed pattern is a programming error its package's tests catch).
+// MustCompile checks a pattern and compiles it into a Template, without
+// registering it; it panics on an invalid pattern (an error wrapping
+// ErrInvalid). It is for package-level var declarations of a package's
+// templates, like regexp.MustCompile: a malformed pattern is a
+// programming error its package's tests catch. Registry.Register is the
+// form that returns the error.
 func MustCompile(p Pattern) *Template {
-	t, err := Compile(p)
+	t, err := compile(p)
 	if err != nil {
 		panic(err)
 	}
@@ -88,9 +91,9 @@ func MustCompile(p Pattern) *Template {
 }
 
 // Register compiles p and adds it to r. Registering a template twice is an
-// error wrapping ErrInvalidPattern.
+// error wrapping ErrInvalid.
 func (r *Registry) Register(p Pattern) (*Template, error) {
-	t, err := Compile(p)
+	t, err := compile(p)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +108,7 @@ func (r *Registry) add(t *Template) error {
 		r.byText = map[string]*Template{}
 	}
 	if _, dup := r.byText[t.p.Template]; dup {
-		return fmt.Errorf("%w %q: registered twice", ErrInvalidPattern, t.p.Template)
+		return fmt.Errorf("%w pattern %q: registered twice", ErrInvalid, t.p.Template)
 	}
 	r.byText[t.p.Template] = t
 	r.ordered = append(r.ordered, t)
@@ -132,13 +135,13 @@ func (r *Registry) MustRegister(p Pattern) *Template {
 // written into area a's database (see Placement). The audit then accepts
 // such a key in the database of any of the pattern's areas (Areas), and
 // the schema table lists each of their databases. It fails with an error
-// wrapping ErrInvalidPattern when text is not registered.
+// wrapping ErrInvalid when text is not registered.
 func (r *Registry) AlsoIn(text string, a Area) (*Template, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.byText[text]
 	if !ok {
-		return nil, fmt.Errorf("%w %q: not registered", ErrInvalidPattern, text)
+		return nil, fmt.Errorf("%w pattern %q: not registered", ErrInvalid, text)
 	}
 	if a != t.p.Area && !slices.Contains(r.also[t], a) {
 		if r.also == nil {
@@ -335,9 +338,6 @@ func fmtDuration(d time.Duration) string {
 	return d.String()
 }
 
-// Overlap is a pair of templates that can produce the same key.
-type Overlap struct{ A, B *Template }
-
 // Overlaps returns every pair of registered templates that can build the
 // same key under ns: same number of segments, and at each position equal
 // literals, or a placeholder that can spell the other side. A tagged
@@ -347,14 +347,14 @@ type Overlap struct{ A, B *Template }
 // the whole registry. Some overlaps are deliberate (a named default such as
 // "lock:file:{file_id}" is an alias of "lock:{resource_type}:{resource_id}");
 // the schema test lists those.
-func (r *Registry) Overlaps(ns Namespace) []Overlap {
+func (r *Registry) Overlaps(ns Namespace) [][2]*Template {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var out []Overlap
+	var out [][2]*Template
 	for i, a := range r.ordered {
 		for _, b := range r.ordered[i+1:] {
 			if canCollide(a, b, ns) {
-				out = append(out, Overlap{a, b})
+				out = append(out, [2]*Template{a, b})
 			}
 		}
 	}

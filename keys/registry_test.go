@@ -34,7 +34,7 @@ func testRegistry(t *testing.T) (*keys.Registry, map[string]*keys.Template) {
 func TestRegistry(t *testing.T) {
 	r, ts := testRegistry(t)
 	_, err := r.Register(ts["cron:last-run:{jobName}"].Pattern())
-	assert.ErrorIs(t, err, keys.ErrInvalidPattern, "duplicate template")
+	assert.ErrorIs(t, err, keys.ErrInvalid, "duplicate template")
 	assert.Panics(t, func() { r.MustRegister(keys.Pattern{Template: "bad"}) })
 
 	got, ok := r.Lookup("sensor:motion:{location}")
@@ -206,8 +206,9 @@ func TestCorruptError(t *testing.T) {
 	assert.ErrorIs(t, err, keys.ErrCorrupt)
 	assert.ErrorIs(t, err, inner)
 	assert.Contains(t, err.Error(), `"presence:{1}"`)
-	se := &keys.SegmentError{Template: "a:{b}", Placeholder: "b", Reason: "empty"}
-	assert.ErrorIs(t, se, keys.ErrInvalidKey)
+	_, se := keys.MustCompile(keys.Pattern{Template: "a:{b}", Type: keys.String, TTL: 1, Owner: "t"}).Key(keys.Namespace{}, "")
+	assert.ErrorIs(t, se, keys.ErrInvalid)
+	assert.NotErrorIs(t, se, keys.ErrCorrupt)
 }
 
 // TestSlotMatchesServer compares our CRC16 with CLUSTER KEYSLOT on real
@@ -250,10 +251,10 @@ func TestOverlaps(t *testing.T) {
 	} {
 		r.MustRegister(pt)
 	}
-	names := func(ov []keys.Overlap) []string {
+	names := func(ov [][2]*keys.Template) []string {
 		var out []string
 		for _, o := range ov {
-			out = append(out, o.A.String()+" ~ "+o.B.String())
+			out = append(out, o[0].String()+" ~ "+o[1].String())
 		}
 		return out
 	}
@@ -321,7 +322,7 @@ func TestAlsoIn(t *testing.T) {
 		Owner: "cache", Area: keys.Cache, Purpose: "tag"})
 	require.NoError(t, err)
 	_, err = r.AlsoIn("cache:nope:{x}", keys.AIMemory)
-	assert.ErrorIs(t, err, keys.ErrInvalidPattern, "not registered")
+	assert.ErrorIs(t, err, keys.ErrInvalid, "not registered")
 	assert.Equal(t, []keys.Area{keys.Cache}, r.Areas(tag))
 	for range 2 {
 		got, err := r.AlsoIn("cache:tag:{tag_name}", keys.AIMemory)

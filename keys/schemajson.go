@@ -5,10 +5,9 @@ import (
 	"strings"
 )
 
-// SchemaEntry is one registered pattern as JSON renders it (see
-// Registry.JSON): the same facts as a row of Markdown, in fields a program
-// can read.
-type SchemaEntry struct {
+// schemaEntry is one registered pattern as JSON renders it: the same
+// facts as a row of Markdown, in fields a program can read.
+type schemaEntry struct {
 	// Key is the template under the table's namespace, as Display writes
 	// it: prefix, placeholders by name, the hash tag marked.
 	Key string `json:"key"`
@@ -38,16 +37,16 @@ type SchemaEntry struct {
 	Seed    string `json:"seed,omitempty"`
 }
 
-// Entries returns the registered patterns as SchemaEntry values, filtered
+// entries returns the registered patterns as schemaEntry values, filtered
 // and laid out as opt says (the rows Markdown prints).
-func (r *Registry) Entries(opt TableOptions) []SchemaEntry {
-	var out []SchemaEntry
+func (r *Registry) entries(opt TableOptions) []schemaEntry {
+	var out []schemaEntry
 	for _, t := range r.Templates() {
 		p := t.p
 		if opt.Owner != "" && p.Owner != opt.Owner {
 			continue
 		}
-		e := SchemaEntry{
+		e := schemaEntry{
 			Key: t.Display(opt.Namespace), Template: p.Template, Type: strings.ToLower(string(p.Type)),
 			TTLSeconds: p.TTL.Seconds(), TTLNote: p.TTLNote, Persistent: p.Persistent,
 			Params: t.Params(), Tag: p.Tag, Owner: p.Owner, Area: string(p.Area), Purpose: p.Purpose, Seed: p.Seed,
@@ -61,8 +60,21 @@ func (r *Registry) Entries(opt TableOptions) []SchemaEntry {
 	return out
 }
 
-// JSON renders the registered patterns as an indented JSON array of
-// SchemaEntry, filtered and laid out as opt says.
+// JSON renders the registered patterns, filtered and laid out as opt
+// says, as an indented JSON array of objects, one per row of Markdown,
+// with the fields:
+//
+//   - key: the template under opt's namespace, as Template.Display writes
+//     it (prefix, placeholders by name, the hash tag marked);
+//   - template: the template, without namespace;
+//   - type: the Redis type, or "channel";
+//   - ttl_seconds: the default lifetime (or its bound), omitted for none;
+//   - ttl_note: how a varying TTL varies; persistent: why a key has none;
+//   - params: the placeholders in order; tag: the hash-tag placeholder;
+//   - db: the database opt.Layout puts the pattern in (with a Layout);
+//   - owner, area, purpose, seed: as in the Pattern.
+//
+// Optional fields are omitted when empty.
 func (r *Registry) JSON(opt TableOptions) ([]byte, error) {
-	return json.MarshalIndent(r.Entries(opt), "", "  ")
+	return json.MarshalIndent(r.entries(opt), "", "  ")
 }

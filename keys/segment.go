@@ -31,10 +31,10 @@ var escapedBytes = [256]bool{
 	0x7f: true,
 }
 
-// Escape returns the encoded form of one segment value. Escape is injective:
+// escape returns the encoded form of one segment value. escape is injective:
 // different values give different results, and the result never contains
 // ':', '{', '}' or a glob character. It does not validate; see Template.Key.
-func Escape(v string) string {
+func escape(v string) string {
 	n := 0
 	for i := 0; i < len(v); i++ {
 		if escaped(v[i]) {
@@ -76,10 +76,10 @@ func escapedLen(v string) int {
 	return n
 }
 
-// Unescape reverses Escape. It fails on a malformed escape, on an escape of a
-// byte Escape would not have escaped, or on a raw byte Escape would have
+// unescape reverses escape. It fails on a malformed escape, on an escape of a
+// byte escape would not have escaped, or on a raw byte escape would have
 // escaped, so that every key has exactly one decoding.
-func Unescape(s string) (string, error) {
+func unescape(s string) (string, error) {
 	if !strings.Contains(s, "%") {
 		for i := 0; i < len(s); i++ {
 			if escaped(s[i]) {
@@ -129,7 +129,7 @@ func unhex(c byte) int {
 type escapeError struct{ s string }
 
 func (e *escapeError) Error() string { return "keys: bad escape in segment " + strconv.Quote(e.s) }
-func (e *escapeError) Unwrap() error { return ErrNoMatch }
+func (e *escapeError) Unwrap() error { return errNoMatch }
 
 func errBadEscape(s string) error { return &escapeError{s} }
 

@@ -33,9 +33,9 @@ func crc16(s string) uint16 {
 	return c
 }
 
-// HashPart returns the part of key that Redis Cluster hashes: the content of
+// hashPart returns the part of key that Redis Cluster hashes: the content of
 // the first non-empty {...} tag, or the whole key.
-func HashPart(key string) string {
+func hashPart(key string) string {
 	if i := strings.IndexByte(key, '{'); i >= 0 {
 		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
 			return key[i+1 : i+1+j]
@@ -47,7 +47,7 @@ func HashPart(key string) string {
 // Slot returns the Redis Cluster hash slot of key, computed as the server
 // does (miniredis's CLUSTER KEYSLOT is not a real one), so tests can assert
 // that the keys of one operation share a slot on any backend.
-func Slot(key string) int { return int(crc16(HashPart(key)) % SlotCount) }
+func Slot(key string) int { return int(crc16(hashPart(key)) % SlotCount) }
 
 // SameSlot reports whether all keys hash to one cluster slot.
 func SameSlot(keys ...string) bool {

@@ -130,7 +130,7 @@ func TestCompose(t *testing.T) {
 		"owner missing":     {u},
 	} {
 		_, err := keys.Compose(schemas...)
-		assert.ErrorIs(t, err, keys.ErrInvalidPattern, name)
+		assert.ErrorIs(t, err, keys.ErrInvalid, name)
 	}
 	empty, err := keys.Compose()
 	require.NoError(t, err)

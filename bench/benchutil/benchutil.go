@@ -180,7 +180,7 @@ func ProcessCPU() time.Duration {
 // Clean unlinks every key under prefix on every node (SCAN, never KEYS).
 func Clean(ctx context.Context, c redis.UniversalClient, prefix string) error {
 	return keys.ForEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
-		it := n.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+		it := n.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 		for it.Next(ctx) {
 			if err := n.Unlink(ctx, it.Val()).Err(); err != nil {
 				return err
@@ -195,7 +195,7 @@ func Clean(ctx context.Context, c redis.UniversalClient, prefix string) error {
 func MemoryUnder(ctx context.Context, c redis.UniversalClient, prefix string) (bytes, n int64, err error) {
 	var total, count atomic.Int64
 	err = keys.ForEachNode(ctx, c, func(ctx context.Context, node redis.UniversalClient) error {
-		it := node.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+		it := node.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 		for it.Next(ctx) {
 			m, err := node.MemoryUsage(ctx, it.Val(), 0).Result()
 			if err == redis.Nil {

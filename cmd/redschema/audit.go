@@ -50,7 +50,7 @@ func audit(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespa
 // hint says, when most keys of r match no pattern under ns, under which
 // flags they would (keys.AuditReport.Guesses): "did you mean -prefix ha:?".
 // It returns "" when most keys match.
-func hint(r keys.DBReport, ns keys.Namespace) string {
+func hint(r *keys.AuditReport, ns keys.Namespace) string {
 	if r.Unmatched == 0 || r.Unmatched*2 <= r.Scanned {
 		return ""
 	}
@@ -58,9 +58,8 @@ func hint(r keys.DBReport, ns keys.Namespace) string {
 	if len(r.Guesses) == 0 {
 		return s + ", nor would they under a longer prefix or the other hash-tag setting: are they this library's keys?"
 	}
-	examined := min(r.Unmatched, keys.GuessSample)
 	g := r.Guesses[0]
-	s += fmt.Sprintf("; did you mean %s? (%d of the %d unmatched keys examined match a pattern under it", change(ns, g.Namespace), g.Keys, examined)
+	s += fmt.Sprintf("; did you mean %s? (%d of the %d unmatched keys examined match a pattern under it", change(ns, g.Namespace), g.Keys, r.Examined)
 	for i, g := range r.Guesses[1:] {
 		if i == 2 {
 			break

@@ -339,7 +339,7 @@ func dbServer(t *testing.T) (addr, prefix string) {
 		ctx := context.Background()
 		for _, db := range []int{0, 3} {
 			c := redis.NewClient(&redis.Options{Addr: addr, DB: db})
-			it := c.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 100).Iterator()
+			it := c.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 100).Iterator()
 			for it.Next(ctx) {
 				c.Del(ctx, it.Val())
 			}

@@ -32,8 +32,8 @@
 // sensor, aimemory, pubsub).
 //
 // schema prints the Markdown table of every registered key pattern and
-// channel (-json: a JSON array of keys.SchemaEntry, the same facts in
-// fields, for programs).
+// channel (-json: a JSON array of objects, the same facts in fields, for
+// programs; keys.Registry.JSON lists them).
 //
 // audit scans the keys under the prefix (SCAN, every master of a
 // cluster) and prints, per pattern that has keys or problems (every
@@ -134,7 +134,7 @@ var commands = []command{
 		short: "print every key pattern and channel (Markdown, or -json)",
 		long: "Prints the Markdown table of every registered key pattern and channel: key, type, TTL,\n" +
 			"package and purpose (a DB column with -layout seed). -json prints a JSON array of\n" +
-			"keys.SchemaEntry instead."},
+			"objects, the same facts in fields (keys.Registry.JSON lists them)."},
 	{name: "audit", flags: connFlags("all"),
 		short: "check a live keyspace against the schema; exit 1 on problems",
 		long: "Scans the keys under -prefix (SCAN, every master of a cluster) and prints, per pattern\n" +

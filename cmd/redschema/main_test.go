@@ -11,8 +11,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redschema/redschema/keys"
 )
 
 func TestSchema(t *testing.T) {
@@ -32,10 +30,20 @@ func TestSchema(t *testing.T) {
 	out.Reset()
 	_, err = run(context.Background(), []string{"schema", "-json", "-prefix", "ha:", "-layout", "seed", "-owner", "lock"}, &out)
 	require.NoError(t, err)
-	var entries []keys.SchemaEntry
+	type entry struct { // the fields of keys.Registry.JSON this test reads
+		Key        string   `json:"key"`
+		Template   string   `json:"template"`
+		Type       string   `json:"type"`
+		Owner      string   `json:"owner"`
+		TTLNote    string   `json:"ttl_note"`
+		Persistent string   `json:"persistent"`
+		Params     []string `json:"params"`
+		DB         *int     `json:"db"`
+	}
+	var entries []entry
 	require.NoError(t, json.Unmarshal(out.Bytes(), &entries))
 	require.NotEmpty(t, entries)
-	var cron *keys.SchemaEntry
+	var cron *entry
 	for i, e := range entries {
 		assert.Equal(t, "lock", e.Owner, "only lock's patterns")
 		if e.Template == "cron:last-run:{job_name}" {

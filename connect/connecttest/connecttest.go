@@ -106,7 +106,7 @@ func Prefix(name string) string {
 // KEYS).
 func deleteUnder(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
 	return keys.ForEachNode(ctx, rdb, func(ctx context.Context, n redis.UniversalClient) error {
-		it := n.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+		it := n.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 		for it.Next(ctx) {
 			if err := n.Del(ctx, it.Val()).Err(); err != nil {
 				return err

@@ -146,7 +146,7 @@ func TestSeedSystemInBrowser(t *testing.T) {
 		defer cancel()
 		for _, db := range cs.DBs() {
 			_ = keys.ForEachNode(c, cs.ForDB(db), func(c context.Context, n redis.UniversalClient) error {
-				it := n.Scan(c, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+				it := n.Scan(c, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 				for it.Next(c) {
 					n.Del(c, it.Val())
 				}

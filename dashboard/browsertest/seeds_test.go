@@ -130,7 +130,7 @@ func TestOtherSeedsInBrowser(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				_ = keys.ForEachNode(ctx, c, func(ctx context.Context, n redis.UniversalClient) error {
-					it := n.Scan(ctx, 0, keys.GlobEscape(prefix)+"*", 1000).Iterator()
+					it := n.Scan(ctx, 0, keys.Namespace{Prefix: prefix}.Match(), 1000).Iterator()
 					for it.Next(ctx) {
 						n.Del(ctx, it.Val())
 					}

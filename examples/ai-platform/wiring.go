@@ -295,7 +295,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.code
-	case errors.Is(err, keys.ErrInvalidKey), errors.Is(err, session.ErrInvalid), errors.Is(err, queue.ErrInvalid),
+	case errors.Is(err, keys.ErrInvalid), errors.Is(err, session.ErrInvalid), errors.Is(err, queue.ErrInvalid),
 		errors.Is(err, aimemory.ErrInvalid), errors.Is(err, ratelimit.ErrInvalid), errors.Is(err, lock.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, session.ErrInvalidToken), errors.Is(err, session.ErrTokenReused), errors.Is(err, session.ErrNotFound):

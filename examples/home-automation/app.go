@@ -239,7 +239,7 @@ func statusOf(err error) int {
 	case errors.As(err, &he):
 		return he.code
 	case errors.Is(err, chat.ErrInvalid), errors.Is(err, presence.ErrInvalid), errors.Is(err, session.ErrInvalid),
-		errors.Is(err, ratelimit.ErrInvalid), errors.Is(err, keys.ErrInvalidKey):
+		errors.Is(err, ratelimit.ErrInvalid), errors.Is(err, keys.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, session.ErrBlocked):
 		return http.StatusForbidden

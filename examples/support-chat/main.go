@@ -146,7 +146,7 @@ func reply(w http.ResponseWriter, v any, err error) {
 	if err != nil {
 		code := http.StatusInternalServerError
 		switch {
-		case errors.Is(err, chat.ErrInvalid), errors.Is(err, presence.ErrInvalid), errors.Is(err, keys.ErrInvalidKey):
+		case errors.Is(err, chat.ErrInvalid), errors.Is(err, presence.ErrInvalid), errors.Is(err, keys.ErrInvalid):
 			code = http.StatusBadRequest
 		case errors.Is(err, chat.ErrNotFound), errors.Is(err, chat.ErrUnknownAdmin):
 			code = http.StatusNotFound

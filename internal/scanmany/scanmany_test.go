@@ -46,9 +46,9 @@ func TestKeys(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var gotA, gotB []string
-	g := keys.GlobEscape(p)
+	match := func(sub string) string { return keys.Namespace{Prefix: p + sub}.Match() }
 	require.NoError(t, keys.ForEachNode(ctx, e.Client, func(ctx context.Context, n redis.UniversalClient) error {
-		ks, err := scanmany.Keys(ctx, n, []string{g + "a:*", g + "b:*", g + "none:*"})
+		ks, err := scanmany.Keys(ctx, n, []string{match("a:"), match("b:"), match("none:")})
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func TestKeysDropsRepeats(t *testing.T) {
 		c := redis.NewClient(n.(*redis.Client).Options())
 		defer c.Close()
 		c.AddHook(repeatScan{})
-		ks, err := scanmany.Keys(ctx, c, []string{keys.GlobEscape(p) + "r:*"})
+		ks, err := scanmany.Keys(ctx, c, []string{keys.Namespace{Prefix: p + "r:"}.Match()})
 		if err != nil {
 			return err
 		}
