@@ -25,7 +25,7 @@
 //     references, refresh-token digests and lock owner IDs never.
 //   - Every action, and every refused request, is logged (WithLogger).
 //   - A refresh costs a few round trips per node (TestRoundTripsPerRefresh
-//     counts them); the schema page's SCAN is reused for SchemaReuse. Keep
+//     counts them); the schema page's SCAN is reused for 15s. Keep
 //     the refresh long on a large keyspace.
 //   - A part of a page that fails is reported and the rest shown.
 //

@@ -70,7 +70,7 @@ type Handler struct {
 	rateInsp   *ratelimit.Inspector
 	queueInsp  *queue.Inspector
 
-	schemaCache *schemaReply // the last schema scan, reused for SchemaReuse
+	schemaCache *schemaReply // the last schema scan, reused for schemaReuse
 	schemaAt    time.Time
 
 	mu      sync.Mutex
@@ -80,10 +80,10 @@ type Handler struct {
 
 // New returns the dashboard over the clients of WithClients or
 // WithClient (one is required). It fails with ErrInvalid for a missing
-// client, both client options, a refresh below MinRefresh, or WithWrites
+// client, both client options, a refresh below 500ms, or WithWrites
 // without WithToken.
 func New(opts ...Option) (*Handler, error) {
-	o := options{refresh: DefaultRefresh, logger: slog.Default()}
+	o := options{refresh: defaultRefresh, logger: slog.Default()}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -92,8 +92,8 @@ func New(opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("%w: WithClients or WithClient is required", ErrInvalid)
 	case o.clients != nil && o.client != nil:
 		return nil, fmt.Errorf("%w: WithClients and WithClient both given", ErrInvalid)
-	case o.refresh < MinRefresh:
-		return nil, fmt.Errorf("%w: refresh %v is below %v", ErrInvalid, o.refresh, MinRefresh)
+	case o.refresh < minRefresh:
+		return nil, fmt.Errorf("%w: refresh %v is below %v", ErrInvalid, o.refresh, minRefresh)
 	case o.writable && o.token == "":
 		return nil, fmt.Errorf("%w: WithWrites needs WithToken", ErrInvalid)
 	case o.logger == nil:

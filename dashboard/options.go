@@ -16,11 +16,11 @@ import (
 	"github.com/redschema/redschema/sensor"
 )
 
-// DefaultRefresh is how often the page polls when WithRefresh is not given.
-const DefaultRefresh = 5 * time.Second
+// defaultRefresh is how often the page polls when WithRefresh is not given.
+const defaultRefresh = 5 * time.Second
 
-// MinRefresh is the shortest refresh interval New accepts.
-const MinRefresh = 500 * time.Millisecond
+// minRefresh is the shortest refresh interval New accepts.
+const minRefresh = 500 * time.Millisecond
 
 // Option configures a Handler. Options only record; New checks them.
 type Option func(*options)
@@ -47,29 +47,39 @@ type options struct {
 
 // WithSchemas sets the key patterns the schema page, the audit and
 // inspect know, composed with keys.Compose (New fails with ErrInvalid
-// when they collide): by default every package's of the library
-// (Schemas). Give an application's own patterns here too, as a Schema of
-// its own, to have them audited and shown.
+// when they collide). Give an application's own patterns here too, as a
+// Schema of its own, to have them audited and shown.
+//
+// Default: Schemas(), every package's of the library.
 func WithSchemas(schemas ...keys.Schema) Option {
 	return func(o *options) { o.schemas = append([]keys.Schema{}, schemas...) }
 }
 
 // WithClients serves the databases of a layout (keys.Layout.Clients): each
 // package's data is read in its area's database. The Handler does not
-// close them.
+// close them. New requires it or WithClient, not both.
+//
+// Default: none.
 func WithClients(cs *keys.Clients) Option { return func(o *options) { o.clients = cs } }
 
 // WithClient serves one client: every area in its database (a
-// *redis.ClusterClient is a cluster). The Handler does not close it.
+// *redis.ClusterClient is a cluster). The Handler does not close it. New
+// requires it or WithClients, not both.
+//
+// Default: none.
 func WithClient(c redis.UniversalClient) Option { return func(o *options) { o.client = c } }
 
 // WithNamespace reads the keys under ns (prefix and hash-tag mode).
+//
+// Default: the zero keys.Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithWrites enables the mutating actions (requeue or delete a dead
 // letter, revoke sessions, block and unblock users). They need the token
 // of WithToken, which New then requires. Without it the dashboard is
 // read-only and refuses every action with 403.
+//
+// Default: off.
 func WithWrites() Option { return func(o *options) { o.writable = true } }
 
 // WithToken requires token on every API request (the page's data and its
@@ -77,15 +87,22 @@ func WithWrites() Option { return func(o *options) { o.writable = true } }
 // page itself and its static assets are served without it; it holds no
 // data. Without a token the API answers only requests whose Host is a
 // loopback name or address (a DNS-rebinding guard).
+//
+// Default: none.
 func WithToken(token string) Option { return func(o *options) { o.token = token } }
 
-// WithRefresh sets how often the page polls (default DefaultRefresh, at
-// least MinRefresh). Each refresh of a page is one request, answered with
-// one pipeline or script per object shown where the packages allow it.
+// WithRefresh sets how often the page polls; New refuses a shorter
+// interval than 500ms. Each refresh of a page is one request, answered
+// with one pipeline or script per object shown where the packages allow
+// it.
+//
+// Default: 5s. Range: 500ms to no limit.
 func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh = d } }
 
-// WithLogger logs every action and every refused request to l (default
-// slog.Default()).
+// WithLogger logs every action and every refused request to l; New
+// refuses a nil l.
+//
+// Default: slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithLimiter registers an application's limiter under name: the rate
@@ -93,6 +110,8 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // which writes nothing), and lifting a block resets the identifier with
 // it. The dashboard cannot know an application's policies without it.
 // Repeat it for several limiters.
+//
+// Default: none.
 func WithLimiter(name string, l *ratelimit.Limiter) Option {
 	return func(o *options) { o.limiters = append(o.limiters, namedLimiter{name: name, l: l}) }
 }
@@ -100,6 +119,8 @@ func WithLimiter(name string, l *ratelimit.Limiter) Option {
 // WithPresence passes the application's presence options (layout,
 // profile, ...) to the presence.Inspector the presence page reads with; the
 // namespace is the dashboard's.
+//
+// Default: none (presence's defaults).
 func WithPresence(opts ...presence.Option) Option {
 	return func(o *options) { o.presenceOpts = append(o.presenceOpts, opts...) }
 }
@@ -107,6 +128,8 @@ func WithPresence(opts ...presence.Option) Option {
 // WithChat passes the application's chat options (deployment tag,
 // presence options, ...) to the chat.Inspector the page reads with; the
 // namespace is the dashboard's.
+//
+// Default: none (chat's defaults).
 func WithChat(opts ...chat.Option) Option {
 	return func(o *options) { o.chatOpts = append(o.chatOpts, opts...) }
 }
@@ -114,6 +137,8 @@ func WithChat(opts ...chat.Option) Option {
 // WithInterval tells the locks page that the interval job named job runs
 // every d (lock.Client.Interval), so that it shows the job's next run
 // besides its last; the dashboard cannot know the interval otherwise.
+//
+// Default: none (only the last run is shown).
 func WithInterval(job string, d time.Duration) Option {
 	return func(o *options) {
 		if o.intervals == nil {
@@ -126,6 +151,8 @@ func WithInterval(job string, d time.Duration) Option {
 // WithSensor passes the application's sensor options (encoding,
 // retention, rollups, ...) to the client the sensors page reads with; the
 // namespace is the dashboard's.
+//
+// Default: none (sensor's defaults).
 func WithSensor(opts ...sensor.Option) Option {
 	return func(o *options) { o.sensorOpts = append(o.sensorOpts, opts...) }
 }
@@ -133,6 +160,8 @@ func WithSensor(opts ...sensor.Option) Option {
 // WithMemory passes the application's AI memory options (time zone,
 // counter, ...) to the memory the AI memory page reads with; the
 // namespace is the dashboard's.
+//
+// Default: none (aimemory's defaults).
 func WithMemory(opts ...aimemory.Option) Option {
 	return func(o *options) { o.memoryOpts = append(o.memoryOpts, opts...) }
 }
@@ -140,12 +169,16 @@ func WithMemory(opts ...aimemory.Option) Option {
 // WithMetrics adds the application's metric definitions (a Recorder's
 // Definitions) to those the metrics page reads; metrics.CommonMetrics
 // are always read.
+//
+// Default: none (metrics.CommonMetrics only).
 func WithMetrics(defs ...metrics.Definition) Option {
 	return func(o *options) { o.metricDefs = append(o.metricDefs, defs...) }
 }
 
 // WithCache passes the application's cache options to the store the
 // cache page invalidates tags with; the namespace is the dashboard's.
+//
+// Default: none (cache's defaults).
 func WithCache(opts ...cache.Option) Option {
 	return func(o *options) { o.cacheOpts = append(o.cacheOpts, opts...) }
 }

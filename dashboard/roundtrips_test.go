@@ -109,7 +109,7 @@ func countPerNode(env *harness.Env) (redis.UniversalClient, *nodeTrips) {
 // pipeline; the presence and chat page one pipeline per inspector, the
 // two sent at once),
 // the schema page reuses its scan for
-// SchemaReuse; the others are logged.
+// schemaReuse; the others are logged.
 func TestRoundTripsPerRefresh(t *testing.T) {
 	env := harness.New(t)
 	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
@@ -123,7 +123,7 @@ func TestRoundTripsPerRefresh(t *testing.T) {
 		perNode int // at most, on each node; -1: logged only
 		total   int // at least, over the nodes
 	}{
-		{"/api/schema", 0, 0}, // reused within SchemaReuse
+		{"/api/schema", 0, 0}, // reused within schemaReuse
 		{"/api/ratelimits", 2, 2},
 		{"/api/locks", 2, 2},
 		{"/api/cache", 2, 2},

@@ -66,13 +66,13 @@ type schemaReply struct {
 // those with keys or problems first.
 //
 // The scan is the dashboard's one costly read, so its result is reused
-// for SchemaReuse (or the refresh interval, if longer): several open
+// for schemaReuse (or the refresh interval, if longer): several open
 // pages, or a short refresh, do not rescan the keyspace.
 func (h *Handler) schema(r *http.Request) (any, error) {
 	h.mu.Lock()
 	cached, at := h.schemaCache, h.schemaAt
 	h.mu.Unlock()
-	if cached != nil && time.Since(at) < max(SchemaReuse, h.opt.refresh) {
+	if cached != nil && time.Since(at) < max(schemaReuse, h.opt.refresh) {
 		return cached, nil
 	}
 	reps, err := h.reg.AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
@@ -119,8 +119,8 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 	return &out, nil
 }
 
-// SchemaReuse is how long the schema page's scan is reused.
-const SchemaReuse = 15 * time.Second
+// schemaReuse is how long the schema page's scan is reused.
+const schemaReuse = 15 * time.Second
 
 // inspectReply is one key decoded by its owning package.
 type inspectReply struct {
