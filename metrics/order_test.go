@@ -107,7 +107,7 @@ func (f *orderFixture) serve(t *testing.T, h http.Handler) {
 		r := httptest.NewRequest(method, path, nil)
 		r.AddCookie(f.cookie)
 		if method == http.MethodPost {
-			r.Header.Set(session.DefaultCSRFHeader, f.csrf)
+			r.Header.Set("X-CSRF-Token", f.csrf)
 		}
 		w := httptest.NewRecorder()
 		if wantCode == 0 {

@@ -24,7 +24,7 @@ var (
 // expiry (value "1", TTL = the token's remaining validity), and reports
 // whether the token is blacklisted. One script compares expiresAt with the
 // server clock: a token that has already expired is not written (false),
-// and an expiresAt more than TokenExpiryLimit ahead is ErrInvalid, nothing
+// and an expiresAt more than 365 days ahead is ErrInvalid, nothing
 // written. Revoking a blacklisted token again, or the same call resent by
 // go-redis after a lost reply, leaves the entry as it is and reports true.
 // A zero expiresAt is ErrInvalid.
@@ -40,10 +40,10 @@ func (s *Store) RevokeToken(ctx context.Context, jti string, expiresAt time.Time
 	}
 	// The script checks the bound by the server's clock; this early check
 	// (with a day's slack for clock skew) keeps absurd values off the wire.
-	if expiresAt.After(time.Now().Add(TokenExpiryLimit + 24*time.Hour)) {
-		return false, pkg.Invalidf(op, "expiry %v more than %v ahead", expiresAt, TokenExpiryLimit)
+	if expiresAt.After(time.Now().Add(maxTokenExpiry + 24*time.Hour)) {
+		return false, pkg.Invalidf(op, "expiry %v more than %v ahead", expiresAt, maxTokenExpiry)
 	}
-	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, unit.MsCeil(TokenExpiryLimit))
+	rep, err := s.run.Run(ctx, blacklistOp, []string{key}, at, unit.MsCeil(maxTokenExpiry))
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return false, err

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Cookie returns a cookie named name (DefaultCookieName when empty)
+// Cookie returns a cookie named name ("session" when empty)
 // carrying handle (Tokens.Handle from Create), with safe defaults:
 // HttpOnly, Secure, SameSite=Lax, Path "/", and Max-Age until sess's
 // absolute expiry, its own for a session created with
@@ -18,7 +18,7 @@ func Cookie(name, handle string, sess *Session) *http.Cookie {
 		return nil
 	}
 	if name == "" {
-		name = DefaultCookieName
+		name = defaultCookieName
 	}
 	age := int(time.Until(sess.AbsoluteExpiry) / time.Second)
 	if age < 1 {
@@ -32,10 +32,10 @@ func Cookie(name, handle string, sess *Session) *http.Cookie {
 
 // ClearCookie returns a cookie that deletes the session cookie (Max-Age
 // -1), with the same attributes as Cookie. An empty name means
-// DefaultCookieName.
+// "session".
 func ClearCookie(name string) *http.Cookie {
 	if name == "" {
-		name = DefaultCookieName
+		name = defaultCookieName
 	}
 	return &http.Cookie{
 		Name: name, Value: "", Path: "/", MaxAge: -1,

@@ -91,19 +91,19 @@ var corruptOps = map[string]func(ctx context.Context, f *corruptFixture) error{
 	// The calls that read a request key, sent with the fixture's key as if
 	// resent after a lost reply.
 	"resent revoke": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.s.run.Run(ctx, revokeOp, []string{f.sess, f.idx, f.reqKey}, f.sid, unit.MsFloor(ReplayWindow))
+		_, err := f.s.run.Run(ctx, revokeOp, []string{f.sess, f.idx, f.reqKey}, f.sid, unit.MsFloor(replayWindow))
 		return err
 	},
 	"resent revoke all": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.s.run.Run(ctx, revokeAllOp, []string{f.idx, f.reqKey}, "", unit.MsFloor(ReplayWindow))
+		_, err := f.s.run.Run(ctx, revokeAllOp, []string{f.idx, f.reqKey}, "", unit.MsFloor(replayWindow))
 		return err
 	},
 	"resent login": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.u.run.Run(ctx, userLoginOp, []string{f.user, f.reqKey}, unit.MsFloor(time.Hour), "login", "d", "", unit.MsFloor(ReplayWindow))
+		_, err := f.u.run.Run(ctx, userLoginOp, []string{f.user, f.reqKey}, unit.MsFloor(time.Hour), "login", "d", "", unit.MsFloor(replayWindow))
 		return err
 	},
 	"resent unblock": func(ctx context.Context, f *corruptFixture) error {
-		_, err := f.u.run.Run(ctx, userUnblockOp, []string{f.user, f.reqKey}, unit.MsFloor(ReplayWindow))
+		_, err := f.u.run.Run(ctx, userUnblockOp, []string{f.user, f.reqKey}, unit.MsFloor(replayWindow))
 		return err
 	},
 }
@@ -138,7 +138,7 @@ func TestCorruptionTable(t *testing.T) {
 			c.HSet(ctx, f.sess, fAbsoluteExp, "9000000000000000")
 		}, sessionOps},
 		{"session", "absolute_expiry beyond the longest lifetime", func(c redis.Pipeliner, f *corruptFixture) {
-			c.HSet(ctx, f.sess, fAbsoluteExp, ahead(MaxLifetimeLimit+48*time.Hour))
+			c.HSet(ctx, f.sess, fAbsoluteExp, ahead(maxLifetime+48*time.Hour))
 		}, sessionOps},
 		{"session", "no absolute_expiry", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HDel(ctx, f.sess, fAbsoluteExp)
@@ -302,7 +302,7 @@ func TestForeignIndexMemberNotListed(t *testing.T) {
 	assert.Contains(t, err.Error(), idx)
 	assert.NotContains(t, err.Error(), "intruder", "a foreign member is not quoted")
 	assert.Positive(t, pttl(t, e, idx))
-	assert.LessOrEqual(t, pttl(t, e, idx), DefaultIdleTimeout, "the index TTL did not follow the foreign score")
+	assert.LessOrEqual(t, pttl(t, e, idx), defaultIdleTimeout, "the index TTL did not follow the foreign score")
 }
 
 // The Lua bound on deadlines is the Go one plus a day.
@@ -311,5 +311,5 @@ func TestMaxAheadMatchesLimit(t *testing.T) {
 	require.NotNil(t, m)
 	days, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
-	assert.Equal(t, MaxLifetimeLimit+24*time.Hour, time.Duration(days)*24*time.Hour)
+	assert.Equal(t, maxLifetime+24*time.Hour, time.Duration(days)*24*time.Hour)
 }

@@ -60,8 +60,8 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 			return nil, Tokens{}, err
 		}
 	}
-	if len(in.Extra) > MaxExtraFields {
-		return nil, Tokens{}, pkg.Invalidf(op, "%d extra fields, more than %d", len(in.Extra), MaxExtraFields)
+	if len(in.Extra) > maxExtraFields {
+		return nil, Tokens{}, pkg.Invalidf(op, "%d extra fields, more than %d", len(in.Extra), maxExtraFields)
 	}
 	for name, v := range in.Extra {
 		if err := checkExtraName(op, name); err != nil {
@@ -74,8 +74,8 @@ func (s *Store) Create(ctx context.Context, in Info) (*Session, Tokens, error) {
 	idleArg, lifeArg := s.idleArg, s.lifeArg
 	life := s.opt.life
 	if in.MaxLifetime != 0 {
-		if in.MaxLifetime < time.Millisecond || in.MaxLifetime > MaxLifetimeLimit {
-			return nil, Tokens{}, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", in.MaxLifetime, MaxLifetimeLimit)
+		if in.MaxLifetime < time.Millisecond || in.MaxLifetime > maxLifetime {
+			return nil, Tokens{}, pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", in.MaxLifetime, maxLifetime)
 		}
 		life = in.MaxLifetime
 		lifeArg = strconv.FormatInt(unit.MsFloor(life), 10)

@@ -14,9 +14,9 @@ const csrfDomain = "redschema/session/csrf\x00"
 
 // Names of the CSRF token in a request, as Middleware reads it.
 const (
-	// DefaultCSRFHeader is the request header that carries the CSRF token
+	// defaultCSRFHeader is the request header that carries the CSRF token
 	// unless WithCSRFHeader names another.
-	DefaultCSRFHeader = "X-CSRF-Token"
+	defaultCSRFHeader = "X-CSRF-Token"
 	// CSRFFormField is the form field read when the header is absent.
 	CSRFFormField = "csrf_token"
 )
@@ -53,9 +53,11 @@ func CSRFTokenFromContext(ctx context.Context) string {
 }
 
 // WithCSRFHeader sets the request header that carries the CSRF token
-// Middleware checks ("" means DefaultCSRFHeader); the form field
+// Middleware checks ("" means "X-CSRF-Token"); the form field
 // CSRFFormField is read when the header is absent. A name that is not an
 // HTTP token, or WithoutCSRF alongside, makes Middleware panic.
+//
+// Default: "X-CSRF-Token".
 func WithCSRFHeader(name string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.csrfHeader = name }
 }
@@ -66,6 +68,8 @@ func WithCSRFHeader(name string) MiddlewareOption {
 // browser, or every route behind the middleware is protected otherwise
 // (an Origin check, SameSite=Strict cookies on a site of its own). Bearer
 // requests are never checked, with or without it.
+//
+// Default: off (the CSRF check is on).
 func WithoutCSRF() MiddlewareOption {
 	return func(o *middlewareOptions) { o.noCSRF = true }
 }

@@ -45,7 +45,7 @@ func TestMiddlewareCSRF(t *testing.T) {
 	want, err := CSRFToken(tok.Handle)
 	require.NoError(t, err)
 	header := func(v string) func(*http.Request) {
-		return func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, v) }
+		return func(r *http.Request) { r.Header.Set(defaultCSRFHeader, v) }
 	}
 	form := func(v string) func(*http.Request) {
 		return func(r *http.Request) {
@@ -83,7 +83,7 @@ func TestMiddlewareCSRF(t *testing.T) {
 	// The token reveals neither the handle's secret nor the session ID.
 	secret, _, _ := strings.Cut(tok.Handle, ".")
 	assert.NotContains(t, want, secret)
-	assert.NotEqual(t, sess.ID, want[:IDLen])
+	assert.NotEqual(t, sess.ID, want[:idLen])
 
 	_, err = CSRFToken("not a handle")
 	require.ErrorIs(t, err, ErrInvalidToken)
@@ -119,13 +119,13 @@ func TestMiddlewareCSRFOptions(t *testing.T) {
 
 	custom := Middleware(s, WithCSRFHeader("X-XSRF-Token"))(ok)
 	assert.Equal(t, 403, do(custom, nil), "no token")
-	assert.Equal(t, 403, do(custom, func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, want) }), "the default header is not read")
+	assert.Equal(t, 403, do(custom, func(r *http.Request) { r.Header.Set(defaultCSRFHeader, want) }), "the default header is not read")
 	assert.Equal(t, 200, do(custom, func(r *http.Request) { r.Header.Set("X-XSRF-Token", want) }), "the custom header")
 	assert.Equal(t, 200, do(custom, func(r *http.Request) {
 		r.Body = io.NopCloser(strings.NewReader(url.Values{CSRFFormField: {want}}.Encode()))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}), "the form field")
-	assert.Equal(t, 200, do(Middleware(s, WithCSRFHeader(""))(ok), func(r *http.Request) { r.Header.Set(DefaultCSRFHeader, want) }), `"" is the default`)
+	assert.Equal(t, 200, do(Middleware(s, WithCSRFHeader(""))(ok), func(r *http.Request) { r.Header.Set(defaultCSRFHeader, want) }), `"" is the default`)
 
 	for name, f := range map[string]func(){
 		"both":     func() { Middleware(s, WithoutCSRF(), WithCSRFHeader("X-A")) },

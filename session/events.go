@@ -57,17 +57,18 @@ type Event struct {
 
 // Bounds and defaults of lifecycle events.
 const (
-	// MaxEventsLength bounds WithEvents: about a million events per slot
+	// maxEvents bounds WithEvents: about a million events per slot
 	// stream.
-	MaxEventsLength = 1 << 20
+	maxEvents = 1 << 20
 	// SweepWindow is how long, with WithEvents, a user's index outlives
 	// its last session, keeping the entries of expired sessions for Sweep
 	// to announce. Every slot must be swept at least that often, or an
 	// expiry that no call on the user noticed may go unannounced.
 	SweepWindow = time.Hour
-	// Shards is the number of events streams and sweep schedules, one per
-	// cluster slot: Sweep takes shard numbers in [0, Shards).
-	Shards = keys.SlotCount
+	// shards is the number of events streams and sweep schedules, one per
+	// cluster slot (keys.SlotCount): Sweep takes shard numbers in
+	// [0, keys.SlotCount).
+	shards = keys.SlotCount
 	// sweepLimit is the most users one schedule visit returns.
 	sweepLimit = 256
 	// readCount is the most events one Read takes from one slot's stream.
@@ -134,7 +135,7 @@ func (s *Store) evArgs(op, idx, userID string, ks []string, args []any) ([]strin
 
 // Sweep announces the expiries that no call on their user noticed (with
 // WithEvents): it visits count sweep schedules starting at shard first
-// (wrapping after Shards-1), and in each the users due by server TIME (at
+// (wrapping after keys.SlotCount-1), and in each the users due by server TIME (at
 // most 256 per shard per visit; the rest wait for the next). For each
 // such user one script prunes the index, emitting "expired" for each
 // session whose deadline passed, and schedules the user's next visit at
@@ -150,12 +151,12 @@ func (s *Store) evArgs(op, idx, userID string, ks []string, args []any) ([]strin
 // it unannounced. On a Store without WithEvents there is nothing to
 // sweep: it returns 0.
 //
-// Errors: ErrInvalid for first outside [0, Shards) or count outside [1,
-// Shards], or Redis errors (with the expiries announced so far counted).
+// Errors: ErrInvalid for first outside [0, keys.SlotCount) or count outside [1,
+// keys.SlotCount], or Redis errors (with the expiries announced so far counted).
 func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 	const op = "sweep"
-	if first < 0 || first >= Shards || count < 1 || count > Shards {
-		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, Shards)
+	if first < 0 || first >= shards || count < 1 || count > shards {
+		return 0, pkg.Invalidf(op, "shards %d+%d not within [0, %d)", first, count, shards)
 	}
 	if s.opt.events == 0 {
 		return 0, nil
@@ -164,7 +165,7 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 		return 0, err
 	}
 	var visits []call.Call
-	firstErr := sweep.Due(ctx, s.run, Shards, first, count,
+	firstErr := sweep.Due(ctx, s.run, shards, first, count,
 		func(slot int) (call.Call, error) {
 			_, due, err := s.slotKeys(op, slot)
 			return call.Call{Op: eventsDueOp, Keys: []string{due}, Args: []any{sweepLimit}}, err
@@ -189,19 +190,19 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 	return n, firstErr
 }
 
-// RunSweeper runs Sweep over all Shards in a cycle, batch shards every
+// RunSweeper runs Sweep over all keys.SlotCount shards in a cycle, batch shards every
 // interval, from a random shard so that several instances spread out,
 // until ctx is done; it then returns ctx.Err(), wrapped. An expiry no
-// call noticed is announced within about one cycle, ceil(Shards/batch) x
+// call noticed is announced within about one cycle, ceil(keys.SlotCount/batch) x
 // every (e.g. batch 1024 every second: 16 s), which must not exceed
 // SweepWindow, else ErrInvalid; so must every > 0 and batch in [1,
-// Shards]. A failed Sweep is passed to onError (if not nil) and the
+// keys.SlotCount]. A failed Sweep is passed to onError (if not nil) and the
 // sweeper moves on. Any number of instances may run one; each costs
-// Shards read-only scripts per cycle, most on schedules that do not
+// keys.SlotCount read-only scripts per cycle, most on schedules that do not
 // exist.
 func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "sweeper"
-	return sweep.Run(ctx, pkg, op, Shards, every, batch, SweepWindow, s.Sweep, onError)
+	return sweep.Run(ctx, pkg, op, shards, every, batch, SweepWindow, s.Sweep, onError)
 }
 
 // EventReader reads the lifecycle events of a Store's namespace from the
@@ -228,7 +229,7 @@ func (s *Store) NewEventReader(since time.Time) *EventReader {
 	if !since.IsZero() && since.UnixMilli() > 0 {
 		base = strconv.FormatInt(since.UnixMilli()-1, 10) + "-18446744073709551615"
 	}
-	return &EventReader{s: s, base: base, pos: make([]string, Shards)}
+	return &EventReader{s: s, base: base, pos: make([]string, shards)}
 }
 
 // ResumeEventReader returns a reader that goes on after cursor, a value
@@ -239,11 +240,11 @@ func (s *Store) ResumeEventReader(cursor string) (*EventReader, error) {
 	if !validStreamID(parts[0]) {
 		return nil, pkg.Invalidf(op, "malformed cursor")
 	}
-	r := &EventReader{s: s, base: parts[0], pos: make([]string, Shards)}
+	r := &EventReader{s: s, base: parts[0], pos: make([]string, shards)}
 	for _, p := range parts[1:] {
 		slot, id, ok := strings.Cut(p, ":")
 		n, err := strconv.Atoi(slot)
-		if !ok || err != nil || n < 0 || n >= Shards || !validStreamID(id) {
+		if !ok || err != nil || n < 0 || n >= shards || !validStreamID(id) {
 			return nil, pkg.Invalidf(op, "malformed cursor")
 		}
 		r.pos[n] = id
@@ -275,7 +276,7 @@ func (r *EventReader) Cursor() string {
 // slot, sorted by time, and moves past them; none is not an error. It
 // reads every slot's stream once, without blocking: one XREAD of all the
 // streams on a single server, one pipeline of one XREAD per slot on a
-// cluster (Shards commands, split per node). When it read events of a
+// cluster (keys.SlotCount commands, split per node). When it read events of a
 // slot after an event it had read there, a second round trip, one
 // pipeline of an XRANGE of that event in each such stream, tells whether
 // the stream was trimmed past it: an event still there means nothing
@@ -318,8 +319,8 @@ type slotRead struct {
 // it; last is the ID of the last entry read from each slot.
 func (r *EventReader) fetch(ctx context.Context) (evs []slotEvent, last map[int]string, err error) {
 	const op = "events"
-	names := make([]string, Shards)
-	for slot := range Shards {
+	names := make([]string, shards)
+	for slot := range shards {
 		if names[slot], _, err = r.s.slotKeys(op, slot); err != nil {
 			return nil, nil, err
 		}
@@ -367,14 +368,14 @@ func (r *EventReader) read(ctx context.Context, names []string) ([]slotRead, err
 	c := r.s.run.Client()
 	var res []slotRead
 	if _, single := c.(*redis.Client); single {
-		streams := make([]string, 2*Shards)
-		slotOf := make(map[string]int, Shards)
+		streams := make([]string, 2*shards)
+		slotOf := make(map[string]int, shards)
 		for slot, name := range names {
-			streams[slot], streams[Shards+slot], slotOf[name] = name, r.at(slot), slot
+			streams[slot], streams[shards+slot], slotOf[name] = name, r.at(slot), slot
 		}
 		v, err := c.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: readCount, Block: -1}).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, pkg.Fail(op, "", nil, fmt.Errorf("XREAD of the %d slots' streams: %w", Shards, err))
+			return nil, pkg.Fail(op, "", nil, fmt.Errorf("XREAD of the %d slots' streams: %w", shards, err))
 		}
 		for _, st := range v {
 			res = append(res, slotRead{slotOf[st.Stream], st})
@@ -382,7 +383,7 @@ func (r *EventReader) read(ctx context.Context, names []string) ([]slotRead, err
 		return res, nil
 	}
 	pipe := c.Pipeline()
-	cmds := make([]*redis.XStreamSliceCmd, Shards)
+	cmds := make([]*redis.XStreamSliceCmd, shards)
 	for slot, name := range names {
 		cmds[slot] = pipe.XRead(ctx, &redis.XReadArgs{Streams: []string{name, r.at(slot)}, Count: readCount, Block: -1})
 	}

@@ -108,7 +108,7 @@ func TestEventsEachKind(t *testing.T) {
 	n, err = s.Sweep(ctx, slot, 1)
 	require.NoError(t, err)
 	require.Zero(t, n, "a second sweep announces nothing")
-	n, err = s.Sweep(ctx, Shards-2, 4) // wraps to shards 0 and 1
+	n, err = s.Sweep(ctx, shards-2, 4) // wraps to shards 0 and 1
 	require.NoError(t, err)
 	require.Zero(t, n)
 	for _, u := range []string{"u1", "u2", "u3", "u4"} {
@@ -199,12 +199,12 @@ func TestEventsOffWritesNothing(t *testing.T) {
 		assert.True(t, err1 != nil && err2 != nil, "%s written without events", k)
 	}
 	assert.LessOrEqual(t, pttl(t, e, idxKey(t, e, "u2")), time.Until(b.ExpiresAt)+time.Second)
-	n, err := s.Sweep(ctx, 0, Shards)
+	n, err := s.Sweep(ctx, 0, shards)
 	require.NoError(t, err)
 	require.Zero(t, n)
-	_, err = s.Sweep(ctx, Shards, 1)
+	_, err = s.Sweep(ctx, shards, 1)
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = New(e.Client, WithEvents(MaxEventsLength+1))
+	_, err = New(e.Client, WithEvents(maxEvents+1))
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorIs(t, s.RunSweeper(ctx, time.Second, 1, nil), ErrInvalid, "a cycle beyond the sweep window")
 }
@@ -216,7 +216,7 @@ func TestEventsOffWritesNothing(t *testing.T) {
 // has exactly one created event and exactly one terminal event, after it,
 // for its user; no event names a session nobody made.
 func TestEventsExactlyOnceUnderChurn(t *testing.T) {
-	e, s := newStore(t, WithEvents(MaxEventsLength), WithMaxSessions(4))
+	e, s := newStore(t, WithEvents(maxEvents), WithMaxSessions(4))
 	ctx := e.Ctx()
 	workers, rounds := 24, 60
 	if !e.Real() {

@@ -139,7 +139,7 @@ func ExampleCSRFToken() {
 		r := httptest.NewRequest("POST", "/transfer", nil)
 		r.AddCookie(session.Cookie("", tok.Handle, sess))
 		if token != "" {
-			r.Header.Set(session.DefaultCSRFHeader, token)
+			r.Header.Set("X-CSRF-Token", token)
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)

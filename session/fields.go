@@ -4,12 +4,12 @@ import "unicode/utf8"
 
 // Limits on what a session stores, checked before anything is written.
 const (
-	// MaxFieldLen is the longest value, in bytes, of any session field.
-	MaxFieldLen = 4096
-	// MaxExtraFields is the most caller-defined fields a session holds.
-	MaxExtraFields = 32
-	// MaxFieldNameLen is the longest caller-defined field name, in bytes.
-	MaxFieldNameLen = 64
+	// maxFieldLen is the longest value, in bytes, of any session field.
+	maxFieldLen = 4096
+	// maxExtraFields is the most caller-defined fields a session holds.
+	maxExtraFields = 32
+	// maxFieldNameLen is the longest caller-defined field name, in bytes.
+	maxFieldNameLen = 64
 )
 
 // Hash field names. The first eight are the seed layout's; absolute_expiry,
@@ -40,8 +40,8 @@ var reserved = map[string]bool{
 var updatable = map[string]bool{fEmail: true, fIPAddress: true, fUserAgent: true, fDevice: true}
 
 func checkValue(op, name, v string) error {
-	if len(v) > MaxFieldLen {
-		return pkg.Invalidf(op, "field %q is %d bytes, more than %d", name, len(v), MaxFieldLen)
+	if len(v) > maxFieldLen {
+		return pkg.Invalidf(op, "field %q is %d bytes, more than %d", name, len(v), maxFieldLen)
 	}
 	if !utf8.ValidString(v) {
 		return pkg.Invalidf(op, "field %q is not valid UTF-8", name)
@@ -53,8 +53,8 @@ func checkExtraName(op, name string) error {
 	switch {
 	case name == "":
 		return pkg.Invalidf(op, "empty extra field name")
-	case len(name) > MaxFieldNameLen:
-		return pkg.Invalidf(op, "extra field name %.16q... is longer than %d bytes", name, MaxFieldNameLen)
+	case len(name) > maxFieldNameLen:
+		return pkg.Invalidf(op, "extra field name %.16q... is longer than %d bytes", name, maxFieldNameLen)
 	case !utf8.ValidString(name):
 		return pkg.Invalidf(op, "extra field name %q is not valid UTF-8", name)
 	case reserved[name]:

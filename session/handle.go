@@ -24,9 +24,9 @@ const (
 	secretBytes = 32
 	// idBytes is the size of a session ID: 128 bits of a SHA-256.
 	idBytes = 16
-	// IDLen is the length of a session ID: 22 characters of unpadded
+	// idLen is the length of a session ID: 22 characters of unpadded
 	// URL-safe base64.
-	IDLen = 22
+	idLen = 22
 	// tokenBytes is the entropy of a refresh token: 256 bits.
 	tokenBytes = 32
 	// maxHandleLen bounds a presented handle (the secret, a dot, and the
@@ -133,7 +133,7 @@ func badHandle(why string) error {
 
 // validID reports whether id has the shape of a session ID.
 func validID(id string) bool {
-	if len(id) != IDLen {
+	if len(id) != idLen {
 		return false
 	}
 	_, err := b64strict.DecodeString(id)
@@ -141,7 +141,7 @@ func validID(id string) bool {
 }
 
 // newRequestID returns a random ID for one call of an operation whose
-// outcome the server records for ReplayWindow (see requestKey).
+// outcome the server records for replayWindow (see requestKey).
 func newRequestID() (string, error) {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {

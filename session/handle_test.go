@@ -34,7 +34,7 @@ func TestHandleEntropy(t *testing.T) {
 			t.Fatalf("duplicate ID after %d", i)
 		}
 		ids[id] = struct{}{}
-		require.Len(t, id, IDLen)
+		require.Len(t, id, idLen)
 		require.True(t, validID(id))
 		require.NotContains(t, sec, id)
 		raw, err := b64.DecodeString(sec)

@@ -62,7 +62,7 @@ func pttl(t *testing.T, e *harness.Env, key string) time.Duration {
 func newEnvOnly(t *testing.T) *harness.Env { t.Helper(); return harness.New(t) }
 
 // dataKeys returns the keys under the test's namespace except request
-// keys, which record a call's outcome for ReplayWindow and then expire.
+// keys, which record a call's outcome for replayWindow and then expire.
 func dataKeys(t *testing.T, e *harness.Env) []string {
 	t.Helper()
 	var out []string

@@ -11,8 +11,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// MaxAdminList bounds what Inspector.IndexedUsers returns.
-const MaxAdminList = 10000
+// maxAdminList bounds what Inspector.IndexedUsers returns.
+const maxAdminList = 10000
 
 // Inspector reads the sessions keyspace for admin tools (the dashboard,
 // the CLI). It writes nothing, reads no session and returns no session
@@ -41,15 +41,15 @@ type IndexedUser struct {
 	Entries int64
 }
 
-// IndexedUsers returns up to limit (1..MaxAdminList) users that have a
+// IndexedUsers returns up to limit (1..10000) users that have a
 // session index, most entries first. It SCANs every master of a cluster
 // and counts the indexes in one pipeline per master: the SCAN's round
 // trips (one per step of the cursor), then one per master; for admin
-// tools, never for a hot path. A limit outside 1..MaxAdminList is
+// tools, never for a hot path. A limit outside 1..10000 is
 // ErrInvalid before anything is sent.
 func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser, error) {
-	if limit < 1 || limit > MaxAdminList {
-		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, MaxAdminList)
+	if limit < 1 || limit > maxAdminList {
+		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, maxAdminList)
 	}
 	ns := in.ns
 	var mu sync.Mutex

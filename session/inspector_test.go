@@ -50,7 +50,7 @@ func TestIndexedUsers(t *testing.T) {
 	require.Len(t, users, 1)
 	_, err = in.IndexedUsers(env.Ctx(), 0)
 	require.ErrorIs(t, err, session.ErrInvalid)
-	_, err = in.IndexedUsers(env.Ctx(), session.MaxAdminList+1)
+	_, err = in.IndexedUsers(env.Ctx(), 10001)
 	require.ErrorIs(t, err, session.ErrInvalid)
 
 	// Another namespace's indexes are not listed.

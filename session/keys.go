@@ -8,7 +8,7 @@ var (
 	sessionKey = keys.MustCompile(keys.Pattern{
 		Template: "session:user:{user_id}:{session_id}",
 		Type:     keys.Hash,
-		TTL:      DefaultIdleTimeout,
+		TTL:      defaultIdleTimeout,
 		TTLNote:  "sliding idle timeout, never past created_at + max lifetime (24h)",
 		Tag:      "user_id",
 		Owner:    "session",
@@ -19,7 +19,7 @@ var (
 	indexKey = keys.MustCompile(keys.Pattern{
 		Template: "session:index:{user_id}",
 		Type:     keys.ZSet,
-		TTL:      DefaultMaxLifetime,
+		TTL:      defaultLifetime,
 		TTLNote:  "expires with the user's longest-lived session (SweepWindow later with WithEvents)",
 		Tag:      "user_id",
 		Owner:    "session",
@@ -39,7 +39,7 @@ var (
 	requestKey = keys.MustCompile(keys.Pattern{
 		Template: "session:request:{user_id}:{request_id}",
 		Type:     keys.String,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "the replay window",
 		Tag:      "user_id",
 		Owner:    "session",
@@ -49,7 +49,7 @@ var (
 	rotationKey = keys.MustCompile(keys.Pattern{
 		Template: "session:rotation:{user_id}:{session_id}",
 		Type:     keys.String,
-		TTL:      DefaultRotationGrace,
+		TTL:      defaultRotationGrace,
 		TTLNote:  "the rotation grace (WithRotationGrace); deleted when the session is revoked for reuse",
 		Tag:      "user_id",
 		Owner:    "session",
@@ -59,7 +59,7 @@ var (
 	userKey = keys.MustCompile(keys.Pattern{
 		Template: "user:{user_id}",
 		Type:     keys.Hash,
-		TTL:      DefaultUserTTL,
+		TTL:      defaultUserTTL,
 		TTLNote:  "refreshed on each request",
 		Tag:      "user_id",
 		Owner:    "session",
@@ -86,7 +86,7 @@ var (
 	dueKey = keys.MustCompile(keys.Pattern{
 		Template: "session:due:{slot}",
 		Type:     keys.ZSet,
-		TTL:      DefaultMaxLifetime + SweepWindow,
+		TTL:      defaultLifetime + SweepWindow,
 		TTLNote:  "the latest absolute expiry of a session created in its slot + SweepWindow",
 		Tag:      "slot",
 		Owner:    "session",

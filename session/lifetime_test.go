@@ -33,7 +33,7 @@ func TestPerSessionLifetime(t *testing.T) {
 	c := Cookie("", tok.Handle, sess)
 	assert.InDelta(t, life.Seconds(), float64(c.MaxAge), 5, "the cookie lives as long as the session's own cap")
 	assert.Zero(t, plain.IdleTimeout)
-	assert.WithinDuration(t, start.Add(DefaultMaxLifetime), plain.AbsoluteExpiry, 2*time.Second)
+	assert.WithinDuration(t, start.Add(defaultLifetime), plain.AbsoluteExpiry, 2*time.Second)
 
 	k := sessKey(t, e, "u1", sess.ID)
 	check := func(what string, exp time.Time) {
@@ -68,7 +68,7 @@ func TestPerSessionLifetime(t *testing.T) {
 
 	got, err = s.Get(ctx, "u1", plain.ID)
 	require.NoError(t, err)
-	assert.WithinDuration(t, e.Now().Add(DefaultIdleTimeout), got.ExpiresAt, 2*time.Second, "the other session keeps the Store's")
+	assert.WithinDuration(t, e.Now().Add(defaultIdleTimeout), got.ExpiresAt, 2*time.Second, "the other session keeps the Store's")
 	e.RequireTTLs(nil)
 }
 
@@ -98,9 +98,9 @@ func TestPerSessionLifetimeInvalid(t *testing.T) {
 	ctx := e.Ctx()
 	for _, in := range []Info{
 		{UserID: "u1", MaxLifetime: -time.Second},
-		{UserID: "u1", MaxLifetime: MaxLifetimeLimit + time.Millisecond},
+		{UserID: "u1", MaxLifetime: maxLifetime + time.Millisecond},
 		{UserID: "u1", IdleTimeout: time.Microsecond},
-		{UserID: "u1", IdleTimeout: DefaultMaxLifetime + time.Second},
+		{UserID: "u1", IdleTimeout: defaultLifetime + time.Second},
 		{UserID: "u1", IdleTimeout: 2 * time.Hour, MaxLifetime: time.Hour},
 		{UserID: "u1", Extra: map[string]string{"idle_timeout": "5"}},
 	} {

@@ -10,9 +10,9 @@ import (
 	"github.com/redschema/redschema/internal/route"
 )
 
-// DefaultCookieName is the cookie the middleware and Cookie use when no
+// defaultCookieName is the cookie the middleware and Cookie use when no
 // name is given.
-const DefaultCookieName = "session"
+const defaultCookieName = "session"
 
 type ctxKey int
 
@@ -37,21 +37,23 @@ func UserFromContext(ctx context.Context) *User {
 
 // MiddlewareOption configures Middleware. The zero configuration (no
 // options) reads the handle from the bearer header or the cookie
-// DefaultCookieName, checks the CSRF token of unsafe requests that
-// authenticate with the cookie (header DefaultCSRFHeader or form field
+// "session", checks the CSRF token of unsafe requests that
+// authenticate with the cookie (header X-CSRF-Token or form field
 // CSRFFormField), and does not check user records.
 type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
 	cookie     string
 	users      *Users
-	csrfHeader string // WithCSRFHeader; "" means DefaultCSRFHeader
+	csrfHeader string // WithCSRFHeader; "" means defaultCSRFHeader
 	noCSRF     bool   // WithoutCSRF
 }
 
 // WithCookieName sets the cookie that holds the session handle; "" means
-// DefaultCookieName. A name that is not a valid cookie name (RFC 6265
+// "session". A name that is not a valid cookie name (RFC 6265
 // token) makes Middleware panic.
+//
+// Default: "session".
 func WithCookieName(name string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.cookie = name }
 }
@@ -59,7 +61,9 @@ func WithCookieName(name string) MiddlewareOption {
 // WithUsers also validates the user record of the session's user, in the
 // same script and round trip (Store.Authenticate): a blocked or missing
 // record is 401, and the record is put in the request context
-// (UserFromContext). nil, the default, checks no user record.
+// (UserFromContext). nil checks no user record.
+//
+// Default: nil (no user record checked).
 func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { o.users = u } }
 
 // Middleware returns net/http middleware that authenticates each request
@@ -76,7 +80,7 @@ func WithUsers(u *Users) MiddlewareOption { return func(o *middlewareOptions) { 
 // CSRF: a request that authenticates with the cookie and whose method is
 // not safe (anything but GET, HEAD, OPTIONS and TRACE) must carry its
 // session's CSRF token (CSRFToken, CSRFTokenFromContext) in the header
-// DefaultCSRFHeader (or WithCSRFHeader's) or, without that header, in the
+// X-CSRF-Token (or WithCSRFHeader's) or, without that header, in the
 // form field CSRFFormField; otherwise it is answered 403 Forbidden before
 // the store is called. Requests with "Authorization: Bearer" are not
 // checked: a browser never adds that header by itself, so a forged
@@ -98,7 +102,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 		}
 	}
 	if o.cookie == "" {
-		o.cookie = DefaultCookieName
+		o.cookie = defaultCookieName
 	}
 	const op = "middleware"
 	switch {
@@ -113,7 +117,7 @@ func Middleware(store *Store, opts ...MiddlewareOption) func(http.Handler) http.
 	}
 	csrfHeader := ""
 	if !o.noCSRF {
-		csrfHeader = cmp.Or(o.csrfHeader, DefaultCSRFHeader)
+		csrfHeader = cmp.Or(o.csrfHeader, defaultCSRFHeader)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

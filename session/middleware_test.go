@@ -42,8 +42,8 @@ func TestMiddleware(t *testing.T) {
 	assert.True(t, cookie.Secure)
 	assert.Equal(t, http.SameSiteLaxMode, cookie.SameSite)
 	assert.Equal(t, "/", cookie.Path)
-	assert.Equal(t, DefaultCookieName, cookie.Name)
-	assert.InDelta(t, DefaultMaxLifetime.Seconds(), float64(cookie.MaxAge), 5)
+	assert.Equal(t, defaultCookieName, cookie.Name)
+	assert.InDelta(t, defaultLifetime.Seconds(), float64(cookie.MaxAge), 5)
 
 	assert.Equal(t, 204, do(func(r *http.Request) { r.AddCookie(cookie) }))
 	require.NotNil(t, seen)
@@ -67,7 +67,7 @@ func TestMiddleware(t *testing.T) {
 		"other user":    bearer(secret + "." + b64.EncodeToString([]byte("bob"))),
 		"listed ID":     bearer(sess.ID),
 		"ID as handle":  bearer(sess.ID + "." + b64.EncodeToString([]byte("alice"))),
-		"cookie broken": func(r *http.Request) { r.AddCookie(&http.Cookie{Name: DefaultCookieName, Value: "x.y"}) },
+		"cookie broken": func(r *http.Request) { r.AddCookie(&http.Cookie{Name: defaultCookieName, Value: "x.y"}) },
 	} {
 		assert.Equal(t, 401, do(mod), name)
 		assert.Nil(t, seen, name)
@@ -137,7 +137,7 @@ func TestMiddlewareOptions(t *testing.T) {
 	} {
 		h := Middleware(s, opts...)(ok)
 		r := httptest.NewRequest("GET", "/", nil)
-		cookie := DefaultCookieName
+		cookie := defaultCookieName
 		if name == "custom name" {
 			cookie = "sid"
 		}

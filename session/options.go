@@ -12,55 +12,55 @@ import (
 // Defaults (the AI platform's session timeouts and the home-automation
 // backend's user TTL: see "Reference layouts" in docs/session.md).
 const (
-	// DefaultIdleTimeout is the sliding idle timeout: 3600 s.
-	DefaultIdleTimeout = time.Hour
-	// DefaultMaxLifetime is the absolute lifetime cap: 86400 s.
-	DefaultMaxLifetime = 24 * time.Hour
-	// DefaultUserTTL is the user record TTL: 7 days, refreshed on each
+	// defaultIdleTimeout is the sliding idle timeout: 3600 s.
+	defaultIdleTimeout = time.Hour
+	// defaultLifetime is the absolute lifetime cap: 86400 s.
+	defaultLifetime = 24 * time.Hour
+	// defaultUserTTL is the user record TTL: 7 days, refreshed on each
 	// request.
-	DefaultUserTTL = 7 * 24 * time.Hour
-	// DefaultRefreshHistory is how many rotated-away refresh-token hashes a
+	defaultUserTTL = 7 * 24 * time.Hour
+	// defaultRefreshHistory is how many rotated-away refresh-token hashes a
 	// session remembers for reuse detection.
-	DefaultRefreshHistory = 8
-	// DefaultRotationGrace is how long a client that saw an error on
+	defaultRefreshHistory = 8
+	// defaultRotationGrace is how long a client that saw an error on
 	// RotateRefresh may retry with the same (old) refresh token and get
 	// the new one the lost run made (WithRotationGrace): 3 minutes, more
 	// than go-redis's default retries can take to give up (up to about
 	// 2 min 8 s after the first send).
-	DefaultRotationGrace = 3 * time.Minute
+	defaultRotationGrace = 3 * time.Minute
 )
 
 // Bounds on durations and sizes; beyond them New, NewUsers and
 // RevokeToken fail with ErrInvalid before anything is written.
 const (
-	// MaxLifetimeLimit bounds WithMaxLifetime and WithIdleTimeout: 365
+	// maxLifetime bounds WithMaxLifetime and WithIdleTimeout: 365
 	// days. A deadline further ahead in Redis is not one this package
 	// wrote (keys.ErrCorrupt).
-	MaxLifetimeLimit = 365 * 24 * time.Hour
-	// UserTTLLimit bounds WithUserTTL: 365 days.
-	UserTTLLimit = 365 * 24 * time.Hour
-	// MaxSessionsLimit bounds WithMaxSessions: 10000 sessions per user.
-	MaxSessionsLimit = 10000
-	// MaxRefreshHistory bounds WithRefreshHistory: 64 hashes.
-	MaxRefreshHistory = 64
-	// RotationGraceLimit bounds WithRotationGrace: 1 hour.
-	RotationGraceLimit = time.Hour
-	// TokenExpiryLimit bounds how far ahead (by the server's clock) the
+	maxLifetime = 365 * 24 * time.Hour
+	// maxUserTTL bounds WithUserTTL: 365 days.
+	maxUserTTL = 365 * 24 * time.Hour
+	// maxSessions bounds WithMaxSessions: 10000 sessions per user.
+	maxSessions = 10000
+	// maxRefreshHistory bounds WithRefreshHistory: 64 hashes.
+	maxRefreshHistory = 64
+	// maxRotationGrace bounds WithRotationGrace: 1 hour.
+	maxRotationGrace = time.Hour
+	// maxTokenExpiry bounds how far ahead (by the server's clock) the
 	// expiry given to RevokeToken may lie: 365 days.
-	TokenExpiryLimit = 365 * 24 * time.Hour
-	// DefaultPipelines is the number of round trips a Store keeps in
+	maxTokenExpiry = 365 * 24 * time.Hour
+	// defaultPipelines is the number of round trips a Store keeps in
 	// flight for Get and Create before further calls wait and share a
 	// pipeline (see WithPipelining).
-	DefaultPipelines = 4
-	// MaxPipelines bounds WithPipelining.
-	MaxPipelines = 256
-	// ReplayWindow is how long the server remembers the outcome of a
+	defaultPipelines = 4
+	// maxPipelines bounds WithPipelining.
+	maxPipelines = 256
+	// replayWindow is how long the server remembers the outcome of a
 	// Revoke, RevokeAll, RevokeOthers, Login or Unblock call, or of a
 	// RotateRefresh that found a reused token, so that the
 	// same call resent by go-redis after a lost reply reports its first
 	// outcome: 1 minute, far more than go-redis's retries take (MaxRetries
 	// times the read timeout and backoff).
-	ReplayWindow = time.Minute
+	replayWindow = time.Minute
 )
 
 // Option configures a Store or Users; New and NewUsers check every option
@@ -95,28 +95,28 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 
 // defaults are the options of a constructor given none.
 func defaults() options {
-	return options{idle: DefaultIdleTimeout, life: DefaultMaxLifetime, history: DefaultRefreshHistory, grace: DefaultRotationGrace, userTTL: DefaultUserTTL, lanes: DefaultPipelines}
+	return options{idle: defaultIdleTimeout, life: defaultLifetime, history: defaultRefreshHistory, grace: defaultRotationGrace, userTTL: defaultUserTTL, lanes: defaultPipelines}
 }
 
 // check validates the options for every constructor.
 func (o *options) check(op string) error {
 	switch {
-	case o.life < time.Millisecond || o.life > MaxLifetimeLimit:
-		return pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", o.life, MaxLifetimeLimit)
+	case o.life < time.Millisecond || o.life > maxLifetime:
+		return pkg.Invalidf(op, "max lifetime %v outside [1ms, %v]", o.life, maxLifetime)
 	case o.idle < time.Millisecond || o.idle > o.life:
 		return pkg.Invalidf(op, "idle timeout %v outside [1ms, max lifetime %v]", o.idle, o.life)
-	case o.maxSessions < 0 || o.maxSessions > MaxSessionsLimit:
-		return pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, MaxSessionsLimit)
-	case o.history < 1 || o.history > MaxRefreshHistory:
-		return pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, MaxRefreshHistory)
-	case o.grace != 0 && (o.grace < time.Millisecond || o.grace > RotationGraceLimit):
-		return pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, RotationGraceLimit)
-	case o.userTTL < time.Millisecond || o.userTTL > UserTTLLimit:
-		return pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, UserTTLLimit)
-	case o.lanes < 0 || o.lanes > MaxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, MaxPipelines)
-	case o.events < 0 || o.events > MaxEventsLength:
-		return pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, MaxEventsLength)
+	case o.maxSessions < 0 || o.maxSessions > maxSessions:
+		return pkg.Invalidf(op, "max sessions %d outside [0, %d]", o.maxSessions, maxSessions)
+	case o.history < 1 || o.history > maxRefreshHistory:
+		return pkg.Invalidf(op, "refresh history %d outside [1, %d]", o.history, maxRefreshHistory)
+	case o.grace != 0 && (o.grace < time.Millisecond || o.grace > maxRotationGrace):
+		return pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, maxRotationGrace)
+	case o.userTTL < time.Millisecond || o.userTTL > maxUserTTL:
+		return pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, maxUserTTL)
+	case o.lanes < 0 || o.lanes > maxPipelines:
+		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
+	case o.events < 0 || o.events > maxEvents:
+		return pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, maxEvents)
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)
@@ -139,30 +139,41 @@ func (o *options) check(op string) error {
 // *redis.ClusterClient, else New fails with ErrInvalid. What a failover
 // loses without it, measured, is in docs/session.md ("Failover and
 // durability").
+//
+// Default: off.
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
+//
+// Default: the zero keys.Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithIdleTimeout sets the sliding idle timeout: a session not used for d
-// ends. Default DefaultIdleTimeout (1h); from 1ms to the max lifetime.
+// ends. It may not exceed the max lifetime (WithMaxLifetime).
+//
+// Default: 1h. Range: 1ms to the max lifetime.
 func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idle = d } }
 
 // WithMaxLifetime sets the absolute lifetime cap, counted from creation,
-// that sliding never passes. Default DefaultMaxLifetime (24h); from 1ms
-// to MaxLifetimeLimit.
+// that sliding never passes. A deadline further ahead in Redis than the
+// range's top is not one this package wrote (keys.ErrCorrupt).
+//
+// Default: 24h. Range: 1ms to 8760h (365 days).
 func WithMaxLifetime(d time.Duration) Option { return func(o *options) { o.life = d } }
 
 // WithMaxSessions caps the live sessions per user; Create evicts the
 // sessions that would expire first (the least recently active) to stay
-// within n (at most MaxSessionsLimit). Zero, the default, means no cap.
+// within n. Zero means no cap.
+//
+// Default: 0 (no cap). Range: 0 to 10000.
 func WithMaxSessions(n int) Option { return func(o *options) { o.maxSessions = n } }
 
 // WithRefreshHistory sets how many rotated-away refresh-token hashes each
-// session keeps for reuse detection: 1 to MaxRefreshHistory, default
-// DefaultRefreshHistory.
+// session keeps for reuse detection.
+//
+// Default: 8. Range: 1 to 64.
 func WithRefreshHistory(n int) Option { return func(o *options) { o.history = n } }
 
 // WithRotationGrace sets how long after a rotation RotateRefresh still
@@ -172,21 +183,25 @@ func WithRefreshHistory(n int) Option { return func(o *options) { o.history = n 
 // while the new token has not been rotated in turn, the old token gets
 // that same new token back instead of revoking the session. Outside
 // those bounds it is reuse, as before. d is 0 (off: a rotated-away token
-// is always reuse) or 1ms to RotationGraceLimit; the default is
-// DefaultRotationGrace. Within d, whoever holds the old token gets the
+// is always reuse) or 1ms to 1h. The default, 3 minutes, is more than
+// go-redis's default retries can take to give up (up to about 2 min 8 s
+// after the first send). Within d, whoever holds the old token gets the
 // new one: a stolen token is then caught as reuse only when it, or a
 // token it led to, is presented after its own rotation's grace or after
 // the token that replaced it was rotated again (see "Refresh tokens" in
 // docs/session.md).
+//
+// Default: 3m. Range: 0 to 1h.
 func WithRotationGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // WithUserTTL sets the user record TTL that Login, Validate and Block
-// refresh. Default DefaultUserTTL (7 days); from 1ms to UserTTLLimit.
+// refresh.
+//
+// Default: 168h (7 days). Range: 1ms to 8760h (365 days).
 func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL = d } }
 
 // WithPipelining sets how many round trips one Store keeps in flight at
-// once for Get and Create (auto-pipelining), in [0, MaxPipelines]; the
-// default is DefaultPipelines. A call made while none is in flight is
+// once for Get and Create (auto-pipelining). A call made while none is in flight is
 // sent at once, on its own; calls made while some are in flight wait and
 // go out together, as one pipeline, when a round trip comes back, or at
 // once in a new round trip (up to n) when as many wait as are in flight.
@@ -199,13 +214,15 @@ func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL =
 // mid-pipeline, go-redis resends the whole pipeline: a resent Create
 // finds its own session and reports it, a resent Get slides the session
 // again (see "Replays" in docs/session.md). Users ignores it.
+//
+// Default: 4. Range: 0 to 256.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithEvents turns on lifecycle events (see Event): the scripts that
 // create, revoke, evict or prune a session append one event each to the
 // events stream of the user's cluster slot, in the same atomic step, and
-// each stream keeps about n events (XADD MAXLEN ~ n; 1 to
-// MaxEventsLength). Zero, the default, emits nothing. It costs server
+// each stream keeps about n events (XADD MAXLEN ~ n). Zero emits
+// nothing. It costs server
 // time on the calls that emit (an XADD each; Create also schedules the
 // user for Sweep: a ZADD and a PTTL; a prune first reads the entries it
 // removes) and no extra command on a Get of a live session,
@@ -215,4 +232,6 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // have it (a Store without it prunes and revokes without emitting), and
 // sessions made before it was turned on may expire unannounced. Users
 // ignores it.
+//
+// Default: 0 (off). Range: 0 to 1048576.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }

@@ -87,12 +87,12 @@ func (s *Store) VerifyRefresh(ctx context.Context, userID, sessionID, token stri
 // its own rotation (the current hash is the new token's) and succeeds
 // again. A client that got an error instead (go-redis's retries ran out)
 // may call again with the same old token within WithRotationGrace
-// (DefaultRotationGrace) of the rotation: while the new token has not
+// (3 minutes by default) of the rotation: while the new token has not
 // been rotated in turn, it gets that same new token back, and nothing
 // changes. For that the script keeps, at the session's rotation key for
 // the grace, the new token sealed (AES-256-GCM) under a key derived from
 // the old token, which Redis never holds: only the old token opens it.
-// A call that finds a reuse records that outcome for ReplayWindow under a
+// A call that finds a reuse records that outcome for the replay window (1 minute) under a
 // request ID of its own (as Revoke does), so its resend reports
 // ErrTokenReused again, not ErrNotFound.
 func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token string) (string, error) {
@@ -123,7 +123,7 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 		return "", err
 	}
 	run, ks, args, err := s.withEvents(rotateOp, ks[1], userID, append(ks, rk, rot),
-		[]any{sessionID, hashToken(token), freshHash, s.opt.history, unit.MsFloor(ReplayWindow), sealed, unit.MsFloor(s.opt.grace)})
+		[]any{sessionID, hashToken(token), freshHash, s.opt.history, unit.MsFloor(replayWindow), sealed, unit.MsFloor(s.opt.grace)})
 	if err != nil {
 		return "", err
 	}

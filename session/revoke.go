@@ -30,7 +30,7 @@ var (
 // Entry.ID, or the second result of ParseHandle). It reports whether a
 // live session ended; revoking a missing session is not an error. The same
 // call resent by go-redis after a lost reply reports its first outcome
-// (see ReplayWindow).
+// (within the replay window, 1 minute).
 func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, error) {
 	const op = "revoke"
 	ks, err := s.keyPair(op, userID, sessionID)
@@ -41,7 +41,7 @@ func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	run, ks, args, err := s.withEvents(revokeOp, ks[1], userID, append(ks, rk), []any{sessionID, unit.MsFloor(ReplayWindow)})
+	run, ks, args, err := s.withEvents(revokeOp, ks[1], userID, append(ks, rk), []any{sessionID, unit.MsFloor(replayWindow)})
 	if err != nil {
 		return false, err
 	}
@@ -86,7 +86,7 @@ func (s *Store) revokeAll(ctx context.Context, op *call.Op, userID, keep string)
 	if err != nil {
 		return 0, err
 	}
-	run, ks, args, err := s.withEvents(op, idx, userID, []string{idx, rk}, []any{keep, unit.MsFloor(ReplayWindow)})
+	run, ks, args, err := s.withEvents(op, idx, userID, []string{idx, rk}, []any{keep, unit.MsFloor(replayWindow)})
 	if err != nil {
 		return 0, err
 	}

@@ -116,7 +116,7 @@ func TestRotateRetryAfterLostReply(t *testing.T) {
 // token gets the new one; once the grace has passed, the old token is
 // reuse again and revokes the session.
 func TestRotateRetryAfterGraceIsReuse(t *testing.T) {
-	grace := DefaultRotationGrace
+	grace := defaultRotationGrace
 	if harness.Selected() != harness.Mini {
 		grace = 500 * time.Millisecond // real time passes on the servers
 	}

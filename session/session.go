@@ -20,7 +20,7 @@ type Info struct {
 	// idle timeout and lifetime cap in place of the Store's
 	// (WithIdleTimeout, WithMaxLifetime): a "remember me" login gets
 	// longer ones, a sensitive one shorter. MaxLifetime is 1ms to
-	// MaxLifetimeLimit, IdleTimeout 1ms to the session's lifetime cap.
+	// 365 days, IdleTimeout 1ms to the session's lifetime cap.
 	// They are stored with the session (absolute_expiry, idle_timeout),
 	// so every call that slides it (Get, Update, Authenticate, Renew,
 	// Middleware) honours them, and Cookie's Max-Age follows the
@@ -118,7 +118,7 @@ func parseSession(userID, sessionID string, flat []string) (*Session, error) {
 			abs = v
 		case fIdleTimeout:
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 1 || n > MaxLifetimeLimit.Milliseconds() {
+			if err != nil || n < 1 || n > maxLifetime.Milliseconds() {
 				return nil, fmt.Errorf("%s %q is not a timeout this package writes", fIdleTimeout, v)
 			}
 			sess.IdleTimeout = time.Duration(n) * time.Millisecond
@@ -142,7 +142,7 @@ func parseSession(userID, sessionID string, flat []string) (*Session, error) {
 		return nil, fmt.Errorf("%s: %w", fAbsoluteExp, err)
 	}
 	sess.AbsoluteExpiry = time.UnixMilli(n)
-	if life := sess.AbsoluteExpiry.Sub(sess.CreatedAt); life < 0 || life > MaxLifetimeLimit+time.Second {
+	if life := sess.AbsoluteExpiry.Sub(sess.CreatedAt); life < 0 || life > maxLifetime+time.Second {
 		return nil, fmt.Errorf("%s is %v after %s", fAbsoluteExp, life, fCreatedAt)
 	}
 	return sess, nil

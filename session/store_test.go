@@ -54,12 +54,12 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"user ttl":            {WithUserTTL(0)},
 		"sub-millisecond":     {WithIdleTimeout(time.Microsecond)},
 		"history above 64":    {WithRefreshHistory(65)},
-		"lifetime above max":  {WithMaxLifetime(MaxLifetimeLimit + time.Millisecond)},
-		"idle above max":      {WithIdleTimeout(MaxLifetimeLimit + time.Hour), WithMaxLifetime(MaxLifetimeLimit)},
-		"user ttl above max":  {WithUserTTL(UserTTLLimit + time.Millisecond)},
-		"sessions above max":  {WithMaxSessions(MaxSessionsLimit + 1)},
+		"lifetime above max":  {WithMaxLifetime(maxLifetime + time.Millisecond)},
+		"idle above max":      {WithIdleTimeout(maxLifetime + time.Hour), WithMaxLifetime(maxLifetime)},
+		"user ttl above max":  {WithUserTTL(maxUserTTL + time.Millisecond)},
+		"sessions above max":  {WithMaxSessions(maxSessions + 1)},
 		"negative pipelines":  {WithPipelining(-1)},
-		"pipelines above max": {WithPipelining(MaxPipelines + 1)},
+		"pipelines above max": {WithPipelining(maxPipelines + 1)},
 		"bad namespace (ok)":  nil,
 	}
 	for name, opts := range cases {
@@ -76,8 +76,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
-	_, err := New(e.Client, WithMaxLifetime(MaxLifetimeLimit), WithIdleTimeout(MaxLifetimeLimit),
-		WithUserTTL(UserTTLLimit), WithMaxSessions(MaxSessionsLimit), WithRefreshHistory(MaxRefreshHistory), WithPipelining(MaxPipelines))
+	_, err := New(e.Client, WithMaxLifetime(maxLifetime), WithIdleTimeout(maxLifetime),
+		WithUserTTL(maxUserTTL), WithMaxSessions(maxSessions), WithRefreshHistory(maxRefreshHistory), WithPipelining(maxPipelines))
 	require.NoError(t, err, "every bound is allowed")
 	_, err = New(nil)
 	require.ErrorIs(t, err, ErrInvalid)
@@ -97,12 +97,12 @@ func TestCreateGetSeedLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, tok.Refresh)
 	require.NotEmpty(t, tok.Handle)
-	assert.Len(t, sess.ID, IDLen)
+	assert.Len(t, sess.ID, idLen)
 	uid, sid, err := ParseHandle(tok.Handle)
 	require.NoError(t, err)
 	assert.Equal(t, "42", uid)
 	assert.Equal(t, sess.ID, sid, "the handle names the session by its digest")
-	assert.True(t, sess.AbsoluteExpiry.Sub(sess.CreatedAt) >= DefaultMaxLifetime, "absolute expiry = creation + max lifetime")
+	assert.True(t, sess.AbsoluteExpiry.Sub(sess.CreatedAt) >= defaultLifetime, "absolute expiry = creation + max lifetime")
 	assert.True(t, sess.ExpiresAt.Before(sess.AbsoluteExpiry))
 
 	key := sessKey(t, e, "42", sess.ID)
@@ -119,7 +119,7 @@ func TestCreateGetSeedLayout(t *testing.T) {
 		assert.Equal(t, e.Now().UTC().Format("2006-01-02T15:04:05Z"), raw["created_at"])
 	}
 	ttl := pttl(t, e, key)
-	assert.True(t, ttl > DefaultIdleTimeout-5*time.Second && ttl <= DefaultIdleTimeout, "ttl %v", ttl)
+	assert.True(t, ttl > defaultIdleTimeout-5*time.Second && ttl <= defaultIdleTimeout, "ttl %v", ttl)
 
 	got, err := s.Get(ctx, "42", sess.ID)
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func TestUpdate(t *testing.T) {
 		"refresh_token_hash": {Set: map[string]string{"refresh_token_hash": "x"}},
 		"absolute_expiry":    {Set: map[string]string{"absolute_expiry": "99999999999999"}},
 		"delete seed field":  {Delete: []string{"email"}},
-		"oversize":           {Set: map[string]string{"c": strings.Repeat("x", MaxFieldLen+1)}},
+		"oversize":           {Set: map[string]string{"c": strings.Repeat("x", maxFieldLen+1)}},
 		"empty name":         {Set: map[string]string{"": "x"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -231,9 +231,9 @@ func TestUpdate(t *testing.T) {
 func TestCreateBadInput(t *testing.T) {
 	e, s := newStore(t)
 	ctx := e.Ctx()
-	big := strings.Repeat("x", MaxFieldLen+1)
+	big := strings.Repeat("x", maxFieldLen+1)
 	many := map[string]string{}
-	for i := 0; i <= MaxExtraFields; i++ {
+	for i := 0; i <= maxExtraFields; i++ {
 		many[fmt.Sprint("f", i)] = "v"
 	}
 	cases := map[string]Info{
@@ -243,7 +243,7 @@ func TestCreateBadInput(t *testing.T) {
 		"oversize user":  {UserID: strings.Repeat("u", keys.MaxSegmentLen+1)},
 		"reserved extra": {UserID: "u", Extra: map[string]string{"created_at": "x"}},
 		"empty extra":    {UserID: "u", Extra: map[string]string{"": "x"}},
-		"long extra":     {UserID: "u", Extra: map[string]string{strings.Repeat("n", MaxFieldNameLen+1): "x"}},
+		"long extra":     {UserID: "u", Extra: map[string]string{strings.Repeat("n", maxFieldNameLen+1): "x"}},
 		"oversize extra": {UserID: "u", Extra: map[string]string{"n": big}},
 		"too many":       {UserID: "u", Extra: many},
 		"bad utf8":       {UserID: "u", Email: "\xff"},
@@ -428,7 +428,7 @@ func TestRFC3339MatchesGo(t *testing.T) {
 	}
 }
 
-// stamp (live.lua), the prelude's rfc3339 in fewer instructions, writes
+// stamp (lib.lua), the prelude's rfc3339 in fewer instructions, writes
 // what Go writes for every second it is given, leap days and year ends
 // included.
 func TestStampMatchesGo(t *testing.T) {
@@ -448,7 +448,7 @@ func TestStampMatchesGo(t *testing.T) {
 }
 
 // TestUpdateBoundsExtraFields: repeated Updates can never grow a session
-// past MaxExtraFields caller-defined fields; a rejected Update writes
+// past maxExtraFields caller-defined fields; a rejected Update writes
 // nothing.
 func TestUpdateBoundsExtraFields(t *testing.T) {
 	e, s := newStore(t)
@@ -456,7 +456,7 @@ func TestUpdateBoundsExtraFields(t *testing.T) {
 	sess, tok := mustCreate(t, e, s, "u1")
 	_, err := s.RotateRefresh(ctx, "u1", sess.ID, tok) // adds refresh_token_used, not an extra
 	require.NoError(t, err)
-	for i := 0; i < MaxExtraFields; i += 8 {
+	for i := 0; i < maxExtraFields; i += 8 {
 		set := map[string]string{}
 		for j := i; j < i+8; j++ {
 			set[fmt.Sprint("f", j)] = "v"
@@ -478,7 +478,7 @@ func TestUpdateBoundsExtraFields(t *testing.T) {
 	require.NoError(t, s.Update(ctx, "u1", sess.ID, Changes{Delete: []string{"f1", "f1"}, Set: map[string]string{"swap": "v"}}))
 	got, err := s.Get(ctx, "u1", sess.ID)
 	require.NoError(t, err)
-	assert.Len(t, got.Extra, MaxExtraFields)
+	assert.Len(t, got.Extra, maxExtraFields)
 	assert.Equal(t, "w", got.Extra["f0"])
 	assert.Equal(t, "x@example.com", got.Email)
 }

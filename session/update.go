@@ -31,7 +31,7 @@ type Changes struct {
 // session (ErrNotFound): no HSET brings a deleted hash back. user_id,
 // created_at, last_activity, absolute_expiry and the refresh-token fields
 // cannot be set. Changes that would leave the session with more than
-// MaxExtraFields caller-defined fields are ErrInvalid, checked in the
+// 32 caller-defined fields are ErrInvalid, checked in the
 // same script before anything is written.
 func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes) error {
 	const op = "update"
@@ -39,8 +39,8 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 	if err != nil {
 		return err
 	}
-	if len(ch.Set)+len(ch.Delete) > 2*MaxExtraFields {
-		return pkg.Invalidf(op, "%d changes, more than %d", len(ch.Set)+len(ch.Delete), 2*MaxExtraFields)
+	if len(ch.Set)+len(ch.Delete) > 2*maxExtraFields {
+		return pkg.Invalidf(op, "%d changes, more than %d", len(ch.Set)+len(ch.Delete), 2*maxExtraFields)
 	}
 	for _, name := range ch.Delete {
 		if err := checkExtraName(op, name); err != nil {
@@ -61,7 +61,7 @@ func (s *Store) Update(ctx context.Context, userID, sessionID string, ch Changes
 	}
 	sort.Strings(names)
 	args := make([]any, 0, 4+len(ch.Delete)+2*len(names))
-	args = append(args, sessionID, unit.MsFloor(s.opt.idle), MaxExtraFields, len(ch.Delete))
+	args = append(args, sessionID, unit.MsFloor(s.opt.idle), maxExtraFields, len(ch.Delete))
 	for _, name := range ch.Delete {
 		args = append(args, name)
 	}

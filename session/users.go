@@ -70,7 +70,7 @@ type LoginInfo struct {
 // in one script. A blocked user stays blocked: ErrBlocked, nothing written.
 // A record holding a status this package does not write is
 // keys.ErrCorrupt. The same call resent by go-redis after a lost reply
-// reports its first login (see ReplayWindow).
+// reports its first login (within the replay window, 1 minute).
 func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, error) {
 	const op = "login"
 	key, err := u.key(op, userID)
@@ -94,7 +94,7 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 	if err != nil {
 		return nil, err
 	}
-	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, unit.MsFloor(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, unit.MsFloor(ReplayWindow))
+	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, unit.MsFloor(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, unit.MsFloor(replayWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -146,15 +146,15 @@ func (u *Users) Block(ctx context.Context, userID string) error {
 // block (login or anonymous) comes back. A record that Block created for a
 // user without one is deleted. ErrNotFound when there is no record;
 // unblocking a user who is not blocked is a no-op. The same call resent by
-// go-redis after a lost reply reports its first outcome (see
-// ReplayWindow).
+// go-redis after a lost reply reports its first outcome (within
+// the replay window, 1 minute).
 func (u *Users) Unblock(ctx context.Context, userID string) error {
 	const op = "unblock"
 	rk, err := newRequestKey(op, u.opt.ns, userID)
 	if err != nil {
 		return err
 	}
-	return u.simple(ctx, userUnblockOp, userID, rk, unit.MsFloor(ReplayWindow))
+	return u.simple(ctx, userUnblockOp, userID, rk, unit.MsFloor(replayWindow))
 }
 
 // Logout deletes the user record at once, in one script. It does not

@@ -43,7 +43,7 @@ func TestUsersLoginValidateSeedLayout(t *testing.T) {
 		assert.Equal(t, strconv.FormatInt(e.Now().UnixMilli(), 10), raw["login_time"])
 	}
 	ttl := pttl(t, e, key)
-	assert.True(t, ttl > DefaultUserTTL-5*time.Second && ttl <= DefaultUserTTL)
+	assert.True(t, ttl > defaultUserTTL-5*time.Second && ttl <= defaultUserTTL)
 
 	e.Advance(20 * time.Millisecond)
 	require.NoError(t, e.Client.PExpire(ctx, key, time.Minute).Err())
@@ -51,7 +51,7 @@ func TestUsersLoginValidateSeedLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.LastSeen.After(got.LoginTime), "last_seen moved")
 	assert.Equal(t, "iPhone_12_ABC123", got.DeviceID)
-	assert.True(t, pttl(t, e, key) > DefaultUserTTL-5*time.Second, "TTL refreshed")
+	assert.True(t, pttl(t, e, key) > defaultUserTTL-5*time.Second, "TTL refreshed")
 
 	_, err = u.Validate(ctx, "nobody")
 	require.ErrorIs(t, err, ErrNotFound)
