@@ -52,12 +52,14 @@ type appendConfig struct {
 }
 
 // Budget sets the daily token budget of this call (a user's plan),
-// overriding WithDailyBudget; 0 means none. Within [0, MaxDailyBudget].
+// overriding WithDailyBudget; 0 means none.
+//
+// Default: WithDailyBudget's. Range: 0 to 1099511627776 (2^40).
 func Budget(n int64) AppendOption {
 	return func(c *appendConfig) { c.budget, c.budgetSet = n, true }
 }
 
-// Append adds msgs (1 to MaxAppend, and at most the cap) to the end of
+// Append adds msgs (1 to 100, and at most the cap) to the end of
 // conversation convID of userID, in one round trip: one script pushes
 // them, evicts the oldest messages past the cap (WithMaxMessages; a first
 // system message is pinned and never evicted, and the tool results that
@@ -70,7 +72,7 @@ func Budget(n int64) AppendOption {
 //
 // Messages are checked before any I/O (ErrInvalid): a known role,
 // non-empty content (an assistant message may instead have tool calls),
-// a tool message's ToolCallID, tokens in [0, MaxTokens], valid UTF-8, an
+// a tool message's ToolCallID, tokens in [0, 2^24], valid UTF-8, an
 // encoded size within WithMaxMessageBytes. A message whose Tokens is zero
 // is counted with the Counter; a zero Timestamp becomes the local clock's
 // time. Concurrent appends to one conversation are serialised by Redis:
@@ -94,8 +96,8 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 			f(&cfg)
 		}
 	}
-	if cfg.budget < 0 || cfg.budget > MaxDailyBudget {
-		return Appended{}, pkg.Invalidf(op, "daily budget %d outside [0, %d]", cfg.budget, MaxDailyBudget)
+	if cfg.budget < 0 || cfg.budget > maxDailyBudget {
+		return Appended{}, pkg.Invalidf(op, "daily budget %d outside [0, %d]", cfg.budget, maxDailyBudget)
 	}
 	c, err := m.conv(op, userID, convID)
 	if err != nil {
@@ -107,7 +109,7 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 	}
 	keep := 0
 	if m.opt.summarizer != nil {
-		keep = MaxPending
+		keep = maxPending
 	}
 	rep, err := m.runDay(ctx, appendOp, c.allForUser,
 		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), cfg.budget, keep, convID, tokens, unit.MsCeil(ReplayWindow)}, args...)...)
@@ -135,8 +137,8 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 // encode checks msgs, fills in their tokens and timestamps, and returns
 // their JSON as script arguments with their total tokens.
 func (m *Memory) encode(op string, msgs []Message) ([]any, int, error) {
-	if len(msgs) == 0 || len(msgs) > MaxAppend || len(msgs) > m.opt.maxMessages {
-		return nil, 0, pkg.Invalidf(op, "%d messages, want 1 to %d", len(msgs), min(MaxAppend, m.opt.maxMessages))
+	if len(msgs) == 0 || len(msgs) > maxAppend || len(msgs) > m.opt.maxMessages {
+		return nil, 0, pkg.Invalidf(op, "%d messages, want 1 to %d", len(msgs), min(maxAppend, m.opt.maxMessages))
 	}
 	args := make([]any, len(msgs))
 	total := 0
@@ -169,15 +171,15 @@ func (m *Memory) encode(op string, msgs []Message) ([]any, int, error) {
 	return args, total, nil
 }
 
-// count counts text with the Counter; a count outside [0, MaxTokens] or
+// count counts text with the Counter; a count outside [0, maxTokens] or
 // a counter's error is the caller's input error.
 func (m *Memory) count(op, text string) (int, error) {
 	n, err := m.opt.counter.Count(text)
 	if err != nil {
 		return 0, pkg.Invalid(op, fmt.Errorf("token counter: %w", err))
 	}
-	if n < 0 || n > MaxTokens {
-		return 0, pkg.Invalidf(op, "token counter said %d, outside [0, %d]", n, MaxTokens)
+	if n < 0 || n > maxTokens {
+		return 0, pkg.Invalidf(op, "token counter said %d, outside [0, %d]", n, maxTokens)
 	}
 	return n, nil
 }

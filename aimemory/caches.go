@@ -74,8 +74,8 @@ func hashOf(op string, c canonical) (string, error) {
 func (r Request) Hash() (string, error) { return r.hash("hash") }
 
 func (r Request) hash(op string) (string, error) {
-	if len(r.Messages) > MaxMaxMessages {
-		return "", pkg.Invalidf(op, "%d messages, at most %d", len(r.Messages), MaxMaxMessages)
+	if len(r.Messages) > maxMessages {
+		return "", pkg.Invalidf(op, "%d messages, at most %d", len(r.Messages), maxMessages)
 	}
 	c := canonical{Kind: "response", Model: r.Model, Params: r.Params, User: r.User, Messages: make([]canonMessage, len(r.Messages))}
 	for i := range r.Messages {
@@ -108,14 +108,19 @@ type cacheConfig struct {
 
 // Bypass skips the cache for this call: the loader runs, and nothing is
 // read or stored.
+//
+// Default: off.
 func Bypass() CacheOption { return func(c *cacheConfig) { c.bypass = true } }
 
 // Refresh skips the stored value and stores a freshly loaded one
 // (callers refreshing at once share one load).
+//
+// Default: off.
 func Refresh() CacheOption { return func(c *cacheConfig) { c.refresh = true } }
 
-// CacheTTL sets the freshness of what this call stores, within [1s,
-// MaxCacheTTL] (default WithResponseTTL or WithRAGTTL).
+// CacheTTL sets the freshness of what this call stores.
+//
+// Default: WithResponseTTL's or WithRAGTTL's. Range: 1s to 24h.
 func CacheTTL(d time.Duration) CacheOption { return func(c *cacheConfig) { c.ttl = d } }
 
 // Cached says how a Response or RAG call got its value.
@@ -241,8 +246,8 @@ func (m *Memory) fetch(ctx context.Context, op string, s *cache.Store, ttl time.
 			f(&cfg)
 		}
 	}
-	if cfg.ttl < time.Second || cfg.ttl > MaxCacheTTL {
-		return nil, Cached{}, pkg.Invalidf(op, "TTL %v outside [1s, %v]", cfg.ttl, MaxCacheTTL)
+	if cfg.ttl < time.Second || cfg.ttl > maxCacheTTL {
+		return nil, Cached{}, pkg.Invalidf(op, "TTL %v outside [1s, %v]", cfg.ttl, maxCacheTTL)
 	}
 	if user != "" {
 		if _, err := pkg.Key(op, userKey, m.opt.ns, user); err != nil {

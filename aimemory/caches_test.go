@@ -36,7 +36,7 @@ func TestResponseCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Paris", v, "the seed's STRING: the response text")
 	ttl := e.Client.PTTL(ctx, r.Key).Val()
-	assert.InDelta(t, float64(DefaultResponseTTL), float64(ttl), float64(5*time.Second))
+	assert.InDelta(t, float64(defaultResponseTTL), float64(ttl), float64(5*time.Second))
 
 	// The same request, with other timestamps, token counts and map order.
 	same := Request{Model: "gpt-4o", Messages: []Message{{Role: System, Content: "be brief", Timestamp: time.Now()}, msg(User, "capital of France?", 9)},
@@ -95,7 +95,7 @@ func TestRAGCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"doc":"a","text":"chunk 1"},"chunk 2"]`, v, "the seed's JSON array of chunks")
 	ttl := e.Client.PTTL(ctx, key(t, e, ragKey, h)).Val()
-	assert.InDelta(t, float64(DefaultRAGTTL), float64(ttl), float64(5*time.Second))
+	assert.InDelta(t, float64(defaultRAGTTL), float64(ttl), float64(5*time.Second))
 
 	r, err := m.RAG(ctx, Query{Text: "nothing"}, func(context.Context) ([]json.RawMessage, error) { return nil, nil })
 	require.NoError(t, err)

@@ -133,7 +133,7 @@ func TestConcurrentAppendsToOneConversation(t *testing.T) {
 func TestDailyAccountingUnderConcurrency(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	m := newMemory(t, e, WithMaxMessages(MaxMaxMessages))
+	m := newMemory(t, e, WithMaxMessages(maxMessages))
 	const n = 100
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {

@@ -195,21 +195,21 @@ func TestInputBounds(t *testing.T) {
 	ctx := e.Ctx()
 	for _, opts := range [][]Option{
 		{WithMaxMessages(1)},
-		{WithMaxMessages(MaxMaxMessages + 1)},
+		{WithMaxMessages(maxMessages + 1)},
 		{WithConversationTTL(time.Millisecond)},
-		{WithConversationTTL(MaxConversationTTL + time.Second)},
+		{WithConversationTTL(maxConversationTTL + time.Second)},
 		{WithUserTTL(time.Second)},
-		{WithUserTTL(MaxUserTTL + time.Second)},
+		{WithUserTTL(maxUserTTL + time.Second)},
 		{WithMaxMessageBytes(10)},
-		{WithMaxMessageBytes(MaxMessageBytes + 1)},
+		{WithMaxMessageBytes(maxMessageBytes + 1)},
 		{WithCounter(nil)},
 		{WithTimeZone(nil)},
 		{WithDailyBudget(-1)},
-		{WithDailyBudget(MaxDailyBudget + 1)},
+		{WithDailyBudget(maxDailyBudget + 1)},
 		{WithMaxTopics(0)},
-		{WithMaxTopics(MaxTopics + 1)},
+		{WithMaxTopics(maxTopics + 1)},
 		{WithRAGTTL(0)},
-		{WithResponseTTL(MaxCacheTTL + time.Second)},
+		{WithResponseTTL(maxCacheTTL + time.Second)},
 		{WithNamespace(keys.Namespace{Prefix: "bad{"})},
 	} {
 		_, err := New(e.Client, opts...)
@@ -224,11 +224,11 @@ func TestInputBounds(t *testing.T) {
 	big := string(make([]byte, 300))
 	for name, msgs := range map[string][]Message{
 		"none":                 nil,
-		"too many":             make([]Message, MaxAppend+1),
+		"too many":             make([]Message, maxAppend+1),
 		"unknown role":         {{Role: "wizard", Content: "x", Tokens: 1}},
 		"empty content":        {{Role: User, Tokens: 1}},
 		"negative tokens":      {{Role: User, Content: "x", Tokens: -1}},
-		"too many tokens":      {{Role: User, Content: "x", Tokens: MaxTokens + 1}},
+		"too many tokens":      {{Role: User, Content: "x", Tokens: maxTokens + 1}},
 		"oversize":             {{Role: User, Content: big, Tokens: 1}},
 		"invalid UTF-8":        {{Role: User, Content: "\xff", Tokens: 1}},
 		"tool without call ID": {{Role: Tool, Content: "x", Tokens: 1}},
@@ -245,16 +245,16 @@ func TestInputBounds(t *testing.T) {
 	require.ErrorIs(t, err, keys.ErrInvalidKey)
 	_, err = m.Append(ctx, "u", "c", []Message{msg(User, "x", 1)}, Budget(-1))
 	require.ErrorIs(t, err, ErrInvalid)
-	for _, o := range []WindowOption{LastN(0), LastN(MaxMaxMessages + 1), TokenBudget(0), TokenBudget(MaxTokens + 1)} {
+	for _, o := range []WindowOption{LastN(0), LastN(maxMessages + 1), TokenBudget(0), TokenBudget(maxTokens + 1)} {
 		_, err = m.Window(ctx, "u", "c", o)
 		require.ErrorIs(t, err, ErrInvalid)
 	}
 	_, err = m.AddTopics(ctx, "u")
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = m.AddTopics(ctx, "u", string(make([]byte, MaxTopicBytes+1)))
+	_, err = m.AddTopics(ctx, "u", string(make([]byte, maxTopicBytes+1)))
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorIs(t, m.SetPreferences(ctx, "u", json.RawMessage(`[1]`)), ErrInvalid)
-	require.ErrorIs(t, m.SetPreferences(ctx, "u", json.RawMessage(`{"a":"`+string(make([]byte, MaxPreferencesBytes))+`"}`)), ErrInvalid)
+	require.ErrorIs(t, m.SetPreferences(ctx, "u", json.RawMessage(`{"a":"`+string(make([]byte, maxPreferencesBytes))+`"}`)), ErrInvalid)
 	_, err = m.Summarize(ctx, "u", "c")
 	require.ErrorIs(t, err, ErrInvalid, "no summarizer")
 	gen := func(context.Context) (string, error) { return "x", nil }
@@ -262,7 +262,7 @@ func TestInputBounds(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid, "no model")
 	_, err = m.Response(ctx, Request{Model: "m", Params: map[string]any{"f": func() {}}}, gen)
 	require.ErrorIs(t, err, ErrInvalid, "parameters that do not encode")
-	_, err = m.Response(ctx, Request{Model: "m"}, gen, CacheTTL(MaxCacheTTL+time.Second))
+	_, err = m.Response(ctx, Request{Model: "m"}, gen, CacheTTL(maxCacheTTL+time.Second))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = m.Response(ctx, Request{Model: "m"}, nil)
 	require.ErrorIs(t, err, ErrInvalid)

@@ -66,7 +66,7 @@ func TestReadView(t *testing.T) {
 
 	_, err = in.ReadView(ctx, "u1", "c1", LastN(0))
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = in.ReadView(ctx, "u1", "c1", TokenBudget(MaxTokens+1))
+	_, err = in.ReadView(ctx, "u1", "c1", TokenBudget(maxTokens+1))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = in.ReadView(ctx, "", "c1")
 	require.ErrorIs(t, err, ErrInvalid)

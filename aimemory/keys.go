@@ -10,53 +10,53 @@ import (
 // docs/ai-platform.md). A value outside its bounds fails New (or the
 // call) with ErrInvalid.
 const (
-	// DefaultMaxMessages is the cap of a conversation (the AI platform's
+	// defaultMessages is the cap of a conversation (the AI platform's
 	// maximum length).
-	DefaultMaxMessages = 50
-	// MaxMaxMessages bounds WithMaxMessages.
-	MaxMaxMessages = 10000
-	// DefaultConversationTTL is how long a conversation lives after its
+	defaultMessages = 50
+	// maxMessages bounds WithMaxMessages.
+	maxMessages = 10000
+	// defaultConversationTTL is how long a conversation lives after its
 	// last append (the AI platform's hour after last activity).
-	DefaultConversationTTL = time.Hour
-	// MaxConversationTTL bounds WithConversationTTL.
-	MaxConversationTTL = 7 * 24 * time.Hour
-	// DefaultUserTTL is how long a user's context lives after its last
+	defaultConversationTTL = time.Hour
+	// maxConversationTTL bounds WithConversationTTL.
+	maxConversationTTL = 7 * 24 * time.Hour
+	// defaultUserTTL is how long a user's context lives after its last
 	// write (the AI platform's 86400s).
-	DefaultUserTTL = 24 * time.Hour
-	// MaxUserTTL bounds WithUserTTL.
-	MaxUserTTL = 30 * 24 * time.Hour
-	// DefaultMaxMessageBytes is the largest encoded message Append takes.
-	DefaultMaxMessageBytes = 64 << 10
-	// MaxMessageBytes bounds WithMaxMessageBytes.
-	MaxMessageBytes = 4 << 20
-	// MaxTokens bounds the token count of one message, of a window's
+	defaultUserTTL = 24 * time.Hour
+	// maxUserTTL bounds WithUserTTL.
+	maxUserTTL = 30 * 24 * time.Hour
+	// defaultMessageBytes is the largest encoded message Append takes.
+	defaultMessageBytes = 64 << 10
+	// maxMessageBytes bounds WithMaxMessageBytes.
+	maxMessageBytes = 4 << 20
+	// maxTokens bounds the token count of one message, of a window's
 	// budget and of a summary.
-	MaxTokens = 1 << 24
-	// MaxAppend is the most messages one Append takes (and at most the
+	maxTokens = 1 << 24
+	// maxAppend is the most messages one Append takes (and at most the
 	// conversation's cap).
-	MaxAppend = 100
-	// MaxDailyBudget bounds a daily token budget.
-	MaxDailyBudget = int64(1) << 40
-	// DefaultMaxTopics is how many recent topics a user's context keeps.
-	DefaultMaxTopics = 10
-	// MaxTopics bounds WithMaxTopics.
-	MaxTopics = 100
-	// MaxTopicBytes bounds one topic.
-	MaxTopicBytes = 256
-	// MaxPreferencesBytes bounds a user's preferences document.
-	MaxPreferencesBytes = 64 << 10
-	// MaxPending is how many evicted messages wait for the summarizer
+	maxAppend = 100
+	// maxDailyBudget bounds a daily token budget.
+	maxDailyBudget = int64(1) << 40
+	// defaultTopics is how many recent topics a user's context keeps.
+	defaultTopics = 10
+	// maxTopics bounds WithMaxTopics.
+	maxTopics = 100
+	// maxTopicBytes bounds one topic.
+	maxTopicBytes = 256
+	// maxPreferencesBytes bounds a user's preferences document.
+	maxPreferencesBytes = 64 << 10
+	// maxPending is how many evicted messages wait for the summarizer
 	// (beyond it the oldest are dropped and counted in Summary.Lost).
-	MaxPending = 1000
-	// DefaultRAGTTL is the freshness of a cached RAG result (the AI
+	maxPending = 1000
+	// defaultRAGTTL is the freshness of a cached RAG result (the AI
 	// platform's 1800s).
-	DefaultRAGTTL = 30 * time.Minute
-	// DefaultResponseTTL is the freshness of a cached model response
+	defaultRAGTTL = 30 * time.Minute
+	// defaultResponseTTL is the freshness of a cached model response
 	// (the AI platform's 300s).
-	DefaultResponseTTL = 5 * time.Minute
-	// MaxCacheTTL bounds the caches' TTLs (the AI platform's maximum AI
+	defaultResponseTTL = 5 * time.Minute
+	// maxCacheTTL bounds the caches' TTLs (the AI platform's maximum AI
 	// memory TTL, 86400s).
-	MaxCacheTTL = 24 * time.Hour
+	maxCacheTTL = 24 * time.Hour
 	// ReplayWindow is how long a conversation remembers an append's
 	// request ID and outcome, for go-redis's resends: a resend that
 	// reaches the server within it reports that outcome and appends
@@ -71,7 +71,7 @@ var (
 	convKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv:{user_id}:{conversation_id}",
 		Type:     keys.List,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "refreshed by every append (WithConversationTTL)",
 		Tag:      "user_id",
 		Owner:    "aimemory",
@@ -82,7 +82,7 @@ var (
 	metaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-meta:{user_id}:{conversation_id}",
 		Type:     keys.Hash,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "the conversation's",
 		Tag:      "user_id",
 		Owner:    "aimemory",
@@ -102,7 +102,7 @@ var (
 	evictedKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-evicted:{user_id}:{conversation_id}",
 		Type:     keys.List,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "the conversation's",
 		Tag:      "user_id",
 		Owner:    "aimemory",
@@ -112,7 +112,7 @@ var (
 	userKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:user:{user_id}",
 		Type:     keys.Hash,
-		TTL:      DefaultUserTTL,
+		TTL:      defaultUserTTL,
 		TTLNote:  "refreshed by every write, and never before the accounted day ends (WithUserTTL)",
 		Tag:      "user_id",
 		Owner:    "aimemory",
@@ -123,7 +123,7 @@ var (
 	indexKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:user-convs:{user_id}",
 		Type:     keys.ZSet,
-		TTL:      DefaultConversationTTL,
+		TTL:      defaultConversationTTL,
 		TTLNote:  "its latest conversation's",
 		Tag:      "user_id",
 		Owner:    "aimemory",
@@ -133,7 +133,7 @@ var (
 	ragKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:rag:query:{query_hash}",
 		Type:     keys.String,
-		TTL:      DefaultRAGTTL,
+		TTL:      defaultRAGTTL,
 		TTLNote:  "WithRAGTTL or per call, at most 24h",
 		Tag:      "query_hash",
 		Owner:    "aimemory",
@@ -144,7 +144,7 @@ var (
 	ragMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:rag:meta:{query_hash}",
 		Type:     keys.Hash,
-		TTL:      DefaultRAGTTL,
+		TTL:      defaultRAGTTL,
 		TTLNote:  "the entry's; a lease alone lives for the lease",
 		Tag:      "query_hash",
 		Owner:    "aimemory",
@@ -154,7 +154,7 @@ var (
 	responseKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:response:{model}:{prompt_hash}",
 		Type:     keys.String,
-		TTL:      DefaultResponseTTL,
+		TTL:      defaultResponseTTL,
 		TTLNote:  "WithResponseTTL or per call, at most 24h",
 		Tag:      "prompt_hash",
 		Owner:    "aimemory",
@@ -165,7 +165,7 @@ var (
 	responseMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:response-meta:{model}:{prompt_hash}",
 		Type:     keys.Hash,
-		TTL:      DefaultResponseTTL,
+		TTL:      defaultResponseTTL,
 		TTLNote:  "the entry's; a lease alone lives for the lease",
 		Tag:      "prompt_hash",
 		Owner:    "aimemory",

@@ -70,7 +70,7 @@ type wire struct {
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // check validates m for op: a known role, content or (for an assistant)
-// tool calls, a tool message's call ID, tokens in [0, MaxTokens], valid
+// tool calls, a tool message's call ID, tokens in [0, 2^24], valid
 // UTF-8.
 func (m *Message) check(op string, i int) error {
 	bad := func(format string, args ...any) error {
@@ -83,8 +83,8 @@ func (m *Message) check(op string, i int) error {
 		return bad("empty content")
 	case !utf8.ValidString(m.Content):
 		return bad("content is not valid UTF-8")
-	case m.Tokens < 0 || m.Tokens > MaxTokens:
-		return bad("tokens %d outside [0, %d]", m.Tokens, MaxTokens)
+	case m.Tokens < 0 || m.Tokens > maxTokens:
+		return bad("tokens %d outside [0, %d]", m.Tokens, maxTokens)
 	case len(m.ToolCalls) > 0 && m.Role != Assistant:
 		return bad("tool calls on a %s message", m.Role)
 	case m.Role == Tool && m.ToolCallID == "":
@@ -145,8 +145,8 @@ func decodeMessage(s string) (Message, error) {
 	if !w.Role.valid() {
 		return Message{}, fmt.Errorf("unknown role %q", w.Role)
 	}
-	if w.Tokens == nil || *w.Tokens < 0 || *w.Tokens > MaxTokens {
-		return Message{}, fmt.Errorf("tokens missing or outside [0, %d]", MaxTokens)
+	if w.Tokens == nil || *w.Tokens < 0 || *w.Tokens > maxTokens {
+		return Message{}, fmt.Errorf("tokens missing or outside [0, %d]", maxTokens)
 	}
 	m := Message{Role: w.Role, Content: w.Content, ToolCalls: w.ToolCalls, ToolCallID: w.ToolCallID, Tokens: *w.Tokens}
 	if w.Timestamp != "" {

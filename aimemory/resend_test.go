@@ -33,10 +33,10 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	ctx := e.Ctx()
 	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
 	gate := harness.HoldResends(t, pc, p)
-	m, err := New(pc, WithNamespace(e.NS), WithMaxMessages(MaxMaxMessages))
+	m, err := New(pc, WithNamespace(e.NS), WithMaxMessages(maxMessages))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	obs := newMemory(t, e, WithMaxMessages(MaxMaxMessages))
+	obs := newMemory(t, e, WithMaxMessages(maxMessages))
 	require.NoError(t, appendOp.Load(ctx, e.Client), "EVALSHA, so the SHA is on the wire")
 
 	tr := harness.NewTraffic(t)

@@ -45,7 +45,7 @@ type Summary struct {
 	// Covered is the number of evicted messages folded into it.
 	Covered int
 	// Lost is the number of evicted messages dropped without being
-	// folded in (more than MaxPending waited for the summarizer).
+	// folded in (more than 1000 waited for the summarizer).
 	Lost int
 	// Pending is the number of evicted messages waiting for the
 	// summarizer.

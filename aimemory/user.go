@@ -91,7 +91,7 @@ func decodeUser(rep *call.Reply, k string) (UserContext, error) {
 }
 
 // AddTopics puts topics (the most recent last; 1 to the WithMaxTopics
-// count, each non-empty valid UTF-8 of at most MaxTopicBytes) at the
+// count, each non-empty valid UTF-8 of at most 256 bytes) at the
 // front of the user's recent topics, dropping duplicates and keeping at
 // most WithMaxTopics, in one round trip, and returns the list, most
 // recent first. It extends the context's TTL. Idempotent.
@@ -103,8 +103,8 @@ func (m *Memory) AddTopics(ctx context.Context, userID string, topics ...string)
 	args := make([]any, 0, len(topics)+2)
 	args = append(args, m.opt.maxTopics, unit.MsCeil(m.opt.userTTL))
 	for _, t := range topics {
-		if t == "" || len(t) > MaxTopicBytes || !utf8.ValidString(t) {
-			return nil, pkg.Invalidf(op, "topic %.40q: want non-empty valid UTF-8 of at most %d bytes", t, MaxTopicBytes)
+		if t == "" || len(t) > maxTopicBytes || !utf8.ValidString(t) {
+			return nil, pkg.Invalidf(op, "topic %.40q: want non-empty valid UTF-8 of at most %d bytes", t, maxTopicBytes)
 		}
 		args = append(args, t)
 	}
@@ -129,7 +129,7 @@ func (m *Memory) AddTopics(ctx context.Context, userID string, topics ...string)
 }
 
 // SetPreferences stores the user's preferences, a JSON object of at most
-// MaxPreferencesBytes (compacted), in one round trip, and extends the
+// 64 KiB (compacted), in one round trip, and extends the
 // context's TTL. Idempotent.
 func (m *Memory) SetPreferences(ctx context.Context, userID string, prefs json.RawMessage) error {
 	const op = "set preferences"
@@ -137,8 +137,8 @@ func (m *Memory) SetPreferences(ctx context.Context, userID string, prefs json.R
 	if err := json.Compact(&b, prefs); err != nil || b.Len() == 0 || b.Bytes()[0] != '{' {
 		return pkg.Invalidf(op, "preferences are not a JSON object")
 	}
-	if b.Len() > MaxPreferencesBytes {
-		return pkg.Invalidf(op, "preferences of %d bytes, at most %d", b.Len(), MaxPreferencesBytes)
+	if b.Len() > maxPreferencesBytes {
+		return pkg.Invalidf(op, "preferences of %d bytes, at most %d", b.Len(), maxPreferencesBytes)
 	}
 	k, err := pkg.Key(op, userKey, m.opt.ns, userID)
 	if err != nil {

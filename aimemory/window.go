@@ -47,7 +47,7 @@ type Window struct {
 	// the window.
 	Omitted int
 	// Lost is the number of evicted messages dropped without a summary
-	// (more than MaxPending waited for the summarizer).
+	// (more than 1000 waited for the summarizer).
 	Lost int
 	// Pending is the number of evicted messages not yet summarized.
 	Pending int
@@ -76,21 +76,26 @@ type windowConfig struct {
 	noSummary          bool
 }
 
-// LastN keeps at most the n newest messages besides the system prompt
-// (n within [1, MaxMaxMessages]); fewer when the nth newest is a tool
-// result whose call would be left out.
+// LastN keeps at most the n newest messages besides the system prompt;
+// fewer when the nth newest is a tool result whose call would be left
+// out.
+//
+// Default: the whole conversation. Range: 1 to 10000.
 func LastN(n int) WindowOption { return func(c *windowConfig) { c.last, c.lastSet = n, true } }
 
-// TokenBudget keeps the newest messages that fit n tokens (within [1,
-// MaxTokens]) together with the system prompt and the summary: the
+// TokenBudget keeps the newest messages that fit n tokens together with the system prompt and the summary: the
 // system prompt first (a budget below it fails with ErrBudgetTooSmall),
 // then the summary if it fits, then messages newest first, each with the
 // tool results that follow it, until the next would not fit.
+//
+// Default: no budget. Range: 1 to 16777216 (2^24).
 func TokenBudget(n int) WindowOption {
 	return func(c *windowConfig) { c.budget, c.budgetSet = n, true }
 }
 
 // WithoutSummary leaves the summary out of the window.
+//
+// Default: off (the summary is in).
 func WithoutSummary() WindowOption { return func(c *windowConfig) { c.noSummary = true } }
 
 // Window returns the window of conversation convID of userID in one
@@ -136,10 +141,10 @@ func windowConfigOf(op string, opts []WindowOption) (windowConfig, error) {
 		}
 	}
 	switch {
-	case cfg.lastSet && (cfg.last < 1 || cfg.last > MaxMaxMessages):
-		return cfg, pkg.Invalidf(op, "last %d outside [1, %d]", cfg.last, MaxMaxMessages)
-	case cfg.budgetSet && (cfg.budget < 1 || cfg.budget > MaxTokens):
-		return cfg, pkg.Invalidf(op, "token budget %d outside [1, %d]", cfg.budget, MaxTokens)
+	case cfg.lastSet && (cfg.last < 1 || cfg.last > maxMessages):
+		return cfg, pkg.Invalidf(op, "last %d outside [1, %d]", cfg.last, maxMessages)
+	case cfg.budgetSet && (cfg.budget < 1 || cfg.budget > maxTokens):
+		return cfg, pkg.Invalidf(op, "token budget %d outside [1, %d]", cfg.budget, maxTokens)
 	}
 	return cfg, nil
 }

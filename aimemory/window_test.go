@@ -22,7 +22,7 @@ func result(id string, tokens int) Message {
 // windowPaths are the caps under which Window picks its window in Go
 // from plain reads (up to readAllWindow) and in the window script
 // (beyond): the window tests run on both.
-var windowPaths = []int{DefaultMaxMessages, readAllWindow + 1}
+var windowPaths = []int{defaultMessages, readAllWindow + 1}
 
 // Token-budget and last-N windows: the system prompt always, never over
 // the budget, a call and its results together or not at all.
