@@ -10,13 +10,11 @@ import (
 )
 
 var (
-	//go:embed user_touch.lua
-	userTouchLib string
 	//go:embed authenticate.lua
 	authenticateSrc string
 
-	authenticateOp = declare("authenticate", liveLib+"\n"+userTouchLib+"\n"+authenticateSrc,
-		[]*keys.Template{sessionKey, indexKey, userKey})
+	authenticateOp = declare("authenticate", authenticateSrc,
+		[]*keys.Template{sessionKey, indexKey, userKey}, call.Uses(libSrc))
 )
 
 // Authenticate is Get and Users.Validate in one script and one round trip,

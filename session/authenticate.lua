@@ -1,6 +1,6 @@
 -- authenticate.lua: get.lua and user_validate.lua in one script, for the
 -- HTTP middleware: the session is slid only when the user may proceed
--- (after live.lua and user_touch.lua).
+-- (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
@@ -8,8 +8,10 @@
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms
 -- ARGV[3] user record TTL, ms
--- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
---         events)
+-- KEYS[4] events stream   session:events:{slot}, with events only
+-- KEYS[5] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events)
 --
 -- Returns ok(now_ms, expiry_ms, {session field, value, ...}, {user field,
 -- value, ...}); none('session') when the session is not live;

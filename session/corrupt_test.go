@@ -307,7 +307,7 @@ func TestForeignIndexMemberNotListed(t *testing.T) {
 
 // The Lua bound on deadlines is the Go one plus a day.
 func TestMaxAheadMatchesLimit(t *testing.T) {
-	m := regexp.MustCompile(`local MAX_AHEAD_MS = (\d+) \* 86400000`).FindStringSubmatch(liveLib)
+	m := regexp.MustCompile(`local MAX_AHEAD_MS = (\d+) \* 86400000`).FindStringSubmatch(libSrc)
 	require.NotNil(t, m)
 	days, err := strconv.Atoi(m[1])
 	require.NoError(t, err)

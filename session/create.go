@@ -13,21 +13,17 @@ import (
 )
 
 var (
-	//go:embed live.lua
-	liveLib string
+	//go:embed lib.lua
+	libSrc string
 	//go:embed create.lua
 	createSrc string
-
-	// liveLibrary is live.lua as a library: a script gets only the
-	// paragraphs it uses.
-	liveLibrary = liveLib
 
 	// sessionKeys are the KEYS of the scripts on one session.
 	sessionKeys = []*keys.Template{sessionKey, indexKey}
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	createOp = declare("create", createSrc, sessionKeys, call.Uses(liveLibrary), call.Shared(), call.Durable())
+	createOp = declare("create", createSrc, sessionKeys, call.Uses(libSrc), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:

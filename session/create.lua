@@ -1,5 +1,5 @@
 -- create.lua: write a new session hash and list it in the user's index
--- (live.lua's paragraphs it uses are put before it).
+-- (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
@@ -15,8 +15,11 @@
 --           idle_timeout with ARGV[2] for a session with its own;
 --           created_at, last_activity, absolute_expiry and
 --           refresh_token_hash are written here.
--- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
---         events): "created" is emitted for the new session, "evicted"
+-- KEYS[3] events stream   session:events:{slot}, with events only
+-- KEYS[4] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events):
+--         "created" is emitted for the new session, "evicted"
 --         for each one evicted, "expired" for each entry pruned; the user
 --         is due for a sweep (KEYS[4]) no later than the new session's
 --         expiry.

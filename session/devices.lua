@@ -1,5 +1,5 @@
 -- devices.lua: read one session for a device list, without sliding it or
--- writing anything (live.lua's paragraphs it uses are put before it).
+-- writing anything (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}

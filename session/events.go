@@ -82,7 +82,7 @@ var (
 	eventsSweepSrc string
 
 	eventsDueOp   = pkg.Declare("sweep due", eventsDueSrc, []*keys.Template{dueKey})
-	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(liveLibrary))
+	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(libSrc))
 )
 
 // slotKeys returns the events stream and the sweep schedule of slot.
@@ -113,7 +113,7 @@ func declare(name, body string, tmpl []*keys.Template, opts ...call.OpOption) *c
 }
 
 // withEvents returns op, ks and args as they are on a Store without
-// events; with events, op's twin and what live.lua's events takes: the
+// events; with events, op's twin and what lib.lua's events takes: the
 // events stream and the sweep schedule of idx's slot after ks, the user
 // ID, the stream length and the index grace after args.
 func (s *Store) withEvents(op *call.Op, idx, userID string, ks []string, args []any) (*call.Op, []string, []any, error) {

@@ -1,11 +1,11 @@
 -- events_sweep.lua: announce the expiries of one user's sessions that no
--- other call noticed, and schedule the user's next visit (live.lua's
--- paragraphs it uses are put before it).
+-- other call noticed, and schedule the user's next visit (uses
+-- lib.lua).
 --
 -- KEYS[1] user index       session:index:{user_id}
 -- KEYS[2] events stream    session:events:{slot}
 -- KEYS[3] sweep schedule   session:due:{slot}
--- ARGV[1..3] user ID, stream length, index grace (ms): live.lua's events
+-- ARGV[1..3] user ID, stream length, index grace (ms): lib.lua's events
 --
 -- prune emits "expired" for each entry whose deadline passed (the one
 -- atomic claim: every other script prunes the same way, so each expiry is

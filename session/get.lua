@@ -1,12 +1,15 @@
--- get.lua: read a live session and slide its idle deadline (live.lua's
--- paragraphs it uses are put before it).
+-- get.lua: read a live session and slide its idle deadline (uses
+-- lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms (a decimal integer); the session's own
 --         idle_timeout field, when it has one, takes its place
--- KEYS[3], KEYS[4] and ARGV[3..5] with events (see live.lua's events)
+-- KEYS[3] events stream   session:events:{slot}, with events only
+-- KEYS[4] sweep schedule  session:due:{slot}, with events only
+-- ARGV[3..5], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events)
 --
 -- Returns, for a live session, ok(now_ms, expiry_ms, 'fields', value,
 -- ...) with the values of user_id, email, created_at, last_activity,
@@ -21,7 +24,7 @@
 -- then).
 --
 -- The hot path: liveness from one ZSCORE and the fields that the reply
--- needs anyway (live.lua's live() is the same test), read by name with
+-- needs anyway (lib.lua's live() is the same test), read by name with
 -- HLEN to tell whether there are caller extras (half the elements of
 -- HGETALL to carry into Lua and back); one ZCOUNT tells whether this
 -- session is now the user's longest-lived (the index TTL is then its

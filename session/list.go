@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	_ "embed"
+
+	"github.com/redschema/redschema/internal/call"
 	"strconv"
 	"time"
 
@@ -13,7 +15,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = declare("list", liveLib+"\n"+listSrc, []*keys.Template{indexKey})
+	listOp = declare("list", listSrc, []*keys.Template{indexKey}, call.Uses(libSrc))
 )
 
 // List returns the live sessions of userID, soonest expiry first, in one

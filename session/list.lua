@@ -1,9 +1,11 @@
 -- list.lua: the live sessions of a user, pruning dead index entries
--- (after live.lua).
+-- (uses lib.lua).
 --
 -- KEYS[1] user index     session:index:{user_id}
--- KEYS[2], KEYS[3] and the last three ARGV with events (see live.lua's
---         events)
+-- KEYS[2] events stream   session:events:{slot}, with events only
+-- KEYS[3] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events)
 --
 -- Returns ok({session_id, expiry_ms, ...}) ordered by expiry, soonest
 -- first, each expiry in decimal digits (whatever form the server prints

@@ -1,11 +1,13 @@
 -- refresh_hash.lua: the stored refresh-token hash of a live session
--- (after live.lua).
+-- (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- ARGV[1] session ID
--- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
---         events)
+-- KEYS[3] events stream   session:events:{slot}, with events only
+-- KEYS[4] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events)
 --
 -- Returns ok(hex SHA-256 stored in refresh_token_hash, '' when none);
 -- none() when the session is not live; corrupt(i, why).

@@ -1,5 +1,5 @@
--- renew.lua: move a live session to a new ID and end the old one (after
--- live.lua).
+-- renew.lua: move a live session to a new ID and end the old one (uses
+-- lib.lua).
 --
 -- KEYS[1] old session hash  session:user:{user_id}:{session_id}
 -- KEYS[2] user index        session:index:{user_id}
@@ -9,8 +9,11 @@
 -- ARGV[3] idle timeout, ms
 -- ARGV[4] hex SHA-256 of the new refresh token (drawn by this request)
 -- ARGV[5] how many retired refresh hashes to remember
--- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
---         events): "revoked" for the old ID, "created" for the new one
+-- KEYS[4] events stream   session:events:{slot}, with events only
+-- KEYS[5] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events):
+--         "revoked" for the old ID, "created" for the new one
 --
 -- Returns ok(now_ms, expiry_ms, {field, value, ...}) with the renamed,
 -- slid hash; none() when the old session is not live; corrupt(i, why)

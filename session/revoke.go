@@ -10,19 +10,17 @@ import (
 )
 
 var (
-	//go:embed replay.lua
-	replayLib string
 	//go:embed revoke.lua
 	revokeSrc string
 	//go:embed revoke_all.lua
 	revokeAllSrc string
 
-	revokeOp = declare("revoke", liveLib+"\n"+replayLib+"\n"+revokeSrc,
-		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Durable())
-	revokeAllOp = declare("revoke all", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey}, call.Durable())
-	revokeOthersOp = declare("revoke others", liveLib+"\n"+replayLib+"\n"+revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey}, call.Durable())
+	revokeOp = declare("revoke", revokeSrc,
+		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Uses(libSrc), call.Durable())
+	revokeAllOp = declare("revoke all", revokeAllSrc,
+		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc), call.Durable())
+	revokeOthersOp = declare("revoke others", revokeAllSrc,
+		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc), call.Durable())
 )
 
 // Revoke ends one session at once: the hash and its index entry are

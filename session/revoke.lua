@@ -1,12 +1,15 @@
--- revoke.lua: end one session at once (after live.lua and replay.lua).
+-- revoke.lua: end one session at once (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
 -- KEYS[3] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID
 -- ARGV[2] replay window, ms
--- KEYS[4], KEYS[5] and the last three ARGV with events (see live.lua's
---         events): "revoked" is emitted for the session it ends
+-- KEYS[4] events stream   session:events:{slot}, with events only
+-- KEYS[5] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events):
+--         "revoked" is emitted for the session it ends
 --
 -- Returns ok(1) when a live session was revoked, ok(0) when there was none
 -- (any leftovers are deleted either way). A revocation is recorded at

@@ -1,12 +1,15 @@
 -- revoke_all.lua: end every session of a user, or every one but one
--- (after live.lua and replay.lua).
+-- (uses lib.lua).
 --
 -- KEYS[1] user index     session:index:{user_id}
 -- KEYS[2] request key    session:request:{user_id}:{request_id}
 -- ARGV[1] session ID to keep, or '' for none
 -- ARGV[2] replay window, ms
--- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
---         events): "revoked" is emitted for each session it ends
+-- KEYS[3] events stream   session:events:{slot}, with events only
+-- KEYS[4] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events):
+--         "revoked" is emitted for each session it ends
 --
 -- Returns ok(number of live sessions revoked); a count above 0 is recorded
 -- at KEYS[2], so the same request sent again within the window reports it

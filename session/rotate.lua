@@ -1,5 +1,5 @@
 -- rotate.lua: replace a session's refresh token, detecting reuse and
--- answering a retry of the last rotation (after live.lua and replay.lua).
+-- answering a retry of the last rotation (uses lib.lua).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
 -- KEYS[2] user index     session:index:{user_id}
@@ -14,8 +14,11 @@
 --         one (hex; the Go side seals and opens it, Redis never sees a
 --         token)
 -- ARGV[7] rotation grace, ms (0: none)
--- KEYS[5], KEYS[6] and the last three ARGV with events (see live.lua's
---         events): "revoked" for a session ended on a reused token
+-- KEYS[5] events stream   session:events:{slot}, with events only
+-- KEYS[6] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events):
+--         "revoked" for a session ended on a reused token
 --
 -- Returns ok() (rotated; the presented hash joins refresh_token_used and,
 -- with a grace, KEYS[4] holds "<presented> <new> <sealed>" for the grace),

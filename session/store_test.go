@@ -434,7 +434,7 @@ func TestRFC3339MatchesGo(t *testing.T) {
 func TestStampMatchesGo(t *testing.T) {
 	e := harness.New(t)
 	body := "return stamp(tonumber(ARGV[1]))"
-	sc := script.New(call.Prelude(), liveLibrary, body)
+	sc := script.New(call.Prelude(), libSrc, body)
 	secs := []int64{0, 59, 951782400, 951868799, 1672531199, 1672531200, 1709164800, 1768557600, 4107542400, 4102444799, 253402300799}
 	for i := int64(0); i < 300; i++ {
 		secs = append(secs, i*12345678901%253402300799+i)
@@ -508,7 +508,7 @@ func TestSlideAtTheDeadline(t *testing.T) {
 	}
 	ctx := e.Ctx()
 	sess, _ := mustCreate(t, e, s, "u1")
-	body := liveLib + `
+	body := libSrc + `
 local now = now_ms()
 repeat until now_ms() >= now + 3
 slide(KEYS[1], KEYS[2], ARGV[1], now, 1, now + 1)

@@ -1,5 +1,5 @@
 -- update.lua: change fields of a live session and slide its idle deadline
--- (after live.lua). A missing, expired or revoked session is never
+-- (uses lib.lua). A missing, expired or revoked session is never
 -- written (no HSET brings a deleted hash back).
 --
 -- KEYS[1] session hash   session:user:{user_id}:{session_id}
@@ -10,8 +10,11 @@
 -- ARGV[4] number of fields to delete, n
 -- ARGV[5 .. 4+n] fields to delete
 -- ARGV[5+n ..] field, value pairs to set
--- KEYS[3], KEYS[4] and the last three ARGV with events (see live.lua's
---         events), after those pairs
+-- KEYS[3] events stream   session:events:{slot}, with events only
+-- KEYS[4] sweep schedule  session:due:{slot}, with events only
+-- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
+--         length, index grace (ms) (lib.lua's events), after
+--         those pairs
 --
 -- Returns ok(expiry_ms); none() when the session is not live;
 -- corrupt(i, why) when KEYS[i] holds data this package did not write;

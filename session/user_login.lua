@@ -1,5 +1,5 @@
--- user_login.lua: start a user record, unless the user is blocked (after
--- replay.lua).
+-- user_login.lua: start a user record, unless the user is blocked (uses
+-- lib.lua's replayed and remember).
 --
 -- KEYS[1] user record   user:{user_id}
 -- KEYS[2] request key   session:request:{user_id}:{request_id}

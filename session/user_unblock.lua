@@ -1,4 +1,5 @@
--- user_unblock.lua: lift a block at once (after replay.lua).
+-- user_unblock.lua: lift a block at once (uses lib.lua's replayed and
+-- remember).
 --
 -- KEYS[1] user record   user:{user_id}
 -- KEYS[2] request key   session:request:{user_id}:{request_id}

@@ -1,5 +1,5 @@
--- user_validate.lua: check a user record and record the request (after
--- user_touch.lua).
+-- user_validate.lua: check a user record and record the request (uses
+-- lib.lua's user_touch).
 --
 -- KEYS[1] user record   user:{user_id}
 -- ARGV[1] TTL, ms

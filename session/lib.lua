@@ -1,11 +1,15 @@
--- live.lua: the session package's library, put before every script that
--- reads or writes a session or an index (not run alone). It builds no key:
--- the callers pass the session hash and the user's index in KEYS. Scripts
--- declared with call.Uses get only the paragraphs they use.
+-- lib.lua: the session package's library, sent whole (call.Uses) after
+-- the prelude and before every script that reads or writes a session, an
+-- index, a request key or a user record; it runs nothing by itself. It
+-- builds no key: the callers pass every key in KEYS (the session hash,
+-- the user's index, a request key, a user record, and with events the
+-- slot's events stream and sweep schedule). The KEYS and ARGV it reads
+-- are those of events(k) and replayed/remember (below); it returns
+-- nothing.
 
 -- MAX_AHEAD_MS: the furthest past the server's now that a deadline this
 -- package writes can lie: the longest lifetime a Store accepts
--- (MaxLifetimeLimit, 365 days) plus one day for a clock that steps back in
+-- (maxLifetime, 365 days) plus one day for a clock that steps back in
 -- a failover. An index score or an absolute_expiry beyond it is not ours.
 --
 -- prune(idx, now): drops the index entries whose session has expired
@@ -203,4 +207,48 @@ local function outlived(idx, at, now)
     return nil, 'an entry expires at ' .. tostring(last[2]) .. ', not a deadline this package writes'
   end
   return top
+end
+
+-- replayed(i, hi), for requests that go-redis may send twice (a reply
+-- lost after the server ran the script), each carrying a random request
+-- ID whose request key session:request:{user_id}:{request_id} the caller
+-- passes as KEYS[i]: the outcome (an integer in [0, hi]) that an earlier
+-- run of this same request recorded at KEYS[i]; nil when there is none,
+-- false when KEYS[i] holds something this package did not write.
+--
+-- remember(i, n, window): records outcome n at KEYS[i] for window ms.
+local function replayed(i, hi)
+  local v = redis.call('GET', KEYS[i])
+  if not v then return nil end
+  return to_int(v, 0, hi) or false
+end
+
+local function remember(i, n, window)
+  redis.call('SET', KEYS[i], int_str(n), 'PX', window)
+end
+
+-- user_touch(key, ttl, now) records a request on a user record
+-- (user:{user_id}): last_seen = now (Unix ms), TTL = ttl ms. It returns
+-- 'missing' when there is no record; false and why (nothing written) when
+-- the record is not one this package writes (a status other than login,
+-- anonymous or blocked, a login_time or last_seen that is not Unix ms);
+-- else the record's field/value list and its status.
+local function user_touch(key, ttl, now)
+  local r = redis.call('HMGET', key, 'status', 'login_time', 'last_seen')
+  local st = r[1]
+  if not st then
+    if redis.call('EXISTS', key) == 1 then return false, 'no status field' end
+    return 'missing'
+  end
+  if st ~= 'login' and st ~= 'anonymous' and st ~= 'blocked' then
+    return false, 'status is not login, anonymous or blocked'
+  end
+  for i, f in ipairs({'login_time', 'last_seen'}) do
+    if r[i + 1] and not to_int(r[i + 1], 0) then
+      return false, f .. ' is not Unix ms'
+    end
+  end
+  redis.call('HSET', key, 'last_seen', int_str(now))
+  redis.call('PEXPIRE', key, ttl)
+  return redis.call('HGETALL', key), st
 end
