@@ -11,15 +11,13 @@ import (
 )
 
 var (
-	//go:embed day.lua
-	dayLib string
-	//go:embed msg.lua
-	msgLib string
+	//go:embed lib.lua
+	libSrc string
 	//go:embed append.lua
 	appendSrc string
 
-	appendOp = pkg.Declare("append", dayLib+"\n"+msgLib+"\n"+appendSrc,
-		append(convKeys[:4:4], userKey, indexKey), call.On(call.Limit, ErrBudgetExceeded))
+	appendOp = pkg.Declare("append", appendSrc, append(convKeys[:4:4], userKey, indexKey),
+		call.Uses(libSrc), call.On(call.Limit, ErrBudgetExceeded))
 )
 
 // Appended is the outcome of an Append.

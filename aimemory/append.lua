@@ -1,13 +1,13 @@
 -- append: add messages to a conversation, evict past the cap, refresh
--- every TTL, and account the user's tokens of the day (after day.lua and
--- msg.lua).
+-- every TTL, and account the user's tokens of the day (uses lib.lua).
 -- KEYS[1] conversation          ai:memory:conv:{user_id}:{conversation_id}
 -- KEYS[2] conversation meta     ai:memory:conv-meta:{user_id}:{conversation_id}
 -- KEYS[3] request memo          ai:memory:conv-reqs:{user_id}:{conversation_id}
 -- KEYS[4] evicted, pending      ai:memory:conv-evicted:{user_id}:{conversation_id}
 -- KEYS[5] user context          ai:memory:user:{user_id}
 -- KEYS[6] user's conversations  ai:memory:user-convs:{user_id}
--- ARGV[1..7] the days (day.lua)
+-- ARGV[1..4] the starts (Unix ms) of local days -1, 0, +1 and +2 (lib.lua's today)
+-- ARGV[5..7] the dates ("2026-01-16") of local days -1, 0 and +1
 -- ARGV[8]  request ID, new for each Append call
 -- ARGV[9]  cap (messages)
 -- ARGV[10] conversation TTL, ms

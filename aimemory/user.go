@@ -21,7 +21,7 @@ var (
 	userSetSrc string
 
 	userKeys   = []*keys.Template{userKey}
-	userReadOp = pkg.Declare("user", dayLib+"\n"+userReadSrc, userKeys)
+	userReadOp = pkg.Declare("user", userReadSrc, userKeys, call.Uses(libSrc))
 	topicsOp   = pkg.Declare("add topics", topicsSrc, userKeys)
 	userSetOp  = pkg.Declare("set preferences", userSetSrc, userKeys)
 )

@@ -1,7 +1,8 @@
 -- user_read: a user's context, with the tokens of the day as of the
--- server's clock (after day.lua).
+-- server's clock (uses lib.lua).
 -- KEYS[1] user context   ai:memory:user:{user_id}
--- ARGV[1..7] the days (day.lua)
+-- ARGV[1..4] the starts (Unix ms) of local days -1, 0, +1 and +2 (lib.lua's today)
+-- ARGV[5..7] the dates ("2026-01-16") of local days -1, 0 and +1
 -- Returns ok(recent_topics or false, preferences or false,
 -- last_conversation_id or false, tokens of the day, the day's date),
 -- none('clock', now ms) when the server clock is outside the days passed,

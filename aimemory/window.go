@@ -19,8 +19,8 @@ var (
 	//go:embed window.lua
 	windowSrc string
 
-	windowOp = pkg.Declare("window", msgLib+"\n"+windowSrc, []*keys.Template{convKey, metaKey, evictedKey},
-		call.On(call.Limit, ErrBudgetTooSmall))
+	windowOp = pkg.Declare("window", windowSrc, []*keys.Template{convKey, metaKey, evictedKey},
+		call.Uses(libSrc), call.On(call.Limit, ErrBudgetTooSmall))
 )
 
 // Window is what a prompt can hold of a conversation: the system

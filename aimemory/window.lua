@@ -1,5 +1,5 @@
 -- window: the messages of a conversation a prompt can hold, in one
--- round trip (after msg.lua).
+-- round trip (uses lib.lua's role_of).
 -- KEYS[1] conversation        ai:memory:conv:{user_id}:{conversation_id}
 -- KEYS[2] conversation meta   ai:memory:conv-meta:{user_id}:{conversation_id}
 -- KEYS[3] evicted, pending    ai:memory:conv-evicted:{user_id}:{conversation_id}
@@ -15,6 +15,23 @@
 -- messages that fit, in groups: a message and the tool results that
 -- follow it are taken together or not at all, and tool results whose
 -- call is not in the conversation are left out.
+
+-- tokens_of(s): a stored message's tokens, read from the end of the
+-- string without decoding it (the client writes "tokens":N last); any
+-- other field order is decoded with cjson. nil for what is not a message.
+local function tokens_of(s)
+  local t = string.match(s, '"tokens":(%d+)}$', math.max(1, #s - 23))
+  if t then
+    return tonumber(t)
+  end
+  local okd, v = pcall(cjson.decode, s)
+  if okd and type(v) == 'table' and type(v.tokens) == 'number' and v.tokens >= 0
+      and v.tokens == math.floor(v.tokens) then
+    return v.tokens
+  end
+  return nil
+end
+
 local maxn = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2])
 local n = redis.call('LLEN', KEYS[1])
