@@ -44,21 +44,18 @@ type Availability struct {
 	get  *call.Op
 }
 
-// NewAvailability returns an Availability over rdb, configured by the same
-// options as New (it uses the namespace, WithAvailabilityTag and
-// WithPipelining). It fails with ErrInvalid on a nil client, a go-redis
-// client without ContextTimeoutEnabled, or a bad option; it does not
-// contact Redis.
-func NewAvailability(rdb redis.UniversalClient, opts ...Option) (*Availability, error) {
-	o, err := call.Configure(pkg, "new availability", rdb, defaults(), opts, (*options).check)
-	if err != nil {
-		return nil, err
-	}
+// Availability returns the tracker's Availability, configured by its
+// options (the namespace, WithAvailabilityTag and WithPipelining: it has
+// round trips in flight of its own). Every call returns the same one.
+func (t *Tracker) Availability() *Availability { return t.avail }
+
+// newAvailability returns an Availability over rdb with options o.
+func newAvailability(rdb redis.UniversalClient, o options) *Availability {
 	a := &Availability{run: call.NewRunner(rdb, o.lanes), opt: o, tmpl: adminKey, get: availabilityGetOp}
 	if o.availTag != "" {
 		a.tmpl, a.get = availTaggedKey, availabilityTaggedGetOp
 	}
-	return a, nil
+	return a
 }
 
 // Key returns the key holding admin's availability, for the KEYS of a

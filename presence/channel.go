@@ -80,7 +80,7 @@ func NewChannels[T any](rdb redis.UniversalClient, opts ...Option) (*Channels[T]
 	occ := int64(0)
 	switch {
 	case o.occEvery == 0:
-		occ = unit.MsCeil(DefaultOccupancyInterval)
+		occ = unit.MsCeil(defaultOccupancyInterval)
 	case o.occEvery > 0:
 		occ = unit.MsCeil(o.occEvery)
 	}
@@ -160,7 +160,7 @@ func (c *Channels[T]) user(op, channel, user, conn string, needConn bool) ([]str
 		return nil, "", err
 	}
 	if needConn {
-		if err := checkText(op, "connection ID", conn, MaxConnIDLen, true); err != nil {
+		if err := checkText(op, "connection ID", conn, maxConnIDLen, true); err != nil {
 			return nil, "", err
 		}
 	}
@@ -197,7 +197,7 @@ func joinResult(rep call.Reply, err error) (JoinResult, error) {
 // changed. Devices of the channel whose TTL has passed are removed first,
 // with their silent leaves announced.
 //
-// Under retry: a replay of the request within ReplayWindow reports the
+// Under retry: a replay of the request within the replay window (3 min) reports the
 // first run's JoinResult and changes and publishes nothing.
 //
 // Errors: ErrInvalid before anything is written (an empty or bad channel
@@ -222,7 +222,7 @@ func (c *Channels[T]) Join(ctx context.Context, channel, user, conn string, data
 // (one round trip). The user's last device ends the membership and
 // publishes a "leave" event (reason "leave"). Removing a device that is
 // not in the channel is not an error. A replay of the request within
-// ReplayWindow reports the first run's JoinResult and changes and
+// the replay window (3 min) reports the first run's JoinResult and changes and
 // publishes nothing.
 func (c *Channels[T]) Leave(ctx context.Context, channel, user, conn string) (JoinResult, error) {
 	const op = "leave"
@@ -258,7 +258,7 @@ func (c *Channels[T]) Heartbeat(ctx context.Context, channel, user, conn string)
 // Update replaces the data of member user of channel, in one atomic script
 // (one round trip), publishing an "update" event if it changed; it
 // reports whether it did. ErrNotMember for a user who is not a member. A
-// replay of the request within ReplayWindow reports the first run's
+// replay of the request within the replay window (3 min) reports the first run's
 // answer and changes nothing.
 func (c *Channels[T]) Update(ctx context.Context, channel, user string, data T) (bool, error) {
 	const op = "update member"

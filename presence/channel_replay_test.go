@@ -71,7 +71,7 @@ func TestChannelReplayReportsFirstOutcome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := harness.New(t)
 			rdb, p := e.ProxyClient(nil)
-			c, err := NewChannels[string](rdb, WithNamespace(e.NS), WithoutOccupancy())
+			c, err := NewChannels[string](rdb, WithNamespace(e.NS), WithOccupancyInterval(0))
 			require.NoError(t, err)
 			obs, err := NewChannels[string](e.Client, WithNamespace(e.NS))
 			require.NoError(t, err)

@@ -49,7 +49,7 @@ func next(t *testing.T, e *harness.Env, s *presence.ChannelSubscription[roomData
 
 func TestChannelJoinLeaveDeduplicates(t *testing.T) {
 	e := harness.New(t)
-	c := newChannels(t, e, presence.WithoutOccupancy())
+	c := newChannels(t, e, presence.WithOccupancyInterval(0))
 	ctx := e.Ctx()
 	s := chanSub(t, e, c, "room-1")
 
@@ -101,7 +101,7 @@ func TestChannelJoinLeaveDeduplicates(t *testing.T) {
 
 func TestChannelUpdateAndData(t *testing.T) {
 	e := harness.New(t)
-	c := newChannels(t, e, presence.WithoutOccupancy())
+	c := newChannels(t, e, presence.WithOccupancyInterval(0))
 	ctx := e.Ctx()
 	s := chanSub(t, e, c, "doc")
 
@@ -133,7 +133,7 @@ func TestChannelUpdateAndData(t *testing.T) {
 func TestChannelSilentLeave(t *testing.T) {
 	e := harness.New(t)
 	e.RequireShortWaits(2300 * time.Millisecond)
-	c := newChannels(t, e, presence.WithoutOccupancy())
+	c := newChannels(t, e, presence.WithOccupancyInterval(0))
 	ctx := e.Ctx()
 	s := chanSub(t, e, c, "room")
 
@@ -315,7 +315,7 @@ func TestChannelRunSweeper(t *testing.T) {
 	e.RequireShortWaits(1200 * time.Millisecond)
 	p := short
 	p.Retention = 5 * time.Second // the window: a cycle may be slow on a loaded machine
-	c := newChannels(t, e, presence.WithoutOccupancy(), presence.WithProfile(p))
+	c := newChannels(t, e, presence.WithOccupancyInterval(0), presence.WithProfile(p))
 	ctx := e.Ctx()
 	s := chanSub(t, e, c, "room")
 	_, err := c.Join(ctx, "room", "ann", "tab", roomData{"Ann"})

@@ -37,7 +37,7 @@ type Metadata struct {
 // Conn is a connection to register with Connect.
 type Conn struct {
 	// ID names the connection among the user's (a hash field, not a key):
-	// non-empty, at most MaxConnIDLen bytes of UTF-8.
+	// non-empty, at most 256 bytes of UTF-8.
 	ID string
 	// Metadata is stored in the connection's JSON.
 	Metadata Metadata
@@ -111,7 +111,7 @@ func encodeJSON(v any) (string, error) {
 // it yet, its offline event is published instead, as Sweep would have).
 //
 // Under retry: a replay of the request (go-redis resending it after a lost
-// reply) within ReplayWindow reports the first run's Result and changes
+// reply) within the replay window (3 min) reports the first run's Result and changes
 // and publishes nothing, whatever ran on the user meanwhile.
 //
 // Errors: ErrInvalid before anything is written (a bad user ID, which also
@@ -125,7 +125,7 @@ func (t *Tracker) Connect(ctx context.Context, user string, c Conn) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkText(op, "connection ID", c.ID, MaxConnIDLen, true); err != nil {
+	if err := checkText(op, "connection ID", c.ID, maxConnIDLen, true); err != nil {
 		return Result{}, err
 	}
 	st := c.Status
@@ -174,7 +174,7 @@ func (t *Tracker) Heartbeat(ctx context.Context, user, conn string) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkText(op, "connection ID", conn, MaxConnIDLen, true); err != nil {
+	if err := checkText(op, "connection ID", conn, maxConnIDLen, true); err != nil {
 		return Result{}, err
 	}
 	return result(t.run.Run(ctx, t.heartbeatOp, k[:], user, conn, newRequestID(), t.channelArg))
@@ -186,7 +186,7 @@ func (t *Tracker) Heartbeat(ctx context.Context, user, conn string) (Result, err
 // profile's Retention (or is deleted when it is zero), and an "offline"
 // event is published. Removing an unknown connection is not an error.
 // Result.Connections is the number left; Result.Changed that the user went
-// offline. A replay of the request within ReplayWindow reports the first
+// offline. A replay of the request within the replay window (3 min) reports the first
 // run's Result and changes and publishes nothing.
 func (t *Tracker) Disconnect(ctx context.Context, user, conn string) (Result, error) {
 	const op = "disconnect"
@@ -194,7 +194,7 @@ func (t *Tracker) Disconnect(ctx context.Context, user, conn string) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkText(op, "connection ID", conn, MaxConnIDLen, true); err != nil {
+	if err := checkText(op, "connection ID", conn, maxConnIDLen, true); err != nil {
 		return Result{}, err
 	}
 	return result(t.run.Run(ctx, disconnectOp, k[:], t.args(user, conn, newRequestID())...))

@@ -39,7 +39,7 @@ type connWire struct {
 // profile's TTL old (server time) are left out even before a write prunes
 // them. A user with none gives an empty slice. A connection this package
 // did not write (JSON that does not decode, a lastSeen or connectedAt that
-// is missing, negative or more than MaxClockSkew ahead of server time)
+// is missing, negative or more than an hour ahead of server time)
 // gives an error matching keys.ErrCorrupt naming the key and connection.
 func (t *Tracker) Connections(ctx context.Context, user string) ([]Connection, error) {
 	const op = "connections"

@@ -349,11 +349,11 @@ func TestCorruptionTable(t *testing.T) {
 		var err error
 		w.tr, err = presence.New(e.Client, mk()...)
 		require.NoError(t, err)
-		w.ty, err = presence.NewTyping(e.Client, mk()...)
+		w.ty, err = typingOf(presence.New(e.Client, mk()...))
 		require.NoError(t, err)
-		w.av, err = presence.NewAvailability(e.Client, mk()...)
+		w.av, err = availabilityOf(presence.New(e.Client, mk()...))
 		require.NoError(t, err)
-		w.avt, err = presence.NewAvailability(e.Client, mk(presence.WithAvailabilityTag("support"))...)
+		w.avt, err = availabilityOf(presence.New(e.Client, mk(presence.WithAvailabilityTag("support"))...))
 		require.NoError(t, err)
 		w.ch, err = presence.NewChannels[map[string]any](e.Client, mk()...)
 		require.NoError(t, err)
@@ -405,7 +405,7 @@ func TestCorruptionSelfRepair(t *testing.T) {
 	w := &world{e: e}
 	tr := newTracker(t, e)
 	ty := newTyping(t, e)
-	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS))
+	av, err := availabilityOf(presence.New(e.Client, presence.WithNamespace(e.NS)))
 	require.NoError(t, err)
 
 	tk := set(t, w, keyOf(w, "typing:{conversation_id}:{user_id}", "c", "u"), "garbage", 0)

@@ -127,10 +127,11 @@ func ExampleTyping_Start() {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	typing, err := presence.NewTyping(rdb)
+	tr, err := presence.New(rdb)
 	if err != nil {
 		panic(err)
 	}
+	typing := tr.Typing()
 
 	ok, _ := typing.Start(ctx, "conv-456", "user-123", "john_doe")
 	fmt.Println("written:", ok)
@@ -218,10 +219,11 @@ func ExampleAvailability() {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	av, err := presence.NewAvailability(rdb, presence.WithAvailabilityTag("support"))
+	tr, err := presence.New(rdb, presence.WithAvailabilityTag("support"))
 	if err != nil {
 		panic(err)
 	}
+	av := tr.Availability()
 
 	_ = av.Set(ctx, "123", presence.Online)
 	_ = av.Set(ctx, "456", presence.Busy)
@@ -258,7 +260,7 @@ func ExampleChannels() {
 	type member struct {
 		Name string `json:"name"`
 	}
-	rooms, err := presence.NewChannels[member](rdb, presence.WithoutOccupancy())
+	rooms, err := presence.NewChannels[member](rdb, presence.WithOccupancyInterval(0))
 	if err != nil {
 		panic(err)
 	}

@@ -48,9 +48,9 @@ func TestNewValidates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := presence.New(e.Client, opts...)
 			assert.ErrorIs(t, err, presence.ErrInvalid)
-			_, err = presence.NewTyping(e.Client, opts...)
+			_, err = typingOf(presence.New(e.Client, opts...))
 			assert.ErrorIs(t, err, presence.ErrInvalid)
-			_, err = presence.NewAvailability(e.Client, opts...)
+			_, err = availabilityOf(presence.New(e.Client, opts...))
 			assert.ErrorIs(t, err, presence.ErrInvalid)
 		})
 	}

@@ -160,7 +160,7 @@ func (t *Tracker) queueIndex(ctx context.Context, pipe redis.Pipeliner, op strin
 			}
 			for _, z := range zs {
 				if math.Abs(z.Score) > far {
-					return nil, pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("score %.0f past server time + TTL + %v", z.Score, MaxClockSkew)))
+					return nil, pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("score %.0f past server time + TTL + %v", z.Score, maxClockSkew)))
 				}
 				if math.Floor(z.Score) <= cut { // expired, or announced offline (negative)
 					continue

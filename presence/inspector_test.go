@@ -32,7 +32,7 @@ func TestNewInspector(t *testing.T) {
 	_, err = presence.NewInspector(e.Client, presence.WithMaxConnections(-1)) // refused by New too
 	require.ErrorIs(t, err, presence.ErrInvalid)
 	require.ErrorContains(t, err, "new inspector")
-	_, err = presence.NewInspector(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("t"), presence.WithoutOccupancy())
+	_, err = presence.NewInspector(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("t"), presence.WithOccupancyInterval(0))
 	require.NoError(t, err, "options that mean nothing to reads are accepted")
 }
 

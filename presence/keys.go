@@ -46,22 +46,22 @@ var (
 	requestsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:requests:{user_id}",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the user's last recorded request; older members pruned",
 		Tag:      "user_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "request memo: a user's Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
+		Purpose:  "request memo: a user's Connect, Disconnect, SetStatus, SetActivity (and offline-taking Heartbeat) requests of the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	sweepsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:sweeps:{slot}",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the shard's last sweep that announced someone; older members pruned",
 		Tag:      "slot",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "request memo: the sweeps of an online index shard that announced someone in the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
+		Purpose:  "request memo: the sweeps of an online index shard that announced someone in the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	adminKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{admin_id}:presence",
@@ -119,12 +119,12 @@ var (
 	typingRequestsKey = keys.MustCompile(keys.Pattern{
 		Template: "typing:requests:{conversation_id}:{user_id}",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the last recorded request; older members pruned",
 		Tag:      "conversation_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "request memo: a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
+		Purpose:  "request memo: a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	chanMembersKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:{channel}",
@@ -169,12 +169,12 @@ var (
 	chanRequestsKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:requests:{channel}:{user_id}",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the last recorded request; older members pruned",
 		Tag:      "channel",
 		Owner:    "presence",
 		Area:     keys.Presence,
-		Purpose:  "request memo: a user's Join, Leave and Update requests in a channel of the last ReplayWindow, each as its ID and ID=first reply, scored by server time (ms), for resends",
+		Purpose:  "request memo: a user's Join, Leave and Update requests in a channel of the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	chanEventsChannel = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:events:{channel}",

@@ -344,7 +344,7 @@ func TestNoHashTagsIsSeedBytes(t *testing.T) {
 			hashes = 0
 		}
 		assert.Equal(t, hashes, e.Client.Exists(ctx, ns.Prefix+"connections:12345").Val())
-		typing, err := presence.NewTyping(e.Client, presence.WithNamespace(ns))
+		typing, err := typingOf(presence.New(e.Client, presence.WithNamespace(ns)))
 		require.NoError(t, err)
 		_, err = typing.Start(ctx, "conv-456", "user-123", "john_doe")
 		require.NoError(t, err)
@@ -521,4 +521,20 @@ func TestConnections(t *testing.T) {
 		assert.ErrorIs(t, err, keys.ErrCorrupt)
 		assert.Contains(t, err.Error(), ck)
 	})
+}
+
+// typingOf and availabilityOf return the Typing and the Availability of
+// the Tracker New built: typingOf(presence.New(rdb, opts...)).
+func typingOf(t *presence.Tracker, err error) (*presence.Typing, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t.Typing(), nil
+}
+
+func availabilityOf(t *presence.Tracker, err error) (*presence.Availability, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t.Availability(), nil
 }

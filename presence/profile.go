@@ -77,7 +77,7 @@ type Profile struct {
 	// any of their connections, and how long a connection lives after its
 	// own last heartbeat (a connection whose lastSeen is TTL old is stale
 	// and pruned). The presence key and the connections hash expire then.
-	// It must be in [1ms, MaxTTL].
+	// It must be in [1ms, 24h].
 	TTL time.Duration
 	// Heartbeat is the interval at which clients should call Heartbeat. It
 	// is advice for callers (the examples use it); it must be positive and
@@ -85,25 +85,25 @@ type Profile struct {
 	Heartbeat time.Duration
 	// Retention is how long the presence key of a user who went offline
 	// keeps "lastSeen" before it expires: zero (delete it at once) or in
-	// [1ms, MaxRetention].
+	// [1ms, 720h] (30 days).
 	Retention time.Duration
-	// TypingTTL is the lifetime of a typing indicator, in [1ms, MaxTypingTTL].
+	// TypingTTL is the lifetime of a typing indicator, in [1ms, 1h].
 	TypingTTL time.Duration
 	// TypingThrottle is the minimum interval between two accepted
 	// Typing.Start writes of one user in one conversation: zero (no
-	// throttle) or in [1ms, MaxTypingTTL].
+	// throttle) or in [1ms, 1h].
 	TypingThrottle time.Duration
 }
 
 // Bounds of a Profile's durations.
 const (
-	// MaxTTL is the longest online TTL a profile may have.
-	MaxTTL = 24 * time.Hour
-	// MaxRetention is the longest offline retention a profile may have.
-	MaxRetention = 30 * 24 * time.Hour
-	// MaxTypingTTL is the longest typing TTL, and typing throttle, a
+	// maxTTL is the longest online TTL a profile may have.
+	maxTTL = 24 * time.Hour
+	// maxRetention is the longest offline retention a profile may have.
+	maxRetention = 30 * 24 * time.Hour
+	// maxTypingTTL is the longest typing TTL, and typing throttle, a
 	// profile may have.
-	MaxTypingTTL = time.Hour
+	maxTypingTTL = time.Hour
 )
 
 // DetailedProfile returns the profile New uses by default: FormatDetailed
@@ -133,18 +133,18 @@ func (p Profile) validate(op string) (Profile, error) {
 	switch {
 	case p.Format != FormatDetailed && p.Format != FormatCompact:
 		return bad("unknown format %d", int(p.Format))
-	case p.TTL < time.Millisecond || p.TTL > MaxTTL:
-		return bad("TTL %v outside [1ms, %v]", p.TTL, MaxTTL)
+	case p.TTL < time.Millisecond || p.TTL > maxTTL:
+		return bad("TTL %v outside [1ms, %v]", p.TTL, maxTTL)
 	case p.Heartbeat <= 0 || p.Heartbeat >= p.TTL:
 		return bad("heartbeat %v must be positive and below the TTL %v", p.Heartbeat, p.TTL)
-	case p.Retention != 0 && (p.Retention < time.Millisecond || p.Retention > MaxRetention):
+	case p.Retention != 0 && (p.Retention < time.Millisecond || p.Retention > maxRetention):
 		// the scripts take milliseconds: 0 < Retention < 1ms would silently
 		// mean "delete at once"
-		return bad("retention %v neither zero nor in [1ms, %v]", p.Retention, MaxRetention)
-	case p.TypingTTL < time.Millisecond || p.TypingTTL > MaxTypingTTL:
-		return bad("typing TTL %v outside [1ms, %v]", p.TypingTTL, MaxTypingTTL)
-	case p.TypingThrottle != 0 && (p.TypingThrottle < time.Millisecond || p.TypingThrottle > MaxTypingTTL):
-		return bad("typing throttle %v neither zero nor in [1ms, %v]", p.TypingThrottle, MaxTypingTTL)
+		return bad("retention %v neither zero nor in [1ms, %v]", p.Retention, maxRetention)
+	case p.TypingTTL < time.Millisecond || p.TypingTTL > maxTypingTTL:
+		return bad("typing TTL %v outside [1ms, %v]", p.TypingTTL, maxTypingTTL)
+	case p.TypingThrottle != 0 && (p.TypingThrottle < time.Millisecond || p.TypingThrottle > maxTypingTTL):
+		return bad("typing throttle %v neither zero nor in [1ms, %v]", p.TypingThrottle, maxTypingTTL)
 	}
 	p.TTL, p.Retention = msUp(p.TTL), msUp(p.Retention)
 	p.TypingTTL, p.TypingThrottle = msUp(p.TypingTTL), msUp(p.TypingThrottle)

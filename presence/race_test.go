@@ -223,9 +223,9 @@ func TestFaults(t *testing.T) {
 		// error, never a sentinel, for every operation.
 		p.Stall()
 		sentinels := []error{presence.ErrUnknownConnection, presence.ErrOffline, presence.ErrTooManyConnections, presence.ErrNoIndex, presence.ErrInvalid, keys.ErrCorrupt}
-		ty, err := presence.NewTyping(c, presence.WithNamespace(e.NS))
+		ty, err := typingOf(presence.New(c, presence.WithNamespace(e.NS)))
 		require.NoError(t, err)
-		av, err := presence.NewAvailability(c, presence.WithNamespace(e.NS))
+		av, err := availabilityOf(presence.New(c, presence.WithNamespace(e.NS)))
 		require.NoError(t, err)
 		for name, op := range map[string]func(ctx context.Context) error{
 			"heartbeat":  func(ctx context.Context) error { _, err := tr.Heartbeat(ctx, "u", "a"); return err },

@@ -75,7 +75,7 @@ func latest(now int64) int64 {
 	if now <= 0 {
 		return 253402300799999 // 9999-12-31T23:59:59.999Z
 	}
-	return now + unit.MsCeil(MaxClockSkew)
+	return now + unit.MsCeil(maxClockSkew)
 }
 
 // decode decodes a presence value read at server time now (Unix ms; 0 when
@@ -142,7 +142,7 @@ func decode(key, user string, data []byte, now int64, scratch *[]byte) (Presence
 // is not an error. With LayoutSingleKey the GET transfers the user's
 // connections too (Presence does not carry them; only the part before them
 // is decoded). A value this package did not write (bad JSON, an unknown
-// status, a lastSeen that is missing, negative or more than MaxClockSkew
+// status, a lastSeen that is missing, negative or more than an hour
 // ahead of server time) gives an error matching keys.ErrCorrupt that names
 // the key.
 func (t *Tracker) Get(ctx context.Context, user string) (Presence, error) {
@@ -157,7 +157,7 @@ func (t *Tracker) Get(ctx context.Context, user string) (Presence, error) {
 // one pipeline (two commands per user and a TIME): one round trip on a
 // single server; on a cluster go-redis splits the pipeline per node and
 // sends the parts in parallel (one round trip per node involved, no
-// cross-slot MGET). At most MaxUsers users; all IDs are checked before
+// cross-slot MGET). At most 10,000 users; all IDs are checked before
 // anything is sent. A corrupt value fails the call with an error naming its
 // key.
 func (t *Tracker) GetMany(ctx context.Context, users []string) ([]Presence, error) {
@@ -167,7 +167,7 @@ func (t *Tracker) GetMany(ctx context.Context, users []string) ([]Presence, erro
 // Online returns the users among users who are online for the system
 // (Invisible included), in input order, with one pipeline of GETs (one
 // command per user and a TIME; cluster behaviour as GetMany). At most
-// MaxUsers users.
+// 10,000 users.
 func (t *Tracker) Online(ctx context.Context, users []string) ([]string, error) {
 	ps, err := t.getMany(ctx, "online", users, false)
 	if err != nil {
@@ -183,8 +183,8 @@ func (t *Tracker) Online(ctx context.Context, users []string) ([]string, error) 
 }
 
 func (t *Tracker) getMany(ctx context.Context, op string, users []string, lastSeen bool) ([]Presence, error) {
-	if len(users) > MaxUsers {
-		return nil, pkg.Invalidf(op, "%d users, at most %d", len(users), MaxUsers)
+	if len(users) > maxUsers {
+		return nil, pkg.Invalidf(op, "%d users, at most %d", len(users), maxUsers)
 	}
 	// With no retention there is no last seen to report after expiry (the
 	// index keeps silent expiries then only for Sweep).
@@ -253,7 +253,7 @@ func lastSeenOf(c *redis.FloatCmd, key string, ttl float64, now int64) (time.Tim
 	}
 	s = math.Floor(math.Abs(s))
 	if s > ttl+float64(latest(now)) {
-		return time.Time{}, keys.Corrupt(key, fmt.Errorf("score %.0f past server time + TTL + %v", s, MaxClockSkew))
+		return time.Time{}, keys.Corrupt(key, fmt.Errorf("score %.0f past server time + TTL + %v", s, maxClockSkew))
 	}
 	if s <= ttl {
 		return time.Time{}, nil

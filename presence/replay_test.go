@@ -43,9 +43,9 @@ func newLossy(t *testing.T, opts ...Option) *lossy {
 	var err error
 	l.tr, err = New(c, opts...)
 	require.NoError(t, err)
-	l.ty, err = NewTyping(c, opts...)
+	l.ty, err = typingOf(New(c, opts...))
 	require.NoError(t, err)
-	l.av, err = NewAvailability(c, opts...)
+	l.av, err = availabilityOf(New(c, opts...))
 	require.NoError(t, err)
 	obs, err := New(e.Client, opts...)
 	require.NoError(t, err)
@@ -406,4 +406,20 @@ func TestReplayedHeartbeatPipeline(t *testing.T) {
 		assert.True(t, p.Online())
 		assert.Equal(t, 1, p.Connections)
 	}
+}
+
+// typingOf and availabilityOf return the Typing and the Availability of
+// the Tracker New built: typingOf(New(rdb, opts...)).
+func typingOf(t *Tracker, err error) (*Typing, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t.Typing(), nil
+}
+
+func availabilityOf(t *Tracker, err error) (*Availability, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t.Availability(), nil
 }

@@ -190,7 +190,7 @@ func TestChannelResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	ctx := e.Ctx()
 	pc, p := e.ProxyClient(&redis.Options{PoolSize: 1})
 	gate := harness.HoldResends(t, pc, p)
-	opts := []Option{WithNamespace(e.NS), WithoutOccupancy()}
+	opts := []Option{WithNamespace(e.NS), WithOccupancyInterval(0)}
 	mine, err := NewChannels[string](pc, opts...)
 	require.NoError(t, err)
 	obs, err := NewChannels[string](e.Client, opts...)
@@ -308,9 +308,9 @@ func TestTypingResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	prof := DetailedProfile()
 	prof.TypingTTL, prof.TypingThrottle = time.Minute, 0 // every Start writes, and lasts the test
 	opts := []Option{WithNamespace(e.NS), WithProfile(prof)}
-	mine, err := NewTyping(pc, opts...)
+	mine, err := typingOf(New(pc, opts...))
 	require.NoError(t, err)
-	obs, err := NewTyping(e.Client, opts...)
+	obs, err := typingOf(New(e.Client, opts...))
 	require.NoError(t, err)
 	loadAll(t, e, typingStopOp)
 
@@ -418,7 +418,7 @@ func TestSweepResendRecognisedUnderConcurrentSweeps(t *testing.T) {
 	assert.Equal(t, want, eventsUntil(t, sub, func(ev Event) bool { return ev.UserID == last }), "each silent offline announced once")
 }
 
-// A user's request memo keeps every request of the last ReplayWindow,
+// A user's request memo keeps every request of the last replayWindow,
 // however many, and only those: a resend whose ID is 2,000 requests deep
 // is answered with its recorded reply and registers nothing, and the next
 // write drops the requests older than the window (and keeps the memo for
@@ -432,7 +432,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	require.NoError(t, err)
 	rk := k[3]
 	now := e.Now().UnixMilli()
-	window := ReplayWindow.Milliseconds()
+	window := replayWindow.Milliseconds()
 	record := func(req string, at int64, reply string) []redis.Z {
 		return []redis.Z{{Score: float64(at), Member: req}, {Score: float64(at), Member: req + "=" + reply}}
 	}
@@ -465,7 +465,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	assert.ErrorIs(t, err, redis.Nil, "older than the window: dropped")
 	ttl, err := e.Client.PTTL(ctx, rk).Result()
 	require.NoError(t, err)
-	assert.True(t, ttl > ReplayWindow-10*time.Second && ttl <= ReplayWindow, "TTL %v", ttl)
+	assert.True(t, ttl > replayWindow-10*time.Second && ttl <= replayWindow, "TTL %v", ttl)
 }
 
 // A memo entry this package did not write (a request ID without its
@@ -509,7 +509,7 @@ func TestRequestMemoWithoutReplyIsCorrupt(t *testing.T) {
 				func() bool { return e.Client.ZScore(e.Ctx(), shard, "x").Val() != at }}
 		},
 		"typing": func(t *testing.T, e *harness.Env) target {
-			ty, err := NewTyping(e.Client, WithNamespace(e.NS))
+			ty, err := typingOf(New(e.Client, WithNamespace(e.NS)))
 			require.NoError(t, err)
 			typing, typers, _, memo, err := ty.keysOf("test", "c", "u")
 			require.NoError(t, err)

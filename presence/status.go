@@ -44,7 +44,7 @@ func (s Status) valid() bool {
 // user stays online; a user who comes back online later gets Conn.Status.
 // A user with no live connection gives ErrOffline; Offline itself, or an
 // unknown status, is ErrInvalid (use Disconnect, or Invisible). A replay
-// of the request within ReplayWindow reports the first run's Result and
+// of the request within the replay window (3 min) reports the first run's Result and
 // changes and publishes nothing.
 func (t *Tracker) SetStatus(ctx context.Context, user string, s Status) (Result, error) {
 	const op = "set status"
@@ -61,7 +61,7 @@ func (t *Tracker) SetStatus(ctx context.Context, user string, s Status) (Result,
 // SetActivity sets an online user's metadata.lastActivity ("typing",
 // "idle", "active": at most the metadata limit), in one atomic script (one
 // round trip). A user with no live connection gives ErrOffline. A replay
-// of the request within ReplayWindow reports the first run's outcome and
+// of the request within the replay window (3 min) reports the first run's outcome and
 // changes nothing (a later SetActivity is not undone).
 func (t *Tracker) SetActivity(ctx context.Context, user, activity string) error {
 	const op = "set activity"

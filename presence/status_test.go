@@ -255,7 +255,7 @@ func TestOnlineIndexExpires(t *testing.T) {
 
 func TestAvailability(t *testing.T) {
 	e := harness.New(t)
-	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS))
+	av, err := availabilityOf(presence.New(e.Client, presence.WithNamespace(e.NS)))
 	require.NoError(t, err)
 	ctx := e.Ctx()
 	s, err := av.Get(ctx, "123")
@@ -291,7 +291,7 @@ func TestAvailability(t *testing.T) {
 // the tag's, beside the other keys a chat script carries it on.
 func TestAvailabilityTag(t *testing.T) {
 	e := harness.New(t)
-	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("support"))
+	av, err := availabilityOf(presence.New(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("support")))
 	require.NoError(t, err)
 	ctx := e.Ctx()
 	var ks []string
@@ -310,9 +310,9 @@ func TestAvailabilityTag(t *testing.T) {
 	n, err := e.Client.Eval(ctx, `local n = 0 for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == 'online' then n = n + 1 end end return n`, ks).Int()
 	require.NoError(t, err)
 	assert.Equal(t, 4, n)
-	_, err = presence.NewAvailability(e.Client, presence.WithAvailabilityTag("\xff"))
+	_, err = availabilityOf(presence.New(e.Client, presence.WithAvailabilityTag("\xff")))
 	assert.ErrorIs(t, err, presence.ErrInvalid)
-	_, err = presence.NewAvailability(e.Client, presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1)))
+	_, err = availabilityOf(presence.New(e.Client, presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1))))
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 }
 

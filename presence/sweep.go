@@ -59,7 +59,7 @@ func (t *Tracker) SweepWindow() time.Duration {
 // after which writes to its shard may prune it unannounced. A replayed
 // pipeline (go-redis resends it after a cut connection) announces nobody
 // twice, whenever it comes (the announced users are marked), and within
-// ReplayWindow reports the first run's count. Each visit also drops index
+// the replay window (3 min) reports the first run's count. Each visit also drops index
 // members whose score no script of this package writes.
 //
 // Cost: per shard one EVALSHA doing EXISTS and, on a shard that exists,

@@ -14,7 +14,7 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// ReplayWindow is how long a request and its first outcome are
+// replayWindow is how long a request and its first outcome are
 // remembered, for go-redis's resends (of a command whose reply was lost,
 // and of a whole pipeline after a cut connection): a resend that reaches
 // the server within it reports the first run's outcome and changes
@@ -23,12 +23,12 @@ import (
 // than go-redis's whole default retry schedule (at worst about 2 minutes
 // from the first run to the last resend; see "Resends" in
 // docs/presence.md) and than any call whose context deadline is shorter.
-const ReplayWindow = 3 * time.Minute
+const replayWindow = 3 * time.Minute
 
-// MaxClockSkew is how far ahead of the server's clock a stored time may be
+// maxClockSkew is how far ahead of the server's clock a stored time may be
 // (the server clock stepping back): a lastSeen, score or expiry further
 // ahead was not written by this package and is reported as corrupt.
-const MaxClockSkew = time.Hour
+const maxClockSkew = time.Hour
 
 var (
 	//go:embed index.lua
@@ -39,7 +39,7 @@ var (
 	replayLua string
 
 	// luaConsts starts every script: the Go constants the libraries use.
-	luaConsts = fmt.Sprintf("local REPLAY_MS, SKEW_MS = %d, %d\n", unit.MsCeil(ReplayWindow), unit.MsCeil(MaxClockSkew))
+	luaConsts = fmt.Sprintf("local REPLAY_MS, SKEW_MS = %d, %d\n", unit.MsCeil(replayWindow), unit.MsCeil(maxClockSkew))
 	// userLib is the libraries of the scripts on a user's keys.
 	userLib = luaConsts + indexLua + "\n" + libLua + "\n" + replayLua + "\n"
 	// userKeyTemplates are the KEYS of those scripts.
@@ -58,10 +58,13 @@ type Tracker struct {
 	fixed       []any // ARGV[3..8]
 	heartbeatOp *call.Op
 	sweepLoaded atomic.Bool
+	typing      *Typing
+	avail       *Availability
 }
 
-// New returns a Tracker over rdb. It fails with ErrInvalid on a nil
-// client, a go-redis client without ContextTimeoutEnabled (which would
+// New returns a Tracker over rdb, with its Typing and its Availability
+// (Tracker.Typing, Tracker.Availability). It fails with ErrInvalid on a
+// nil client, a go-redis client without ContextTimeoutEnabled (which would
 // ignore the deadlines of every call), or a bad option; it does not
 // contact Redis.
 func New(rdb redis.UniversalClient, opts ...Option) (*Tracker, error) {
@@ -92,6 +95,8 @@ func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, 
 		fixed:      []any{p.Format.arg(), unit.MsCeil(p.TTL), unit.MsCeil(p.Retention), ch, idx, o.layout.arg()},
 		heartbeatOp: pkg.Declare("heartbeat", hbBody, userKeyTemplates,
 			call.Head(hbHead), call.On(call.None, ErrUnknownConnection), call.Shared()),
+		typing: &Typing{run: call.NewRunner(rdb, o.lanes), opt: o},
+		avail:  newAvailability(rdb, o),
 	}, nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
@@ -42,18 +40,11 @@ type Typing struct {
 	opt options
 }
 
-// NewTyping returns a Typing over rdb, configured by the same options as
-// New (it uses the namespace, the profile's TypingTTL and TypingThrottle,
-// and WithPipelining). It fails with ErrInvalid on a nil client, a go-redis
-// client without ContextTimeoutEnabled, or a bad option; it does not
-// contact Redis.
-func NewTyping(rdb redis.UniversalClient, opts ...Option) (*Typing, error) {
-	o, err := call.Configure(pkg, "new typing", rdb, defaults(), opts, (*options).check)
-	if err != nil {
-		return nil, err
-	}
-	return &Typing{run: call.NewRunner(rdb, o.lanes), opt: o}, nil
-}
+// Typing returns the tracker's Typing, configured by its options (the
+// namespace, the profile's TypingTTL and TypingThrottle, and
+// WithPipelining: it has round trips in flight of its own). Every call
+// returns the same one.
+func (t *Tracker) Typing() *Typing { return t.typing }
 
 // Typer is one typing indicator.
 type Typer struct {
@@ -90,9 +81,9 @@ func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle
 // across app instances; it returns false, and writes nothing, when
 // throttled. A Stop does not reset the throttle. A replay of the request
 // reports the first run's answer: within TypingThrottle with a throttle
-// (the throttle marker holds its request ID), within ReplayWindow without
+// (the throttle marker holds its request ID), within the replay window (3 min) without
 // one. Errors: ErrInvalid for an empty or
-// oversize ID (also keys.ErrInvalidKey) or a username over MaxUsernameLen
+// oversize ID (also keys.ErrInvalidKey) or a username over 256
 // bytes or not UTF-8; keys.ErrCorrupt for a throttle marker without a TTL
 // within the throttle interval (it would throttle the user for ever).
 func (t *Typing) Start(ctx context.Context, conversation, user, username string) (bool, error) {
@@ -101,7 +92,7 @@ func (t *Typing) Start(ctx context.Context, conversation, user, username string)
 	if err != nil {
 		return false, err
 	}
-	if err := checkText(op, "username", username, MaxUsernameLen, false); err != nil {
+	if err := checkText(op, "username", username, maxUsernameLen, false); err != nil {
 		return false, err
 	}
 	p := t.opt.profile
@@ -116,7 +107,7 @@ func (t *Typing) Start(ctx context.Context, conversation, user, username string)
 
 // Stop clears user's typing indicator in conversation, in one atomic
 // script (one round trip). It reports whether there was one. A replay of
-// the request within ReplayWindow reports the first run's answer and
+// the request within the replay window (3 min) reports the first run's answer and
 // clears nothing a later Start wrote.
 func (t *Typing) Stop(ctx context.Context, conversation, user string) (bool, error) {
 	const op = "stop typing"

@@ -14,7 +14,7 @@ import (
 
 func newTyping(t *testing.T, e *harness.Env, opts ...presence.Option) *presence.Typing {
 	t.Helper()
-	ty, err := presence.NewTyping(e.Client, append([]presence.Option{presence.WithNamespace(e.NS)}, opts...)...)
+	ty, err := typingOf(presence.New(e.Client, append([]presence.Option{presence.WithNamespace(e.NS)}, opts...)...))
 	require.NoError(t, err)
 	return ty
 }

@@ -80,14 +80,13 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = tr.Connect(ctx, "7", presence.Conn{ID: "conn-1", Metadata: presence.Metadata{Device: "web"}})
 	require.NoError(t, err)
-	av, err := presence.NewAvailability(c, presence.WithNamespace(nsOpt))
-	require.NoError(t, err)
-	require.NoError(t, av.Set(ctx, "9", presence.Away))
+	require.NoError(t, tr.Availability().Set(ctx, "9", presence.Away))
 	// Indicators that outlive a slow seeding run (the default is 3 s).
 	long := presence.DetailedProfile()
 	long.TypingTTL, long.TypingThrottle = time.Minute, 30*time.Second
-	ty, err := presence.NewTyping(c, presence.WithNamespace(nsOpt), presence.WithProfile(long))
+	tyTr, err := presence.New(c, presence.WithNamespace(nsOpt), presence.WithProfile(long))
 	require.NoError(t, err)
+	ty := tyTr.Typing()
 	_, err = ty.Start(ctx, "conv-1", "7", "ann")
 	require.NoError(t, err)
 	_, err = ty.Start(ctx, "conv-2", "7", "ann")

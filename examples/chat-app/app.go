@@ -51,10 +51,7 @@ func newApp(rdb redis.UniversalClient, ns keys.Namespace, out io.Writer) (*app, 
 	if err != nil {
 		return nil, err
 	}
-	typing, err := presence.NewTyping(rdb, opts...)
-	if err != nil {
-		return nil, err
-	}
+	typing := tr.Typing()
 	pushes, err := queue.New[push](rdb, "fcm", queue.WithNamespace(ns), queue.WithMaxRetries(3),
 		queue.WithBackoff(queue.ExponentialBackoff(100*time.Millisecond, 5*time.Second)))
 	if err != nil {

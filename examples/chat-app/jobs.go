@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/lock"
-	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 )
 
@@ -129,12 +128,15 @@ func (a *app) startSchedulers(every time.Duration) {
 
 // remindUnread is the unread-reminder job: every user with unread
 // messages who is offline (one pipelined check for up to
-// presence.MaxUsers users) gets one reminder push.
+// maxOnlineBatch users) gets one reminder push.
+// maxOnlineBatch is the most users one Tracker.Online call takes.
+const maxOnlineBatch = 10000
+
 func (a *app) remindUnread(ctx context.Context) (string, error) {
 	users := a.db.usersWithUnread()
 	var offline []string
 	for len(users) > 0 {
-		n := min(len(users), presence.MaxUsers)
+		n := min(len(users), maxOnlineBatch)
 		on, err := a.tr.Online(ctx, users[:n])
 		if err != nil {
 			return "", err

@@ -154,6 +154,10 @@ type changeView struct {
 // snapshot), then a "change" event per change of a watched user and a
 // comment at every heartbeat, until the client goes or the service
 // stops; then it disconnects the device.
+// maxWatched is the most watched users one stream takes: the most one
+// Tracker.GetMany call takes.
+const maxWatched = 10000
+
 func (s *service) stream(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	user, device := q.Get("user"), q.Get("device")
@@ -161,8 +165,8 @@ func (s *service) stream(w http.ResponseWriter, r *http.Request) {
 	if q.Get("watch") != "" {
 		watch = strings.Split(q.Get("watch"), ",")
 	}
-	if user == "" || len(watch) > presence.MaxUsers {
-		httpError(w, http.StatusBadRequest, "user is required; at most %d watched users", presence.MaxUsers)
+	if user == "" || len(watch) > maxWatched {
+		httpError(w, http.StatusBadRequest, "user is required; at most %d watched users", maxWatched)
 		return
 	}
 	fl, ok := w.(http.Flusher)

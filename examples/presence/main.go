@@ -71,10 +71,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	typing, err := presence.NewTyping(rdb, opts...) // the same options
-	if err != nil {
-		return err
-	}
+	typing := tr.Typing() // the same options
 
 	// Another app instance would run this loop and push diffs to its
 	// websocket clients.
@@ -235,7 +232,7 @@ func lobby(ctx context.Context, rdb redis.UniversalClient, opts []presence.Optio
 	type member struct {
 		Name string `json:"name"`
 	}
-	rooms, err := presence.NewChannels[member](rdb, append(opts, presence.WithoutOccupancy())...)
+	rooms, err := presence.NewChannels[member](rdb, append(opts, presence.WithOccupancyInterval(0))...)
 	if err != nil {
 		return err
 	}
