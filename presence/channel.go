@@ -18,8 +18,6 @@ import (
 )
 
 var (
-	//go:embed channel.lua
-	channelLua string
 	//go:embed channel_join.lua
 	channelJoinLua string
 	//go:embed channel_leave.lua
@@ -33,14 +31,13 @@ var (
 	//go:embed channel_due.lua
 	channelDueLua string
 
-	chanLib      = luaConsts + replayLua + "\n" + channelLua + "\n"
 	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
-	chanJoinOp   = pkg.Declare("join", chanLib+channelJoinLua, chanKeys, call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	chanLeaveOp  = pkg.Declare("leave", chanLib+channelLeaveLua, chanKeys, call.Shared())
-	chanUpdateOp = pkg.Declare("update member", chanLib+channelUpdateLua, chanKeys, call.On(call.None, ErrNotMember), call.Shared())
-	chanBeatOp   = pkg.Declare("channel heartbeat", chanLib+channelHeartbeatLua, chanKeys[:4],
+	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Uses(libLua), call.On(call.Limit, ErrTooManyConnections), call.Shared())
+	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua), call.Shared())
+	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua), call.On(call.None, ErrNotMember), call.Shared())
+	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Uses(libLua),
 		call.On(call.None, ErrUnknownConnection), call.Shared())
-	chanSettleOp = pkg.Declare("channel sweep", chanLib+channelSettleLua, chanKeys[:4])
+	chanSettleOp = pkg.Declare("channel sweep", channelSettleLua, chanKeys[:4], call.Uses(libLua))
 	chanDueOp    = pkg.Declare("channel due", channelDueLua, []*keys.Template{chanDueKey})
 )
 
@@ -143,10 +140,10 @@ func (c *Channels[T]) keysOf(op, channel, user string) ([]string, string, error)
 }
 
 func (c *Channels[T]) args(channel, events, user, conn, reqID string, extra ...any) []any {
-	a := make([]any, 0, 8+len(extra))
+	a := make([]any, 0, 9+len(extra))
 	a = append(a, channel, events)
 	a = append(a, c.fixed...)
-	a = append(a, user, conn, reqID)
+	a = append(a, user, conn, reqID, replayMs)
 	return append(a, extra...)
 }
 

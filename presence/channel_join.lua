@@ -1,8 +1,12 @@
--- channel_join: add one device of a user to a channel (after replay.lua
--- and channel.lua). The user becomes a member with their first device.
--- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
--- ARGV[9]  member data JSON
--- ARGV[10] max devices per user in the channel
+-- channel_join: add one device of a user to a channel. The user becomes a
+-- member with their first device. Uses lib.lua.
+-- KEYS[1..5] as lib.lua describes them for channels (members, devices,
+--            occupancy, due shard, request memo)
+-- ARGV[1..9] as lib.lua describes them for channels (channel, events
+--            channel, device TTL, sweep window, occupancy interval, user,
+--            device, request ID, replay window)
+-- ARGV[10] member data JSON
+-- ARGV[11] max devices per user in the channel
 -- Returns ok(joined 0/1, the user's devices, members), limit(0, devices,
 -- members) when the user already has the maximum of other devices
 -- (nothing written), or corrupt(i, why); a replay returns the first run's
@@ -14,15 +18,15 @@ preflight()
 local now = now_ms()
 local _, bad = settle_expired(now)
 if bad then return bad end
-local user, dev, data = ARGV[6], dev_member(ARGV[6], ARGV[7]), ARGV[9]
+local user, dev, data = ARGV[6], dev_member(ARGV[6], ARGV[7]), ARGV[10]
 local n, had = member_get(user)
 if n == false then return corrupt(1, MEMBER_CORRUPT) end
 local known = redis.call('ZSCORE', KEYS[2], dev)
-if not known and n >= tonumber(ARGV[10]) then
+if not known and n >= tonumber(ARGV[11]) then
   schedule(now, occupancy(now))
-  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), now)
+  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])
 end
-redis.call('ZADD', KEYS[2], int_str(now + CH_TTL), dev)
+redis.call('ZADD', KEYS[2], int_str(now + tonumber(ARGV[3])), dev)
 if not known then n = n + 1 end
 redis.call('HSET', KEYS[1], user, n .. ':' .. data)
 local joined = 0
@@ -33,4 +37,4 @@ elseif had ~= data then
   ch_event('update', user, ',"data":' .. data, now)
 end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), now)
+return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])

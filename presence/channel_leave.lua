@@ -1,7 +1,11 @@
--- channel_leave: remove one device of a user from a channel (after
--- replay.lua and channel.lua). The user's last device ends the membership.
--- Removing a device that is not in the channel is not an error.
--- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
+-- channel_leave: remove one device of a user from a channel. The user's
+-- last device ends the membership. Removing a device that is not in the
+-- channel is not an error. Uses lib.lua.
+-- KEYS[1..5] as lib.lua describes them for channels (members, devices,
+--            occupancy, due shard, request memo)
+-- ARGV[1..9] as lib.lua describes them for channels (channel, events
+--            channel, device TTL, sweep window, occupancy interval, user,
+--            device, request ID, replay window)
 -- Returns ok(left 0/1, the user's devices left, members) or corrupt(i,
 -- why); a replay returns the first run's reply.
 local rec = replayed(KEYS[5], ARGV[8])
@@ -22,4 +26,4 @@ end
 local n = member_get(user)
 if n == false then return corrupt(1, MEMBER_CORRUPT) end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), now)
+return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])

@@ -1,9 +1,14 @@
 -- channel_settle: a sweep's visit of one channel its slot's due shard
--- named (after channel.lua): settle expired devices (announcing the silent
--- leaves), publish a pending occupancy event, reschedule the channel.
--- Running it twice is running it once (the second run finds nothing due).
--- KEYS[1..4] and ARGV[1..5] as channel.lua describes them
--- Returns ok(users who left).
+-- named: settle expired devices (announcing the silent leaves), publish a
+-- pending occupancy event, reschedule the channel. Running it twice is
+-- running it once (the second run finds nothing due). Uses lib.lua.
+-- KEYS[1..4] as lib.lua describes them for channels (members, devices,
+--            occupancy, due shard)
+-- ARGV[1..9] as lib.lua describes them for channels (ARGV[1..5] used:
+--            channel, events channel, device TTL, sweep window, occupancy
+--            interval)
+-- Returns ok(users who left) or corrupt(1, why) for a member value this
+-- package did not write.
 preflight()
 local now = now_ms()
 local left, bad = settle_expired(now)

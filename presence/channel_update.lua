@@ -1,7 +1,10 @@
--- channel_update: replace a member's data (after replay.lua and
--- channel.lua).
--- KEYS[1..5] and ARGV[1..8] as channel.lua describes them
--- ARGV[9] member data JSON
+-- channel_update: replace a member's data. Uses lib.lua.
+-- KEYS[1..5] as lib.lua describes them for channels (members, devices,
+--            occupancy, due shard, request memo)
+-- ARGV[1..9] as lib.lua describes them for channels (channel, events
+--            channel, device TTL, sweep window, occupancy interval, user,
+--            "" for the device, request ID, replay window)
+-- ARGV[10] member data JSON
 -- Returns ok(changed 0/1), none() for a user who is not a member, or
 -- corrupt(i, why); a replay returns the first run's reply.
 local rec = replayed(KEYS[5], ARGV[8])
@@ -11,7 +14,7 @@ preflight()
 local now = now_ms()
 local _, bad = settle_expired(now)
 if bad then return bad end
-local user, data = ARGV[6], ARGV[9]
+local user, data = ARGV[6], ARGV[10]
 local n, had = member_get(user)
 if n == false then return corrupt(1, MEMBER_CORRUPT) end
 local changed = 0
@@ -21,5 +24,5 @@ if n > 0 and had ~= data then
   changed = 1
 end
 schedule(now, occupancy(now))
-if n == 0 then return remember(KEYS[5], ARGV[8], none(), now) end
-return remember(KEYS[5], ARGV[8], ok(changed), now)
+if n == 0 then return remember(KEYS[5], ARGV[8], none(), now, ARGV[9]) end
+return remember(KEYS[5], ARGV[8], ok(changed), now, ARGV[9])

@@ -20,9 +20,11 @@ var (
 	//go:embed disconnect.lua
 	disconnectLua string
 
-	connectOp = pkg.Declare("connect", userLib+connectLua, userKeyTemplates,
+	connectOp = pkg.Declare("connect", connectLua, userKeyTemplates, call.Uses(libLua),
 		call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	disconnectOp = pkg.Declare("disconnect", userLib+disconnectLua, userKeyTemplates, call.Shared())
+	disconnectOp = pkg.Declare("disconnect", disconnectLua, userKeyTemplates, call.Uses(libLua), call.Shared())
+	heartbeatOp  = pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Head(heartbeatFastLua), call.Uses(libLua),
+		call.On(call.None, ErrUnknownConnection), call.Shared())
 )
 
 // Metadata describes one connection, stored in its JSON under "metadata".
@@ -177,7 +179,7 @@ func (t *Tracker) Heartbeat(ctx context.Context, user, conn string) (Result, err
 	if err := checkText(op, "connection ID", conn, maxConnIDLen, true); err != nil {
 		return Result{}, err
 	}
-	return result(t.run.Run(ctx, t.heartbeatOp, k[:], user, conn, newRequestID(), t.channelArg))
+	return result(t.run.Run(ctx, heartbeatOp, k[:], t.args(user, conn, newRequestID())...))
 }
 
 // Disconnect removes connection conn of user, in one atomic script (one

@@ -1,45 +1,49 @@
 -- heartbeat_fast.lua: the heartbeat of a live connection of a user who is
--- online, the common case, in as few commands as it takes. A Tracker
--- compiles its profile into the lines before it (SINGLE, FMT, TTL, TTL_PX,
--- INDEX, ONLINE_PX, AWAY_PX: see heartbeatParts), and puts the whole
--- heartbeat (heartbeat.lua, with the libraries) after it: anything the
--- fast path does not recognise as its case falls through to it, before a
--- single write, and is handled exactly as before. It comes first in the
--- script, before the prelude's helpers (call.Head), uses none, and builds
--- no table: what it returns costs no closure.
+-- online, the common case, in as few commands as it takes. It is the
+-- heartbeat's head (call.Head): it runs first, before the prelude and
+-- lib.lua, uses none of their helpers and builds no table, so what it
+-- returns costs no closure. Anything it does not recognise as its case
+-- falls through, before a single write, to the general heartbeat
+-- (heartbeat.lua, after the prelude and lib.lua), which handles it
+-- exactly as before.
+--
+-- KEYS[1..4]  as lib.lua describes them (presence, connections, online
+--             index shard, request memo)
+-- ARGV[1..11] as lib.lua describes them (user, connection, format, TTL,
+--             retention, events channel, index, layout, skew bound,
+--             replay window, request ID); it reads ARGV[1..5] and
+--             ARGV[7..9]
+-- Returns, in its case, "ok <live> 0 <status>" (ok(live, 0, status) as one
+-- string of words, as heartbeat.lua would return it as a table);
+-- otherwise nothing: the general heartbeat runs.
 --
 -- A status's index score is the presence expiry plus its fraction
--- (online .0, away .25, busy .5) and the index TTL ONLINE_PX for online,
--- AWAY_PX for the others, as lib.lua writes them; the score is passed as
--- a decimal string (a Lua number would be formatted by Redis as a double,
--- the same value at twice the cost).
---
--- KEYS[1..4] as lib.lua describes them
--- ARGV[1] user ID
--- ARGV[2] connection ID
--- ARGV[3] request ID, 16 hex digits
--- ARGV[4] events channel
+-- (online .0, away .25, busy .5) and the index TTL the TTL plus the sweep
+-- window for online, 1 ms more for the others, as lib.lua writes them;
+-- the score is passed as a decimal string (a Lua number would be
+-- formatted by Redis as a double, the same value at twice the cost).
 --
 -- The case: the hash layout; every connection of the user a JSON text as
 -- this package writes it ({"connectedAt":N,"lastSeen":N,...}) and live
--- (lastSeen within TTL, not ahead of the clock by more than SKEW_MS), this
--- one among them; the presence JSON as this package writes it, with the
--- status online, away or busy, a lastSeen not ahead of the clock, the
--- same connection count, and (FormatDetailed) the freshest connection's
--- device and an activity in plain characters. Then nothing is pruned,
--- nothing changes but the times, no event is due, and no request memo is
--- needed: the script writes the connection's lastSeen, the presence (the
--- same bytes but lastSeen, and the device of this connection, now the
--- freshest) with its TTL, the hash's TTL and the user's index score (no
--- prune: no member is added) and its TTL, and returns ok(live, 0,
--- status), as heartbeat.lua would, as one string of words.
+-- (lastSeen within TTL, not ahead of the clock by more than the skew
+-- bound), this one among them; the presence JSON as this package writes
+-- it, with the status online, away or busy, a lastSeen not ahead of the
+-- clock, the same connection count, and (FormatDetailed) the freshest
+-- connection's device and an activity in plain characters. Then nothing
+-- is pruned, nothing changes but the times, no event is due, and no
+-- request memo is needed: the script writes the connection's lastSeen, the
+-- presence (the same bytes but lastSeen, and the device of this
+-- connection, now the freshest) with its TTL, the hash's TTL and the
+-- user's index score (no prune: no member is added) and its TTL.
 --
 -- Why a twin: its bench row, BenchmarkPresenceHeartbeat/redschema, costs
 -- the server 153k instructions per heartbeat with this head and 337k
 -- without it (55 % less; callgrind, bench/README.md "Where a script's
 -- instructions go", 2026-11-29): over the 20 % a twin must save.
-if not SINGLE then
+if ARGV[8] ~= 'single' then
   local find, sub, match = string.find, string.sub, string.match
+  local FMT, TTL_PX = ARGV[3], ARGV[4]
+  local TTL, SKEW_MS = tonumber(TTL_PX), tonumber(ARGV[9])
   local t = redis.call('TIME')
   local ms = sub('00000' .. t[2], -6, -4)
   local nows = t[1] .. ms
@@ -83,14 +87,16 @@ if not SINGLE then
     redis.call('HSET', KEYS[2], conn, sub(mine, 1, at + 11) .. nows .. sub(mine, at + 12 + #digits))
     redis.call('SET', KEYS[1], value, 'PX', TTL_PX)
     redis.call('PEXPIRE', KEYS[2], TTL_PX)
-    if INDEX then
+    if ARGV[7] == '1' then
       local score = string.format('%d', now + TTL)
+      local window = tonumber(ARGV[5]) -- the sweep window: the retention, or the TTL
+      if window == 0 then window = TTL end
       if st == 'online' then
         redis.call('ZADD', KEYS[3], score, ARGV[1])
-        redis.call('PEXPIRE', KEYS[3], ONLINE_PX)
+        redis.call('PEXPIRE', KEYS[3], string.format('%d', TTL + window))
       else
         redis.call('ZADD', KEYS[3], score .. (st == 'away' and '.25' or '.5'), ARGV[1])
-        redis.call('PEXPIRE', KEYS[3], AWAY_PX)
+        redis.call('PEXPIRE', KEYS[3], string.format('%d', TTL + window + 1))
       end
     end
     return 'ok ' .. n .. ' 0 ' .. st -- ok(n, 0, st) as words: no table to build (n is a small count)

@@ -23,8 +23,9 @@ var fastTimeRe = regexp.MustCompile(`\d{13}(\.\d+)?`)
 
 // heartbeatPaths is one tracker configuration with its heartbeat split
 // in three: the Tracker (fast path, then the general heartbeat), the
-// general heartbeat alone (the fast path cut out), and the fast path alone
-// (answering "general" where it would fall through).
+// general heartbeat alone (without its head), and the fast path alone
+// (answering "general" where it would fall through). The two test ops
+// share the heartbeat's name, so the package's op list keeps its own.
 type heartbeatPaths struct {
 	fast, general *Tracker
 	generalOp     *call.Op
@@ -37,13 +38,11 @@ func newHeartbeatPaths(t *testing.T, e1, e2 *harness.Env, opts ...Option) heartb
 	require.NoError(t, err)
 	general, err := New(e2.Client, append([]Option{WithNamespace(e2.NS)}, opts...)...)
 	require.NoError(t, err)
-	src := heartbeatSource(general.opt)
-	require.Contains(t, src, heartbeatFastLua)
-	head := src[:strings.Index(src, heartbeatFastLua)]
 	return heartbeatPaths{
 		fast: fast, general: general,
-		generalOp:  pkg.Declare("heartbeat", strings.Replace(src, heartbeatFastLua, "", 1), userKeyTemplates, call.On(call.None, ErrUnknownConnection)),
-		fastOnlyOp: pkg.Declare("heartbeat", head+heartbeatFastLua+"\nreturn {'ok', 'general'}\n", userKeyTemplates),
+		generalOp: pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Uses(libLua), call.On(call.None, ErrUnknownConnection)),
+		// the fast path, then "general" where it would fall through
+		fastOnlyOp: pkg.Declare("heartbeat", "return {'ok', 'general'}", userKeyTemplates, call.Head(heartbeatFastLua)),
 	}
 }
 
@@ -133,11 +132,11 @@ func TestHeartbeatFastPathMatchesGeneral(t *testing.T) {
 			k2, err := p.general.userKeys("test", "u")
 			require.NoError(t, err)
 			general := func() (Result, error) {
-				return result(p.general.run.Run(e2.Ctx(), p.generalOp, k2[:], "u", c.conn, newRequestID(), p.general.channel))
+				return result(p.general.run.Run(e2.Ctx(), p.generalOp, k2[:], p.general.args("u", c.conn, newRequestID())...))
 			}
 			// The fast path alone: it heartbeats, or writes nothing.
 			before := heartbeatState(t, e1, p.fast, "u")
-			rep, err := p.fast.run.Run(e1.Ctx(), p.fastOnlyOp, k1[:], "u", c.conn, newRequestID(), p.fast.channel)
+			rep, err := p.fast.run.Run(e1.Ctx(), p.fastOnlyOp, k1[:], p.fast.args("u", c.conn, newRequestID())...)
 			require.NoError(t, err)
 			taken := rep.Raw(0) != "general"
 			assert.Equal(t, c.fast, taken, "fast path taken: %v", rep)

@@ -132,7 +132,7 @@ func TestReplayReportsFirstOutcome(t *testing.T) {
 			l := newLossy(t, WithLayout(layout))
 			_, err := l.tr.Connect(ctx, "u", Conn{ID: "a"})
 			require.NoError(t, err)
-			l.lose(t, l.tr.heartbeatOp)
+			l.lose(t, heartbeatOp)
 			r, err := l.tr.Heartbeat(ctx, "u", "a")
 			require.NoError(t, err)
 			assert.Equal(t, Result{Connections: 1, Status: Online}, r)
@@ -143,7 +143,7 @@ func TestReplayReportsFirstOutcome(t *testing.T) {
 		t.Run("heartbeat that takes the user offline", func(t *testing.T) {
 			l := newLossy(t, WithLayout(layout), WithProfile(shortProfile))
 			plantStale(t, l.e, layout, "u", "old")
-			l.lose(t, l.tr.heartbeatOp)
+			l.lose(t, heartbeatOp)
 			r, err := l.tr.Heartbeat(ctx, "u", "new")
 			require.ErrorIs(t, err, ErrUnknownConnection)
 			assert.Equal(t, Result{Connections: 0, Changed: true, Status: Offline}, r, "the prune's transition, reported once")
@@ -368,7 +368,7 @@ func TestReplayedHeartbeatPipeline(t *testing.T) {
 		require.NoError(t, err)
 	}
 	l.events(t, 300*time.Millisecond) // the connects' own
-	require.NoError(t, l.tr.heartbeatOp.Load(ctx, l.e.Client))
+	require.NoError(t, heartbeatOp.Load(ctx, l.e.Client))
 	l.p.Stall()
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
@@ -390,7 +390,7 @@ func TestReplayedHeartbeatPipeline(t *testing.T) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	l.p.LoseReply(l.tr.heartbeatOp.Script().Hash())
+	l.p.LoseReply(heartbeatOp.Script().Hash())
 	l.p.Resume()
 	wg.Wait()
 	for i := range users {

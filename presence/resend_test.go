@@ -516,7 +516,7 @@ func TestRequestMemoWithoutReplyIsCorrupt(t *testing.T) {
 			require.NoError(t, e.Client.Set(e.Ctx(), typing, "x", time.Minute).Err())
 			return target{memo,
 				func(req string) error {
-					_, err := ty.run.Run(e.Ctx(), typingStopOp, []string{typing, typers, memo}, req)
+					_, err := ty.run.Run(e.Ctx(), typingStopOp, []string{typing, typers, memo}, req, replayMs)
 					return err
 				},
 				func() bool { return e.Client.Exists(e.Ctx(), typing).Val() == 0 }}

@@ -14,8 +14,7 @@ var (
 	//go:embed sweep.lua
 	sweepLua string
 
-	sweepOp = pkg.Declare("sweep", luaConsts+indexLua+"\n"+replayLua+"\n"+sweepLua,
-		[]*keys.Template{onlineKey, sweepsKey})
+	sweepOp = pkg.Declare("sweep", sweepLua, []*keys.Template{onlineKey, sweepsKey}, call.Uses(libLua))
 )
 
 // sweepLimit is the most silent expiries one visit of one shard announces

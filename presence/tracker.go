@@ -2,7 +2,6 @@ package presence
 
 import (
 	_ "embed"
-	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -31,18 +30,15 @@ const replayWindow = 3 * time.Minute
 const maxClockSkew = time.Hour
 
 var (
-	//go:embed index.lua
-	indexLua string
 	//go:embed lib.lua
 	libLua string
-	//go:embed replay.lua
-	replayLua string
 
-	// luaConsts starts every script: the Go constants the libraries use.
-	luaConsts = fmt.Sprintf("local REPLAY_MS, SKEW_MS = %d, %d\n", unit.MsCeil(replayWindow), unit.MsCeil(maxClockSkew))
-	// userLib is the libraries of the scripts on a user's keys.
-	userLib = luaConsts + indexLua + "\n" + libLua + "\n" + replayLua + "\n"
-	// userKeyTemplates are the KEYS of those scripts.
+	// replayMs and skewMs are replayWindow and maxClockSkew as the
+	// scripts take them in ARGV.
+	replayMs = unit.MsCeil(replayWindow)
+	skewMs   = unit.MsCeil(maxClockSkew)
+
+	// userKeyTemplates are the KEYS of the scripts on a user's keys.
 	userKeyTemplates = []*keys.Template{presenceKey, connsKey, onlineKey, requestsKey}
 )
 
@@ -54,9 +50,7 @@ type Tracker struct {
 	run         *call.Runner
 	opt         options
 	channel     string
-	channelArg  any   // channel, boxed once
-	fixed       []any // ARGV[3..8]
-	heartbeatOp *call.Op
+	fixed       []any // ARGV[3..10]
 	sweepLoaded atomic.Bool
 	typing      *Typing
 	avail       *Availability
@@ -86,48 +80,15 @@ func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, 
 		idx = "0"
 	}
 	p := o.profile
-	hbHead, hbBody := heartbeatParts(o)
 	return &Tracker{
-		run:        call.NewRunner(rdb, o.lanes),
-		opt:        o,
-		channel:    ch,
-		channelArg: ch,
-		fixed:      []any{p.Format.arg(), unit.MsCeil(p.TTL), unit.MsCeil(p.Retention), ch, idx, o.layout.arg()},
-		heartbeatOp: pkg.Declare("heartbeat", hbBody, userKeyTemplates,
-			call.Head(hbHead), call.On(call.None, ErrUnknownConnection), call.Shared()),
+		run:     call.NewRunner(rdb, o.lanes),
+		opt:     o,
+		channel: ch,
+		fixed: []any{p.Format.arg(), unit.MsCeil(p.TTL), unit.MsCeil(p.Retention), ch, idx, o.layout.arg(),
+			skewMs, replayMs},
 		typing: &Typing{run: call.NewRunner(rdb, o.lanes), opt: o},
 		avail:  newAvailability(rdb, o),
 	}, nil
-}
-
-// heartbeatParts is a Tracker's heartbeat script: its profile compiled
-// into the constants of heartbeat_fast.lua, the fast path, which comes
-// first (call.Head: before the prelude's helpers), then the general
-// heartbeat (heartbeat.lua after the libraries) for every other case,
-// which reads the ARGV layout of lib.lua from the table the fast path's
-// four arguments and the constants make. Trackers of one configuration
-// share the script.
-func heartbeatParts(o options) (head, body string) {
-	p := o.profile
-	ttl, window := unit.MsCeil(p.TTL), unit.MsCeil(p.Retention)
-	if window == 0 {
-		window = ttl
-	}
-	idx := "1"
-	if o.noIndex {
-		idx = "0"
-	}
-	consts := fmt.Sprintf("local SINGLE, FMT, TTL, TTL_PX, INDEX = %t, '%s', %d, '%d', %t\n", o.layout == LayoutSingleKey, p.Format.arg(), ttl, ttl, !o.noIndex) +
-		fmt.Sprintf("local ONLINE_PX, AWAY_PX = '%d', '%d'\n", ttl+window, ttl+window+1)
-	general := fmt.Sprintf("local ARGV = {ARGV[1], ARGV[2], FMT, TTL_PX, '%d', ARGV[4], '%s', '%s', ARGV[3]}\n", unit.MsCeil(p.Retention), idx, o.layout.arg())
-	return luaConsts + consts + heartbeatFastLua, general + indexLua + "\n" + libLua + "\n" + replayLua + "\n" + heartbeatLua
-}
-
-// heartbeatSource is the whole heartbeat script as one text, the fast
-// path first.
-func heartbeatSource(o options) string {
-	head, body := heartbeatParts(o)
-	return head + "\n" + body
 }
 
 // Profile returns the tracker's profile (durations rounded up to whole
@@ -160,9 +121,10 @@ func (t *Tracker) userKeys(op, user string) (userKeys, error) {
 	return k, err
 }
 
-// args returns the ARGV of a script on user's keys (see lib.lua).
+// args returns the ARGV of a script on user's keys (see lib.lua): user,
+// conn, the fixed ARGV[3..10], reqID, then extra.
 func (t *Tracker) args(user, conn, reqID string, extra ...any) []any {
-	a := make([]any, 0, 9+len(extra))
+	a := make([]any, 0, 11+len(extra))
 	a = append(a, user, conn)
 	a = append(a, t.fixed...)
 	a = append(a, reqID)
@@ -170,8 +132,8 @@ func (t *Tracker) args(user, conn, reqID string, extra ...any) []any {
 }
 
 // newRequestID returns 16 random hex digits: the ID a script records its
-// first outcome under (see replay.lua). Drawn before the first send, it
-// is the same in every resend of the request.
+// first outcome under (see "Request memos" in lib.lua). Drawn before the
+// first send, it is the same in every resend of the request.
 func newRequestID() string {
 	const digits = "0123456789abcdef"
 	var b [16]byte

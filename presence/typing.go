@@ -20,11 +20,11 @@ var (
 	//go:embed typers.lua
 	typersLua string
 
-	typingStartOp = pkg.Declare("start typing", luaConsts+replayLua+"\n"+typingStartLua,
-		[]*keys.Template{typingKey, typersKey, throttleKey, typingRequestsKey}, call.Shared())
-	typingStopOp = pkg.Declare("stop typing", luaConsts+replayLua+"\n"+typingStopLua,
-		[]*keys.Template{typingKey, typersKey, typingRequestsKey}, call.Shared())
-	typersOp = pkg.Declare("typers", luaConsts+typersLua, []*keys.Template{typersKey}, call.Shared())
+	typingStartOp = pkg.Declare("start typing", typingStartLua,
+		[]*keys.Template{typingKey, typersKey, throttleKey, typingRequestsKey}, call.Uses(libLua), call.Shared())
+	typingStopOp = pkg.Declare("stop typing", typingStopLua,
+		[]*keys.Template{typingKey, typersKey, typingRequestsKey}, call.Uses(libLua), call.Shared())
+	typersOp = pkg.Declare("typers", typersLua, []*keys.Template{typersKey}, call.Shared())
 )
 
 // Typing records "user is typing" indicators per conversation: one JSON
@@ -97,7 +97,7 @@ func (t *Typing) Start(ctx context.Context, conversation, user, username string)
 	}
 	p := t.opt.profile
 	rep, err := t.run.Run(ctx, typingStartOp, []string{typing, typers, throttle, replay},
-		user, username, unit.MsCeil(p.TypingTTL), unit.MsCeil(p.TypingThrottle), newRequestID())
+		user, username, unit.MsCeil(p.TypingTTL), unit.MsCeil(p.TypingThrottle), newRequestID(), skewMs, replayMs)
 	if err != nil {
 		return false, err
 	}
@@ -115,7 +115,7 @@ func (t *Typing) Stop(ctx context.Context, conversation, user string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	rep, err := t.run.Run(ctx, typingStopOp, []string{typing, typers, replay}, newRequestID())
+	rep, err := t.run.Run(ctx, typingStopOp, []string{typing, typers, replay}, newRequestID(), replayMs)
 	if err != nil {
 		return false, err
 	}
@@ -137,7 +137,7 @@ func (t *Typing) Typers(ctx context.Context, conversation string) ([]Typer, erro
 	if err != nil {
 		return nil, err
 	}
-	rep, err := t.run.Run(ctx, typersOp, []string{k}, unit.MsCeil(t.opt.profile.TypingTTL))
+	rep, err := t.run.Run(ctx, typersOp, []string{k}, unit.MsCeil(t.opt.profile.TypingTTL), skewMs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,16 @@
--- typing_start: mark a user as typing in a conversation, throttled (after
--- replay.lua).
+-- typing_start: mark a user as typing in a conversation, throttled. Uses
+-- lib.lua (its request memos).
 -- KEYS[1] typing:{conversation_id}:{user_id}          typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                    typing JSON values by expiry ms (zset)
 -- KEYS[3] typing:throttle:{conversation_id}:{user_id} throttle marker (string)
--- KEYS[4] typing:requests:{conversation_id}:{user_id} request memo (see replay.lua)
+-- KEYS[4] typing:requests:{conversation_id}:{user_id} request memo
 -- ARGV[1] user ID
 -- ARGV[2] username
 -- ARGV[3] typing TTL, ms
 -- ARGV[4] throttle interval, ms (0: no throttle)
 -- ARGV[5] request ID, 16 hex digits
+-- ARGV[6] clock skew bound, ms
+-- ARGV[7] replay window, ms
 -- Returns ok(1) when the indicator was written, ok(0) when throttled, or
 -- corrupt(i, why). A replay returns the first run's reply: with a
 -- throttle, the marker holds the request ID of the write it admitted (no
@@ -36,9 +38,9 @@ local prev = redis.call('GET', KEYS[1])
 if prev then redis.call('ZREM', KEYS[2], prev) end
 redis.call('SET', KEYS[1], v, 'PX', ttl)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int_str(now))
--- entries no StartTyping writes (expiring after now + TTL + SKEW_MS)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(now + ttl + SKEW_MS), '+inf')
+-- entries no StartTyping writes (expiring after now + TTL + the skew bound)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(now + ttl + tonumber(ARGV[6])), '+inf')
 redis.call('ZADD', KEYS[2], int_str(now + ttl), v)
 redis.call('PEXPIRE', KEYS[2], ttl)
 if throttle > 0 then return ok(1) end
-return remember(KEYS[4], id, ok(1), now)
+return remember(KEYS[4], id, ok(1), now, ARGV[7])
