@@ -54,15 +54,11 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		return nil, err
 	}
 	popts := append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithAvailabilityTag(o.tag))
-	av, err := presence.NewAvailability(rdb, popts...)
+	tr, err := presence.New(rdb, popts...)
 	if err != nil {
 		return nil, pkg.Invalid(op, err)
 	}
-	ty, err := presence.NewTyping(rdb, popts...)
-	if err != nil {
-		return nil, pkg.Invalid(op, err)
-	}
-	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: av, ty: ty, roster: &roster{}}
+	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: tr.Availability(), ty: tr.Typing(), roster: &roster{}}
 	for _, t := range []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey} {
 		k, err := pkg.Key(op, t, o.ns, o.tag)
 		if err != nil {

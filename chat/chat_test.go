@@ -675,8 +675,9 @@ func TestTypingAndAvailabilityArePresences(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, e.NS.Prefix+"admin:{inbox-7}:123:presence", k)
 	// The one availability: presence's own reader agrees with chat's.
-	av, err := presence.NewAvailability(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("inbox-7"))
+	tr, err := presence.New(e.Client, presence.WithNamespace(e.NS), presence.WithAvailabilityTag("inbox-7"))
 	require.NoError(t, err)
+	av := tr.Availability()
 	require.NoError(t, c.Availability().Set(ctx, "123", presence.Busy))
 	s, err := av.Get(ctx, "123")
 	require.NoError(t, err)
