@@ -282,7 +282,7 @@ func BenchmarkSensorRange24h(b *testing.B) {
 			c := sensorClient(b, e, v.opts...)
 			from := fillDay(b, e, c, "lab")
 			sensorRun(b, e, 1, scriptCommands, func(ctx context.Context, _ int) error {
-				rs, err := c.Range(ctx, sensor.Temperature, "lab", from, time.Now())
+				rs, err := c.Range(ctx, sensor.Temperature, "lab", from, time.Now(), 0)
 				if err == nil && len(rs) != sensorDay {
 					err = fmt.Errorf("%d readings, want %d", len(rs), sensorDay)
 				}
@@ -323,7 +323,7 @@ func BenchmarkSensorAggregate24h(b *testing.B) {
 			c := sensorClient(b, e, v.opts...)
 			from := fillDay(b, e, c, "lab")
 			sensorRun(b, e, 1, scriptCommands, func(ctx context.Context, _ int) error {
-				s, err := c.Aggregate(ctx, sensor.Temperature, "lab", from, time.Now(), time.Hour, sensor.WithTier(v.tier))
+				s, err := c.Aggregate(ctx, sensor.Temperature, "lab", from, time.Now(), time.Hour, v.tier)
 				if err == nil && len(s.Buckets) < 24 {
 					err = fmt.Errorf("%d buckets", len(s.Buckets))
 				}

@@ -60,34 +60,30 @@ type Series struct {
 	Buckets []Bucket
 }
 
-// AggregateOption configures one Aggregate call.
-type AggregateOption func(*aggConfig)
-
-type aggConfig struct{ tier Tier }
-
-// WithTier makes Aggregate read one tier instead of picking. The tier's
-// bucket (a minute, an hour) must divide the width, and the tier must be
-// on, else ErrInvalid.
-func WithTier(t Tier) AggregateOption { return func(o *aggConfig) { o.tier = t } }
-
-// MaxBuckets bounds the buckets of one Aggregate call; MaxEvery bounds
+// maxBuckets bounds the buckets of one Aggregate call; maxEvery bounds
 // the bucket width.
 const (
-	MaxBuckets = 10000
-	MaxEvery   = MaxRollupRetention
+	maxBuckets = 10000
+	maxEvery   = maxRollupRetention
 )
 
 // Aggregate returns count, sum, min, max, avg, first and last of typ's
 // values in loc per bucket of width every (whole milliseconds, at most
-// MaxEvery), buckets starting at multiples of every since the Unix epoch,
-// over the buckets that hold from through to (at most MaxBuckets), in one
+// 400 days), buckets starting at multiples of every since the Unix epoch,
+// over the buckets that hold from through to (at most 10,000), in one
 // round trip: one script that folds the raw readings or the rollups on
 // the server. With AutoTier a week's trend in hours reads at most 168
 // hour rollups, never a raw reading. Raw aggregation reading more than
-// MaxScan readings is ErrTooMany.
-func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.Time, every time.Duration, opts ...AggregateOption) (Series, error) {
+// 200,000 readings is ErrTooMany.
+//
+// tier picks what is read: AutoTier (the zero value) picks the coarsest
+// tier whose bucket divides every and whose retention covers from, else
+// the raw readings; another tier makes Aggregate read that one. A tier's
+// bucket (a minute, an hour) must divide the width, and the tier must be
+// on, else ErrInvalid.
+func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.Time, every time.Duration, tier Tier) (Series, error) {
 	var s Series
-	r, err := c.aggregateRead("aggregate", typ, loc, from, to, every, opts, &s)
+	r, err := c.aggregateRead("aggregate", typ, loc, from, to, every, tier, &s)
 	if err != nil {
 		return Series{}, err
 	}
@@ -98,32 +94,27 @@ func (c *Client) Aggregate(ctx context.Context, typ, loc string, from, to time.T
 }
 
 // aggregateRead prepares Aggregate into dst.
-func (c *Client) aggregateRead(op, typ, loc string, from, to time.Time, every time.Duration, opts []AggregateOption, dst *Series) (read, error) {
-	var cfg aggConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (c *Client) aggregateRead(op, typ, loc string, from, to time.Time, every time.Duration, tier Tier, dst *Series) (read, error) {
 	w := unit.MsFloor(every)
 	switch {
-	case every < time.Millisecond || every > MaxEvery || every%time.Millisecond != 0:
-		return read{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, MaxEvery)
+	case every < time.Millisecond || every > maxEvery || every%time.Millisecond != 0:
+		return read{}, pkg.Invalidf(op, "bucket width %v outside [1ms, %v] or not whole milliseconds", every, maxEvery)
 	case from.After(to):
 		return read{}, pkg.Invalidf(op, "from %v after to %v", from, to)
-	case cfg.tier > HourTier:
-		return read{}, pkg.Invalidf(op, "tier %d", cfg.tier)
+	case tier > HourTier:
+		return read{}, pkg.Invalidf(op, "tier %d", tier)
 	}
 	lo := max(from.UnixMilli(), 0)
 	lo -= lo % w
 	hi := min(to.UnixMilli(), maxMS)
 	hi = hi - hi%w + w - 1
-	if (hi+1-lo)/w > MaxBuckets {
-		return read{}, pkg.Invalidf(op, "%d buckets of %v, at most %d", (hi+1-lo)/w, every, MaxBuckets)
+	if (hi+1-lo)/w > maxBuckets {
+		return read{}, pkg.Invalidf(op, "%d buckets of %v, at most %d", (hi+1-lo)/w, every, maxBuckets)
 	}
 	t, err := c.target(op, typ, loc)
 	if err != nil {
 		return read{}, err
 	}
-	tier := cfg.tier
 	if tier == AutoTier {
 		tier = c.pickTier(lo, w)
 	}

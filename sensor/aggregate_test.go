@@ -82,7 +82,7 @@ func TestAggregateTiersAgree(t *testing.T) {
 						if tier == HourTier && every < time.Hour {
 							continue
 						}
-						s, err := c.Aggregate(ctx, typ, "lab", from, now, every, WithTier(tier))
+						s, err := c.Aggregate(ctx, typ, "lab", from, now, every, tier)
 						require.NoError(t, err, "%s %v %s", typ, every, tier)
 						assert.Equal(t, tier, s.Tier)
 						require.Len(t, s.Buckets, len(want), "%s %v %s", typ, every, tier)
@@ -97,7 +97,7 @@ func TestAggregateTiersAgree(t *testing.T) {
 							assert.Equal(t, w.Last, b.Last, "%s %v %s last", typ, every, tier)
 						}
 					}
-					auto, err := c.Aggregate(ctx, typ, "lab", from, now, every)
+					auto, err := c.Aggregate(ctx, typ, "lab", from, now, every, AutoTier)
 					require.NoError(t, err)
 					if every == time.Hour {
 						assert.Equal(t, HourTier, auto.Tier, "an hourly trend reads the hour tier")
@@ -106,7 +106,7 @@ func TestAggregateTiersAgree(t *testing.T) {
 					}
 				}
 			}
-			s, err := c.Aggregate(ctx, Temperature, "lab", from, now, 10*time.Second)
+			s, err := c.Aggregate(ctx, Temperature, "lab", from, now, 10*time.Second, AutoTier)
 			require.NoError(t, err)
 			assert.Equal(t, RawTier, s.Tier, "sub-minute buckets read raw readings")
 		})
@@ -142,7 +142,7 @@ func TestRollupRetentionPerTier(t *testing.T) {
 	assert.LessOrEqual(t, e.Client.ZCard(ctx, tg.raw).Val(), int64(25), "raw: 24 h")
 	assert.LessOrEqual(t, e.Client.ZCard(ctx, tg.minute).Val(), int64(49), "minute tier: 2 days")
 	assert.Equal(t, int64(7*24), e.Client.ZCard(ctx, tg.hour).Val(), "hour tier: all 7 days")
-	week, err := c.Aggregate(ctx, Temperature, "lab", start, now, 24*time.Hour)
+	week, err := c.Aggregate(ctx, Temperature, "lab", start, now, 24*time.Hour, AutoTier)
 	require.NoError(t, err)
 	assert.Equal(t, HourTier, week.Tier)
 	var n int64
@@ -156,6 +156,6 @@ func TestRollupRetentionPerTier(t *testing.T) {
 	}
 	assert.Equal(t, 0.0, lo)
 	assert.Equal(t, 23.0, hi)
-	_, err = c.Aggregate(ctx, Temperature, "lab", start, now, time.Minute, WithTier(HourTier))
+	_, err = c.Aggregate(ctx, Temperature, "lab", start, now, time.Minute, HourTier)
 	require.ErrorIs(t, err, ErrInvalid, "minute buckets from the hour tier")
 }

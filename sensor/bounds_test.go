@@ -21,13 +21,13 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 	ctx := e.Ctx()
 	for _, opts := range [][]Option{
 		{WithRetention(time.Second)},
-		{WithRetention(MaxRetention + time.Hour)},
+		{WithRetention(maxRetention + time.Hour)},
 		{WithListCap(-1)},
-		{WithListCap(MaxListCap + 1)},
+		{WithListCap(maxListCap + 1)},
 		{WithRollups(time.Minute, 0)},
-		{WithRollups(0, MaxRollupRetention+time.Hour)},
+		{WithRollups(0, maxRollupRetention+time.Hour)},
 		{WithMaxFuture(-time.Second)},
-		{WithMaxFuture(MaxMaxFuture + time.Second)},
+		{WithMaxFuture(maxFuture + time.Second)},
 		{WithDuplicates(DuplicatePolicy(9))},
 		{WithTypes("Bad Type")},
 		{WithLocations("")},
@@ -60,10 +60,10 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 		"motion state":        {Type: Motion, Location: "study", Time: now, State: "maybe"},
 		"state on a temp":     {Type: Temperature, Location: "kitchen", Time: now, State: On},
 		"unit with quote":     TemperatureReading("kitchen", 20, `"C`, now),
-		"long unit":           TemperatureReading("kitchen", 20, strings.Repeat("u", MaxUnitLen+1), now),
+		"long unit":           TemperatureReading("kitchen", 20, strings.Repeat("u", maxUnitLen+1), now),
 		"bad ID":              {Type: Temperature, Location: "kitchen", Time: now, ID: "a b"},
 		"data not an object":  {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`[1,2]`)},
-		"data too big":        {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`{"x":"` + strings.Repeat("a", MaxDataLen) + `"}`)},
+		"data too big":        {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`{"x":"` + strings.Repeat("a", maxDataLen) + `"}`)},
 		"negative sequence":   {Type: Motion, Location: "study", Time: now, State: On, Sequence: -1},
 	} {
 		_, err := c.Ingest(ctx, r)
@@ -83,24 +83,27 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "ahead of the server clock")
 
-	_, err = c.IngestBatch(ctx, make([]Reading, MaxBatch+1))
+	_, err = c.IngestBatch(ctx, make([]Reading, maxBatch+1))
 	require.ErrorIs(t, err, ErrInvalid)
 	for name, q := range map[string]func() error{
 		"latest 0":        func() error { _, err := c.Latest(ctx, Temperature, "kitchen", 0); return err },
-		"latest too many": func() error { _, err := c.Latest(ctx, Temperature, "kitchen", MaxLatest+1); return err },
+		"latest too many": func() error { _, err := c.Latest(ctx, Temperature, "kitchen", maxLatest+1); return err },
 		"latest no type":  func() error { _, err := c.Latest(ctx, "", "kitchen", 1); return err },
-		"range backwards": func() error { _, err := c.Range(ctx, Temperature, "kitchen", now, now.Add(-time.Second)); return err },
-		"range limit": func() error {
-			_, err := c.Range(ctx, Temperature, "kitchen", now, now, WithLimit(MaxRangeLimit+1))
+		"range backwards": func() error {
+			_, err := c.Range(ctx, Temperature, "kitchen", now, now.Add(-time.Second), 0)
 			return err
 		},
-		"aggregate width": func() error { _, err := c.Aggregate(ctx, Temperature, "kitchen", now, now, 0); return err },
+		"range limit": func() error {
+			_, err := c.Range(ctx, Temperature, "kitchen", now, now, maxRangeLimit+1)
+			return err
+		},
+		"aggregate width": func() error { _, err := c.Aggregate(ctx, Temperature, "kitchen", now, now, 0, AutoTier); return err },
 		"aggregate buckets": func() error {
-			_, err := c.Aggregate(ctx, Temperature, "kitchen", now.Add(-time.Hour), now, time.Millisecond)
+			_, err := c.Aggregate(ctx, Temperature, "kitchen", now.Add(-time.Hour), now, time.Millisecond, AutoTier)
 			return err
 		},
 		"aggregate tier": func() error {
-			_, err := c.Aggregate(ctx, Temperature, "kitchen", now, now, time.Second, WithTier(MinuteTier))
+			_, err := c.Aggregate(ctx, Temperature, "kitchen", now, now, time.Second, MinuteTier)
 			return err
 		},
 		"motion window":     func() error { _, err := c.MotionWithin(ctx, "study", 0); return err },
@@ -111,7 +114,7 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 		require.ErrorIs(t, q(), ErrInvalid, name)
 	}
 	off := newClient(t, e, WithoutRollups())
-	_, err = off.Aggregate(ctx, Temperature, "kitchen", now, now, time.Hour, WithTier(HourTier))
+	_, err = off.Aggregate(ctx, Temperature, "kitchen", now, now, time.Hour, HourTier)
 	require.ErrorIs(t, err, ErrInvalid, "a tier that is off")
 	assert.Empty(t, e.Keys(), "nothing written")
 }

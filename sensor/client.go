@@ -72,10 +72,6 @@ func readOps(name, src string) map[string]*call.Op {
 	return out
 }
 
-// MaxScan bounds the raw readings one query reads on the server (a
-// query past it fails with ErrTooMany rather than stall Redis).
-const MaxScan = 200000
-
 // dupScan is how many of a generic list's newest entries a write searches
 // for a resend of itself or a duplicate.
 const dupScan = 32

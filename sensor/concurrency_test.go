@@ -90,7 +90,7 @@ func TestConcurrentWritersKeepTheInvariants(t *testing.T) {
 			var raw, rolled int64
 			for _, loc := range locs {
 				for _, typ := range []string{Temperature, Motion, "pressure"} {
-					rs, err := c.Range(ctx, typ, loc, base, base.Add(time.Hour), WithLimit(MaxRangeLimit))
+					rs, err := c.Range(ctx, typ, loc, base, base.Add(time.Hour), maxRangeLimit)
 					require.NoError(t, err)
 					ids := map[string]bool{}
 					for _, r := range rs {
@@ -104,7 +104,7 @@ func TestConcurrentWritersKeepTheInvariants(t *testing.T) {
 					} else {
 						raw += int64(len(rs))
 					}
-					s, err := c.Aggregate(ctx, typ, loc, base, base.Add(time.Hour), time.Hour, WithTier(MinuteTier))
+					s, err := c.Aggregate(ctx, typ, loc, base, base.Add(time.Hour), time.Hour, MinuteTier)
 					require.NoError(t, err)
 					for _, b := range s.Buckets {
 						if typ != "pressure" {

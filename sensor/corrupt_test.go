@@ -62,13 +62,13 @@ func TestCorruptionTable(t *testing.T) {
 	}
 	rangeOf := func(c *Client, typ string) func(ctx context.Context, loc string) error {
 		return func(ctx context.Context, loc string) error {
-			_, err := c.Range(ctx, typ, loc, now.Add(-time.Hour), now)
+			_, err := c.Range(ctx, typ, loc, now.Add(-time.Hour), now, 0)
 			return err
 		}
 	}
 	agg := func(c *Client, typ string, tier Tier) func(ctx context.Context, loc string) error {
 		return func(ctx context.Context, loc string) error {
-			_, err := c.Aggregate(ctx, typ, loc, now.Add(-time.Hour), now, time.Hour, WithTier(tier))
+			_, err := c.Aggregate(ctx, typ, loc, now.Add(-time.Hour), now, time.Hour, tier)
 			return err
 		}
 	}

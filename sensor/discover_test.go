@@ -95,7 +95,7 @@ func TestDiscoveryWithoutKeysOrScan(t *testing.T) {
 			if e.Mini != nil {
 				// Types leave the index with their last reading;
 				// locations up to locationRefresh later.
-				e.Advance(DefaultRetention - time.Minute + time.Millisecond)
+				e.Advance(defaultRetention - time.Minute + time.Millisecond)
 				types, err = c.Types(ctx, "kitchen")
 				require.NoError(t, err)
 				assert.Empty(t, types)

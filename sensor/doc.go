@@ -9,7 +9,7 @@
 //	_, err = sensors.Ingest(ctx, sensor.MotionReading("study", "binary_sensor.motion_study", true, seq, at))
 //	occupied, err := sensors.MotionWithin(ctx, "study", 10*time.Minute)
 //	t, err := sensors.Current(ctx, sensor.Temperature, "living_room")
-//	week, err := sensors.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour) // the hour tier
+//	week, err := sensors.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour, sensor.AutoTier) // the hour tier
 //
 // The MQTT collector (topics automation/raw/{type}/{location} to batches
 // of readings) is the sub-module github.com/redschema/redschema/sensor/mqtt,

@@ -19,7 +19,7 @@ var (
 	// ErrNotFound means the query found no reading (Current), or no
 	// motion (SinceMotion), within the retention window.
 	ErrNotFound = errors.New("sensor: not found")
-	// ErrTooMany means a query would scan more than MaxScan raw readings
+	// ErrTooMany means a query would scan more than 200,000 raw readings
 	// in one call: ask a rollup tier, or a shorter range.
 	ErrTooMany = errors.New("sensor: too many readings for one call")
 )

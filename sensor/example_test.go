@@ -75,7 +75,7 @@ func ExampleClient_Aggregate() {
 			panic(err)
 		}
 	}
-	s, err := sensors.Aggregate(ctx, sensor.Temperature, "hall", hour, hour, time.Hour)
+	s, err := sensors.Aggregate(ctx, sensor.Temperature, "hall", hour, hour, time.Hour, sensor.AutoTier)
 	if err != nil {
 		panic(err)
 	}

@@ -113,8 +113,8 @@ func (c *Client) Ingest(ctx context.Context, r Reading) (Result, error) {
 	return Result{ID: w.id, Outcome: o}, err
 }
 
-// MaxBatch bounds one IngestBatch call.
-const MaxBatch = 10000
+// maxBatch bounds one IngestBatch call.
+const maxBatch = 10000
 
 // BatchError reports the readings of IngestBatch that failed. Its field
 // Errs []error has one entry per reading, nil for those that were written. It matches
@@ -123,21 +123,21 @@ const MaxBatch = 10000
 // error, also queue.BatchError.
 type BatchError = call.BatchError
 
-// IngestBatch stores up to MaxBatch readings in one pipeline (one round
+// IngestBatch stores up to 10,000 readings in one pipeline (one round
 // trip; on a cluster go-redis sends each node its part, and every
 // reading's keys are in its location's slot). Each reading is written as
 // Ingest writes it, atomically on its own; the batch is not atomic:
 // readings that fail validation are not sent, the others are. It returns
 // one Result per reading (Outcome 0 for those not written) and a
-// *BatchError naming the failed readings, or nil. More than MaxBatch
+// *BatchError naming the failed readings, or nil. More than 10,000
 // readings is ErrInvalid, and nothing is sent. A resent pipeline is
 // recognised reading by reading, as with Ingest (a generic sensor's
 // list is searched as deep as the batch writes into it, so this holds
 // while a batch carries at most the list's cap of one sensor's readings).
 func (c *Client) IngestBatch(ctx context.Context, rs []Reading) ([]Result, error) {
 	const op = "ingest batch"
-	if len(rs) > MaxBatch {
-		return nil, pkg.Invalidf(op, "%d readings, at most %d per batch", len(rs), MaxBatch)
+	if len(rs) > maxBatch {
+		return nil, pkg.Invalidf(op, "%d readings, at most %d per batch", len(rs), maxBatch)
 	}
 	now := c.now()
 	res := make([]Result, len(rs))

@@ -40,11 +40,11 @@ type View struct {
 }
 
 // ReadView reads what Client.Locations, Types(loc), Latest(typ, loc,
-// latest) and Aggregate(typ, loc, from, to, every, opts...) read,
+// latest) and Aggregate(typ, loc, from, to, every, AutoTier) read,
 // together, in one pipeline (one round trip, one per node on a cluster),
 // with their validation and their errors (joined). For admin tools, such
 // as the dashboard's sensor page.
-func (in *Inspector) ReadView(ctx context.Context, typ, loc string, latest int, from, to time.Time, every time.Duration, opts ...AggregateOption) (View, error) {
+func (in *Inspector) ReadView(ctx context.Context, typ, loc string, latest int, from, to time.Time, every time.Duration) (View, error) {
 	const op = "read view"
 	c := in.c
 	var v View
@@ -59,7 +59,7 @@ func (in *Inspector) ReadView(ctx context.Context, typ, loc string, latest int, 
 	if rs[2], err = c.latestRead(op, typ, loc, latest, &v.Latest); err != nil {
 		return View{}, err
 	}
-	if rs[3], err = c.aggregateRead(op, typ, loc, from, to, every, opts, &v.Series); err != nil {
+	if rs[3], err = c.aggregateRead(op, typ, loc, from, to, every, AutoTier, &v.Series); err != nil {
 		return View{}, err
 	}
 	if err := c.runAll(ctx, rs[:]); err != nil {

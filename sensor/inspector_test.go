@@ -44,7 +44,7 @@ func TestReadView(t *testing.T) {
 	require.NoError(t, err)
 	latest, err := c.Latest(ctx, Temperature, "lab", 5)
 	require.NoError(t, err)
-	series, err := c.Aggregate(ctx, Temperature, "lab", from, to, time.Hour, WithTier(AutoTier))
+	series, err := c.Aggregate(ctx, Temperature, "lab", from, to, time.Hour, AutoTier)
 	require.NoError(t, err)
 	require.Len(t, latest, 5)
 	require.NotEmpty(t, series.Buckets)
@@ -54,7 +54,7 @@ func TestReadView(t *testing.T) {
 	rc, err := NewInspector(fresh, WithNamespace(e.NS))
 	require.NoError(t, err)
 	followServerClock(e, rc.c)
-	v, err := rc.ReadView(ctx, Temperature, "lab", 5, from, to, time.Hour, WithTier(AutoTier))
+	v, err := rc.ReadView(ctx, Temperature, "lab", 5, from, to, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, View{Locations: locs, Types: types, Latest: latest, Series: series}, v)
 	if e.Backend != harness.Cluster { // a cluster splits the pipeline per node
@@ -82,7 +82,7 @@ func TestNewInspector(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = NewInspector(e.Client, WithNamespace(keys.Namespace{Prefix: "a{b"}))
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = NewInspector(e.Client, WithListCap(MaxListCap+1))
+	_, err = NewInspector(e.Client, WithListCap(maxListCap+1))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = NewInspector(e.Client, WithLocations("not a location!")) // refused by New too
 	require.ErrorIs(t, err, ErrInvalid)

@@ -6,15 +6,15 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// DefaultRetention is how long raw readings are kept unless WithRetention
+// defaultRetention is how long raw readings are kept unless WithRetention
 // says otherwise (the sensor collector's 24 hours, trimmed on every
 // write, and the same TTL on every key).
-const DefaultRetention = 24 * time.Hour
+const defaultRetention = 24 * time.Hour
 
 // Default retention of the rollup tiers (WithRollups).
 const (
-	DefaultMinuteRetention = 7 * 24 * time.Hour
-	DefaultHourRetention   = 90 * 24 * time.Hour
+	defaultMinuteRetention = 7 * 24 * time.Hour
+	defaultHourRetention   = 90 * 24 * time.Hour
 )
 
 // The seed's keys. Every key of one location carries the location as its
@@ -23,7 +23,7 @@ var (
 	motionKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:motion:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention; members older than it are trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -34,7 +34,7 @@ var (
 	motionMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "meta:motion:{location}",
 		Type:     keys.Hash,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention, refreshed by every \"on\" event",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -45,7 +45,7 @@ var (
 	envKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:environmental:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention; members older than it are trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -56,7 +56,7 @@ var (
 	genericKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor:{sensor_type}:{location}",
 		Type:     keys.List,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention; capped at 1000 entries (WithListCap)",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -67,7 +67,7 @@ var (
 	genericMetaKey = keys.MustCompile(keys.Pattern{
 		Template: "meta:{sensor_type}:{location}",
 		Type:     keys.Hash,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention, refreshed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -82,7 +82,7 @@ var (
 	typesKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-index:types:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention; entries older than it are trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -92,7 +92,7 @@ var (
 	locationsKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-index:locations",
 		Type:     keys.ZSet,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention + 1 min after the newest entry; older entries trimmed by every update",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
@@ -101,7 +101,7 @@ var (
 	minuteKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-rollup:1m:{sensor_type}:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultMinuteRetention,
+		TTL:      defaultMinuteRetention,
 		TTLNote:  "minute tier retention (WithRollups); older buckets trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -111,7 +111,7 @@ var (
 	hourKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-rollup:1h:{sensor_type}:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultHourRetention,
+		TTL:      defaultHourRetention,
 		TTLNote:  "hour tier retention (WithRollups); older buckets trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",
@@ -121,7 +121,7 @@ var (
 	compactKey = keys.MustCompile(keys.Pattern{
 		Template: "sensor-compact:{sensor_type}:{location}",
 		Type:     keys.ZSet,
-		TTL:      DefaultRetention,
+		TTL:      defaultRetention,
 		TTLNote:  "retention; chunks older than it are trimmed by every write",
 		Tag:      "location",
 		Owner:    "sensor",

@@ -106,7 +106,7 @@ func TestLocationsListedWhileAReadingIsWithinTheRetention(t *testing.T) {
 
 	// (Around each edge by a millisecond: miniredis drops a key at
 	// its expiry's millisecond, Redis a millisecond later.)
-	e.Advance(DefaultRetention - time.Millisecond)
+	e.Advance(defaultRetention - time.Millisecond)
 	assert.True(t, listed(), "listed while its last reading is within the retention")
 	types, err := c.Types(ctx, "hall")
 	require.NoError(t, err)
@@ -116,10 +116,10 @@ func TestLocationsListedWhileAReadingIsWithinTheRetention(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, types, "the last reading left the retention")
 	assert.True(t, listed(), "the location stays listed a little longer")
-	e.Advance(t1.Add(DefaultRetention + locationRefresh - time.Millisecond).Sub(e.Now()))
+	e.Advance(t1.Add(defaultRetention + locationRefresh - time.Millisecond).Sub(e.Now()))
 	assert.True(t, listed(), "until locationRefresh after the entry's reading left the retention")
 	assert.Positive(t, e.Client.PTTL(ctx, k).Val(), "the key lives as long as its entries are listed")
 	e.Advance(2 * time.Millisecond)
 	assert.False(t, listed())
-	assert.LessOrEqual(t, e.Now().Sub(last.Add(DefaultRetention)), locationRefresh+time.Millisecond, "at most locationRefresh after the last reading left")
+	assert.LessOrEqual(t, e.Now().Sub(last.Add(defaultRetention)), locationRefresh+time.Millisecond, "at most locationRefresh after the last reading left")
 }

@@ -7,10 +7,6 @@ import (
 	"github.com/redschema/redschema/internal/unit"
 )
 
-// DefaultMotionWindow is the sensor collector's occupancy question: "has
-// there been motion in the last 10 minutes?".
-const DefaultMotionWindow = 10 * time.Minute
-
 // SinceMotion returns how long ago, by the server clock, the latest
 // "on" event of loc happened (meta:motion:{location} lastMotionTime),
 // in one round trip; ErrNotFound when there was none within the
@@ -29,7 +25,8 @@ func (c *Client) SinceMotion(ctx context.Context, loc string) (time.Duration, er
 
 // MotionWithin reports whether loc had an "on" event within the last
 // window by the server clock (after now - window; the sensor collector's
-// ZRANGEBYSCORE (now-600000) +inf), in one round trip. window must be in
+// ZRANGEBYSCORE (now-600000) +inf, its occupancy question "has there been
+// motion in the last 10 minutes?"), in one round trip. window must be in
 // (0, retention].
 func (c *Client) MotionWithin(ctx context.Context, loc string, window time.Duration) (bool, error) {
 	const op = "motion within"

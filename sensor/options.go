@@ -12,22 +12,22 @@ import (
 
 // Bounds of the options; New refuses values beyond them with ErrInvalid.
 const (
-	MinRetention       = time.Minute
-	MaxRetention       = 30 * 24 * time.Hour
-	MaxListCap         = 100000
-	MinRollupRetention = time.Hour
-	MaxRollupRetention = 400 * 24 * time.Hour
-	MaxMaxFuture       = 24 * time.Hour
+	minRetention       = time.Minute
+	maxRetention       = 30 * 24 * time.Hour
+	maxListCap         = 100000
+	minRollupRetention = time.Hour
+	maxRollupRetention = 400 * 24 * time.Hour
+	maxFuture          = 24 * time.Hour
 )
 
-// DefaultListCap is the length of a generic sensor's list unless
+// defaultListCap is the length of a generic sensor's list unless
 // WithListCap says otherwise (the sensor collector's
-// MAX_SENSOR_HISTORY, 1000).
-const DefaultListCap = 1000
+// MAX_SENSOR_HISTORY).
+const defaultListCap = 1000
 
-// DefaultMaxFuture is how far ahead of the clocks a reading's timestamp
+// defaultMaxFuture is how far ahead of the clocks a reading's timestamp
 // may be unless WithMaxFuture says otherwise.
-const DefaultMaxFuture = 5 * time.Minute
+const defaultMaxFuture = 5 * time.Minute
 
 // Option configures a Client. Options only record; New checks them.
 type Option func(*options)
@@ -47,46 +47,58 @@ type options struct {
 // WithNamespace puts every key under ns (a prefix, and the hash-tag
 // mode; keys.Namespace{NoHashTags: true} gives the sensor collector's
 // exact keys).
+//
+// Default: keys.Namespace{} (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
-// WithRetention sets how long raw readings are kept (0: the default,
-// DefaultRetention, 24h; else within [MinRetention, MaxRetention]). It is also
-// the TTL every write sets on the raw keys, the meta hashes and the
-// discovery index.
+// WithRetention sets how long raw readings are kept (0: the default).
+// It is also the TTL every write sets on the raw keys, the meta hashes
+// and the discovery index.
+//
+// Default: 24h. Range: 1m to 720h.
 func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
 // WithListCap sets the length of a generic sensor's list (0: the
-// default, DefaultListCap, 1000; else within [1, MaxListCap]). The
-// compact encoding has no lists: there, as in the sorted sets, the
-// retention alone bounds a sensor's readings.
+// default; the sensor collector's MAX_SENSOR_HISTORY). The compact
+// encoding has no lists: there, as in the sorted sets, the retention
+// alone bounds a sensor's readings.
+//
+// Default: 1000. Range: 1 to 100000.
 func WithListCap(n int) Option { return func(o *options) { o.listCap = n } }
 
 // WithRollups sets the retention of the minute and the hour rollup tiers
-// (defaults DefaultMinuteRetention, 7 days, and DefaultHourRetention, 90
-// days; 0 means the default; else each within [MinRollupRetention,
-// MaxRollupRetention]). WithoutRollups turns them off.
+// (0 means the tier's default). WithoutRollups turns them off.
+//
+// Default: 168h (minute), 2160h (hour). Range: 1h to 9600h.
 func WithRollups(minute, hour time.Duration) Option {
 	return func(o *options) { o.minute, o.hour, o.noRollups = minute, hour, false }
 }
 
 // WithoutRollups turns the rollup tiers off: writes maintain no
 // aggregates, and Aggregate always reads raw readings.
+//
+// Default: off (the tiers are on).
 func WithoutRollups() Option { return func(o *options) { o.noRollups = true } }
 
 // WithDuplicates sets what a write does when a reading of the same
-// sensor with the same timestamp is already stored (default KeepBoth).
+// sensor with the same timestamp is already stored.
+//
+// Default: KeepBoth.
 func WithDuplicates(p DuplicatePolicy) Option { return func(o *options) { o.dup = p } }
 
 // WithMaxFuture sets how far ahead of the clocks a reading's timestamp
-// may be (0: the default, DefaultMaxFuture, 5 minutes; else within (0,
-// MaxMaxFuture]).
-// A reading further ahead is ErrInvalid: Ingest checks it against the
-// local clock before sending, and the write script against the server's.
+// may be (0: the default). A reading further ahead is ErrInvalid: Ingest
+// checks it against the local clock before sending, and the write script
+// against the server's.
+//
+// Default: 5m. Range: 1ns to 24h.
 func WithMaxFuture(d time.Duration) Option { return func(o *options) { o.maxFuture = d } }
 
 // WithTypes restricts the sensor types the client accepts to names (and
 // the built-in Motion, Temperature and Illuminance): any other type is
 // ErrInvalid. By default every well-formed type is accepted.
+//
+// Default: every type.
 func WithTypes(names ...string) Option {
 	return func(o *options) { o.types = append(o.types, names...) }
 }
@@ -94,6 +106,8 @@ func WithTypes(names ...string) Option {
 // WithLocations restricts the locations the client accepts to names: any
 // other location is ErrInvalid. By default every well-formed location is
 // accepted.
+//
+// Default: every location.
 func WithLocations(names ...string) Option {
 	return func(o *options) { o.locs = append(o.locs, names...) }
 }
@@ -104,6 +118,8 @@ func WithLocations(names ...string) Option {
 // and keeping only each reading's time, value (motion: state), ID, unit
 // and entity ID. The meta hashes, the discovery index and the rollups are the
 // same in both encodings. A client reads only the encoding it writes.
+//
+// Default: off (the sensor collector's JSON).
 func WithCompactEncoding() Option { return func(o *options) { o.compact = true } }
 
 // New returns a Client over rdb. It fails with ErrInvalid on a bad
@@ -144,21 +160,21 @@ func build(op string, rdb redis.UniversalClient, opts []Option) (*Client, error)
 // validates the options for New and NewInspector.
 func (o *options) check(op string) error {
 	// Zero means the default.
-	o.retention = cmp.Or(o.retention, DefaultRetention)
-	o.listCap = cmp.Or(o.listCap, DefaultListCap)
-	o.minute = cmp.Or(o.minute, DefaultMinuteRetention)
-	o.hour = cmp.Or(o.hour, DefaultHourRetention)
-	o.maxFuture = cmp.Or(o.maxFuture, DefaultMaxFuture)
+	o.retention = cmp.Or(o.retention, defaultRetention)
+	o.listCap = cmp.Or(o.listCap, defaultListCap)
+	o.minute = cmp.Or(o.minute, defaultMinuteRetention)
+	o.hour = cmp.Or(o.hour, defaultHourRetention)
+	o.maxFuture = cmp.Or(o.maxFuture, defaultMaxFuture)
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)
 	}
 	switch {
-	case o.retention < MinRetention || o.retention > MaxRetention:
-		return pkg.Invalidf(op, "retention %v outside [%v, %v]", o.retention, MinRetention, MaxRetention)
-	case o.listCap < 1 || o.listCap > MaxListCap:
-		return pkg.Invalidf(op, "list cap %d outside [1, %d]", o.listCap, MaxListCap)
-	case o.maxFuture <= 0 || o.maxFuture > MaxMaxFuture:
-		return pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, MaxMaxFuture)
+	case o.retention < minRetention || o.retention > maxRetention:
+		return pkg.Invalidf(op, "retention %v outside [%v, %v]", o.retention, minRetention, maxRetention)
+	case o.listCap < 1 || o.listCap > maxListCap:
+		return pkg.Invalidf(op, "list cap %d outside [1, %d]", o.listCap, maxListCap)
+	case o.maxFuture <= 0 || o.maxFuture > maxFuture:
+		return pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, maxFuture)
 	case o.dup != KeepBoth && o.dup != LastWins && o.dup != FirstWins:
 		return pkg.Invalidf(op, "duplicate policy %d", o.dup)
 	}
@@ -166,8 +182,8 @@ func (o *options) check(op string) error {
 		o.minute, o.hour = 0, 0
 	} else {
 		for _, d := range []time.Duration{o.minute, o.hour} {
-			if d < MinRollupRetention || d > MaxRollupRetention {
-				return pkg.Invalidf(op, "rollup retention %v outside [%v, %v]", d, MinRollupRetention, MaxRollupRetention)
+			if d < minRollupRetention || d > maxRollupRetention {
+				return pkg.Invalidf(op, "rollup retention %v outside [%v, %v]", d, minRollupRetention, maxRollupRetention)
 			}
 		}
 	}

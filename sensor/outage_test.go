@@ -49,11 +49,11 @@ func TestOutagesAreNotOutcomes(t *testing.T) {
 		"current": func(ctx context.Context) error { _, err := c.Current(ctx, "temperature", "kitchen"); return err },
 		"latest":  func(ctx context.Context) error { _, err := c.Latest(ctx, "temperature", "kitchen", 5); return err },
 		"range": func(ctx context.Context) error {
-			_, err := c.Range(ctx, "temperature", "kitchen", now.Add(-time.Hour), now)
+			_, err := c.Range(ctx, "temperature", "kitchen", now.Add(-time.Hour), now, 0)
 			return err
 		},
 		"aggregate": func(ctx context.Context) error {
-			_, err := c.Aggregate(ctx, "temperature", "kitchen", now.Add(-time.Hour), now, time.Minute)
+			_, err := c.Aggregate(ctx, "temperature", "kitchen", now.Add(-time.Hour), now, time.Minute, sensor.AutoTier)
 			return err
 		},
 		"locations": func(ctx context.Context) error { _, err := c.Locations(ctx); return err },

@@ -11,8 +11,8 @@ import (
 	"github.com/redschema/redschema/internal/unit"
 )
 
-// MaxLatest bounds Latest's n.
-const MaxLatest = 10000
+// maxLatest bounds Latest's n.
+const maxLatest = 10000
 
 // read is one prepared read: its script call, and what decodes its reply
 // (or its error) into the caller's destination. Alone it is one round
@@ -42,7 +42,7 @@ func (c *Client) runAll(ctx context.Context, rs []read) error {
 	return errors.Join(all...)
 }
 
-// Latest returns the newest n readings (n in [1, MaxLatest]) of sensor
+// Latest returns the newest n readings (n in [1, 10,000]) of sensor
 // type typ in location loc within the retention, newest first, in one
 // round trip (one script: a paged reverse range of the sorted set,
 // skipping the other environmental type, or the list sorted by time).
@@ -60,8 +60,8 @@ func (c *Client) Latest(ctx context.Context, typ, loc string, n int) ([]Reading,
 
 // latestRead prepares Latest(typ, loc, n) into dst.
 func (c *Client) latestRead(op, typ, loc string, n int, dst *[]Reading) (read, error) {
-	if n < 1 || n > MaxLatest {
-		return read{}, pkg.Invalidf(op, "n %d outside [1, %d]", n, MaxLatest)
+	if n < 1 || n > maxLatest {
+		return read{}, pkg.Invalidf(op, "n %d outside [1, %d]", n, maxLatest)
 	}
 	t, err := c.target(op, typ, loc)
 	if err != nil {
@@ -95,21 +95,12 @@ func (c *Client) Current(ctx context.Context, typ, loc string) (Reading, error) 
 	return rs[0], nil
 }
 
-// DefaultRangeLimit and MaxRangeLimit bound the readings one Range call
-// returns (see WithLimit).
+// defaultRangeLimit and maxRangeLimit bound the readings one Range call
+// returns (its limit).
 const (
-	DefaultRangeLimit = 10000
-	MaxRangeLimit     = 100000
+	defaultRangeLimit = 10000
+	maxRangeLimit     = 100000
 )
-
-// RangeOption configures one Range or Since call.
-type RangeOption func(*rangeConfig)
-
-type rangeConfig struct{ limit int }
-
-// WithLimit returns at most n readings, the oldest of the range (default
-// DefaultRangeLimit; within [1, MaxRangeLimit]).
-func WithLimit(n int) RangeOption { return func(o *rangeConfig) { o.limit = n } }
 
 // ErrTruncated is returned, with the readings, by Range and Since when
 // the range holds more readings than the limit: the readings are the
@@ -118,30 +109,30 @@ var ErrTruncated = errors.New("sensor: range truncated at the limit")
 
 // Range returns the readings of typ in loc with from <= time <= to, within
 // the retention, oldest first (readings of one time in the order they
-// were written), in one round trip. More than the limit returns the
-// first ones and an error matching ErrTruncated. from after to is
-// ErrInvalid.
-func (c *Client) Range(ctx context.Context, typ, loc string, from, to time.Time, opts ...RangeOption) ([]Reading, error) {
-	return c.rangeOf(ctx, "range", typ, loc, from.UnixMilli(), to.UnixMilli(), opts)
+// were written), in one round trip. It returns at most limit readings,
+// the oldest of the range: 0 means 10,000, else limit is within [1,
+// 100,000]. More than the limit returns the first ones and an error
+// matching ErrTruncated. from after to is ErrInvalid.
+func (c *Client) Range(ctx context.Context, typ, loc string, from, to time.Time, limit int) ([]Reading, error) {
+	return c.rangeOf(ctx, "range", typ, loc, from.UnixMilli(), to.UnixMilli(), limit)
 }
 
 // Since returns the readings of typ in loc from t on (t included), as
-// Range does.
-func (c *Client) Since(ctx context.Context, typ, loc string, t time.Time, opts ...RangeOption) ([]Reading, error) {
-	return c.rangeOf(ctx, "since", typ, loc, t.UnixMilli(), maxMS, opts)
+// Range does, at most limit of them (0: 10,000).
+func (c *Client) Since(ctx context.Context, typ, loc string, t time.Time, limit int) ([]Reading, error) {
+	return c.rangeOf(ctx, "since", typ, loc, t.UnixMilli(), maxMS, limit)
 }
 
 // maxMS is a time beyond every reading's (the year 2255).
 const maxMS = 9007199254740
 
-func (c *Client) rangeOf(ctx context.Context, op, typ, loc string, from, to int64, opts []RangeOption) ([]Reading, error) {
-	cfg := rangeConfig{limit: DefaultRangeLimit}
-	for _, o := range opts {
-		o(&cfg)
+func (c *Client) rangeOf(ctx context.Context, op, typ, loc string, from, to int64, limit int) ([]Reading, error) {
+	if limit == 0 {
+		limit = defaultRangeLimit
 	}
 	switch {
-	case cfg.limit < 1 || cfg.limit > MaxRangeLimit:
-		return nil, pkg.Invalidf(op, "limit %d outside [1, %d]", cfg.limit, MaxRangeLimit)
+	case limit < 1 || limit > maxRangeLimit:
+		return nil, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, maxRangeLimit)
 	case from > to:
 		return nil, pkg.Invalidf(op, "from %v after to %v", time.UnixMilli(from).UTC(), time.UnixMilli(to).UTC())
 	}
@@ -150,7 +141,7 @@ func (c *Client) rangeOf(ctx context.Context, op, typ, loc string, from, to int6
 	if err != nil {
 		return nil, err
 	}
-	rep, err := c.run.Run(ctx, rangeOps[t.kind], []string{t.raw}, t.kind, t.field, from, to, cfg.limit, unit.MsFloor(c.opt.retention))
+	rep, err := c.run.Run(ctx, rangeOps[t.kind], []string{t.raw}, t.kind, t.field, from, to, limit, unit.MsFloor(c.opt.retention))
 	if err != nil {
 		return nil, err
 	}

@@ -61,16 +61,16 @@ func TestQueries(t *testing.T) {
 					assert.NotEmpty(t, r.ID)
 				}
 				from, to := base.Add(10*time.Minute), base.Add(19*time.Minute+time.Second)
-				rs, err = c.Range(ctx, typ, "living_room", from, to)
+				rs, err = c.Range(ctx, typ, "living_room", from, to, 0)
 				require.NoError(t, err, typ)
 				assert.Len(t, rs, 10, "%s: [from, to] inclusive", typ)
 				for i := 1; i < len(rs); i++ {
 					assert.True(t, rs[i-1].Time.Before(rs[i].Time), "%s: oldest first", typ)
 				}
-				rs, err = c.Since(ctx, typ, "living_room", base.Add(25*time.Minute))
+				rs, err = c.Since(ctx, typ, "living_room", base.Add(25*time.Minute), 0)
 				require.NoError(t, err)
 				assert.Len(t, rs, 5, typ)
-				rs, err = c.Range(ctx, typ, "living_room", base, base.Add(time.Hour), WithLimit(7))
+				rs, err = c.Range(ctx, typ, "living_room", base, base.Add(time.Hour), 7)
 				require.ErrorIs(t, err, ErrTruncated)
 				assert.Len(t, rs, 7)
 			}
@@ -119,14 +119,14 @@ func TestDuplicatesAndIdenticalReadings(t *testing.T) {
 					res, err = c.Ingest(ctx, r2)
 					require.NoError(t, err)
 					assert.Equal(t, tc.second, res.Outcome, "%s %s", typ, tc.policy.arg())
-					rs, err := c.Range(ctx, typ, loc, at, at)
+					rs, err := c.Range(ctx, typ, loc, at, at, 0)
 					require.NoError(t, err)
 					var got []float64
 					for _, r := range rs {
 						got = append(got, r.Value)
 					}
 					assert.Equal(t, tc.want, got, "%s %s", typ, tc.policy.arg())
-					s, err := c.Aggregate(ctx, typ, loc, at, at, time.Minute, WithTier(MinuteTier))
+					s, err := c.Aggregate(ctx, typ, loc, at, at, time.Minute, MinuteTier)
 					require.NoError(t, err)
 					require.Len(t, s.Buckets, 1)
 					assert.Equal(t, tc.count, s.Buckets[0].Count)
@@ -163,7 +163,7 @@ func TestGenericPayloads(t *testing.T) {
 	assert.JSONEq(t, `{"open":true,"by":"cat"}`, string(got.Data))
 	assert.False(t, got.HasValue)
 	assert.Equal(t, "automation/raw/door/hall", got.Topic)
-	s, err := c.Aggregate(ctx, "door", "hall", at, at, time.Minute, WithTier(RawTier))
+	s, err := c.Aggregate(ctx, "door", "hall", at, at, time.Minute, RawTier)
 	require.NoError(t, err)
 	assert.Empty(t, s.Buckets)
 }

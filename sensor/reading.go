@@ -30,13 +30,13 @@ const (
 
 // Bounds of a reading's fields.
 const (
-	MaxNameLen   = 64        // a type or a location
-	MaxUnitLen   = 32        // Unit
-	MaxEntityLen = 128       // EntityID
-	MaxTopicLen  = 256       // Topic
-	MaxDataLen   = 8 << 10   // a generic reading's Data, JSON-encoded
-	MaxIDLen     = 64        // ID
-	MaxSequence  = 1<<53 - 1 // Sequence (exact in Lua's doubles)
+	maxNameLen   = 64        // a type or a location
+	maxUnitLen   = 32        // Unit
+	maxEntityLen = 128       // EntityID
+	maxTopicLen  = 256       // Topic
+	maxDataLen   = 8 << 10   // a generic reading's Data, JSON-encoded
+	maxIDLen     = 64        // ID
+	maxSequence  = 1<<53 - 1 // Sequence (exact in Lua's doubles)
 )
 
 // minTime is the earliest timestamp a reading may have.
@@ -63,28 +63,28 @@ var minTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // Read back, a missing field is the zero value (as is an empty one,
 // which earlier versions wrote).
 type Reading struct {
-	Type     string    // "motion", "temperature", "illuminance", or any other type
-	Location string    // "study", "living_room"
+	Type     string    // "motion", "temperature", "illuminance", or any other type (1 to 64 of a-z 0-9 _ -)
+	Location string    // "study", "living_room" (1 to 64 of A-Z a-z 0-9 _ - .)
 	Time     time.Time // when it was measured (JSON "timestamp"); stored to the millisecond
 	Value    float64   // the measurement; motion: 1 on, 0 off
 	HasValue bool      // a generic reading's Data holds a numeric "value" (always true for the built-in types)
-	Unit     string    // "°C", "lux", "hPa"
+	Unit     string    // "°C", "lux", "hPa"; at most 32 bytes
 	State    string    // motion: On or Off
-	EntityID string    // "binary_sensor.motion_study"
-	Sequence int64     // motion: the sender's sequence number (0: none)
+	EntityID string    // "binary_sensor.motion_study"; at most 128 bytes
+	Sequence int64     // motion: the sender's sequence number (0: none; at most 2^53-1)
 	// Data is a generic reading's payload object ({"value": 1013.25,
-	// "unit": "hPa", "trend": "stable"}), as JSON. Nil on write: built from
-	// Value and Unit.
+	// "unit": "hPa", "trend": "stable"}), as JSON, at most 8 KiB. Nil on
+	// write: built from Value and Unit.
 	Data json.RawMessage
 	// Topic is the MQTT topic a generic reading came from
-	// ("original_topic").
+	// ("original_topic"); at most 256 bytes.
 	Topic string
 	// CollectedAt is when the collector received it ("collected_at"); zero
 	// on write means the local clock at Ingest.
 	CollectedAt time.Time
 	// ID identifies the reading: it makes two identical readings two
 	// members, and a resent write recognisable. Empty on write: Ingest
-	// draws a random one. Letters, digits, '-' and '_', at most MaxIDLen.
+	// draws a random one. Letters, digits, '-' and '_', at most 64 bytes.
 	ID string
 }
 
@@ -132,12 +132,12 @@ func familyOf(typ string) family {
 	return famGeneric
 }
 
-// checkType validates a type name: 1 to MaxNameLen bytes of lower-case
+// checkType validates a type name: 1 to maxNameLen bytes of lower-case
 // letters, digits, '_' and '-', not "environmental", and known to the
 // allow-list when there is one.
 func checkType(op, t string, allow map[string]bool) error {
 	if !nameOK(t, false) {
-		return pkg.Invalidf(op, "sensor type %q: want 1 to %d of a-z 0-9 _ -", clip(t), MaxNameLen)
+		return pkg.Invalidf(op, "sensor type %q: want 1 to %d of a-z 0-9 _ -", clip(t), maxNameLen)
 	}
 	if t == environmental {
 		return pkg.Invalidf(op, "sensor type %q is reserved (temperature and illuminance share that key)", t)
@@ -148,11 +148,11 @@ func checkType(op, t string, allow map[string]bool) error {
 	return nil
 }
 
-// checkLocation validates a location: 1 to MaxNameLen bytes of letters,
+// checkLocation validates a location: 1 to maxNameLen bytes of letters,
 // digits, '_', '-' and '.', known to the allow-list when there is one.
 func checkLocation(op, l string, allow map[string]bool) error {
 	if !nameOK(l, true) {
-		return pkg.Invalidf(op, "location %q: want 1 to %d of A-Z a-z 0-9 _ - .", clip(l), MaxNameLen)
+		return pkg.Invalidf(op, "location %q: want 1 to %d of A-Z a-z 0-9 _ - .", clip(l), maxNameLen)
 	}
 	if allow != nil && !allow[l] {
 		return pkg.Invalidf(op, "unknown location %q", l)
@@ -161,7 +161,7 @@ func checkLocation(op, l string, allow map[string]bool) error {
 }
 
 func nameOK(s string, loc bool) bool {
-	if len(s) == 0 || len(s) > MaxNameLen {
+	if len(s) == 0 || len(s) > maxNameLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -195,7 +195,7 @@ func textOK(s string, n int) bool {
 }
 
 func idOK(s string) bool {
-	if len(s) == 0 || len(s) > MaxIDLen {
+	if len(s) == 0 || len(s) > maxIDLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -230,16 +230,16 @@ func (c *Client) prepare(op string, r Reading, now time.Time) (Reading, error) {
 		return r, pkg.Invalidf(op, "timestamp %v more than %v in the future", r.Time.UTC(), c.opt.maxFuture)
 	case math.IsNaN(r.Value) || math.IsInf(r.Value, 0):
 		return r, pkg.Invalidf(op, "value %v", r.Value)
-	case !textOK(r.Unit, MaxUnitLen):
-		return r, pkg.Invalidf(op, "unit %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.Unit), MaxUnitLen)
-	case !textOK(r.EntityID, MaxEntityLen):
-		return r, pkg.Invalidf(op, "entity ID %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.EntityID), MaxEntityLen)
-	case !textOK(r.Topic, MaxTopicLen):
-		return r, pkg.Invalidf(op, "topic %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.Topic), MaxTopicLen)
-	case r.Sequence < 0 || r.Sequence > MaxSequence:
+	case !textOK(r.Unit, maxUnitLen):
+		return r, pkg.Invalidf(op, "unit %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.Unit), maxUnitLen)
+	case !textOK(r.EntityID, maxEntityLen):
+		return r, pkg.Invalidf(op, "entity ID %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.EntityID), maxEntityLen)
+	case !textOK(r.Topic, maxTopicLen):
+		return r, pkg.Invalidf(op, "topic %q: at most %d bytes of UTF-8 text without quotes, backslashes or control characters", clip(r.Topic), maxTopicLen)
+	case r.Sequence < 0 || r.Sequence > maxSequence:
 		return r, pkg.Invalidf(op, "sequence %d outside [0, 2^53-1]", r.Sequence)
 	case r.ID != "" && !idOK(r.ID):
-		return r, pkg.Invalidf(op, "reading ID %q: want 1 to %d of A-Z a-z 0-9 - _", clip(r.ID), MaxIDLen)
+		return r, pkg.Invalidf(op, "reading ID %q: want 1 to %d of A-Z a-z 0-9 - _", clip(r.ID), maxIDLen)
 	case !r.CollectedAt.IsZero() && r.CollectedAt.Before(minTime):
 		return r, pkg.Invalidf(op, "collected_at %v before %v", r.CollectedAt, minTime)
 	}
@@ -271,8 +271,8 @@ func (c *Client) prepare(op string, r Reading, now time.Time) (Reading, error) {
 			if err != nil {
 				return r, pkg.Invalidf(op, "data: %v", err)
 			}
-			if len(r.Data) > MaxDataLen {
-				return r, pkg.Invalidf(op, "data of %d bytes, at most %d", len(r.Data), MaxDataLen)
+			if len(r.Data) > maxDataLen {
+				return r, pkg.Invalidf(op, "data of %d bytes, at most %d", len(r.Data), maxDataLen)
 			}
 			r.Value, r.HasValue = v, has
 		} else {

@@ -47,7 +47,7 @@ func TestLostReplyStoresOnce(t *testing.T) {
 					rs, err := c.Latest(ctx, r.Type, "study", 10)
 					require.NoError(t, err)
 					assert.Len(t, rs, 1, "%s: stored once", r.Type)
-					s, err := c.Aggregate(ctx, r.Type, "study", at, at, time.Minute, WithTier(MinuteTier))
+					s, err := c.Aggregate(ctx, r.Type, "study", at, at, time.Minute, MinuteTier)
 					require.NoError(t, err)
 					require.Len(t, s.Buckets, 1)
 					assert.Equal(t, int64(1), s.Buckets[0].Count, "%s: counted once", r.Type)
@@ -164,7 +164,7 @@ func TestCutConnectionsNeverMisreport(t *testing.T) {
 	assert.Positive(t, p.Cuts())
 	assert.Positive(t, stored.Load())
 	assert.Zero(t, wrong.Load())
-	rs, err := c.Range(ctx, Temperature, "cut", base, base.Add(time.Hour), WithLimit(MaxRangeLimit))
+	rs, err := c.Range(ctx, Temperature, "cut", base, base.Add(time.Hour), maxRangeLimit)
 	require.NoError(t, err)
 	seen := map[string]int{}
 	for _, r := range rs {

@@ -28,11 +28,11 @@ func TestRetentionExactAtTheBoundary(t *testing.T) {
 			if e.Mini != nil {
 				// Frozen clock: the boundary itself.
 				now := e.Now()
-				edge := TemperatureReading("hall", 20, "°C", now.Add(-DefaultRetention))
+				edge := TemperatureReading("hall", 20, "°C", now.Add(-defaultRetention))
 				res, err := c.Ingest(ctx, edge)
 				require.NoError(t, err)
 				assert.Equal(t, Stored, res.Outcome, "exactly 24 h old is inside")
-				res, err = c.Ingest(ctx, TemperatureReading("hall", 21, "°C", now.Add(-DefaultRetention-time.Millisecond)))
+				res, err = c.Ingest(ctx, TemperatureReading("hall", 21, "°C", now.Add(-defaultRetention-time.Millisecond)))
 				require.NoError(t, err)
 				assert.Equal(t, Late, res.Outcome, "1 ms older is outside")
 				rs, err := c.Latest(ctx, Temperature, "hall", 10)
@@ -46,7 +46,7 @@ func TestRetentionExactAtTheBoundary(t *testing.T) {
 				assert.Empty(t, rs, "a millisecond later it is gone from the queries")
 				_, err = c.Ingest(ctx, TemperatureReading("hall", 22, "°C", e.Now()))
 				require.NoError(t, err)
-				rs, err = c.Range(ctx, Temperature, "hall", time.Time{}, e.Now())
+				rs, err = c.Range(ctx, Temperature, "hall", time.Time{}, e.Now(), 0)
 				require.NoError(t, err)
 				require.Len(t, rs, 1, "and the next write trimmed it")
 				if len(enc.opts) == 0 {
@@ -57,7 +57,7 @@ func TestRetentionExactAtTheBoundary(t *testing.T) {
 			// A real server: a reading 700 ms inside the window, then
 			// outside it a second later.
 			now := e.Now()
-			_, err := c.Ingest(ctx, TemperatureReading("hall", 20, "°C", now.Add(-DefaultRetention+700*time.Millisecond)))
+			_, err := c.Ingest(ctx, TemperatureReading("hall", 20, "°C", now.Add(-defaultRetention+700*time.Millisecond)))
 			require.NoError(t, err)
 			rs, err := c.Latest(ctx, Temperature, "hall", 10)
 			require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestRetentionExactAtTheBoundary(t *testing.T) {
 			assert.Empty(t, rs)
 			_, err = c.Ingest(ctx, TemperatureReading("hall", 22, "°C", e.Now()))
 			require.NoError(t, err)
-			rs, err = c.Range(ctx, Temperature, "hall", time.Time{}, e.Now().Add(time.Second))
+			rs, err = c.Range(ctx, Temperature, "hall", time.Time{}, e.Now().Add(time.Second), 0)
 			require.NoError(t, err)
 			assert.Len(t, rs, 1)
 		})
@@ -99,7 +99,7 @@ func TestTTLsFollowTheNewestReading(t *testing.T) {
 	}
 	for _, k := range []string{tg.raw, tg.meta, tg.types} {
 		ttl := e.Client.PTTL(ctx, k).Val()
-		assert.InDelta(t, float64(DefaultRetention+2*time.Minute), float64(ttl), float64(2*time.Second), k)
+		assert.InDelta(t, float64(defaultRetention+2*time.Minute), float64(ttl), float64(2*time.Second), k)
 	}
 	e.RequireTTLs(nil)
 }
@@ -125,7 +125,7 @@ func TestListNeverLongerThanItsCap(t *testing.T) {
 	// Readings also leave the list once older than the retention.
 	e.RequireShortWaits(0)
 	if e.Mini != nil {
-		e.Advance(DefaultRetention - 30*time.Minute)
+		e.Advance(defaultRetention - 30*time.Minute)
 		_, err = c.Ingest(ctx, GenericReading("pressure", "kitchen", 1, "hPa", e.Now()))
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), e.Client.LLen(ctx, tg.raw).Val(), "the hour-old readings went when they left the retention")
@@ -163,13 +163,13 @@ func TestLastMotionTimeMovesOnlyOnOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, since, 5*time.Minute)
 	assert.Less(t, since, 6*time.Minute)
-	in, err := c.MotionWithin(ctx, "study", DefaultMotionWindow)
+	in, err := c.MotionWithin(ctx, "study", 10*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, in)
 	in, err = c.MotionWithin(ctx, "study", 5*time.Minute)
 	require.NoError(t, err)
 	assert.False(t, in, "exclusive, like the seed's (now-300000")
-	in, err = c.MotionWithin(ctx, "elsewhere", DefaultMotionWindow)
+	in, err = c.MotionWithin(ctx, "elsewhere", 10*time.Minute)
 	require.NoError(t, err)
 	assert.False(t, in)
 }

@@ -31,7 +31,7 @@ func TestRoundReadingTime(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	assert.Equal(t, at, rs[0].Time)
-	rs, err = c.Range(ctx, Temperature, "hall", at.Add(-time.Minute), at.Add(time.Minute))
+	rs, err = c.Range(ctx, Temperature, "hall", at.Add(-time.Minute), at.Add(time.Minute), 0)
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	assert.Equal(t, at, rs[0].Time)

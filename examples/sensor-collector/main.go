@@ -130,7 +130,7 @@ func run(prefix string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "Recent motion events in the study: %d, newest %s %s\n", len(recent), recent[0].State, recent[0].Time.Local().Format("15:04"))
-	in, err := sensors.MotionWithin(ctx, "study", sensor.DefaultMotionWindow)
+	in, err := sensors.MotionWithin(ctx, "study", 10*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func run(prefix string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "What's the current temperature in the living room? %.1f %s\n", t.Value, t.Unit)
-	trend, err := sensors.Aggregate(ctx, sensor.Illuminance, "living_room", now.Add(-time.Hour), now, 15*time.Minute)
+	trend, err := sensors.Aggregate(ctx, sensor.Illuminance, "living_room", now.Add(-time.Hour), now, 15*time.Minute, sensor.AutoTier)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func run(prefix string, w io.Writer) error {
 	fmt.Fprintln(w, "behaviour agent")
 	y, m, d := now.Date()
 	midnight := time.Date(y, m, d, 0, 0, 0, 0, time.Local)
-	today, err := sensors.Since(ctx, sensor.Motion, "study", midnight)
+	today, err := sensors.Since(ctx, sensor.Motion, "study", midnight, 0)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func run(prefix string, w io.Writer) error {
 	fmt.Fprintf(w, "All motion events in the study today: %d events since 00:00, %d of them motion\n", len(today), on)
 	// An episode: from the first "on" of a run of motion to the "off"
 	// that ends it, among the last hour's events.
-	hour, err := sensors.Since(ctx, sensor.Motion, "study", now.Add(-time.Hour))
+	hour, err := sensors.Since(ctx, sensor.Motion, "study", now.Add(-time.Hour), 0)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func run(prefix string, w io.Writer) error {
 	// sorted set; here each type is one call, told apart on the server.
 	fmt.Fprintf(w, "Environmental conditions in the living room during the episode %s-%s:\n", from.Local().Format("15:04"), to.Local().Format("15:04"))
 	for _, typ := range []string{sensor.Temperature, sensor.Illuminance} {
-		rs, err := sensors.Range(ctx, typ, "living_room", from, to)
+		rs, err := sensors.Range(ctx, typ, "living_room", from, to, 0)
 		if err != nil {
 			return err
 		}

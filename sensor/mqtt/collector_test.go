@@ -121,7 +121,7 @@ func TestCollectorAcrossBrokerRestart(t *testing.T) {
 	harness.WaitFor(t, "the readings after the restart in Redis", func() bool { return c.Stats().Ingested == 2*n })
 
 	count := func(typ, loc string) int {
-		rs, err := sensors.Range(ctx, typ, loc, base, base.Add(time.Hour))
+		rs, err := sensors.Range(ctx, typ, loc, base, base.Add(time.Hour), 0)
 		require.NoError(t, err)
 		return len(rs)
 	}
@@ -231,7 +231,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{WithBuffer(0)},
 		{WithBuffer(MaxBuffer + 1)},
 		{WithBatch(0, time.Second)},
-		{WithBatch(sensor.MaxBatch+1, time.Second)},
+		{WithBatch(maxBatch+1, time.Second)},
 		{WithBatch(10, 0)},
 		{WithBatch(10, time.Hour)},
 		{WithTopics("")},

@@ -19,6 +19,9 @@ const (
 	DefaultQoS      = 1
 )
 
+// maxBatch is the most readings sensor's IngestBatch takes in one call.
+const maxBatch = 10000
+
 // Option configures a Collector. Options only record; New checks them.
 type Option func(*options)
 
@@ -54,7 +57,7 @@ func WithQoS(qos byte) Option { return func(o *options) { o.qos = qos } }
 // away.
 func WithBuffer(n int) Option { return func(o *options) { o.buffer = n } }
 
-// WithBatch sets the largest batch, within [1, sensor.MaxBatch], and how
+// WithBatch sets the largest batch, within [1, 10000] (IngestBatch's limit), and how
 // long a reading waits for a batch to fill, within (0, MaxInterval]
 // (without it, DefaultBatch and DefaultInterval).
 func WithBatch(size int, interval time.Duration) Option {
@@ -108,8 +111,8 @@ func New(broker string, sink Ingester, opts ...Option) (*Collector, error) {
 		return nil, pkg.Invalidf(op, "QoS %d", o.qos)
 	case o.buffer < 1 || o.buffer > MaxBuffer:
 		return nil, pkg.Invalidf(op, "buffer %d outside [1, %d]", o.buffer, MaxBuffer)
-	case o.batch < 1 || o.batch > sensor.MaxBatch:
-		return nil, pkg.Invalidf(op, "batch %d outside [1, %d]", o.batch, sensor.MaxBatch)
+	case o.batch < 1 || o.batch > maxBatch:
+		return nil, pkg.Invalidf(op, "batch %d outside [1, %d]", o.batch, maxBatch)
 	case o.interval <= 0 || o.interval > MaxInterval:
 		return nil, pkg.Invalidf(op, "batch interval %v outside (0, %v]", o.interval, MaxInterval)
 	case len(o.clientID) > 64:
