@@ -66,7 +66,7 @@ func (b *builder) group(k string) *group {
 			panic(err) // a slot tag is always a valid segment
 		}
 		g = &group{keys: []string{lk}, idx: map[string]int{lk: 1}}
-		g.args = []any{b.r.instance, nil, ledgerTTL, strconv.FormatInt(unit.MsFloor(b.r.opt.heartbeat), 10)}
+		g.args = []any{b.r.instance, nil, ledgerPX, strconv.FormatInt(unit.MsFloor(b.r.opt.heartbeat), 10)}
 		b.groups[slot] = g
 		b.order = append(b.order, g)
 	}

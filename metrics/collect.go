@@ -34,10 +34,10 @@ func (r *Recorder) collect(leaving bool) *batch {
 
 // The retention TTLs as script arguments: whole milliseconds, truncated.
 var (
-	counterTTL = strconv.FormatInt(unit.MsFloor(CounterTTL), 10)
-	gaugeTTL   = strconv.FormatInt(unit.MsFloor(GaugeTTL), 10)
-	pendingTTL = strconv.FormatInt(unit.MsFloor(PendingTTL), 10)
-	ledgerTTL  = strconv.FormatInt(unit.MsFloor(LedgerTTL), 10)
+	counterPX = strconv.FormatInt(unit.MsFloor(counterTTL), 10)
+	gaugePX   = strconv.FormatInt(unit.MsFloor(gaugeTTL), 10)
+	pendingPX = strconv.FormatInt(unit.MsFloor(pendingTTL), 10)
+	ledgerPX  = strconv.FormatInt(unit.MsFloor(ledgerTTL), 10)
 )
 
 // metricKey builds a key of t; the segments were checked when the series
@@ -61,10 +61,10 @@ func (r *Recorder) collectCounter(b *builder, f *family) {
 		if s.keys == nil {
 			s.keys = []string{r.metricKey(counterKey, f.def.Name, s.dim)}
 		}
-		b.incr(s.keys[0], d, counterTTL)
-		b.hincr(totals, s.dim, d, counterTTL)
+		b.incr(s.keys[0], d, counterPX)
+		b.hincr(totals, s.dim, d, counterPX)
 		if r.opt.rollup {
-			b.hincr(pending, s.dim, d, pendingTTL)
+			b.hincr(pending, s.dim, d, pendingPX)
 		}
 	})
 }
@@ -78,12 +78,12 @@ func (r *Recorder) collectGauge(b *builder, f *family, leaving bool) {
 		target := r.metricKey(gaugeKey, f.def.Name, s.dim)
 		if f.def.Mode == Latest {
 			// Not a contribution: the value stays when this instance
-			// leaves, until a later Set replaces it or GaugeTTL ends.
+			// leaves, until a later Set replaces it or gaugeTTL ends.
 			if totals == "" {
 				totals = r.metricKey(totalsKey, f.def.Name)
 			}
 			v, st := s.latest()
-			b.latest(target, totals, s.dim, v, st, gaugeTTL)
+			b.latest(target, totals, s.dim, v, st, gaugePX)
 			return
 		}
 		if parts == "" {
@@ -91,7 +91,7 @@ func (r *Recorder) collectGauge(b *builder, f *family, leaving bool) {
 		}
 		v := s.n.Load()
 		s.peak.Store(v)
-		b.gauge(target, parts, s.dim, v, leaving, f.def.Mode.arg(), 0, gaugeTTL)
+		b.gauge(target, parts, s.dim, v, leaving, f.def.Mode.arg(), 0, gaugePX)
 	})
 }
 
@@ -112,10 +112,10 @@ func (r *Recorder) collectHistogram(b *builder, f *family) {
 			}
 			count += d
 			field := s.dim + "|" + f.buckets[i]
-			b.incr(s.keys[i], d, counterTTL)
-			b.hincr(totals, field, d, counterTTL)
+			b.incr(s.keys[i], d, counterPX)
+			b.hincr(totals, field, d, counterPX)
 			if r.opt.rollup {
-				b.hincr(pending, field, d, pendingTTL)
+				b.hincr(pending, field, d, pendingPX)
 			}
 		}
 		sum := math.Float64frombits(s.sum.Swap(0))
@@ -123,13 +123,13 @@ func (r *Recorder) collectHistogram(b *builder, f *family) {
 			return
 		}
 		n := len(f.buckets)
-		b.incr(s.keys[n], count, counterTTL)
-		b.incrFloat(s.keys[n+1], sum, counterTTL)
-		b.hincr(totals, s.dim+"|count", count, counterTTL)
-		b.hincrFloat(totals, s.dim+"|sum", sum, counterTTL)
+		b.incr(s.keys[n], count, counterPX)
+		b.incrFloat(s.keys[n+1], sum, counterPX)
+		b.hincr(totals, s.dim+"|count", count, counterPX)
+		b.hincrFloat(totals, s.dim+"|sum", sum, counterPX)
 		if r.opt.rollup {
-			b.hincr(pending, s.dim+"|count", count, pendingTTL)
-			b.hincrFloat(pending, s.dim+"|sum", sum, pendingTTL)
+			b.hincr(pending, s.dim+"|count", count, pendingPX)
+			b.hincrFloat(pending, s.dim+"|sum", sum, pendingPX)
 		}
 	})
 }

@@ -140,7 +140,7 @@ func TestCorruptionTable(t *testing.T) {
 				_, got = rd.Read(ctx)
 			case "rollup":
 				_ = rec.Flush(ctx)
-				r, err := NewRollup(e.Client, []string{"ai_tokens_used"}, func(context.Context, Bucket) error { return nil }, WithRollupNamespace(ns))
+				r, err := rec.Rollup([]string{"ai_tokens_used"}, func(context.Context, Bucket) error { return nil })
 				require.NoError(t, err)
 				_, got = r.RunOnce(ctx)
 			}

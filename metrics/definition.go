@@ -44,7 +44,7 @@ const (
 	// (a queue's depth), where summing would count it once per instance.
 	// A Set is stamped in memory with the server clock the recorder
 	// learned at its last flush; the value outlives the instance that set
-	// it, until GaugeTTL after the last flush of an instance holding it.
+	// it, until 60s (the gauge keys' TTL) after the last flush of an instance holding it.
 	Latest
 )
 
@@ -67,18 +67,18 @@ type Definition struct {
 
 // Limits of a Definition.
 const (
-	MaxLabels  = 8
-	MaxBuckets = 64
+	maxLabels  = 8
+	maxBuckets = 64
 )
 
 // Overflow is the label value of a metric's overflow series: values
 // beyond the cardinality cap (WithMaxSeries), label values longer than
-// MaxLabelValue bytes, and calls with the wrong number of label values are
+// 256 bytes, and calls with the wrong number of label values are
 // recorded there.
 const Overflow = "(overflow)"
 
-// MaxLabelValue bounds one label value, in bytes.
-const MaxLabelValue = 256
+// maxLabelValue bounds one label value, in bytes.
+const maxLabelValue = 256
 
 // LatencyBuckets returns the default bounds of a latency histogram in
 // milliseconds: Prometheus's default buckets (5ms to 10s) in ms.
@@ -121,8 +121,8 @@ func (d Definition) check(op string) error {
 	if !validName(d.Name) {
 		return pkg.Invalidf(op, "metric name %q is not [a-zA-Z_][a-zA-Z0-9_]* of at most 128 bytes", d.Name)
 	}
-	if len(d.Labels) > MaxLabels {
-		return pkg.Invalidf(op, "metric %s: %d labels, at most %d", d.Name, len(d.Labels), MaxLabels)
+	if len(d.Labels) > maxLabels {
+		return pkg.Invalidf(op, "metric %s: %d labels, at most %d", d.Name, len(d.Labels), maxLabels)
 	}
 	for i, l := range d.Labels {
 		if !validName(l) || slices.Contains(d.Labels[:i], l) {
@@ -136,8 +136,8 @@ func (d Definition) check(op string) error {
 			return pkg.Invalidf(op, "metric %s: unknown gauge mode %d", d.Name, d.Mode)
 		}
 	case KindHistogram:
-		if len(d.Buckets) == 0 || len(d.Buckets) > MaxBuckets {
-			return pkg.Invalidf(op, "metric %s: %d buckets, want 1 to %d", d.Name, len(d.Buckets), MaxBuckets)
+		if len(d.Buckets) == 0 || len(d.Buckets) > maxBuckets {
+			return pkg.Invalidf(op, "metric %s: %d buckets, want 1 to %d", d.Name, len(d.Buckets), maxBuckets)
 		}
 		for i, b := range d.Buckets {
 			if math.IsNaN(b) || math.IsInf(b, 0) || i > 0 && b <= d.Buckets[i-1] {

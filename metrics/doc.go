@@ -22,7 +22,7 @@
 //     Close.
 //   - Exact totals across instances: a failed flush is resent unchanged
 //     and loses nothing; a resent flush never counts twice (a per-slot
-//     ledger of batch numbers, kept LedgerTTL).
+//     ledger of batch numbers, kept 24h).
 //   - Gauges survive crashes: an instance killed without Close stops
 //     counting within its heartbeat TTL (default 10s).
 //   - Maxima (peak connections, peak speed) only grow, compared atomically.
@@ -57,7 +57,7 @@
 //	metrics:rollup:{{metric_name}}:open                     HASH    90d (the longest tier retention, refreshed by every drain)                                                                                                                          rollup: the open hour and day buckets ("tier|field" -> sum) until they close
 //	metrics:rollup:{{metric_name}}:pending                  HASH    1d (refreshed by every flush; at most the cap + 1 fields)                                                                                                                           rollup input: what the flushes added per series since the last drain
 //	metrics:rollup:{{metric_name}}:state                    HASH    90d (the longest tier retention, refreshed by every drain)                                                                                                                          rollup lease (holder, expiry) and per-tier watermarks: last bucket closed, last bucket the sink took
-//	metrics:totals:{{metric_name}}                          HASH    5m (the metric's TTL (GaugeTTL for a Latest gauge), refreshed by every flush)                                                                                                       one metric's series in one hash (dimension, or dimension|bucket -> count; a Latest gauge: dimension -> "value:stamp_ms", its latest Set and that Set's server time), read by one HGETALL per metric per scrape; at most the cap + 1 fields
+//	metrics:totals:{{metric_name}}                          HASH    5m (the metric's TTL (60s for a Latest gauge), refreshed by every flush)                                                                                                            one metric's series in one hash (dimension, or dimension|bucket -> count; a Latest gauge: dimension -> "value:stamp_ms", its latest Set and that Set's server time), read by one HGETALL per metric per scrape; at most the cap + 1 fields
 //	requests:accepted                                       STRING  none (as in the home-automation layout: one counter, never expires)                                                                                                                 requests accepted (all requests but those refused: 429 and 503 by default) (INTEGER)
 //	requests:endpoint:{endpoint}                            STRING  none (as in the home-automation layout: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each))                                    requests per endpoint "METHOD route" (INTEGER)
 //	requests:max_speed_per_second                           STRING  none (as in the home-automation layout: one key, an atomic maximum)                                                                                                                 highest requests:speed_per_second seen (INTEGER)

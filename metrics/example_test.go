@@ -120,7 +120,7 @@ func ExampleRollup() {
 	if err := rec.Flush(ctx); err != nil {
 		panic(err)
 	}
-	r, err := metrics.NewRollup(rdb, []string{"file_uploads_bytes"}, func(ctx context.Context, b metrics.Bucket) error {
+	r, err := rec.Rollup([]string{"file_uploads_bytes"}, func(ctx context.Context, b metrics.Bucket) error {
 		fmt.Println(b.Metric, b.Tier, b.Values["-"]) // store it by b.ID() to stay exact across a crash
 		return nil
 	})

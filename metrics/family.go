@@ -114,7 +114,7 @@ func (f *family) each(fn func(*series)) {
 // plainValue reports whether v is its own dimension: not empty, no '|'
 // or '%', not too long.
 func plainValue(v string) bool {
-	return v != "" && v != "-" && len(v) <= MaxLabelValue && !strings.ContainsAny(v, "|%")
+	return v != "" && v != "-" && len(v) <= maxLabelValue && !strings.ContainsAny(v, "|%")
 }
 
 // joinValues joins label values into a dimension with '|': inside a value
@@ -124,7 +124,7 @@ func plainValue(v string) bool {
 func joinValues(vals []string) (string, bool) {
 	var b strings.Builder
 	for i, v := range vals {
-		if len(v) > MaxLabelValue {
+		if len(v) > maxLabelValue {
 			return "", false
 		}
 		if i > 0 {

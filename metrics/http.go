@@ -130,7 +130,7 @@ func (h *HTTP) endpoint(method, route string) *endpoint {
 		return e
 	}
 	name := method + " " + route
-	if len(method) > 32 || len(name) > MaxLabelValue || !utf8.ValidString(name) || strings.ContainsAny(name, "|") {
+	if len(method) > 32 || len(name) > maxLabelValue || !utf8.ValidString(name) || strings.ContainsAny(name, "|") {
 		return h.overflow()
 	}
 	h.mu.Lock()

@@ -8,23 +8,23 @@ import (
 
 // Lifetimes of the keys this package writes.
 const (
-	// CounterTTL is the lifetime of the counter and histogram keys after
+	// counterTTL is the lifetime of the counter and histogram keys after
 	// their last flush (the AI platform's 300s, docs/ai-platform.md).
-	CounterTTL = 300 * time.Second
-	// GaugeTTL is the lifetime of the gauge keys after their last flush
+	counterTTL = 300 * time.Second
+	// gaugeTTL is the lifetime of the gauge keys after their last flush
 	// (the AI platform's 60s, docs/ai-platform.md).
-	GaugeTTL = 60 * time.Second
-	// LedgerTTL is how long an instance's last flush sequence number is
+	gaugeTTL = 60 * time.Second
+	// ledgerTTL is how long an instance's last flush sequence number is
 	// remembered: a flush resent later than this could count twice (a
-	// recorder gives up resending a batch older than LedgerTTL/2, see
+	// recorder gives up resending a batch older than ledgerTTL/2, see
 	// Recorder.Flush).
-	LedgerTTL = 24 * time.Hour
-	// PerSecondWindow is how many seconds of per-second request counts
+	ledgerTTL = 24 * time.Hour
+	// perSecondWindow is how many seconds of per-second request counts
 	// are kept to derive requests:speed_per_second and its maximum.
-	PerSecondWindow = 60
-	// PendingTTL is how long rollup input waits, after its last write, for
+	perSecondWindow = 60
+	// pendingTTL is how long rollup input waits, after its last write, for
 	// a Rollup to drain it.
-	PendingTTL = 24 * time.Hour
+	pendingTTL = 24 * time.Hour
 )
 
 // keyword for patterns' Owner and Area.
@@ -79,19 +79,19 @@ var (
 // updates them together.
 var (
 	counterKey = keys.MustCompile(keys.Pattern{Template: "metrics:counter:{metric_name}:{dimension}", Type: keys.String,
-		TTL: CounterTTL, TTLNote: "refreshed by every flush that adds to it", Tag: "metric_name",
+		TTL: counterTTL, TTLNote: "refreshed by every flush that adds to it", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics, Seed: "001 §10",
 		Purpose: "counter series: the cluster-wide count while the series is active (INTEGER); dimension = label values joined by '|'"})
 	gaugeKey = keys.MustCompile(keys.Pattern{Template: "metrics:gauge:{metric_name}:{dimension}", Type: keys.String,
-		TTL: GaugeTTL, TTLNote: "refreshed by every flush of an instance holding the gauge", Tag: "metric_name",
+		TTL: gaugeTTL, TTLNote: "refreshed by every flush of an instance holding the gauge", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics, Seed: "001 §10",
 		Purpose: "gauge series: the live instances' contributions summed at the last flush, or a Latest gauge's latest Set by server time (INTEGER)"})
 	histogramKey = keys.MustCompile(keys.Pattern{Template: "metrics:histogram:{metric_name}:{dimension}:{bucket}", Type: keys.String,
-		TTL: CounterTTL, TTLNote: "refreshed by every flush that adds to it", Tag: "metric_name",
+		TTL: counterTTL, TTLNote: "refreshed by every flush that adds to it", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics, Seed: "001 §10",
 		Purpose: "histogram series: observations in one bucket (upper bound, non-cumulative; \"+Inf\"), or \"sum\" / \"count\""})
 	totalsKey = keys.MustCompile(keys.Pattern{Template: "metrics:totals:{metric_name}", Type: keys.Hash,
-		TTL: CounterTTL, TTLNote: "the metric's TTL (GaugeTTL for a Latest gauge), refreshed by every flush", Tag: "metric_name",
+		TTL: counterTTL, TTLNote: "the metric's TTL (60s for a Latest gauge), refreshed by every flush", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "one metric's series in one hash (dimension, or dimension|bucket -> count; a Latest gauge: dimension -> \"value:stamp_ms\", its latest Set and that Set's server time), read by one HGETALL per metric per scrape; at most the cap + 1 fields"})
 	endpointTotalsKey = keys.MustCompile(keys.Pattern{Template: "metrics:endpoint-totals:{metric_name}", Type: keys.Hash,
@@ -105,7 +105,7 @@ var (
 // one slot.
 var (
 	ledgerKey = keys.MustCompile(keys.Pattern{Template: "metrics:ledger:{slot}", Type: keys.Hash,
-		TTL: LedgerTTL, TTLNote: "refreshed by every flush; fields of instances silent for a day are trimmed by the flush", Tag: "slot",
+		TTL: ledgerTTL, TTLNote: "refreshed by every flush; fields of instances silent for a day are trimmed by the flush", Tag: "slot",
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "instance ID -> \"seq:ms\": the last flush batch applied to this slot, so a resent flush never counts twice"})
 	partsKey = keys.MustCompile(keys.Pattern{Template: "metrics:parts:{slot}:{gauge}", Type: keys.Hash,
@@ -113,7 +113,7 @@ var (
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "Sum gauge contributions: \"dimension|instance\" -> \"value:expires_ms:written_ms\", summed on read (a Latest gauge's, as earlier versions wrote them, are still read)"})
 	perSecondKey = keys.MustCompile(keys.Pattern{Template: "metrics:persec:{slot}:{gauge}", Type: keys.Hash,
-		TTL: 2 * PerSecondWindow * time.Second, TTLNote: "refreshed by every flush; fields older than 60s are trimmed by the flush", Tag: "slot",
+		TTL: 2 * perSecondWindow * time.Second, TTLNote: "refreshed by every flush; fields older than 60s are trimmed by the flush", Tag: "slot",
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "requests per second: Unix second -> count, for speed_per_second and its maximum"})
 )
@@ -121,7 +121,7 @@ var (
 // Rollup keys (see Rollup), tagged by metric like the series they drain.
 var (
 	pendingKey = keys.MustCompile(keys.Pattern{Template: "metrics:rollup:{metric_name}:pending", Type: keys.Hash,
-		TTL: PendingTTL, TTLNote: "refreshed by every flush; at most the cap + 1 fields", Tag: "metric_name",
+		TTL: pendingTTL, TTLNote: "refreshed by every flush; at most the cap + 1 fields", Tag: "metric_name",
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "rollup input: what the flushes added per series since the last drain"})
 	rollupStateKey = keys.MustCompile(keys.Pattern{Template: "metrics:rollup:{metric_name}:state", Type: keys.Hash,

@@ -111,7 +111,7 @@ func TestLatestGaugeBackgroundFlushes(t *testing.T) {
 }
 
 // Reader.Read returns a Latest gauge's series while its key holds a
-// value: after the instance that set it closed or died, until GaugeTTL
+// value: after the instance that set it closed or died, until gaugeTTL
 // after the last flush.
 func TestLatestGaugeRead(t *testing.T) {
 	e := harness.New(t)
@@ -139,8 +139,8 @@ func TestLatestGaugeRead(t *testing.T) {
 	e.RequireTTLs(nil)
 
 	if e.Mini != nil { // a minute of waiting: miniredis only
-		e.Advance(GaugeTTL)
-		assert.Empty(t, readLatest(t, e, e.NS), "gone GaugeTTL after the last flush")
+		e.Advance(gaugeTTL)
+		assert.Empty(t, readLatest(t, e, e.NS), "gone gaugeTTL after the last flush")
 		n, err := e.Client.Exists(ctx, mustKey(t, e.NS, gaugeKey, "queue_depth", "emails"), mustKey(t, e.NS, totalsKey, "queue_depth")).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "the value and totals keys expired")

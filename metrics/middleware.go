@@ -24,6 +24,8 @@ type middlewareOptions struct {
 // default). It is called after the handler ran; "" means Unmatched.
 // Return templates ("/api/forum/questions/{id}"), never raw paths: each
 // distinct value is a series (up to the cap, see WithMaxSeries).
+//
+// Default: r.Pattern, the http.ServeMux pattern.
 func WithRoute(f func(*http.Request) string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.route = f }
 }
@@ -35,12 +37,16 @@ func WithRoute(f func(*http.Request) string) MiddlewareOption {
 // The mux then matches the request again (mux.Handler) after it was
 // served, when the route is still "". The redschema middleware (ratelimit, session, cache) need
 // none of this: they carry the pattern back themselves.
+//
+// Default: none.
 func WithMux(mux *http.ServeMux) MiddlewareOption {
 	return func(o *middlewareOptions) { o.mux = mux }
 }
 
 // WithRefused sets which statuses mean the service refused the request
-// (left out of requests:accepted); the default is 429 and 503.
+// (left out of requests:accepted).
+//
+// Default: 429 and 503.
 func WithRefused(f func(status int) bool) MiddlewareOption {
 	return func(o *middlewareOptions) { o.refused = f }
 }
@@ -50,6 +56,8 @@ func WithRefused(f func(status int) bool) MiddlewareOption {
 // (docs/home-automation.md) does so that local health checks do not count.
 // By default every request counts. Every other metric counts them either
 // way.
+//
+// Default: off.
 func SkipLoopback() MiddlewareOption { return func(o *middlewareOptions) { o.skipLoopback = true } }
 
 // Middleware records every request that goes through it with rec's HTTP

@@ -13,17 +13,18 @@ import (
 
 // Defaults and bounds of the Recorder's options.
 const (
-	DefaultInterval     = time.Second
-	MinInterval         = 10 * time.Millisecond
-	MaxInterval         = time.Minute
-	DefaultHeartbeatTTL = 10 * time.Second
-	MaxHeartbeatTTL     = time.Hour
-	DefaultMaxSeries    = 1000
-	MaxMaxSeries        = 100000
+	defaultInterval     = time.Second
+	minInterval         = 10 * time.Millisecond
+	maxInterval         = time.Minute
+	defaultHeartbeatTTL = 10 * time.Second
+	maxHeartbeatTTL     = time.Hour
+	defaultMaxSeries    = 1000
+	maxSeries           = 100000
 )
 
-// Option configures a Recorder, a Reader or a Rollup. Options are checked
-// by the constructor; options that do not concern it are ignored.
+// Option configures a Recorder (and the Rollups it makes) or a Reader.
+// Options are checked by the constructor; options that do not concern it
+// are ignored.
 type Option func(*options)
 
 type options struct {
@@ -36,31 +37,44 @@ type options struct {
 	rollup    bool
 	manual    bool
 	clock     func() time.Time // the local clock (tests follow the harness's)
+
+	// the Rollup's (Recorder.Rollup)
+	lease   time.Duration
+	retain  [nTiers]time.Duration
+	badTier bool // WithRetention named no tier
 }
 
 // WithNamespace puts every key under ns (its prefix, e.g. the
 // home-automation backend's "ha:", and its hash-tag mode).
+//
+// Default: keys.Namespace{} (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
-// WithInterval sets how often the recorder flushes (default 1s, within
-// [MinInterval, MaxInterval]).
+// WithInterval sets how often the recorder flushes.
+//
+// Default: 1s. Range: 10ms to 1m.
 func WithInterval(d time.Duration) Option { return func(o *options) { o.interval = d } }
 
 // WithHeartbeatTTL sets how long a gauge contribution of this instance
-// counts after its last flush (default 10s; at least twice the interval,
-// at most MaxHeartbeatTTL): an instance that dies without Close stops
+// counts after its last flush: an instance that dies without Close stops
 // counting within this time.
+//
+// Default: 10s. Range: twice the interval to 1h.
 func WithHeartbeatTTL(d time.Duration) Option { return func(o *options) { o.heartbeat = d } }
 
 // WithMaxSeries caps the distinct label-value combinations (series) each
-// metric holds in this recorder, endpoints of the HTTP metrics included
-// (default 1000, at most MaxMaxSeries). Values beyond the cap are recorded
-// in the metric's overflow series, whose label values are all Overflow.
+// metric holds in this recorder, endpoints of the HTTP metrics included.
+// Values beyond the cap are recorded in the metric's overflow series,
+// whose label values are all Overflow.
+//
+// Default: 1000. Range: 1 to 100000.
 func WithMaxSeries(n int) Option { return func(o *options) { o.maxSeries = n } }
 
 // WithInstance sets a label (a host or pod name) that starts the
 // recorder's instance ID, followed by a random suffix; at most 64 bytes of
 // UTF-8 without ':', '|' or control bytes.
+//
+// Default: none (the instance ID is the random suffix alone).
 func WithInstance(label string) Option { return func(o *options) { o.instance = label } }
 
 // WithErrorHandler receives the errors of background flushes (which are
@@ -68,16 +82,46 @@ func WithInstance(label string) Option { return func(o *options) { o.instance = 
 // data this package did not write (whose deltas are dropped). It is called
 // from the flusher goroutine and must not block. By default errors are
 // only counted in Stats.
+//
+// Default: none.
 func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
 
 // WithRollup makes the recorder also write the rollup input of its
 // counters and histograms (metrics:rollup:{name}:pending), which a Rollup
 // drains into a sink. Without it a Rollup finds nothing to drain.
+//
+// Default: off.
 func WithRollup() Option { return func(o *options) { o.rollup = true } }
 
 // WithoutFlusher starts no background flusher: the caller flushes with
 // Flush (tests, batch jobs). Close still flushes.
+//
+// Default: off (a background flusher runs).
 func WithoutFlusher() Option { return func(o *options) { o.manual = true } }
+
+// WithRetention keeps a rollup tier's closed buckets in Redis for d (at
+// least two buckets' length: 2m for Minute, 2h for Hour, 48h for Day);
+// buckets the sink has not taken are kept longer, up to twice the
+// retention's number of buckets. It concerns the recorder's Rollups.
+//
+// Default: 8h (Minute), 168h (Hour), 2160h (Day). Range: 2 buckets to 9600h.
+func WithRetention(t Tier, d time.Duration) Option {
+	return func(o *options) {
+		if t >= 0 && t < nTiers {
+			o.retain[t] = d
+		} else {
+			o.badTier = true
+		}
+	}
+}
+
+// WithLease sets how long a rollup instance holds a metric's lease after
+// each drain (rounded up to whole milliseconds); a RunOnce must finish
+// within it or lose the lease to another instance. It concerns the
+// recorder's Rollups.
+//
+// Default: 30s. Range: 1s to 1h.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
 // withClock makes the recorder read its local clock from now (tests: the
 // harness's clock, which Advance moves with miniredis's TIME).
@@ -104,7 +148,8 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 
 // defaults are the options of a Recorder built without any.
 func defaults() options {
-	return options{interval: DefaultInterval, heartbeat: DefaultHeartbeatTTL, maxSeries: DefaultMaxSeries, clock: time.Now}
+	return options{interval: defaultInterval, heartbeat: defaultHeartbeatTTL, maxSeries: defaultMaxSeries, clock: time.Now,
+		lease: defaultLease, retain: [nTiers]time.Duration{defaultMinuteRetention, defaultHourRetention, defaultDayRetention}}
 }
 
 // check validates the options for every constructor.
@@ -113,15 +158,24 @@ func (o *options) check(op string) error {
 		return pkg.Invalid(op, err)
 	}
 	switch {
-	case o.interval < MinInterval || o.interval > MaxInterval:
-		return pkg.Invalidf(op, "interval %v outside [%v, %v]", o.interval, MinInterval, MaxInterval)
-	case o.heartbeat < 2*o.interval || o.heartbeat > MaxHeartbeatTTL:
-		return pkg.Invalidf(op, "heartbeat TTL %v outside [2 x interval %v, %v]", o.heartbeat, o.interval, MaxHeartbeatTTL)
-	case o.maxSeries < 1 || o.maxSeries > MaxMaxSeries:
-		return pkg.Invalidf(op, "max series %d outside [1, %d]", o.maxSeries, MaxMaxSeries)
+	case o.interval < minInterval || o.interval > maxInterval:
+		return pkg.Invalidf(op, "interval %v outside [%v, %v]", o.interval, minInterval, maxInterval)
+	case o.heartbeat < 2*o.interval || o.heartbeat > maxHeartbeatTTL:
+		return pkg.Invalidf(op, "heartbeat TTL %v outside [2 x interval %v, %v]", o.heartbeat, o.interval, maxHeartbeatTTL)
+	case o.maxSeries < 1 || o.maxSeries > maxSeries:
+		return pkg.Invalidf(op, "max series %d outside [1, %d]", o.maxSeries, maxSeries)
 	case len(o.instance) > 64 || !utf8.ValidString(o.instance) ||
 		strings.ContainsFunc(o.instance, func(r rune) bool { return r == ':' || r == '|' || r < 0x20 || r == 0x7f }):
 		return pkg.Invalidf(op, "instance label %q", o.instance)
+	case o.lease < time.Second || o.lease > time.Hour:
+		return pkg.Invalidf(op, "lease %v outside [1s, 1h]", o.lease)
+	case o.badTier:
+		return pkg.Invalidf(op, "WithRetention of an unknown tier")
+	}
+	for t, d := range o.retain {
+		if d < 2*Tier(t).Duration() || d > maxRetention {
+			return pkg.Invalidf(op, "%s retention %v outside [%v, %v]", Tier(t), d, 2*Tier(t).Duration(), maxRetention)
+		}
 	}
 	return nil
 }

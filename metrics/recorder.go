@@ -125,7 +125,7 @@ func (r *Recorder) Gauge(name string, mode GaugeMode, labels ...string) (*Gauge,
 }
 
 // Histogram declares (or returns) the histogram name with increasing
-// bucket upper bounds (+Inf is implicit; at most MaxBuckets).
+// bucket upper bounds (+Inf is implicit; at most 64).
 func (r *Recorder) Histogram(name string, buckets []float64, labels ...string) (*Histogram, error) {
 	f, err := r.family(Definition{Name: name, Kind: KindHistogram, Labels: labels, Buckets: buckets})
 	if err != nil {

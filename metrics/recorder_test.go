@@ -179,9 +179,9 @@ func TestCountersGaugesHistograms(t *testing.T) {
 	assert.Equal(t, int64(1), getInt(t, e, mustKey(t, e.NS, histogramKey, "api_latency_ms", "/api/users", "+Inf")))
 	assert.Equal(t, int64(5), getInt(t, e, mustKey(t, e.NS, histogramKey, "api_latency_ms", "/api/users", "count")))
 	ttl := e.Client.TTL(ctx, mustKey(t, e.NS, counterKey, "ai_tokens_used", "gpt-4|prompt")).Val()
-	assert.InDelta(t, CounterTTL.Seconds(), ttl.Seconds(), 2)
+	assert.InDelta(t, counterTTL.Seconds(), ttl.Seconds(), 2)
 	ttl = e.Client.TTL(ctx, mustKey(t, e.NS, gaugeKey, "active_sessions", "-")).Val()
-	assert.InDelta(t, GaugeTTL.Seconds(), ttl.Seconds(), 2)
+	assert.InDelta(t, gaugeTTL.Seconds(), ttl.Seconds(), 2)
 	e.RequireTTLs(nil)
 
 	rd, err := NewReader(e.Client, rec.Definitions(), WithNamespace(e.NS))

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/internal/unit"
@@ -32,13 +30,14 @@ var (
 )
 
 // Default retention of the rollup tiers in Redis (Sidekiq's: minutes 8h,
-// hours 7d, days 90d), and the bound of WithRetention.
+// hours 7d, days 90d), the bound of WithRetention, and the default of
+// WithLease.
 const (
-	DefaultMinuteRetention = 8 * time.Hour
-	DefaultHourRetention   = 7 * 24 * time.Hour
-	DefaultDayRetention    = 90 * 24 * time.Hour
-	MaxRetention           = 400 * 24 * time.Hour
-	DefaultLease           = 30 * time.Second
+	defaultMinuteRetention = 8 * time.Hour
+	defaultHourRetention   = 7 * 24 * time.Hour
+	defaultDayRetention    = 90 * 24 * time.Hour
+	maxRetention           = 400 * 24 * time.Hour
+	defaultLease           = 30 * time.Second
 )
 
 // Bucket is one closed rollup bucket of one metric, handed to a Sink.
@@ -69,8 +68,8 @@ type Sink func(ctx context.Context, b Bucket) error
 // Redis for their retention, and hands each closed bucket to a Sink once
 // across instances: a lease per metric lets one instance at a time drain
 // it, and a watermark per tier, advanced only by the lease holder after the
-// sink took a bucket, says what was delivered. Run it on every instance;
-// one of them does the work.
+// sink took a bucket, says what was delivered. Recorder.Rollup makes one;
+// run it on every instance, and one of them does the work.
 //
 // Exactly once: a bucket is closed once (the minute's drain is one
 // script, and a resent drain finds it closed), and handed on until its
@@ -89,65 +88,26 @@ type Rollup struct {
 	perCall int
 }
 
-// RollupOption configures a Rollup.
-type RollupOption func(*Rollup)
-
-// WithRetention keeps a tier's closed buckets in Redis for d (at least two
-// buckets' length, at most MaxRetention); buckets the sink has not taken
-// are kept longer, up to twice the retention's number of buckets.
-func WithRetention(t Tier, d time.Duration) RollupOption {
-	return func(r *Rollup) {
-		if t >= 0 && t < nTiers {
-			r.retain[t] = d
-		} else {
-			r.retain[Minute] = -1 // rejected by NewRollup
-		}
-	}
-}
-
-// WithLease sets how long a rollup instance holds a metric's lease after
-// each drain (default 30s, within [1s, 1h]; rounded up to whole
-// milliseconds); a RunOnce must finish within it or lose the lease to
-// another instance.
-func WithLease(d time.Duration) RollupOption { return func(r *Rollup) { r.lease = d } }
-
-// WithRollupNamespace puts the rollup's keys under ns, as the recorders'.
-func WithRollupNamespace(ns keys.Namespace) RollupOption { return func(r *Rollup) { r.ns = ns } }
-
-// NewRollup returns a Rollup of the metrics names (counters and histograms
-// of recorders created WithRollup) into sink. It fails with ErrInvalid on a
-// bad client, name or option; it does not contact Redis.
-func NewRollup(rdb redis.UniversalClient, names []string, sink Sink, opts ...RollupOption) (*Rollup, error) {
-	const op = "new rollup"
-	if _, err := newOptions(op, rdb, nil); err != nil {
-		return nil, err
-	}
+// Rollup returns a Rollup of the metrics names (counters and histograms
+// of recorders created WithRollup, this one or others) into sink, under
+// the recorder's namespace, with the lease and retentions of its options
+// (WithLease, WithRetention). Each call returns another rollup instance,
+// which competes for the metrics' leases with every other. A process that
+// only runs the rollup can take it from a recorder built WithoutFlusher.
+// It fails with ErrInvalid on a nil sink or a bad name; it does not
+// contact Redis.
+func (rec *Recorder) Rollup(names []string, sink Sink) (*Rollup, error) {
+	const op = "rollup"
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	r := &Rollup{run: call.NewRunner(rdb, 0), names: append([]string(nil), names...), sink: sink,
-		owner: hex.EncodeToString(b[:]), lease: DefaultLease, perCall: 1000,
-		retain: [nTiers]time.Duration{DefaultMinuteRetention, DefaultHourRetention, DefaultDayRetention}}
-	for _, f := range opts {
-		f(r)
-	}
+	o := rec.opt
+	r := &Rollup{run: call.NewRunner(rec.run.Client(), 0), ns: o.ns, names: append([]string(nil), names...), sink: sink,
+		owner: hex.EncodeToString(b[:]), lease: o.lease, retain: o.retain, perCall: 1000}
 	switch {
 	case sink == nil:
 		return nil, pkg.Invalidf(op, "nil sink")
 	case len(names) == 0:
 		return nil, pkg.Invalidf(op, "no metric names")
-	case r.lease < time.Second || r.lease > time.Hour:
-		return nil, pkg.Invalidf(op, "lease %v outside [1s, 1h]", r.lease)
-	}
-	if err := r.ns.Validate(); err != nil {
-		return nil, pkg.Invalid(op, err)
-	}
-	if _, cluster := rdb.(*redis.ClusterClient); cluster && r.ns.NoHashTags {
-		return nil, pkg.Invalidf(op, "a namespace without hash tags cannot be used on a cluster")
-	}
-	for t, d := range r.retain {
-		if d < 2*Tier(t).Duration() || d > MaxRetention {
-			return nil, pkg.Invalidf(op, "%s retention %v outside [%v, %v]", Tier(t), d, 2*Tier(t).Duration(), MaxRetention)
-		}
 	}
 	for _, n := range names {
 		if !validName(n) {

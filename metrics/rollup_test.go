@@ -68,7 +68,7 @@ func TestRollupOnceAcrossInstances(t *testing.T) {
 	sink := &memSink{}
 	var rollups []*Rollup
 	for range 4 {
-		r, err := NewRollup(e.Client, []string{"ai_tokens_used", "api_latency_ms"}, sink.put, WithRollupNamespace(e.NS))
+		r, err := rec.Rollup([]string{"ai_tokens_used", "api_latency_ms"}, sink.put)
 		require.NoError(t, err)
 		rollups = append(rollups, r)
 	}
@@ -117,7 +117,7 @@ func TestRollupTiers(t *testing.T) {
 	c, err := rec.Counter("file_uploads_bytes")
 	require.NoError(t, err)
 	sink := &memSink{}
-	r, err := NewRollup(e.Client, []string{"file_uploads_bytes"}, sink.put, WithRollupNamespace(e.NS))
+	r, err := rec.Rollup([]string{"file_uploads_bytes"}, sink.put)
 	require.NoError(t, err)
 	total := 0.0
 	for i := range 26 * 60 / 7 { // a sample every 7 minutes for 26 hours
@@ -160,8 +160,8 @@ func TestRollupTiers(t *testing.T) {
 func TestRollupLeaseRoundsUp(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	r, err := NewRollup(e.Client, []string{"ai_tokens_used"}, (&memSink{}).put,
-		WithRollupNamespace(e.NS), WithLease(time.Second+500*time.Microsecond))
+	rec := newRecorder(t, e, nil, WithLease(time.Second+500*time.Microsecond))
+	r, err := rec.Rollup([]string{"ai_tokens_used"}, (&memSink{}).put)
 	require.NoError(t, err)
 	before := e.Now().UnixMilli()
 	_, err = r.RunOnce(ctx)
@@ -175,4 +175,38 @@ func TestRollupLeaseRoundsUp(t *testing.T) {
 	} else {
 		assert.Equal(t, before+1001, exp, "on the frozen clock, exactly 1001 ms")
 	}
+}
+
+// TestRollupOptionsChecked: the rollup's options are checked by New, at
+// their documented ranges, and Rollup refuses a nil sink or no names.
+func TestRollupOptionsChecked(t *testing.T) {
+	e := harness.New(t)
+	for name, o := range map[string]Option{
+		"lease below 1s":      WithLease(time.Second - time.Millisecond),
+		"lease above 1h":      WithLease(time.Hour + time.Millisecond),
+		"minute below 2m":     WithRetention(Minute, 2*time.Minute-time.Millisecond),
+		"day below 48h":       WithRetention(Day, 47*time.Hour),
+		"hour above 400 days": WithRetention(Hour, 400*24*time.Hour+time.Hour),
+		"an unknown tier":     WithRetention(Tier(7), time.Hour),
+		"a negative tier":     WithRetention(Tier(-1), time.Hour),
+	} {
+		_, err := New(e.Client, testOptions(e, WithoutFlusher(), o)...)
+		assert.ErrorIs(t, err, ErrInvalid, name)
+	}
+	for name, o := range map[string]Option{
+		"lease 1s":     WithLease(time.Second),
+		"lease 1h":     WithLease(time.Hour),
+		"minute 2m":    WithRetention(Minute, 2*time.Minute),
+		"day 400 days": WithRetention(Day, 400*24*time.Hour),
+	} {
+		_, err := New(e.Client, testOptions(e, WithoutFlusher(), o)...)
+		assert.NoError(t, err, name)
+	}
+	rec := newRecorder(t, e, nil)
+	_, err := rec.Rollup([]string{"x"}, nil)
+	assert.ErrorIs(t, err, ErrInvalid, "nil sink")
+	_, err = rec.Rollup(nil, (&memSink{}).put)
+	assert.ErrorIs(t, err, ErrInvalid, "no names")
+	_, err = rec.Rollup([]string{"bad name"}, (&memSink{}).put)
+	assert.ErrorIs(t, err, ErrInvalid, "bad name")
 }
