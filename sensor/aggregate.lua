@@ -1,6 +1,7 @@
 -- aggregate: per-bucket count, sum, min, max, first and last of one
--- sensor type's values in a location (after lib.lua), from raw readings
--- or from a rollup tier.
+-- sensor type's values in a location, from raw readings or from a rollup
+-- tier. Sent after the prelude and lib.lua (call.Uses: each, roll_parse,
+-- fmt_num, MAX_SCAN).
 -- KEYS[1] the raw key, or the tier's rollup key
 -- ARGV[1] source: "zset", "list", "compact" or "rollup"
 -- ARGV[2] environmental field, "" otherwise

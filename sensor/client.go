@@ -36,8 +36,9 @@ var (
 	//go:embed index_read.lua
 	indexReadSrc string
 
-	// lib is lib.lua: each script gets the paragraphs it uses (every
-	// "local function" joined costs a closure on every run).
+	// lib is lib.lua, sent whole between the prelude and the scripts
+	// that use it (call.Uses): every "local function" in it costs a
+	// closure on every run, so it holds only what two scripts share.
 	lib = libSrc
 
 	// A motion or environmental write's common case runs

@@ -1,8 +1,9 @@
--- ingest_compact: store one reading in the compact encoding (after
--- lib.lua): chunks of up to CHUNK_MAX readings in a sorted set scored by
--- each chunk's start, every reading of a chunk at or after its start and
--- before the next chunk's; with the motion meta hash, the discovery
--- index and the rollups, as ingest_zset.lua.
+-- ingest_compact: store one reading in the compact encoding: chunks of
+-- up to CHUNK_MAX readings in a sorted set scored by each chunk's start,
+-- every reading of a chunk at or after its start and before the next
+-- chunk's; with the motion meta hash, the discovery index and the
+-- rollups, as ingest_zset.lua. Sent after the prelude and lib.lua
+-- (call.Uses: chunk_parse, side_read, side_write, keep_until).
 -- KEYS[1] sensor-compact:{sensor_type}:{location}
 -- KEYS[2] sensor-index:types:{location}
 -- KEYS[3] sensor-rollup:1m:{sensor_type}:{location}
@@ -16,8 +17,25 @@
 -- ARGV[9] retention, ms       ARGV[10] max future, ms
 -- ARGV[11] minute tier retention, ms (0: off)
 -- ARGV[12] hour tier retention, ms (0: off)
--- Returns as ingest_zset.lua; a reading of the same time and short ID is
--- this write sent again.
+-- Returns ok("stored"), ok("duplicate") (FirstWins found a reading at
+-- that time), ok("late") (older than the retention: not stored),
+-- invalid(why) for a timestamp too far ahead of the server clock,
+-- corrupt(i, why) for foreign data at KEYS[i]; every key is read before
+-- anything is written. A reading of the same time and short ID is this
+-- write sent again: "stored", counted once.
+
+-- CHUNK_MAX is the most readings a chunk holds.
+local CHUNK_MAX = 64
+
+-- chunk_text renders a chunk.
+local function chunk_text(start, unit, entity, es)
+  local t = {int_str(start), '|', unit, '|', entity}
+  for i = 1, #es do
+    t[#t + 1] = ';' .. int_str(es[i][1]) .. ',' .. es[i][2] .. ',' .. es[i][3]
+  end
+  return table.concat(t)
+end
+
 local rid, ts, val, typ = ARGV[1], tonumber(ARGV[2]), to_num(ARGV[3]), ARGV[4]
 local state, policy = ARGV[7], ARGV[8]
 local ret, future = tonumber(ARGV[9]), tonumber(ARGV[10])

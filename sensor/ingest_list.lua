@@ -1,6 +1,8 @@
--- ingest_list: store one reading of a generic type in seed 003's list
--- (after lib.lua), newest first, capped and trimmed to the retention,
--- with its meta hash, discovery index and rollups.
+-- ingest_list: store one reading of a generic type in seed 003's list,
+-- newest first, capped and trimmed to the retention, with its meta hash,
+-- discovery index and rollups. Sent after the prelude and lib.lua
+-- (call.Uses: parse_iso, str_field, num_field, side_read, side_write,
+-- keep_until).
 -- KEYS[1] sensor:{sensor_type}:{location}
 -- KEYS[2] meta:{sensor_type}:{location}
 -- KEYS[3] sensor-index:types:{location}
@@ -16,8 +18,13 @@
 -- ARGV[12] hour tier retention, ms (0: off)
 -- ARGV[13] list cap           ARGV[14] entries searched for a resend or
 --                              a duplicate (the newest ones)
--- Returns as ingest_zset.lua. Duplicates and resends are recognised among
--- the newest ARGV[14] entries of the list (a list has no index by time).
+-- Returns ok("stored"), ok("duplicate") (FirstWins found the sensor's
+-- reading at that time), ok("late") (older than the retention: not
+-- stored), invalid(why) for a timestamp too far ahead of the server
+-- clock, corrupt(i, why) for foreign data at KEYS[i]; every key is read
+-- before anything is written. Duplicates and resends (reported "stored",
+-- counted once) are recognised among the newest ARGV[14] entries of the
+-- list (a list has no index by time).
 local id, ts, member, typ = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local val, entity, policy = to_num(ARGV[6]), ARGV[7], ARGV[8]
 local ret, future, cap = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])

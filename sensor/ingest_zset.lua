@@ -1,6 +1,9 @@
 -- ingest_zset: store one motion or environmental reading in seed 003's
--- sorted set (after lib.lua), with its meta hash, discovery index and
--- rollups, trimming each to its retention.
+-- sorted set, with its meta hash, discovery index and rollups, trimming
+-- each to its retention. Sent after the prelude and lib.lua (call.Uses:
+-- str_field, member_value, side_read, side_write, keep_until), and after
+-- ingest_zset_fast.lua (call.Head), which handles the common case or
+-- falls through to this script having written nothing.
 -- KEYS[1] sensor:motion:{location} or sensor:environmental:{location}
 -- KEYS[2] sensor-index:types:{location}
 -- KEYS[3] sensor-rollup:1m:{sensor_type}:{location}
@@ -23,6 +26,12 @@
 -- before anything is written, so a corrupt key stops the write whole.
 -- A resend of a write that ran (same reading ID at the same time) finds
 -- its member and reports "stored" without counting it again.
+
+-- has_field reports whether m has the key field.
+local function has_field(m, field)
+  return string.find(m, '"' .. field .. '"%s*:') ~= nil
+end
+
 local id, ts, member, typ, field = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 local val, state, entity, policy = to_num(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
 local ret, future = tonumber(ARGV[10]), tonumber(ARGV[11])

@@ -4,7 +4,24 @@
 -- it does not recognise as its case falls through, before any write, to
 -- ingest_zset.lua, which does the whole call again from the start.
 --
--- KEYS and ARGV as ingest_zset.lua takes them.
+-- KEYS (as ingest_zset.lua takes them)
+-- KEYS[1] sensor:motion:{location} or sensor:environmental:{location}
+-- KEYS[2] sensor-index:types:{location}
+-- KEYS[3] sensor-rollup:1m:{sensor_type}:{location}
+-- KEYS[4] sensor-rollup:1h:{sensor_type}:{location}
+-- KEYS[5] meta:motion:{location} (motion only)
+-- ARGV (as ingest_zset.lua takes them; ARGV[1], [5], [8] and [9] are not
+-- read here: no reading stored at the time means no resend and no
+-- duplicate, whatever the policy)
+-- ARGV[2] timestamp, Unix ms  ARGV[3] member (JSON)
+-- ARGV[4] sensor type         ARGV[6] value for the rollups ("" for none)
+-- ARGV[7] motion state ("on", "off", "")
+-- ARGV[10] retention, ms      ARGV[11] max future, ms
+-- ARGV[12] minute tier retention, ms (0: off)
+-- ARGV[13] hour tier retention, ms (0: off)
+-- Returns {'ok', 'stored'} (ok("stored") of the prelude, written out)
+-- when it stored the reading; otherwise it returns nothing and falls
+-- through to ingest_zset.lua.
 --
 -- The case: a timestamp within the retention and not too far ahead (as
 -- ingest_zset.lua checks them); no reading stored at its millisecond (so

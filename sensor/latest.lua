@@ -1,5 +1,6 @@
 -- latest: the newest readings of one sensor type in a location, newest
--- first, within the retention (after lib.lua).
+-- first, within the retention. Sent after the prelude and lib.lua
+-- (call.Uses: zset_each, list_items, chunk_items, MAX_SCAN).
 -- KEYS[1] the type's raw key (seed sorted set or list, or compact key)
 -- ARGV[1] source: "zset", "list" or "compact"
 -- ARGV[2] environmental field ("temperature", "illuminance"), "" otherwise

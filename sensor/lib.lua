@@ -1,6 +1,10 @@
--- lib: the sensor package's library, put before every script of the
--- package that stores or reads readings, so that the member, rollup and
--- chunk formats are spelled once. Nothing here builds a key.
+-- lib.lua: the sensor package's library, sent whole after the prelude
+-- and before every script of the package that stores or reads readings
+-- (call.Uses), so that the member, rollup and chunk formats are spelled
+-- once. It holds only what two or more scripts use: the write helpers
+-- (ingest_zset, ingest_list, ingest_compact; index_touch also
+-- touch_location) and the reading sources (latest, range, aggregate).
+-- It defines functions and returns nothing; nothing here builds a key.
 
 -- parse_iso returns the Unix ms of "YYYY-MM-DDTHH:MM:SS[.fff...]Z" (the
 -- seed's timestamps), or nil.
@@ -35,11 +39,6 @@ end
 -- num_field returns the number of the first key field of m, or nil.
 local function num_field(m, field)
   return to_num(string.match(m, '"' .. field .. '"%s*:%s*(%-?[%d%.]+[eE]?[%+%-]?%d*)'))
-end
-
--- has_field reports whether m has the key field.
-local function has_field(m, field)
-  return string.find(m, '"' .. field .. '"%s*:') ~= nil
 end
 
 -- member_value returns a member's value for the aggregates: a motion
@@ -193,7 +192,6 @@ end
 
 -- Compact chunks: "start|unit|entity" then ";offset,value,rid" per
 -- reading (offset: ms after start; value: "" for none).
-local CHUNK_MAX = 64
 
 -- chunk_parse returns the header fields and the entries of a chunk
 -- ({offset, value string, rid}), or nil when it is not a chunk.
@@ -209,15 +207,6 @@ local function chunk_parse(c)
     pos = nxt
   end
   return tonumber(start), unit, entity, es
-end
-
--- chunk_text renders a chunk.
-local function chunk_text(start, unit, entity, es)
-  local t = {int_str(start), '|', unit, '|', entity}
-  for i = 1, #es do
-    t[#t + 1] = ';' .. int_str(es[i][1]) .. ',' .. es[i][2] .. ',' .. es[i][3]
-  end
-  return table.concat(t)
 end
 
 -- Reading sources. Each calls fn(ts, payload, value) for the readings

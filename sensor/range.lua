@@ -1,5 +1,6 @@
 -- range: the readings of one sensor type in a location between two
--- times, oldest first, within the retention (after lib.lua).
+-- times, oldest first, within the retention. Sent after the prelude and
+-- lib.lua (call.Uses: each, MAX_SCAN).
 -- KEYS[1] the type's raw key (seed sorted set or list, or compact key)
 -- ARGV[1] source: "zset", "list" or "compact"
 -- ARGV[2] environmental field, "" otherwise

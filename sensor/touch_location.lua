@@ -1,6 +1,7 @@
 -- touch_location: record in the locations index that a location has a
--- reading at a time (after lib.lua). Every write of the location runs
--- it, after touch_location_fast.lua (call.Head), which returns at once
+-- reading at a time. Sent after the prelude and lib.lua (call.Uses:
+-- index_touch). Every write of the location runs it, after
+-- touch_location_fast.lua (call.Head), which returns at once
 -- while the location's entry is less than ARGV[5] older than the
 -- reading; so an entry lags its location's newest reading by less than
 -- ARGV[5], and Locations lists an entry for the retention plus ARGV[5]

@@ -9,7 +9,15 @@
 -- location, or an index that was lost; an entry ARGV[5] old or more)
 -- falls through to touch_location.lua.
 --
--- KEYS and ARGV as touch_location.lua takes them.
+-- KEYS (as touch_location.lua takes them)
+-- KEYS[1] sensor-index:locations
+-- ARGV (as touch_location.lua takes them; ARGV[3] and ARGV[4] are not
+-- read here)
+-- ARGV[1] location            ARGV[2] the reading's time, Unix ms
+-- ARGV[5] refresh interval, ms
+-- Returns 'ok' (as touch_location.lua does) when the entry is recent
+-- enough; otherwise it returns nothing and falls through to
+-- touch_location.lua.
 --
 -- Why a twin: its bench row, BenchmarkSensorIngest/redschema-norollups,
 -- costs the server 185k instructions per reading with this head and 269k
