@@ -1,4 +1,4 @@
--- apply (after parts.lua): one flush batch's operations on the keys of one cluster slot,
+-- apply: one flush batch's operations on the keys of one cluster slot,
 -- once per (instance, batch): a resent batch (go-redis resends a pipeline
 -- whose reply was lost) finds its sequence number in the ledger and does
 -- nothing.
@@ -38,6 +38,8 @@
 -- now) for a batch applied before, corrupt(1, why) when the ledger is not
 -- a hash; now is the server clock (Unix ms), from which the recorder
 -- learns its offset to stamp Latest gauges' Sets.
+-- Sent after the prelude and parts.lua, the package library (call.Uses:
+-- live_parts).
 local inst = ARGV[1]
 local seq = to_int(ARGV[2], 1)
 local ledger_ttl = to_int(ARGV[3], 1)

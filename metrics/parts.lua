@@ -1,5 +1,7 @@
--- parts.lua: the gauge contributions of metrics:parts:{slot}:{gauge}, a
--- library joined before apply.lua and read.lua.
+-- parts.lua: the metrics package's library, sent whole after the prelude
+-- and before apply.lua and read.lua (call.Uses): the gauge contributions
+-- of metrics:parts:{slot}:{gauge}. It defines live_parts and returns
+-- nothing.
 -- live_parts(r, now) takes HGETALL's reply r, fields "dimension|instance"
 -- -> "value:expires_ms:written_ms", and returns: dim -> {sum of the live
 -- values, latest write ms, value written then}; the dimensions in the

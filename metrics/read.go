@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/reply"
 	"github.com/redschema/redschema/keys"
 )
@@ -17,7 +18,7 @@ import (
 var (
 	//go:embed read.lua
 	readSrc string
-	readOp  = pkg.Declare("read", partsSrc+"\n"+readSrc, []*keys.Template{partsKey, totalsKey})
+	readOp  = pkg.Declare("read", readSrc, []*keys.Template{partsKey, totalsKey}, call.Uses(partsSrc))
 )
 
 // Reader reads the cluster-wide values of metrics: the HTTP request

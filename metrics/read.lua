@@ -1,4 +1,4 @@
--- read (after parts.lua): the value of every series of a gauge; read-only:
+-- read: the value of every series of a gauge; read-only:
 -- dead or foreign parts are skipped here and dropped by the next flush.
 -- KEYS[1] parts   metrics:parts:{slot}:{gauge}
 -- KEYS[2] totals  metrics:totals:{gauge} (mode last only)
@@ -9,6 +9,8 @@
 --         winning)
 -- Returns ok({dimension, value, ...}), or corrupt(i, why) when KEYS[i] is
 -- not a hash or a field of KEYS[2] is not value:stamp.
+-- Sent after the prelude and parts.lua, the package library (call.Uses:
+-- live_parts).
 local r = redis.pcall('HGETALL', KEYS[1])
 if type(r) == 'table' and r.err then
   return corrupt(1, 'gauge parts are not a hash')
