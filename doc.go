@@ -78,9 +78,8 @@
 //     connections with heartbeats and stale-connection pruning, last seen,
 //     statuses (invisible included), change events and a sweeper that
 //     announces silent offlines; Channels keeps who is in which room, one
-//     member per user, with exactly-once join and leave events; a Tracker's
-//     Typing keeps typing indicators and its Availability an admin's
-//     availability.
+//     member per user, with exactly-once join and leave events; the Tracker
+//     also keeps typing indicators and admins' availability.
 //   - pubsub is typed publish/subscribe on Redis: a Topic[T] names one
 //     channel, pubsub:{domain}:{event_type}, and the Go type of its
 //     payload; Publish encodes it in a JSON envelope {event, timestamp,

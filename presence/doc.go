@@ -2,9 +2,8 @@
 // multi-device connections with heartbeats and stale-connection pruning,
 // last seen, statuses (invisible included), change events and a sweeper
 // that announces silent offlines; Channels keeps who is in which room,
-// one member per user, with exactly-once join and leave events; a
-// Tracker's Typing keeps typing indicators and its Availability an
-// admin's availability.
+// one member per user, with exactly-once join and leave events; the
+// Tracker also keeps typing indicators and admins' availability.
 //
 //	tr, err := presence.New(rdb) // rdb created with ContextTimeoutEnabled: true
 //	...
