@@ -165,8 +165,8 @@ func (h *Handler) queueJobs(r *http.Request) (any, error) {
 	limit := 25
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > queue.MaxList {
-			return nil, badRequest("limit must be 1..%d", queue.MaxList)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, badRequest("limit must be 1..10000")
 		}
 		limit = n
 	}

@@ -34,7 +34,7 @@ func (q *Queue[T]) Delete(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, unit.MsCeil(ReplayWindow), q.o.deadCap, unit.MsCeil(DeadTTL))
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, unit.MsCeil(ReplayWindow), q.o.deadCap, unit.MsCeil(deadTTL))
 	if err != nil {
 		return err
 	}
@@ -69,11 +69,11 @@ func (q *Queue[T]) Requeue(ctx context.Context, id string) error {
 	return nil
 }
 
-// MaxPurge bounds one Purge call, so a single script never blocks Redis
+// maxPurge bounds one Purge call, so a single script never blocks Redis
 // for long.
-const MaxPurge = 10000
+const maxPurge = 10000
 
-// Purge deletes up to limit jobs in state (1 to MaxPurge per call, so the
+// Purge deletes up to limit jobs in state (1 to 10,000 per call, so the
 // script stays short; call again until it returns fewer than limit):
 // pending and scheduled jobs by priority then age, active jobs by lease
 // deadline (their workers get ErrLeaseLost), dead letters oldest first.
@@ -87,8 +87,8 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if !state.valid() {
 		return 0, pkg.Invalidf(op, "state %q", state)
 	}
-	if limit < 1 || limit > MaxPurge {
-		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, MaxPurge)
+	if limit < 1 || limit > maxPurge {
+		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, maxPurge)
 	}
 	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, unit.MsCeil(ReplayWindow))
 	if err != nil {

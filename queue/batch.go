@@ -6,8 +6,8 @@ import (
 	"github.com/redschema/redschema/internal/call"
 )
 
-// MaxBatch bounds one EnqueueBatch call.
-const MaxBatch = 10000
+// maxBatch bounds one EnqueueBatch call.
+const maxBatch = 10000
 
 // Item is one job of EnqueueBatch.
 type Item[T any] struct {
@@ -25,16 +25,16 @@ type Item[T any] struct {
 // library's one batch error, also sensor.BatchError.
 type BatchError = call.BatchError
 
-// EnqueueBatch enqueues up to MaxBatch items in one pipeline (one round
+// EnqueueBatch enqueues up to 10,000 items in one pipeline (one round
 // trip; on a cluster every item of one queue goes to the same node). Each
 // item is atomic on its own, the batch is not: items that fail validation
 // are not sent, the others are. It returns the IDs in item order ("" for
 // items not enqueued) and a *BatchError naming the failed items, or nil.
-// More than MaxBatch items is ErrInvalid, and nothing is sent.
+// More than 10,000 items is ErrInvalid, and nothing is sent.
 func (q *Queue[T]) EnqueueBatch(ctx context.Context, items []Item[T]) ([]string, error) {
 	const op = "enqueue"
-	if len(items) > MaxBatch {
-		return nil, pkg.Invalidf(op, "%d items, at most %d per batch", len(items), MaxBatch)
+	if len(items) > maxBatch {
+		return nil, pkg.Invalidf(op, "%d items, at most %d per batch", len(items), maxBatch)
 	}
 	ids := make([]string, len(items))
 	errs := make([]error, len(items))

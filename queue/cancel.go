@@ -30,7 +30,7 @@ var (
 //     flag and publishes the ID on the queue's sharded channel
 //     (SPUBLISH), which every Run subscribes to (SSUBSCRIBE); where
 //     sharded pub/sub is missing (Redis before 7.0, miniredis) Run polls
-//     the flags every CancelPoll while handlers run, and a worker that
+//     the flags every 100 ms while handlers run, and a worker that
 //     missed the message sees the flag at its next lease extension. When
 //     the handler returns an error after that, the job leaves the queue
 //     as cancelled (counted, kept as Cancelled), not retried; a handler
@@ -64,15 +64,15 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 	return s, nd
 }
 
-// CancelPoll is how often Run reads the cancel flags of its running jobs
+// cancelPoll is how often Run reads the cancel flags of its running jobs
 // when the server has no sharded pub/sub.
-const CancelPoll = 100 * time.Millisecond
+const cancelPoll = 100 * time.Millisecond
 
 // watchCancels delivers Cancel's requests to a runner until done is
 // closed, calling stop with the ID of each job Cancel asked to stop: it
 // subscribes to the queue's cancel channel (one connection per Run), or,
 // when SSUBSCRIBE fails, polls the cancel hash for the running jobs (ids
-// lists them) every CancelPoll.
+// lists them) every 100 ms.
 func (q *Queue[T]) watchCancels(ctx context.Context, done <-chan struct{}, ids func() []string, stop func(id string)) {
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
 	ps := q.run.Client().SSubscribe(sctx, q.cancels)
@@ -94,7 +94,7 @@ func (q *Queue[T]) watchCancels(ctx context.Context, done <-chan struct{}, ids f
 		}
 	}
 	_ = ps.Close()
-	t := time.NewTicker(CancelPoll)
+	t := time.NewTicker(cancelPoll)
 	defer t.Stop()
 	for {
 		select {
@@ -106,7 +106,7 @@ func (q *Queue[T]) watchCancels(ctx context.Context, done <-chan struct{}, ids f
 		if len(list) == 0 {
 			continue
 		}
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CancelPoll*5)
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelPoll*5)
 		vals, err := q.run.Client().HMGet(c, q.cancel, list...).Result()
 		cancel()
 		if err != nil {

@@ -27,7 +27,7 @@ var (
 	dequeueSrc string
 
 	dequeueOp, dequeueEvOp = twin("dequeue", strings.NewReplacer(
-		"GROUP_SCAN", strconv.Itoa(GroupScan), "GROUP_SEEN_MS", strconv.FormatInt(unit.MsCeil(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(MaxGroupLen),
+		"GROUP_SCAN", strconv.Itoa(groupScan), "GROUP_SEEN_MS", strconv.FormatInt(unit.MsCeil(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(maxGroupLen),
 	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
 )
 
@@ -36,7 +36,7 @@ const maxFetch = 512
 
 // A group-limited dequeue that has found a job may stop reading the ready
 // jobs early once every group it saw is full, and so is every group that
-// the last whole read found (see GroupScan) that it has not seen, while
+// the last whole read found (see groupScan) that it has not seen, while
 // that list is at most groupSeenFor old and names at most groupSeenMax
 // groups; otherwise it reads on, and writes the list again. It reads on
 // for a remembered group with room only up to groupLook jobs.
@@ -67,7 +67,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(DeadTTL), unit.MsCeil(ReplayWindow), q.o.maxRetries, unit.MsCeil(MaxLease), readInbox, q.o.events}
+	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(ReplayWindow), q.o.maxRetries, unit.MsCeil(maxLease), readInbox, q.o.events}
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}

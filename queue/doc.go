@@ -25,8 +25,8 @@
 //     reply gets its first outcome back (a reply memo kept ReplayWindow, 3m).
 //   - Server time decides every lease, delay and retry; a lease never ends
 //     on the server before the holder's local deadline.
-//   - Bounds: delays up to MaxDelay, leases in [MinLease, MaxLease], retries
-//     up to MaxRetriesLimit, payloads up to WithMaxPayload, else ErrInvalid.
+//   - Bounds: delays up to 366 days, leases in [10ms, 24h], retries
+//     up to 100,000, payloads up to WithMaxPayload, else ErrInvalid.
 //   - Bounded memory: the dead-letter list has a TTL and a cap; every other
 //     key holds one wake-up token or live jobs only (see the table).
 //   - Errors: sentinels match with errors.Is; data the package did not write
@@ -47,7 +47,7 @@
 //	queue:{{queue_name}}:events              STREAM   none (bounded: capped at about the WithEvents length (XADD MAXLEN ~))                                                                                        lifecycle events (WithEvents): kind (enqueued, started, progress, completed, failed, retried, dead, cancelled), job_id, at (server ms), delivery, retry_count, error, progress
 //	queue:{{queue_name}}:executions          LIST     none (bounded: one wake-up token, plus jobs pushed in the AI platform's format until a dequeue adopts them)                                                  wake-up list idle consumers block on (BLMOVE to the inbox); jobs pushed here in the AI platform's format are adopted
 //	queue:{{queue_name}}:flows               HASH     none (bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish (or are deleted or purged))  flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID
-//	queue:{{queue_name}}:gactive:{group}     ZSET     MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                                group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
+//	queue:{{queue_name}}:gactive:{group}     ZSET     24h (the longest lease) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                       group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
 //	queue:{{queue_name}}:grate:{group}       STRING   one period past the end of its rate window (the group's rate period; the value names its window)                                                             group rate (WithGroupLimits): "window,count": the current fixed window (Unix ms / period) and the group's jobs leased in it
 //	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                       wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost
 //	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                                job ID -> job JSON in the AI platform's item format

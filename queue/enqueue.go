@@ -38,7 +38,7 @@ var (
 func enqueueLua(memo bool, evKey, evLen string) string {
 	return strings.NewReplacer(
 		"REPLY_TTL_MS", strconv.FormatInt(unit.MsCeil(ReplayWindow), 10),
-		"MAX_DELAY_MS", strconv.FormatInt(unit.MsCeil(MaxDelay+clockSlack), 10),
+		"MAX_DELAY_MS", strconv.FormatInt(unit.MsCeil(maxDelay+clockSlack), 10),
 		"MEMO", strconv.FormatBool(memo),
 		"EV_KEY", evKey, "EV_LEN", evLen,
 	).Replace(enqueueSrc)
@@ -64,26 +64,30 @@ type enqueueConfig struct {
 
 // Bounds of a job's envelope extras.
 const (
-	// MaxTimeout bounds WithTimeout.
-	MaxTimeout = MaxLease
-	// MaxHeaders bounds the entries of WithHeaders.
-	MaxHeaders = 64
-	// MaxHeaderBytes bounds the total length of WithHeaders' names and
+	// maxTimeout bounds WithTimeout.
+	maxTimeout = maxLease
+	// maxHeaders bounds the entries of WithHeaders.
+	maxHeaders = 64
+	// maxHeaderBytes bounds the total length of WithHeaders' names and
 	// values.
-	MaxHeaderBytes = 8 << 10
+	maxHeaderBytes = 8 << 10
 )
 
-// WithTimeout gives the job its own time limit (1ms to MaxTimeout): Run
+// WithTimeout gives the job its own time limit (1ms to 24h, the longest lease): Run
 // runs its handler with a context that ends d after the handler starts
 // (context.DeadlineExceeded); a handler that returns an error then counts
 // a failed attempt, as any error does. It is stored in the job's envelope
 // ("timeout_ms") and shown as Job.Timeout.
+//
+// Default: none. Range: 1ms to 24h.
 func WithTimeout(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.timeout = d } }
 
 // WithHeaders stores h in the job's envelope ("headers"), for middleware
-// and tracing: Job.Headers returns it to the handler (at most MaxHeaders
-// entries of non-empty names, MaxHeaderBytes in all, else ErrInvalid).
+// and tracing: Job.Headers returns it to the handler (at most 64
+// entries of non-empty names, 8 KiB in all, else ErrInvalid).
 // The map is copied; several WithHeaders add up, a later value winning.
+//
+// Default: none.
 func WithHeaders(h map[string]string) EnqueueOption {
 	return func(c *enqueueConfig) {
 		if len(h) == 0 {
@@ -100,8 +104,8 @@ func WithHeaders(h map[string]string) EnqueueOption {
 
 // checkHeaders bounds a job's headers.
 func checkHeaders(op string, h map[string]string) error {
-	if len(h) > MaxHeaders {
-		return pkg.Invalidf(op, "%d headers, at most %d", len(h), MaxHeaders)
+	if len(h) > maxHeaders {
+		return pkg.Invalidf(op, "%d headers, at most %d", len(h), maxHeaders)
 	}
 	n := 0
 	for k, v := range h {
@@ -110,27 +114,29 @@ func checkHeaders(op string, h map[string]string) error {
 		}
 		n += len(k) + len(v)
 	}
-	if n > MaxHeaderBytes {
-		return pkg.Invalidf(op, "headers of %d bytes, at most %d", n, MaxHeaderBytes)
+	if n > maxHeaderBytes {
+		return pkg.Invalidf(op, "headers of %d bytes, at most %d", n, maxHeaderBytes)
 	}
 	return nil
 }
 
-// MaxGroupLen bounds the length of a group name (InGroup).
-const MaxGroupLen = 128
+// maxGroupLen bounds the length of a group name (InGroup).
+const maxGroupLen = 128
 
 // InGroup puts the job in group g (a tenant, a customer, a resource):
 // the queue's group limits (WithGroupLimits, WithGroupLimit) then cap how
 // many jobs of g run at once and how many start per period, across every
 // consumer, and a group at its limit is skipped, not waited for. g is 1
-// to MaxGroupLen bytes of ASCII letters, digits, '.', '_' and '-' (it
+// to 128 bytes of ASCII letters, digits, '.', '_' and '-' (it
 // names the group's keys), else ErrInvalid. It is stored in the job's
 // envelope ("group") and shown as Job.Group.
+//
+// Default: no group.
 func InGroup(g string) EnqueueOption { return func(c *enqueueConfig) { c.group = g } }
 
 // validGroup reports whether g is a group name InGroup accepts.
 func validGroup(g string) bool {
-	if g == "" || len(g) > MaxGroupLen {
+	if g == "" || len(g) > maxGroupLen {
 		return false
 	}
 	for i := 0; i < len(g); i++ {
@@ -149,30 +155,42 @@ func validGroup(g string) bool {
 // UTF-8 of at most keys.MaxSegmentLen bytes, else ErrInvalid: an empty ID
 // (an idempotency key that came out empty) is refused, not replaced by a
 // random one, so that deduplication is never lost silently.
+//
+// Default: a random UUID.
 func WithID(id string) EnqueueOption {
 	return func(c *enqueueConfig) { c.id, c.idSet = id, true }
 }
 
 // WithPriority sets the job's priority: High, Normal (the default) or Low.
+//
+// Default: Normal.
 func WithPriority(p Priority) EnqueueOption { return func(c *enqueueConfig) { c.priority = p } }
 
 // WithDelay makes the job ready d after enqueue (server clock): 0 to
-// MaxDelay, else ErrInvalid.
+// 366 days, else ErrInvalid.
+//
+// Default: 0. Range: 0 to 8784h.
 func WithDelay(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.delay = d } }
 
 // WithProcessAt makes the job ready at t (if later than its delay); a time
-// in the past means ready now. A t further than MaxDelay from now is
+// in the past means ready now. A t further than 366 days from now is
 // ErrInvalid.
+//
+// Default: now.
 func WithProcessAt(t time.Time) EnqueueOption { return func(c *enqueueConfig) { c.processAt = t } }
 
 // WithJobMaxRetries sets the retries after the first attempt for this job
-// (0 to MaxRetriesLimit; 0 means one attempt only), instead of the
+// (0 to 100,000; 0 means one attempt only), instead of the
 // queue's default (WithMaxRetries).
+//
+// Default: the queue's WithMaxRetries. Range: 0 to 100000.
 func WithJobMaxRetries(n int) EnqueueOption { return func(c *enqueueConfig) { c.maxRetries = n } }
 
 // WithUnique refuses another enqueue of the same ID for d after this one
-// (1ms to MaxDelay), even once the job is done (ErrDuplicate). It needs
+// (1ms to 366 days), even once the job is done (ErrDuplicate). It needs
 // WithID.
+//
+// Default: off. Range: 1ms to 8784h.
 func WithUnique(d time.Duration) EnqueueOption { return func(c *enqueueConfig) { c.unique = d } }
 
 // clockSlack is how far the server clock may run behind the producer's
@@ -197,32 +215,32 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 	switch {
 	case c.idSet && c.id == "":
 		return prepared{}, pkg.Invalidf(op, "empty job ID (WithID)")
-	case c.delay < 0 || c.delay > MaxDelay:
-		return prepared{}, pkg.Invalidf(op, "delay %v outside [0, %v]", c.delay, MaxDelay)
-	case c.unique < 0 || c.unique > MaxDelay:
-		return prepared{}, pkg.Invalidf(op, "uniqueness window %v outside [0, %v]", c.unique, MaxDelay)
-	case !c.processAt.IsZero() && c.processAt.After(time.Now().Add(MaxDelay)):
-		return prepared{}, pkg.Invalidf(op, "process-at %v is more than %v ahead", c.processAt, MaxDelay)
+	case c.delay < 0 || c.delay > maxDelay:
+		return prepared{}, pkg.Invalidf(op, "delay %v outside [0, %v]", c.delay, maxDelay)
+	case c.unique < 0 || c.unique > maxDelay:
+		return prepared{}, pkg.Invalidf(op, "uniqueness window %v outside [0, %v]", c.unique, maxDelay)
+	case !c.processAt.IsZero() && c.processAt.After(time.Now().Add(maxDelay)):
+		return prepared{}, pkg.Invalidf(op, "process-at %v is more than %v ahead", c.processAt, maxDelay)
 	case c.unique > 0 && c.id == "":
 		return prepared{}, pkg.Invalidf(op, "a uniqueness window needs an ID")
 	case c.unique > 0 && c.unique < time.Millisecond:
 		return prepared{}, pkg.Invalidf(op, "uniqueness window %v under 1ms", c.unique)
-	case c.maxRetries < -1 || c.maxRetries > MaxRetriesLimit:
-		return prepared{}, pkg.Invalidf(op, "max retries %d outside [0, %d]", c.maxRetries, MaxRetriesLimit)
+	case c.maxRetries < -1 || c.maxRetries > maxRetries:
+		return prepared{}, pkg.Invalidf(op, "max retries %d outside [0, %d]", c.maxRetries, maxRetries)
 	case !c.priority.valid():
 		return prepared{}, pkg.Invalidf(op, "priority %d", int(c.priority))
-	case c.timeout < 0 || c.timeout > MaxTimeout || (c.timeout > 0 && c.timeout < time.Millisecond):
-		return prepared{}, pkg.Invalidf(op, "timeout %v outside [1ms, %v]", c.timeout, MaxTimeout)
+	case c.timeout < 0 || c.timeout > maxTimeout || (c.timeout > 0 && c.timeout < time.Millisecond):
+		return prepared{}, pkg.Invalidf(op, "timeout %v outside [1ms, %v]", c.timeout, maxTimeout)
 	}
 	if err := checkHeaders(op, c.headers); err != nil {
 		return prepared{}, err
 	}
 	if c.group != "" && !validGroup(c.group) {
-		return prepared{}, pkg.Invalidf(op, "group %.64q: want 1 to %d ASCII letters, digits, '.', '_' or '-'", c.group, MaxGroupLen)
+		return prepared{}, pkg.Invalidf(op, "group %.64q: want 1 to %d ASCII letters, digits, '.', '_' or '-'", c.group, maxGroupLen)
 	}
-	maxRetries := c.maxRetries
-	if maxRetries < 0 {
-		maxRetries = q.o.maxRetries
+	retries := c.maxRetries
+	if retries < 0 {
+		retries = q.o.maxRetries
 	}
 	id, uk := c.id, ""
 	if id == "" {
@@ -235,7 +253,7 @@ func (q *Queue[T]) prepare(op string, payload T, opts []EnqueueOption) (prepared
 		}
 		uk = k
 	}
-	body, err := q.encode(op, id, payload, c.priority, time.Now(), maxRetries, jobExt{headers: c.headers, timeout: c.timeout, group: c.group})
+	body, err := q.encode(op, id, payload, c.priority, time.Now(), retries, jobExt{headers: c.headers, timeout: c.timeout, group: c.group})
 	if err != nil {
 		return prepared{}, err
 	}

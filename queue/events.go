@@ -56,10 +56,10 @@ type Event struct {
 	Progress json.RawMessage
 }
 
-// MaxEventsRead bounds one ReadEvents.
-const MaxEventsRead = 10000
+// maxEventsRead bounds one ReadEvents.
+const maxEventsRead = 10000
 
-// ReadEvents returns up to count (1 to MaxEventsRead) events recorded
+// ReadEvents returns up to count (1 to 10,000) events recorded
 // after the event with ID after ("" for the oldest the stream keeps), in
 // order. With none there, it waits up to block for one (0: it returns at
 // once, with none); ctx bounds the wait too. One round trip (a pipeline
@@ -85,8 +85,8 @@ func (q *Queue[T]) ReadEvents(ctx context.Context, after string, count int, bloc
 		after = "0-0"
 	}
 	ms, seq, ok := reply.StreamID(after)
-	if !ok || count < 1 || count > MaxEventsRead || block < 0 {
-		return nil, pkg.Invalidf(op, "after %q, count %d (1..%d), block %v", after, count, MaxEventsRead, block)
+	if !ok || count < 1 || count > maxEventsRead || block < 0 {
+		return nil, pkg.Invalidf(op, "after %q, count %d (1..%d), block %v", after, count, maxEventsRead, block)
 	}
 	after = strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
 	c := q.run.Client()

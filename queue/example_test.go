@@ -138,7 +138,7 @@ func ExampleQueue_Schedule() {
 	paris, _ := time.LoadLocation("Europe/Paris")
 	// Every instance may declare it: the same definition changes nothing.
 	if _, err := q.Schedule(ctx, "report", "0 10 * * 1-5", Execution{WorkflowID: "report", TriggerType: "schedule"},
-		queue.WithTimeZone(paris)); err != nil {
+		paris, queue.Skip); err != nil {
 		panic(err)
 	}
 	// Any number of processes run the scheduler; each tick is enqueued once.
@@ -325,7 +325,7 @@ func ExampleQueue_EnqueueFlow() {
 	// the report runs once both parts are done
 	_, _, err = q.EnqueueFlow(ctx, queue.Item[Execution]{Payload: Execution{WorkflowID: "report"}},
 		[]queue.Item[Execution]{{Payload: Execution{WorkflowID: "part-1"}}, {Payload: Execution{WorkflowID: "part-2"}}},
-		queue.OnDeadChild(queue.FailParent))
+		queue.FailParent)
 	if err != nil {
 		panic(err)
 	}

@@ -7,3 +7,24 @@ func (q *Queue[T]) SchedulePass(ctx context.Context) error {
 	_, err := q.schedulePass(ctx)
 	return err
 }
+
+// The bounds the external tests check the edges of, under their
+// former exported names.
+const (
+	MinLease          = minLease
+	MaxLease          = maxLease
+	DefaultLease      = defaultLease
+	DefaultMaxRetries = defaultRetries
+	MaxRetriesLimit   = maxRetries
+	MaxDelay          = maxDelay
+	MaxDeadCap        = maxDeadCap
+	MaxPayloadLimit   = maxPayload
+	MaxShutdownGrace  = maxGrace
+	MaxHeaders        = maxHeaders
+	MaxHeaderBytes    = maxHeaderBytes
+	DeadTTL           = deadTTL
+	MaxRatePeriod     = maxRatePeriod
+	MaxPipelines      = maxPipelines
+	MaxProgress       = maxProgress
+	MaxList           = maxList
+)

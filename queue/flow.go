@@ -18,10 +18,10 @@ var (
 		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Uses(lib), call.Durable())
 )
 
-// MaxFlowChildren bounds the children of one flow (EnqueueFlow).
-const MaxFlowChildren = 1000
+// maxFlowChildren bounds the children of one flow (EnqueueFlow).
+const maxFlowChildren = 1000
 
-// DeadChild is what a dead child does to its flow's parent (OnDeadChild).
+// DeadChild is what a dead child does to its flow's parent (EnqueueFlow).
 type DeadChild int
 
 const (
@@ -34,23 +34,14 @@ const (
 	IgnoreDead
 )
 
-// FlowOption tunes one EnqueueFlow.
-type FlowOption func(*flowConfig)
-
-type flowConfig struct{ dead DeadChild }
-
-// OnDeadChild sets what a dead child does to the parent (default
-// FailParent).
-func OnDeadChild(d DeadChild) FlowOption { return func(c *flowConfig) { c.dead = d } }
-
 // EnqueueFlow enqueues a parent job and its children (1 to
-// MaxFlowChildren) in one script: the children are ready at once, the
+// 1,000) in one script: the children are ready at once, the
 // parent becomes ready (in its priority, behind what is ready then) when
 // the last child has left the queue, counted down by the script that
 // acks, dead-letters or cancels each child, so it runs exactly once,
 // after all of them. A dead-lettered or cancelled child fails the parent
 // (dead-lettered, "flow child <id> is dead") or is ignored, as
-// OnDeadChild says. Every job of the flow is a job of q, on the queue's
+// dead says (FailParent or IgnoreDead). Every job of the flow is a job of q, on the queue's
 // slot; each Item takes the options of Enqueue but WithDelay,
 // WithProcessAt and WithUnique (ErrInvalid). A job ID that is live gives
 // ErrDuplicate, and nothing is written. It returns the parent's and the
@@ -58,22 +49,18 @@ func OnDeadChild(d DeadChild) FlowOption { return func(c *flowConfig) { c.dead =
 // child purges its waiting parent too. While it waits, the parent is in the jobs hash
 // but in no priority set: Peek reports it as Waiting, List does not
 // show it and Stats does not count it as pending.
-func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []Item[T], opts ...FlowOption) (string, []string, error) {
+func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []Item[T], dead DeadChild) (string, []string, error) {
 	const op = "flow"
-	c := flowConfig{}
-	for _, f := range opts {
-		f(&c)
-	}
 	policy := "fail"
-	switch c.dead {
+	switch dead {
 	case FailParent:
 	case IgnoreDead:
 		policy = "ignore"
 	default:
-		return "", nil, pkg.Invalidf(op, "dead-child policy %d", int(c.dead))
+		return "", nil, pkg.Invalidf(op, "dead-child policy %d", int(dead))
 	}
-	if len(children) < 1 || len(children) > MaxFlowChildren {
-		return "", nil, pkg.Invalidf(op, "%d children, want 1 to %d", len(children), MaxFlowChildren)
+	if len(children) < 1 || len(children) > maxFlowChildren {
+		return "", nil, pkg.Invalidf(op, "%d children, want 1 to %d", len(children), maxFlowChildren)
 	}
 	args := make([]any, 0, 3+3*(1+len(children)))
 	args = append(args, policy, unit.MsCeil(ReplayWindow), q.o.events)

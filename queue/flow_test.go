@@ -33,7 +33,7 @@ func TestFlowParentRunsOnceAfterChildren(t *testing.T) {
 	parents := map[string]string{} // parent ID -> name
 	for f := 0; f < flows; f++ {
 		p, c := flowItems(fmt.Sprint("flow-", f), kids)
-		pid, cids, err := q.EnqueueFlow(ctx, p, c)
+		pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.FailParent)
 		require.NoError(t, err)
 		require.Len(t, cids, kids)
 		parents[pid] = p.Payload.WorkflowID
@@ -105,7 +105,7 @@ func TestFlowDeadChild(t *testing.T) {
 	q := newQ(t, e, "flowdead", queue.WithLease(100*time.Millisecond))
 	run := func(policy queue.DeadChild) (pid string, ran []string) {
 		p, c := flowItems("f", 3, queue.WithJobMaxRetries(0))
-		pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.OnDeadChild(policy))
+		pid, cids, err := q.EnqueueFlow(ctx, p, c, policy)
 		require.NoError(t, err)
 		for {
 			j, err := q.TryDequeue(ctx)
@@ -137,7 +137,7 @@ func TestFlowDeadChild(t *testing.T) {
 
 	// a child dead by lease expiry (the dequeue script's path)
 	p, c := flowItems("g", 1, queue.WithJobMaxRetries(0))
-	pid, _, err = q.EnqueueFlow(ctx, p, c)
+	pid, _, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	_, err = q.TryDequeue(ctx) // its worker crashes
 	require.NoError(t, err)
@@ -153,15 +153,15 @@ func TestFlowDeadChild(t *testing.T) {
 	require.NoError(t, err)
 	p, c = flowItems("h", 2)
 	c[1].Options = []queue.EnqueueOption{queue.WithID(id)}
-	_, _, err = q.EnqueueFlow(ctx, p, c)
+	_, _, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.ErrorIs(t, err, queue.ErrDuplicate)
 	s, err := q.Stats(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, s.Pending())
-	_, _, err = q.EnqueueFlow(ctx, p, nil)
+	_, _, err = q.EnqueueFlow(ctx, p, nil, queue.FailParent)
 	require.ErrorIs(t, err, queue.ErrInvalid)
 	c[1].Options = []queue.EnqueueOption{queue.WithDelay(time.Second)}
-	_, _, err = q.EnqueueFlow(ctx, p, c)
+	_, _, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.ErrorIs(t, err, queue.ErrInvalid)
 }
 
@@ -186,13 +186,13 @@ func TestFlowDeleteAndPurge(t *testing.T) {
 	}
 	// a deleted child, ignored: the parent runs after the other
 	p, c := flowItems("a", 2)
-	pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.OnDeadChild(queue.IgnoreDead))
+	pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.IgnoreDead)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, cids[0]))
 	require.Equal(t, []string{cids[1], pid}, drain())
 	// a deleted child fails its parent
 	p, c = flowItems("b", 2)
-	pid, cids, err = q.EnqueueFlow(ctx, p, c)
+	pid, cids, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, cids[1]))
 	require.Equal(t, []string{cids[0]}, drain())
@@ -204,13 +204,13 @@ func TestFlowDeleteAndPurge(t *testing.T) {
 	require.EqualValues(t, 1, s.TotalDead)
 	// a deleted parent: its children run on
 	p, c = flowItems("c", 2)
-	pid, cids, err = q.EnqueueFlow(ctx, p, c)
+	pid, cids, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, pid))
 	require.ElementsMatch(t, cids, drain())
 	// a purge of the children takes the parent too
 	p, c = flowItems("d", 3)
-	_, _, err = q.EnqueueFlow(ctx, p, c)
+	_, _, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	n, err := q.Purge(ctx, queue.Pending, 100)
 	require.NoError(t, err)

@@ -56,11 +56,11 @@ func decoders() map[*keys.Template]keys.Decoder {
 		return inspectJob(ref.Key, s)
 	}))
 	set(stateKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
-		dlv, retry, maxRetries, p, lastErr, err := parseState(ref.Key, s)
+		dlv, retry, retries, p, lastErr, err := parseState(ref.Key, s)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"job_id": id, "delivery": dlv, "retry_count": retry, "max_retries": maxRetries,
+		return map[string]any{"job_id": id, "delivery": dlv, "retry_count": retry, "max_retries": retries,
 			"priority": p.String(), "last_error": lastErr}, nil
 	}))
 	set(activeKey, keys.ZSetDecoder(func(_ keys.Ref, id string, score float64) (any, error) {

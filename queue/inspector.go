@@ -83,7 +83,7 @@ func (in *Inspector) Names(ctx context.Context) ([]string, error) {
 }
 
 // Views reads, for each queue of names, what Queue.ReadView reads: its
-// Stats and the first limit jobs (1..MaxList) of each of states (List's
+// Stats and the first limit jobs (1..10,000) of each of states (List's
 // states; with none, only the stats and limit is ignored), payloads as
 // their JSON. All the queues' reads go out in one pipeline of read-only
 // scripts: one round trip per node of a cluster (a queue's keys share a

@@ -120,7 +120,7 @@ var (
 	})
 	groupActiveKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:gactive:{group}", Type: keys.ZSet,
-		TTLNote: "MaxLease (24h) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group",
+		TTLNote: "24h (the longest lease) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group",
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set",
 	})
@@ -137,7 +137,7 @@ var (
 		Purpose: "total_processed, total_failed, avg_process_time_ms, last_processed_at (+ enqueued, dead, dead trimmed, FIFO and delivery sequences, paused flag, group round-robin cursor, groups the last whole read found)",
 	})
 	deadKey = keys.MustCompile(keys.Pattern{
-		Template: "queue:dlq:{queue_name}", Type: keys.List, TTL: DeadTTL,
+		Template: "queue:dlq:{queue_name}", Type: keys.List, TTL: deadTTL,
 		TTLNote: "refreshed on push; trimmed to the dead-letter cap",
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "dead letters: job JSON with its last error, newest first",

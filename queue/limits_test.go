@@ -28,7 +28,7 @@ func limitQueue(t *testing.T, e *harness.Env, name string, opts ...Option) *Queu
 // does not hit the client's write timeout on a loaded machine).
 func fill(t *testing.T, ctx context.Context, e *harness.Env, q *Queue[limitJob], n int, opts ...EnqueueOption) {
 	t.Helper()
-	batch := MaxBatch
+	batch := maxBatch
 	if !e.Real() {
 		batch = 1000
 	}
@@ -51,45 +51,45 @@ func TestLimitsAtTheirMaximum(t *testing.T) {
 	t.Run("EnqueueBatch, List and Purge of pending jobs", func(t *testing.T) {
 		ctx := e.Ctx() // each part has its own 60 s
 		q := limitQueue(t, e, "max-pending")
-		fill(t, ctx, e, q, MaxPurge)
-		_, err := q.EnqueueBatch(ctx, make([]Item[limitJob], MaxBatch+1))
+		fill(t, ctx, e, q, maxPurge)
+		_, err := q.EnqueueBatch(ctx, make([]Item[limitJob], maxBatch+1))
 		require.ErrorIs(t, err, ErrInvalid)
-		l, err := q.List(ctx, Pending, 0, MaxList)
+		l, err := q.List(ctx, Pending, 0, maxList)
 		require.NoError(t, err)
-		require.Len(t, l, MaxList)
-		n, err := q.Purge(ctx, Pending, MaxPurge)
+		require.Len(t, l, maxList)
+		n, err := q.Purge(ctx, Pending, maxPurge)
 		require.NoError(t, err)
-		require.Equal(t, MaxPurge, n)
-		_, err = q.Purge(ctx, Pending, MaxPurge+1)
+		require.Equal(t, maxPurge, n)
+		_, err = q.Purge(ctx, Pending, maxPurge+1)
 		require.ErrorIs(t, err, ErrInvalid)
-		_, err = q.List(ctx, Pending, 0, MaxList+1)
+		_, err = q.List(ctx, Pending, 0, maxList+1)
 		require.ErrorIs(t, err, ErrInvalid)
 	})
 	t.Run("Purge of scheduled jobs", func(t *testing.T) {
 		ctx := e.Ctx() // each part has its own 60 s
 		q := limitQueue(t, e, "max-scheduled")
-		fill(t, ctx, e, q, MaxPurge, WithDelay(time.Hour))
-		n, err := q.Purge(ctx, Scheduled, MaxPurge)
+		fill(t, ctx, e, q, maxPurge, WithDelay(time.Hour))
+		n, err := q.Purge(ctx, Scheduled, maxPurge)
 		require.NoError(t, err)
-		require.Equal(t, MaxPurge, n)
+		require.Equal(t, maxPurge, n)
 	})
 	t.Run("Purge of active jobs, leased at the fetch maximum", func(t *testing.T) {
 		ctx := e.Ctx() // each part has its own 60 s
 		q := limitQueue(t, e, "max-active")
-		fill(t, ctx, e, q, MaxPurge)
+		fill(t, ctx, e, q, maxPurge)
 		leased := 0
-		for leased < MaxPurge {
+		for leased < maxPurge {
 			jobs, _, err := q.dequeue(ctx, maxFetch)
 			require.NoError(t, err)
 			require.NotEmpty(t, jobs)
 			leased += len(jobs)
 		}
-		l, err := q.List(ctx, Active, 0, MaxList)
+		l, err := q.List(ctx, Active, 0, maxList)
 		require.NoError(t, err)
-		require.Len(t, l, MaxList)
-		n, err := q.Purge(ctx, Active, MaxPurge)
+		require.Len(t, l, maxList)
+		n, err := q.Purge(ctx, Active, maxPurge)
 		require.NoError(t, err)
-		require.Equal(t, MaxPurge, n)
+		require.Equal(t, maxPurge, n)
 	})
 	t.Run("settle at its maximum", func(t *testing.T) {
 		ctx := e.Ctx() // each part has its own 60 s
@@ -110,10 +110,10 @@ func TestLimitsAtTheirMaximum(t *testing.T) {
 	})
 	t.Run("dead-letter cap, Purge, Peek and Delete of dead letters", func(t *testing.T) {
 		ctx := e.Ctx() // each part has its own 60 s
-		q := limitQueue(t, e, "max-dead", WithDeadLetterCap(MaxDeadCap))
+		q := limitQueue(t, e, "max-dead", WithDeadLetterCap(maxDeadCap))
 		pipe := e.Client.Pipeline()
 		batch := make([]any, 0, 1000)
-		for i := 0; i < MaxDeadCap; i++ {
+		for i := 0; i < maxDeadCap; i++ {
 			batch = append(batch, fmt.Sprintf(`{"id":"d%d","error":"x","failed_at":1,"retry_count":1,"max_retries":0,"level":"low","job":{"id":"d%d","payload":{"n":%d},"priority":-1,"created_at":"2026-01-16T10:00:00Z","retry_count":0,"max_retries":0}}`, i, i, i))
 			if len(batch) == cap(batch) {
 				pipe.RPush(ctx, q.dead, batch...)
@@ -132,21 +132,21 @@ func TestLimitsAtTheirMaximum(t *testing.T) {
 		require.True(t, dead)
 		s, err := q.Stats(ctx)
 		require.NoError(t, err)
-		require.Equal(t, int64(MaxDeadCap), s.Dead)
+		require.Equal(t, int64(maxDeadCap), s.Dead)
 		require.Equal(t, int64(1), s.TotalDeadTrimmed)
 		// The entry at the far end is found by a scan of the whole list.
-		far := fmt.Sprintf("d%d", MaxDeadCap-2)
+		far := fmt.Sprintf("d%d", maxDeadCap-2)
 		in, err := q.Peek(ctx, far)
 		require.NoError(t, err)
 		require.Equal(t, Dead, in.State)
 		require.NoError(t, q.Requeue(ctx, far))
 		require.NoError(t, q.Delete(ctx, far))
-		l, err := q.List(ctx, Dead, 0, MaxList)
+		l, err := q.List(ctx, Dead, 0, maxList)
 		require.NoError(t, err)
-		require.Len(t, l, MaxList)
-		n, err := q.Purge(ctx, Dead, MaxPurge)
+		require.Len(t, l, maxList)
+		n, err := q.Purge(ctx, Dead, maxPurge)
 		require.NoError(t, err)
-		require.Equal(t, MaxPurge, n)
+		require.Equal(t, maxPurge, n)
 		require.NoError(t, e.Client.Del(ctx, q.dead).Err())
 	})
 }

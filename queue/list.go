@@ -61,9 +61,9 @@ type Info[T any] struct {
 	Raw string
 }
 
-// MaxList bounds one List call, so a single script never blocks Redis
+// maxList bounds one List call, so a single script never blocks Redis
 // for long.
-const MaxList = 10000
+const maxList = 10000
 
 // List returns up to limit jobs (1..10,000) in state, skipping offset:
 // pending jobs by priority then FIFO, scheduled jobs by priority then
@@ -77,8 +77,8 @@ func (q *Queue[T]) List(ctx context.Context, state State, offset, limit int) ([]
 	if !state.valid() || state == Cancelled {
 		return nil, pkg.Invalidf(op, "state %q", state)
 	}
-	if offset < 0 || limit < 1 || limit > MaxList {
-		return nil, pkg.Invalidf(op, "offset %d, limit %d (1..%d)", offset, limit, MaxList)
+	if offset < 0 || limit < 1 || limit > maxList {
+		return nil, pkg.Invalidf(op, "offset %d, limit %d (1..%d)", offset, limit, maxList)
 	}
 	return q.list(ctx, op, string(state), strconv.Itoa(offset), limit)
 }

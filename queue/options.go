@@ -12,56 +12,56 @@ import (
 
 // Defaults and bounds of the options.
 const (
-	// DefaultLease is the visibility timeout of a delivered job (WithLease).
-	DefaultLease = 30 * time.Second
-	// MinLease and MaxLease bound WithLease.
-	MinLease = 10 * time.Millisecond
-	MaxLease = 24 * time.Hour
-	// DefaultMaxRetries is the retries after the first attempt (WithMaxRetries).
-	DefaultMaxRetries = 5
-	// MaxRetriesLimit bounds WithMaxRetries and WithJobMaxRetries.
-	MaxRetriesLimit = 100000
-	// DefaultMaxPayload is the largest encoded job JSON in bytes (WithMaxPayload).
-	DefaultMaxPayload = 1 << 20
-	// MaxPayloadLimit bounds WithMaxPayload (Redis's largest string).
-	MaxPayloadLimit = 512 << 20
-	// DefaultDeadCap is the most entries the dead-letter list keeps (WithDeadLetterCap).
-	DefaultDeadCap = 10000
-	// MaxDeadCap bounds WithDeadLetterCap: the scripts that look a job up
+	// defaultLease is the visibility timeout of a delivered job (WithLease).
+	defaultLease = 30 * time.Second
+	// minLease and maxLease bound WithLease.
+	minLease = 10 * time.Millisecond
+	maxLease = 24 * time.Hour
+	// defaultRetries is the retries after the first attempt (WithMaxRetries).
+	defaultRetries = 5
+	// maxRetries bounds WithMaxRetries and WithJobMaxRetries.
+	maxRetries = 100000
+	// defaultPayload is the largest encoded job JSON in bytes (WithMaxPayload).
+	defaultPayload = 1 << 20
+	// maxPayload bounds WithMaxPayload (Redis's largest string).
+	maxPayload = 512 << 20
+	// defaultDeadCap is the most entries the dead-letter list keeps (WithDeadLetterCap).
+	defaultDeadCap = 10000
+	// maxDeadCap bounds WithDeadLetterCap: the scripts that look a job up
 	// in the dead-letter list scan it.
-	MaxDeadCap = 100000
-	// DeadTTL is the dead-letter list's lifetime (the AI platform's
+	maxDeadCap = 100000
+	// deadTTL is the dead-letter list's lifetime (the AI platform's
 	// 604800 s, docs/ai-platform.md), refreshed whenever a job is added
 	// to it.
-	DeadTTL = 7 * 24 * time.Hour
-	// DefaultShutdownGrace is how long Run lets handlers finish after its
+	deadTTL = 7 * 24 * time.Hour
+	// defaultGrace is how long Run lets handlers finish after its
 	// context ends (WithShutdownGrace).
-	DefaultShutdownGrace = 30 * time.Second
-	// MaxShutdownGrace bounds WithShutdownGrace.
-	MaxShutdownGrace = 24 * time.Hour
-	// MaxDelay bounds how far ahead a job can be scheduled (WithDelay,
+	defaultGrace = 30 * time.Second
+	// maxGrace bounds WithShutdownGrace.
+	maxGrace = 24 * time.Hour
+	// maxDelay bounds how far ahead a job can be scheduled (WithDelay,
 	// WithProcessAt, WithUnique, a Backoff's delay): ready times are
 	// scored in ms × 1000, which must stay exact in a double.
-	MaxDelay = 366 * 24 * time.Hour
-	// DefaultPipelines is the round trips of Enqueue a Queue keeps in
+	maxDelay = 366 * 24 * time.Hour
+	// defaultPipelines is the round trips of Enqueue a Queue keeps in
 	// flight before further calls wait and share a pipeline
 	// (WithPipelining).
-	DefaultPipelines = 2
-	// MaxPipelines bounds WithPipelining.
-	MaxPipelines = 1024
-	// MaxEventsLength bounds WithEvents.
-	MaxEventsLength = 1 << 24
-	// MaxRetention bounds WithRetention.
-	MaxRetention = 30 * 24 * time.Hour
-	// DefaultRetainCap is the most finished jobs WithRetention keeps per
+	defaultPipelines = 2
+	// maxPipelines bounds WithPipelining.
+	maxPipelines = 1024
+	// maxEvents bounds WithEvents.
+	maxEvents = 1 << 24
+	// maxRetention bounds WithRetention.
+	maxRetention = 30 * 24 * time.Hour
+	// defaultRetainCap is the most finished jobs WithRetention keeps per
 	// queue unless WithRetentionCap says otherwise.
-	DefaultRetainCap = 10000
-	// MaxRetainCap bounds WithRetentionCap.
-	MaxRetainCap = 1000000
-	// MaxResult bounds the JSON of a job's result (Job.SetResult).
-	MaxResult = 64 << 10
-	// MaxProgress bounds the JSON of a job's progress (Job.SetProgress).
-	MaxProgress = 4 << 10
+	defaultRetainCap = 10000
+	// maxRetainCap bounds WithRetentionCap.
+	maxRetainCap = 1000000
+	// maxResult bounds the JSON of a job's result (Job.SetResult).
+	maxResult = 64 << 10
+	// maxProgress bounds the JSON of a job's progress (Job.SetProgress).
+	maxProgress = 4 << 10
 )
 
 // Option configures a Queue. Options only record; New checks them.
@@ -110,61 +110,77 @@ type GroupLimit struct {
 
 // Bounds of the global limits.
 const (
-	// MaxLimit bounds a concurrency cap and a rate's N.
-	MaxLimit = 1000000
-	// MinRatePeriod and MaxRatePeriod bound a rate's period.
-	MinRatePeriod = time.Millisecond
-	MaxRatePeriod = 24 * time.Hour
-	// MaxGroupLimits bounds the groups given their own limits
+	// maxLimit bounds a concurrency cap and a rate's N.
+	maxLimit = 1000000
+	// minRatePeriod and maxRatePeriod bound a rate's period.
+	minRatePeriod = time.Millisecond
+	maxRatePeriod = 24 * time.Hour
+	// maxGroupLimits bounds the groups given their own limits
 	// (WithGroupLimit).
-	MaxGroupLimits = 1000
-	// GroupScan is how many ready jobs one dequeue looks at, at most,
+	maxGroupLimits = 1000
+	// groupScan is how many ready jobs one dequeue looks at, at most,
 	// when group limits are set: jobs of groups at their limit are
 	// skipped (they keep their place), so another group's job is found
 	// behind up to this many of theirs. A dequeue that has found a job
 	// stops sooner once every group it saw is at its limit, and so is
 	// every group that the last whole read (at most 100 ms before) found;
-	// one that has found none reads on to GroupScan.
-	GroupScan = 1000
+	// one that has found none reads on to groupScan.
+	groupScan = 1000
 )
 
 // WithNamespace puts every key under ns (prefix and hash-tag mode).
+//
+// Default: the zero keys.Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithCodec encodes payloads with c instead of JSON (codec.JSON). The job
 // envelope stays JSON; a payload that is not valid JSON is stored
 // base64-encoded under "payload_bytes". A nil codec fails New.
+//
+// Default: codec.JSON.
 func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
 
 // WithLease sets the visibility timeout of a delivered job (default
-// DefaultLease, 30 s; between MinLease and MaxLease): a job neither acked,
+// 30 s; 10 ms to 24 h): a job neither acked,
 // failed, released nor extended within it is delivered again. Run extends
 // leases while handlers run.
+//
+// Default: 30s. Range: 10ms to 24h.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
 // WithMaxRetries sets the default number of retries after the first
-// attempt (default DefaultMaxRetries, 5; 0 to MaxRetriesLimit) for jobs
+// attempt (default 5; 0 to 100,000) for jobs
 // enqueued without WithJobMaxRetries.
+//
+// Default: 5. Range: 0 to 100000.
 func WithMaxRetries(n int) Option { return func(o *options) { o.maxRetries = n } }
 
 // WithMaxPayload sets the largest encoded job JSON (envelope and payload)
-// in bytes (default 1 MiB, at most MaxPayloadLimit); a larger job is
+// in bytes (default 1 MiB, at most 512 MiB, Redis's largest string); a larger job is
 // refused with ErrTooLarge.
+//
+// Default: 1048576 (1 MiB). Range: 1 to 536870912 (512 MiB).
 func WithMaxPayload(n int) Option { return func(o *options) { o.maxPayload = n } }
 
 // WithDeadLetterCap bounds the dead-letter list (default 10,000 entries,
-// at most MaxDeadCap); the oldest entries are trimmed in the script that
+// at most 100,000: the scripts that look a job up there scan it); the oldest entries are trimmed in the script that
 // adds a new one.
+//
+// Default: 10000. Range: 1 to 100000.
 func WithDeadLetterCap(n int) Option { return func(o *options) { o.deadCap = n } }
 
 // WithBackoff sets the retry delay policy of Nack and Run (default
 // ExponentialBackoff(time.Second, 10*time.Minute)). A nil Backoff fails
 // New.
+//
+// Default: ExponentialBackoff(time.Second, 10*time.Minute).
 func WithBackoff(b Backoff) Option { return func(o *options) { o.backoff = b } }
 
 // WithShutdownGrace sets how long Run lets running handlers finish after
-// its context is cancelled (default 30 s, 0 to MaxShutdownGrace) before
+// its context is cancelled (default 30 s, 0 to 24 h) before
 // cancelling their contexts with cause ErrShutdown.
+//
+// Default: 30s. Range: 0 to 24h.
 func WithShutdownGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // WithErrorHandler receives the errors Run survives: Redis unreachable,
@@ -178,6 +194,8 @@ func WithShutdownGrace(d time.Duration) Option { return func(o *options) { o.gra
 // ErrNotDurable, Error otherwise); f replaces that, and
 // WithErrorHandler(func(error) {}) silences them. f must be safe for
 // concurrent use.
+//
+// Default: log with slog.Default.
 func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }
 
 // WithPipelining sets how many round trips of Enqueue one Queue keeps in
@@ -188,11 +206,13 @@ func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onErro
 // in flight. Each Enqueue is still one atomic script with its own reply;
 // many producers at once share the network reads and writes, which cost
 // the client and Redis more than the script does. Without this option a
-// Queue keeps DefaultPipelines; n = 0 turns auto-pipelining off (every
-// Enqueue is its own round trip); n outside 0..MaxPipelines fails New with
+// Queue keeps 2; n = 0 turns auto-pipelining off (every
+// Enqueue is its own round trip); n outside 0..1024 fails New with
 // ErrInvalid. When a connection breaks mid-pipeline, go-redis resends the
 // whole pipeline: every Enqueue in it reports its first outcome (see
 // "Idempotent under retry" in docs/queue.md).
+//
+// Default: 2. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithDurability makes the writes a failover must not lose wait, in their
@@ -210,6 +230,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } 
 // *redis.ClusterClient, else New fails with ErrInvalid. What a failover
 // loses without it, measured, is in docs/queue.md ("Failover and
 // durability").
+//
+// Default: off.
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durability = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
@@ -219,13 +241,17 @@ func WithDurability(replicas int, timeout time.Duration) Option {
 // progress (Job.SetProgress): Peek and List(Completed) return it. Entries
 // live in one hash per queue on the queue's slot, indexed by expiry; the
 // script that adds entries drops those past d and the oldest beyond the
-// cap (WithRetentionCap, default DefaultRetainCap), and both keys expire d
-// after the last write. d is 1ms to MaxRetention; without this option
+// cap (WithRetentionCap, default 10,000), and both keys expire d
+// after the last write. d is 1ms to 30 days; without this option
 // (the default) nothing is kept and an ack costs what it always did.
+//
+// Default: off. Range: 1ms to 720h.
 func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
 
 // WithRetentionCap bounds how many finished jobs WithRetention keeps (1 to
-// MaxRetainCap; default DefaultRetainCap): the oldest are dropped first.
+// 1,000,000; default 10,000): the oldest are dropped first.
+//
+// Default: 10000. Range: 1 to 1000000.
 func WithRetentionCap(n int) Option { return func(o *options) { o.retainCap = n } }
 
 // WithMiddleware wraps the handler Run is given with mw, in order: the
@@ -236,6 +262,8 @@ func WithRetentionCap(n int) Option { return func(o *options) { o.retainCap = n 
 // parameter must be the queue's payload type, else New fails with
 // ErrInvalid; a nil middleware fails New too. Without it Run calls the
 // handler directly.
+//
+// Default: none.
 func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 	return func(o *options) {
 		for _, m := range mw {
@@ -246,7 +274,7 @@ func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 
 // WithEvents makes the queue's scripts record lifecycle events on a
 // Redis Stream of the queue's slot, queue:{queue_name}:events, capped at
-// about n entries (XADD MAXLEN ~ n; 1 to MaxEventsLength): enqueued,
+// about n entries (XADD MAXLEN ~ n; 1 to 2^24): enqueued,
 // started, progress, completed, failed, retried, dead and cancelled, each
 // written by the script that makes the change, in its atomic step. Read
 // them with ReadEvents, resuming from the last event's ID: unlike pub/sub
@@ -254,6 +282,8 @@ func WithMiddleware[T any](mw ...func(Handler[T]) Handler[T]) Option {
 // past its position. Every producer and consumer of the queue should
 // have the option (an instance without it records nothing); without it
 // (the default) no script writes an event.
+//
+// Default: off. Range: 1 to 16777216.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
 
 // WithoutReplayMemo drops the reply memo from Enqueue and EnqueueBatch
@@ -269,23 +299,29 @@ func WithEvents(n int) Option { return func(o *options) { o.events = n } }
 // job too) already tolerate that. An enqueue WithID keeps its memo: a
 // caller's ID is not this request's own, and a resend must not be told
 // ErrDuplicate.
+//
+// Default: off (the memo is written).
 func WithoutReplayMemo() Option { return func(o *options) { o.noMemo = true } }
 
 // WithGlobalConcurrency caps the jobs of the queue leased at once, across
-// every consumer and process, at n (1 to MaxLimit): the dequeue script
+// every consumer and process, at n (1 to 1,000,000): the dequeue script
 // counts the leases in the active set (after recovering expired ones)
 // in the same atomic step that adds one, so an ack, a failure, a release
 // or an expired lease (a crashed worker's) frees its place. Run's
 // prefetched jobs hold leases too: the cap counts them. Every consumer
 // of the queue should have the same limits (a consumer without them
 // leases regardless). Without it the dequeue path pays nothing.
+//
+// Default: off. Range: 1 to 1000000.
 func WithGlobalConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
 
 // WithRateLimit lets the queue's consumers lease at most n jobs (1 to
-// MaxLimit) per period per (MinRatePeriod to MaxRatePeriod), counted in
+// 1,000,000) per period per (1ms to 24h, whole milliseconds), counted in
 // fixed windows of the server clock in a key of the queue's slot,
 // queue:{queue_name}:rate, by the dequeue script that leases them. A
 // consumer held back by the limit waits until the window ends.
+//
+// Default: off. Range: 1 to 1000000.
 func WithRateLimit(n int, per time.Duration) Option {
 	return func(o *options) { o.rate = Rate{N: n, Per: per} }
 }
@@ -295,15 +331,19 @@ func WithRateLimit(n int, per time.Duration) Option {
 // group's leases (queue:{queue_name}:gactive:{group}) and starts in the
 // current window (queue:{queue_name}:grate:{group}); a ready job whose
 // group is at its limit is skipped, keeping its place, so other groups'
-// jobs behind it are served (looking at up to GroupScan ready jobs per
+// jobs behind it are served (looking at up to 1,000 ready jobs per
 // dequeue), and the groups found ready are served in turn, by name,
 // starting after the group served last (round-robin across dequeues and
 // consumers), oldest first within a group. Jobs with no group have only
 // the queue's limits.
+//
+// Default: off.
 func WithGroupLimits(l GroupLimit) Option { return func(o *options) { o.groupLimit = l } }
 
 // WithGroupLimit gives group g its own limits instead of WithGroupLimits'
-// (up to MaxGroupLimits groups; g as InGroup takes it).
+// (up to 1,000 groups; g as InGroup takes it).
+//
+// Default: the WithGroupLimits limits.
 func WithGroupLimit(g string, l GroupLimit) Option {
 	return func(o *options) {
 		if !validGroup(g) {
@@ -322,22 +362,22 @@ func checkRate(op, what string, r Rate) error {
 	if r == (Rate{}) {
 		return nil
 	}
-	if r.N < 1 || r.N > MaxLimit || r.Per < MinRatePeriod || r.Per > MaxRatePeriod || r.Per%time.Millisecond != 0 {
-		return pkg.Invalidf(op, "%s rate %d per %v: want 1 to %d per whole ms in [%v, %v]", what, r.N, r.Per, MaxLimit, MinRatePeriod, MaxRatePeriod)
+	if r.N < 1 || r.N > maxLimit || r.Per < minRatePeriod || r.Per > maxRatePeriod || r.Per%time.Millisecond != 0 {
+		return pkg.Invalidf(op, "%s rate %d per %v: want 1 to %d per whole ms in [%v, %v]", what, r.N, r.Per, maxLimit, minRatePeriod, maxRatePeriod)
 	}
 	return nil
 }
 
 // checkLimits validates the global limits.
 func (o *options) checkLimits(op string) error {
-	if o.concurrency < 0 || o.concurrency > MaxLimit {
-		return pkg.Invalidf(op, "global concurrency %d outside [1, %d]", o.concurrency, MaxLimit)
+	if o.concurrency < 0 || o.concurrency > maxLimit {
+		return pkg.Invalidf(op, "global concurrency %d outside [1, %d]", o.concurrency, maxLimit)
 	}
 	if o.badGroup != "" {
 		return pkg.Invalidf(op, "WithGroupLimit: group %.64q is not a group name (see InGroup)", o.badGroup)
 	}
-	if len(o.groupLimits) > MaxGroupLimits {
-		return pkg.Invalidf(op, "%d groups with their own limits, at most %d", len(o.groupLimits), MaxGroupLimits)
+	if len(o.groupLimits) > maxGroupLimits {
+		return pkg.Invalidf(op, "%d groups with their own limits, at most %d", len(o.groupLimits), maxGroupLimits)
 	}
 	if err := checkRate(op, "queue", o.rate); err != nil {
 		return err
@@ -351,8 +391,8 @@ func (o *options) checkLimits(op string) error {
 }
 
 func checkGroupLimit(op, g string, l GroupLimit) error {
-	if l.Concurrency < 0 || l.Concurrency > MaxLimit {
-		return pkg.Invalidf(op, "group %s concurrency %d outside [0, %d]", g, l.Concurrency, MaxLimit)
+	if l.Concurrency < 0 || l.Concurrency > maxLimit {
+		return pkg.Invalidf(op, "group %s concurrency %d outside [0, %d]", g, l.Concurrency, maxLimit)
 	}
 	return checkRate(op, "group "+g, l.Rate)
 }
@@ -400,9 +440,9 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 
 func defaultOptions() options {
 	return options{
-		codec: codec.JSON{}, lease: DefaultLease, maxRetries: DefaultMaxRetries, maxPayload: DefaultMaxPayload,
-		deadCap: DefaultDeadCap, backoff: ExponentialBackoff(time.Second, 10*time.Minute), grace: DefaultShutdownGrace,
-		pipelines: DefaultPipelines, retainCap: DefaultRetainCap,
+		codec: codec.JSON{}, lease: defaultLease, maxRetries: defaultRetries, maxPayload: defaultPayload,
+		deadCap: defaultDeadCap, backoff: ExponentialBackoff(time.Second, 10*time.Minute), grace: defaultGrace,
+		pipelines: defaultPipelines, retainCap: defaultRetainCap,
 	}
 }
 
@@ -413,24 +453,24 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "nil codec")
 	case o.backoff == nil:
 		return pkg.Invalidf(op, "nil backoff")
-	case o.lease < MinLease || o.lease > MaxLease:
-		return pkg.Invalidf(op, "lease %v outside [%v, %v]", o.lease, MinLease, MaxLease)
-	case o.maxRetries < 0 || o.maxRetries > MaxRetriesLimit:
-		return pkg.Invalidf(op, "max retries %d outside [0, %d]", o.maxRetries, MaxRetriesLimit)
-	case o.maxPayload < 1 || o.maxPayload > MaxPayloadLimit:
-		return pkg.Invalidf(op, "max payload %d outside [1, %d]", o.maxPayload, MaxPayloadLimit)
-	case o.deadCap < 1 || o.deadCap > MaxDeadCap:
-		return pkg.Invalidf(op, "dead-letter cap %d outside [1, %d]", o.deadCap, MaxDeadCap)
-	case o.grace < 0 || o.grace > MaxShutdownGrace:
-		return pkg.Invalidf(op, "shutdown grace %v outside [0, %v]", o.grace, MaxShutdownGrace)
-	case o.retention < 0 || o.retention > MaxRetention || (o.retention > 0 && o.retention < time.Millisecond):
-		return pkg.Invalidf(op, "retention %v outside [1ms, %v]", o.retention, MaxRetention)
-	case o.retainCap < 1 || o.retainCap > MaxRetainCap:
-		return pkg.Invalidf(op, "retention cap %d outside [1, %d]", o.retainCap, MaxRetainCap)
-	case o.events < 0 || o.events > MaxEventsLength:
-		return pkg.Invalidf(op, "events length %d outside [1, %d]", o.events, MaxEventsLength)
-	case o.pipelines < 0 || o.pipelines > MaxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	case o.lease < minLease || o.lease > maxLease:
+		return pkg.Invalidf(op, "lease %v outside [%v, %v]", o.lease, minLease, maxLease)
+	case o.maxRetries < 0 || o.maxRetries > maxRetries:
+		return pkg.Invalidf(op, "max retries %d outside [0, %d]", o.maxRetries, maxRetries)
+	case o.maxPayload < 1 || o.maxPayload > maxPayload:
+		return pkg.Invalidf(op, "max payload %d outside [1, %d]", o.maxPayload, maxPayload)
+	case o.deadCap < 1 || o.deadCap > maxDeadCap:
+		return pkg.Invalidf(op, "dead-letter cap %d outside [1, %d]", o.deadCap, maxDeadCap)
+	case o.grace < 0 || o.grace > maxGrace:
+		return pkg.Invalidf(op, "shutdown grace %v outside [0, %v]", o.grace, maxGrace)
+	case o.retention < 0 || o.retention > maxRetention || (o.retention > 0 && o.retention < time.Millisecond):
+		return pkg.Invalidf(op, "retention %v outside [1ms, %v]", o.retention, maxRetention)
+	case o.retainCap < 1 || o.retainCap > maxRetainCap:
+		return pkg.Invalidf(op, "retention cap %d outside [1, %d]", o.retainCap, maxRetainCap)
+	case o.events < 0 || o.events > maxEvents:
+		return pkg.Invalidf(op, "events length %d outside [1, %d]", o.events, maxEvents)
+	case o.pipelines < 0 || o.pipelines > maxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
 	}
 	if err := o.checkLimits(op); err != nil {
 		return err

@@ -17,7 +17,7 @@ var (
 	progressOp, progressEvOp = twin("progress", progressSrc, []*keys.Template{stateKey, activeKey, progressKey}, call.Uses(lib))
 )
 
-// SetProgress records p, encoded as JSON (at most MaxProgress bytes), as
+// SetProgress records p, encoded as JSON (at most 4 KiB), as
 // the job's progress: Peek reads it while the job runs and, with
 // WithRetention, after it finished. Only the holder of the lease can
 // write it (ErrLeaseLost otherwise); a later call replaces it, and it is
@@ -33,8 +33,8 @@ func (j *Job[T]) SetProgress(ctx context.Context, p any) error {
 	if err != nil {
 		return pkg.Invalid(op, fmt.Errorf("progress does not encode: %w", err))
 	}
-	if len(b) > MaxProgress {
-		return pkg.Fail(op, q.progress, ErrTooLarge, fmt.Errorf("progress of job %q is %d bytes, limit %d", j.ID, len(b), MaxProgress))
+	if len(b) > maxProgress {
+		return pkg.Fail(op, q.progress, ErrTooLarge, fmt.Errorf("progress of job %q is %d bytes, limit %d", j.ID, len(b), maxProgress))
 	}
 	rep, err := q.run.Run(ctx, q.pick(progressOp, progressEvOp), q.ev([]string{q.state, q.active, q.progress}), j.ID, j.Delivery, b, q.o.events)
 	if err != nil {
@@ -52,7 +52,7 @@ func (j *Job[T]) SetProgress(ctx context.Context, p any) error {
 
 // SetResult sets the result kept with the job when it is acked (by Ack or
 // by Run after its handler returns nil), encoded as JSON (at most
-// MaxResult bytes): with WithRetention, Peek and List(Completed) return
+// 64 KiB): with WithRetention, Peek and List(Completed) return
 // it; without, it is dropped. It writes nothing to Redis itself; a later
 // call replaces it. ErrInvalid when v does not encode, ErrTooLarge when
 // it is too large (the result is then unchanged).
@@ -65,8 +65,8 @@ func (j *Job[T]) SetResult(v any) error {
 	if err != nil {
 		return pkg.Invalid(op, fmt.Errorf("result does not encode: %w", err))
 	}
-	if len(b) > MaxResult {
-		return pkg.Fail(op, "", ErrTooLarge, fmt.Errorf("result of job %q is %d bytes, limit %d", j.ID, len(b), MaxResult))
+	if len(b) > maxResult {
+		return pkg.Fail(op, "", ErrTooLarge, fmt.Errorf("result of job %q is %d bytes, limit %d", j.ID, len(b), maxResult))
 	}
 	j.result = b
 	return nil

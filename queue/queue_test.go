@@ -764,7 +764,7 @@ func TestEnqueueEmptyIDIsInvalid(t *testing.T) {
 	ids, err := q.EnqueueBatch(ctx, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithID("")}}})
 	assert.ErrorIs(t, err, queue.ErrInvalid)
 	assert.Equal(t, []string{""}, ids)
-	_, _, err = q.EnqueueFlow(ctx, queue.Item[execution]{}, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithID("")}}})
+	_, _, err = q.EnqueueFlow(ctx, queue.Item[execution]{}, []queue.Item[execution]{{Options: []queue.EnqueueOption{queue.WithID("")}}}, queue.FailParent)
 	assert.ErrorIs(t, err, queue.ErrInvalid)
 	assert.Empty(t, e.Keys(), "nothing written")
 }

@@ -44,20 +44,20 @@ func TestReplayedFlowRunsEachJobOnce(t *testing.T) {
 	// A first flow loads the script, so that the lost reply below is the
 	// script's own, not a NOSCRIPT answer before it ever ran.
 	wp, wc := flow("warm", 1)
-	_, _, err = q.EnqueueFlow(ctx, wp, wc)
+	_, _, err = q.EnqueueFlow(ctx, wp, wc, queue.FailParent)
 	require.NoError(t, err)
 
 	const kids = 5
 	lp, lc := flow("lostf", kids)
 	p.LoseReply(fmt.Sprintf("lostf-c%d", kids-1)) // the last child: the whole request reached the server
-	pid, cids, err := q.EnqueueFlow(ctx, lp, lc)
+	pid, cids, err := q.EnqueueFlow(ctx, lp, lc, queue.FailParent)
 	require.NoError(t, err, "a resent flow is not a duplicate")
 	require.Equal(t, int64(1), p.Lost(), "the armed reply was lost")
 	require.Zero(t, p.Pending())
 	require.Equal(t, "lostf", pid)
 	require.Len(t, cids, kids)
 	// a new request with the same IDs is a true duplicate
-	_, _, err = q.EnqueueFlow(ctx, lp, lc)
+	_, _, err = q.EnqueueFlow(ctx, lp, lc, queue.FailParent)
 	require.ErrorIs(t, err, queue.ErrDuplicate)
 
 	s, err := q.Stats(ctx)

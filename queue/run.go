@@ -22,8 +22,8 @@ import (
 // ends (ErrShutdown); it ends with the job's WithTimeout, if any.
 type Handler[T any] func(ctx context.Context, j *Job[T]) error
 
-// MaxConcurrency bounds Run's concurrency.
-const MaxConcurrency = 10000
+// maxConcurrency bounds Run's concurrency.
+const maxConcurrency = 10000
 
 type runner[T any] struct {
 	q        *Queue[T]
@@ -92,10 +92,10 @@ type lease struct {
 // WithErrorHandler receives them instead. Run keeps going through them.
 //
 // Run returns ErrInvalid for a nil handler or a concurrency outside
-// [1, MaxConcurrency].
+// [1, 10000].
 func (q *Queue[T]) Run(ctx context.Context, h Handler[T], concurrency int) error {
-	if h == nil || concurrency < 1 || concurrency > MaxConcurrency {
-		return pkg.Invalidf("run", "Run needs a handler and a concurrency in [1, %d] (got %d)", MaxConcurrency, concurrency)
+	if h == nil || concurrency < 1 || concurrency > maxConcurrency {
+		return pkg.Invalidf("run", "Run needs a handler and a concurrency in [1, %d] (got %d)", maxConcurrency, concurrency)
 	}
 	for i := len(q.middleware) - 1; i >= 0; i-- {
 		if h = q.middleware[i](h); h == nil {
@@ -250,7 +250,7 @@ func (r *runner[T]) fetchLoop(ctx context.Context) {
 		if q.limits != "" && len(jobs) < int(n) {
 			// Limits held the rest back (or nothing more was ready): a
 			// fetch now would read the ready set again for nothing (with
-			// group limits, up to GroupScan job bodies). Wait for a
+			// group limits, up to groupScan job bodies). Wait for a
 			// wake-up, which an enqueue or a settle that frees a place
 			// pushes, at most maxIdleWait.
 			_ = q.idle(ctx, wait)

@@ -31,8 +31,8 @@ var (
 		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Durable())
 )
 
-// MinInterval is the shortest fixed interval of a schedule ("@every d").
-const MinInterval = 10 * time.Millisecond
+// minInterval is the shortest fixed interval of a schedule ("@every d").
+const minInterval = 10 * time.Millisecond
 
 // Missed is what a scheduler does with ticks that passed while no
 // scheduler ran (every instance down, or a pass late by more than one
@@ -40,33 +40,13 @@ const MinInterval = 10 * time.Millisecond
 type Missed int
 
 const (
-	// Skip (the default) drops missed ticks: a tick more than one period
+	// Skip drops missed ticks: a tick more than one period
 	// late enqueues nothing, and the next due tick is the first after now.
 	Skip Missed = iota
 	// CatchUpOnce enqueues one job for all the ticks missed, at once, then
 	// goes on from the first tick after now.
 	CatchUpOnce
 )
-
-// ScheduleOption tunes a Schedule.
-type ScheduleOption func(*scheduleConfig)
-
-type scheduleConfig struct {
-	loc    *time.Location
-	missed Missed
-}
-
-// WithTimeZone reads a cron expression in loc's wall clock (default UTC):
-// "0 9 * * *" with Europe/Paris is 09:00 in Paris, summer and winter. A
-// wall-clock time a DST change skips has no tick that day (02:30 on the
-// spring change); one it repeats has one tick, the first. loc must be loadable by name
-// (time.LoadLocation) on every instance: UTC, Local or an IANA name.
-func WithTimeZone(loc *time.Location) ScheduleOption {
-	return func(c *scheduleConfig) { c.loc = loc }
-}
-
-// WithMissed sets the missed-tick policy (default Skip).
-func WithMissed(m Missed) ScheduleOption { return func(c *scheduleConfig) { c.missed = m } }
 
 // schedDef is a stored schedule: JSON with "due" first (the scripts read
 // and compare what follows it).
@@ -108,8 +88,8 @@ func compile(spec, tz string) (compiled, error) {
 		if err != nil {
 			return compiled{}, fmt.Errorf("spec %q: %w", spec, err)
 		}
-		if every < MinInterval || every > MaxDelay || every%time.Millisecond != 0 {
-			return compiled{}, fmt.Errorf("spec %q: interval outside [%v, %v] or not whole ms", spec, MinInterval, MaxDelay)
+		if every < minInterval || every > maxDelay || every%time.Millisecond != 0 {
+			return compiled{}, fmt.Errorf("spec %q: interval outside [%v, %v] or not whole ms", spec, minInterval, maxDelay)
 		}
 		return compiled{every: every, loc: loc}, nil
 	}
@@ -129,9 +109,15 @@ func compile(spec, tz string) (compiled, error) {
 // spec is a 5-field cron expression "minute hour day-of-month month
 // day-of-week" (each field "*", "n", "a-b", lists "a,b", steps "/n";
 // day of week 0-7, 0 and 7 Sunday; when both day fields are restricted
-// either matches), read in WithTimeZone's zone, or "@every d" for a
-// fixed interval d (MinInterval to MaxDelay, whole milliseconds), ticks
-// at multiples of d since the Unix epoch. Ticks happen only while some
+// either matches), read in loc's wall clock, or "@every d" for a fixed
+// interval d (10ms to 366 days, whole milliseconds), ticks at multiples
+// of d since the Unix epoch. With loc Europe/Paris, "0 9 * * *" is 09:00
+// in Paris, summer and winter; a wall-clock time a DST change skips has
+// no tick that day (02:30 on the spring change), one it repeats has one
+// tick, the first. loc is time.UTC for UTC and must be loadable by name
+// (time.LoadLocation) on every instance: UTC, Local or an IANA name.
+// missed is what the scheduler does with ticks no scheduler ran for:
+// Skip or CatchUpOnce. Ticks happen only while some
 // process runs RunSchedules; each tick is enqueued once, however many
 // do. Scheduling the same definition again changes nothing (every
 // instance may declare its schedules at start-up); a new spec, zone,
@@ -139,19 +125,15 @@ func compile(spec, tz string) (compiled, error) {
 // scheduler pass. It reports whether the stored definition changed. One
 // script (one round trip). A bad spec or name is ErrInvalid; with
 // WithDurability it waits for replicas like Enqueue.
-func (q *Queue[T]) Schedule(ctx context.Context, name, spec string, payload T, opts ...ScheduleOption) (bool, error) {
+func (q *Queue[T]) Schedule(ctx context.Context, name, spec string, payload T, loc *time.Location, missed Missed) (bool, error) {
 	const op = "schedule"
-	c := scheduleConfig{loc: time.UTC}
-	for _, f := range opts {
-		f(&c)
-	}
 	if err := q.checkScheduleName(op, name); err != nil {
 		return false, err
 	}
-	if c.loc == nil || (c.missed != Skip && c.missed != CatchUpOnce) {
-		return false, pkg.Invalidf(op, "nil time zone or unknown missed-tick policy %d", int(c.missed))
+	if loc == nil || (missed != Skip && missed != CatchUpOnce) {
+		return false, pkg.Invalidf(op, "nil time zone or unknown missed-tick policy %d", int(missed))
 	}
-	tz := c.loc.String()
+	tz := loc.String()
 	if tz == "UTC" {
 		tz = ""
 	}
@@ -166,11 +148,11 @@ func (q *Queue[T]) Schedule(ctx context.Context, name, spec string, payload T, o
 	if _, err := q.encode(op, tickID(name, 0), payload, Normal, time.Now(), q.o.maxRetries); err != nil {
 		return false, err
 	}
-	missed := "skip"
-	if c.missed == CatchUpOnce {
-		missed = "catch_up_once"
+	policy := "skip"
+	if missed == CatchUpOnce {
+		policy = "catch_up_once"
 	}
-	b, err := json.Marshal(schedDef{Spec: spec, TZ: tz, Missed: missed, Payload: data})
+	b, err := json.Marshal(schedDef{Spec: spec, TZ: tz, Missed: policy, Payload: data})
 	if err != nil {
 		return false, pkg.Invalid(op, err)
 	}

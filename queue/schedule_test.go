@@ -55,7 +55,7 @@ func TestScheduleOncePerTickAcrossInstances(t *testing.T) {
 	var qs []*queue.Queue[execution]
 	for range 3 {
 		q := newQ(t, e, "cron", queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }), queue.WithEvents(10000))
-		_, err := q.Schedule(ctx, "nightly", every, execution{WorkflowID: "wf"})
+		_, err := q.Schedule(ctx, "nightly", every, execution{WorkflowID: "wf"}, time.UTC, queue.Skip)
 		require.NoError(t, err)
 		qs = append(qs, q)
 	}
@@ -119,7 +119,7 @@ func TestRunSchedulesConcurrently(t *testing.T) {
 	var q *queue.Queue[execution]
 	for range 4 {
 		qi := newQ(t, e, "runsched", queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }))
-		_, err := qi.Schedule(ctx, "tick", "@every 20ms", execution{WorkflowID: "wf"})
+		_, err := qi.Schedule(ctx, "tick", "@every 20ms", execution{WorkflowID: "wf"}, time.UTC, queue.Skip)
 		require.NoError(t, err)
 		wg.Add(1)
 		go func() { defer wg.Done(); assert.NoError(t, qi.RunSchedules(rctx)) }()
@@ -154,13 +154,13 @@ func TestScheduleListUpdateRemove(t *testing.T) {
 	paris, err := time.LoadLocation("Europe/Paris")
 	require.NoError(t, err)
 
-	changed, err := q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, queue.WithTimeZone(paris))
+	changed, err := q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, paris, queue.Skip)
 	require.NoError(t, err)
 	assert.True(t, changed)
-	changed, err = q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, queue.WithTimeZone(paris))
+	changed, err = q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, paris, queue.Skip)
 	require.NoError(t, err)
 	assert.False(t, changed, "the same definition again")
-	_, err = q.Schedule(ctx, "often", "@every 1m", execution{WorkflowID: "poll"}, queue.WithMissed(queue.CatchUpOnce))
+	_, err = q.Schedule(ctx, "often", "@every 1m", execution{WorkflowID: "poll"}, time.UTC, queue.CatchUpOnce)
 	require.NoError(t, err)
 
 	require.NoError(t, q.SchedulePass(ctx))
@@ -181,14 +181,14 @@ func TestScheduleListUpdateRemove(t *testing.T) {
 	assert.Equal(t, int64(0), list[1].Next.UnixMilli()%60000)
 
 	// Redeclared with the same definition, the next tick is kept.
-	_, err = q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, queue.WithTimeZone(paris))
+	_, err = q.Schedule(ctx, "daily", "0 9 * * 1-5", execution{WorkflowID: "report"}, paris, queue.Skip)
 	require.NoError(t, err)
 	again, err := q.Schedules(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, list[0].Next, again[0].Next)
 
 	// Updated: a new spec starts from the next pass.
-	changed, err = q.Schedule(ctx, "daily", "30 8 * * *", execution{WorkflowID: "report2"}, queue.WithTimeZone(paris))
+	changed, err = q.Schedule(ctx, "daily", "30 8 * * *", execution{WorkflowID: "report2"}, paris, queue.Skip)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	again, err = q.Schedules(ctx)
@@ -221,9 +221,9 @@ func TestScheduleMissedTicks(t *testing.T) {
 	e.RequireShortWaits(5 * time.Second)
 	ctx := e.Ctx()
 	q := newQ(t, e, "missed")
-	_, err := q.Schedule(ctx, "skip", "@every 500ms", execution{WorkflowID: "s"})
+	_, err := q.Schedule(ctx, "skip", "@every 500ms", execution{WorkflowID: "s"}, time.UTC, queue.Skip)
 	require.NoError(t, err)
-	_, err = q.Schedule(ctx, "catch", "@every 500ms", execution{WorkflowID: "c"}, queue.WithMissed(queue.CatchUpOnce))
+	_, err = q.Schedule(ctx, "catch", "@every 500ms", execution{WorkflowID: "c"}, time.UTC, queue.CatchUpOnce)
 	require.NoError(t, err)
 	require.NoError(t, q.SchedulePass(ctx))
 	list, err := q.Schedules(ctx)
@@ -254,15 +254,15 @@ func TestScheduleBadInput(t *testing.T) {
 	for _, c := range []struct{ name, spec string }{
 		{"", "@every 1s"}, {"a@b", "@every 1s"}, {"x", "* * * *"}, {"x", "@every 1us"}, {"x", "61 * * * *"}, {"x", "0 0 31 2 *"},
 	} {
-		_, err := q.Schedule(ctx, c.name, c.spec, execution{})
+		_, err := q.Schedule(ctx, c.name, c.spec, execution{}, time.UTC, queue.Skip)
 		assert.ErrorIs(t, err, queue.ErrInvalid, "%q %q", c.name, c.spec)
 	}
-	_, err := q.Schedule(ctx, "x", "@every 1s", execution{}, queue.WithTimeZone(nil))
+	_, err := q.Schedule(ctx, "x", "@every 1s", execution{}, nil, queue.Skip)
 	assert.ErrorIs(t, err, queue.ErrInvalid)
 	assert.Empty(t, e.Keys(), "nothing written")
 
 	// A corrupt definition is reported naming the key; the others still run.
-	_, err = q.Schedule(ctx, "good", "@every 1s", execution{})
+	_, err = q.Schedule(ctx, "good", "@every 1s", execution{}, time.UTC, queue.Skip)
 	require.NoError(t, err)
 	k := e.NS.Prefix + "queue:{badsched}:schedules"
 	require.NoError(t, e.Client.HSet(ctx, k, "bad", "nope").Err())
@@ -285,7 +285,7 @@ func TestScheduleTickReplayed(t *testing.T) {
 	q, err := queue.New[execution](pc, "ticklost", queue.WithNamespace(e.NS),
 		queue.WithErrorHandler(func(err error) { errs.Add(1); t.Log(err) }))
 	require.NoError(t, err)
-	_, err = q.Schedule(ctx, "lostick", "@every 200ms", execution{WorkflowID: "wf"})
+	_, err = q.Schedule(ctx, "lostick", "@every 200ms", execution{WorkflowID: "wf"}, time.UTC, queue.Skip)
 	require.NoError(t, err)
 	require.NoError(t, q.SchedulePass(ctx))
 	until(e, nextTick(t, ctx, q))

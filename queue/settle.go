@@ -46,7 +46,7 @@ const (
 // other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
 	args := make([]any, 0, 6+5*len(os))
-	args = append(args, q.o.deadCap, unit.MsCeil(DeadTTL), unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
+	args = append(args, q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	ends := false
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
@@ -151,7 +151,7 @@ func (q *Queue[T]) failOutcome(j *Job[T], cause error) outcome {
 	if len(msg) > maxErrorText {
 		msg = msg[:maxErrorText]
 	}
-	d := min(max(q.o.backoff.Delay(j.RetryCount+1), 0), MaxDelay)
+	d := min(max(q.o.backoff.Delay(j.RetryCount+1), 0), maxDelay)
 	return outcome{op: 'f', num: unit.MsCeil(d), err: msg}
 }
 

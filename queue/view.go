@@ -16,7 +16,7 @@ type View[T any] struct {
 	Jobs  map[State][]Info[T] // per state asked for, as List returns them
 }
 
-// ReadView reads Stats and the first limit jobs (1..MaxList) of each of
+// ReadView reads Stats and the first limit jobs (1..10,000) of each of
 // states (List's states) together, in one pipeline of read-only scripts
 // (a queue's keys share a slot: one round trip on a cluster too). A part
 // that fails is left empty and its error joined to the one returned,
@@ -40,8 +40,8 @@ func (q *Queue[T]) ReadView(ctx context.Context, limit int, states ...State) (Vi
 // the returned function.
 func (q *Queue[T]) queueView(ctx context.Context, pipe redis.Pipeliner, limit int, states ...State) (func() (View[T], error), error) {
 	const op = "read view"
-	if len(states) > 0 && (limit < 1 || limit > MaxList) {
-		return nil, pkg.Invalidf(op, "limit %d (1..%d)", limit, MaxList)
+	if len(states) > 0 && (limit < 1 || limit > maxList) {
+		return nil, pkg.Invalidf(op, "limit %d (1..%d)", limit, maxList)
 	}
 	for _, s := range states {
 		if !s.valid() || s == Cancelled {

@@ -197,7 +197,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	require.NoError(t, j4.SetResult("ok"))
 	require.NoError(t, q.Ack(ctx, j4))
-	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"})
+	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"}, time.UTC, queue.Skip)
 	require.NoError(t, err)
 	// limits: the queue's rate window, a group's leases and rate window
 	// (t1's group is served before the ungrouped e3: round-robin by name)
@@ -210,7 +210,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	// a flow whose parent waits for its child: the flows hash
 	_, _, err = q.EnqueueFlow(ctx, queue.Item[job]{Payload: job{WorkflowID: "report"}, Options: []queue.EnqueueOption{queue.WithID("fp")}},
-		[]queue.Item[job]{{Payload: job{WorkflowID: "part"}, Options: []queue.EnqueueOption{queue.WithID("fc")}}})
+		[]queue.Item[job]{{Payload: job{WorkflowID: "part"}, Options: []queue.EnqueueOption{queue.WithID("fc")}}}, queue.FailParent)
 	require.NoError(t, err)
 
 	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))

@@ -181,7 +181,7 @@ func periodic(ctx context.Context, q *queue.Queue[Execution]) error {
 	if _, err := q.Pause(ctx); err != nil {
 		return err
 	}
-	if _, err := q.Schedule(ctx, "heartbeat", "@every 100ms", Execution{WorkflowID: "wf-heartbeat", TriggerType: "schedule"}); err != nil {
+	if _, err := q.Schedule(ctx, "heartbeat", "@every 100ms", Execution{WorkflowID: "wf-heartbeat", TriggerType: "schedule"}, time.UTC, queue.Skip); err != nil {
 		return err
 	}
 	schedCtx, stopSched := context.WithTimeout(ctx, 550*time.Millisecond)
@@ -235,7 +235,7 @@ func flow(ctx context.Context, q *queue.Queue[Execution]) error {
 		{Payload: Execution{WorkflowID: "wf-load", TriggerType: "manual"}},
 	}
 	report, _, err := q.EnqueueFlow(ctx, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-report", TriggerType: "manual"}},
-		parts, queue.OnDeadChild(queue.FailParent))
+		parts, queue.FailParent)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func TestBigQueueMigration(t *testing.T) {
 	q, err := queue.New[int](e.client, name, queue.WithNamespace(e.ns))
 	require.NoError(t, err)
 	t0 := time.Now()
-	items := make([]queue.Item[int], queue.MaxBatch)
+	items := make([]queue.Item[int], 10000) // EnqueueBatch's most items
 	for i := range items {
 		items[i] = queue.Item[int]{Payload: i, Options: []queue.EnqueueOption{queue.WithDelay(time.Hour)}}
 	}
@@ -132,7 +132,7 @@ func TestBigQueueMigration(t *testing.T) {
 		return err == nil && s.Delayed[queue.Normal] == int64(n)
 	}, 10*time.Second, 50*time.Millisecond, "the queue is whole on its new node")
 	for { // the test's jobs go
-		got, err := q.Purge(ctx, queue.Scheduled, queue.MaxPurge)
+		got, err := q.Purge(ctx, queue.Scheduled, 10000) // Purge's largest n
 		require.NoError(t, err)
 		if got == 0 {
 			break
