@@ -26,9 +26,7 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp, dequeueEvOp = twin("dequeue", strings.NewReplacer(
-		"GROUP_SCAN", strconv.Itoa(groupScan), "GROUP_SEEN_MS", strconv.FormatInt(unit.MsCeil(groupSeenFor), 10), "GROUP_SEEN_MAX", strconv.Itoa(groupSeenMax), "GROUP_LOOK", strconv.Itoa(groupLook), "MAX_GROUP", strconv.Itoa(maxGroupLen),
-	).Replace(dequeueSrc), with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
+	dequeueOp, dequeueEvOp = twin("dequeue", dequeueSrc, with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.

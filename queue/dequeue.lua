@@ -34,7 +34,11 @@
 --         p ms (fixed windows of the server clock, counted in the rate
 --         key rk), g the default group limits and o the groups' own ({c,
 --         r, p} each), ga and gr the prefixes of a group's lease set and
---         rate key. A group's leases are its lease set's members still in
+--         rate key; with group limits also the tuning of pick: scan the
+--         most ready jobs one dequeue looks at (GROUP_SCAN below), look
+--         (GROUP_LOOK), seen_ms and seen_max (GROUP_SEEN_MS and
+--         GROUP_SEEN_MAX: the age and size of the remembered list) and
+--         glen, the longest group name (MAX_GROUP). A group's leases are its lease set's members still in
 --         the active set (so an ack, a release or a recovered lease frees
 --         its place at once); a ready job of a group at its limit is
 --         skipped and keeps its place; up to GROUP_SCAN ready jobs are
@@ -307,6 +311,11 @@ if lim then
   end
 end
 local grouped = lim and (lim.g or lim.o) and n > 0
+-- pick's tuning, sent by Go with the group limits (ARGV[10])
+local GROUP_SCAN, GROUP_LOOK, GROUP_SEEN_MS, GROUP_SEEN_MAX, MAX_GROUP
+if grouped then
+  GROUP_SCAN, GROUP_LOOK, GROUP_SEEN_MS, GROUP_SEEN_MAX, MAX_GROUP = lim.scan, lim.look, lim.seen_ms, lim.seen_max, lim.glen
+end
 local gs, jobgroup, scanned = {}, {}, 0
 local rr0, seen0 = '', nil
 if grouped then

@@ -399,8 +399,9 @@ func checkGroupLimit(op, g string, l GroupLimit) error {
 
 // limitSpec is the JSON the dequeue script reads its limits from ("" for
 // none: the script then takes its plain path): c, r, p the queue's cap
-// and rate; g the default group limit, o the groups' own; k the prefixes
-// of the queue's rate key and group keys.
+// and rate; g the default group limit, o the groups' own; rk the rate
+// key, ga and gr the prefixes of the group keys; with group limits, the
+// tuning of the script's pick (scan, look, seen_ms, seen_max, glen).
 func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 	type lim struct {
 		C int   `json:"c,omitempty"`
@@ -415,11 +416,16 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 	}
 	spec := struct {
 		lim
-		G  *lim            `json:"g,omitempty"`
-		O  map[string]*lim `json:"o,omitempty"`
-		RK string          `json:"rk"`
-		GA string          `json:"ga"`
-		GR string          `json:"gr"`
+		G       *lim            `json:"g,omitempty"`
+		O       map[string]*lim `json:"o,omitempty"`
+		RK      string          `json:"rk"`
+		GA      string          `json:"ga"`
+		GR      string          `json:"gr"`
+		Scan    int             `json:"scan,omitempty"`
+		Look    int             `json:"look,omitempty"`
+		SeenMS  int64           `json:"seen_ms,omitempty"`
+		SeenMax int             `json:"seen_max,omitempty"`
+		GLen    int             `json:"glen,omitempty"`
 	}{lim: lim{C: o.concurrency, R: o.rate.N, P: unit.MsCeil(o.rate.Per)}, G: gl(o.groupLimit), RK: rateKey, GA: gactivePre, GR: gratePre}
 	for g, l := range o.groupLimits {
 		if spec.O == nil {
@@ -433,6 +439,10 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 	}
 	if spec.lim == (lim{}) && spec.G == nil && spec.O == nil {
 		return ""
+	}
+	if spec.G != nil || spec.O != nil {
+		spec.Scan, spec.Look, spec.SeenMax, spec.GLen = groupScan, groupLook, groupSeenMax, maxGroupLen
+		spec.SeenMS = unit.MsCeil(groupSeenFor)
 	}
 	b, _ := json.Marshal(spec)
 	return string(b)
