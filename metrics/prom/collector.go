@@ -52,10 +52,14 @@ type metricDesc struct {
 // Option configures a Collector.
 type Option func(*Collector)
 
-// WithTimeout bounds each scrape's read (default 5s).
+// WithTimeout bounds each scrape's read.
+//
+// Default: 5s.
 func WithTimeout(d time.Duration) Option { return func(c *Collector) { c.timeout = d } }
 
 // WithPrefix puts prefix and an underscore before every metric name.
+//
+// Default: none.
 func WithPrefix(prefix string) Option { return func(c *Collector) { c.prefix = prefix } }
 
 // NewCollector returns a Collector of everything r reads.

@@ -40,12 +40,15 @@ type config struct {
 	prop propagation.TextMapPropagator
 }
 
-// WithTracerProvider sets the tracer provider (default: otel's global
-// one).
+// WithTracerProvider sets the tracer provider.
+//
+// Default: otel's global tracer provider.
 func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
 
 // WithPropagator sets how the context is written to and read from job
-// headers (default: W3C Trace Context and Baggage).
+// headers.
+//
+// Default: W3C Trace Context and Baggage.
 func WithPropagator(p propagation.TextMapPropagator) Option {
 	return func(c *config) { c.prop = p }
 }

@@ -229,7 +229,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{WithQoS(3)},
 		{WithBuffer(-1)},
 		{WithBuffer(0)},
-		{WithBuffer(MaxBuffer + 1)},
+		{WithBuffer(maxBuffer + 1)},
 		{WithBatch(0, time.Second)},
 		{WithBatch(maxBatch+1, time.Second)},
 		{WithBatch(10, 0)},

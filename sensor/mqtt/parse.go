@@ -14,9 +14,9 @@ import (
 // collector got it. An error (matching ErrInvalid) skips the message.
 type Parser func(topic string, payload []byte, received time.Time) (sensor.Reading, error)
 
-// DefaultTopic is the filter the collector subscribes to by default: the
+// defaultTopic is the filter the collector subscribes to by default: the
 // sensor collector's raw sensor topics, automation/raw/{type}/{location}.
-const DefaultTopic = "automation/raw/+/+"
+const defaultTopic = "automation/raw/+/+"
 
 // Parse is the default Parser. The topic's last two levels are the sensor
 // type and the location (automation/raw/temperature/living_room). The
