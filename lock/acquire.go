@@ -48,8 +48,7 @@ type acquireConfig struct {
 	unbounded bool // Campaign: no end to the wait but the context's
 }
 
-// WithRetry sets how Acquire waits between attempts. The default is
-// ExponentialBackoff(8*time.Millisecond, 256*time.Millisecond). A wait
+// WithRetry sets how Acquire waits between attempts. A wait
 // ends when the strategy gives up, when the context is done, or, when the
 // context has no deadline, once the lease it asks for (its ttl) has
 // passed, with a last attempt then, as redislock's Obtain does: a waiter
@@ -57,6 +56,8 @@ type acquireConfig struct {
 // context a deadline to wait longer. Election.Campaign waits until the
 // context is done. TryAcquire ignores the strategy (but refuses one that
 // cannot work: see LinearBackoff and ExponentialBackoff).
+//
+// Default: ExponentialBackoff(8*time.Millisecond, 256*time.Millisecond).
 func WithRetry(s RetryStrategy) AcquireOption { return func(o *acquireConfig) { o.retry = s } }
 
 // WithWatchdog refreshes the lease every period (a period <= 0 means a third
@@ -67,6 +68,8 @@ func WithRetry(s RetryStrategy) AcquireOption { return func(o *acquireConfig) { 
 // watchdog stops; transient errors are retried on the next tick and the
 // Context is cancelled when the lease runs out locally. The watchdog does
 // not watch the context passed to Acquire: call Release to stop it.
+//
+// Default: off.
 func WithWatchdog(period time.Duration) AcquireOption {
 	return func(o *acquireConfig) {
 		o.watchdog = period
@@ -78,12 +81,14 @@ func WithWatchdog(period time.Duration) AcquireOption {
 
 // Fair serves Acquire calls for a resource in arrival order through the
 // queue lock:queue:{resource_type}:{resource_id}. A waiter keeps its place
-// for keep after each attempt (0 means 2s; below 3ms or above the client's
-// max TTL fails with ErrInvalid), so a waiter that disappears stops blocking
+// for keep after each attempt (0 means 2s; outside the range fails with
+// ErrInvalid), so a waiter that disappears stops blocking
 // the others after keep; Acquire polls at least every keep/3 to hold its
 // place. Callers that acquire the same resource without Fair
 // are not queued and may overtake. With TryAcquire, Fair grants the lock
 // only when nobody is waiting, and does not join the queue.
+//
+// Default: off (keep 0 means 2s). Range: 3ms to the max TTL.
 func Fair(keep time.Duration) AcquireOption {
 	return func(o *acquireConfig) {
 		o.fair = true
@@ -91,9 +96,9 @@ func Fair(keep time.Duration) AcquireOption {
 	}
 }
 
-// DefaultFairKeep is how long a fair waiter keeps its place without polling
+// defaultFairKeep is how long a fair waiter keeps its place without polling
 // unless Fair says otherwise.
-const DefaultFairKeep = 2 * time.Second
+const defaultFairKeep = 2 * time.Second
 
 func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) {
 	cfg := acquireConfig{retry: defaultRetry}
@@ -111,7 +116,7 @@ func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) 
 	}
 	if cfg.fair {
 		if cfg.keep == 0 {
-			cfg.keep = DefaultFairKeep
+			cfg.keep = defaultFairKeep
 		}
 		if cfg.keep < 3*time.Millisecond {
 			return cfg, pkg.Invalidf(op, "fair keep %v below 3ms", cfg.keep)

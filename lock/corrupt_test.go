@@ -66,7 +66,7 @@ func TestCorruptionTable(t *testing.T) {
 		return err
 	}
 	claim := func(ctx context.Context, id string) error {
-		g, err := c.Interval(id, time.Hour, WithLease(time.Second))
+		g, err := c.Interval(id, time.Hour, time.Second)
 		if err != nil {
 			return err
 		}
@@ -134,20 +134,20 @@ func TestInputBounds(t *testing.T) {
 	ctx := e.Ctx()
 	c := newClient(t, e)
 	for _, opts := range [][]Option{
-		{WithMaxTTL(MaxLease + time.Millisecond)},
+		{WithMaxTTL(maxLease + time.Millisecond)},
 		{WithMaxTTL(0)},
-		{WithFenceTTL(MaxFenceTTL + time.Second)},
+		{WithFenceTTL(maxFenceTTL + time.Second)},
 		{WithOwner("\xff")},
 		{WithOwner("a:b")},
 	} {
 		_, err := New(e.Client, opts...)
 		require.ErrorIs(t, err, ErrInvalid)
 	}
-	_, err := c.TryAcquire(ctx, "doc", "x", DefaultMaxTTL+time.Millisecond)
+	_, err := c.TryAcquire(ctx, "doc", "x", defaultMaxTTL+time.Millisecond)
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = c.Interval("job", MaxInterval+time.Millisecond)
+	_, err = c.Interval("job", maxInterval+time.Millisecond, 0)
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = c.Semaphore("doc", "x", MaxPermits+1)
+	_, err = c.Semaphore("doc", "x", maxPermits+1)
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Empty(t, e.Keys(), "nothing written")
 }

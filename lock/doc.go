@@ -28,7 +28,7 @@
 //     can get the lease.
 //   - Fencing tokens (Lock.Fence) strictly increase per resource.
 //   - Everything written has a TTL, except one last-run key per interval
-//     job; inputs are bounded (MaxLease, MaxFenceTTL, MaxInterval, ...).
+//     job; inputs are bounded (leases up to a day, intervals up to 366 days, ...).
 //   - Data this package did not write is an error naming the key.
 //   - A failover can lose an acknowledged lease (about 2 per takeover in
 //     the chaos tier); with WithDurability it lost none.

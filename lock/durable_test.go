@@ -42,7 +42,7 @@ func TestDurabilityWithoutReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 
-	g, err := c.Interval("d3", time.Hour)
+	g, err := c.Interval("d3", time.Hour, 0)
 	require.NoError(t, err)
 	run, err := g.Claim(ctx)
 	require.ErrorIs(t, err, ErrNotDurable)
@@ -76,7 +76,7 @@ func TestOutagesAreNotOutcomes(t *testing.T) {
 	require.NoError(t, err)
 	s, err := c.Semaphore("pool", "out", 1)
 	require.NoError(t, err)
-	g, err := c.Interval("out", time.Hour, WithLease(time.Second))
+	g, err := c.Interval("out", time.Hour, time.Second)
 	require.NoError(t, err)
 	p.Stall()
 	defer p.Resume()

@@ -102,7 +102,7 @@ func ExampleClient_Interval() {
 	ctx := context.Background()
 	locks, _ := lock.New(rdb)
 
-	job, err := locks.Interval("unread-reminder", 2*time.Hour)
+	job, err := locks.Interval("unread-reminder", 2*time.Hour, 0)
 	if err != nil {
 		panic(err)
 	}

@@ -37,7 +37,7 @@ func TestAdminReads(t *testing.T) {
 		_, err = sem.TryAcquire(ctx, time.Minute)
 		require.NoError(t, err)
 	}
-	iv, err := c.Interval("nightly", time.Hour)
+	iv, err := c.Interval("nightly", time.Hour, 0)
 	require.NoError(t, err)
 	ran, err := iv.Do(ctx, func(context.Context) error { return nil })
 	require.NoError(t, err)

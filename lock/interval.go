@@ -23,7 +23,7 @@ var (
 )
 
 // CronResource is the resource type of the lease an Interval holds while
-// its job runs (see WithLease): lock:cron:{job_name}.
+// its job runs (see the lease of Client.Interval): lock:cron:{job_name}.
 const CronResource = "cron"
 
 // Interval guards a cron-like job so that, across any number of instances
@@ -40,28 +40,24 @@ type Interval struct {
 	keys  []string // last run, lease lock, lease fence: one slot
 }
 
-// IntervalOption configures an Interval.
-type IntervalOption func(*Interval)
-
-// WithLease makes a claim also take the lease lock:cron:{job_name} for ttl
-// (at most the client's max TTL), and makes Claim refuse while that lease
-// is held, so a slow run never overlaps the next one even when it outlasts
-// the interval, as long as the lease is held: Do refreshes it with a
-// watchdog while the job runs and releases it at the end; a caller of Claim
-// must refresh Run.Lease itself for runs longer than ttl, and release it.
-func WithLease(ttl time.Duration) IntervalOption { return func(g *Interval) { g.lease = ttl } }
-
-// Interval returns the guard of job, to run at most once per every. It
-// fails with ErrInvalid for an empty or oversize job name, every outside
-// [1ms, MaxInterval] or a bad lease; it does not contact Redis.
-func (c *Client) Interval(job string, every time.Duration, opts ...IntervalOption) (*Interval, error) {
+// Interval returns the guard of job, to run at most once per every.
+//
+// A lease of 0 takes no run lease. A lease above 0 makes a claim also take
+// the lease lock:cron:{job_name} for that long (at most the client's max
+// TTL), and makes Claim refuse while that lease is held, so a slow run
+// never overlaps the next one even when it outlasts the interval, as long
+// as the lease is held: Do refreshes it with a watchdog while the job runs
+// and releases it at the end; a caller of Claim must refresh Run.Lease
+// itself for runs longer than the lease, and release it.
+//
+// It fails with ErrInvalid for an empty or oversize job name, every
+// outside [1ms, 366 days] or a lease outside 0 or [1ms, max TTL]; it does
+// not contact Redis.
+func (c *Client) Interval(job string, every, lease time.Duration) (*Interval, error) {
 	const op = "interval"
-	g := &Interval{c: c, job: job, every: every}
-	for _, o := range opts {
-		o(g)
-	}
-	if every < time.Millisecond || every > MaxInterval {
-		return nil, pkg.Invalidf(op, "interval %v outside [1ms, %v]", every, MaxInterval)
+	g := &Interval{c: c, job: job, every: every, lease: lease}
+	if every < time.Millisecond || every > maxInterval {
+		return nil, pkg.Invalidf(op, "interval %v outside [1ms, %v]", every, maxInterval)
 	}
 	if g.lease != 0 {
 		if err := c.checkTTL(op, "lease", g.lease); err != nil {
@@ -91,7 +87,7 @@ type Run struct {
 	// Next is the earliest time the next run can be claimed (when not
 	// Claimed; a held lease may delay it further).
 	Next time.Time
-	// Lease is the held run lease when Claimed under WithLease, else nil.
+	// Lease is the held run lease when Claimed with a lease, else nil.
 	Lease *Lock
 }
 
@@ -99,7 +95,7 @@ type Run struct {
 // its last run, in one round trip: a Lua script compares against server
 // TIME and writes the new last run in the same step, so exactly one of any
 // number of concurrent callers wins (the chat app's GET-compare-SET from
-// the application races and trusts app clocks). Under WithLease a claim also
+// the application races and trusts app clocks). With a lease a claim also
 // takes the run lease and is refused while a previous run holds it. A
 // last-run value that is not a number is an error matching keys.ErrCorrupt
 // that names the key (so is one more than a day ahead of the server
@@ -155,7 +151,7 @@ func (g *Interval) run(run Run, prev, third int64, owner string, start time.Time
 	return run
 }
 
-// Do claims the run and, if this caller won it, calls fn. Under WithLease,
+// Do claims the run and, if this caller won it, calls fn. With a lease,
 // fn's context is cancelled if the lease is lost, a watchdog refreshes the
 // lease every third of its TTL while fn runs, and the lease is released
 // when fn returns. It reports whether fn ran, and fn's error.

@@ -22,7 +22,7 @@ func TestInterval20InstancesRunOncePerInterval(t *testing.T) {
 	// 20 instances, each with its own client value (as separate processes).
 	var guards []*Interval
 	for range 20 {
-		g, err := newClient(t, e).Interval("unread-reminder", every)
+		g, err := newClient(t, e).Interval("unread-reminder", every, 0)
 		require.NoError(t, err)
 		guards = append(guards, g)
 	}
@@ -74,7 +74,7 @@ func TestIntervalSeedCompatible(t *testing.T) {
 	c, err := New(e.Client, WithNamespace(ns))
 	require.NoError(t, err)
 	ctx := e.Ctx()
-	g, err := c.Interval("cleanup-tokens", time.Hour)
+	g, err := c.Interval("cleanup-tokens", time.Hour, 0)
 	require.NoError(t, err)
 	if ns.NoHashTags {
 		require.Equal(t, ns.Prefix+"cron:last-run:cleanup-tokens", g.Key(), "seed 004 bytes")
@@ -119,7 +119,7 @@ func TestIntervalLeasePreventsOverlap(t *testing.T) {
 	e.RequireShortWaits(time.Second)
 	c := newClient(t, e)
 	ctx := e.Ctx()
-	g, err := c.Interval("report", 100*time.Millisecond, WithLease(5*time.Second))
+	g, err := c.Interval("report", 100*time.Millisecond, 5*time.Second)
 	require.NoError(t, err)
 	run, err := g.Claim(ctx)
 	require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestIntervalDo(t *testing.T) {
 	e := harness.New(t)
 	c := newClient(t, e)
 	ctx := e.Ctx()
-	g, err := c.Interval("digest", time.Hour, WithLease(time.Second))
+	g, err := c.Interval("digest", time.Hour, time.Second)
 	require.NoError(t, err)
 	var calls int
 	ran, err := g.Do(ctx, func(ctx context.Context) error {
@@ -168,7 +168,7 @@ func TestIntervalDo(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "Do released the lease")
 
-	plain, err := c.Interval("plain", time.Hour)
+	plain, err := c.Interval("plain", time.Hour, 0)
 	require.NoError(t, err)
 	ran, err = plain.Do(ctx, func(context.Context) error { return context.Canceled })
 	require.True(t, ran)
@@ -182,7 +182,7 @@ func FuzzIntervalValue(f *testing.F) {
 	e := harness.New(f)
 	c, err := New(e.Client, WithNamespace(e.NS))
 	require.NoError(f, err)
-	g, err := c.Interval("fuzz", time.Hour)
+	g, err := c.Interval("fuzz", time.Hour, 0)
 	require.NoError(f, err)
 	for _, s := range []string{"", "0", "1763883000123", "-5", "1e3", "0x10", "abc", "9999999999999999999", " 12", "1.5"} {
 		f.Add(s)
@@ -205,7 +205,7 @@ func TestIntervalClaimAndLastRunAgree(t *testing.T) {
 	e := harness.New(t)
 	c := newClient(t, e)
 	ctx := e.Ctx()
-	g, err := c.Interval("agree", time.Hour)
+	g, err := c.Interval("agree", time.Hour, 0)
 	require.NoError(t, err)
 	for _, v := range []string{"1e3", "0x10", " 12", "1.5", "-5", "9999999999999999999", ""} {
 		require.NoError(t, e.Client.Set(ctx, g.Key(), v, 0).Err())

@@ -21,26 +21,26 @@ const (
 // default (the AI platform's default lock duration, docs/ai-platform.md).
 const StandardTTL = 30 * time.Second
 
-// DefaultMaxTTL is the longest lease a Client grants unless WithMaxTTL says
+// defaultMaxTTL is the longest lease a Client grants unless WithMaxTTL says
 // otherwise (the AI platform's maximum lock TTL, docs/ai-platform.md).
-const DefaultMaxTTL = 300 * time.Second
+const defaultMaxTTL = 300 * time.Second
 
-// MaxLease bounds WithMaxTTL: no lease, permit or fair waiter's place
+// maxLease bounds WithMaxTTL: no lease, permit or fair waiter's place
 // lasts longer than a day.
-const MaxLease = 24 * time.Hour
+const maxLease = 24 * time.Hour
 
-// MaxFenceTTL bounds WithFenceTTL.
-const MaxFenceTTL = 30 * 24 * time.Hour
+// maxFenceTTL bounds WithFenceTTL.
+const maxFenceTTL = 30 * 24 * time.Hour
 
-// MaxInterval bounds the interval of Client.Interval.
-const MaxInterval = 366 * 24 * time.Hour
+// maxInterval bounds the interval of Client.Interval.
+const maxInterval = 366 * 24 * time.Hour
 
-// MaxPermits bounds a Semaphore's limit.
-const MaxPermits = 100000
+// maxPermits bounds a Semaphore's limit.
+const maxPermits = 100000
 
-// DefaultFenceTTL is how long a resource's fence counter outlives its last
+// defaultFenceTTL is how long a resource's fence counter outlives its last
 // acquisition unless WithFenceTTL says otherwise.
-const DefaultFenceTTL = time.Hour
+const defaultFenceTTL = time.Hour
 
 var (
 	lockKey = keys.MustCompile(keys.Pattern{
@@ -57,7 +57,7 @@ var (
 	fenceKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:fence:{resource_type}:{resource_id}",
 		Type:     keys.String,
-		TTL:      DefaultFenceTTL,
+		TTL:      defaultFenceTTL,
 		TTLNote:  "at least this after the last acquisition, at most 1/4096 more",
 		Tag:      "resource_id",
 		Owner:    "lock",
@@ -86,7 +86,7 @@ var (
 	semKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:sem:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
-		TTL:      DefaultMaxTTL,
+		TTL:      defaultMaxTTL,
 		TTLNote:  "latest permit expiry",
 		Tag:      "resource_id",
 		Owner:    "lock",
@@ -106,7 +106,7 @@ var (
 	readersKey = keys.MustCompile(keys.Pattern{
 		Template: "lock:readers:{resource_type}:{resource_id}",
 		Type:     keys.ZSet,
-		TTL:      DefaultMaxTTL,
+		TTL:      defaultMaxTTL,
 		TTLNote:  "latest reader expiry",
 		Tag:      "resource_id",
 		Owner:    "lock",

@@ -20,9 +20,9 @@ var (
 		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 )
 
-// MaxMulti bounds the number of resources of one AcquireMulti or
+// maxMulti bounds the number of resources of one AcquireMulti or
 // TryAcquireMulti call.
-const MaxMulti = 256
+const maxMulti = 256
 
 // Resource names one resource, as the resourceType and resourceID
 // arguments of Acquire do.
@@ -64,7 +64,7 @@ type multiGroup struct {
 //
 // Duplicate resources count once. It returns ErrNotObtained (naming a held
 // resource's key) when any is held by someone else, ErrInvalid (before any
-// I/O) for no resources, more than MaxMulti, an empty or oversize type or
+// I/O) for no resources, more than 256, an empty or oversize type or
 // ID, a ttl outside (0, max TTL], or Fair. WithWatchdog refreshes every
 // lease. With WithDurability each group's script waits for replicas as
 // Acquire does; a set some of whose leases fewer replicas acknowledged is
@@ -87,8 +87,8 @@ func (c *Client) AcquireMulti(ctx context.Context, resources []Resource, ttl tim
 // multiGroups validates rs and groups their keys by slot, in slot order;
 // it returns the deduplicated resources' lock and fence keys too.
 func (c *Client) multiGroups(op string, rs []Resource) ([]multiGroup, []resource, error) {
-	if len(rs) == 0 || len(rs) > MaxMulti {
-		return nil, nil, pkg.Invalidf(op, "%d resources outside [1, %d]", len(rs), MaxMulti)
+	if len(rs) == 0 || len(rs) > maxMulti {
+		return nil, nil, pkg.Invalidf(op, "%d resources outside [1, %d]", len(rs), maxMulti)
 	}
 	var res []resource
 	seen := make(map[string]bool, len(rs))

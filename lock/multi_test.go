@@ -155,7 +155,7 @@ func TestMultiBadInputAndCorruptFence(t *testing.T) {
 	e := harness.New(t)
 	c := newClient(t, e, WithOwner("a"))
 	ctx := e.Ctx()
-	many := make([]Resource, MaxMulti+1)
+	many := make([]Resource, maxMulti+1)
 	for i := range many {
 		many[i] = Resource{"doc", fmt.Sprint(i)}
 	}

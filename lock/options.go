@@ -26,32 +26,40 @@ type options struct {
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag mode).
+//
+// Default: the zero Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithMaxTTL sets the longest lease, permit or interval lease the client
-// grants (default DefaultMaxTTL, 300s, the AI platform's maximum; at most
-// MaxLease). Longer requests fail with ErrInvalid.
+// grants; longer requests fail with ErrInvalid. The default is the AI
+// platform's maximum lock TTL (docs/ai-platform.md); no lease, permit or
+// fair waiter's place lasts longer than a day.
+//
+// Default: 300s. Range: 1ms to 24h.
 func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d } }
 
 // WithFenceTTL sets how long a resource's fence counter key lives after its
-// last acquisition (default DefaultFenceTTL, 1h): at least d, and at most
-// d plus 1/4096 of it (see Fencing tokens in docs/lock.md). Fencing
-// tokens stay strictly increasing after the key expired as long as the
-// server clock never steps back by more than d; it must be at least the
-// max TTL and at most MaxFenceTTL.
+// last acquisition: at least d, and at most d plus 1/4096 of it (see
+// Fencing tokens in docs/lock.md). Fencing tokens stay strictly increasing
+// after the key expired as long as the server clock never steps back by
+// more than d; it must be at least the max TTL (WithMaxTTL).
+//
+// Default: 1h. Range: the max TTL to 720h (30 days).
 func WithFenceTTL(d time.Duration) Option { return func(o *options) { o.fenceTTL = d } }
 
 // WithOwner sets a label (a host or worker name) that starts every owner ID
 // this client writes, so that a lock's value says who holds it. It must be
 // valid UTF-8 of at most 64 bytes without ':' or control bytes.
+//
+// Default: none (owner IDs are 24 random hex digits).
 func WithOwner(label string) Option { return func(o *options) { o.owner = label } }
 
-// DefaultPipelines is the number of round trips a Client keeps in flight
+// defaultPipelines is the number of round trips a Client keeps in flight
 // before further calls wait and share a pipeline (see WithPipelining).
-const DefaultPipelines = 4
+const defaultPipelines = 4
 
-// MaxPipelines bounds WithPipelining.
-const MaxPipelines = 1024
+// maxPipelines bounds WithPipelining.
+const maxPipelines = 1024
 
 // WithPipelining sets how many round trips one Client keeps in flight at
 // once for its lease operations (auto-pipelining): Acquire, TryAcquire,
@@ -63,9 +71,8 @@ const MaxPipelines = 1024
 // call is still one atomic script with its own reply; many goroutines
 // locking at once share the network reads and writes, which under load
 // cost the client and Redis more than the scripts do (see
-// bench/RESULTS.md). Without this option a Client keeps
-// DefaultPipelines; n = 0 turns auto-pipelining off (every call is its
-// own round trip, sent at once); n outside 0..MaxPipelines fails New with
+// bench/RESULTS.md). n = 0 turns auto-pipelining off (every call is its
+// own round trip, sent at once); n outside the range fails New with
 // ErrInvalid.
 //
 // On a Redis Cluster the n round trips are shared by the masters, each of
@@ -73,6 +80,8 @@ const MaxPipelines = 1024
 // calls for resources it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent call
 // does is in docs/lock.md (Guarantees in full).
+//
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithDurability makes the writes that hand out or extend a lease wait, in
@@ -88,6 +97,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } 
 // ReadTimeout, and the client must be a *redis.Client or a
 // *redis.ClusterClient, else New fails with ErrInvalid. See Failover and
 // durability in docs/lock.md for what is lost without it.
+//
+// Default: off.
 func WithDurability(replicas int, timeout time.Duration) Option {
 	return func(o *options) { o.durable = call.Durability{Replicas: replicas, Timeout: timeout} }
 }
@@ -111,6 +122,8 @@ func WithDurability(replicas int, timeout time.Duration) Option {
 // never the lock. It needs Redis 7.0 or newer for sharded pub/sub; where
 // SSUBSCRIBE fails (older servers, miniredis) Acquire polls as without
 // it. Both the releasing and the waiting clients need the option.
+//
+// Default: off.
 func WithWakeups() Option { return func(o *options) { o.wakeups = true } }
 
 // New returns a Client over rdb. It fails with ErrInvalid on a bad option,
@@ -132,21 +145,21 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 
 // defaults are the options of a Client built without any.
 func defaults() options {
-	return options{maxTTL: DefaultMaxTTL, fenceTTL: DefaultFenceTTL, pipelines: DefaultPipelines}
+	return options{maxTTL: defaultMaxTTL, fenceTTL: defaultFenceTTL, pipelines: defaultPipelines}
 }
 
 // check validates the options for New and NewInspector.
 func (o *options) check(op string) error {
 	switch {
-	case o.maxTTL < time.Millisecond || o.maxTTL > MaxLease:
-		return pkg.Invalidf(op, "max TTL %v outside [1ms, %v]", o.maxTTL, MaxLease)
-	case o.fenceTTL < o.maxTTL || o.fenceTTL > MaxFenceTTL:
-		return pkg.Invalidf(op, "fence TTL %v outside [max TTL %v, %v]", o.fenceTTL, o.maxTTL, MaxFenceTTL)
+	case o.maxTTL < time.Millisecond || o.maxTTL > maxLease:
+		return pkg.Invalidf(op, "max TTL %v outside [1ms, %v]", o.maxTTL, maxLease)
+	case o.fenceTTL < o.maxTTL || o.fenceTTL > maxFenceTTL:
+		return pkg.Invalidf(op, "fence TTL %v outside [max TTL %v, %v]", o.fenceTTL, o.maxTTL, maxFenceTTL)
 	case len(o.owner) > 64 || !utf8.ValidString(o.owner) ||
 		strings.ContainsFunc(o.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }):
 		return pkg.Invalidf(op, "owner label %q", o.owner)
-	case o.pipelines < 0 || o.pipelines > MaxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	case o.pipelines < 0 || o.pipelines > maxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)

@@ -82,11 +82,7 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 
 	t.Run("interval", func(t *testing.T) {
 		for _, lease := range []time.Duration{0, time.Minute} {
-			var opts []IntervalOption
-			if lease > 0 {
-				opts = append(opts, WithLease(lease))
-			}
-			g, err := c.Interval("replay-"+lease.String(), time.Hour, opts...)
+			g, err := c.Interval("replay-"+lease.String(), time.Hour, lease)
 			require.NoError(t, err)
 			lost := p.Lost()
 			lose(intervalClaimOp.Script().Hash())

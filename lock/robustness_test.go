@@ -68,7 +68,7 @@ func TestFenceAtFloatLimit(t *testing.T) {
 		_, err = c.Acquire(ctx, "doc", "big", time.Second, Fair(0))
 		require.ErrorIs(t, err, keys.ErrCorrupt, v)
 	}
-	g, err := c.Interval("big", time.Hour, WithLease(time.Second))
+	g, err := c.Interval("big", time.Hour, time.Second)
 	require.NoError(t, err)
 	require.NoError(t, e.Client.Set(ctx, g.keys[2], "9007199254740991", time.Minute).Err())
 	_, err = g.Claim(ctx)
@@ -261,7 +261,7 @@ func TestLostReplyGivesLeaseBack(t *testing.T) {
 
 	// A claim whose reply was lost: its lease is given back, and the run
 	// counts (at most once: no second run in the same interval).
-	g, err := c.Interval("lost-reply", time.Hour, WithLease(time.Minute))
+	g, err := c.Interval("lost-reply", time.Hour, time.Minute)
 	require.NoError(t, err)
 	h.n.Store(1)
 	_, err = g.Claim(ctx)

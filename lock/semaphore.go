@@ -47,12 +47,12 @@ type Semaphore struct {
 // Semaphore returns the semaphore of (resourceType, resourceID) with limit
 // permits. Every caller of one resource should use the same limit: each
 // acquisition checks its own. It fails with ErrInvalid for an empty or
-// oversize resource or a limit outside [1, MaxPermits]; it does not
+// oversize resource or a limit outside [1, 100000]; it does not
 // contact Redis.
 func (c *Client) Semaphore(resourceType, resourceID string, limit int) (*Semaphore, error) {
 	const op = "semaphore"
-	if limit < 1 || limit > MaxPermits {
-		return nil, pkg.Invalidf(op, "semaphore limit %d outside [1, %d]", limit, MaxPermits)
+	if limit < 1 || limit > maxPermits {
+		return nil, pkg.Invalidf(op, "semaphore limit %d outside [1, %d]", limit, maxPermits)
 	}
 	k, err := pkg.Key(op, semKey, c.opt.ns, resourceType, resourceID)
 	if err != nil {

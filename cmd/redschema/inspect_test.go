@@ -167,7 +167,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, time.Minute)
 	require.NoError(t, err)
-	iv, err := locks.Interval("reminder", time.Hour)
+	iv, err := locks.Interval("reminder", time.Hour, 0)
 	require.NoError(t, err)
 	_, err = iv.Do(ctx, func(context.Context) error { return nil })
 	require.NoError(t, err)

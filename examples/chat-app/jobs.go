@@ -43,7 +43,7 @@ func newScheduler(a *app, name string) (*scheduler, error) {
 		cleanupTokens:  a.cleanUpTokens,
 	}}
 	for job, every := range map[string]time.Duration{unreadReminder: 2 * time.Hour, cleanupTokens: 24 * time.Hour} {
-		g, err := locks.Interval(job, every, lock.WithLease(time.Minute))
+		g, err := locks.Interval(job, every, time.Minute)
 		if err != nil {
 			return nil, err
 		}

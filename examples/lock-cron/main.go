@@ -66,7 +66,7 @@ func run() error {
 		}
 		// At most once per interval, and never while a run still holds
 		// the lease, however long it takes.
-		g, err := locks.Interval("nightly-digest", every, lock.WithLease(5*time.Second))
+		g, err := locks.Interval("nightly-digest", every, 5*time.Second)
 		if err != nil {
 			return err
 		}

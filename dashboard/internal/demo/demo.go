@@ -261,7 +261,7 @@ func fillLocks(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) 
 			return err
 		}
 	}
-	iv, err := lc.Interval(Job, JobEvery)
+	iv, err := lc.Interval(Job, JobEvery, 0)
 	if err != nil {
 		return err
 	}
