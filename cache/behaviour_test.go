@@ -342,21 +342,21 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 	})
 }
 
-// The documented maxima, at the maximum, on every backend: MaxTags tags
-// on one entry (a pipeline of MaxTags+1 scripts over as many slots), and
+// The documented maxima, at the maximum, on every backend: maxTags tags
+// on one entry (a pipeline of maxTags+1 scripts over as many slots), and
 // a GetMany of 1,000 keys.
 func TestMaxima(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	c := newCache[item](t, e)
-	tags := make([]string, MaxTags)
+	tags := make([]string, maxTags)
 	for i := range tags {
 		tags[i] = fmt.Sprintf("tag-%d", i)
 	}
 	k := NewKey("/many-tags", "GET", nil)
 	_, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{N: 1}, nil }, Tags(tags...))
 	require.NoError(t, err)
-	n, err := c.InvalidateTag(ctx, tags[MaxTags-1])
+	n, err := c.InvalidateTag(ctx, tags[maxTags-1])
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 

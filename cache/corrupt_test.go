@@ -116,5 +116,5 @@ func TestCorruptionTable(t *testing.T) {
 		})
 	}
 	tk, _ := tagKey.Key(e.NS, "t-tag-member-expiring-in-year-3000")
-	assert.LessOrEqual(t, e.Client.PTTL(ctx, tk).Val(), 2*DefaultMaxTTL, "a foreign score does not keep the tag past the longest life")
+	assert.LessOrEqual(t, e.Client.PTTL(ctx, tk).Val(), 2*defaultMaxTTL, "a foreign score does not keep the tag past the longest life")
 }

@@ -88,18 +88,20 @@ type fetchConfig struct {
 	tagKeys          []tagPair // built by check
 }
 
-// TTL sets the freshness of what the call stores (default: the policy's
-// TTL for a Cache, DefaultTTL for a Store), within [1ms, max TTL].
+// TTL sets the freshness of what the call stores.
+//
+// Default: the policy's TTL for a Cache, 60s for a Store. Range: 1ms to the max TTL.
 func TTL(d time.Duration) FetchOption {
 	return func(c *fetchConfig) { c.ttl, c.ttlSet = d, true }
 }
 
 // Grace sets the stale-while-revalidate window of what the call stores
-// and serves (default: WithGrace, or the policy rule's), within [0, max
-// TTL]. It bounds what the call serves whatever the stored entry's own
+// and serves. It bounds what the call serves whatever the stored entry's own
 // grace: a value stale by d or more is not served while it is refreshed;
 // the call loads it, as on a miss (and on a failed load
 // WithStaleOnError still falls back to it within the entry's grace).
+//
+// Default: WithGrace, or the policy rule's Grace. Range: 0 to the max TTL.
 func Grace(d time.Duration) FetchOption {
 	return func(c *fetchConfig) { c.grace, c.graceSet = d, true }
 }
@@ -111,9 +113,11 @@ func (c *fetchConfig) serves(fresh time.Duration) bool {
 	return -fresh < c.grace
 }
 
-// Tags records what the call stores under these tags (at most MaxTags),
-// for InvalidateTag. A tag "user:{id}" is stored at
-// cache:tag:user:{user_id}, any other at cache:tag:{tag_name}.
+// Tags records what the call stores under these tags (at most 32), for
+// InvalidateTag. A tag "user:{id}" is stored at cache:tag:user:{user_id},
+// any other at cache:tag:{tag_name}.
+//
+// Default: none.
 func Tags(tags ...string) FetchOption {
 	return func(c *fetchConfig) { c.tags = append(c.tags, tags...) }
 }
@@ -121,6 +125,8 @@ func Tags(tags ...string) FetchOption {
 // Revalidate skips the stored value and loads a new one (an HTTP request's
 // "Cache-Control: no-cache"); callers that revalidate at once share one
 // load, and a load already running in another process is waited for.
+//
+// Default: off.
 func Revalidate() FetchOption { return func(c *fetchConfig) { c.revalidate = true } }
 
 // config applies opts over the defaults ttl and grace and checks them.
@@ -136,8 +142,8 @@ func (s *Store) config(op string, ttl, grace time.Duration, opts []FetchOption) 
 		return nil, pkg.Invalidf(op, "TTL %v outside [1ms, %v]", c.ttl, s.opt.maxTTL)
 	case c.grace < 0 || c.grace > s.opt.maxTTL:
 		return nil, pkg.Invalidf(op, "grace %v outside [0, %v]", c.grace, s.opt.maxTTL)
-	case len(c.tags) > MaxTags:
-		return nil, pkg.Invalidf(op, "%d tags, at most %d", len(c.tags), MaxTags)
+	case len(c.tags) > maxTags:
+		return nil, pkg.Invalidf(op, "%d tags, at most %d", len(c.tags), maxTags)
 	}
 	if len(c.tags) > 0 {
 		c.tagKeys = make([]tagPair, len(c.tags))
@@ -177,7 +183,7 @@ func (s *Store) Fetch(ctx context.Context, ref Ref, load Loader, opts ...FetchOp
 	if ref.value == "" || load == nil {
 		return Result{}, pkg.Invalidf(op, "zero Ref or nil loader")
 	}
-	cfg, err := s.config(op, DefaultTTL, s.opt.grace, opts)
+	cfg, err := s.config(op, defaultTTL, s.opt.grace, opts)
 	if err != nil {
 		return Result{}, err
 	}

@@ -7,12 +7,12 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// DefaultTTL is the freshness of an entry whose endpoint no policy rule
+// defaultTTL is the freshness of an entry whose endpoint no policy rule
 // names (the AI platform's default, docs/ai-platform.md).
-const DefaultTTL = 60 * time.Second
+const defaultTTL = 60 * time.Second
 
 // genTTL is how long a tag's generation outlives its last invalidation:
-// longer than any load may run (MaxLoadTimeout), so that a load that
+// longer than any load may run (maxLoadTimeout), so that a load that
 // started before an invalidation always sees it when it writes back.
 const genTTL = time.Hour
 
@@ -20,7 +20,7 @@ var (
 	entryKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:api:{endpoint}:{method}:{params_hash}",
 		Type:     keys.String,
-		TTL:      DefaultTTL,
+		TTL:      defaultTTL,
 		TTLNote:  "the endpoint's policy TTL (30s to 86400s in the AI platform's layout) plus the grace window",
 		Tag:      "params_hash",
 		Owner:    "cache",
@@ -31,7 +31,7 @@ var (
 	metaKey = keys.MustCompile(keys.Pattern{
 		Template: "cache:meta:cache:api:{endpoint}:{method}:{params_hash}",
 		Type:     keys.Hash,
-		TTL:      DefaultTTL,
+		TTL:      defaultTTL,
 		TTLNote:  "same as the entry; a lease alone lives for the lease",
 		Tag:      "params_hash",
 		Owner:    "cache",

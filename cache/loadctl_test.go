@@ -75,7 +75,7 @@ func TestLoaderSetsTTLOrDeclinesStorage(t *testing.T) {
 	require.NoError(t, err)
 	m2, err := s.Ref("/many", "GET", "h2")
 	require.NoError(t, err)
-	many := func(ttl bool) ManyLoader {
+	many := func(ttl bool) manyLoader {
 		return func(ctx context.Context, missing []Ref) (map[Ref][]byte, error) {
 			if ttl {
 				require.NoError(t, LoadTTL(ctx, 3*time.Second))
@@ -104,7 +104,7 @@ func TestLoaderSetsTTLOrDeclinesStorage(t *testing.T) {
 	require.ErrorIs(t, NoStore(ctx), ErrInvalid)
 	_, err = c.Get(ctx, NewKey("/bad", "GET", nil), func(ctx context.Context) (item, error) {
 		assert.ErrorIs(t, LoadTTL(ctx, 0), ErrInvalid)
-		assert.ErrorIs(t, LoadTTL(ctx, DefaultMaxTTL+time.Second), ErrInvalid)
+		assert.ErrorIs(t, LoadTTL(ctx, defaultMaxTTL+time.Second), ErrInvalid)
 		return item{}, nil
 	})
 	require.NoError(t, err)

@@ -10,10 +10,8 @@ import (
 	"github.com/redschema/redschema/internal/unit"
 )
 
-// ManyLoader loads the missing entries of a FetchMany in one call; an
-// entry it leaves out of the map does not exist (NotFound, cached with
-// WithNegativeTTL). Its context ends after the load timeout.
-type ManyLoader func(ctx context.Context, missing []Ref) (map[Ref][]byte, error)
+// manyLoader is the loader of a FetchMany (see FetchMany).
+type manyLoader = func(ctx context.Context, missing []Ref) (map[Ref][]byte, error)
 
 // FetchMany is Fetch for many entries at once, cluster-aware: one
 // pipeline reads them all (go-redis splits it per node, never a
@@ -24,7 +22,12 @@ type ManyLoader func(ctx context.Context, missing []Ref) (map[Ref][]byte, error)
 // an entry that does not exist has Status NotFound. A loader error fails
 // the call (the leases are given up). Stale values within their grace are
 // served and refreshed in the background, one entry per load call.
-func (s *Store) FetchMany(ctx context.Context, refs []Ref, load ManyLoader, opts ...FetchOption) ([]Result, error) {
+//
+// load loads the missing entries in one call; an entry it leaves out of
+// the map does not exist (NotFound, cached with WithNegativeTTL). Its
+// context ends after the load timeout, and it may use LoadTTL and NoStore
+// as a Loader does.
+func (s *Store) FetchMany(ctx context.Context, refs []Ref, load func(ctx context.Context, missing []Ref) (map[Ref][]byte, error), opts ...FetchOption) ([]Result, error) {
 	const op = "fetch many"
 	if err := s.checkOpen(op, ""); err != nil {
 		return nil, err
@@ -37,14 +40,14 @@ func (s *Store) FetchMany(ctx context.Context, refs []Ref, load ManyLoader, opts
 			return nil, pkg.Invalidf(op, "zero Ref")
 		}
 	}
-	cfg, err := s.config(op, DefaultTTL, s.opt.grace, opts)
+	cfg, err := s.config(op, defaultTTL, s.opt.grace, opts)
 	if err != nil {
 		return nil, err
 	}
 	return s.fetchMany(ctx, op, refs, cfg, load)
 }
 
-func (s *Store) fetchMany(ctx context.Context, op string, refs []Ref, cfg *fetchConfig, load ManyLoader) ([]Result, error) {
+func (s *Store) fetchMany(ctx context.Context, op string, refs []Ref, cfg *fetchConfig, load manyLoader) ([]Result, error) {
 	out := make([]Result, len(refs))
 	var todo []int
 	force := map[int]bool{}
@@ -115,7 +118,7 @@ func (s *Store) fetchMany(ctx context.Context, op string, refs []Ref, cfg *fetch
 
 // manyFlight leases, loads and writes back the entries todo of refs, and
 // waits for those other processes hold.
-func (s *Store) manyFlight(ctx context.Context, op string, refs []Ref, todo []int, force map[int]bool, cfg *fetchConfig, load ManyLoader, out []Result) error {
+func (s *Store) manyFlight(ctx context.Context, op string, refs []Ref, todo []int, force map[int]bool, cfg *fetchConfig, load manyLoader, out []Result) error {
 	owner := s.newID()
 	var w *waiter
 	defer func() {
@@ -196,7 +199,7 @@ func (s *Store) manyFlight(ctx context.Context, op string, refs []Ref, todo []in
 
 // loadMany runs load for the entries mine (leased by owner) and writes
 // them back in one pipeline.
-func (s *Store) loadMany(ctx context.Context, op string, refs []Ref, mine []int, cfg *fetchConfig, load ManyLoader, owner string, gens []string, out []Result) error {
+func (s *Store) loadMany(ctx context.Context, op string, refs []Ref, mine []int, cfg *fetchConfig, load manyLoader, owner string, gens []string, out []Result) error {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.loadTimeout)
 	defer cancel()
 	missing := make([]Ref, len(mine))
@@ -301,7 +304,7 @@ func (s *Store) loadMany(ctx context.Context, op string, refs []Ref, mine []int,
 	return nil
 }
 
-func callManyLoader(ctx context.Context, load ManyLoader, missing []Ref) (m map[Ref][]byte, err error) {
+func callManyLoader(ctx context.Context, load manyLoader, missing []Ref) (m map[Ref][]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, errors.New("loader panicked")
@@ -310,9 +313,9 @@ func callManyLoader(ctx context.Context, load ManyLoader, missing []Ref) (m map[
 	return load(ctx, missing)
 }
 
-// oneOf turns a ManyLoader into the loader of one entry, for background
+// oneOf turns a FetchMany loader into the loader of one entry, for background
 // refreshes.
-func oneOf(load ManyLoader, ref Ref) loadFn {
+func oneOf(load manyLoader, ref Ref) loadFn {
 	return func(ctx context.Context) ([]byte, bool, error) {
 		m, err := load(ctx, []Ref{ref})
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // MiddlewareOption configures Middleware. Without options it caches GET
 // and HEAD by path and canonical query, shared by every user, for the
-// statuses DefaultStatuses.
+// statuses WithStatuses lists as its default.
 type MiddlewareOption func(*middlewareOptions)
 
 type middlewareOptions struct {
@@ -26,17 +26,15 @@ type middlewareOptions struct {
 	statuses []int
 }
 
-// DefaultStatuses are the statuses the middleware stores unless
+// defaultStatuses are the statuses the middleware stores unless
 // WithStatuses says otherwise: those HTTP calls cacheable by default,
 // without 206 (ranges) and 5xx.
 var defaultStatuses = []int{200, 203, 204, 300, 301, 308, 404, 405, 410, 414}
 
-// DefaultStatuses returns the statuses the middleware stores by default:
-// 200, 203, 204, 300, 301, 308, 404, 405, 410, 414.
-func DefaultStatuses() []int { return slices.Clone(defaultStatuses) }
-
 // WithVary makes the values of these request headers part of the key, and
 // lists them in the responses' Vary header.
+//
+// Default: none.
 func WithVary(headers ...string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.vary = append(o.vary, headers...) }
 }
@@ -46,18 +44,25 @@ func WithVary(headers ...string) MiddlewareOption {
 // entries are tagged "user:{id}" (InvalidateTag("user:42") drops them)
 // and served with Cache-Control: private. Without it, requests with an
 // Authorization header bypass the cache.
+//
+// Default: none (entries are shared by every user).
 func WithUser(user func(*http.Request) string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.user = user }
 }
 
 // WithTags gives each stored response the tags tags returns for its
 // request (e.g. "files" for every /api/v1/files/ path).
+//
+// Default: none.
 func WithTags(tags func(*http.Request) []string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.tags = tags }
 }
 
-// WithStatuses sets the response statuses that are stored (default
-// DefaultStatuses); a 5xx makes Middleware panic.
+// WithStatuses sets the response statuses that are stored (the default:
+// those HTTP calls cacheable by default, without 206 and 5xx); a 5xx
+// makes Middleware panic.
+//
+// Default: 200, 203, 204, 300, 301, 308, 404, 405, 410, 414. Range: 100 to 499.
 func WithStatuses(codes ...int) MiddlewareOption {
 	return func(o *middlewareOptions) { o.statuses = codes }
 }

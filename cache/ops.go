@@ -25,7 +25,7 @@ var (
 // go-redis after a lost reply, it writes the same again.
 func (s *Store) Set(ctx context.Context, ref Ref, value []byte, opts ...FetchOption) error {
 	const op = "set"
-	cfg, err := s.config(op, DefaultTTL, s.opt.grace, opts)
+	cfg, err := s.config(op, defaultTTL, s.opt.grace, opts)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ type Rule struct {
 }
 
 // Policy maps endpoints to freshness: the first Rule that matches wins;
-// other endpoints get Default (0 means DefaultTTL).
+// other endpoints get Default (0 means 60s, the AI platform's default).
 type Policy struct {
 	Rules   []Rule
 	Default time.Duration
@@ -37,7 +37,7 @@ func SeedPolicy() Policy {
 			{Endpoint: "/api/v1/workflows/list", TTL: 60 * time.Second},
 			{Endpoint: "/api/v1/ai/models", TTL: 86400 * time.Second},
 		},
-		Default: DefaultTTL,
+		Default: defaultTTL,
 	}
 }
 
@@ -49,7 +49,7 @@ func (p Policy) Rule(endpoint string) Rule {
 	}
 	d := p.Default
 	if d == 0 {
-		d = DefaultTTL
+		d = defaultTTL
 	}
 	return Rule{TTL: d}
 }

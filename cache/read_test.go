@@ -390,7 +390,7 @@ func TestAPIMetaKeyIsTheTemplates(t *testing.T) {
 func TestLeaseRoundsUp(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	const lease = MinLease + 500*time.Microsecond // 30.5 ms
+	const lease = minLease + 500*time.Microsecond // 30.5 ms
 	c := newCache[item](t, e, WithLease(lease))
 	s := c.Store()
 	assert.Equal(t, int64(31), s.leaseArg)

@@ -64,7 +64,7 @@ func New[T any](rdb redis.UniversalClient, opts ...Option) (*Cache[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cache[T]{s: s, codec: s.opt.codec, policy: Policy{Default: DefaultTTL}}
+	c := &Cache[T]{s: s, codec: s.opt.codec, policy: Policy{Default: defaultTTL}}
 	if c.codec == nil {
 		c.codec = codec.JSON{}
 	}
