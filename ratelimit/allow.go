@@ -37,7 +37,7 @@ func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 // type, a number outside the exact format or range written, a config
 // field above what New allows); Redis and context errors as they are.
 // Every error names the operation and the key. A block key without a TTL
-// counts as a block of MaxBlock.
+// counts as a block of 366 days.
 func (l *Limiter) AllowN(ctx context.Context, id string, cost int) (Result, error) {
 	res, _, _, err := l.decide(ctx, id, cost, false)
 	return res, err

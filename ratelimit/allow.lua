@@ -70,21 +70,21 @@ local call, pcall_ = redis.call, redis.pcall
 local tonumber, floor, ceil = tonumber, math.floor, math.ceil
 local fmt, match = string.format, string.match
 local MAX_COUNT = 1099511627776 -- 2^40: no rate, burst or count is larger
-local MAX_BLOCK_MS = 31622400000 -- MaxBlock
+local MAX_BLOCK_MS = 31622400000 -- the longest block, 366 days (maxBlock in Go)
 
 -- block_ttl(k) returns how long the block key k still blocks, in ms: 0 when
 -- k does not exist; MAX_BLOCK_MS for a block key without a TTL (Block never
 -- writes one; it counts as the longest block); else its PTTL. It returns
 -- nil and a reason when k holds what Block does not write: another type, a
 -- value other than a request ID (letters, digits, '-' and '_', at most 32),
--- or a TTL above MaxBlock. (block.lua reads the key the same way.)
+-- or a TTL above 366 days. (block.lua reads the key the same way.)
 local function block_ttl(k)
   local v = pcall_('GET', k)
   if not v then return 0 end
   if type(v) == 'table' then return nil, 'not a string (wrong type)' end
   if #v > 32 or not match(v, '^[%w_%-]+$') then return nil, 'not a request ID written by Block' end
   local ttl = call('PTTL', k)
-  if ttl > MAX_BLOCK_MS then return nil, 'TTL above MaxBlock' end
+  if ttl > MAX_BLOCK_MS then return nil, 'TTL above 366 days' end
   if ttl < 0 then return MAX_BLOCK_MS end
   return ttl
 end

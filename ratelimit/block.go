@@ -7,19 +7,19 @@ import (
 	"time"
 )
 
-// MaxBlock is the longest Block: one year (366 days), like the longest
+// maxBlock is the longest Block: one year (366 days), like the longest
 // Period.
-const MaxBlock = 366 * 24 * time.Hour
+const maxBlock = 366 * 24 * time.Hour
 
 // Block refuses every request for id for d (rounded up to whole
-// milliseconds, at most MaxBlock), whatever the counters say, in every
+// milliseconds, at most 366 days), whatever the counters say, in every
 // limiter of the same namespace (except those created WithoutBlocks): the
 // block is one key per identifier, ratelimit:block:{id}, with TTL d.
 // Blocks only lengthen: if id is already blocked for longer than d, the
 // longer block stays (a short automatic block never cuts an operator's ban
 // short); Unblock lifts any block and keeps the counters, Reset lifts it
 // and clears them. A block key without a TTL (not written by
-// this package) counts as blocked for MaxBlock. Counters are untouched, and
+// this package) counts as blocked for 366 days. Counters are untouched, and
 // a blocked request consumes nothing. Results during the block have Allowed
 // false and RetryAfter = ResetAfter = the block's remaining time.
 //
@@ -27,13 +27,13 @@ const MaxBlock = 366 * 24 * time.Hour
 // One round trip (a script). The key holds the call's request ID, so a
 // call that go-redis resends after losing its reply changes nothing more:
 // the block still ends d after the first send reached the server. Errors:
-// ErrInvalid for d outside 1ms..MaxBlock or an unusable id (nothing
+// ErrInvalid for d outside 1ms..366 days or an unusable id (nothing
 // written); keys.ErrCorrupt naming the key when it holds what Block does
 // not write; Redis and context errors as they are.
 func (l *Limiter) Block(ctx context.Context, id string, d time.Duration) error {
 	const op = "block"
-	if d < time.Millisecond || d > MaxBlock {
-		return pkg.Invalidf(op, "duration %v outside 1ms..%v", d, MaxBlock)
+	if d < time.Millisecond || d > maxBlock {
+		return pkg.Invalidf(op, "duration %v outside 1ms..%v", d, maxBlock)
 	}
 	k, err := pkg.Key(op, blockKey, l.opt.ns, id)
 	if err != nil {

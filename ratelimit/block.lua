@@ -5,7 +5,7 @@
 -- nothing.
 --
 -- KEYS[1]  block key  ratelimit:block:{id}  (STRING: request ID, with a TTL)
--- ARGV[1]  duration   whole milliseconds, 1 <= d <= MaxBlock (checked in Go)
+-- ARGV[1]  duration   whole milliseconds, 1 <= d <= 366 days (checked in Go)
 -- ARGV[2]  request ID letters, digits, '-' and '_'; unique per call
 -- ARGV[3]  channel    the events channel: a block set is announced there
 -- ARGV[4]  payload    the identifier (deny caches drop it, see
@@ -15,11 +15,11 @@
 -- without a TTL counts as the longest), corrupt(1, why) when the key holds
 -- what Block does not write.
 
-local MAX_BLOCK_MS = 31622400000 -- MaxBlock
+local MAX_BLOCK_MS = 31622400000 -- the longest block, 366 days (maxBlock in Go)
 
 -- The block key's reading, as allow.lua's block_ttl: absent is no block; a
 -- value other than a request ID (letters, digits, '-' and '_', at most 32;
--- "1" from earlier versions), another type or a TTL above MaxBlock is not
+-- "1" from earlier versions), another type or a TTL above 366 days is not
 -- what Block writes; no TTL counts as the longest block.
 local ms = tonumber(ARGV[1])
 local v = redis.pcall('GET', KEYS[1])
@@ -28,7 +28,7 @@ if v then
   if type(v) == 'table' then return corrupt(1, 'not a string (wrong type)') end
   if #v > 32 or not string.match(v, '^[%w_%-]+$') then return corrupt(1, 'not a request ID written by Block') end
   ttl = redis.call('PTTL', KEYS[1])
-  if ttl > MAX_BLOCK_MS then return corrupt(1, 'TTL above MaxBlock') end
+  if ttl > MAX_BLOCK_MS then return corrupt(1, 'TTL above 366 days') end
   if ttl < 0 then ttl = MAX_BLOCK_MS end
 end
 if v == ARGV[2] then return ok(1) end

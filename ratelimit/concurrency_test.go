@@ -48,7 +48,7 @@ var pipelining = []struct {
 	name string
 	opt  ratelimit.Option
 }{
-	{"autopipelined", ratelimit.WithPipelining(ratelimit.DefaultPipelines)},
+	{"autopipelined", ratelimit.WithPipelining(4)},
 	{"unpipelined", ratelimit.WithPipelining(0)},
 }
 

@@ -116,7 +116,7 @@ func badValues() map[string][]badValue {
 		{"zero", hset("burst", "0")}, {"negative", hset("per_minute", "-1")}, {"above 2^40", hset("per_day", "1099511627777")},
 		{"log rate above 100000", hset("per_minute", "5000000")}, {"GCRA faster than 10µs", hset("per_hour", "360000001")}}
 	block := []badValue{wrongList, {"garbage", setStr("not a block!", time.Minute)},
-		{"TTL above MaxBlock", setStr("1", ratelimit.MaxBlock+24*time.Hour)}}
+		{"TTL above 366 days", setStr("1", 367*24*time.Hour)}}
 	out := map[string][]badValue{
 		"ratelimit:config:{api_key_id}": config,
 		"ratelimit:block:{identifier}":  block,

@@ -34,7 +34,7 @@ func refusedLocally(t *testing.T, l *ratelimit.Limiter, e *harness.Env, id strin
 
 func TestDenyCacheValidated(t *testing.T) {
 	e := harness.New(t)
-	for _, d := range []time.Duration{0, -time.Second, ratelimit.MaxBlock + time.Hour} {
+	for _, d := range []time.Duration{0, -time.Second, 366*24*time.Hour + time.Hour} {
 		_, err := ratelimit.New(e.Client, one(ratelimit.GCRA, ratelimit.PerSecond(5)), ratelimit.WithDenyCache(d))
 		require.ErrorIs(t, err, ratelimit.ErrInvalid, "%v", d)
 	}

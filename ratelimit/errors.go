@@ -13,7 +13,7 @@ var (
 	// nil client, a policy or option that cannot work (a zero or negative
 	// rate or period, a burst on an algorithm without one, two rules
 	// sharing a key, an empty endpoint), a cost below 1 or above what the
-	// policy can ever admit, a Block outside 1ms..MaxBlock, a Config value
+	// policy can ever admit, a Block outside 1ms..366 days, a Config value
 	// out of range, an unusable identifier (which also matches
 	// keys.ErrInvalidKey). The message says which.
 	ErrInvalid = errors.New("ratelimit: invalid argument")

@@ -46,7 +46,7 @@ func TestOptionsOfItem13Validated(t *testing.T) {
 		"zero refusals":       {ratelimit.WithAutoBlock(0, time.Minute, time.Minute)},
 		"zero window":         {ratelimit.WithAutoBlock(3, 0, time.Minute)},
 		"sub-ms block":        {ratelimit.WithAutoBlock(3, time.Minute, time.Microsecond)},
-		"block above max":     {ratelimit.WithAutoBlock(3, time.Minute, ratelimit.MaxBlock+time.Hour)},
+		"block above max":     {ratelimit.WithAutoBlock(3, time.Minute, 366*24*time.Hour+time.Hour)},
 		"auto without blocks": {ratelimit.WithAutoBlock(3, time.Minute, time.Minute), ratelimit.WithoutBlocks()},
 		"auto in shadow":      {ratelimit.WithAutoBlock(3, time.Minute, time.Minute), ratelimit.WithShadow()},
 	} {

@@ -62,8 +62,8 @@ if KI == 2 then
     if type(v) == 'table' then return {'corrupt', 1, 'not a string (wrong type)'} end
     if #v > 32 or not string.match(v, '^[%w_%-]+$') then return {'corrupt', 1, 'not a request ID written by Block'} end
     local b = call('PTTL', KEYS[1])
-    if b > 31622400000 then return {'corrupt', 1, 'TTL above MaxBlock'} end
-    if b < 0 then b = 31622400000 end -- no TTL: the longest block (MaxBlock)
+    if b > 31622400000 then return {'corrupt', 1, 'TTL above 366 days'} end
+    if b < 0 then b = 31622400000 end -- no TTL: the longest block (366 days)
     if b > 0 then return {'conflict', b * 1000} end
   end
 end

@@ -96,7 +96,7 @@ var (
 	// Block(id, d).
 	blockKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:block:{identifier}", Type: keys.String, Tag: "identifier",
-		TTLNote: "the block's duration (at most MaxBlock, 366 days)",
+		TTLNote: "the block's duration (at most 366 days)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it (\"auto\" for WithAutoBlock)",
 	})

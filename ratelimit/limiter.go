@@ -63,7 +63,7 @@ const maxSlidingRate = 100_000
 // without ContextTimeoutEnabled (which would ignore every call's
 // deadline), a policy that cannot work (see Limit and Policy), an unusable
 // endpoint or namespace, WithRateLimitKey combined with WithEndpoint or
-// WithWindowlessLogKey, or WithPipelining outside 0..MaxPipelines.
+// WithWindowlessLogKey, or WithPipelining outside 0..1024.
 func New(client redis.UniversalClient, policy Policy, opts ...Option) (*Limiter, error) {
 	const op = "new"
 	o, err := call.Configure(pkg, op, client, defaults(), opts, (*options).check)

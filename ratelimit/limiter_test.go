@@ -47,7 +47,7 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalid},
 		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
 		"negative pipelining": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(-1)}, ratelimit.ErrInvalid},
-		"too many pipelines":  {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(ratelimit.MaxPipelines + 1)}, ratelimit.ErrInvalid},
+		"too many pipelines":  {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(1025)}, ratelimit.ErrInvalid},
 		"period over a year":  {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: 367 * 24 * time.Hour}), nil, ratelimit.ErrInvalid},
 		"rate over 2^40":      {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1<<40 + 1, Period: time.Hour}), nil, ratelimit.ErrInvalid},
 		"burst over 2^40":     {one(ratelimit.GCRA, ratelimit.Limit{Rate: 1, Period: time.Hour, Burst: 1<<40 + 1}), nil, ratelimit.ErrInvalid},
@@ -105,7 +105,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	lc := newLimiter(t, e, seed001, ratelimit.WithRuntimeConfig())
 	require.ErrorIs(t, lc.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: -1}), ratelimit.ErrInvalid)
 	require.ErrorIs(t, lc.SetConfig(ctx, "", ratelimit.Config{PerMinute: 1}), keys.ErrInvalidKey)
-	require.ErrorIs(t, l.Block(ctx, "k1", ratelimit.MaxBlock+time.Millisecond), ratelimit.ErrInvalid)
+	require.ErrorIs(t, l.Block(ctx, "k1", 366*24*time.Hour+time.Millisecond), ratelimit.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "k1", math.MaxInt64), ratelimit.ErrInvalid)
 	require.Empty(t, e.Keys())
 }

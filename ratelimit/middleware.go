@@ -47,16 +47,22 @@ type middlewareOptions struct {
 // wrapping ErrNoKey) and answered with 400 Bad Request; the limiter is not
 // called. To answer 401 for unknown API keys, authenticate in a handler in
 // front of the middleware.
+//
+// Default: ClientIP() with no trusted proxies.
 func WithKey(f KeyFunc) MiddlewareOption { return func(o *middlewareOptions) { o.key = f } }
 
 // WithCost sets the cost of a request; the default (and a nil f) is 1. A
 // cost the policy can never admit is answered with 400 Bad Request.
+//
+// Default: 1 per request.
 func WithCost(f func(r *http.Request) int) MiddlewareOption {
 	return func(o *middlewareOptions) { o.cost = f }
 }
 
 // WithUnavailable sets what happens to a request when the limiter cannot
 // decide: FailClosed (the default: 503) or FailOpen (served unlimited).
+//
+// Default: FailClosed.
 func WithUnavailable(u Unavailable) MiddlewareOption {
 	return func(o *middlewareOptions) { o.unavailable = u }
 }
@@ -64,6 +70,8 @@ func WithUnavailable(u Unavailable) MiddlewareOption {
 // WithOnError sets a hook that sees every error: key errors, bad costs,
 // and the limiter's errors (Redis, context, corrupt data). The default
 // (and a nil f) is none.
+//
+// Default: none.
 func WithOnError(f func(r *http.Request, err error)) MiddlewareOption {
 	return func(o *middlewareOptions) { o.onError = f }
 }
@@ -71,6 +79,8 @@ func WithOnError(f func(r *http.Request, err error)) MiddlewareOption {
 // WithDenied sets how a refused request is answered, after the headers
 // are set. The default (and a nil f) is 429 Too Many Requests with a short
 // text body.
+//
+// Default: 429 Too Many Requests with a short text body.
 func WithDenied(f func(w http.ResponseWriter, r *http.Request, res Result)) MiddlewareOption {
 	return func(o *middlewareOptions) { o.denied = f }
 }

@@ -36,6 +36,8 @@ type autoBlock struct {
 }
 
 // WithNamespace puts every key under ns (prefix, hash-tag mode).
+//
+// Default: the zero Namespace (no prefix, hash tags on).
 func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = ns } }
 
 // WithEndpoint scopes the limiter's state to an endpoint:
@@ -44,6 +46,8 @@ func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = 
 // variants of the SlidingCounter and GCRA keys. The endpoint must be a
 // usable key segment ("POST /login" is fine), else New fails with
 // ErrInvalid.
+//
+// Default: none (one state per identifier).
 func WithEndpoint(endpoint string) Option {
 	return func(o *options) { o.endpoint, o.hasEnd = endpoint, true }
 }
@@ -54,6 +58,8 @@ func WithEndpoint(endpoint string) Option {
 // limiter per identifier may use Sliding rules on it (see
 // WithWindowlessLogKey). Not combinable with WithEndpoint or
 // WithWindowlessLogKey.
+//
+// Default: off.
 func WithRateLimitKey() Option { return func(o *options) { o.rateLimit = true } }
 
 // WithWindowlessLogKey stores the log of Sliding rules at a key without a
@@ -64,6 +70,8 @@ func WithRateLimitKey() Option { return func(o *options) { o.rateLimit = true } 
 // (one longest Sliding period) may use Sliding rules per identifier (and
 // endpoint) in the namespace: a limiter with a shorter window would trim
 // the other's log. It never shortens the log's TTL.
+//
+// Default: off (the key ends with the window).
 func WithWindowlessLogKey() Option { return func(o *options) { o.noWindow = true } }
 
 // WithRuntimeConfig makes every check read the identifier's config hash
@@ -72,6 +80,8 @@ func WithWindowlessLogKey() Option { return func(o *options) { o.noWindow = true
 // minute, hour or day; burst replaces the Burst of GCRA rules. Absent
 // fields keep the policy's values. Identifiers are then API key IDs. The
 // script holds config values to the limits New enforces (see SetConfig).
+//
+// Default: off.
 func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true } }
 
 // WithoutBlocks makes the limiter ignore blocks: its checks do not read
@@ -80,14 +90,16 @@ func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true 
 // identifier in every other limiter of the namespace, but not in this one;
 // Reset still lifts it. Use it for limiters that never need to honour a
 // Block.
+//
+// Default: off (checks honour blocks).
 func WithoutBlocks() Option { return func(o *options) { o.noBlocks = true } }
 
-// DefaultPipelines is the number of round trips a Limiter keeps in flight
+// defaultPipelines is the number of round trips a Limiter keeps in flight
 // before further checks wait and share a pipeline (see WithPipelining).
-const DefaultPipelines = 4
+const defaultPipelines = 4
 
-// MaxPipelines bounds WithPipelining.
-const MaxPipelines = 1024
+// maxPipelines bounds WithPipelining.
+const maxPipelines = 1024
 
 // WithPipelining sets how many round trips one Limiter keeps in flight at
 // once for Allow, AllowN and Peek (auto-pipelining). A check made while
@@ -97,16 +109,17 @@ const MaxPipelines = 1024
 // wait as are in flight. Every check is still one atomic script with its
 // own reply; many goroutines checking at once share the network reads and
 // writes, which under load cost the client and Redis more than the scripts
-// do (see bench/RESULTS.md). Without this option a Limiter keeps
-// DefaultPipelines; n = 0 turns auto-pipelining off (every check is its
-// own round trip, sent at once); n outside 0..MaxPipelines fails New with
-// ErrInvalid.
+// do (see bench/RESULTS.md). n = 0 turns auto-pipelining off (every
+// check is its own round trip, sent at once); n outside the range fails
+// New with ErrInvalid.
 //
 // On a Redis Cluster the n round trips are shared by the masters, each of
 // which may always have one in flight, so a slow master holds up only the
 // checks of identifiers it owns. When a connection breaks
 // mid-pipeline, go-redis resends the whole pipeline; what a resent check
 // does is in docs/ratelimit.md ("Retries").
+//
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } }
 
 // WithShadow puts the limiter in shadow mode: every check runs as usual
@@ -117,6 +130,8 @@ func WithPipelining(n int) Option { return func(o *options) { o.pipelines = n } 
 // refuse) before enforcing it. Not combinable with WithAutoBlock, whose
 // blocks would refuse the identifier in the other limiters of the
 // namespace.
+//
+// Default: off.
 func WithShadow() Option { return func(o *options) { o.shadow = true } }
 
 // WithDecisionHook calls f after every decision of Allow, AllowN, Reserve
@@ -125,6 +140,8 @@ func WithShadow() Option { return func(o *options) { o.shadow = true } }
 // mode) and the error, if any (then the Result is zero). f runs on the
 // caller's goroutine, so it must be fast (count, don't log synchronously);
 // it must not call the Limiter's checks.
+//
+// Default: none.
 func WithDecisionHook(f func(ctx context.Context, id string, cost int, res Result, err error)) Option {
 	return func(o *options) { o.hook = f }
 }
@@ -139,17 +156,19 @@ func WithDecisionHook(f func(ctx context.Context, id string, cost int, res Resul
 // clears the count. A resent refused check counts twice (see "Retries" in
 // docs/ratelimit.md): stricter, never looser.
 //
-// refusals must be in 1..1000000, within in 1ms..MaxBlock and block in
-// 1ms..MaxBlock, in whole milliseconds; not combinable with WithoutBlocks
+// refusals must be in 1..1000000, within in 1ms..366 days and block in
+// 1ms..366 days, in whole milliseconds; not combinable with WithoutBlocks
 // or WithShadow. New fails with ErrInvalid otherwise. With this option
 // every check runs the general script (the lean one-rule scripts do not
 // count refusals).
+//
+// Default: off.
 func WithAutoBlock(refusals int, within, block time.Duration) Option {
 	return func(o *options) { o.auto, o.hasAuto = autoBlock{refusals, within, block}, true }
 }
 
 // defaults are the options of a Limiter or Inspector given none.
-func defaults() options { return options{pipelines: DefaultPipelines} }
+func defaults() options { return options{pipelines: defaultPipelines} }
 
 // check refuses options New cannot work with (call.Configure runs it
 // after the client check), in this order: the namespace, the key-layout
@@ -163,27 +182,27 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "WithRateLimitKey and WithEndpoint exclude each other")
 	case o.rateLimit && o.noWindow:
 		return pkg.Invalidf(op, "WithRateLimitKey and WithWindowlessLogKey exclude each other")
-	case o.pipelines < 0 || o.pipelines > MaxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, MaxPipelines)
+	case o.pipelines < 0 || o.pipelines > maxPipelines:
+		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
 	}
 	return o.checkRanges(op)
 }
 
 // checkRanges refuses an option outside its range.
 func (o *options) checkRanges(op string) error {
-	if o.denySet && (o.denyHold < time.Millisecond || o.denyHold > MaxBlock) {
-		return pkg.Invalidf(op, "WithDenyCache(%v): want 1ms..%v", o.denyHold, MaxBlock)
+	if o.denySet && (o.denyHold < time.Millisecond || o.denyHold > maxBlock) {
+		return pkg.Invalidf(op, "WithDenyCache(%v): want 1ms..%v", o.denyHold, maxBlock)
 	}
 	if !o.hasAuto {
 		return nil
 	}
 	a := o.auto
-	ms := func(d time.Duration) bool { return d >= time.Millisecond && d <= MaxBlock && d%time.Millisecond == 0 }
+	ms := func(d time.Duration) bool { return d >= time.Millisecond && d <= maxBlock && d%time.Millisecond == 0 }
 	switch {
 	case a.refusals < 1 || a.refusals > 1_000_000:
 		return pkg.Invalidf(op, "WithAutoBlock refusals %d outside 1..1000000", a.refusals)
 	case !ms(a.within) || !ms(a.block):
-		return pkg.Invalidf(op, "WithAutoBlock window %v and block %v: want whole milliseconds in 1ms..%v", a.within, a.block, MaxBlock)
+		return pkg.Invalidf(op, "WithAutoBlock window %v and block %v: want whole milliseconds in 1ms..%v", a.within, a.block, maxBlock)
 	case o.noBlocks:
 		return pkg.Invalidf(op, "WithAutoBlock and WithoutBlocks exclude each other")
 	case o.shadow:
@@ -215,8 +234,10 @@ func (o *options) checkRanges(op string) error {
 // way; capacity raised by other means (a DEL by hand) is seen when the
 // entry ends. Smaller requests than the refused one
 // still go to Redis. At most 65 536 identifiers are cached; Close ends the
-// subscription. maxHold must be in 1ms..MaxBlock, else New fails with
+// subscription. maxHold must be in 1ms..366 days, else New fails with
 // ErrInvalid.
+//
+// Default: off. Range: 1ms to 366 days.
 func WithDenyCache(maxHold time.Duration) Option {
 	return func(o *options) { o.denyHold, o.denySet = maxHold, true }
 }
@@ -245,6 +266,8 @@ func WithDenyCache(maxHold time.Duration) Option {
 // from the goroutine that saw the change; it must not block. Close stops
 // the heartbeat and removes the instance. Refund, Penalize, Block, Reset,
 // Peek and the config calls still need Redis and return its errors.
+//
+// Default: off.
 func WithDegradedMode(onChange func(degraded bool)) Option {
 	return func(o *options) { o.degraded, o.onDegraded = true, onChange }
 }

@@ -83,19 +83,22 @@ func TestSharedLogTTLNeverShortened(t *testing.T) {
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 }
 
+// maxBlock is the longest Block, as Block's doc states it.
+const maxBlock = 366 * 24 * time.Hour
+
 func TestBlockBoundsAndKeepsTheLongest(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	l := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)))
 	bk := e.NS.Prefix + "ratelimit:block:{b}"
-	for _, d := range []time.Duration{math.MaxInt64, ratelimit.MaxBlock + 1, 0, 999 * time.Microsecond} {
+	for _, d := range []time.Duration{math.MaxInt64, maxBlock + 1, 0, 999 * time.Microsecond} {
 		require.ErrorIs(t, l.Block(ctx, "b", d), ratelimit.ErrInvalid, "%v", d)
 	}
 	require.Empty(t, e.Keys())
-	require.NoError(t, l.Block(ctx, "b", ratelimit.MaxBlock))
+	require.NoError(t, l.Block(ctx, "b", maxBlock))
 	ttl, err := e.Client.PTTL(ctx, bk).Result()
 	require.NoError(t, err)
-	require.Greater(t, ttl, ratelimit.MaxBlock-time.Minute)
+	require.Greater(t, ttl, maxBlock-time.Minute)
 	require.NoError(t, l.Reset(ctx, "b"))
 
 	// An operator's 24h ban is not cut short by a 1s automatic block.
@@ -119,7 +122,7 @@ func TestBlockBoundsAndKeepsTheLongest(t *testing.T) {
 	// (on a loaded machine the 2 ms may be over before PTTL: 0 or gone)
 	require.True(t, ttl <= 2*time.Millisecond, "%v", ttl)
 
-	// A block key without a TTL blocks (for MaxBlock), in both scripts.
+	// A block key without a TTL blocks (for maxBlock), in both scripts.
 	require.NoError(t, e.Client.Set(ctx, bk, "1", 0).Err())
 	defer e.Client.Del(ctx, bk)
 	general := newLimiter(t, e, one(ratelimit.FixedWindow, ratelimit.PerMinute(5)), ratelimit.WithRuntimeConfig())
@@ -131,7 +134,7 @@ func TestBlockBoundsAndKeepsTheLongest(t *testing.T) {
 		r, err := f()
 		require.NoError(t, err)
 		require.False(t, r.Allowed)
-		require.Equal(t, ratelimit.MaxBlock, r.RetryAfter)
+		require.Equal(t, maxBlock, r.RetryAfter)
 	}
 	require.NoError(t, l.Block(ctx, "b", time.Second))
 	ttl, err = e.Client.PTTL(ctx, bk).Result()
