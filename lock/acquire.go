@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	//go:embed fence.lua
-	fenceSrc string
+	//go:embed lib.lua
+	libSrc string
 	//go:embed acquire.lua
 	acquireSrc string
 	//go:embed fair_acquire.lua
@@ -21,16 +21,13 @@ var (
 	//go:embed fair_leave.lua
 	fairLeaveSrc string
 
-	// fenceLib is the fencing-token rule, written once.
-	fenceLib = fenceSrc
-
 	// Every operation of this package is Shared: each recognises its own
 	// request when a broken connection makes go-redis resend the pipeline
 	// it rode in (see Guarantees in full in docs/lock.md).
 	acquireOp = pkg.Declare("acquire", acquireSrc, []*keys.Template{lockKey, fenceKey},
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+		call.Uses(libSrc), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	fairAcquireOp = pkg.Declare("acquire", fairAcquireSrc, []*keys.Template{lockKey, fenceKey, queueKey, waitersKey},
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+		call.Uses(libSrc), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	fairLeaveOp = pkg.Declare("leave queue", fairLeaveSrc, []*keys.Template{queueKey, waitersKey}, call.Shared())
 )
 

@@ -1,5 +1,5 @@
--- acquire: take a free lease lock and issue its fencing token (after
--- fence.lua).
+-- acquire: take a free lease lock and issue its fencing token (with
+-- lib.lua's issue_fence, sent before it).
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
 -- ARGV[1] owner ID (no ':'), new for each Acquire or TryAcquire call

@@ -26,7 +26,7 @@ var (
 	// ErrInvalid marks bad input (a nil client, an empty resource, a TTL
 	// <= 0 or above the client's maximum, a bad option); nothing is written
 	// to Redis. A value that cannot be a key segment also matches
-	// keys.ErrInvalidKey.
+	// keys.ErrInvalid.
 	ErrInvalid = errors.New("lock: invalid argument")
 	// ErrNotDurable: with WithDurability, a lease taken or extended (the
 	// call's result comes with it) that fewer replicas than asked

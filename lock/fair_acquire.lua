@@ -1,12 +1,12 @@
 -- fair_acquire: take the lease lock in arrival order, queueing the caller
--- (with fence.lua).
+-- (with lib.lua's issue_fence, sent before it).
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
 -- KEYS[3] queue             lock:queue:{resource_type}:{resource_id}   (list of owner IDs)
 -- KEYS[4] waiter deadlines  lock:waiters:{resource_type}:{resource_id} (zset owner ID -> ms)
 -- ARGV[1] owner ID (no ':')
 -- ARGV[2] lease, ms
--- ARGV[3] fence key keep, ms (see fence.lua)
+-- ARGV[3] fence key keep, ms (see lib.lua)
 -- ARGV[4] how long the caller keeps its place without asking again, ms
 -- ARGV[5] "1" to join the queue when the lock is not granted, "0" not to
 -- ARGV[6] the client's max TTL, ms (no waiter keeps its place longer)

@@ -18,7 +18,7 @@ var (
 	lastRunSrc string
 
 	intervalClaimOp = pkg.Declare("claim", intervalClaimSrc, []*keys.Template{cronKey, lockKey, fenceKey}, call.Durable(),
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared())
+		call.Uses(libSrc), call.On(call.Conflict, ErrNotObtained), call.Shared())
 	lastRunOp = pkg.Declare("last run", lastRunSrc, []*keys.Template{cronKey}, call.Shared())
 )
 

@@ -1,12 +1,12 @@
 -- interval_claim: claim a cron job's run if its interval has passed
--- (with fence.lua).
+-- (with lib.lua's issue_fence, sent before it).
 -- KEYS[1] last run          cron:last-run:{job_name} (Unix ms, decimal, no TTL)
 -- KEYS[2] run lease         lock:cron:{job_name}
 -- KEYS[3] fence key         lock:fence:cron:{job_name}
 -- ARGV[1] interval, ms
 -- ARGV[2] lease, ms, or "0" for no lease
 -- ARGV[3] claim ID (an owner ID, no ':'), new for each Claim call
--- ARGV[4] fence key keep, ms (see fence.lua)
+-- ARGV[4] fence key keep, ms (see lib.lua)
 -- Returns ok(now ms, previous run ms or -1, fence token or 0) when
 -- claimed, conflict(now ms, previous run ms or -1, remaining lease ms or 0)
 -- when not due or still running, corrupt(1, why) when the last-run value

@@ -1,5 +1,6 @@
 -- last_run: read a cron job's last run as Claim judges it.
 -- KEYS[1] last run          cron:last-run:{job_name} (Unix ms, decimal, no TTL)
+-- ARGV: none
 -- Returns ok(last run ms, or -1 when the job never ran), or corrupt(1, why)
 -- exactly when interval_claim.lua would.
 local prev = redis.call('GET', KEYS[1])

@@ -1,6 +1,7 @@
 -- leader: read who holds an election's lease.
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
+-- ARGV: none
 -- Returns ok(value, remaining lease ms, fence) when held, none() when
 -- not. The fence is the last token issued for the resource: the holder's,
 -- since only an acquisition issues one. A fence that is not a token reads

@@ -126,7 +126,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			_, err := c.TryAcquire(ctx, tc.typ, tc.id, tc.ttl)
 			require.ErrorIs(t, err, ErrInvalid)
 			if tc.isKeyErr {
-				require.ErrorIs(t, err, keys.ErrInvalidKey)
+				require.ErrorIs(t, err, keys.ErrInvalid)
 			}
 			_, err = c.Acquire(ctx, tc.typ, tc.id, tc.ttl, Fair(0))
 			require.ErrorIs(t, err, ErrInvalid)

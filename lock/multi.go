@@ -17,7 +17,7 @@ var (
 	multiAcquireSrc string
 
 	multiAcquireOp = pkg.Declare("acquire multi", multiAcquireSrc, []*keys.Template{lockKey, fenceKey},
-		call.Uses(fenceLib), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+		call.Uses(libSrc), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 )
 
 // maxMulti bounds the number of resources of one AcquireMulti or

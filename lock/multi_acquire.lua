@@ -1,10 +1,11 @@
 -- multi acquire: take the leases of several resources whose keys share one
--- slot, all or none, and issue each its fencing token (after fence.lua).
+-- slot, all or none, and issue each its fencing token (with lib.lua's
+-- issue_fence, sent before it).
 -- KEYS[2i-1] lock key       lock:{resource_type}:{resource_id}, i = 1..n
 -- KEYS[2i]   fence key      lock:fence:{resource_type}:{resource_id}
 -- ARGV[1] owner ID (no ':'), new for each AcquireMulti or TryAcquireMulti call
 -- ARGV[2] lease, ms
--- ARGV[3] fence key keep, ms (see acquire.lua)
+-- ARGV[3] fence key keep, ms (see lib.lua)
 -- Returns ok(token 1, ..., token n) when every lease is the caller's,
 -- conflict(i, remaining lease ms) when resource i is held by someone else
 -- (nothing written), corrupt(k, why) as acquire.lua does for KEYS[k].

@@ -170,7 +170,7 @@ func (o *options) check(op string) error {
 // fenceKeep is the TTL, in ms, that a fence write sets when it sets one:
 // the fence TTL plus 1/4096 of it, rounded up, so that the key outlives
 // every token it stores by at least the fence TTL although most writes
-// keep the TTL the key has (see fence.lua).
+// keep the TTL the key has (see lib.lua).
 func fenceKeep(d time.Duration) int64 {
 	m := unit.MsCeil(d)
 	return m + (m+4095)/4096

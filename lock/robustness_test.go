@@ -273,7 +273,7 @@ func TestLostReplyGivesLeaseBack(t *testing.T) {
 	require.False(t, run.Claimed)
 }
 
-// The fence key's TTL is set only now and then (see fence.lua), yet after
+// The fence key's TTL is set only now and then (see lib.lua), yet after
 // every acquisition the key lives at least the fence TTL, and at most the
 // fence TTL plus 1/4096 of it: over steps of server time within and across
 // the windows that decide it, and through a step back of the clock.

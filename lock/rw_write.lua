@@ -1,12 +1,12 @@
 -- rw_write: take the writer's lease of a read-write lock and issue its
--- fencing token (after fence.lua).
+-- fencing token (with lib.lua's issue_fence, sent before it).
 -- KEYS[1] writer lease      lock:rw:{resource_type}:{resource_id}
 -- KEYS[2] fence key         lock:fence:{resource_type}:{resource_id}
 -- KEYS[3] readers           lock:readers:{resource_type}:{resource_id}
 -- KEYS[4] waiting writers   lock:writers:{resource_type}:{resource_id}
 -- ARGV[1] owner ID (no ':'), new for each Lock or TryLock call
 -- ARGV[2] lease, ms
--- ARGV[3] fence key keep, ms (see acquire.lua)
+-- ARGV[3] fence key keep, ms (see lib.lua)
 -- ARGV[4] place keep, ms: how long a waiting writer keeps readers out
 --         without polling again; 0 for TryLock, which does not wait
 -- ARGV[5] the client's max lease, ms

@@ -1,6 +1,10 @@
--- fence: the lock package's library (call.Uses), used by acquire.lua,
--- fair_acquire.lua and interval_claim.lua, so the fencing-token rule is
--- written once.
+-- lib.lua: the lock package's library, sent whole after the prelude and
+-- before each script that issues a fencing token (call.Uses):
+-- acquire.lua, fair_acquire.lua, multi_acquire.lua, rw_write.lua and
+-- interval_claim.lua, so the fencing-token rule is written once. It
+-- reads no KEYS or ARGV and writes nothing by itself: it only defines
+-- issue_fence and FENCE_CORRUPT, and replies nothing (the script after it
+-- does).
 --
 -- issue_fence(fence_key, t, keep_ms) returns the next token for the
 -- resource, max(last + 1, server time in µs), t being the reply of TIME,
