@@ -17,7 +17,7 @@ var (
 	// ErrInvalid marks bad input (a nil client, an empty endpoint, a TTL
 	// out of bounds, an oversize value, a bad option); nothing is written
 	// to Redis. A value that cannot be a key segment also matches
-	// keys.ErrInvalidKey.
+	// keys.ErrInvalid.
 	ErrInvalid = errors.New("cache: invalid argument")
 	// ErrClosed is returned by calls on a Store or Cache after Close.
 	ErrClosed = errors.New("cache: closed")

@@ -164,7 +164,7 @@ func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store,
 
 // Ref builds the entry of the layout's placeholders args (in the order of
 // Layout.Value.Params()). A value that cannot be a key segment fails with
-// ErrInvalid (and keys.ErrInvalidKey).
+// ErrInvalid (and keys.ErrInvalid).
 func (s *Store) Ref(args ...string) (Ref, error) {
 	const op = "ref"
 	v, err := pkg.Key(op, s.layout.Value, s.opt.ns, args...)

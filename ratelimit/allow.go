@@ -32,7 +32,7 @@ func (l *Limiter) Allow(ctx context.Context, id string) (Result, error) {
 // "Retries" in docs/ratelimit.md).
 //
 // Errors: ErrInvalid for a cost below 1 or an unusable id (also
-// keys.ErrInvalidKey), before anything is sent; keys.ErrCorrupt naming
+// keys.ErrInvalid), before anything is sent; keys.ErrCorrupt naming
 // the key when a key holds what this package does not write (another
 // type, a number outside the exact format or range written, a config
 // field above what New allows); Redis and context errors as they are.

@@ -15,7 +15,7 @@ var (
 	// sharing a key, an empty endpoint), a cost below 1 or above what the
 	// policy can ever admit, a Block outside 1ms..366 days, a Config value
 	// out of range, an unusable identifier (which also matches
-	// keys.ErrInvalidKey). The message says which.
+	// keys.ErrInvalid). The message says which.
 	ErrInvalid = errors.New("ratelimit: invalid argument")
 	// ErrNoRuntimeConfig reports SetConfig or Config on a Limiter built
 	// without WithRuntimeConfig, whose checks would never read the config.

@@ -108,7 +108,7 @@ func ExampleLimiter_AllowN() {
 	res, err = l.AllowN(ctx, "tenant-7", 101)
 	fmt.Println(res.Allowed, res.RetryAfter == ratelimit.Never, res.Remaining, err)
 	_, err = l.Allow(ctx, "")
-	fmt.Println(errors.Is(err, keys.ErrInvalidKey))
+	fmt.Println(errors.Is(err, keys.ErrInvalid))
 	// Output:
 	// true 60 <nil>
 	// false true 60 <nil>

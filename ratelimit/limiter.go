@@ -183,7 +183,7 @@ func (l *Limiter) spec(r Rule) keySpec {
 func (l *Limiter) Policy() Policy { return append(Policy(nil), l.policy...) }
 
 // keys builds KEYS for id: block key, config key (optional), state keys.
-// An unusable id is ErrInvalid (and keys.ErrInvalidKey) for op.
+// An unusable id is ErrInvalid (and keys.ErrInvalid) for op.
 func (l *Limiter) keys(op, id string) ([]string, error) {
 	ks := make([]string, 0, 2+len(l.specs))
 	k, err := pkg.Key(op, blockKey, l.opt.ns, id)

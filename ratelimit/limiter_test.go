@@ -42,7 +42,7 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		"huge sliding":     {one(ratelimit.Sliding, ratelimit.PerDay(1_000_000)), nil, ratelimit.ErrInvalid},
 		"GCRA too fast":    {one(ratelimit.GCRA, ratelimit.PerSecond(200_000)), nil, ratelimit.ErrInvalid},
 		"duplicate period": {ratelimit.Policy{{Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(1)}, {Algorithm: ratelimit.GCRA, Limit: ratelimit.PerSecond(2)}}, nil, ratelimit.ErrInvalid},
-		"empty endpoint":   {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithEndpoint("")}, keys.ErrInvalidKey},
+		"empty endpoint":   {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithEndpoint("")}, keys.ErrInvalid},
 		"endpoint+rate_limit key": {one(ratelimit.Sliding, ratelimit.PerSecond(1)),
 			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalid},
 		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
@@ -85,7 +85,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	ctx := e.Ctx()
 	l := newLimiter(t, e, seed001, ratelimit.WithEndpoint("GET /x"))
 	_, err := l.Allow(ctx, "")
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = l.AllowN(ctx, "k1", 0)
 	require.ErrorIs(t, err, ratelimit.ErrInvalid)
 	_, err = l.AllowN(ctx, "k1", -3)
@@ -94,17 +94,17 @@ func TestBadInputWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ratelimit.Never, res.RetryAfter)
 	_, err = l.Peek(ctx, strings.Repeat("x", keys.MaxSegmentLen+1))
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "k1", 0), ratelimit.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "k1", -time.Second), ratelimit.ErrInvalid)
-	require.ErrorIs(t, l.Block(ctx, "", time.Second), keys.ErrInvalidKey)
-	require.ErrorIs(t, l.Reset(ctx, ""), keys.ErrInvalidKey)
+	require.ErrorIs(t, l.Block(ctx, "", time.Second), keys.ErrInvalid)
+	require.ErrorIs(t, l.Reset(ctx, ""), keys.ErrInvalid)
 	require.ErrorIs(t, l.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: 1}), ratelimit.ErrNoRuntimeConfig)
 	_, err = l.Config(ctx, "k1")
 	require.ErrorIs(t, err, ratelimit.ErrNoRuntimeConfig)
 	lc := newLimiter(t, e, seed001, ratelimit.WithRuntimeConfig())
 	require.ErrorIs(t, lc.SetConfig(ctx, "k1", ratelimit.Config{PerMinute: -1}), ratelimit.ErrInvalid)
-	require.ErrorIs(t, lc.SetConfig(ctx, "", ratelimit.Config{PerMinute: 1}), keys.ErrInvalidKey)
+	require.ErrorIs(t, lc.SetConfig(ctx, "", ratelimit.Config{PerMinute: 1}), keys.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "k1", 366*24*time.Hour+time.Millisecond), ratelimit.ErrInvalid)
 	require.ErrorIs(t, l.Block(ctx, "k1", math.MaxInt64), ratelimit.ErrInvalid)
 	require.Empty(t, e.Keys())

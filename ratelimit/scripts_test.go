@@ -8,7 +8,30 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/calltest"
+	"github.com/redschema/redschema/internal/harness"
 )
+
+// TestScriptsAreFiles: every ratelimit script is its .lua file sent as
+// written after the prelude, and every file compiles after the prelude.
+// The check operations are declared by New, so a Limiter of each
+// algorithm is built first; the lean one-rule script shares allow.lua's
+// operation name, so its body is checked here.
+func TestScriptsAreFiles(t *testing.T) {
+	e := harness.New(t)
+	for _, a := range []Algorithm{FixedWindow, Sliding, SlidingCounter, GCRA} {
+		l, err := New(e.Client, Policy{{Algorithm: a, Limit: PerSecond(5)}}, WithNamespace(e.NS))
+		require.NoError(t, err)
+		require.NotNil(t, l.singleOp, "%v", a)
+		head, lib, body := l.singleOp.Parts()
+		require.Empty(t, head+lib, "%v", a)
+		require.Equal(t, singleSrc[a], body, "%v: the lean script is its file", a)
+		require.NoError(t, l.Close())
+	}
+	calltest.CheckScripts(t, pkg)
+}
 
 // The algorithm names allow.lua and adjust.lua branch on are exactly the
 // Go Algorithms' names, which New sends in ARGV: one list, in Go.
