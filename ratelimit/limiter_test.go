@@ -45,7 +45,7 @@ func TestNewRejectsBadPolicies(t *testing.T) {
 		"empty endpoint":   {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithEndpoint("")}, keys.ErrInvalid},
 		"endpoint+rate_limit key": {one(ratelimit.Sliding, ratelimit.PerSecond(1)),
 			[]ratelimit.Option{ratelimit.WithEndpoint("/x"), ratelimit.WithRateLimitKey()}, ratelimit.ErrInvalid},
-		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalidNamespace},
+		"bad namespace":       {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithNamespace(keys.Namespace{Prefix: "a{b"})}, keys.ErrInvalid},
 		"negative pipelining": {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(-1)}, ratelimit.ErrInvalid},
 		"too many pipelines":  {one(ratelimit.FixedWindow, ratelimit.PerSecond(1)), []ratelimit.Option{ratelimit.WithPipelining(1025)}, ratelimit.ErrInvalid},
 		"period over a year":  {one(ratelimit.FixedWindow, ratelimit.Limit{Rate: 1, Period: 367 * 24 * time.Hour}), nil, ratelimit.ErrInvalid},
