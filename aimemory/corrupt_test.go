@@ -242,7 +242,7 @@ func TestInputBounds(t *testing.T) {
 	}
 	_, err = m.Append(ctx, "", "c", []Message{msg(User, "x", 1)})
 	require.ErrorIs(t, err, ErrInvalid)
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = m.Append(ctx, "u", "c", []Message{msg(User, "x", 1)}, Budget(-1))
 	require.ErrorIs(t, err, ErrInvalid)
 	for _, o := range []WindowOption{LastN(0), LastN(maxMessages + 1), TokenBudget(0), TokenBudget(maxTokens + 1)} {

@@ -12,7 +12,7 @@ var (
 	// ErrInvalid marks bad input (a nil client, a bad option, an unknown
 	// role, empty content, negative tokens, an oversize message, a bad
 	// window or budget); nothing is written to Redis. A value that cannot
-	// be a key segment also matches keys.ErrInvalidKey.
+	// be a key segment also matches keys.ErrInvalid.
 	ErrInvalid = errors.New("aimemory: invalid argument")
 	// ErrBudgetExceeded means an Append would take the user's tokens of
 	// the day past the daily budget; nothing was appended.

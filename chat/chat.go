@@ -107,7 +107,7 @@ func newRequestID() string {
 }
 
 // checkID rejects an ID over maxIDLen bytes; the key templates check the
-// rest (empty, not UTF-8), so that a bad ID matches keys.ErrInvalidKey
+// rest (empty, not UTF-8), so that a bad ID matches keys.ErrInvalid
 // too.
 func checkID(op, what, id string) error {
 	if len(id) > maxIDLen {

@@ -12,7 +12,7 @@ var (
 	// ErrInvalid marks bad input (an empty or oversize ID, an unknown
 	// priority or sender role, an oversize message, a capacity < 1, a bad
 	// option); nothing is written to Redis. A value that cannot be a key
-	// segment also matches keys.ErrInvalidKey.
+	// segment also matches keys.ErrInvalid.
 	ErrInvalid = errors.New("chat: invalid argument")
 	// ErrNotFound means the conversation is not open: never opened,
 	// resolved, or expired after the conversation TTL without activity.

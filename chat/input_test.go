@@ -43,7 +43,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 // TestBadInputWritesNothing: every bad input is ErrInvalid before any
 // write (the namespace stays empty), and a bad ID also matches
-// keys.ErrInvalidKey.
+// keys.ErrInvalid.
 func TestBadInputWritesNothing(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
@@ -102,7 +102,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		"empty admin":        func() error { return c.AddAdmin(ctx, "", 1) },
 		"not utf-8":          func() error { _, err := c.Resolve(ctx, bad); return err },
 	} {
-		assert.ErrorIs(t, f(), keys.ErrInvalidKey, name)
+		assert.ErrorIs(t, f(), keys.ErrInvalid, name)
 	}
 	assert.Empty(t, e.Keys(), "nothing written")
 	// At the bounds, accepted.

@@ -15,18 +15,6 @@ import (
 // negative one, or one other than 0 on a cluster). The message says which.
 var ErrInvalid = errors.New("keys: invalid")
 
-// ErrInvalidKey is ErrInvalid, under its former name.
-//
-// Deprecated: use ErrInvalid. It remains only while other packages of
-// the module still name it.
-var ErrInvalidKey = ErrInvalid
-
-// ErrInvalidNamespace is ErrInvalid, under its former name.
-//
-// Deprecated: use ErrInvalid. It remains only while other packages of
-// the module still name it.
-var ErrInvalidNamespace = ErrInvalid
-
 // errNoMatch is wrapped by Template.Parse's error when a key was not built from the
 // template in the given namespace.
 var errNoMatch = errors.New("keys: key does not match pattern")

@@ -14,7 +14,7 @@ var (
 	// option out of its documented range, a metric name that is not
 	// [a-zA-Z_][a-zA-Z0-9_]* or is declared twice with another shape,
 	// label names or bucket bounds that cannot work. A value that cannot
-	// be a key segment also matches keys.ErrInvalidKey.
+	// be a key segment also matches keys.ErrInvalid.
 	ErrInvalid = errors.New("metrics: invalid argument")
 	// ErrClosed is returned by Flush after Close, and by Close the second
 	// time.

@@ -60,7 +60,7 @@ func newAvailability(rdb redis.UniversalClient, o options) *Availability {
 
 // Key returns the key holding admin's availability, for the KEYS of a
 // script that reads it (see the type's doc). A bad admin ID is ErrInvalid
-// (and keys.ErrInvalidKey).
+// (and keys.ErrInvalid).
 func (a *Availability) Key(admin string) (string, error) { return a.key("key", admin) }
 
 func (a *Availability) key(op, admin string) (string, error) {

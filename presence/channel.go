@@ -198,7 +198,7 @@ func joinResult(rep call.Reply, err error) (JoinResult, error) {
 // first run's JoinResult and changes and publishes nothing.
 //
 // Errors: ErrInvalid before anything is written (an empty or bad channel
-// or user ID, also keys.ErrInvalidKey; an empty or long connection ID;
+// or user ID, also keys.ErrInvalid; an empty or long connection ID;
 // data whose JSON exceeds WithMaxMetadata), ErrTooManyConnections when the
 // user already has WithMaxConnections other devices in the channel
 // (nothing written), keys.ErrCorrupt naming the key, or Redis errors.

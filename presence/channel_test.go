@@ -229,7 +229,7 @@ func TestChannelInput(t *testing.T) {
 	ctx := e.Ctx()
 	_, err := c.Join(ctx, "", "u", "c", roomData{})
 	assert.ErrorIs(t, err, presence.ErrInvalid)
-	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = c.Join(ctx, "r", "", "c", roomData{})
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 	_, err = c.Join(ctx, "r", "u", "", roomData{})

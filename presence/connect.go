@@ -117,7 +117,7 @@ func encodeJSON(v any) (string, error) {
 // and publishes nothing, whatever ran on the user meanwhile.
 //
 // Errors: ErrInvalid before anything is written (a bad user ID, which also
-// matches keys.ErrInvalidKey; an empty or long connection ID; metadata
+// matches keys.ErrInvalid; an empty or long connection ID; metadata
 // over the limit; Offline or an unknown status), ErrTooManyConnections
 // (nothing registered), keys.ErrCorrupt naming the key, or Redis errors.
 func (t *Tracker) Connect(ctx context.Context, user string, c Conn) (Result, error) {

@@ -34,7 +34,7 @@ var (
 	// or one without ContextTimeoutEnabled, a bad option or profile, an
 	// empty or oversize ID, a status the operation does not take, metadata
 	// or a username over its limit, a duration or count out of its bounds.
-	// A value that cannot be a key segment also matches keys.ErrInvalidKey.
+	// A value that cannot be a key segment also matches keys.ErrInvalid.
 	ErrInvalid = errors.New("presence: invalid argument")
 )
 

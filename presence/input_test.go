@@ -59,7 +59,7 @@ func TestNewValidates(t *testing.T) {
 		assert.ErrorIs(t, err, presence.ErrInvalid, "nil, or no ContextTimeoutEnabled")
 	}
 	_, err := presence.New(e.Client, presence.WithNamespace(keys.Namespace{Prefix: "a{b"}))
-	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 
 	// Zero values are the defaults; bounds are accepted.
@@ -94,8 +94,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 			err  error
 			run  func() error
 		}{
-			{"empty user", keys.ErrInvalidKey, func() error { _, err := tr.Connect(ctx, "", presence.Conn{ID: "c"}); return err }},
-			{"long user", keys.ErrInvalidKey, func() error {
+			{"empty user", keys.ErrInvalid, func() error { _, err := tr.Connect(ctx, "", presence.Conn{ID: "c"}); return err }},
+			{"long user", keys.ErrInvalid, func() error {
 				_, err := tr.Connect(ctx, strings.Repeat("u", keys.MaxSegmentLen+1), presence.Conn{ID: "c"})
 				return err
 			}},
@@ -109,12 +109,12 @@ func TestBadInputWritesNothing(t *testing.T) {
 				_, err := tr.Connect(ctx, "u", presence.Conn{ID: "c", Metadata: presence.Metadata{UserAgent: strings.Repeat("M", 190)}})
 				return err
 			}},
-			{"heartbeat empty user", keys.ErrInvalidKey, func() error { _, err := tr.Heartbeat(ctx, "", "c"); return err }},
+			{"heartbeat empty user", keys.ErrInvalid, func() error { _, err := tr.Heartbeat(ctx, "", "c"); return err }},
 			{"heartbeat empty conn", presence.ErrInvalid, func() error { _, err := tr.Heartbeat(ctx, "u", ""); return err }},
 			{"disconnect empty conn", presence.ErrInvalid, func() error { _, err := tr.Disconnect(ctx, "u", ""); return err }},
-			{"status empty user", keys.ErrInvalidKey, func() error { _, err := tr.SetStatus(ctx, "", presence.Away); return err }},
+			{"status empty user", keys.ErrInvalid, func() error { _, err := tr.SetStatus(ctx, "", presence.Away); return err }},
 			{"empty activity", presence.ErrInvalid, func() error { return tr.SetActivity(ctx, "u", "") }},
-			{"get empty", keys.ErrInvalidKey, func() error { _, err := tr.Get(ctx, ""); return err }},
+			{"get empty", keys.ErrInvalid, func() error { _, err := tr.Get(ctx, ""); return err }},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) { assert.ErrorIs(t, c.run(), c.err) })

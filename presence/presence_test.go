@@ -499,7 +499,7 @@ func TestConnections(t *testing.T) {
 		require.Len(t, cs, 1)
 		assert.Equal(t, "a", cs[0].ID)
 		_, err = tr.Connections(ctx, "")
-		assert.ErrorIs(t, err, keys.ErrInvalidKey)
+		assert.ErrorIs(t, err, keys.ErrInvalid)
 
 		// IDs and metadata that need escaping, and no metadata at all.
 		odd := "x\"y\\/ü\x01 1"

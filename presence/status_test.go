@@ -218,7 +218,7 @@ func TestGetManyAndOnlineIndex(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, ps)
 		_, err = tr.GetMany(ctx, []string{"a", ""})
-		assert.ErrorIs(t, err, keys.ErrInvalidKey)
+		assert.ErrorIs(t, err, keys.ErrInvalid)
 		e.RequireTTLs(nil)
 	})
 }
@@ -281,7 +281,7 @@ func TestAvailability(t *testing.T) {
 	assert.ErrorIs(t, av.Set(ctx, "123", presence.Invisible), presence.ErrInvalid)
 	assert.ErrorIs(t, av.Set(ctx, "123", "napping"), presence.ErrInvalid)
 	err = av.Set(ctx, "", presence.Online)
-	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 	_, err = av.Key("")
 	assert.ErrorIs(t, err, presence.ErrInvalid)

@@ -83,7 +83,7 @@ func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle
 // reports the first run's answer: within TypingThrottle with a throttle
 // (the throttle marker holds its request ID), within the replay window (3 min) without
 // one. Errors: ErrInvalid for an empty or
-// oversize ID (also keys.ErrInvalidKey) or a username over 256
+// oversize ID (also keys.ErrInvalid) or a username over 256
 // bytes or not UTF-8; keys.ErrCorrupt for a throttle marker without a TTL
 // within the throttle interval (it would throttle the user for ever).
 func (t *Typing) Start(ctx context.Context, conversation, user, username string) (bool, error) {

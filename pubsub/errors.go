@@ -12,7 +12,7 @@ var (
 	// oversize or invalid UTF-8 topic segment, a zero Topic, no topics, a
 	// payload that does not encode or is larger than the Bus's limit.
 	// Nothing is published or subscribed. A bad topic segment also
-	// matches keys.ErrInvalidKey.
+	// matches keys.ErrInvalid.
 	ErrInvalid = errors.New("pubsub: invalid argument")
 	// ErrMalformed marks a received message that is not a valid envelope,
 	// is larger than the Bus's limit, or whose payload does not decode

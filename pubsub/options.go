@@ -71,7 +71,7 @@ func WithCodec(c codec.Codec) Option { return func(o *options) { o.codec = c } }
 
 // New returns a Bus over rdb. It fails with ErrInvalid for a nil client, a
 // go-redis client without ContextTimeoutEnabled, or a bad option (a bad
-// namespace also matches keys.ErrInvalidNamespace). It does no I/O.
+// namespace also matches keys.ErrInvalid). It does no I/O.
 func New(rdb redis.UniversalClient, opts ...Option) (*Bus, error) {
 	o, err := call.Configure(pkg, "new", rdb, defaults(), opts, (*options).check)
 	if err != nil {

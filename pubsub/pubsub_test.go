@@ -53,7 +53,7 @@ func TestChannelNames(t *testing.T) {
 	for _, c := range [][2]string{{"", "x"}, {"x", ""}, {"\xff", "x"}, {"x", strings.Repeat("y", keys.MaxSegmentLen+1)}} {
 		_, err := pubsub.NewTopic[int](c[0], c[1])
 		assert.ErrorIs(t, err, pubsub.ErrInvalid)
-		assert.ErrorIs(t, err, keys.ErrInvalidKey)
+		assert.ErrorIs(t, err, keys.ErrInvalid)
 	}
 	// The named channels keep their exact names.
 	assert.Equal(t, "pubsub:files:uploaded", pubsub.TopicFileUploaded().Channel(keys.Namespace{}))
@@ -150,7 +150,7 @@ func TestBadInput(t *testing.T) {
 	_, err := pubsub.New(nil)
 	assert.ErrorIs(t, err, pubsub.ErrInvalid)
 	_, err = pubsub.New(e.Client, pubsub.WithNamespace(keys.Namespace{Prefix: "}"}))
-	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	for _, o := range []pubsub.Option{pubsub.WithBuffer(0), pubsub.WithBuffer(1<<20 + 1), pubsub.WithMaxMessage(0),
 		pubsub.WithMaxMessage(512<<20 + 1), pubsub.WithSource("\xff"), pubsub.WithSource(strings.Repeat("s", 257)), pubsub.WithCodec(nil)} {
 		_, err = pubsub.New(e.Client, o)

@@ -10,7 +10,7 @@ type Topic[T any] struct {
 
 // NewTopic returns the topic pubsub:{domain}:{eventType}. Both must be
 // non-empty valid UTF-8 of at most keys.MaxSegmentLen bytes (else
-// ErrInvalid, also matching keys.ErrInvalidKey); they are escaped like key
+// ErrInvalid, also matching keys.ErrInvalid); they are escaped like key
 // segments, so "a:b" cannot reach another topic's channel nor inject a
 // glob pattern.
 func NewTopic[T any](domain, eventType string) (Topic[T], error) {

@@ -27,7 +27,7 @@ var (
 	// ErrInvalid: bad input (a nil client, an empty or reserved queue
 	// name, a bad option, a bound exceeded, a payload that does not
 	// encode); nothing was written. A value that cannot be a key segment
-	// (a job ID) also matches keys.ErrInvalidKey.
+	// (a job ID) also matches keys.ErrInvalid.
 	ErrInvalid = errors.New("queue: invalid argument")
 	// ErrTooLarge: the encoded job exceeds the queue's payload limit.
 	// Nothing was written.

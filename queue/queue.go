@@ -43,7 +43,7 @@ var reserved = map[string]bool{"stats": true, "dlq": true}
 // without ContextTimeoutEnabled, a bad option, an empty name, or "stats"
 // or "dlq" (reserved: with hash tags off, queue:stats:x would be both the
 // stats of queue x and a key of a queue called "stats"); a name that
-// cannot be a key segment also matches keys.ErrInvalidKey. New does no
+// cannot be a key segment also matches keys.ErrInvalid. New does no
 // I/O.
 func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[T], error) {
 	const op = "new"

@@ -253,9 +253,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 		assert.ErrorIs(t, err, queue.ErrInvalid, "name %q", name)
 	}
 	_, err := queue.New[execution](e.Client, strings.Repeat("x", 2000), queue.WithNamespace(e.NS))
-	assert.ErrorIs(t, err, keys.ErrInvalidKey)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = queue.New[execution](e.Client, "q", queue.WithNamespace(keys.Namespace{Prefix: "{bad"}))
-	assert.ErrorIs(t, err, keys.ErrInvalidNamespace)
+	assert.ErrorIs(t, err, keys.ErrInvalid)
 	for _, o := range []queue.Option{queue.WithLease(0), queue.WithMaxRetries(-1), queue.WithMaxPayload(0), queue.WithDeadLetterCap(0), queue.WithBackoff(nil), queue.WithCodec(nil), queue.WithShutdownGrace(-1)} {
 		_, err = queue.New[execution](e.Client, "q", o)
 		assert.ErrorIs(t, err, queue.ErrInvalid)
@@ -271,8 +271,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 		"unique without id":                  {[]queue.EnqueueOption{queue.WithUnique(time.Minute)}, queue.ErrInvalid},
 		"negative unique":                    {[]queue.EnqueueOption{queue.WithID("x"), queue.WithUnique(-1)}, queue.ErrInvalid},
 		"bad max retries":                    {[]queue.EnqueueOption{queue.WithJobMaxRetries(-2)}, queue.ErrInvalid},
-		"oversize id":                        {[]queue.EnqueueOption{queue.WithID(strings.Repeat("i", 1025))}, keys.ErrInvalidKey},
-		"invalid utf-8 id":                   {[]queue.EnqueueOption{queue.WithID("\xff")}, keys.ErrInvalidKey},
+		"oversize id":                        {[]queue.EnqueueOption{queue.WithID(strings.Repeat("i", 1025))}, keys.ErrInvalid},
+		"invalid utf-8 id":                   {[]queue.EnqueueOption{queue.WithID("\xff")}, keys.ErrInvalid},
 		"invalid utf-8 id is ErrInvalid too": {[]queue.EnqueueOption{queue.WithID("\xff")}, queue.ErrInvalid},
 		"oversize payload":                   {[]queue.EnqueueOption{queue.WithID("big")}, queue.ErrTooLarge},
 	}

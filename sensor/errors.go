@@ -14,7 +14,7 @@ var (
 	// infinite value, a timestamp before 2000 or further in the future
 	// than WithMaxFuture allows, an oversize field, a bad option. Nothing
 	// is written. A value that cannot be a key segment also matches
-	// keys.ErrInvalidKey.
+	// keys.ErrInvalid.
 	ErrInvalid = errors.New("sensor: invalid argument")
 	// ErrNotFound means the query found no reading (Current), or no
 	// motion (SinceMotion), within the retention window.

@@ -15,7 +15,7 @@ var (
 	// ErrInvalid: an argument was rejected before anything was written
 	// (a nil client, an empty ID, an oversize field, a bad duration, a
 	// reserved field name). A value that cannot be a key segment also
-	// matches keys.ErrInvalidKey.
+	// matches keys.ErrInvalid.
 	ErrInvalid = errors.New("session: invalid argument")
 	// ErrInvalidToken: a refresh token or session handle does not match.
 	ErrInvalidToken = errors.New("session: invalid token")

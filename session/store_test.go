@@ -66,7 +66,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if opts == nil {
 				_, err := New(e.Client, WithNamespace(keys.Namespace{Prefix: "a{b"}))
-				require.ErrorIs(t, err, keys.ErrInvalidNamespace)
+				require.ErrorIs(t, err, keys.ErrInvalid)
 				require.ErrorIs(t, err, ErrInvalid)
 				return
 			}
@@ -255,7 +255,7 @@ func TestCreateBadInput(t *testing.T) {
 		})
 	}
 	_, _, err := s.Create(ctx, Info{UserID: strings.Repeat("u", keys.MaxSegmentLen+1)})
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = s.Get(ctx, "", "x")
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = s.List(ctx, "")

@@ -161,13 +161,13 @@ func TestErrorText(t *testing.T) {
 	_, kerr := strKey.Key(keys.Namespace{}, "")
 	err = pkg.Invalid("get", kerr)
 	require.ErrorIs(t, err, errInvalid)
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 	assert.Equal(t, 1, strings.Count(err.Error(), "calltest: "), err.Error())
 	assert.Same(t, err, pkg.Invalid("get", err), "not wrapped twice")
 
 	_, err = pkg.Key("get", strKey, keys.Namespace{}, "")
 	require.ErrorIs(t, err, errInvalid)
-	require.ErrorIs(t, err, keys.ErrInvalidKey)
+	require.ErrorIs(t, err, keys.ErrInvalid)
 
 	ctxErr := pkg.Wrap(context.Background(), "get", "k", context.DeadlineExceeded)
 	require.ErrorIs(t, ctxErr, context.DeadlineExceeded)

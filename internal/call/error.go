@@ -15,7 +15,7 @@ import (
 // package, the operation and the key, and matches with errors.Is both its
 // Kind (a package sentinel such as lock.ErrNotObtained or ErrInvalid) and
 // its cause (a context error, a Redis error, keys.ErrCorrupt,
-// keys.ErrInvalidKey).
+// keys.ErrInvalid).
 //
 // Its text says each prefix once:
 //
@@ -120,7 +120,7 @@ func (p *Pkg) Invalid(op string, cause error) error {
 
 // Key builds t's key for args under ns; a value that cannot be a key
 // segment is the package's invalid-input error for op, matching both its
-// ErrInvalid and keys.ErrInvalidKey.
+// ErrInvalid and keys.ErrInvalid.
 func (p *Pkg) Key(op string, t *keys.Template, ns keys.Namespace, args ...string) (string, error) {
 	k, err := t.Key(ns, args...)
 	if err != nil {
