@@ -15,6 +15,7 @@ import (
 
 func main() {
 	rootDoc()
+	optionTables()
 	for _, owner := range docgen.Owners() {
 		path := filepath.Join(owner, "doc.go")
 		src, err := os.ReadFile(path)
@@ -59,4 +60,24 @@ func rootDoc() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "gendoc:", err)
 	os.Exit(1)
+}
+
+// optionTables rewrites the option table of every package's docs page.
+func optionTables() {
+	pages, err := docgen.OptionPages(".")
+	if err != nil {
+		fail(err)
+	}
+	for page, opts := range pages {
+		src, err := os.ReadFile(page)
+		if err != nil {
+			fail(err)
+		}
+		if out := docgen.RewriteOptions(string(src), opts); out != string(src) {
+			if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
+				fail(err)
+			}
+			fmt.Println("gendoc: rewrote", page)
+		}
+	}
 }
