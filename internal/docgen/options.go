@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,28 +28,24 @@ type OptionDoc struct {
 // non-test .go files), sorted by type and name.
 func Options(dir string) ([]OptionDoc, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	files, err := parseDir(fset, dir, parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
 	var out []OptionDoc
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
-					continue
-				}
-				typ := typeName(fd.Type.Results.List[0].Type)
-				if !strings.HasSuffix(typ, "Option") {
-					continue
-				}
-				o := OptionDoc{Type: typ, Call: fd.Name.Name + params(fset, fd)}
-				o.Default, o.Range = defaultLine(fd.Doc.Text())
-				out = append(out, o)
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
+				continue
 			}
+			typ := typeName(fd.Type.Results.List[0].Type)
+			if !strings.HasSuffix(typ, "Option") {
+				continue
+			}
+			o := OptionDoc{Type: typ, Call: fd.Name.Name + params(fset, fd)}
+			o.Default, o.Range = defaultLine(fd.Doc.Text())
+			out = append(out, o)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
