@@ -16,7 +16,18 @@ import (
 // on Redis 7.0, see internal/call's int_str); a string literal is passed
 // as it is. Write '0', '-1', '1000'.
 func TestScriptsPassNoNumberLiterals(t *testing.T) {
-	var found []string
+	for rel, src := range luaFiles(t) {
+		for _, lit := range numberArgs(src) {
+			t.Errorf("a number literal passed to Redis (write it as a string): %s: %s", rel, lit)
+		}
+	}
+}
+
+// luaFiles returns every .lua file of the repository (hidden directories
+// skipped) by its path relative to the root, with slashes.
+func luaFiles(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -32,17 +43,16 @@ func TestScriptsPassNoNumberLiterals(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		for _, lit := range numberArgs(string(src)) {
-			found = append(found, rel+": "+lit)
-		}
+		out[filepath.ToSlash(rel)] = string(src)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range found {
-		t.Errorf("a number literal passed to Redis (write it as a string): %s", f)
+	if len(out) < 100 {
+		t.Fatalf("found %d .lua files, want the repository's", len(out))
 	}
+	return out
 }
 
 // TestNumberArgs checks the scanner the test above relies on.

@@ -1,9 +1,6 @@
 package docgen_test
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -22,34 +19,16 @@ import (
 // buildsKeys lists the scripts that still do, each with why; the list may
 // only shrink.
 func TestScriptsBuildNoKeys(t *testing.T) {
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".lua") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if why, ok := buildsKeys[filepath.ToSlash(rel)]; ok {
-			if len(builtKeys(string(src))) == 0 {
+	for rel, src := range luaFiles(t) {
+		if why, ok := buildsKeys[rel]; ok {
+			if len(builtKeys(src)) == 0 {
 				t.Errorf("%s builds no key any more: take it off buildsKeys (%s)", rel, why)
 			}
-			return nil
+			continue
 		}
-		for _, f := range builtKeys(string(src)) {
+		for _, f := range builtKeys(src) {
 			t.Errorf("%s: a key built in Lua (declare it and pass it in KEYS): %s", rel, f)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
