@@ -125,6 +125,32 @@ func TestKeyErrors(t *testing.T) {
 	assert.Len(t, k, len("session:user:{}:s")+keys.MaxSegmentLen)
 }
 
+func TestPrefix(t *testing.T) {
+	group := mustCompile(t, keys.Pattern{Template: "queue:{queue_name}:gactive:{group}", Tag: "queue_name", Type: keys.ZSet})
+	for _, ns := range []keys.Namespace{{}, {Prefix: "app:"}, {Prefix: "app:", NoHashTags: true}} {
+		pre, err := group.Prefix(ns, "a:b")
+		require.NoError(t, err)
+		k, err := group.Key(ns, "a:b", "tenant-1")
+		require.NoError(t, err)
+		assert.Equal(t, k, pre+"tenant-1", "the prefix and a value that needs no escaping make the key")
+		if !ns.NoHashTags {
+			assert.Equal(t, keys.Slot(k), keys.Slot(pre), "the family shares one slot")
+		}
+	}
+	_, err := group.Prefix(keys.Namespace{}, "")
+	assert.ErrorIs(t, err, keys.ErrInvalid, "the values given are checked as Key checks them")
+	_, err = group.Prefix(keys.Namespace{}, "a", "b")
+	assert.ErrorIs(t, err, keys.ErrInvalid, "a value for the last placeholder too")
+	for _, tmpl := range []keys.Pattern{
+		{Template: "queue:{queue_name}:stats", Tag: "queue_name"}, // ends with a literal
+		{Template: "lock:{name}", Tag: "name"},                    // ends with its tag
+		{Template: "flags:all"},                                   // no placeholder
+	} {
+		_, err := mustCompile(t, tmpl).Prefix(keys.Namespace{}, "q")
+		assert.ErrorIs(t, err, keys.ErrInvalid, tmpl.Template)
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	for name, p := range map[string]keys.Pattern{
 		"empty":           {Template: "", Type: keys.String, TTL: time.Second, Owner: "x"},

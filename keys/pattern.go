@@ -205,6 +205,24 @@ func (t *Template) Key(ns Namespace, args ...string) (string, error) {
 	return b.String(), nil
 }
 
+// Prefix builds the part of a key that comes before its last placeholder,
+// given the values of the others (in the order of Params), for a key
+// family whose last value a script learns as it runs (a queue's groups):
+// the prefix followed by a value v is Key's key for v whenever v holds no
+// byte Key escapes. The last placeholder must be the template's last
+// segment and not its hash tag, so that the whole family shares one slot.
+func (t *Template) Prefix(ns Namespace, args ...string) (string, error) {
+	last := len(t.segs) - 1
+	if len(t.params) == 0 || t.segs[last].param != len(t.params)-1 || t.segs[last].tag {
+		return "", fmt.Errorf("%w key: %q does not end with an untagged placeholder", ErrInvalid, t.p.Template)
+	}
+	k, err := t.Key(ns, append(args[:len(args):len(args)], "x")...)
+	if err != nil {
+		return "", err
+	}
+	return k[:len(k)-1], nil
+}
+
 // Parse recovers the placeholder values from a key built by Key under ns.
 // It returns an error wrapping errNoMatch when the key has another shape.
 func (t *Template) Parse(ns Namespace, key string) ([]string, error) {
