@@ -5,7 +5,9 @@ package calltest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +22,9 @@ import (
 //     package (its head, library and body are each one file's text), and
 //     the source it sends is exactly those files with the prelude, in
 //     order;
+//   - every operation's body (and head) opens with a header that names
+//     each KEYS[i] and ARGV[i] its code reads (a range "ARGV[1..5]" names
+//     five, "ARGV[4..]" every one from 4) and says what it returns;
 //   - every .lua file of the package compiles on the test's backend as a
 //     script of its own after the prelude.
 func CheckScripts(t *testing.T, p *call.Pkg) {
@@ -62,6 +67,11 @@ func CheckScripts(t *testing.T, p *call.Pkg) {
 		if got := op.Script().Source(); got != strings.Join(want, "\n") {
 			t.Errorf("%s %q: the source sent is not head + prelude + library + body", p.Name, op.Name())
 		}
+		for _, src := range []string{head, body} {
+			for _, miss := range headerMisses(src) {
+				t.Errorf("%s %q: a header does not %s", p.Name, op.Name(), miss)
+			}
+		}
 	}
 	e := harness.New(t)
 	for i, path := range paths {
@@ -70,4 +80,56 @@ func CheckScripts(t *testing.T, p *call.Pkg) {
 			t.Errorf("%s/%s does not compile as a script after the prelude: %v", p.Name, path, err)
 		}
 	}
+}
+
+var (
+	indexRe  = regexp.MustCompile(`\b(KEYS|ARGV)\[(\d+)\]`)
+	rangeRe  = regexp.MustCompile(`\b(KEYS|ARGV)\[(\d+)\.\.(\d*)\]`)
+	returnRe = regexp.MustCompile(`(?i)\breturn|\breply|\breplies`)
+)
+
+// headerMisses returns what the header of script src (its opening
+// comment lines) leaves out: a KEYS[i] or ARGV[i] its code reads, or what
+// it returns.
+func headerMisses(src string) []string {
+	if src == "" {
+		return nil
+	}
+	var head, code []string
+	inHead := true
+	for _, l := range strings.Split(src, "\n") {
+		if inHead && strings.HasPrefix(strings.TrimSpace(l), "--") {
+			head = append(head, l)
+			continue
+		}
+		inHead = false
+		code = append(code, l)
+	}
+	h := strings.Join(head, "\n")
+	named := map[string]bool{}
+	for _, m := range indexRe.FindAllStringSubmatch(h, -1) {
+		named[m[1]+"["+m[2]+"]"] = true
+	}
+	for _, m := range rangeRe.FindAllStringSubmatch(h, -1) {
+		a, _ := strconv.Atoi(m[2])
+		b, err := strconv.Atoi(m[3])
+		if err != nil { // "ARGV[4..]": every index from 4 on
+			b = a + 99
+		}
+		for i := a; i <= b && i-a < 100; i++ {
+			named[m[1]+"["+strconv.Itoa(i)+"]"] = true
+		}
+	}
+	var miss []string
+	seen := map[string]bool{}
+	for _, m := range indexRe.FindAllString(strings.Join(code, "\n"), -1) {
+		if !named[m] && !seen[m] {
+			seen[m] = true
+			miss = append(miss, "name "+m)
+		}
+	}
+	if !returnRe.MatchString(h) {
+		miss = append(miss, "say what it returns")
+	}
+	return miss
 }
