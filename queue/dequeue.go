@@ -18,11 +18,9 @@ import (
 )
 
 var (
+	// lib is lib.lua, the helpers the queue's scripts share.
 	//go:embed lib.lua
-	libSrc string
-	// lib is lib.lua: each script gets the paragraphs it uses (every
-	// "local function" joined costs a closure on every run).
-	lib = libSrc
+	lib string
 	//go:embed dequeue.lua
 	dequeueSrc string
 
@@ -69,7 +67,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}
-	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(q.all, q.inbox, q.request(), q.flows)), args...)
+	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(with(q.all, q.inbox, q.request(), q.flows), q.limitKeys...)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err

@@ -14,7 +14,13 @@
 -- KEYS[10] inbox list     queue:{q}:inbox
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[12] flows hash     queue:{q}:flows       flow parents and children
--- KEYS[13] events stream  queue:{q}:events, with WithEvents only
+-- KEYS[13] rate string    queue:{q}:rate, with limits (ARGV[10]) only
+-- KEYS[14] the prefix of a group's lease set, queue:{q}:gactive:, and
+-- KEYS[15] the prefix of a group's rate key, queue:{q}:grate:, with
+--          limits only: a group's keys are the prefix and the group
+--          name, which the script learns from a job (declared in keys as
+--          queue:{queue_name}:gactive:{group} and :grate:{group})
+-- KEYS[#KEYS] events stream  queue:{q}:events, with WithEvents only
 -- ARGV[1] n: most jobs to lease (1 to 512)
 -- ARGV[2] lease in ms
 -- ARGV[3] dead-letter cap (entries kept)
@@ -32,9 +38,8 @@
 --         or group limits only (else absent: nothing below reads a limit):
 --         c the most leases at once (the active set's size), r jobs per
 --         p ms (fixed windows of the server clock, counted in the rate
---         key rk), g the default group limits and o the groups' own ({c,
---         r, p} each), ga and gr the prefixes of a group's lease set and
---         rate key; with group limits also the tuning of pick: scan the
+--         key), g the default group limits and o the groups' own ({c,
+--         r, p} each); with group limits also the tuning of pick: scan the
 --         most ready jobs one dequeue looks at (GROUP_SCAN below), look
 --         (GROUP_LOOK), seen_ms and seen_max (GROUP_SEEN_MS and
 --         GROUP_SEEN_MAX: the age and size of the remembered list) and
@@ -69,7 +74,7 @@ if memo == false then
   return corrupt(11, 'reply memo is not a reply')
 end
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
-local evk, evn = KEYS[13], ARGV[9]
+local evk, evn = ARGV[9] ~= '0' and KEYS[#KEYS] or nil, ARGV[9]
 local nowus = now_us()
 local now = math.floor(nowus / 1000)
 local nowc = math.ceil(nowus / 1000)
@@ -303,7 +308,7 @@ if lim then
   end
   if lim.r then
     qwin = math.floor(now / lim.p)
-    qused = used(lim.rk, qwin)
+    qused = used(KEYS[13], qwin)
     if lim.r - qused < n then
       n, limited = math.max(lim.r - qused, 0), true
       hold((qwin + 1) * lim.p - now)
@@ -352,7 +357,7 @@ local function gstate(g)
   local l = (lim.o and lim.o[g]) or lim.g or {}
   s = {room = math.huge, taken = 0, l = l}
   if l.c then
-    local k = lim.ga .. g
+    local k = KEYS[14] .. g
     local mem = redis.pcall('ZRANGE', k, '0', '-1')
     if mem.err then
       redis.call('DEL', k)
@@ -378,7 +383,7 @@ local function gstate(g)
   end
   if l.r then
     s.win = math.floor(now / l.p)
-    s.used = used(lim.gr .. g, s.win)
+    s.used = used(KEYS[15] .. g, s.win)
     if l.r - s.used < s.room then
       s.room = l.r - s.used
     end
@@ -633,7 +638,7 @@ add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_
 -- the limits count what was leased: the queue's window, each group's
 -- lease set (expiring the longest lease after its last lease) and window
 if lim and lim.r and #leased > 0 then
-  redis.call('SET', lim.rk, int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
+  redis.call('SET', KEYS[13], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
   local upd = {}
@@ -650,10 +655,10 @@ if grouped then
   for _, b in pairs(jobgroup) do
     if b.lease and not seen[b] then
       seen[b] = true
-      batched('ZADD', lim.ga .. b.g, b.lease)
-      redis.call('PEXPIRE', lim.ga .. b.g, ARGV[7])
+      batched('ZADD', KEYS[14] .. b.g, b.lease)
+      redis.call('PEXPIRE', KEYS[14] .. b.g, ARGV[7])
       if b.s.l.r then
-        redis.call('SET', lim.gr .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
+        redis.call('SET', KEYS[15] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
           int_str((b.s.win + 2) * b.s.l.p - now))
       end
     end

@@ -4,8 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redschema/redschema/internal/call"
@@ -18,31 +16,14 @@ var (
 	enqueueSrc string
 
 	// KEYS[6], the unique key, goes only with a uniqueness window; it
-	// takes the last template's type, a string, as its own is.
-	enqueueOp, enqueueEvOp = pkg.Declare("enqueue", enqueueLua(true, "KEYS[7]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
-		call.Shared(), call.Durable()),
-		pkg.Declare("enqueue", enqueueLua(true, "KEYS[7]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, uniqueKey, eventsKey},
-			call.Shared(), call.Durable())
-	// Without the reply memo (WithoutReplayMemo, a generated ID, so no
-	// window): no KEYS[5], and the events stream comes right after the
-	// wake list.
-	enqueueBareOp, enqueueBareEvOp = pkg.Declare("enqueue", enqueueLua(false, "KEYS[5]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey},
-		call.Shared(), call.Durable()),
-		pkg.Declare("enqueue", enqueueLua(false, "KEYS[5]", "ARGV[6]"), []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, eventsKey},
-			call.Shared(), call.Durable())
+	// takes the last template's type, a string, as its own is. Without
+	// the reply memo (WithoutReplayMemo, a generated ID, so no window):
+	// no KEYS[5], and the events stream comes right after the wake list.
+	enqueueOp, enqueueEvOp = twin("enqueue", enqueueSrc, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
+		call.Uses(lib), call.Shared(), call.Durable())
+	enqueueBareOp, enqueueBareEvOp = twin("enqueue", enqueueSrc, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey},
+		call.Uses(lib), call.Shared(), call.Durable())
 )
-
-// enqueueLua is enqueue.lua with its constants written in: memo (MEMO:
-// whether the script reads and writes the reply memo, KEYS[5]) and the
-// positions of the events stream and its length.
-func enqueueLua(memo bool, evKey, evLen string) string {
-	return strings.NewReplacer(
-		"REPLY_TTL_MS", strconv.FormatInt(unit.MsCeil(ReplayWindow), 10),
-		"MAX_DELAY_MS", strconv.FormatInt(unit.MsCeil(maxDelay+clockSlack), 10),
-		"MEMO", strconv.FormatBool(memo),
-		"EV_KEY", evKey, "EV_LEN", evLen,
-	).Replace(enqueueSrc)
-}
 
 // EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without
 // any: a generated ID, Normal priority, ready now, the queue's default

@@ -399,10 +399,10 @@ func checkGroupLimit(op, g string, l GroupLimit) error {
 
 // limitSpec is the JSON the dequeue script reads its limits from ("" for
 // none: the script then takes its plain path): c, r, p the queue's cap
-// and rate; g the default group limit, o the groups' own; rk the rate
-// key, ga and gr the prefixes of the group keys; with group limits, the
-// tuning of the script's pick (scan, look, seen_ms, seen_max, glen).
-func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
+// and rate; g the default group limit, o the groups' own; with group
+// limits, the tuning of the script's pick (scan, look, seen_ms,
+// seen_max, glen). The keys the limits count in go in KEYS.
+func (o *options) limitSpec() string {
 	type lim struct {
 		C int   `json:"c,omitempty"`
 		R int   `json:"r,omitempty"`
@@ -418,15 +418,12 @@ func (o *options) limitSpec(rateKey, gactivePre, gratePre string) string {
 		lim
 		G       *lim            `json:"g,omitempty"`
 		O       map[string]*lim `json:"o,omitempty"`
-		RK      string          `json:"rk"`
-		GA      string          `json:"ga"`
-		GR      string          `json:"gr"`
 		Scan    int             `json:"scan,omitempty"`
 		Look    int             `json:"look,omitempty"`
 		SeenMS  int64           `json:"seen_ms,omitempty"`
 		SeenMax int             `json:"seen_max,omitempty"`
 		GLen    int             `json:"glen,omitempty"`
-	}{lim: lim{C: o.concurrency, R: o.rate.N, P: unit.MsCeil(o.rate.Per)}, G: gl(o.groupLimit), RK: rateKey, GA: gactivePre, GR: gratePre}
+	}{lim: lim{C: o.concurrency, R: o.rate.N, P: unit.MsCeil(o.rate.Per)}, G: gl(o.groupLimit)}
 	for g, l := range o.groupLimits {
 		if spec.O == nil {
 			spec.O = map[string]*lim{}

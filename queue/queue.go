@@ -29,6 +29,7 @@ type Queue[T any] struct {
 	live                                                     []string  // list, delete and purge KEYS, less memo
 	replyPre                                                 string    // a reply memo key, less its request ID
 	limits                                                   string    // the dequeue script's limits (limitSpec), "" for none
+	limitKeys                                                []string  // with limits: the rate key and the group keys' prefixes
 	middleware                                               []func(Handler[T]) Handler[T]
 }
 
@@ -94,15 +95,24 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}
-	// Request IDs are hex, which no key escapes: a memo key is this
-	// prefix and the ID.
-	const placeholder = "00000000000000000000000000000000"
-	q.replyPre, _ = strings.CutSuffix(build(replyKey, name, placeholder), placeholder)
-	// group names need no escaping (validGroup): a group's key is a
-	// prefix and the name
-	gaPre, _ := strings.CutSuffix(build(groupActiveKey, name, "g"), "g")
-	grPre, _ := strings.CutSuffix(build(groupRateKey, name, "g"), "g")
-	q.limits = o.limitSpec(build(rateKey, name), gaPre, grPre)
+	// Request IDs are hex and group names letters, digits, '.', '_' and
+	// '-' (validGroup), which no key escapes: a memo key is its prefix and
+	// the ID, and the dequeue script makes a group's keys from their
+	// prefixes, passed in KEYS, and the group it reads in a job.
+	prefix := func(t *keys.Template) string {
+		if err != nil {
+			return ""
+		}
+		var p string
+		if p, err = t.Prefix(o.ns, name); err != nil {
+			err = pkg.Fail(op, "", nil, err)
+		}
+		return p
+	}
+	q.replyPre = prefix(replyKey)
+	if q.limits = o.limitSpec(); q.limits != "" {
+		q.limitKeys = []string{build(rateKey, name), prefix(groupActiveKey), prefix(groupRateKey)}
+	}
 	if err != nil {
 		return nil, err
 	}

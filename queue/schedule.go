@@ -25,10 +25,9 @@ var (
 
 	scheduleOp  = pkg.Declare("schedule", scheduleSrc, []*keys.Template{scheduleKey}, call.Durable())
 	schedulesOp = pkg.Declare("schedules", schedulesSrc, []*keys.Template{scheduleKey})
-	// tick runs enqueue.lua itself, as a function, before the claim: the
-	// enqueue logic is written once.
-	tickOp, tickEvOp = twin("tick", "local function enqueue()\n"+enqueueLua(true, "KEYS[7]", "ARGV[11]")+"\nend\n"+tickSrc,
-		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Durable())
+	// tick enqueues with enqueue.lua's own logic, enqueue() in lib.lua.
+	tickOp, tickEvOp = twin("tick", tickSrc,
+		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Uses(lib), call.Durable())
 )
 
 // minInterval is the shortest fixed interval of a schedule ("@every d").
