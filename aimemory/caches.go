@@ -235,6 +235,13 @@ const (
 	ragTag      = "ai-rag:"
 )
 
+// scopable reports whether a cache tag of user's entries, tag followed
+// by the ID, is a valid key segment (the tag names cache's tag keys).
+func scopable(tag, user string) bool {
+	_, err := userKey.Key(keys.Namespace{}, tag+user)
+	return err == nil
+}
+
 // fetch is Response's and RAG's flow over store s: args are the entry's
 // key arguments, load produces the value, check validates a value read
 // or loaded.
@@ -253,8 +260,8 @@ func (m *Memory) fetch(ctx context.Context, op string, s *cache.Store, ttl time.
 		if _, err := pkg.Key(op, userKey, m.opt.ns, user); err != nil {
 			return nil, Cached{}, err
 		}
-		if len(tag)+len(user) > keys.MaxSegmentLen {
-			return nil, Cached{}, pkg.Invalidf(op, "user ID of %d bytes: a cache scope takes at most %d", len(user), keys.MaxSegmentLen-len(tag))
+		if !scopable(tag, user) {
+			return nil, Cached{}, pkg.Invalidf(op, "user ID of %d bytes: too long for a cache scope (%q and the ID make one key segment)", len(user), tag)
 		}
 	}
 	ref, err := s.Ref(args...)

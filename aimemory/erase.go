@@ -112,7 +112,7 @@ func (m *Memory) EraseUser(ctx context.Context, userID string) (Erased, error) {
 		tag string
 		n   *int
 	}{{m.responses, responseTag, &out.Responses}, {m.rag, ragTag, &out.RAG}} {
-		if len(t.tag)+len(userID) > keys.MaxSegmentLen {
+		if !scopable(t.tag, userID) {
 			continue // no entry can be scoped to such an ID (see fetch)
 		}
 		n, err := t.s.InvalidateTag(ctx, t.tag+userID)

@@ -141,7 +141,7 @@ func ExampleNewStore() {
 	rdb, stop := connect()
 	defer stop()
 	ctx := context.Background()
-	reg := keys.NewRegistry()
+	reg := &keys.Registry{}
 	value := reg.MustRegister(keys.Pattern{Template: "ai:rag:query:{query_hash}", Type: keys.String, TTL: 30 * time.Minute,
 		Tag: "query_hash", Owner: "example", Purpose: "RAG chunks"})
 	meta := reg.MustRegister(keys.Pattern{Template: "ai:rag:meta:{query_hash}", Type: keys.Hash, TTL: 30 * time.Minute,

@@ -23,7 +23,7 @@ import (
 func TestDecoders(t *testing.T) {
 	e := harness.New(t)
 	ctx, c := e.Ctx(), e.Client
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	reg := func(template string, typ keys.Type) *keys.Template {
 		return r.MustRegister(keys.Pattern{Template: template, Type: typ, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: template})
 	}

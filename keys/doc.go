@@ -31,7 +31,7 @@
 //     patterns for SCAN need escaping only in the prefix.
 //   - Minimal escaping: only ':', '%', '{', '}', '*', '?', '[', ']', '\' and
 //     control bytes are percent-encoded; other IDs are written unchanged.
-//   - Checked input: an empty, oversize (MaxSegmentLen) or invalid UTF-8
+//   - Checked input: an empty, oversize (maxSegmentLen) or invalid UTF-8
 //     value is an error wrapping ErrInvalid, naming the placeholder,
 //     before anything is written.
 //   - Co-location: the Tag placeholder's value is written in braces

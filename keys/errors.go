@@ -7,7 +7,7 @@ import (
 
 // ErrInvalid is returned for input keys cannot use, before anything is
 // written to Redis: a value that cannot be placed in a key (empty, longer
-// than MaxSegmentLen bytes, not valid UTF-8, or the wrong number of
+// than maxSegmentLen bytes, not valid UTF-8, or the wrong number of
 // values), a Namespace prefix that would break hash tags or SCAN patterns,
 // a Pattern that cannot be compiled or composed (a malformed template, an
 // unknown tag placeholder, a missing TTL without a reason to persist, a

@@ -11,8 +11,9 @@ var (
 )
 
 const (
-	InspectLimit = inspectLimit
-	GuessSample  = guessSample
+	MaxSegmentLen = maxSegmentLen
+	InspectLimit  = inspectLimit
+	GuessSample   = guessSample
 )
 
 // Entries returns the rows Registry.JSON encodes.

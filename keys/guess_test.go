@@ -13,7 +13,7 @@ import (
 )
 
 func guessRegistry() *keys.Registry {
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	r.MustRegister(keys.Pattern{Template: "presence:{user_id}", Type: keys.String, TTL: time.Minute, Tag: "user_id", Owner: "presence", Purpose: "status"})
 	r.MustRegister(keys.Pattern{Template: "requests:total", Type: keys.Hash, TTL: time.Hour, Owner: "metrics", Purpose: "counts"})
 	r.MustRegister(keys.Pattern{Template: "presence:events", Type: keys.Channel, Owner: "presence", Purpose: "events"})

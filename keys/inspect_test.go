@@ -16,7 +16,7 @@ import (
 func TestInspect(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	counter := r.MustRegister(keys.Pattern{Template: "hits:{page}", Type: keys.String, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "hits"})
 	log := r.MustRegister(keys.Pattern{Template: "log:{page}", Type: keys.List, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "log"})
 	bare := r.MustRegister(keys.Pattern{Template: "bare:{page}", Type: keys.String, TTL: time.Hour, Tag: "page", Owner: "demo", Purpose: "no decoder"})
@@ -27,7 +27,7 @@ func TestInspect(t *testing.T) {
 	}))
 	r.SetDecoder(log, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) { return s, nil }))
 	assert.Panics(t, func() { r.SetDecoder(ch, nil) }, "channels have no value")
-	assert.Panics(t, func() { keys.NewRegistry().SetDecoder(counter, nil) }, "not registered in that registry")
+	assert.Panics(t, func() { (&keys.Registry{}).SetDecoder(counter, nil) }, "not registered in that registry")
 
 	key := func(tp *keys.Template, page string) string {
 		k, err := tp.Key(e.NS, page)
@@ -88,7 +88,7 @@ func TestInspect(t *testing.T) {
 func TestAuditLargest(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	tp := r.MustRegister(keys.Pattern{Template: "blob:{id}", Type: keys.String, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: "blobs"})
 	for i := 1; i <= 5; i++ {
 		k, err := tp.Key(e.NS, strconv.Itoa(i))

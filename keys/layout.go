@@ -24,7 +24,6 @@ const (
 	Presence   Area = "presence"
 	Chat       Area = "chat"
 	Sensors    Area = "sensors"
-	Users      Area = "users"
 )
 
 // Layout maps areas to database numbers. Areas it does not name are in DB 0,

@@ -41,7 +41,7 @@ func TestLayoutClientsKeepOptionsDB(t *testing.T) {
 		{"seed, DB 0", keys.SeedLayout(), 0, []int{0, 1, 2, 3, 4, 5, 6, 7},
 			map[keys.Area]int{keys.Sessions: 0, keys.Locks: 6, keys.Presence: 0}},
 		{"seed, DB 3", keys.SeedLayout(), 3, []int{0, 1, 2, 3, 4, 5, 6, 7},
-			map[keys.Area]int{keys.Sessions: 0, keys.PubSub: 3, keys.Locks: 6, keys.Presence: 3, keys.Chat: 3, keys.Users: 3}},
+			map[keys.Area]int{keys.Sessions: 0, keys.PubSub: 3, keys.Locks: 6, keys.Presence: 3, keys.Chat: 3}},
 		{"seed, DB 9", keys.SeedLayout(), 9, []int{0, 1, 2, 3, 4, 5, 6, 7, 9},
 			map[keys.Area]int{keys.Sessions: 0, keys.Sensors: 9}},
 		{"one area moved, DB 3", keys.Layout{keys.Cache: 4}, 3, []int{3, 4},
@@ -160,7 +160,7 @@ func TestClientsCloseReportsError(t *testing.T) {
 // DB 3, locks in DB 6.
 func TestAuditLayout(t *testing.T) {
 	m := miniredis.RunT(t)
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	lockT := r.MustRegister(keys.Pattern{Template: "lock:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: "lock", Area: keys.Locks, Purpose: "a lock"})
 	presT := r.MustRegister(keys.Pattern{Template: "presence:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: "presence", Area: keys.Presence, Purpose: "presence"})
 	put := func(db int, tp *keys.Template, id string) {
@@ -225,7 +225,7 @@ func TestAuditLayoutError(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	m.Close()
-	_, err = keys.NewRegistry().AuditLayout(context.Background(), cs, keys.AuditOptions{})
+	_, err = (&keys.Registry{}).AuditLayout(context.Background(), cs, keys.AuditOptions{})
 	assert.ErrorContains(t, err, "keys: audit DB 0")
 }
 

@@ -166,7 +166,7 @@ func (t *Template) TTL() time.Duration { return t.p.TTL }
 func (t *Template) Params() []string { return append([]string(nil), t.params...) }
 
 // Key builds the key for args, given in the order of Params, under ns.
-// Each value is validated (non-empty, at most MaxSegmentLen bytes, valid
+// Each value is validated (non-empty, at most maxSegmentLen bytes, valid
 // UTF-8) and escaped; the error names the placeholder at fault.
 func (t *Template) Key(ns Namespace, args ...string) (string, error) {
 	if len(args) != len(t.params) {

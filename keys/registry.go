@@ -24,9 +24,6 @@ type Registry struct {
 	also     map[*Template][]Area // AlsoIn
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{} }
-
 // A Schema is one package's part of a keyspace: the key and channel
 // templates it declares, the decoder of each key template's values, and
 // the templates of other packages that it also writes in another area
@@ -53,7 +50,7 @@ type Placement struct {
 // template no schema declares: compose the owner with the package that
 // places its keys.
 func Compose(schemas ...Schema) (*Registry, error) {
-	r := NewRegistry()
+	r := &Registry{}
 	for _, s := range schemas {
 		for _, t := range s.Templates {
 			if err := r.add(t); err != nil {

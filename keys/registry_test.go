@@ -16,7 +16,7 @@ import (
 )
 
 func testRegistry(t *testing.T) (*keys.Registry, map[string]*keys.Template) {
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	out := map[string]*keys.Template{}
 	for _, p := range []keys.Pattern{
 		{Template: "sensor:{sensor_type}:{location}", Type: keys.List, TTL: 24 * time.Hour, Tag: "location", Owner: "sensor", Area: keys.Sensors, Purpose: "generic readings"},
@@ -235,7 +235,7 @@ func TestSlotMatchesServer(t *testing.T) {
 }
 
 func TestOverlaps(t *testing.T) {
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	p := func(tmpl, tag string) keys.Pattern {
 		return keys.Pattern{Template: tmpl, Tag: tag, Type: keys.String, TTL: time.Second, Owner: "t"}
 	}
@@ -317,7 +317,7 @@ func TestAuditProbeFailure(t *testing.T) {
 func TestAlsoIn(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	tag, err := r.Register(keys.Pattern{Template: "cache:tag:{tag_name}", Type: keys.ZSet, TTLNote: "its members'", Tag: "tag_name",
 		Owner: "cache", Area: keys.Cache, Purpose: "tag"})
 	require.NoError(t, err)

@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// MaxSegmentLen is the longest value, in bytes before encoding, accepted for
+// maxSegmentLen is the longest value, in bytes before encoding, accepted for
 // one placeholder. Longer identifiers should be hashed by the caller.
-const MaxSegmentLen = 1024
+const maxSegmentLen = 1024
 
 const hexDigits = "0123456789ABCDEF"
 
@@ -138,8 +138,8 @@ func checkSegment(v string) string {
 	switch {
 	case v == "":
 		return "empty"
-	case len(v) > MaxSegmentLen:
-		return "longer than " + strconv.Itoa(MaxSegmentLen) + " bytes"
+	case len(v) > maxSegmentLen:
+		return "longer than " + strconv.Itoa(maxSegmentLen) + " bytes"
 	case !utf8.ValidString(v):
 		return "not valid UTF-8"
 	}

@@ -59,42 +59,24 @@ func SameSlot(keys ...string) bool {
 	return true
 }
 
-// slotTags is a table of SlotCount hash tags, one per slot: for each slot
-// the first string, counting up from 0 in the table's base, whose CRC16
-// falls in it. A table is a pure function of the CRC and the base, the
-// same in every process and version, so keys tagged with it keep their
-// names across releases.
-type slotTags struct {
-	once sync.Once
-	base int
-	tags [SlotCount]string
-}
-
-func (t *slotTags) tag(slot int) string {
-	t.once.Do(func() {
-		left := SlotCount
-		for i := int64(0); left > 0; i++ {
-			s := strconv.FormatInt(i, t.base)
-			if n := Slot(s); t.tags[n] == "" {
-				t.tags[n] = s
-				left--
-			}
+// slotTags holds SlotCount hash tags, one per slot: for each slot the
+// first string, counting up from 0 in base 36, whose CRC16 falls in it.
+// The table is a pure function of the CRC, the same in every process and
+// version, so keys tagged with it keep their names across releases.
+var slotTags = sync.OnceValue(func() *[SlotCount]string {
+	var tags [SlotCount]string
+	for i, left := int64(0), SlotCount; left > 0; i++ {
+		s := strconv.FormatInt(i, 36)
+		if n := Slot(s); tags[n] == "" {
+			tags[n] = s
+			left--
 		}
-	})
-	return t.tags[slot]
-}
-
-var (
-	base36Tags  = &slotTags{base: 36}
-	decimalTags = &slotTags{base: 10}
-)
+	}
+	return &tags
+})
 
 // SlotTag returns the shortest base-36 string whose CRC16 falls in slot
 // (0 to SlotCount-1): a key tagged {SlotTag(s)} lives in slot s, so one
 // key per slot can keep what concerns that slot's keys (an index, a
 // schedule, an events stream) in their scripts' own slot.
-func SlotTag(slot int) string { return base36Tags.tag(slot) }
-
-// DecimalSlotTag is SlotTag in decimal, for keys whose names already
-// carry decimal tags (metrics').
-func DecimalSlotTag(slot int) string { return decimalTags.tag(slot) }
+func SlotTag(slot int) string { return slotTags()[slot] }

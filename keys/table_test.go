@@ -15,7 +15,7 @@ import (
 // DocTable aligns one package's patterns in columns for a doc comment:
 // keys first, then channels, TTL text without Markdown escapes.
 func TestDocTable(t *testing.T) {
-	r := keys.NewRegistry()
+	r := &keys.Registry{}
 	r.MustRegister(keys.Pattern{Template: "chat:{tag}:events", Type: keys.Channel, Tag: "tag", Owner: "chat", Purpose: "conversation events"})
 	r.MustRegister(keys.Pattern{Template: "chat:{tag}:admins", Type: keys.ZSet, Persistent: "admins a | b", Tag: "tag", Owner: "chat", Purpose: "admins by load"})
 	r.MustRegister(keys.Pattern{Template: "chat:{tag}:conversation:{id}:messages", Type: keys.List, TTL: 24 * time.Hour, TTLNote: "renewed per message", Tag: "tag", Owner: "chat", Purpose: "messages"})

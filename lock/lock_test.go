@@ -116,7 +116,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}{
 		{"empty type", "", "1", time.Second, true},
 		{"empty id", "file", "", time.Second, true},
-		{"oversize id", "file", strings.Repeat("x", keys.MaxSegmentLen+1), time.Second, true},
+		{"oversize id", "file", strings.Repeat("x", 1025), time.Second, true},
 		{"zero ttl", "file", "1", 0, false},
 		{"negative ttl", "file", "1", -time.Second, false},
 		{"ttl above max", "file", "1", 11 * time.Second, false},

@@ -61,7 +61,7 @@ func (b *builder) group(k string) *group {
 	}
 	g := b.groups[slot]
 	if g == nil {
-		lk, err := ledgerKey.Key(b.r.opt.ns, keys.DecimalSlotTag(slot))
+		lk, err := ledgerKey.Key(b.r.opt.ns, slotTag(slot))
 		if err != nil {
 			panic(err) // a slot tag is always a valid segment
 		}
@@ -127,7 +127,7 @@ func (b *builder) latest(target, totals, dim string, value, stamp int64, ttl str
 // metrics:persec) that serves the key target: tagged to target's slot and
 // named after it without the namespace prefix.
 func (r *Recorder) companion(t *keys.Template, target string) string {
-	k, err := t.Key(r.opt.ns, keys.DecimalSlotTag(keys.Slot(target)), target[len(r.opt.ns.Prefix):])
+	k, err := t.Key(r.opt.ns, slotTag(keys.Slot(target)), target[len(r.opt.ns.Prefix):])
 	if err != nil {
 		panic(err) // target is a key of ours, shorter than a segment's bound
 	}

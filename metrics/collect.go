@@ -87,7 +87,7 @@ func (r *Recorder) collectGauge(b *builder, f *family, leaving bool) {
 			return
 		}
 		if parts == "" {
-			parts = r.metricKey(partsKey, keys.DecimalSlotTag(keys.Slot(target)), f.def.Name)
+			parts = r.metricKey(partsKey, slotTag(keys.Slot(target)), f.def.Name)
 		}
 		v := s.n.Load()
 		s.peak.Store(v)

@@ -41,7 +41,7 @@ func TestCorruptionTable(t *testing.T) {
 	comp := func(tpl *keys.Template, target *keys.Template) func(keys.Namespace) string {
 		return func(ns keys.Namespace) string {
 			tk := mustKey(t, ns, target)
-			return mustKey(t, ns, tpl, keys.DecimalSlotTag(keys.Slot(tk)), tk[len(ns.Prefix):])
+			return mustKey(t, ns, tpl, slotTag(keys.Slot(tk)), tk[len(ns.Prefix):])
 		}
 	}
 	ledgerOf := func(target func(keys.Namespace) string) func(keys.Namespace) string {
@@ -50,11 +50,11 @@ func TestCorruptionTable(t *testing.T) {
 			if e.Backend == harness.Cluster {
 				slot = keys.Slot(target(ns))
 			}
-			return mustKey(t, ns, ledgerKey, keys.DecimalSlotTag(slot))
+			return mustKey(t, ns, ledgerKey, slotTag(slot))
 		}
 	}
 	gparts := func(ns keys.Namespace) string {
-		return mustKey(t, ns, partsKey, keys.DecimalSlotTag(keys.Slot(mustKey(t, ns, gaugeKey, "active_sessions", "-"))), "active_sessions")
+		return mustKey(t, ns, partsKey, slotTag(keys.Slot(mustKey(t, ns, gaugeKey, "active_sessions", "-"))), "active_sessions")
 	}
 	cases := []tc{
 		{"total wrong type", k(totalKey), hash, "flush", "corrupt"},

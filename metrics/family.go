@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -72,7 +71,7 @@ func (f *family) lookup(dim string) *series {
 	if s, ok := f.series.Load(dim); ok {
 		return s.(*series)
 	}
-	if len(dim) > keys.MaxSegmentLen || !utf8.ValidString(dim) {
+	if _, err := counterKey.Key(keys.Namespace{}, "n", dim); err != nil { // not a key segment
 		return f.over()
 	}
 	f.mu.Lock()

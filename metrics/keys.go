@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -99,6 +101,25 @@ var (
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "the home-automation layout's per-endpoint requests or errors in one hash (route template -> count), read by one HGETALL per scrape"})
 )
+
+// slotTag returns the {slot} of a companion key that serves keys in
+// cluster slot s: the smallest decimal number whose CRC16 falls in s (the
+// keys' names have always carried these, where other packages' slot keys
+// use keys.SlotTag's base 36).
+func slotTag(s int) string { return decimalSlotTags()[s] }
+
+// decimalSlotTags is the table slotTag reads, built on first use.
+var decimalSlotTags = sync.OnceValue(func() *[keys.SlotCount]string {
+	var tags [keys.SlotCount]string
+	for i, left := 0, keys.SlotCount; left > 0; i++ {
+		s := strconv.Itoa(i)
+		if n := keys.Slot(s); tags[n] == "" {
+			tags[n] = s
+			left--
+		}
+	}
+	return &tags
+})
 
 // Companion keys of a flush. {slot} is a short tag that hashes to the
 // cluster slot of the keys it serves (slotTag), so a flush script touches

@@ -154,7 +154,7 @@ func TestLatestGaugeReadsOldFormat(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
 	gk := mustKey(t, e.NS, gaugeKey, "queue_depth", "emails")
-	parts := mustKey(t, e.NS, partsKey, keys.DecimalSlotTag(keys.Slot(gk)), "queue_depth")
+	parts := mustKey(t, e.NS, partsKey, slotTag(keys.Slot(gk)), "queue_depth")
 	now := e.Now().UnixMilli()
 	old := func(v, written int64) string {
 		return strconv.FormatInt(v, 10) + ":" + strconv.FormatInt(now+10_000, 10) + ":" + strconv.FormatInt(written, 10)

@@ -122,7 +122,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		return k
 	}
 	comp := func(t *keys.Template, target string) string {
-		return key(t, keys.DecimalSlotTag(keys.Slot(target)), target[len(r.ns.Prefix):])
+		return key(t, slotTag(keys.Slot(target)), target[len(r.ns.Prefix):])
 	}
 	pipe := r.rdb.Pipeline()
 	type get struct {
@@ -153,7 +153,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	gauges := make([]*eval, len(r.defs))
 	for i, d := range r.defs {
 		if d.Kind == KindGauge {
-			ks := []string{key(partsKey, keys.DecimalSlotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name)}
+			ks := []string{key(partsKey, slotTag(keys.Slot(key(gaugeKey, d.Name, "-"))), d.Name)}
 			if d.Mode == Latest {
 				ks = append(ks, key(totalsKey, d.Name))
 			}

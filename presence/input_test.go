@@ -42,7 +42,7 @@ func TestNewValidates(t *testing.T) {
 		"metadata over max":   {presence.WithMaxMetadata(presence.MaxMetadata + 1)},
 		"negative pipelining": {presence.WithPipelining(-1)},
 		"pipelining over max": {presence.WithPipelining(presence.MaxPipelines + 1)},
-		"bad tag":             {presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1))},
+		"bad tag":             {presence.WithAvailabilityTag(strings.Repeat("t", 1025))},
 	}
 	for name, opts := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}{
 			{"empty user", keys.ErrInvalid, func() error { _, err := tr.Connect(ctx, "", presence.Conn{ID: "c"}); return err }},
 			{"long user", keys.ErrInvalid, func() error {
-				_, err := tr.Connect(ctx, strings.Repeat("u", keys.MaxSegmentLen+1), presence.Conn{ID: "c"})
+				_, err := tr.Connect(ctx, strings.Repeat("u", 1025), presence.Conn{ID: "c"})
 				return err
 			}},
 			{"empty conn", presence.ErrInvalid, func() error { _, err := tr.Connect(ctx, "u", presence.Conn{}); return err }},

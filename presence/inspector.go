@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -166,7 +165,7 @@ func (t *Tracker) queueIndex(ctx context.Context, pipe redis.Pipeliner, op strin
 					continue
 				}
 				u, _ := z.Member.(string)
-				if u == "" || len(u) > keys.MaxSegmentLen || !utf8.ValidString(u) {
+				if _, err := presenceKey.Key(keys.Namespace{}, u); err != nil { // not a user ID
 					return nil, pkg.Fail(op, ks[i], nil, keys.Corrupt(ks[i], fmt.Errorf("member %.64q is not a user ID", u)))
 				}
 				out = append(out, u)

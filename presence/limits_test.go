@@ -181,7 +181,7 @@ func TestInputAtMaximum(t *testing.T) {
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 	_, err = tr.Connect(ctx, "u", presence.Conn{ID: id + "i"})
 	assert.ErrorIs(t, err, presence.ErrInvalid)
-	long := strings.Repeat("u", keys.MaxSegmentLen)
+	long := strings.Repeat("u", 1024)
 	_, err = tr.Connect(ctx, long, presence.Conn{ID: "c"})
 	require.NoError(t, err)
 

@@ -122,7 +122,7 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // (a chat assignment, which also touches the deployment's conversation
 // queues) can read any admin's availability on a Redis Cluster. The cost:
 // every admin's availability lives in one slot, on one master. The tag
-// must be a valid key segment (non-empty, at most keys.MaxSegmentLen bytes
+// must be a valid key segment (non-empty, at most 1,024 bytes
 // of UTF-8). Only Tracker.Availability uses it.
 //
 // Default: off.

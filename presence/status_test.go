@@ -312,7 +312,7 @@ func TestAvailabilityTag(t *testing.T) {
 	assert.Equal(t, 4, n)
 	_, err = availabilityOf(presence.New(e.Client, presence.WithAvailabilityTag("\xff")))
 	assert.ErrorIs(t, err, presence.ErrInvalid)
-	_, err = availabilityOf(presence.New(e.Client, presence.WithAvailabilityTag(strings.Repeat("t", keys.MaxSegmentLen+1))))
+	_, err = availabilityOf(presence.New(e.Client, presence.WithAvailabilityTag(strings.Repeat("t", 1025))))
 	assert.ErrorIs(t, err, presence.ErrInvalid)
 }
 

@@ -9,7 +9,7 @@ type Topic[T any] struct {
 }
 
 // NewTopic returns the topic pubsub:{domain}:{eventType}. Both must be
-// non-empty valid UTF-8 of at most keys.MaxSegmentLen bytes (else
+// non-empty valid UTF-8 of at most 1,024 bytes (else
 // ErrInvalid, also matching keys.ErrInvalid); they are escaped like key
 // segments, so "a:b" cannot reach another topic's channel nor inject a
 // glob pattern.

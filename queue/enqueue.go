@@ -133,7 +133,7 @@ func validGroup(g string) bool {
 // WithID sets the job ID (default: a random UUID). While a job with this
 // ID is live (pending, scheduled, in flight) another Enqueue of it is
 // refused with ErrDuplicate. It must be a valid key segment: non-empty
-// UTF-8 of at most keys.MaxSegmentLen bytes, else ErrInvalid: an empty ID
+// UTF-8 of at most 1,024 bytes, else ErrInvalid: an empty ID
 // (an idempotency key that came out empty) is refused, not replaced by a
 // random one, so that deduplication is never lost silently.
 //

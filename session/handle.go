@@ -30,7 +30,7 @@ const (
 	// tokenBytes is the entropy of a refresh token: 256 bits.
 	tokenBytes = 32
 	// maxHandleLen bounds a presented handle (the secret, a dot, and the
-	// base64 of a user ID of at most keys.MaxSegmentLen bytes).
+	// base64 of a user ID of at most 1,024 bytes).
 	maxHandleLen = 4096
 )
 

@@ -63,7 +63,7 @@ var (
 		TTLNote:  "refreshed on each request",
 		Tag:      "user_id",
 		Owner:    "session",
-		Area:     keys.Users,
+		Area:     keys.Sessions,
 		Purpose:  "user record: device_id, login_time, last_seen, status (login|anonymous|blocked), ip_address",
 		Seed:     "000 §4",
 	})

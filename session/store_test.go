@@ -240,7 +240,7 @@ func TestCreateBadInput(t *testing.T) {
 		"empty user":     {},
 		"oversize email": {UserID: "u", Email: big},
 		"oversize ua":    {UserID: "u", UserAgent: big},
-		"oversize user":  {UserID: strings.Repeat("u", keys.MaxSegmentLen+1)},
+		"oversize user":  {UserID: strings.Repeat("u", 1025)},
 		"reserved extra": {UserID: "u", Extra: map[string]string{"created_at": "x"}},
 		"empty extra":    {UserID: "u", Extra: map[string]string{"": "x"}},
 		"long extra":     {UserID: "u", Extra: map[string]string{strings.Repeat("n", maxFieldNameLen+1): "x"}},
@@ -254,7 +254,7 @@ func TestCreateBadInput(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
-	_, _, err := s.Create(ctx, Info{UserID: strings.Repeat("u", keys.MaxSegmentLen+1)})
+	_, _, err := s.Create(ctx, Info{UserID: strings.Repeat("u", 1025)})
 	require.ErrorIs(t, err, keys.ErrInvalid)
 	_, err = s.Get(ctx, "", "x")
 	require.ErrorIs(t, err, ErrInvalid)

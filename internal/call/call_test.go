@@ -27,7 +27,7 @@ var (
 	errGone    = errors.New("calltest: not found")
 	pkg        = &call.Pkg{Name: "calltest", ErrInvalid: errInvalid}
 
-	reg     = keys.NewRegistry()
+	reg     = (&keys.Registry{})
 	strKey  = reg.MustRegister(keys.Pattern{Template: "calltest:str:{id}", Type: keys.String, TTL: time.Minute, Tag: "id", Owner: "calltest"})
 	hashKey = reg.MustRegister(keys.Pattern{Template: "calltest:hash:{id}", Type: keys.Hash, TTL: time.Minute, Tag: "id", Owner: "calltest"})
 )
@@ -322,7 +322,7 @@ local l = {}
 for i = 1, 25000 do l[i] = 'm' .. i end
 redis.call('SADD', KEYS[1], unpack(l))
 return ok()`, []*keys.Template{strKey})
-		k, err := keys.NewRegistry().MustRegister(keys.Pattern{Template: "calltest:set:{id}", Type: keys.Set, TTL: time.Minute, Tag: "id", Owner: "calltest"}).Key(e.NS, "1")
+		k, err := (&keys.Registry{}).MustRegister(keys.Pattern{Template: "calltest:set:{id}", Type: keys.Set, TTL: time.Minute, Tag: "id", Owner: "calltest"}).Key(e.NS, "1")
 		require.NoError(t, err)
 		_, err = r.Run(ctx, bad, []string{k})
 		require.Error(t, err)

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,18 +16,6 @@ const (
 	SurfaceBudget = 60
 	QueueBudget   = 90
 )
-
-// over are the packages still over the budget or exporting a bound,
-// with their own ceiling and why; the list may only shrink.
-var over = map[string]struct {
-	budget int
-	bounds []string
-	why    string
-}{
-	// keys.MaxSegmentLen, NewRegistry and DecimalSlotTag are used by
-	// other packages; the 12 Area constants could move to their packages.
-	"keys": {64, []string{"MaxSegmentLen"}, "names the other packages use"},
-}
 
 // bound matches the names of bounds, which are unexported: a package
 // states its ranges and defaults in its options' docs.
@@ -49,18 +36,11 @@ func TestSurfaceBudget(t *testing.T) {
 		if p.Dir == "queue" {
 			budget = QueueBudget
 		}
-		exc, isOver := over[p.Dir]
-		if isOver {
-			budget = exc.budget
-			if len(names) < budget {
-				t.Errorf("%s exports %d names: lower its ceiling in over (%s)", p.Dir, len(names), exc.why)
-			}
-		}
 		if len(names) > budget {
 			t.Errorf("%s exports %d names, over its budget of %d", p.Dir, len(names), budget)
 		}
 		for _, n := range names {
-			if bound.MatchString(n) && !slices.Contains(exc.bounds, n) {
+			if bound.MatchString(n) {
 				t.Errorf("%s exports the bound %s: unexport it and state it in the option's doc", p.Dir, n)
 			}
 		}

@@ -20,7 +20,7 @@ var (
 	errInvalid = errors.New("sweeptest: invalid argument")
 	pkg        = &call.Pkg{Name: "sweeptest", ErrInvalid: errInvalid}
 
-	reg    = keys.NewRegistry()
+	reg    = &keys.Registry{}
 	dueKey = reg.MustRegister(keys.Pattern{Template: "sweeptest:due:{slot}", Type: keys.List, TTL: time.Minute, Tag: "slot", Owner: "sweeptest"})
 
 	// dueOp returns the members listed at KEYS[1], in order, or, for
