@@ -77,7 +77,7 @@ func Budget(n int64) AppendOption {
 // each call's messages stay together and in order.
 //
 // Idempotent under retry: the call's request ID is recorded with its
-// outcome for ReplayWindow, and go-redis's resend of the script after a
+// outcome for 3 minutes, and go-redis's resend of the script after a
 // lost reply reports that outcome (the same Length, Evicted, TokensToday
 // and Pending) without appending or counting again, however many other
 // appends ran meanwhile. With a Summarizer, an append that evicted
@@ -110,7 +110,7 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 		keep = maxPending
 	}
 	rep, err := m.runDay(ctx, appendOp, c.allForUser,
-		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), cfg.budget, keep, convID, tokens, unit.MsCeil(ReplayWindow)}, args...)...)
+		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), cfg.budget, keep, convID, tokens, unit.MsCeil(replayWindow)}, args...)...)
 	if errors.Is(err, ErrBudgetExceeded) {
 		today := rep.Int(0)
 		if rerr := rep.Err(); rerr != nil {

@@ -26,7 +26,7 @@
 //     then the newest messages, never over the budget.
 //   - Daily budgets: the day is the server's, and concurrent appends never
 //     pass the budget together.
-//   - Idempotent under retry: a resent Append (within ReplayWindow)
+//   - Idempotent under retry: a resent Append (within 3 minutes)
 //     reports its first outcome, and appends and counts nothing again.
 //   - Racing summarizers never fold a message in twice or skip one.
 //   - A failover can lose the last appends and their token counts.
@@ -41,7 +41,7 @@
 //	Key pattern                                           Type    TTL                                                                                   Purpose
 //	ai:memory:conv-evicted:{{user_id}}:{conversation_id}  LIST    1h (the conversation's)                                                               messages evicted by the cap awaiting the summarizer (only with WithSummarizer; at most 1000)
 //	ai:memory:conv-meta:{{user_id}}:{conversation_id}     HASH    1h (the conversation's)                                                               summary of evicted messages: summary, summary_tokens, covered, lost, version, sid
-//	ai:memory:conv-reqs:{{user_id}}:{conversation_id}     ZSET    3m (after the conversation's last append; older members pruned)                       request memo: the appends of the last ReplayWindow, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends
+//	ai:memory:conv-reqs:{{user_id}}:{conversation_id}     ZSET    3m (after the conversation's last append; older members pruned)                       request memo: the appends of the last 3 minutes, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends
 //	ai:memory:conv:{{user_id}}:{conversation_id}          LIST    1h (refreshed by every append (WithConversationTTL))                                  conversation: JSON messages {role, content, timestamp, tokens}, oldest first, capped (50 by default); a first system message is pinned
 //	ai:memory:user-convs:{{user_id}}                      ZSET    1h (its latest conversation's)                                                        a user's live conversation IDs -> their expiry (Unix ms), expired ones pruned: EraseUser's list
 //	ai:memory:user:{{user_id}}                            HASH    1d (refreshed by every write, and never before the accounted day ends (WithUserTTL))  user context: recent_topics (JSON list), preferences (JSON), last_conversation_id, total_tokens_today, tokens_day

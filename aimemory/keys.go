@@ -57,14 +57,14 @@ const (
 	// maxCacheTTL bounds the caches' TTLs (the AI platform's maximum AI
 	// memory TTL, 86400s).
 	maxCacheTTL = 24 * time.Hour
-	// ReplayWindow is how long a conversation remembers an append's
+	// replayWindow is how long a conversation remembers an append's
 	// request ID and outcome, for go-redis's resends: a resend that
 	// reaches the server within it reports that outcome and appends
 	// nothing, however many other appends ran meanwhile. It is longer
 	// than go-redis's whole default retry schedule (at worst about 2
 	// minutes from the first run to the last resend; see docs/aimemory.md)
 	// and than any call whose context deadline is shorter.
-	ReplayWindow = 3 * time.Minute
+	replayWindow = 3 * time.Minute
 )
 
 var (
@@ -92,12 +92,12 @@ var (
 	reqsKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-reqs:{user_id}:{conversation_id}",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the conversation's last append; older members pruned",
 		Tag:      "user_id",
 		Owner:    "aimemory",
 		Area:     keys.AIMemory,
-		Purpose:  "request memo: the appends of the last ReplayWindow, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends",
+		Purpose:  "request memo: the appends of the last 3 minutes, each as its request ID and ID=length,evicted,tokens of the day,pending (its reply), scored by server time (ms), for resends",
 	})
 	evictedKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-evicted:{user_id}:{conversation_id}",

@@ -105,7 +105,7 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	assert.Equal(t, sum, u.TokensToday)
 }
 
-// The request memo keeps every append of the last ReplayWindow, however
+// The request memo keeps every append of the last replayWindow, however
 // many, and only those: a resend whose ID is 2,000 appends deep in the
 // memo reports its recorded outcome and appends and counts nothing, and
 // the next append drops the requests older than the window (and keeps
@@ -116,7 +116,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	m := newMemory(t, e)
 	rk := key(t, e, reqsKey, "u", "c")
 	now := e.Now().UnixMilli()
-	window := ReplayWindow.Milliseconds()
+	window := replayWindow.Milliseconds()
 	record := func(req string, at int64, reply string) []redis.Z {
 		return []redis.Z{{Score: float64(at), Member: req}, {Score: float64(at), Member: req + "=" + reply}}
 	}
@@ -149,7 +149,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	assert.ErrorIs(t, err, redis.Nil, "older than the window: dropped")
 	ttl, err := e.Client.PTTL(ctx, rk).Result()
 	require.NoError(t, err)
-	assert.True(t, ttl > ReplayWindow-10*time.Second && ttl <= ReplayWindow, "TTL %v", ttl)
+	assert.True(t, ttl > replayWindow-10*time.Second && ttl <= replayWindow, "TTL %v", ttl)
 }
 
 // A memo entry this package did not write (a request ID without its

@@ -72,7 +72,7 @@ func (s *Stream) publish(ctx context.Context, chunk string) error {
 // conversation. A stream with no chunk appends nothing. The append
 // carries a request ID of its own, so go-redis's resend never appends
 // twice, and neither does End called again after an error, within
-// ReplayWindow of the append's first run: both return its first
+// 3 minutes of the append's first run: both return its first
 // outcome. After a success, End returns the same outcome again without
 // I/O.
 func (s *Stream) End(ctx context.Context, tokens int) (Appended, error) {

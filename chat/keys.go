@@ -99,12 +99,12 @@ var (
 	requestsKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:conversation:{id}:requests",
 		Type:     keys.ZSet,
-		TTL:      ReplayWindow,
+		TTL:      replayWindow,
 		TTLNote:  "after the conversation's last recorded request; older members pruned",
 		Tag:      "tag",
 		Owner:    "chat",
 		Area:     keys.Chat,
-		Purpose:  "request memo: the requests of the last ReplayWindow on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends",
+		Purpose:  "request memo: the requests of the last 3 minutes on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	dashboardKey = keys.MustCompile(keys.Pattern{
 		Template: "chat:{tag}:admin:dashboard:{admin_id}",

@@ -102,7 +102,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 // message as stored and publishes it as a "message" event. ErrNotFound
 // when the conversation is not open; ErrInvalid for an unknown role,
 // content over 16 KiB or not UTF-8, or a sender ID over 256 bytes. A
-// resend by go-redis within ReplayWindow reports the first
+// resend by go-redis within 3 minutes reports the first
 // outcome (the same ID and Timestamp) and caches the message once.
 func (c *Chat) Append(ctx context.Context, id string, m Message) (Message, error) {
 	const op = "append"

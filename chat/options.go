@@ -73,14 +73,14 @@ const (
 	maxPage = 1000
 )
 
-// ReplayWindow is how long a conversation remembers a request and its
+// replayWindow is how long a conversation remembers a request and its
 // first outcome, for go-redis's resends: a resend that reaches the server
 // within it is answered with that outcome and changes nothing, however
 // many other requests ran on the conversation meanwhile. It is longer
 // than go-redis's whole default retry schedule (at worst about 2 minutes
 // from the first run to the last resend; see docs/chat.md) and than any
 // call whose context deadline is shorter.
-const ReplayWindow = 3 * time.Minute
+const replayWindow = 3 * time.Minute
 
 // WithNamespace puts every key and channel under ns (and the presence
 // objects of Availability and Typing too).

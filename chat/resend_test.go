@@ -96,7 +96,7 @@ func TestResendRecognisedUnderConcurrentWriters(t *testing.T) {
 	}
 }
 
-// The request memo keeps every request of the last ReplayWindow, however
+// The request memo keeps every request of the last replayWindow, however
 // many, and only those: a resend whose ID is 2,000 requests deep in the
 // memo is answered with its recorded reply and caches nothing, and the
 // next write drops the requests older than the window (and keeps the
@@ -113,7 +113,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	mk, err := c.convKey("test", messagesKey, "c1")
 	require.NoError(t, err)
 	now := e.Now().UnixMilli()
-	window := ReplayWindow.Milliseconds()
+	window := replayWindow.Milliseconds()
 	hexOf := func(n int64) string { return fmt.Sprintf("%x", fmt.Sprint(n)) }
 	record := func(req string, at, id int64) []redis.Z {
 		return []redis.Z{{Score: float64(at), Member: req}, {Score: float64(at), Member: req + "=" + hexOf(id) + "," + hexOf(at)}}
@@ -150,7 +150,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	assert.False(t, slices.Contains(members, "ffffffffffffffff"), "older than the window: dropped")
 	ttl, err := e.Client.PTTL(ctx, rk).Result()
 	require.NoError(t, err)
-	assert.True(t, ttl > ReplayWindow-10*time.Second && ttl <= ReplayWindow, "TTL %v", ttl)
+	assert.True(t, ttl > replayWindow-10*time.Second && ttl <= replayWindow, "TTL %v", ttl)
 }
 
 // A memo entry this package did not write (an ID without its reply) is

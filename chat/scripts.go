@@ -49,7 +49,7 @@ var (
 
 // limits are lib.lua's ARGV[9..16]: MAX_ADMINS, MAX_CAPACITY, AVAIL_MS,
 // REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS.
-var limits = []any{maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(ReplayWindow),
+var limits = []any{maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(replayWindow),
 	pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL)}
 
 const (

@@ -34,7 +34,7 @@ func (q *Queue[T]) Delete(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, unit.MsCeil(ReplayWindow), q.o.deadCap, unit.MsCeil(deadTTL))
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake), id, unit.MsCeil(replayWindow), q.o.deadCap, unit.MsCeil(deadTTL))
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (q *Queue[T]) Requeue(ctx context.Context, id string) error {
 	if _, err := q.jobKey(op, id); err != nil {
 		return err
 	}
-	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, unit.MsCeil(ReplayWindow))
+	rep, err := q.run.Run(ctx, requeueOp, []string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.dead, q.wake, q.request()}, id, unit.MsCeil(replayWindow))
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if limit < 1 || limit > maxPurge {
 		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, maxPurge)
 	}
-	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, unit.MsCeil(ReplayWindow))
+	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows), string(state), limit, unit.MsCeil(replayWindow))
 	if err != nil {
 		return 0, err
 	}

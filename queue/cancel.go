@@ -46,7 +46,7 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 		return "", err
 	}
 	rep, err := q.run.Run(ctx, q.pick(cancelOp, cancelEvOp), q.ev([]string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
-		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
+		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err

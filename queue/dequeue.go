@@ -63,7 +63,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if inbox {
 		readInbox = "1"
 	}
-	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(ReplayWindow), q.o.maxRetries, unit.MsCeil(maxLease), readInbox, q.o.events}
+	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(replayWindow), q.o.maxRetries, unit.MsCeil(maxLease), readInbox, q.o.events}
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}

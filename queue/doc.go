@@ -22,7 +22,7 @@
 //     After data loss (a restart that lost the data, a failover) a job can
 //     run twice; the stale worker still gets ErrLeaseLost (docs/queue.md).
 //   - Idempotent under retry: a write that go-redis resends after a lost
-//     reply gets its first outcome back (a reply memo kept ReplayWindow, 3m).
+//     reply gets its first outcome back (a reply memo kept 3 minutes).
 //   - Server time decides every lease, delay and retry; a lease never ends
 //     on the server before the holder's local deadline.
 //   - Bounds: delays up to 366 days, leases in [10ms, 24h], retries

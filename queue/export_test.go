@@ -11,6 +11,7 @@ func (q *Queue[T]) SchedulePass(ctx context.Context) error {
 // The bounds the external tests check the edges of, under their
 // former exported names.
 const (
+	ReplayWindow      = replayWindow
 	MinLease          = minLease
 	MaxLease          = maxLease
 	DefaultLease      = defaultLease

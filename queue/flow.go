@@ -63,7 +63,7 @@ func (q *Queue[T]) EnqueueFlow(ctx context.Context, parent Item[T], children []I
 		return "", nil, pkg.Invalidf(op, "%d children, want 1 to %d", len(children), maxFlowChildren)
 	}
 	args := make([]any, 0, 3+3*(1+len(children)))
-	args = append(args, policy, unit.MsCeil(ReplayWindow), q.o.events)
+	args = append(args, policy, unit.MsCeil(replayWindow), q.o.events)
 	ids := make([]string, 0, 1+len(children))
 	seen := map[string]bool{}
 	for i, it := range append([]Item[T]{parent}, children...) {

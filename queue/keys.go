@@ -6,14 +6,14 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// ReplayWindow is how long a write's reply memo keeps its first outcome
+// replayWindow is how long a write's reply memo keeps its first outcome
 // for a resend of the same request (queue:{queue_name}:reply:{request_id}):
 // a resend that reaches the server within it reports that outcome and
 // writes nothing. It is longer than go-redis v9's whole default retry
 // schedule (at worst about 2 min 8 s from the first run to the last
 // resend; see docs/queue.md) and than any call whose context deadline is
 // shorter.
-const ReplayWindow = 3 * time.Minute
+const replayWindow = 3 * time.Minute
 
 // Every key of one queue carries the queue name as its hash tag, so each
 // script touches one cluster slot.
@@ -31,7 +31,7 @@ var (
 		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost",
 	})
 	replyKey = keys.MustCompile(keys.Pattern{
-		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: ReplayWindow,
+		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: replayWindow,
 		Tag: "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "first outcome of a write request (JSON), returned to a resend of the same request",
 	})

@@ -288,7 +288,7 @@ func WithEvents(n int) Option { return func(o *options) { o.events = n } }
 
 // WithoutReplayMemo drops the reply memo from Enqueue and EnqueueBatch
 // when the job ID is generated (no WithID): one key fewer written per
-// enqueue (about 150 bytes kept for ReplayWindow, and a fifth to a quarter of the
+// enqueue (about 150 bytes kept for 3 minutes, and a fifth to a quarter of the
 // enqueue's Redis CPU: see bench/RESULTS.md). A request that go-redis
 // resends after its reply was lost then finds its job by ID and reports
 // it enqueued, as with the memo, unless the job already left the jobs

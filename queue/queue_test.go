@@ -35,7 +35,7 @@ func persistent(k string) bool {
 }
 
 // leftover reports the keys a queue keeps with no job in it: its stats
-// hash, its wake-up list, and the reply memos of recent writes (ReplayWindow TTL).
+// hash, its wake-up list, and the reply memos of recent writes (replayWindow TTL).
 func leftover(k, name string) bool {
 	return strings.HasSuffix(k, "queue:stats:{"+name+"}") || strings.HasSuffix(k, ":executions") || strings.Contains(k, ":reply:")
 }

@@ -330,7 +330,7 @@ func TestReplayWithoutMemo(t *testing.T) {
 // go-redis v9's default retry schedule can resend a request about 2 min
 // 8 s after its first run. An Enqueue resent 2.5 minutes later, after
 // its job was run and acked meanwhile, is still recognised by its reply
-// memo (ReplayWindow): reported enqueued, and not enqueued again (with a
+// memo (replayWindow): reported enqueued, and not enqueued again (with a
 // one-minute memo the resend found no memo and no live job, and the job
 // ran twice). On miniredis, whose clock the test moves.
 func TestEnqueueResentAfterTwoAndAHalfMinutesIsRecognised(t *testing.T) {

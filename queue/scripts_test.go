@@ -17,7 +17,7 @@ func TestScriptsAreFiles(t *testing.T) { calltest.CheckScripts(t, pkg) }
 // TestLuaConstants: the bounds lib.lua writes as literals are Go's.
 func TestLuaConstants(t *testing.T) {
 	for _, want := range []string{
-		fmt.Sprintf("local REPLY_TTL_MS = '%d'\n", unit.MsCeil(ReplayWindow)),
+		fmt.Sprintf("local REPLY_TTL_MS = '%d'\n", unit.MsCeil(replayWindow)),
 		fmt.Sprintf("local MAX_DELAY_MS = %d\n", unit.MsCeil(maxDelay+clockSlack)),
 	} {
 		if !strings.Contains(lib, want) {

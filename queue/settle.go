@@ -46,7 +46,7 @@ const (
 // other error they are nil.
 func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]int64, time.Time, error) {
 	args := make([]any, 0, 6+5*len(os))
-	args = append(args, q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(ReplayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
+	args = append(args, q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	ends := false
 	for _, o := range os {
 		args = append(args, string(o.op), o.id, o.dlv, o.num, o.err)
