@@ -41,22 +41,6 @@ type Appended struct {
 	SummaryErr error
 }
 
-// AppendOption configures one Append call.
-type AppendOption func(*appendConfig)
-
-type appendConfig struct {
-	budget    int64
-	budgetSet bool
-}
-
-// Budget sets the daily token budget of this call (a user's plan),
-// overriding WithDailyBudget; 0 means none.
-//
-// Default: WithDailyBudget's. Range: 0 to 1099511627776 (2^40).
-func Budget(n int64) AppendOption {
-	return func(c *appendConfig) { c.budget, c.budgetSet = n, true }
-}
-
 // Append adds msgs (1 to 100, and at most the cap) to the end of
 // conversation convID of userID, in one round trip: one script pushes
 // them, evicts the oldest messages past the cap (WithMaxMessages; a first
@@ -65,7 +49,7 @@ func Budget(n int64) AppendOption {
 // and its companions', records convID as the user's last conversation,
 // and adds the messages' tokens to the user's tokens of the day (reset at
 // the day's start in the configured zone, by the server's clock). With a
-// daily budget (WithDailyBudget, Budget), an append that would go past it
+// daily budget (WithDailyBudget, AppendWithBudget), an append that would go past it
 // is refused with ErrBudgetExceeded and nothing is written.
 //
 // Messages are checked before any I/O (ErrInvalid): a known role,
@@ -82,20 +66,22 @@ func Budget(n int64) AppendOption {
 // and Pending) without appending or counting again, however many other
 // appends ran meanwhile. With a Summarizer, an append that evicted
 // messages then calls Summarize (see Appended.SummaryErr).
-func (m *Memory) Append(ctx context.Context, userID, convID string, msgs []Message, opts ...AppendOption) (Appended, error) {
-	return m.append(ctx, "append", userID, convID, msgs, newID(), opts)
+func (m *Memory) Append(ctx context.Context, userID, convID string, msgs []Message) (Appended, error) {
+	return m.append(ctx, "append", userID, convID, msgs, newID(), m.opt.budget)
 }
 
-// append is Append with the request ID id.
-func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []Message, id string, opts []AppendOption) (Appended, error) {
-	cfg := appendConfig{budget: m.opt.budget}
-	for _, f := range opts {
-		if f != nil {
-			f(&cfg)
-		}
-	}
-	if cfg.budget < 0 || cfg.budget > maxDailyBudget {
-		return Appended{}, pkg.Invalidf(op, "daily budget %d outside [0, %d]", cfg.budget, maxDailyBudget)
+// AppendWithBudget is Append with this call's daily token budget (a
+// user's plan) in place of WithDailyBudget's; 0 means none.
+//
+// Range: budget 0 to 1099511627776 (2^40), else ErrInvalid.
+func (m *Memory) AppendWithBudget(ctx context.Context, userID, convID string, msgs []Message, budget int64) (Appended, error) {
+	return m.append(ctx, "append", userID, convID, msgs, newID(), budget)
+}
+
+// append is Append with the request ID id and the daily budget.
+func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []Message, id string, budget int64) (Appended, error) {
+	if budget < 0 || budget > maxDailyBudget {
+		return Appended{}, pkg.Invalidf(op, "daily budget %d outside [0, %d]", budget, maxDailyBudget)
 	}
 	c, err := m.conv(op, userID, convID)
 	if err != nil {
@@ -110,7 +96,7 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 		keep = maxPending
 	}
 	rep, err := m.runDay(ctx, appendOp, c.allForUser,
-		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), cfg.budget, keep, convID, tokens, unit.MsCeil(replayWindow)}, args...)...)
+		append([]any{id, m.opt.maxMessages, unit.MsCeil(m.opt.convTTL), unit.MsCeil(m.opt.userTTL), budget, keep, convID, tokens, unit.MsCeil(replayWindow)}, args...)...)
 	if errors.Is(err, ErrBudgetExceeded) {
 		today := rep.Int(0)
 		if rerr := rep.Err(); rerr != nil {

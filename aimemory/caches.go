@@ -106,22 +106,22 @@ type cacheConfig struct {
 	ttl             time.Duration
 }
 
-// Bypass skips the cache for this call: the loader runs, and nothing is
+// WithoutCache skips the cache for this call: the loader runs, and nothing is
 // read or stored.
 //
 // Default: off.
-func Bypass() CacheOption { return func(c *cacheConfig) { c.bypass = true } }
+func WithoutCache() CacheOption { return func(c *cacheConfig) { c.bypass = true } }
 
-// Refresh skips the stored value and stores a freshly loaded one
+// WithRefresh skips the stored value and stores a freshly loaded one
 // (callers refreshing at once share one load).
 //
 // Default: off.
-func Refresh() CacheOption { return func(c *cacheConfig) { c.refresh = true } }
+func WithRefresh() CacheOption { return func(c *cacheConfig) { c.refresh = true } }
 
-// CacheTTL sets the freshness of what this call stores.
+// WithCacheTTL sets the freshness of what this call stores.
 //
 // Default: WithResponseTTL's or WithRAGTTL's. Range: 1s to 24h.
-func CacheTTL(d time.Duration) CacheOption { return func(c *cacheConfig) { c.ttl = d } }
+func WithCacheTTL(d time.Duration) CacheOption { return func(c *cacheConfig) { c.ttl = d } }
 
 // Cached says how a Response or RAG call got its value.
 type Cached struct {
@@ -131,7 +131,7 @@ type Cached struct {
 	// (cache.WithGrace through WithCacheOptions).
 	Status    cache.Status
 	Collapsed bool
-	// Key is the entry's key ("" with Bypass).
+	// Key is the entry's key ("" with WithoutCache).
 	Key string
 }
 
@@ -152,7 +152,7 @@ type RAGResult struct {
 // Response returns the cached response to req at
 // ai:response:{model}:{prompt_hash} (prompt_hash: Request.Hash), or
 // calls generate on a miss and caches its text for WithResponseTTL
-// (CacheTTL per call). It is package cache's read-through Fetch: one
+// (WithCacheTTL per call). It is package cache's read-through Fetch: one
 // round trip on a hit, and one generate across every process on a miss
 // (the others wait for its value). A response scoped to req.User is
 // tagged to the user; EraseUser deletes it. generate's errors are
@@ -186,7 +186,7 @@ func (m *Memory) Response(ctx context.Context, req Request, generate func(ctx co
 
 // RAG returns the cached chunks for q at ai:rag:query:{query_hash}
 // (query_hash: Query.Hash), or calls retrieve on a miss and caches its
-// chunks as a JSON array for WithRAGTTL (CacheTTL per call), with single
+// chunks as a JSON array for WithRAGTTL (WithCacheTTL per call), with single
 // loading across processes as Response has. A result scoped to q.User is
 // tagged to the user; EraseUser deletes it. A chunk that is not valid
 // JSON is ErrInvalid; a cached value that is not a JSON array is an
@@ -275,12 +275,12 @@ func (m *Memory) fetch(ctx context.Context, op string, s *cache.Store, ttl time.
 		}
 		return v, Cached{Status: cache.Loaded}, check(v)
 	}
-	fo := []cache.FetchOption{cache.TTL(cfg.ttl)}
+	fo := []cache.FetchOption{cache.WithTTL(cfg.ttl)}
 	if user != "" {
-		fo = append(fo, cache.Tags(tag+user))
+		fo = append(fo, cache.WithTags(tag+user))
 	}
 	if cfg.refresh {
-		fo = append(fo, cache.Revalidate())
+		fo = append(fo, cache.WithRevalidate())
 	}
 	res, err := s.Fetch(ctx, ref, load, fo...)
 	if err != nil {

@@ -54,11 +54,11 @@ func TestResponseCache(t *testing.T) {
 	assert.Equal(t, cache.Loaded, r.Status)
 	assert.Equal(t, int64(2), calls.Load())
 
-	r, err = m.Response(ctx, req, gen, Bypass())
+	r, err = m.Response(ctx, req, gen, WithoutCache())
 	require.NoError(t, err)
 	assert.Equal(t, "", r.Key)
 	assert.Equal(t, int64(3), calls.Load())
-	r, err = m.Response(ctx, req, gen, Refresh(), CacheTTL(time.Minute))
+	r, err = m.Response(ctx, req, gen, WithRefresh(), WithCacheTTL(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, cache.Loaded, r.Status)
 	assert.Equal(t, int64(4), calls.Load())

@@ -154,7 +154,7 @@ func TestDailyAccountingUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := m.Append(ctx, "b", "c", []Message{msg(User, "x", 10)}, Budget(505))
+			_, err := m.AppendWithBudget(ctx, "b", "c", []Message{msg(User, "x", 10)}, 505)
 			switch {
 			case err == nil:
 				admitted.Add(1)

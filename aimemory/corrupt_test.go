@@ -75,12 +75,12 @@ func TestCorruptionTable(t *testing.T) {
 	}
 	window := func(ctx context.Context, id string) error { _, err := m.Window(ctx, id, "c"); return err }
 	budget := func(ctx context.Context, id string) error {
-		_, err := m.Window(ctx, id, "c", TokenBudget(100))
+		_, err := m.Window(ctx, id, "c", WithTokenBudget(100))
 		return err
 	}
 	big := newMemory(t, e, WithMaxMessages(readAllWindow+1)) // budget windows by the window script
 	script := func(ctx context.Context, id string) error {
-		_, err := big.Window(ctx, id, "c", TokenBudget(100))
+		_, err := big.Window(ctx, id, "c", WithTokenBudget(100))
 		return err
 	}
 	user := func(ctx context.Context, id string) error { _, err := m.User(ctx, id); return err }
@@ -243,9 +243,9 @@ func TestInputBounds(t *testing.T) {
 	_, err = m.Append(ctx, "", "c", []Message{msg(User, "x", 1)})
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorIs(t, err, keys.ErrInvalid)
-	_, err = m.Append(ctx, "u", "c", []Message{msg(User, "x", 1)}, Budget(-1))
+	_, err = m.AppendWithBudget(ctx, "u", "c", []Message{msg(User, "x", 1)}, -1)
 	require.ErrorIs(t, err, ErrInvalid)
-	for _, o := range []WindowOption{LastN(0), LastN(maxMessages + 1), TokenBudget(0), TokenBudget(maxTokens + 1)} {
+	for _, o := range []WindowOption{WithLastN(0), WithLastN(maxMessages + 1), WithTokenBudget(0), WithTokenBudget(maxTokens + 1)} {
 		_, err = m.Window(ctx, "u", "c", o)
 		require.ErrorIs(t, err, ErrInvalid)
 	}
@@ -262,7 +262,7 @@ func TestInputBounds(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid, "no model")
 	_, err = m.Response(ctx, Request{Model: "m", Params: map[string]any{"f": func() {}}}, gen)
 	require.ErrorIs(t, err, ErrInvalid, "parameters that do not encode")
-	_, err = m.Response(ctx, Request{Model: "m"}, gen, CacheTTL(maxCacheTTL+time.Second))
+	_, err = m.Response(ctx, Request{Model: "m"}, gen, WithCacheTTL(maxCacheTTL+time.Second))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = m.Response(ctx, Request{Model: "m"}, nil)
 	require.ErrorIs(t, err, ErrInvalid)

@@ -9,7 +9,7 @@
 //	...
 //	_, err = mem.Append(ctx, userID, convID, []aimemory.Message{{Role: aimemory.User, Content: question}})
 //	if errors.Is(err, aimemory.ErrBudgetExceeded) { ... }
-//	w, err := mem.Window(ctx, userID, convID, aimemory.TokenBudget(8000))
+//	w, err := mem.Window(ctx, userID, convID, aimemory.WithTokenBudget(8000))
 //	prompt := w.All() // system prompt, summary, newest messages that fit
 //
 // # Guarantees

@@ -45,7 +45,7 @@ func Example() {
 			panic(err)
 		}
 	}
-	w, err := mem.Window(ctx, "user-42", "conv-1", aimemory.TokenBudget(12))
+	w, err := mem.Window(ctx, "user-42", "conv-1", aimemory.WithTokenBudget(12))
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +61,7 @@ func Example() {
 
 // A daily token budget refuses the append that would pass it, in the
 // same script that counts the tokens.
-func ExampleBudget() {
+func ExampleWithDailyBudget() {
 	rdb, stop := connect()
 	defer stop()
 	ctx := context.Background()

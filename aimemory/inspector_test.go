@@ -29,7 +29,7 @@ func TestReadView(t *testing.T) {
 	user, err := m.User(ctx, "u1")
 	require.NoError(t, err)
 	require.Equal(t, "c1", user.LastConversationID)
-	for _, opts := range [][]WindowOption{nil, {LastN(2)}, {TokenBudget(9)}, {TokenBudget(9), WithoutSummary()}} {
+	for _, opts := range [][]WindowOption{nil, {WithLastN(2)}, {WithTokenBudget(9)}, {WithTokenBudget(9), WithoutSummary()}} {
 		w, err := m.Window(ctx, "u1", "c1", opts...)
 		require.NoError(t, err)
 		fresh := e.FreshClient()
@@ -64,13 +64,13 @@ func TestReadView(t *testing.T) {
 	require.Zero(t, v.Window.Length)
 	require.Empty(t, v.Window.Messages)
 
-	_, err = in.ReadView(ctx, "u1", "c1", LastN(0))
+	_, err = in.ReadView(ctx, "u1", "c1", WithLastN(0))
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = in.ReadView(ctx, "u1", "c1", TokenBudget(maxTokens+1))
+	_, err = in.ReadView(ctx, "u1", "c1", WithTokenBudget(maxTokens+1))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = in.ReadView(ctx, "", "c1")
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = in.ReadView(ctx, "u1", "c1", TokenBudget(2))
+	_, err = in.ReadView(ctx, "u1", "c1", WithTokenBudget(2))
 	require.ErrorIs(t, err, ErrBudgetTooSmall)
 }
 

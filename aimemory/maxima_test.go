@@ -33,11 +33,11 @@ func TestMaxima(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, (i+1)*maxAppend, res.Length)
 		}
-		w, err := m.Window(ctx, "big", "c", TokenBudget(maxTokens)) // the window script
+		w, err := m.Window(ctx, "big", "c", WithTokenBudget(maxTokens)) // the window script
 		require.NoError(t, err)
 		assert.Len(t, w.Messages, maxMessages)
 		assert.Equal(t, "m9999", w.Messages[maxMessages-1].Content)
-		w, err = m.Window(ctx, "big", "c", LastN(maxMessages)) // plain reads
+		w, err = m.Window(ctx, "big", "c", WithLastN(maxMessages)) // plain reads
 		require.NoError(t, err)
 		assert.Len(t, w.Messages, maxMessages)
 		res, err := m.Append(ctx, "big", "c", batch)

@@ -67,7 +67,7 @@ func TestAppendAndWindow(t *testing.T) {
 	assert.Equal(t, 4, w.Length)
 	assert.Zero(t, w.Omitted)
 
-	w, err = m.Window(ctx, "u1", "c1", LastN(2))
+	w, err = m.Window(ctx, "u1", "c1", WithLastN(2))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a2", "a3"}, contents(w.Messages))
 	assert.Equal(t, 1, w.Omitted)

@@ -132,7 +132,7 @@ func TestOutagesAreNotOutcomes(t *testing.T) {
 	p.Stall()
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err = m.Window(short, "u", "c", TokenBudget(1))
+	_, err = m.Window(short, "u", "c", WithTokenBudget(1))
 	require.Error(t, err)
 	for _, b := range business {
 		assert.NotErrorIs(t, err, b)

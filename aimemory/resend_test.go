@@ -129,7 +129,7 @@ func TestRequestMemoKeepsTheWindow(t *testing.T) {
 	}
 	require.NoError(t, e.Client.ZAdd(ctx, rk, zs...).Err())
 
-	res, err := m.append(ctx, "append", "u", "c", []Message{msg(User, "hi", 3)}, first, nil)
+	res, err := m.append(ctx, "append", "u", "c", []Message{msg(User, "hi", 3)}, first, m.opt.budget)
 	require.NoError(t, err)
 	assert.Equal(t, Appended{Length: 7, Evicted: 2, TokensToday: 300, Tokens: 3, Pending: 5}, res, "the recorded outcome")
 	n, err := e.Client.LLen(ctx, key(t, e, convKey, "u", "c")).Result()
@@ -169,7 +169,7 @@ func TestRequestMemoWithoutReplyIsCorrupt(t *testing.T) {
 			for _, f := range members {
 				require.NoError(t, e.Client.ZAdd(ctx, rk, redis.Z{Score: float64(e.Now().UnixMilli()), Member: fmt.Sprintf(f, req)}).Err())
 			}
-			_, err := m.append(ctx, "append", "u", "c", []Message{msg(User, "hi", 3)}, req, nil)
+			_, err := m.append(ctx, "append", "u", "c", []Message{msg(User, "hi", 3)}, req, m.opt.budget)
 			assert.ErrorIs(t, err, keys.ErrCorrupt)
 			assert.ErrorContains(t, err, rk)
 			n, err := e.Client.LLen(ctx, key(t, e, convKey, "u", "c")).Result()

@@ -86,7 +86,7 @@ func (s *Stream) End(ctx context.Context, tokens int) (Appended, error) {
 		return Appended{}, nil
 	}
 	s.res, s.err = s.m.append(ctx, "stream", s.user, s.conv,
-		[]Message{{Role: Assistant, Content: s.buf.String(), Tokens: tokens}}, s.id, nil)
+		[]Message{{Role: Assistant, Content: s.buf.String(), Tokens: tokens}}, s.id, s.m.opt.budget)
 	if s.err != nil {
 		return s.res, s.err
 	}

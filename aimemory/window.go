@@ -76,20 +76,20 @@ type windowConfig struct {
 	noSummary          bool
 }
 
-// LastN keeps at most the n newest messages besides the system prompt;
+// WithLastN keeps at most the n newest messages besides the system prompt;
 // fewer when the nth newest is a tool result whose call would be left
 // out.
 //
 // Default: the whole conversation. Range: 1 to 10000.
-func LastN(n int) WindowOption { return func(c *windowConfig) { c.last, c.lastSet = n, true } }
+func WithLastN(n int) WindowOption { return func(c *windowConfig) { c.last, c.lastSet = n, true } }
 
-// TokenBudget keeps the newest messages that fit n tokens together with the system prompt and the summary: the
+// WithTokenBudget keeps the newest messages that fit n tokens together with the system prompt and the summary: the
 // system prompt first (a budget below it fails with ErrBudgetTooSmall),
 // then the summary if it fits, then messages newest first, each with the
 // tool results that follow it, until the next would not fit.
 //
 // Default: no budget. Range: 1 to 16777216 (2^24).
-func TokenBudget(n int) WindowOption {
+func WithTokenBudget(n int) WindowOption {
 	return func(c *windowConfig) { c.budget, c.budgetSet = n, true }
 }
 
@@ -99,7 +99,7 @@ func TokenBudget(n int) WindowOption {
 func WithoutSummary() WindowOption { return func(c *windowConfig) { c.noSummary = true } }
 
 // Window returns the window of conversation convID of userID in one
-// round trip, by default the whole conversation; LastN and TokenBudget
+// round trip, by default the whole conversation; WithLastN and WithTokenBudget
 // bound it (both may apply). The round trip is one MULTI/EXEC of plain
 // reads (the last n messages, or with a token budget the whole
 // conversation, at most the cap), the window picked in Go; with a token

@@ -49,18 +49,18 @@ func testWindowTable(t *testing.T, limit int) {
 		err    error
 	}{
 		{"whole conversation", chat, nil, []string{"u1", "a1", "u2", "a2"}, 30, nil},
-		{"budget fits two", chat, []WindowOption{TokenBudget(20)}, []string{"u2", "a2"}, 20, nil},
-		{"budget fits two, not three", chat, []WindowOption{TokenBudget(24)}, []string{"u2", "a2"}, 20, nil},
-		{"budget holds only the system prompt", chat, []WindowOption{TokenBudget(10)}, []string{}, 10, nil},
-		{"budget below the system prompt", chat, []WindowOption{TokenBudget(9)}, nil, 0, ErrBudgetTooSmall},
-		{"last 3", chat, []WindowOption{LastN(3)}, []string{"a1", "u2", "a2"}, 25, nil},
-		{"last 3 within 17 tokens", chat, []WindowOption{LastN(3), TokenBudget(17)}, []string{"a2"}, 15, nil},
-		{"tools: call and two results stay together", tools, []WindowOption{TokenBudget(6)}, []string{"call y", "result y", "result y2", "a"}, 6, nil},
-		{"tools: a group that does not fit is left out whole", tools, []WindowOption{TokenBudget(5)}, []string{"a"}, 3, nil},
-		{"tools: last 2 does not split a call", tools, []WindowOption{LastN(2)}, []string{"a"}, 3, nil},
-		{"tools: last 4", tools, []WindowOption{LastN(4)}, []string{"call y", "result y", "result y2", "a"}, 6, nil},
-		{"tools: last 6", tools, []WindowOption{LastN(6)}, []string{"call x", "result x", "call y", "result y", "result y2", "a"}, 8, nil},
-		{"no system prompt", noSys, []WindowOption{TokenBudget(2)}, []string{"a1", "u2"}, 2, nil},
+		{"budget fits two", chat, []WindowOption{WithTokenBudget(20)}, []string{"u2", "a2"}, 20, nil},
+		{"budget fits two, not three", chat, []WindowOption{WithTokenBudget(24)}, []string{"u2", "a2"}, 20, nil},
+		{"budget holds only the system prompt", chat, []WindowOption{WithTokenBudget(10)}, []string{}, 10, nil},
+		{"budget below the system prompt", chat, []WindowOption{WithTokenBudget(9)}, nil, 0, ErrBudgetTooSmall},
+		{"last 3", chat, []WindowOption{WithLastN(3)}, []string{"a1", "u2", "a2"}, 25, nil},
+		{"last 3 within 17 tokens", chat, []WindowOption{WithLastN(3), WithTokenBudget(17)}, []string{"a2"}, 15, nil},
+		{"tools: call and two results stay together", tools, []WindowOption{WithTokenBudget(6)}, []string{"call y", "result y", "result y2", "a"}, 6, nil},
+		{"tools: a group that does not fit is left out whole", tools, []WindowOption{WithTokenBudget(5)}, []string{"a"}, 3, nil},
+		{"tools: last 2 does not split a call", tools, []WindowOption{WithLastN(2)}, []string{"a"}, 3, nil},
+		{"tools: last 4", tools, []WindowOption{WithLastN(4)}, []string{"call y", "result y", "result y2", "a"}, 6, nil},
+		{"tools: last 6", tools, []WindowOption{WithLastN(6)}, []string{"call x", "result x", "call y", "result y", "result y2", "a"}, 8, nil},
+		{"no system prompt", noSys, []WindowOption{WithTokenBudget(2)}, []string{"a1", "u2"}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conv := "t" + strconv.Itoa(i)
@@ -144,7 +144,7 @@ func testWindowProperties(t *testing.T, limit int) {
 		_, err := m.Append(ctx, "u", id, conv)
 		require.NoError(t, err)
 		budget := 1 + rng.IntN(400)
-		w, err := m.Window(ctx, "u", id, TokenBudget(budget))
+		w, err := m.Window(ctx, "u", id, WithTokenBudget(budget))
 		sysTokens := 0
 		body := conv
 		if conv[0].Role == System {

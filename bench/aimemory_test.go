@@ -81,12 +81,12 @@ func aiSides(b *testing.B, e *benchutil.Env) []aiSide {
 			},
 			last: func(ctx context.Context, conv, n int) ([]aimemory.Message, error) {
 				u, c := aiUserConv(conv)
-				w, err := mem.Window(ctx, u, c, aimemory.LastN(n))
+				w, err := mem.Window(ctx, u, c, aimemory.WithLastN(n))
 				return w.Messages, err
 			},
 			budget: func(ctx context.Context, conv, tokens int) ([]aimemory.Message, error) {
 				u, c := aiUserConv(conv)
-				w, err := mem.Window(ctx, u, c, aimemory.TokenBudget(tokens))
+				w, err := mem.Window(ctx, u, c, aimemory.WithTokenBudget(tokens))
 				return w.Messages, err
 			},
 		},

@@ -257,7 +257,7 @@ func BenchmarkCacheMemory(b *testing.B) {
 			}
 			defer c.Close()
 			for i := 0; i < n; i++ {
-				if err := c.Set(ctx, cacheKeyOf(i), newCacheValue(i), cache.Tags("files"), cache.TTL(cacheTTL)); err != nil {
+				if err := c.Set(ctx, cacheKeyOf(i), newCacheValue(i), cache.WithTags("files"), cache.WithTTL(cacheTTL)); err != nil {
 					return err
 				}
 			}

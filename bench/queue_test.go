@@ -312,7 +312,7 @@ func BenchmarkQueueProcessLimits(b *testing.B) {
 	b.Run("redschema/groups", func(b *testing.B) {
 		groups := []string{"tenant-a", "tenant-b", "tenant-c", "tenant-d"}
 		processQueue(b, []queue.Option{queue.WithGroupLimits(queue.GroupLimit{Concurrency: queueConcurrency / 4})},
-			func(i int) []queue.EnqueueOption { return []queue.EnqueueOption{queue.InGroup(groups[i%4])} })
+			func(i int) []queue.EnqueueOption { return []queue.EnqueueOption{queue.WithGroup(groups[i%4])} })
 	})
 	b.Run("asynq/server-concurrency", func(b *testing.B) { processAsynq(b, queueConcurrency/2) })
 }

@@ -112,13 +112,13 @@ func TestNegativeCaching(t *testing.T) {
 	}
 	k := NewKey("/api/v1/files/404", "GET", nil)
 	for i := 0; i < 3; i++ {
-		_, err := c.Get(ctx, k, missing, Tags("files"))
+		_, err := c.Get(ctx, k, missing, WithTags("files"))
 		require.ErrorIs(t, err, ErrNotFound)
 	}
 	assert.Equal(t, 1, calls, "not found is cached")
 	_, err := c.InvalidateTag(ctx, "files")
 	require.NoError(t, err)
-	v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{Name: "created"}, nil }, Tags("files"))
+	v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{Name: "created"}, nil }, WithTags("files"))
 	require.NoError(t, err)
 	assert.Equal(t, "created", v.Name, "a tag invalidation drops the cached not-found")
 
@@ -176,7 +176,7 @@ func TestStaleServing(t *testing.T) {
 	// no grace), a failing loader falls back to the stale value.
 	e.Advance(1100 * time.Millisecond)
 	boom := errors.New("db down")
-	v, res, err = c.get(ctx, "get", k, func(context.Context) (item, error) { return item{}, boom }, []FetchOption{Grace(0)})
+	v, res, err = c.get(ctx, "get", k, func(context.Context) (item, error) { return item{}, boom }, []FetchOption{WithStaleWhileRevalidate(0)})
 	require.NoError(t, err)
 	assert.Equal(t, Stale, res.Status)
 	assert.GreaterOrEqual(t, v.N, refreshed, "the last stored value (a raced refresh may still have landed)")
@@ -219,11 +219,11 @@ func TestBadInput(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"empty endpoint": func() error { _, err := c.Get(ctx, Key{Method: "GET"}, load); return err },
 		"empty method":   func() error { _, err := c.Get(ctx, Key{Endpoint: "/x"}, load); return err },
-		"negative TTL":   func() error { _, err := c.Get(ctx, NewKey("/x", "GET", nil), load, TTL(-time.Second)); return err },
-		"TTL above max":  func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, TTL(25*time.Hour)) },
+		"negative TTL":   func() error { _, err := c.Get(ctx, NewKey("/x", "GET", nil), load, WithTTL(-time.Second)); return err },
+		"TTL above max":  func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, WithTTL(25*time.Hour)) },
 		"oversize value": func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{Name: string(make([]byte, 100))}) },
-		"too many tags":  func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, Tags(make([]string, 33)...)) },
-		"empty tag":      func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, Tags("")) },
+		"too many tags":  func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, WithTags(make([]string, 33)...)) },
+		"empty tag":      func() error { return c.Set(ctx, NewKey("/x", "GET", nil), item{}, WithTags("")) },
 		"nil loader":     func() error { _, err := c.Get(ctx, NewKey("/x", "GET", nil), nil); return err },
 	} {
 		assert.ErrorIs(t, f(), ErrInvalid, name)
@@ -294,7 +294,7 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 			k := NewKey("/replay", "GET", map[string][]string{"sha": {sha}})
 			loads = 0
 			lost(t, sha, func() {
-				v, res, err := c.get(ctx, "get", k, load, []FetchOption{Tags("replay")})
+				v, res, err := c.get(ctx, "get", k, load, []FetchOption{WithTags("replay")})
 				require.NoError(t, err)
 				assert.Equal(t, 1, v.N)
 				assert.True(t, res.Stored, "the replayed write reports the store")
@@ -332,7 +332,7 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 	})
 	t.Run("invalidate tag", func(t *testing.T) {
 		for i := 0; i < 5; i++ {
-			require.NoError(t, c.Set(ctx, NewKey("/replay-tag", "GET", map[string][]string{"i": {fmt.Sprint(i)}}), item{}, Tags("rt")))
+			require.NoError(t, c.Set(ctx, NewKey("/replay-tag", "GET", map[string][]string{"i": {fmt.Sprint(i)}}), item{}, WithTags("rt")))
 		}
 		lost(t, tagBumpOp.Script().Hash(), func() {
 			n, err := c.InvalidateTag(ctx, "rt")
@@ -354,7 +354,7 @@ func TestMaxima(t *testing.T) {
 		tags[i] = fmt.Sprintf("tag-%d", i)
 	}
 	k := NewKey("/many-tags", "GET", nil)
-	_, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{N: 1}, nil }, Tags(tags...))
+	_, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{N: 1}, nil }, WithTags(tags...))
 	require.NoError(t, err)
 	n, err := c.InvalidateTag(ctx, tags[maxTags-1])
 	require.NoError(t, err)
@@ -371,7 +371,7 @@ func TestMaxima(t *testing.T) {
 		}
 		return out, nil
 	}
-	got, err := c.GetMany(ctx, ks, load, Tags("bulk"))
+	got, err := c.GetMany(ctx, ks, load, WithTags("bulk"))
 	require.NoError(t, err)
 	assert.Len(t, got, 1000)
 	got, err = c.GetMany(ctx, ks, func(context.Context, []Key) (map[Key]item, error) { return nil, errors.New("no load") })
@@ -430,7 +430,7 @@ func TestCloseWaitsForBackgroundRefresh(t *testing.T) {
 // A call's Grace bounds what it serves, whatever grace the stored entry
 // has: a value 1 s stale, stored with a minute's grace, is served to a
 // call without a Grace option (the Cache's minute) but loaded, as on a
-// miss, by a call with Grace(100ms); so in Fetch, Get and FetchMany.
+// miss, by a call with WithStaleWhileRevalidate(100ms); so in Fetch, Get and FetchMany.
 func TestCallGraceBoundsWhatIsServed(t *testing.T) {
 	e := harness.New(t)
 	e.RequireShortWaits(2 * time.Second)
@@ -451,7 +451,7 @@ func TestCallGraceBoundsWhatIsServed(t *testing.T) {
 		require.NoError(t, c.Set(ctx, k, item{N: 1}))
 	}
 	for _, r := range []Ref{rFetch, rMany} {
-		require.NoError(t, s.Set(ctx, r, []byte(`{"n":1}`), TTL(500*time.Millisecond), Grace(time.Minute)))
+		require.NoError(t, s.Set(ctx, r, []byte(`{"n":1}`), WithTTL(500*time.Millisecond), WithStaleWhileRevalidate(time.Minute)))
 	}
 	e.Advance(1500 * time.Millisecond) // every entry is 1 s stale
 
@@ -462,13 +462,13 @@ func TestCallGraceBoundsWhatIsServed(t *testing.T) {
 	assert.Equal(t, Stale, res.Status, "within the Cache's minute of grace")
 	assert.Equal(t, 1, v.N)
 
-	v, res, err = c.get(ctx, "get", kGet, load, []FetchOption{Grace(100 * time.Millisecond)})
+	v, res, err = c.get(ctx, "get", kGet, load, []FetchOption{WithStaleWhileRevalidate(100 * time.Millisecond)})
 	require.NoError(t, err)
 	assert.Equal(t, Loaded, res.Status, "1 s stale is beyond the call's 100ms grace")
 	assert.Equal(t, 2, v.N)
 
 	fres, err := s.Fetch(ctx, rFetch, func(context.Context) ([]byte, error) { loads.Add(1); return []byte(`{"n":2}`), nil },
-		Grace(100*time.Millisecond))
+		WithStaleWhileRevalidate(100*time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, Loaded, fres.Status)
 	assert.Equal(t, `{"n":2}`, string(fres.Value))
@@ -480,7 +480,7 @@ func TestCallGraceBoundsWhatIsServed(t *testing.T) {
 			out[r] = []byte(`{"n":2}`)
 		}
 		return out, nil
-	}, Grace(100*time.Millisecond))
+	}, WithStaleWhileRevalidate(100*time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, Loaded, mres[0].Status)
 	assert.Equal(t, `{"n":2}`, string(mres[0].Value))

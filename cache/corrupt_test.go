@@ -46,7 +46,7 @@ func TestCorruptionTable(t *testing.T) {
 	}
 	good := item{Name: "good"}
 	value := func(id string) (item, error) {
-		return c.Get(ctx, NewKey("/c/"+id, "GET", nil), func(context.Context) (item, error) { return good, nil }, Tags("t-"+id))
+		return c.Get(ctx, NewKey("/c/"+id, "GET", nil), func(context.Context) (item, error) { return good, nil }, WithTags("t-"+id))
 	}
 	entry := func(id string) []string {
 		k := NewKey("/c/"+id, "GET", nil)

@@ -9,7 +9,7 @@
 //	...
 //	list, err := files.Get(ctx, cache.NewKey("/api/v1/files/list", "GET", r.URL.Query()),
 //		func(ctx context.Context) ([]File, error) { return db.ListFiles(ctx) },
-//		cache.Tags("files"))
+//		cache.WithTags("files"))
 //	...
 //	_, err = files.InvalidateTag(ctx, "files") // after a write
 //

@@ -51,7 +51,7 @@ func Example() {
 	}
 	key := cache.NewKey("/api/v1/files/list", "GET", url.Values{"page": {"1"}})
 	for i := 0; i < 3; i++ {
-		got, err := files.Get(ctx, key, list, cache.Tags("files"))
+		got, err := files.Get(ctx, key, list, cache.WithTags("files"))
 		if err != nil {
 			panic(err)
 		}
@@ -62,7 +62,7 @@ func Example() {
 
 	n, _ := files.InvalidateTag(ctx, "files")
 	fmt.Println("invalidated:", n)
-	_, _ = files.Get(ctx, key, list, cache.Tags("files"))
+	_, _ = files.Get(ctx, key, list, cache.WithTags("files"))
 	fmt.Println("loads:", loads)
 	// Output:
 	// report.pdf
@@ -156,7 +156,7 @@ func ExampleNewStore() {
 	for i := 0; i < 2; i++ {
 		res, err := rag.Fetch(ctx, ref, func(ctx context.Context) ([]byte, error) {
 			return []byte(`["chunk 1","chunk 2"]`), nil
-		}, cache.TTL(30*time.Minute))
+		}, cache.WithTTL(30*time.Minute))
 		if err != nil {
 			panic(err)
 		}
@@ -183,7 +183,7 @@ func ExampleNewInspector() {
 	list := func(ctx context.Context) ([]File, error) { return []File{{ID: "1", Name: "report.pdf"}}, nil }
 	key := cache.NewKey("/api/v1/files/list", "GET", nil)
 	for i := 0; i < 3; i++ { // a load, then two hits
-		if _, err := files.Get(ctx, key, list, cache.Tags("files")); err != nil {
+		if _, err := files.Get(ctx, key, list, cache.WithTags("files")); err != nil {
 			panic(err)
 		}
 	}

@@ -88,21 +88,21 @@ type fetchConfig struct {
 	tagKeys          []tagPair // built by check
 }
 
-// TTL sets the freshness of what the call stores.
+// WithTTL sets the freshness of what the call stores.
 //
 // Default: the policy's TTL for a Cache, 60s for a Store. Range: 1ms to the max TTL.
-func TTL(d time.Duration) FetchOption {
+func WithTTL(d time.Duration) FetchOption {
 	return func(c *fetchConfig) { c.ttl, c.ttlSet = d, true }
 }
 
-// Grace sets the stale-while-revalidate window of what the call stores
-// and serves. It bounds what the call serves whatever the stored entry's own
-// grace: a value stale by d or more is not served while it is refreshed;
+// WithStaleWhileRevalidate sets the stale-while-revalidate window (the
+// grace) of what the call stores and serves. It bounds what the call
+// serves whatever the stored entry's own grace: a value stale by d or more is not served while it is refreshed;
 // the call loads it, as on a miss (and on a failed load
 // WithStaleOnError still falls back to it within the entry's grace).
 //
 // Default: WithGrace, or the policy rule's Grace. Range: 0 to the max TTL.
-func Grace(d time.Duration) FetchOption {
+func WithStaleWhileRevalidate(d time.Duration) FetchOption {
 	return func(c *fetchConfig) { c.grace, c.graceSet = d, true }
 }
 
@@ -113,21 +113,21 @@ func (c *fetchConfig) serves(fresh time.Duration) bool {
 	return -fresh < c.grace
 }
 
-// Tags records what the call stores under these tags (at most 32), for
+// WithTags records what the call stores under these tags (at most 32), for
 // InvalidateTag. A tag "user:{id}" is stored at cache:tag:user:{user_id},
 // any other at cache:tag:{tag_name}.
 //
 // Default: none.
-func Tags(tags ...string) FetchOption {
+func WithTags(tags ...string) FetchOption {
 	return func(c *fetchConfig) { c.tags = append(c.tags, tags...) }
 }
 
-// Revalidate skips the stored value and loads a new one (an HTTP request's
-// "Cache-Control: no-cache"); callers that revalidate at once share one
+// WithRevalidate skips the stored value and loads a new one (an HTTP
+// request's "Cache-Control: no-cache"); callers that revalidate at once share one
 // load, and a load already running in another process is waited for.
 //
 // Default: off.
-func Revalidate() FetchOption { return func(c *fetchConfig) { c.revalidate = true } }
+func WithRevalidate() FetchOption { return func(c *fetchConfig) { c.revalidate = true } }
 
 // config applies opts over the defaults ttl and grace and checks them.
 func (s *Store) config(op string, ttl, grace time.Duration, opts []FetchOption) (*fetchConfig, error) {

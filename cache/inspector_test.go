@@ -23,13 +23,13 @@ func TestEndpointAndTagStats(t *testing.T) {
 		ref, err := st.Ref("/api/files", "GET", p)
 		require.NoError(t, err)
 		for i := 0; i < 3; i++ { // a load, then two hits
-			_, err = st.Fetch(ctx, ref, load, cache.Tags("files", "user:42"))
+			_, err = st.Fetch(ctx, ref, load, cache.WithTags("files", "user:42"))
 			require.NoError(t, err)
 		}
 	}
 	ref, err := st.Ref("/api/me", "GET", "h3")
 	require.NoError(t, err)
-	_, err = st.Fetch(ctx, ref, load, cache.Tags("user:42"))
+	_, err = st.Fetch(ctx, ref, load, cache.WithTags("user:42"))
 	require.NoError(t, err)
 	require.NoError(t, st.Close()) // flushes the hit counts
 
@@ -73,7 +73,7 @@ func TestInspectorEmptyAndOtherNamespace(t *testing.T) {
 	ctx := env.Ctx()
 	c, err := cache.New[string](env.Client, cache.WithNamespace(env.NS))
 	require.NoError(t, err)
-	_, err = c.Get(ctx, cache.NewKey("/api/x", "GET", nil), func(context.Context) (string, error) { return "v", nil }, cache.Tags("t"))
+	_, err = c.Get(ctx, cache.NewKey("/api/x", "GET", nil), func(context.Context) (string, error) { return "v", nil }, cache.WithTags("t"))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 

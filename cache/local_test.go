@@ -56,13 +56,13 @@ func TestLocalTierIsCoherent(t *testing.T) {
 	})
 
 	tk := NewKey("/local-tagged", "GET", nil)
-	require.NoError(t, b.Set(ctx, tk, item{N: 1}, Tags("files")))
-	_, err := a.Get(ctx, tk, noLoad, Tags("files"))
+	require.NoError(t, b.Set(ctx, tk, item{N: 1}, WithTags("files")))
+	_, err := a.Get(ctx, tk, noLoad, WithTags("files"))
 	require.NoError(t, err)
 	_, err = b.InvalidateTag(ctx, "files")
 	require.NoError(t, err)
 	harness.WaitFor(t, "the invalidation to reach a's local tier", func() bool {
-		v, err := a.Get(ctx, tk, func(context.Context) (item, error) { return item{N: 2}, nil }, Tags("files"))
+		v, err := a.Get(ctx, tk, func(context.Context) (item, error) { return item{N: 2}, nil }, WithTags("files"))
 		return err == nil && v.N == 2
 	})
 

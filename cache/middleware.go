@@ -50,11 +50,11 @@ func WithUser(user func(*http.Request) string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.user = user }
 }
 
-// WithTags gives each stored response the tags tags returns for its
+// WithTagsFor gives each stored response the tags tags returns for its
 // request (e.g. "files" for every /api/v1/files/ path).
 //
 // Default: none.
-func WithTags(tags func(*http.Request) []string) MiddlewareOption {
+func WithTagsFor(tags func(*http.Request) []string) MiddlewareOption {
 	return func(o *middlewareOptions) { o.tags = tags }
 }
 
@@ -161,9 +161,9 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	if user != "" {
 		tags = append(tags, "user:"+user)
 	}
-	opts := []FetchOption{Tags(tags...)}
+	opts := []FetchOption{WithTags(tags...)}
 	if noCache {
-		opts = append(opts, Revalidate())
+		opts = append(opts, WithRevalidate())
 	}
 	ctx := r.Context()
 	const op = "middleware"

@@ -48,7 +48,7 @@ func newMW(t *testing.T, e *harness.Env, opts ...MiddlewareOption) *mwFixture {
 	})
 	opts = append([]MiddlewareOption{
 		WithUser(func(r *http.Request) string { return r.Header.Get("X-User") }),
-		WithTags(func(r *http.Request) []string {
+		WithTagsFor(func(r *http.Request) []string {
 			if strings.HasPrefix(r.URL.Path, "/api/v1/files/") {
 				return []string{"files"}
 			}

@@ -26,7 +26,7 @@ func TestHitFreshnessIsTheServers(t *testing.T) {
 	ctx := e.Ctx()
 	c := newCache[item](t, e, WithBeta(0))
 	k := NewKey("/fresh", "GET", nil)
-	require.NoError(t, c.Set(ctx, k, item{N: 1}, TTL(10*time.Second), Grace(time.Minute)))
+	require.NoError(t, c.Set(ctx, k, item{N: 1}, WithTTL(10*time.Second), WithStaleWhileRevalidate(time.Minute)))
 	ref, err := c.ref("t", k)
 	require.NoError(t, err)
 	meta := e.Client.HGetAll(ctx, ref.meta).Val()
@@ -144,11 +144,11 @@ func TestHitsRacingWritesNeverReportCorruption(t *testing.T) {
 				var err error
 				switch (g + i) % 3 {
 				case 0:
-					err = c.Set(ctx, k, item{Name: "set"}, TTL(time.Duration(1+i%3)*time.Second))
+					err = c.Set(ctx, k, item{Name: "set"}, WithTTL(time.Duration(1+i%3)*time.Second))
 				case 1:
 					err = c.Delete(ctx, k)
 				default:
-					_, err = c.Get(ctx, k, func(context.Context) (item, error) { return item{}, ErrNotFound }, Revalidate())
+					_, err = c.Get(ctx, k, func(context.Context) (item, error) { return item{}, ErrNotFound }, WithRevalidate())
 					if errors.Is(err, ErrNotFound) {
 						err = nil
 					}
@@ -223,7 +223,7 @@ func TestLeaseReadsEveryLayout(t *testing.T) {
 	}
 
 	cur := ref("current")
-	require.NoError(t, s.Set(ctx, cur, []byte(`{"n":1}`), TTL(20*time.Second), Grace(time.Minute)))
+	require.NoError(t, s.Set(ctx, cur, []byte(`{"n":1}`), WithTTL(20*time.Second), WithStaleWhileRevalidate(time.Minute)))
 	out := lease(cur)
 	assert.Equal(t, "hit", out.state)
 	assert.InDelta(t, float64(20*time.Second), float64(out.fresh), float64(2*time.Second), "the PTTL less the grace")
@@ -349,7 +349,7 @@ func TestLeaseStatesAndTTLs(t *testing.T) {
 	assert.LessOrEqual(t, pttl(junk.meta), lease, "metadata without an entry lives for the lease")
 
 	hit := ref("hit")
-	require.NoError(t, s.Set(ctx, hit, []byte(`{"n":1}`), TTL(time.Hour)))
+	require.NoError(t, s.Set(ctx, hit, []byte(`{"n":1}`), WithTTL(time.Hour)))
 	out := take(hit, s.newID(), false, true)
 	assert.Equal(t, "hit", out.state)
 	assert.Equal(t, `{"n":1}`, string(out.value))

@@ -26,11 +26,11 @@ func TestInvalidateTag(t *testing.T) {
 	var l counter
 	files := []Key{NewKey("/api/v1/files/list", "GET", nil), NewKey("/api/v1/files/1", "GET", nil), NewKey("/api/v1/files/2", "GET", nil)}
 	for _, k := range files {
-		_, err := c.Get(ctx, k, l.load(item{Name: k.Endpoint}), Tags("files"))
+		_, err := c.Get(ctx, k, l.load(item{Name: k.Endpoint}), WithTags("files"))
 		require.NoError(t, err)
 	}
 	me := NewKey("/api/v1/me", "GET", nil)
-	_, err := c.Get(ctx, me, l.load(item{Name: "me"}), Tags("user:42"))
+	_, err := c.Get(ctx, me, l.load(item{Name: "me"}), WithTags("user:42"))
 	require.NoError(t, err)
 	require.EqualValues(t, 4, l.n.Load())
 
@@ -49,11 +49,11 @@ func TestInvalidateTag(t *testing.T) {
 	for _, k := range files {
 		ref, _ := c.ref("t", k)
 		assert.Zero(t, e.Client.Exists(ctx, ref.value, ref.meta).Val())
-		_, err := c.Get(ctx, k, l.load(item{Name: "new"}), Tags("files"))
+		_, err := c.Get(ctx, k, l.load(item{Name: "new"}), WithTags("files"))
 		require.NoError(t, err)
 	}
 	assert.EqualValues(t, 7, l.n.Load(), "each invalidated entry loads again")
-	_, err = c.Get(ctx, me, l.load(item{}), Tags("user:42"))
+	_, err = c.Get(ctx, me, l.load(item{}), WithTags("user:42"))
 	require.NoError(t, err)
 	assert.EqualValues(t, 7, l.n.Load(), "another tag's entry stays")
 	n, err = c.InvalidateTag(ctx, "user:42")
@@ -73,7 +73,7 @@ func TestLoadInFlightDuringInvalidationIsNotStored(t *testing.T) {
 	for _, existed := range []bool{false, true} {
 		k := NewKey("/api/v1/files/race", "GET", map[string][]string{"existed": {strconv.FormatBool(existed)}})
 		if existed {
-			require.NoError(t, c.Set(ctx, k, item{Name: "old"}, Tags("files")))
+			require.NoError(t, c.Set(ctx, k, item{Name: "old"}, WithTags("files")))
 		}
 		started, release := make(chan struct{}), make(chan struct{})
 		done := make(chan item, 1)
@@ -82,7 +82,7 @@ func TestLoadInFlightDuringInvalidationIsNotStored(t *testing.T) {
 				close(started)
 				<-release
 				return item{Name: "read before the write"}, nil
-			}, Tags("files"), Revalidate())
+			}, WithTags("files"), WithRevalidate())
 			assert.NoError(t, err)
 			done <- v
 		}()
@@ -106,12 +106,12 @@ func TestTagPrunesExpiredMembers(t *testing.T) {
 	ctx := e.Ctx()
 	c := newCache[item](t, e)
 	for i := 0; i < 10; i++ {
-		require.NoError(t, c.Set(ctx, NewKey("/short", "GET", map[string][]string{"i": {strconv.Itoa(i)}}), item{}, Tags("t"), TTL(500*time.Millisecond)))
+		require.NoError(t, c.Set(ctx, NewKey("/short", "GET", map[string][]string{"i": {strconv.Itoa(i)}}), item{}, WithTags("t"), WithTTL(500*time.Millisecond)))
 	}
 	tk, _ := tagKey.Key(e.NS, "t")
 	assert.EqualValues(t, 10, e.Client.ZCard(ctx, tk).Val())
 	e.Advance(time.Second)
-	require.NoError(t, c.Set(ctx, NewKey("/long", "GET", nil), item{}, Tags("t"), TTL(time.Minute)))
+	require.NoError(t, c.Set(ctx, NewKey("/long", "GET", nil), item{}, WithTags("t"), WithTTL(time.Minute)))
 	assert.EqualValues(t, 1, e.Client.ZCard(ctx, tk).Val(), "expired members pruned")
 	assert.InDelta(t, time.Minute, e.Client.PTTL(ctx, tk).Val(), float64(2*time.Second))
 }
@@ -153,7 +153,7 @@ func TestInvalidateTag100k(t *testing.T) {
 					return
 				}
 				ref, _ := s.Ref("/api/v1/files/"+strconv.FormatInt(i, 10), "GET", fmt.Sprintf("%032x", i))
-				if err := s.Set(wctx, ref, []byte(`{"id":1}`), Tags("files"), TTL(10*time.Minute)); err != nil {
+				if err := s.Set(wctx, ref, []byte(`{"id":1}`), WithTags("files"), WithTTL(10*time.Minute)); err != nil {
 					t.Error(err)
 					return
 				}

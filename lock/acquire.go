@@ -76,7 +76,7 @@ func WithWatchdog(period time.Duration) AcquireOption {
 	}
 }
 
-// Fair serves Acquire calls for a resource in arrival order through the
+// WithFairness serves Acquire calls for a resource in arrival order through the
 // queue lock:queue:{resource_type}:{resource_id}. A waiter keeps its place
 // for keep after each attempt (0 means 2s; outside the range fails with
 // ErrInvalid), so a waiter that disappears stops blocking
@@ -86,7 +86,7 @@ func WithWatchdog(period time.Duration) AcquireOption {
 // only when nobody is waiting, and does not join the queue.
 //
 // Default: off (keep 0 means 2s). Range: 3ms to the max TTL.
-func Fair(keep time.Duration) AcquireOption {
+func WithFairness(keep time.Duration) AcquireOption {
 	return func(o *acquireConfig) {
 		o.fair = true
 		o.keep = keep

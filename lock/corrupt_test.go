@@ -48,7 +48,7 @@ func TestCorruptionTable(t *testing.T) {
 		return err
 	}
 	fair := func(ctx context.Context, id string) error {
-		l, err := c.TryAcquire(ctx, "doc", id, time.Second, Fair(0))
+		l, err := c.TryAcquire(ctx, "doc", id, time.Second, WithFairness(0))
 		if err == nil {
 			_ = l.Release(ctx)
 		}

@@ -88,7 +88,7 @@ func TestOutagesAreNotOutcomes(t *testing.T) {
 	calls := map[string]func() error{
 		"try acquire":       func() error { _, err := c.TryAcquire(short(), "doc", "free", time.Second); return err },
 		"acquire":           func() error { _, err := c.Acquire(short(), "doc", "free", time.Second); return err },
-		"fair acquire":      func() error { _, err := c.Acquire(short(), "doc", "free", time.Second, Fair(0)); return err },
+		"fair acquire":      func() error { _, err := c.Acquire(short(), "doc", "free", time.Second, WithFairness(0)); return err },
 		"semaphore":         func() error { _, err := s.TryAcquire(short(), time.Second); return err },
 		"semaphore wait":    func() error { _, err := s.Acquire(short(), time.Second); return err },
 		"claim":             func() error { _, err := g.Claim(short()); return err },

@@ -142,7 +142,7 @@ func ExampleClient_Semaphore() {
 	// held: 2
 }
 
-func ExampleFair() {
+func ExampleWithFairness() {
 	rdb, stop := connect()
 	defer stop()
 	ctx := context.Background()
@@ -152,7 +152,7 @@ func ExampleFair() {
 	got := make(chan int, 2)
 	for i := 1; i <= 2; i++ {
 		go func() {
-			l, err := locks.Acquire(ctx, "printer", "p1", 5*time.Second, lock.Fair(time.Second))
+			l, err := locks.Acquire(ctx, "printer", "p1", 5*time.Second, lock.WithFairness(time.Second))
 			if err != nil {
 				panic(err)
 			}

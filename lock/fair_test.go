@@ -35,7 +35,7 @@ func TestFairArrivalOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := c.Acquire(ctx, "doc", "fair", 5*time.Second, Fair(2*time.Second), WithRetry(LinearBackoff(5*time.Millisecond)))
+			l, err := c.Acquire(ctx, "doc", "fair", 5*time.Second, WithFairness(2*time.Second), WithRetry(LinearBackoff(5*time.Millisecond)))
 			if err != nil {
 				t.Error(err)
 				return
@@ -52,7 +52,7 @@ func TestFairArrivalOrder(t *testing.T) {
 	}
 	// A fair TryAcquire does not jump the queue, and does not join it.
 	require.NoError(t, holder.Release(ctx))
-	_, err = c.TryAcquire(ctx, "doc", "fair", time.Second, Fair(0))
+	_, err = c.TryAcquire(ctx, "doc", "fair", time.Second, WithFairness(0))
 	require.ErrorIs(t, err, ErrNotObtained)
 	wg.Wait()
 	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, order)
@@ -81,7 +81,7 @@ func TestFairVanishedWaiterStopsBlocking(t *testing.T) {
 
 	got := make(chan *Lock, 1)
 	go func() {
-		l, err := c.Acquire(ctx, "doc", "ghost", time.Second, Fair(5*time.Second), WithRetry(LinearBackoff(5*time.Millisecond)))
+		l, err := c.Acquire(ctx, "doc", "ghost", time.Second, WithFairness(5*time.Second), WithRetry(LinearBackoff(5*time.Millisecond)))
 		if err != nil {
 			t.Error(err)
 		}
@@ -112,7 +112,7 @@ func TestFairWaiterThatGivesUpLeaves(t *testing.T) {
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	_, err = c.Acquire(short, "doc", "quit", time.Second, Fair(time.Minute/2), WithRetry(LinearBackoff(10*time.Millisecond)))
+	_, err = c.Acquire(short, "doc", "quit", time.Second, WithFairness(time.Minute/2), WithRetry(LinearBackoff(10*time.Millisecond)))
 	require.ErrorIs(t, err, ErrNotObtained)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	// At once, or in the background when the deadline caught an attempt on
@@ -120,7 +120,7 @@ func TestFairWaiterThatGivesUpLeaves(t *testing.T) {
 	harness.WaitFor(t, "the waiter left", func() bool { return queueLen(t, e, "doc", "quit") == 0 })
 	// With the queue empty, the lock is free for anyone once released.
 	require.NoError(t, holder.Release(ctx))
-	l, err := c.TryAcquire(ctx, "doc", "quit", time.Second, Fair(0))
+	l, err := c.TryAcquire(ctx, "doc", "quit", time.Second, WithFairness(0))
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 }

@@ -128,7 +128,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			if tc.isKeyErr {
 				require.ErrorIs(t, err, keys.ErrInvalid)
 			}
-			_, err = c.Acquire(ctx, tc.typ, tc.id, tc.ttl, Fair(0))
+			_, err = c.Acquire(ctx, tc.typ, tc.id, tc.ttl, WithFairness(0))
 			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}

@@ -163,7 +163,7 @@ func TestMultiBadInputAndCorruptFence(t *testing.T) {
 		"none":     func() error { _, err := c.TryAcquireMulti(ctx, nil, time.Second); return err },
 		"too many": func() error { _, err := c.TryAcquireMulti(ctx, many, time.Second); return err },
 		"empty id": func() error { _, err := c.TryAcquireMulti(ctx, []Resource{{"doc", ""}}, time.Second); return err },
-		"fair":     func() error { _, err := c.AcquireMulti(ctx, many[:2], time.Second, Fair(0)); return err },
+		"fair":     func() error { _, err := c.AcquireMulti(ctx, many[:2], time.Second, WithFairness(0)); return err },
 		"ttl":      func() error { _, err := c.TryAcquireMulti(ctx, many[:2], 0); return err },
 	} {
 		require.ErrorIs(t, call(), ErrInvalid, name)

@@ -53,7 +53,7 @@ func TestWaitWithoutDeadlineEndsAfterTTL(t *testing.T) {
 			return err
 		},
 		"fair": func(ctx context.Context) error {
-			_, err := c.Acquire(ctx, "doc", "busy", ttl, retry, Fair(0))
+			_, err := c.Acquire(ctx, "doc", "busy", ttl, retry, WithFairness(0))
 			return err
 		},
 		"multi": func(ctx context.Context) error {

@@ -37,7 +37,7 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 			var opts []AcquireOption
 			h := acquireOp.Script().Hash()
 			if fair {
-				opts, h = append(opts, Fair(0)), fairAcquireOp.Script().Hash()
+				opts, h = append(opts, WithFairness(0)), fairAcquireOp.Script().Hash()
 			}
 			id := "acquire-" + strconv.FormatBool(fair)
 			lost := p.Lost()

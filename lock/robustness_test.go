@@ -65,7 +65,7 @@ func TestFenceAtFloatLimit(t *testing.T) {
 		require.NoError(t, e.Client.Set(ctx, fk, v, time.Minute).Err())
 		_, err = c.TryAcquire(ctx, "doc", "big", time.Second)
 		require.ErrorIs(t, err, keys.ErrCorrupt, v)
-		_, err = c.Acquire(ctx, "doc", "big", time.Second, Fair(0))
+		_, err = c.Acquire(ctx, "doc", "big", time.Second, WithFairness(0))
 		require.ErrorIs(t, err, keys.ErrCorrupt, v)
 	}
 	g, err := c.Interval("big", time.Hour, time.Second)
@@ -141,7 +141,7 @@ func TestBadWatchdogAndKeepRejected(t *testing.T) {
 	ctx := e.Ctx()
 	_, err := c.TryAcquire(ctx, "doc", "x", time.Second, WithWatchdog(time.Second))
 	require.ErrorIs(t, err, ErrInvalid, "a period not below the TTL lets the lease lapse")
-	_, err = c.Acquire(ctx, "doc", "x", time.Second, Fair(time.Minute))
+	_, err = c.Acquire(ctx, "doc", "x", time.Second, WithFairness(time.Minute))
 	require.ErrorIs(t, err, ErrInvalid, "keep above the max TTL")
 	s, err := c.Semaphore("doc", "x", 1)
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestFairEntryWithoutDeadlineDoesNotBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Client.RPush(ctx, qk, "orphan-waiter").Err())
 	require.NoError(t, e.Client.PExpire(ctx, qk, time.Minute).Err())
-	l, err := c.TryAcquire(ctx, "doc", "orphan", time.Second, Fair(0))
+	l, err := c.TryAcquire(ctx, "doc", "orphan", time.Second, WithFairness(0))
 	require.NoError(t, err)
 	require.Zero(t, queueLen(t, e, "doc", "orphan"))
 	require.NoError(t, l.Release(ctx))
@@ -240,7 +240,7 @@ func TestLostReplyGivesLeaseBack(t *testing.T) {
 	for _, fair := range []bool{false, true} {
 		var opts []AcquireOption
 		if fair {
-			opts = append(opts, Fair(0))
+			opts = append(opts, WithFairness(0))
 		}
 		h.n.Store(1)
 		_, err = c.TryAcquire(ctx, "doc", "lost-reply", time.Minute, opts...)

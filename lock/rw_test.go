@@ -91,7 +91,7 @@ func TestRWReadersShareWritersExclude(t *testing.T) {
 	require.NoError(t, r.Release(ctx))
 
 	for name, f := range map[string]func() error{
-		"fair":    func() error { _, err := m.RLock(ctx, time.Second, Fair(0)); return err },
+		"fair":    func() error { _, err := m.RLock(ctx, time.Second, WithFairness(0)); return err },
 		"ttl":     func() error { _, err := m.TryLock(ctx, 0); return err },
 		"no type": func() error { _, err := c.RWMutex("", "x"); return err },
 	} {

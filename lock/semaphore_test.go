@@ -92,7 +92,7 @@ func TestSemaphorePermitsExpire(t *testing.T) {
 	_, err = p3.TTL(ctx)
 	require.ErrorIs(t, err, ErrNotHeld)
 
-	_, err = s.Acquire(ctx, time.Second, Fair(0))
+	_, err = s.Acquire(ctx, time.Second, WithFairness(0))
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = s.TryAcquire(ctx, 0)
 	require.ErrorIs(t, err, ErrInvalid)

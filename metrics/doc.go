@@ -62,7 +62,7 @@
 //	requests:endpoint:{endpoint}                            STRING  none (as in the home-automation layout: bounded by the route templates and the cardinality cap (default 1000 + 1 overflow key, about 90 B each))                                    requests per endpoint "METHOD route" (INTEGER)
 //	requests:max_speed_per_second                           STRING  none (as in the home-automation layout: one key, an atomic maximum)                                                                                                                 highest requests:speed_per_second seen (INTEGER)
 //	requests:speed_per_second                               STRING  none (as in the home-automation layout: one key, rewritten by every flush)                                                                                                          requests in the last complete second across all instances (INTEGER)
-//	requests:total                                          STRING  none (as in the home-automation layout: one counter, never expires)                                                                                                                 requests across all instances and endpoints (INTEGER); loopback ones left out with SkipLoopback
+//	requests:total                                          STRING  none (as in the home-automation layout: one counter, never expires)                                                                                                                 requests across all instances and endpoints (INTEGER); loopback ones left out with WithoutLoopback
 //
 // The long form (flushing, reading, cardinality, rollups, how the
 // home-automation backend's and the AI platform's layouts map, limits) is

@@ -53,7 +53,7 @@ var (
 	totalKey = keys.MustCompile(keys.Pattern{Template: "requests:total", Type: keys.String,
 		Persistent: "as in the home-automation layout: one counter, never expires",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
-		Purpose: "requests across all instances and endpoints (INTEGER); loopback ones left out with SkipLoopback"})
+		Purpose: "requests across all instances and endpoints (INTEGER); loopback ones left out with WithoutLoopback"})
 	speedKey = keys.MustCompile(keys.Pattern{Template: "requests:speed_per_second", Type: keys.String,
 		Persistent: "as in the home-automation layout: one key, rewritten by every flush",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",

@@ -51,18 +51,18 @@ func WithRefused(f func(status int) bool) MiddlewareOption {
 	return func(o *middlewareOptions) { o.refused = f }
 }
 
-// SkipLoopback leaves requests from loopback addresses (127.0.0.0/8,
+// WithoutLoopback leaves requests from loopback addresses (127.0.0.0/8,
 // ::1) out of requests:total, as the home-automation layout
 // (docs/home-automation.md) does so that local health checks do not count.
 // By default every request counts. Every other metric counts them either
 // way.
 //
 // Default: off.
-func SkipLoopback() MiddlewareOption { return func(o *middlewareOptions) { o.skipLoopback = true } }
+func WithoutLoopback() MiddlewareOption { return func(o *middlewareOptions) { o.skipLoopback = true } }
 
 // Middleware records every request that goes through it with rec's HTTP
 // metrics: one more current connection while it runs; then requests:total
-// (unless from loopback with SkipLoopback), requests:accepted (unless
+// (unless from loopback with WithoutLoopback), requests:accepted (unless
 // refused), errors:total (status >= 400), the per-endpoint counters under
 // "METHOD route", api_requests_total by route, method and status, and
 // api_latency_ms by route. Recording costs a few atomic adds and never a

@@ -66,7 +66,7 @@ func TestSeedKeys(t *testing.T) {
 	mux.HandleFunc("GET /api/users", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("POST /api/auth/login", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(401) })
 	mux.HandleFunc("PUT /api/forum/questions/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) })
-	h := Middleware(rec, SkipLoopback())(mux)
+	h := Middleware(rec, WithoutLoopback())(mux)
 	do := func(method, path, remote string) {
 		req := httptest.NewRequest(method, path, nil)
 		if remote != "" {
@@ -84,7 +84,7 @@ func TestSeedKeys(t *testing.T) {
 
 	p := ns.Prefix
 	want := map[string]int64{
-		p + "requests:total":                                      4, // two of six came from loopback (SkipLoopback)
+		p + "requests:total":                                      4, // two of six came from loopback (WithoutLoopback)
 		p + "requests:accepted":                                   4, // the two 429s were refused
 		p + "errors:total":                                        4, // 401, two 429s, 404
 		p + "requests:endpoint:GET /api/users":                    2,
@@ -119,7 +119,7 @@ func TestSeedKeys(t *testing.T) {
 }
 
 // By default requests from loopback addresses count in requests:total
-// like any other; SkipLoopback leaves them out of it, and only of it.
+// like any other; WithoutLoopback leaves them out of it, and only of it.
 func TestLoopback(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
@@ -128,7 +128,7 @@ func TestLoopback(t *testing.T) {
 		rec := newRecorder(t, e, nil, WithNamespace(ns))
 		var opts []MiddlewareOption
 		if skip {
-			opts = append(opts, SkipLoopback())
+			opts = append(opts, WithoutLoopback())
 		}
 		h := Middleware(rec, opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		for _, remote := range []string{"127.0.0.1:5000", "[::1]:80", "localhost:1", "127.9.9.9:1", "192.0.2.1:1234", "[2001:db8::1]:1"} {

@@ -101,10 +101,10 @@ func checkHeaders(op string, h map[string]string) error {
 	return nil
 }
 
-// maxGroupLen bounds the length of a group name (InGroup).
+// maxGroupLen bounds the length of a group name (WithGroup).
 const maxGroupLen = 128
 
-// InGroup puts the job in group g (a tenant, a customer, a resource):
+// WithGroup puts the job in group g (a tenant, a customer, a resource):
 // the queue's group limits (WithGroupLimits, WithGroupLimit) then cap how
 // many jobs of g run at once and how many start per period, across every
 // consumer, and a group at its limit is skipped, not waited for. g is 1
@@ -113,9 +113,9 @@ const maxGroupLen = 128
 // envelope ("group") and shown as Job.Group.
 //
 // Default: no group.
-func InGroup(g string) EnqueueOption { return func(c *enqueueConfig) { c.group = g } }
+func WithGroup(g string) EnqueueOption { return func(c *enqueueConfig) { c.group = g } }
 
-// validGroup reports whether g is a group name InGroup accepts.
+// validGroup reports whether g is a group name WithGroup accepts.
 func validGroup(g string) bool {
 	if g == "" || len(g) > maxGroupLen {
 		return false

@@ -295,7 +295,7 @@ func ExampleWithGroupLimits() {
 		panic(err)
 	}
 	for _, tenant := range []string{"acme", "acme", "acme", "globex"} {
-		_, _ = q.Enqueue(ctx, Execution{WorkflowID: "sync"}, queue.InGroup(tenant))
+		_, _ = q.Enqueue(ctx, Execution{WorkflowID: "sync"}, queue.WithGroup(tenant))
 	}
 	for {
 		j, err := q.TryDequeue(ctx) // leases are held: acme stays at its limit

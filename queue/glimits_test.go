@@ -198,7 +198,7 @@ func TestGroupSkipAndRoundRobin(t *testing.T) {
 	enq := func(g string) string {
 		opts := []queue.EnqueueOption{}
 		if g != "" {
-			opts = append(opts, queue.InGroup(g))
+			opts = append(opts, queue.WithGroup(g))
 		}
 		id, err := q.Enqueue(ctx, execution{WorkflowID: g}, opts...)
 		require.NoError(t, err)
@@ -228,7 +228,7 @@ func TestGroupSkipAndRoundRobin(t *testing.T) {
 	_, err = q.TryDequeue(ctx)
 	require.ErrorIs(t, err, queue.ErrEmpty)
 
-	_, err = q.Enqueue(ctx, execution{}, queue.InGroup("no spaces"))
+	_, err = q.Enqueue(ctx, execution{}, queue.WithGroup("no spaces"))
 	require.ErrorIs(t, err, queue.ErrInvalid)
 	_, err = queue.New[execution](e.Client, "x", queue.WithGroupLimit("a:b", queue.GroupLimit{}))
 	require.ErrorIs(t, err, queue.ErrInvalid)
@@ -241,7 +241,7 @@ func TestGroupSkipAndRoundRobin(t *testing.T) {
 	r := newQ(t, e, "grr2", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 100}))
 	var order []string
 	for _, g := range []string{"a", "a", "a", "b", "b", "b", "c", "c", "c"} {
-		_, err := r.Enqueue(ctx, execution{WorkflowID: g}, queue.InGroup(g))
+		_, err := r.Enqueue(ctx, execution{WorkflowID: g}, queue.WithGroup(g))
 		require.NoError(t, err)
 	}
 	var mu sync.Mutex
@@ -275,7 +275,7 @@ func TestGroupRateOverTime(t *testing.T) {
 	const each = 24
 	for _, g := range []string{"a", "b"} {
 		for i := 0; i < each; i++ {
-			_, err := q.Enqueue(ctx, execution{WorkflowID: g}, queue.InGroup(g))
+			_, err := q.Enqueue(ctx, execution{WorkflowID: g}, queue.WithGroup(g))
 			require.NoError(t, err)
 		}
 	}
@@ -347,10 +347,10 @@ func TestGroupFairness(t *testing.T) {
 	q := newQ(t, e, "gfair", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
 	items := make([]queue.Item[execution], 0, 205)
 	for i := 0; i < 200; i++ {
-		items = append(items, queue.Item[execution]{Payload: execution{WorkflowID: "big"}, Options: []queue.EnqueueOption{queue.InGroup("big")}})
+		items = append(items, queue.Item[execution]{Payload: execution{WorkflowID: "big"}, Options: []queue.EnqueueOption{queue.WithGroup("big")}})
 	}
 	for i := 0; i < 5; i++ {
-		items = append(items, queue.Item[execution]{Payload: execution{WorkflowID: "small"}, Options: []queue.EnqueueOption{queue.InGroup("small")}})
+		items = append(items, queue.Item[execution]{Payload: execution{WorkflowID: "small"}, Options: []queue.EnqueueOption{queue.WithGroup("small")}})
 	}
 	_, err := q.EnqueueBatch(ctx, items)
 	require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestLimitKeysCorrupt(t *testing.T) {
 	ga, gr := e.NS.Prefix+"queue:{lkc}:gactive:a", e.NS.Prefix+"queue:{lkc}:grate:a"
 	set(e, ga)
 	require.NoError(t, e.Client.Set(ctx, gr, "garbage", time.Minute).Err())
-	_, err = q.Enqueue(ctx, execution{}, queue.InGroup("a"))
+	_, err = q.Enqueue(ctx, execution{}, queue.WithGroup("a"))
 	require.NoError(t, err)
 	j, err := q.TryDequeue(ctx) // leased, the keys repaired
 	require.NoError(t, err)
@@ -419,7 +419,7 @@ func TestNoLimitsNoLimitKeys(t *testing.T) {
 	ctx := e.Ctx()
 	q := newQ(t, e, "nolim")
 	for i := 0; i < 5; i++ {
-		_, err := q.Enqueue(ctx, execution{}, queue.InGroup("g"))
+		_, err := q.Enqueue(ctx, execution{}, queue.WithGroup("g"))
 		require.NoError(t, err)
 	}
 	var js []*queue.Job[execution]
@@ -470,7 +470,7 @@ func TestGroupConcurrencyAcrossInstances(t *testing.T) {
 	p := newQ(t, e, "gca", opt)
 	for i := 0; i < each; i++ {
 		for _, g := range groups {
-			_, err := p.Enqueue(ctx, execution{WorkflowID: g}, queue.InGroup(g))
+			_, err := p.Enqueue(ctx, execution{WorkflowID: g}, queue.WithGroup(g))
 			require.NoError(t, err)
 		}
 	}
@@ -517,7 +517,7 @@ func TestGroupOfPayloadWithGroupKey(t *testing.T) {
 	require.NoError(t, err)
 	fake := map[string]string{"a": "1", "group": "real"}
 	for i := 0; i < 2; i++ {
-		_, err := q.Enqueue(ctx, fake, queue.InGroup("real"))
+		_, err := q.Enqueue(ctx, fake, queue.WithGroup("real"))
 		require.NoError(t, err)
 		_, err = q.Enqueue(ctx, fake)
 		require.NoError(t, err)
@@ -543,7 +543,7 @@ func TestGroupSeenList(t *testing.T) {
 	q := newQ(t, e, "gseen", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
 	stats := e.NS.Prefix + "queue:stats:{gseen}"
 	for _, g := range []string{"a", "b", "a"} {
-		_, err := q.Enqueue(ctx, execution{}, queue.InGroup(g))
+		_, err := q.Enqueue(ctx, execution{}, queue.WithGroup(g))
 		require.NoError(t, err)
 	}
 	var groups []string

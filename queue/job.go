@@ -42,7 +42,7 @@ type Job[T any] struct {
 	// has none: trace context, tenant, correlation IDs. Middleware reads
 	// them (see WithMiddleware).
 	Headers map[string]string
-	// Group is the job's group (InGroup), "" for none: the group limits
+	// Group is the job's group (WithGroup), "" for none: the group limits
 	// of the queue (WithGroupLimits) apply to it.
 	Group string
 
@@ -76,7 +76,7 @@ type wireJob struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty"`
 	// Group goes right before max_retries: the dequeue script reads it
-	// there (InGroup's names need no JSON escaping).
+	// there (WithGroup's names need no JSON escaping).
 	Group      string `json:"group,omitempty"`
 	MaxRetries int    `json:"max_retries"`
 }

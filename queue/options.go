@@ -90,7 +90,7 @@ type options struct {
 	rate        Rate
 	groupLimit  GroupLimit
 	groupLimits map[string]GroupLimit
-	badGroup    string // a WithGroupLimit group InGroup would refuse
+	badGroup    string // a WithGroupLimit group WithGroup would refuse
 }
 
 // Rate is at most N starts per period Per: fixed windows of the server
@@ -100,7 +100,7 @@ type Rate struct {
 	Per time.Duration
 }
 
-// GroupLimit bounds the jobs of one group (InGroup), across every
+// GroupLimit bounds the jobs of one group (WithGroup), across every
 // consumer of the queue: at most Concurrency leased at once (0: no cap)
 // and at most Rate.N leased per Rate.Per (zero Rate: none).
 type GroupLimit struct {
@@ -326,7 +326,7 @@ func WithRateLimit(n int, per time.Duration) Option {
 	return func(o *options) { o.rate = Rate{N: n, Per: per} }
 }
 
-// WithGroupLimits sets the limits of every group (InGroup) that has no
+// WithGroupLimits sets the limits of every group (WithGroup) that has no
 // limits of its own (WithGroupLimit). The dequeue script counts each
 // group's leases (queue:{queue_name}:gactive:{group}) and starts in the
 // current window (queue:{queue_name}:grate:{group}); a ready job whose
@@ -341,7 +341,7 @@ func WithRateLimit(n int, per time.Duration) Option {
 func WithGroupLimits(l GroupLimit) Option { return func(o *options) { o.groupLimit = l } }
 
 // WithGroupLimit gives group g its own limits instead of WithGroupLimits'
-// (up to 1,000 groups; g as InGroup takes it).
+// (up to 1,000 groups; g as WithGroup takes it).
 //
 // Default: the WithGroupLimits limits.
 func WithGroupLimit(g string, l GroupLimit) Option {
@@ -374,7 +374,7 @@ func (o *options) checkLimits(op string) error {
 		return pkg.Invalidf(op, "global concurrency %d outside [1, %d]", o.concurrency, maxLimit)
 	}
 	if o.badGroup != "" {
-		return pkg.Invalidf(op, "WithGroupLimit: group %.64q is not a group name (see InGroup)", o.badGroup)
+		return pkg.Invalidf(op, "WithGroupLimit: group %.64q is not a group name (see WithGroup)", o.badGroup)
 	}
 	if len(o.groupLimits) > maxGroupLimits {
 		return pkg.Invalidf(op, "%d groups with their own limits, at most %d", len(o.groupLimits), maxGroupLimits)

@@ -122,7 +122,7 @@ func TestReplayedGroupDequeueCountsOnce(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		for _, g := range []string{"a", "b"} {
 			id := fmt.Sprintf("%s%d", g, i)
-			_, err := q.Enqueue(ctx, execution{WorkflowID: g}, queue.WithID(id), queue.InGroup(g))
+			_, err := q.Enqueue(ctx, execution{WorkflowID: g}, queue.WithID(id), queue.WithGroup(g))
 			require.NoError(t, err)
 			ids[g] = append(ids[g], id)
 		}
@@ -176,7 +176,7 @@ func TestReplayedGroupDequeueCountsOnce(t *testing.T) {
 	_, err = c.TryDequeue(ctx)
 	require.ErrorIs(t, err, queue.ErrEmpty)
 	for i := 0; i < 2; i++ {
-		_, err := c.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint("c", i)), queue.InGroup("one"))
+		_, err := c.Enqueue(ctx, execution{}, queue.WithID(fmt.Sprint("c", i)), queue.WithGroup("one"))
 		require.NoError(t, err)
 	}
 	p2.LoseReply(":inbox")

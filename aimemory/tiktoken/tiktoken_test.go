@@ -84,7 +84,7 @@ func TestWithMemory(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 10, res.Tokens)
-	w, err := m.Window(ctx, "u", "c", aimemory.TokenBudget(5))
+	w, err := m.Window(ctx, "u", "c", aimemory.WithTokenBudget(5))
 	require.NoError(t, err)
 	require.NotNil(t, w.System)
 	assert.Equal(t, 4, w.Tokens)

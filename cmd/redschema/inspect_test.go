@@ -204,7 +204,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	lq, err := queue.New[job](c, "n8n", queue.WithNamespace(nsOpt), queue.WithRateLimit(100, time.Hour),
 		queue.WithGroupLimits(queue.GroupLimit{Concurrency: 2, Rate: queue.Rate{N: 10, Per: time.Hour}}))
 	require.NoError(t, err)
-	_, err = lq.Enqueue(ctx, job{WorkflowID: "tenant job"}, queue.WithID("t1"), queue.InGroup("tenant-42"))
+	_, err = lq.Enqueue(ctx, job{WorkflowID: "tenant job"}, queue.WithID("t1"), queue.WithGroup("tenant-42"))
 	require.NoError(t, err)
 	_, err = lq.Dequeue(ctx)
 	require.NoError(t, err)
@@ -216,7 +216,7 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	files, err := cache.New[[]string](c, cache.WithNamespace(nsOpt))
 	require.NoError(t, err)
 	_, err = files.Get(ctx, cache.NewKey("/api/v1/files", "GET", url.Values{"page": {"1"}}),
-		func(context.Context) ([]string, error) { return []string{"a.pdf"}, nil }, cache.Tags("files", "user:42"))
+		func(context.Context) ([]string, error) { return []string{"a.pdf"}, nil }, cache.WithTags("files", "user:42"))
 	require.NoError(t, err)
 	_, err = files.InvalidateTag(ctx, "reports")
 	require.NoError(t, err)

@@ -115,7 +115,7 @@ func run(out io.Writer) error {
 		if _, err := mem.Append(ctx, user, conv, []aimemory.Message{{Role: aimemory.User, Content: question}}); err != nil {
 			return err
 		}
-		w, err := mem.Window(ctx, user, conv, aimemory.TokenBudget(promptLimit))
+		w, err := mem.Window(ctx, user, conv, aimemory.WithTokenBudget(promptLimit))
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (p *platform) aiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	head, err := p.mem.Window(ctx, user, conv, aimemory.LastN(1))
+	head, err := p.mem.Window(ctx, user, conv, aimemory.WithLastN(1))
 	if err != nil {
 		reply(w, 0, nil, err)
 		return
@@ -111,7 +111,7 @@ func (p *platform) aiChat(w http.ResponseWriter, r *http.Request) {
 		reply(w, 0, nil, err)
 		return
 	}
-	win, err := p.mem.Window(ctx, user, conv, aimemory.TokenBudget(contextWindow))
+	win, err := p.mem.Window(ctx, user, conv, aimemory.WithTokenBudget(contextWindow))
 	if err != nil {
 		reply(w, 0, nil, err)
 		return

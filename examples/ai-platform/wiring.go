@@ -232,7 +232,7 @@ func (p *platform) routes() http.Handler {
 	authed := p.authenticate                                            // JWT (blacklist checked) or API key
 	limited := chain(authed, p.limitAPIKeys)                            // + the API key's limits
 	userFiles := cache.Middleware(p.api, cache.WithUser(principalUser), // per user, tag "files"
-		cache.WithTags(func(*http.Request) []string { return []string{"files"} }))
+		cache.WithTagsFor(func(*http.Request) []string { return []string{"files"} }))
 	shared := cache.Middleware(p.api, cache.WithUser(func(*http.Request) string { return "" })) // one entry for all users
 	admin := chain(authed, requireAdmin)
 

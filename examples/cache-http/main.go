@@ -95,7 +95,7 @@ func newAPI(rdb redis.UniversalClient, ns keys.Namespace) (http.Handler, func(),
 	a := &api{files: []string{"a.txt"}, resp: resp}
 	cached := cache.Middleware(resp,
 		cache.WithUser(func(r *http.Request) string { return r.Header.Get("X-User") }),
-		cache.WithTags(func(r *http.Request) []string {
+		cache.WithTagsFor(func(r *http.Request) []string {
 			if strings.HasPrefix(r.URL.Path, "/api/v1/files/") {
 				return []string{"files"}
 			}

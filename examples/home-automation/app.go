@@ -169,7 +169,7 @@ func (a *app) routes() http.Handler {
 	handle("GET /api/admin/audit", a.showAudit, admin)
 
 	// Every request counts in requests:total, the demo's over loopback
-	// too; metrics.SkipLoopback() leaves loopback requests (local health
+	// too; metrics.WithoutLoopback() leaves loopback requests (local health
 	// checks) out of it.
 	return metrics.Middleware(a.rec)(mux)
 }

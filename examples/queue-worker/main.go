@@ -276,11 +276,11 @@ func tenants(ctx context.Context, rdb redis.UniversalClient, ns keys.Namespace) 
 	var items []queue.Item[Execution]
 	for i := 0; i < 20; i++ {
 		items = append(items, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-sync", TriggerType: "webhook"},
-			Options: []queue.EnqueueOption{queue.InGroup("tenant-noisy")}})
+			Options: []queue.EnqueueOption{queue.WithGroup("tenant-noisy")}})
 	}
 	for i := 0; i < 3; i++ {
 		items = append(items, queue.Item[Execution]{Payload: Execution{WorkflowID: "wf-invoice", TriggerType: "webhook"},
-			Options: []queue.EnqueueOption{queue.InGroup("tenant-quiet")}})
+			Options: []queue.EnqueueOption{queue.WithGroup("tenant-quiet")}})
 	}
 	if _, err := q.EnqueueBatch(ctx, items); err != nil {
 		return err

@@ -47,8 +47,13 @@ func TestSurfaceBudget(t *testing.T) {
 	}
 }
 
+// optionName is the one naming rule of options, of a constructor or of
+// one call alike.
+var optionName = regexp.MustCompile(`^With(out)?[A-Z]`)
+
 // TestOptionsStateDefaults fails when an option constructor's doc does
-// not end with its "Default: ... Range: ..." line.
+// not end with its "Default: ... Range: ..." line, or its name breaks the
+// naming rule.
 func TestOptionsStateDefaults(t *testing.T) {
 	for _, p := range packages(t) {
 		if p.DocOnly {
@@ -61,6 +66,9 @@ func TestOptionsStateDefaults(t *testing.T) {
 		for _, o := range opts {
 			if o.Default == "" {
 				t.Errorf("%s.%s: its doc does not end with a \"Default: ... Range: ...\" line", p.Dir, o.Call)
+			}
+			if !optionName.MatchString(o.Call) {
+				t.Errorf("%s.%s: an option is named WithX, or WithoutX when it turns a default off", p.Dir, o.Call)
 			}
 		}
 	}

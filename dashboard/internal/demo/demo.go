@@ -334,7 +334,7 @@ func fillCache(ctx context.Context, c redis.UniversalClient, ns keys.Namespace) 
 			return err
 		}
 		for i := 0; i < 3; i++ {
-			if _, err := st.Fetch(ctx, ref, load, cache.Tags(CacheTag, "user:"+User)); err != nil {
+			if _, err := st.Fetch(ctx, ref, load, cache.WithTags(CacheTag, "user:"+User)); err != nil {
 				return err
 			}
 		}
