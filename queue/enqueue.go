@@ -14,15 +14,18 @@ import (
 var (
 	//go:embed enqueue.lua
 	enqueueSrc string
+	// enqueueLib is enqueue_lib.lua, the library of enqueue and tick.
+	//go:embed enqueue_lib.lua
+	enqueueLib string
 
 	// KEYS[6], the unique key, goes only with a uniqueness window; it
 	// takes the last template's type, a string, as its own is. Without
 	// the reply memo (WithoutReplayMemo, a generated ID, so no window):
 	// no KEYS[5], and the events stream comes right after the wake list.
 	enqueueOp, enqueueEvOp = twin("enqueue", enqueueSrc, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey},
-		call.Uses(lib), call.Shared(), call.Durable())
+		call.Uses(enqueueLib), call.Shared(), call.Durable())
 	enqueueBareOp, enqueueBareEvOp = twin("enqueue", enqueueSrc, []*keys.Template{jobsKey, priorityKey, statsKey, wakeKey},
-		call.Uses(lib), call.Shared(), call.Durable())
+		call.Uses(enqueueLib), call.Shared(), call.Durable())
 )
 
 // EnqueueOption tunes one Enqueue (or one Item of EnqueueBatch). Without

@@ -24,7 +24,8 @@
 -- ID, conflict('window') when the ID is inside its uniqueness window,
 -- corrupt(i, why), invalid(why).
 --
--- The logic is enqueue() in lib.lua, which the tick script runs too.
+-- The logic is enqueue() in enqueue_lib.lua, which the tick script runs
+-- too.
 local ev = ARGV[6] and KEYS[#KEYS]
 local before = ev and #KEYS - 1 or #KEYS -- the keys before the events stream
 return enqueue(before >= 5, ev, ARGV[6])

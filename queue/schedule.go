@@ -25,9 +25,10 @@ var (
 
 	scheduleOp  = pkg.Declare("schedule", scheduleSrc, []*keys.Template{scheduleKey}, call.Durable())
 	schedulesOp = pkg.Declare("schedules", schedulesSrc, []*keys.Template{scheduleKey})
-	// tick enqueues with enqueue.lua's own logic, enqueue() in lib.lua.
+	// tick enqueues with enqueue.lua's own logic, enqueue() in
+	// enqueue_lib.lua.
 	tickOp, tickEvOp = twin("tick", tickSrc,
-		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Uses(lib), call.Durable())
+		[]*keys.Template{jobsKey, priorityKey, statsKey, wakeKey, replyKey, scheduleKey}, call.Uses(enqueueLib), call.Durable())
 )
 
 // minInterval is the shortest fixed interval of a schedule ("@every d").

@@ -1,7 +1,8 @@
 -- tick: claim one tick of a periodic job and enqueue its job, atomically.
--- The job is enqueued by lib.lua's enqueue(true, KEYS[7], ARGV[11]), the enqueue script's own
--- logic, in this script or not at all; the claim is a compare-and-set of
--- the whole stored definition, so exactly one caller claims each tick.
+-- The job is enqueued by enqueue() of enqueue_lib.lua, the enqueue
+-- script's own logic, in this script or not at all; the claim is a
+-- compare-and-set of the whole stored definition, so exactly one caller
+-- claims each tick.
 --
 -- KEYS[1..5] as enqueue.lua: jobs hash, priority zset, stats hash, wake
 --            list, reply memo
