@@ -81,8 +81,8 @@ func WithWatchdog(period time.Duration) AcquireOption {
 // for keep after each attempt (0 means 2s; outside the range fails with
 // ErrInvalid), so a waiter that disappears stops blocking
 // the others after keep; Acquire polls at least every keep/3 to hold its
-// place. Callers that acquire the same resource without Fair
-// are not queued and may overtake. With TryAcquire, Fair grants the lock
+// place. Callers that acquire the same resource without WithFairness
+// are not queued and may overtake. With TryAcquire, WithFairness grants the lock
 // only when nobody is waiting, and does not join the queue.
 //
 // Default: off (keep 0 means 2s). Range: 3ms to the max TTL.
@@ -94,7 +94,7 @@ func WithFairness(keep time.Duration) AcquireOption {
 }
 
 // defaultFairKeep is how long a fair waiter keeps its place without polling
-// unless Fair says otherwise.
+// unless WithFairness says otherwise.
 const defaultFairKeep = 2 * time.Second
 
 func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) {
@@ -127,7 +127,7 @@ func (c *Client) config(op string, opts []AcquireOption) (acquireConfig, error) 
 // fencing token from server time and sets the key with its TTL). It returns
 // ErrNotObtained when another owner holds it, and ErrInvalid (before any
 // I/O) for an empty or oversize resourceType or resourceID, or a ttl outside
-// (0, max TTL]. Options other than WithWatchdog and Fair are ignored.
+// (0, max TTL]. Options other than WithWatchdog and WithFairness are ignored.
 //
 // With WithDurability, a lease taken that fewer replicas acknowledged than
 // asked is returned, held, with an error matching ErrNotDurable: use it

@@ -65,7 +65,7 @@ type multiGroup struct {
 // Duplicate resources count once. It returns ErrNotObtained (naming a held
 // resource's key) when any is held by someone else, ErrInvalid (before any
 // I/O) for no resources, more than 256, an empty or oversize type or
-// ID, a ttl outside (0, max TTL], or Fair. WithWatchdog refreshes every
+// ID, a ttl outside (0, max TTL], or WithFairness. WithWatchdog refreshes every
 // lease. With WithDurability each group's script waits for replicas as
 // Acquire does; a set some of whose leases fewer replicas acknowledged is
 // returned held, with an error matching ErrNotDurable. An attempt that

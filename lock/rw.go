@@ -79,7 +79,7 @@ func (c *Client) RWMutex(resourceType, resourceID string) (*RWMutex, error) {
 // TryRLock takes a reader's lease for ttl if no writer holds the lock or
 // waits for it: one round trip, one script on server time. It returns
 // ErrNotObtained otherwise and ErrInvalid for a ttl outside (0, max TTL]
-// or Fair. The lease is a *Lock whose Fence is 0; its Release, Refresh,
+// or WithFairness. The lease is a *Lock whose Fence is 0; its Release, Refresh,
 // TTL and Context work as a permit's. WithWatchdog applies; with
 // WithDurability the lease waits for replicas as Acquire's does.
 func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
@@ -97,7 +97,7 @@ func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration, opts ...AcquireO
 // reader holds the lock: one round trip, one script that also issues the
 // lease's fencing token. It returns ErrNotObtained otherwise (and does
 // not keep readers out), ErrInvalid for a ttl outside (0, max TTL] or
-// Fair. WithWatchdog and WithDurability apply as to Acquire.
+// WithFairness. WithWatchdog and WithDurability apply as to Acquire.
 func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return m.lock(ctx, ttl, false, true, opts)
 }

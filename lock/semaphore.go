@@ -74,7 +74,7 @@ func (s *Semaphore) Limit() int { return s.limit }
 // trip (a Lua script that drops expired permits, counts and adds, using
 // server time). It returns ErrNotObtained when all are held and ErrInvalid
 // for a ttl outside (0, max TTL]. The permit is a *Lock whose Fence is 0;
-// WithWatchdog applies, Fair fails with ErrInvalid, other options are
+// WithWatchdog applies, WithFairness fails with ErrInvalid, other options are
 // ignored.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	return s.acquire(ctx, ttl, false, opts)
@@ -84,7 +84,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...A
 // RetryStrategy says (see WithRetry for the default) until it succeeds, the
 // strategy gives up, or ctx is done (without a deadline, until ttl has
 // passed: see WithRetry). A failed wait matches ErrNotObtained
-// (joined with ctx.Err() when the context ended it). Fair is not supported
+// (joined with ctx.Err() when the context ended it). WithFairness is not supported
 // and fails with ErrInvalid. An attempt that fails on the wire gives back
 // the permit it may have taken, in the background (see Client.Acquire).
 func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
