@@ -1,9 +1,10 @@
 package keys
 
 import (
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/redschema/redschema/internal/slottag"
 )
 
 // SlotCount is the number of hash slots of a Redis Cluster.
@@ -59,21 +60,8 @@ func SameSlot(keys ...string) bool {
 	return true
 }
 
-// slotTags holds SlotCount hash tags, one per slot: for each slot the
-// first string, counting up from 0 in base 36, whose CRC16 falls in it.
-// The table is a pure function of the CRC, the same in every process and
-// version, so keys tagged with it keep their names across releases.
-var slotTags = sync.OnceValue(func() *[SlotCount]string {
-	var tags [SlotCount]string
-	for i, left := int64(0), SlotCount; left > 0; i++ {
-		s := strconv.FormatInt(i, 36)
-		if n := Slot(s); tags[n] == "" {
-			tags[n] = s
-			left--
-		}
-	}
-	return &tags
-})
+// slotTags is the table of SlotTag, built on first use.
+var slotTags = sync.OnceValue(func() []string { return slottag.Table(SlotCount, 36, Slot) })
 
 // SlotTag returns the shortest base-36 string whose CRC16 falls in slot
 // (0 to SlotCount-1): a key tagged {SlotTag(s)} lives in slot s, so one

@@ -1,10 +1,10 @@
 package metrics
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/redschema/redschema/internal/slottag"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -109,17 +109,7 @@ var (
 func slotTag(s int) string { return decimalSlotTags()[s] }
 
 // decimalSlotTags is the table slotTag reads, built on first use.
-var decimalSlotTags = sync.OnceValue(func() *[keys.SlotCount]string {
-	var tags [keys.SlotCount]string
-	for i, left := 0, keys.SlotCount; left > 0; i++ {
-		s := strconv.Itoa(i)
-		if n := keys.Slot(s); tags[n] == "" {
-			tags[n] = s
-			left--
-		}
-	}
-	return &tags
-})
+var decimalSlotTags = sync.OnceValue(func() []string { return slottag.Table(keys.SlotCount, 10, keys.Slot) })
 
 // Companion keys of a flush. {slot} is a short tag that hashes to the
 // cluster slot of the keys it serves (slotTag), so a flush script touches
