@@ -18,10 +18,10 @@
 -- ARGV[15] tokens of the messages
 -- ARGV[16] replay window, ms
 -- ARGV[17..] the messages (JSON), at most 100
--- Returns ok(length, evicted, tokens of the day, replay 0|1, pending),
--- limit(tokens of the day, budget) when the budget refuses it,
--- none('clock', now ms) when the server clock is outside the days passed,
--- corrupt(i, why) for a key this package did not write. Every check runs
+-- Returns {'ok', length, evicted, tokens of the day, replay 0|1, pending},
+-- {'limit', tokens of the day, budget} when the budget refuses it,
+-- {'none', 'clock', now ms} when the server clock is outside the days passed,
+-- {'corrupt', i, why} for a key this package did not write. Every check runs
 -- before the first write, so a refused or corrupt call writes nothing.
 --
 -- The request memo: go-redis resends a call whose reply was lost, so one
@@ -36,12 +36,12 @@
 local now = now_ms()
 local day, day_end = today(now)
 if not day then
-  return none('clock', now)
+  return {'none', 'clock', now}
 end
 local uf = redis.call('HMGET', KEYS[5], 'tokens_day', 'total_tokens_today')
 local total, why = day_total(uf[1], uf[2], day)
 if not total then
-  return corrupt(5, why)
+  return {'corrupt', 5, why}
 end
 local seen = redis.call('ZSCORE', KEYS[3], ARGV[8])
 if seen then
@@ -52,16 +52,16 @@ if seen then
       if not l then
         break
       end
-      return ok(tonumber(l), tonumber(e), tonumber(t), 1, tonumber(p))
+      return {'ok', tonumber(l), tonumber(e), tonumber(t), 1, tonumber(p)}
     end
   end
-  return corrupt(3, 'a request ID without its "<ID>=<length>,<evicted>,<tokens>,<pending>" reply')
+  return {'corrupt', 3, 'a request ID without its "<ID>=<length>,<evicted>,<tokens>,<pending>" reply'}
 end
 local n_old = redis.call('LLEN', KEYS[1])
 local add = tonumber(ARGV[15])
 local budget = tonumber(ARGV[12])
 if budget > 0 and total + add > budget then
-  return limit(total, budget)
+  return {'limit', total, budget}
 end
 redis.call('ZCARD', KEYS[6]) -- a wrong type fails here, before any write
 local keep = tonumber(ARGV[13])
@@ -85,7 +85,7 @@ if n > cap then
   head = redis.call('LINDEX', KEYS[1], '0')
   local hr = role_of(head)
   if not hr then
-    return corrupt(1, 'element 0 is not a message')
+    return {'corrupt', 1, 'element 0 is not a message'}
   end
   local first = 0
   if hr == 'system' then
@@ -111,7 +111,7 @@ if n > cap then
     local nxt = at(first + k)
     local r = role_of(nxt)
     if not r then
-      return corrupt(1, 'element ' .. (first + k) .. ' is not a message')
+      return {'corrupt', 1, 'element ' .. (first + k) .. ' is not a message'}
     end
     if r ~= 'tool' then
       break
@@ -162,4 +162,4 @@ local at = int_str(now)
 redis.call('ZADD', KEYS[3], at, ARGV[8], at, ARGV[8] .. '=' .. int_str(n) .. ',' .. int_str(k) .. ',' .. int_str(total) .. ',' .. int_str(pending))
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. int_str(now - tonumber(ARGV[16])))
 redis.call('PEXPIRE', KEYS[3], ARGV[16])
-return ok(n, k, total, 0, pending)
+return {'ok', n, k, total, 0, pending}

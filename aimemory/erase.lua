@@ -5,7 +5,7 @@
 -- KEYS[3..] four keys per conversation: conversation, meta, request IDs,
 --           pending list
 -- ARGV[1..] the conversation IDs (at most 100)
--- Returns ok(conversations left in the list). Idempotent.
+-- Returns {'ok', conversations left in the list}. Idempotent.
 if #ARGV > 0 then
   redis.call('ZREM', KEYS[2], unpack(ARGV))
 end
@@ -16,4 +16,4 @@ local left = redis.call('ZCARD', KEYS[2])
 if left == 0 then
   redis.call('DEL', KEYS[1], KEYS[2])
 end
-return ok(left)
+return {'ok', left}

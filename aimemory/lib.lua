@@ -9,7 +9,7 @@
 -- ARGV[5..7] the dates ("2026-01-16") of local days -1, 0 and +1
 -- It returns the date of the day now (Unix ms) is in and the end of that
 -- day (Unix ms), or nil when now is outside the three days (the caller
--- then returns none('clock', now) and the client asks again).
+-- then returns {'none', 'clock', now} and the client asks again).
 local function today(now)
   for i = 1, 3 do
     if now >= tonumber(ARGV[i]) and now < tonumber(ARGV[i + 1]) then

@@ -8,29 +8,29 @@
 -- ARGV[3] the new summary
 -- ARGV[4] its tokens
 -- ARGV[5] request ID, new for each store
--- Returns ok(new version, pending left), conflict(version) when the
+-- Returns {'ok', new version, pending left}, {'conflict', version} when the
 -- summary or the pending list changed since it was read (another
--- summarizer stored first, or an append dropped pending messages), none()
--- when the conversation is gone (expired or deleted), corrupt(i, why).
+-- summarizer stored first, or an append dropped pending messages), {'none'}
+-- when the conversation is gone (expired or deleted), {'corrupt', i, why}.
 -- A replay finds its request ID and reports ok again. The meta and
 -- pending keys get the conversation's remaining TTL.
 local f = redis.call('HMGET', KEYS[2], 'version', 'sid', 'covered')
 local v, covered = to_int(f[1] or '0', 0), to_int(f[3] or '0', 0)
 if not v or not covered then
-  return corrupt(2, 'version or covered is not a count')
+  return {'corrupt', 2, 'version or covered is not a count'}
 end
 if f[2] == ARGV[5] then
-  return ok(v, redis.call('LLEN', KEYS[3]))
+  return {'ok', v, redis.call('LLEN', KEYS[3])}
 end
 if v ~= tonumber(ARGV[1]) then
-  return conflict(v)
+  return {'conflict', v}
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -1 then
-  return corrupt(1, 'conversation without a TTL')
+  return {'corrupt', 1, 'conversation without a TTL'}
 end
 if pttl < 0 then
-  return none()
+  return {'none'}
 end
 local consumed = tonumber(ARGV[2])
 redis.call('HSET', KEYS[2], 'summary', ARGV[3], 'summary_tokens', ARGV[4],
@@ -38,4 +38,4 @@ redis.call('HSET', KEYS[2], 'summary', ARGV[3], 'summary_tokens', ARGV[4],
 redis.call('LTRIM', KEYS[3], consumed, '-1')
 redis.call('PEXPIRE', KEYS[2], pttl)
 redis.call('PEXPIRE', KEYS[3], pttl)
-return ok(v + 1, redis.call('LLEN', KEYS[3]))
+return {'ok', v + 1, redis.call('LLEN', KEYS[3])}

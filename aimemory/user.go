@@ -22,7 +22,7 @@ var (
 
 	userKeys   = []*keys.Template{userKey}
 	userReadOp = pkg.Declare("user", userReadSrc, userKeys, call.Uses(libSrc))
-	topicsOp   = pkg.Declare("add topics", topicsSrc, userKeys)
+	topicsOp   = pkg.Declare("add topics", topicsSrc, userKeys, call.Needs(call.JSONStr))
 	userSetOp  = pkg.Declare("set preferences", userSetSrc, userKeys)
 )
 

@@ -6,10 +6,10 @@
 -- ARGV[1] most messages besides the system prompt (0: no limit)
 -- ARGV[2] token budget (0: none)
 -- ARGV[3] '1' to include the summary when it fits
--- Returns ok(system prompt or false, summary or false, summary tokens,
--- covered, lost, pending, length, tokens, messages newest first), or
--- limit(system prompt tokens) when the budget cannot hold the system
--- prompt, corrupt(i, why) for data this package did not write.
+-- Returns {'ok', system prompt or false, summary or false, summary tokens,
+-- covered, lost, pending, length, tokens, messages newest first}, or
+-- {'limit', system prompt tokens} when the budget cannot hold the system
+-- prompt, {'corrupt', i, why} for data this package did not write.
 -- The window is the pinned system prompt (the first message, when it is
 -- a system message), then the summary if it fits, then the newest
 -- messages that fit, in groups: a message and the tool results that
@@ -43,10 +43,10 @@ if n > 0 then
   if role_of(head) == 'system' then
     local t = tokens_of(head)
     if not t then
-      return corrupt(1, 'element 0 is not a message')
+      return {'corrupt', 1, 'element 0 is not a message'}
     end
     if budget > 0 and t > budget then
-      return limit(t)
+      return {'limit', t}
     end
     sys, first, used = head, 1, t
   end
@@ -54,12 +54,12 @@ end
 local summary, stok = false, 0
 local covered, lost = to_int(sm[3] or '0', 0), to_int(sm[4] or '0', 0)
 if not covered or not lost then
-  return corrupt(2, 'covered or lost is not a count')
+  return {'corrupt', 2, 'covered or lost is not a count'}
 end
 if sm[1] then
   stok = to_int(sm[2], 0)
   if not stok then
-    return corrupt(2, 'summary_tokens is not a count')
+    return {'corrupt', 2, 'summary_tokens is not a count'}
   end
   if ARGV[3] == '1' and (budget == 0 or used + stok <= budget) then
     summary, used = sm[1], used + stok
@@ -85,7 +85,7 @@ while i >= first and not stop do
     local s = chunk[j]
     local r, t = role_of(s), tokens_of(s)
     if not r or not t then
-      return corrupt(1, 'element ' .. (lo + j - 1) .. ' is not a message')
+      return {'corrupt', 1, 'element ' .. (lo + j - 1) .. ' is not a message'}
     end
     out[#out + 1] = s
     gtok = gtok + t
@@ -103,4 +103,4 @@ end
 for x = #out, gstart + 1, -1 do
   out[x] = nil
 end
-return ok(sys, summary, stok, covered, lost, pending, n, used, out)
+return {'ok', sys, summary, stok, covered, lost, pending, n, used, out}

@@ -20,7 +20,7 @@ var (
 	tagGenSrc string
 
 	tagKeyPair = []*keys.Template{tagKey, tagGenKey}
-	tagAddOp   = pkg.Declare("tag", tagAddSrc, tagKeyPair, call.On(call.Conflict, errInvalidated))
+	tagAddOp   = pkg.Declare("tag", tagAddSrc, tagKeyPair, call.Needs(call.ExpireAt, call.ToNum), call.On(call.Conflict, errInvalidated))
 	tagGenOp   = pkg.Declare("tag generation", tagGenSrc, tagKeyPair[1:])
 )
 

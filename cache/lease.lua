@@ -8,12 +8,12 @@
 -- ARGV[3] '1' to ignore a present value (a forced reload), else '0'
 -- ARGV[4] '1' when the caller will wait for another holder's value
 -- ARGV[5] longest freshness a stored entry can have, ms
--- Returns ok(state, ...) with state:
---   'hit'   ok('hit', value, fresh_ms): the value is there
---   'neg'   ok('neg', false, fresh_ms): a cached "not found"
---   'pass'  ok('pass', false, fresh_ms): a recent load declined to store
---   'lease' ok('lease'): the caller holds the lease now
---   'held'  ok('held', remaining_ms): another owner holds it; with
+-- Returns {'ok', state, ...} with state:
+--   'hit'   {'ok', 'hit', value, fresh_ms}: the value is there
+--   'neg'   {'ok', 'neg', false, fresh_ms}: a cached "not found"
+--   'pass'  {'ok', 'pass', false, fresh_ms}: a recent load declined to store
+--   'lease' {'ok', 'lease'}: the caller holds the lease now
+--   'held'  {'ok', 'held', remaining_ms}: another owner holds it; with
 --           ARGV[4] = '1' the waiter is counted (field waiters), so the
 --           holder's write-back publishes a wake-up
 -- A replay (go-redis resends a command whose reply was lost) finds its
@@ -47,14 +47,14 @@ if ARGV[3] == '0' then
     elseif not h and not m[3] then
       local pttl = redis.call('PTTL', KEYS[1])
       if pttl > 0 then
-        return ok('hit', v, pttl)
+        return {'ok', 'hit', v, pttl}
       end
     elseif not h then
       local now = now_ms()
       fresh = (to_int(m[3], 0) or now) - now
     end
     if fresh and fresh > 0 and fresh <= maxf then
-      return ok('hit', v, fresh)
+      return {'ok', 'hit', v, fresh}
     end
   else
     local kind = h or m[4]
@@ -66,7 +66,7 @@ if ARGV[3] == '0' then
         fresh = (to_int(m[3], 0) or now) - now
       end
       if fresh > 0 and fresh <= maxf then
-        return ok(kind, false, fresh)
+        return {'ok', kind, false, fresh}
       end
     end
   end
@@ -78,13 +78,13 @@ if m[2] then
   dl = to_int(dl)
   if o == ARGV[1] then
     redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
-    return ok('lease')
+    return {'ok', 'lease'}
   end
   if o and dl and dl > now and dl - now <= 300000 then
     if ARGV[4] == '1' then
       redis.call('HINCRBY', KEYS[2], 'waiters', '1')
     end
-    return ok('held', dl - now)
+    return {'ok', 'held', dl - now}
   end
 end
 redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
@@ -98,4 +98,4 @@ if m[1] or m[2] or m[3] or m[4] then
 else
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
-return ok('lease')
+return {'ok', 'lease'}

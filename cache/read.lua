@@ -5,8 +5,8 @@
 -- KEYS[1] value key   (STRING)
 -- KEYS[2] meta key    (HASH)
 -- ARGV: none
--- Returns ok(value, value_pttl, hint, meta_pttl, fresh_until_ms,
--- delta_ms, state, now_ms): value and the meta fields false when absent.
+-- Returns {'ok', value, value_pttl, hint, meta_pttl, fresh_until_ms,
+-- delta_ms, state, now_ms}: value and the meta fields false when absent.
 -- A key of another type fails with WRONGTYPE (the caller reports it and
 -- reloads, which overwrites it).
 local v = redis.call('GET', KEYS[1])

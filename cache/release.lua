@@ -4,9 +4,9 @@
 -- ARGV[2] events channel
 -- ARGV[3] origin
 -- ARGV[4] the entry's value key (named in the wake-up)
--- Returns ok(). Waiters are woken ("k {origin} {key}") to take over at
+-- Returns {'ok'}. Waiters are woken ("k {origin} {key}") to take over at
 -- once; a meta key that held only the lease goes. A replay, or a lease
--- already gone, is ok() too.
+-- already gone, is {'ok'} too.
 local m = redis.pcall('HMGET', KEYS[1], 'lease', 'waiters', 'hint', 'fresh_until_ms')
 if m.err or not m[1] or string.sub(m[1], 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
   return 'ok'

@@ -7,14 +7,14 @@
 -- ARGV[3] the entry's life (freshness + grace), ms
 -- ARGV[4] the longest life of any entry, ms (a member scored beyond it
 --         was not written by this package and does not extend the tag)
--- Returns ok() when recorded, conflict('invalidated') when the tag was
+-- Returns {'ok'} when recorded, {'conflict', 'invalidated'} when the tag was
 -- invalidated since the load started (the caller takes its write back).
 -- Expired members are pruned here, at most 64 per call, and the tag
 -- expires with its longest-lived member. Idempotent.
 if ARGV[2] ~= '*' then
   local g = redis.call('GET', KEYS[2]) or ''
   if g ~= ARGV[2] then
-    return conflict('invalidated')
+    return {'conflict', 'invalidated'}
   end
 end
 local now = now_ms()

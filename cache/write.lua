@@ -16,26 +16,26 @@
 -- ARGV[7] origin (the writing Store's ID, for the event)
 -- ARGV[8] created_at (RFC 3339, the writer's clock)
 -- ARGV[9] size_bytes
--- Returns ok(waiters) when stored (waiters: processes that were waiting),
--- conflict('lost') when the lease is not the caller's any more (another
+-- Returns {'ok', waiters} when stored (waiters: processes that were waiting),
+-- {'conflict', 'lost'} when the lease is not the caller's any more (another
 -- owner took over, or a Set, Delete or InvalidateTag came in between): a
 -- load that lost its lease must not overwrite what replaced it.
 -- A replay of a write that went through finds its write ID and reports
--- ok(0). A Set publishes "k {origin} {key}" so local tiers drop the key;
+-- {'ok', 0}. A Set publishes "k {origin} {key}" so local tiers drop the key;
 -- a load publishes it only when processes wait for it.
 local mode = ARGV[5]
 local waiters = 0
 if mode ~= 'set' then
   local m = redis.pcall('HMGET', KEYS[2], 'lease', 'wid', 'waiters')
   if m.err then
-    return conflict('lost')
+    return {'conflict', 'lost'}
   end
   local l = m[1]
   if not l or string.sub(l, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
     if m[2] == ARGV[1] then
-      return ok(0)
+      return {'ok', 0}
     end
-    return conflict('lost')
+    return {'conflict', 'lost'}
   end
   waiters = tonumber(m[3]) or 0
 end
@@ -52,4 +52,4 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 if mode == 'set' or waiters > 0 then
   redis.call('PUBLISH', ARGV[6], 'k ' .. ARGV[7] .. ' ' .. KEYS[1])
 end
-return ok(waiters)
+return {'ok', waiters}

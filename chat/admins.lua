@@ -11,8 +11,8 @@
 --               STATS_MS
 --   ARGV[17..16+N] the roster's admin IDs, sorted
 -- It has no keys or arguments of its own.
--- Returns ok(admin IDs, capacities, availabilities, loads), in ARGV's order,
--- conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', admin IDs, capacities, availabilities, loads}, in ARGV's order,
+-- {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   typed(5)
@@ -21,5 +21,5 @@ return guarded(function()
   for i = 1, N do
     c[i], a[i], l[i] = cap[i], avail[i], load[i]
   end
-  return ok(admins, c, a, l)
+  return {'ok', admins, c, a, l}
 end)

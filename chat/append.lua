@@ -27,8 +27,8 @@
 -- (a "read" event) and, if a user was waiting, records the response time
 -- for the assigned admin; a system message changes neither. Every
 -- message is activity: the conversation's score in the active set.
--- Returns ok(message ID, server time ms), none() when the conversation is
--- not open, conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', message ID, server time ms}, {'none'} when the conversation is
+-- not open, {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv, role, content, sender, keep = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2], ARGV[XA + 3], ARGV[XA + 4]
@@ -83,5 +83,5 @@ return guarded(function()
   if i then redis.call('PEXPIRE', KEYS[kq(i, 2)], TTL) end
   event(CH_MESSAGE, 'message', conv, st.a, '', role, ',"message":' .. msg)
   finish()
-  return ok(unpack(remember(XK, {id, now})))
+  return {'ok', unpack(remember(XK, {id, now}))}
 end)

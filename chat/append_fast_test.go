@@ -18,7 +18,7 @@ import (
 
 // appendFullOp is Append's script without its fast path
 // (append_fast.lua): append.lua alone.
-var appendFullOp = conversational("append", appendLua, call.On(call.None, ErrNotFound))
+var appendFullOp = conversational("append", appendLua, call.Needs(call.RFC3339), call.On(call.None, ErrNotFound))
 
 // appendTrace runs Append's calls on a deployment (tag) with the script
 // op and returns what each left: the reply, the conversation, the

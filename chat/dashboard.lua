@@ -12,17 +12,17 @@
 -- ARGV[2] dashboard TTL, ms
 -- ARGV[3] MAX_CAPACITY, the largest capacity (an assignments set
 --         holds at most that many)
--- Returns ok(1 when served from the cache else 0, total_active,
+-- Returns {'ok', 1 when served from the cache else 0, total_active,
 -- assigned_to_me, unread_count, avg_response_time, resolved_today,
--- computed_at), the cached fields as they are stored (false when
--- missing), or corrupt(i, why).
+-- computed_at}, the cached fields as they are stored (false when
+-- missing), or {'corrupt', i, why}.
 return guarded(function()
   local h = rc(1, 'HMGET', 'total_active', 'assigned_to_me', 'unread_count', 'avg_response_time',
     'resolved_today', 'computed_at')
   for j = 1, 6 do
     if h[j] then
       for x = 1, 6 do h[x] = h[x] or false end
-      return ok(1, unpack(h))
+      return {'ok', 1, unpack(h)}
     end
   end
   local now = now_ms()
@@ -44,5 +44,5 @@ return guarded(function()
   rc(1, 'HSET', 'total_active', int_str(total), 'assigned_to_me', int_str(mine), 'unread_count', int_str(unread),
     'avg_response_time', avg, 'resolved_today', int_str(s.resolved), 'computed_at', int_str(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return ok(0, int_str(total), int_str(mine), int_str(unread), avg, int_str(s.resolved), int_str(now))
+  return {'ok', 0, int_str(total), int_str(mine), int_str(unread), avg, int_str(s.resolved), int_str(now)}
 end)

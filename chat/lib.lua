@@ -75,13 +75,13 @@ local function setup()
   end
 end
 
--- The guard turns data this package did not write into corrupt(i, why)
+-- The guard turns data this package did not write into {'corrupt', i, why}
 -- naming KEYS[i], wherever in a script it is found, and the routing
--- scripts' stale roster into conflict('roster', admin IDs).
+-- scripts' stale roster into {'conflict', 'roster', admin IDs}.
 --
 -- rc(i, cmd, ...) runs cmd on KEYS[i]; a WRONGTYPE reply (KEYS[i] holds
--- another type) ends the script with corrupt(i, ...). bad(i, why) ends it
--- with corrupt(i, why). A script's body runs inside guarded(f), which
+-- another type) ends the script with {'corrupt', i, ...}. bad(i, why) ends it
+-- with {'corrupt', i, why}. A script's body runs inside guarded(f), which
 -- turns those endings into replies. Scripts check every key's type before
 -- their first write, so such an ending leaves nothing half written.
 
@@ -103,19 +103,19 @@ end
 -- stale ends a routing script whose roster is not the deployment's.
 local function stale() error({STALE}) end
 
--- guarded runs f and returns its reply, corrupt(i, why) after bad, or
--- conflict('roster', the roster's admin IDs) after stale (KEYS[5] is the
+-- guarded runs f and returns its reply, {'corrupt', i, why} after bad, or
+-- {'conflict', 'roster', the roster's admin IDs} after stale (KEYS[5] is the
 -- roster in the scripts that call stale).
 local function guarded(f)
   local okk, r = pcall(f)
   if okk then return r end
   if type(r) == 'table' then
-    if r[1] == CORRUPT then return corrupt(r[2], r[3]) end
+    if r[1] == CORRUPT then return {'corrupt', r[2], r[3]} end
     if r[1] == STALE then
       if redis.call('HLEN', KEYS[5]) > MAX_ADMINS then
-        return corrupt(5, 'more than ' .. MAX_ADMINS .. ' admins')
+        return {'corrupt', 5, 'more than ' .. MAX_ADMINS .. ' admins'}
       end
-      return conflict('roster', redis.call('HKEYS', KEYS[5]))
+      return {'conflict', 'roster', redis.call('HKEYS', KEYS[5])}
     end
   end
   error(r, 0)
@@ -347,17 +347,17 @@ end
 
 -- enter starts a script about one open conversation, conv: it returns
 -- the replay of a request that already ran (its first reply), or runs
--- prologue (begin, or a type check) and returns none() after done
+-- prologue (begin, or a type check) and returns {'none'} after done
 -- (close, or finish) when conv is not open; otherwise nil and conv's
 -- state.
 local function enter(conv, prologue, done)
   local rep = replayed(XK)
-  if rep then return ok(unpack(rep)) end
+  if rep then return {'ok', unpack(rep)} end
   prologue()
   local st = live(conv)
   if not st then
     done()
-    return none()
+    return {'none'}
   end
   return nil, st
 end
@@ -367,7 +367,7 @@ end
 -- admins).
 
 -- survey checks that the roster is the caller's (else the script ends
--- with conflict('roster', ...)) and reads each admin's capacity,
+-- with {'conflict', 'roster', ...}) and reads each admin's capacity,
 -- availability (an expired key is offline) and load.
 local function survey()
   if rc(5, 'HLEN') ~= N then stale() end

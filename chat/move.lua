@@ -18,12 +18,12 @@
 --            (Transfer), '0' for any (Assign)
 -- ARGV[XA+3] that admin
 -- ARGV[XA+4] the event's reason: 'explicit' or 'transfer'
--- Returns ok(admin, previous admin or ''), none() when the conversation
--- is not open, conflict('unknown') when the admin is not in the roster,
--- conflict('assigned', current admin) when the Transfer's admin does not
--- hold it, conflict('unavailable', availability) when the admin is not
--- online, limit() when the admin is at capacity, conflict('roster', ids),
--- or corrupt(i, why).
+-- Returns {'ok', admin, previous admin or ''}, {'none'} when the conversation
+-- is not open, {'conflict', 'unknown'} when the admin is not in the roster,
+-- {'conflict', 'assigned', current admin} when the Transfer's admin does not
+-- hold it, {'conflict', 'unavailable', availability} when the admin is not
+-- online, {'limit'} when the admin is at capacity, {'conflict', 'roster', ids},
+-- or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv, target, check, from = ARGV[XA], ARGV[XA + 1], ARGV[XA + 2] == '1', ARGV[XA + 3]
@@ -31,20 +31,20 @@ return guarded(function()
   if out then return out end
   local t = index[target]
   if not t then
-    out = conflict('unknown')
+    out = {'conflict', 'unknown'}
   elseif check and st.a ~= from then
-    out = conflict('assigned', st.a)
+    out = {'conflict', 'assigned', st.a}
   elseif st.a == target then
-    out = ok(unpack(remember(XK, {target, target})))
+    out = {'ok', unpack(remember(XK, {target, target}))}
   elseif avail[t] ~= 'online' then
-    out = conflict('unavailable', avail[t])
+    out = {'conflict', 'unavailable', avail[t]}
   elseif load[t] >= cap[t] then
-    out = limit()
+    out = {'limit'}
   else
     local prev = st.a
     release(conv, st)
     give(conv, st, t, ARGV[XA + 4], prev)
-    out = ok(unpack(remember(XK, {target, prev})))
+    out = {'ok', unpack(remember(XK, {target, prev}))}
   end
   close()
   return out

@@ -13,13 +13,13 @@
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] priority band, 0 (low) to 3 (urgent)
--- Returns ok(admin or '', 1 when this request opened it, 0 when it was
--- open already), conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', admin or '', 1 when this request opened it, 0 when it was
+-- open already}, {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv, band = ARGV[XA], tonumber(ARGV[XA + 1])
   local rep = replayed(XK)
-  if rep then return ok(unpack(rep)) end
+  if rep then return {'ok', unpack(rep)} end
   begin()
   if not live(conv) then
     rc(2, 'ZADD', int_str(now), conv)
@@ -33,14 +33,14 @@ return guarded(function()
     if not i then
       enqueue(conv, st, '', 'opened')
       close()
-      return ok(unpack(remember(XK, {get_state(conv).a, 1})))
+      return {'ok', unpack(remember(XK, {get_state(conv).a, 1}))}
     end
     event(CH_ASSIGNED, 'assigned', conv, '', '', 'opened')
     give(conv, st, i, 'backlog', '', true)
     assigned_n = assigned_n + 1
     finish()
-    return ok(unpack(remember(XK, {st.a, 1})))
+    return {'ok', unpack(remember(XK, {st.a, 1}))}
   end
   close()
-  return ok(unpack(remember(XK, {get_state(conv).a, 0})))
+  return {'ok', unpack(remember(XK, {get_state(conv).a, 0}))}
 end)

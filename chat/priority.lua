@@ -14,8 +14,8 @@
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
 -- ARGV[XA+1] priority band, 0 (low) to 3 (urgent)
--- Returns ok(previous band), none() when the conversation is not open,
--- or corrupt(i, why).
+-- Returns {'ok', previous band}, {'none'} when the conversation is not open,
+-- or {'corrupt', i, why}.
 
 -- unscore returns the band and stamp of a score read from KEYS[i].
 local function unscore(i, v)
@@ -44,5 +44,5 @@ return guarded(function()
     if st.a == '' then rc(4, 'ZADD', score(band, st.s), conv) end
   end
   finish()
-  return ok(unpack(remember(XK, {prev})))
+  return {'ok', unpack(remember(XK, {prev}))}
 end)

@@ -7,7 +7,7 @@
 -- ARGV[2] at most this many entries
 -- ARGV[3] 'queue' (highest score first, skipping conversations whose
 --         activity is older than the TTL) or 'active' (latest first)
--- Returns ok(conversation IDs, their scores as stored), or corrupt(i, why);
+-- Returns {'ok', conversation IDs, their scores as stored}, or {'corrupt', i, why};
 -- an activity time is in decimal digits (miniredis prints a round score
 -- in exponent form).
 return guarded(function()
@@ -20,7 +20,7 @@ return guarded(function()
       ids[#ids + 1] = r[j]
       scores[#scores + 1] = score_digits(r[j + 1])
     end
-    return ok(ids, scores)
+    return {'ok', ids, scores}
   end
   rc(2, 'ZCARD')
   local pos = 0
@@ -36,5 +36,5 @@ return guarded(function()
     end
     pos = pos + n
   end
-  return ok(ids, scores)
+  return {'ok', ids, scores}
 end)

@@ -13,8 +13,8 @@
 -- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
--- Returns ok(1 when it was unread, else 0), none() when the conversation
--- is not open, conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', 1 when it was unread, else 0}, {'none'} when the conversation
+-- is not open, {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv = ARGV[XA]
@@ -28,5 +28,5 @@ return guarded(function()
     if i then dirty[i] = true end
   end
   finish()
-  return ok(unpack(remember(XK, {was})))
+  return {'ok', unpack(remember(XK, {was}))}
 end)

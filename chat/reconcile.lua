@@ -11,11 +11,11 @@
 --               STATS_MS
 --   ARGV[17..16+N] the roster's admin IDs, sorted
 -- It has no keys or arguments of its own.
--- Returns ok(expired, requeued, assigned), conflict('roster', ids), or
--- corrupt(i, why).
+-- Returns {'ok', expired, requeued, assigned}, {'conflict', 'roster', ids}, or
+-- {'corrupt', i, why}.
 setup()
 return guarded(function()
   begin()
   close()
-  return ok(expired_n, requeued_n, assigned_n)
+  return {'ok', expired_n, requeued_n, assigned_n}
 end)

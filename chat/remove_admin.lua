@@ -12,8 +12,8 @@
 --   ARGV[17..16+N] the roster's admin IDs, sorted
 -- then its own (XA = 17 + N):
 -- ARGV[XA]   admin ID
--- Returns ok(the roster's admin IDs), conflict('roster', ids), or
--- corrupt(i, why).
+-- Returns {'ok', the roster's admin IDs}, {'conflict', 'roster', ids}, or
+-- {'corrupt', i, why}.
 setup()
 return guarded(function()
   begin()
@@ -24,5 +24,5 @@ return guarded(function()
     cap[i] = 0
   end
   close()
-  return ok(redis.call('HKEYS', KEYS[5]))
+  return {'ok', redis.call('HKEYS', KEYS[5])}
 end)

@@ -13,8 +13,8 @@
 -- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
--- Returns ok(admin it was assigned to, or ''), none() when the
--- conversation is not open, conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', admin it was assigned to, or ''}, {'none'} when the
+-- conversation is not open, {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv = ARGV[XA]
@@ -30,5 +30,5 @@ return guarded(function()
     save_stats(s)
   end
   close()
-  return ok(unpack(remember(XK, {prev})))
+  return {'ok', unpack(remember(XK, {prev}))}
 end)

@@ -69,13 +69,13 @@ const (
 // checked by the scripts themselves).
 func conversational(name, body string, opts ...call.OpOption) *call.Op {
 	return pkg.Declare(name, body, []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey},
-		append(opts, call.Uses(libLua))...)
+		append(opts, call.Uses(libLua, call.JSONStr, call.ScoreMS))...)
 }
 
 // reading declares a read-only script of its own layout, with lib.lua's
 // guard.
 func reading(name, body string, ts ...*keys.Template) *call.Op {
-	return pkg.Declare(name, body, ts, call.Uses(libLua))
+	return pkg.Declare(name, body, ts, call.Uses(libLua, call.JSONStr, call.ScoreMS))
 }
 
 var (
@@ -84,7 +84,7 @@ var (
 	unassignOp    = conversational("unassign", unassignLua, call.On(call.None, ErrNotFound))
 	resolveOp     = conversational("resolve", resolveLua, call.On(call.None, ErrNotFound))
 	priorityOp    = conversational("set priority", priorityLua, call.On(call.None, ErrNotFound))
-	appendOp      = conversational("append", appendLua, call.On(call.None, ErrNotFound), call.Head(appendFastLua))
+	appendOp      = conversational("append", appendLua, call.Needs(call.RFC3339), call.On(call.None, ErrNotFound), call.Head(appendFastLua))
 	readOp        = conversational("mark read", readLua, call.On(call.None, ErrNotFound))
 	reconcileOp   = conversational("reconcile", reconcileLua)
 	addAdminOp    = conversational("add admin", addAdminLua)

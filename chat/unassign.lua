@@ -14,8 +14,8 @@
 -- then its own (XK = 7 + 4N, XA = 17 + N):
 -- KEYS[XK]   chat:{tag}:conversation:{id}:requests  (the request memo, lib.lua)
 -- ARGV[XA]   conversation ID
--- Returns ok(admin now or '', previous admin or ''), none() when the
--- conversation is not open, conflict('roster', ids), or corrupt(i, why).
+-- Returns {'ok', admin now or '', previous admin or ''}, {'none'} when the
+-- conversation is not open, {'conflict', 'roster', ids}, or {'corrupt', i, why}.
 setup()
 return guarded(function()
   local conv = ARGV[XA]
@@ -24,11 +24,11 @@ return guarded(function()
   local prev = st.a
   if prev == '' then
     close()
-    return ok(unpack(remember(XK, {'', ''})))
+    return {'ok', unpack(remember(XK, {'', ''}))}
   end
   local pi = index[prev]
   release(conv, st)
   enqueue(conv, st, prev, 'unassigned')
   close(conv, pi)
-  return ok(unpack(remember(XK, {get_state(conv).a, prev})))
+  return {'ok', unpack(remember(XK, {get_state(conv).a, prev}))}
 end)

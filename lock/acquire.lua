@@ -5,9 +5,9 @@
 -- ARGV[1] owner ID (no ':'), new for each Acquire or TryAcquire call
 -- ARGV[2] lease, ms
 -- ARGV[3] fence key keep, ms (the fence TTL plus at least 1/4096 of it)
--- Returns ok(fence token) when acquired, conflict(remaining lease ms) when
--- held by someone, corrupt(2, why) when the fence key is not a token,
--- corrupt(1, why) when the lock key has no TTL (nothing this package writes
+-- Returns {'ok', fence token} when acquired, {'conflict', remaining lease ms} when
+-- held by someone, {'corrupt', 2, why} when the fence key is not a token,
+-- {'corrupt', 1, why} when the lock key has no TTL (nothing this package writes
 -- lives forever; such a key would block the resource for good).
 -- A replay of a call that already took the lease (go-redis resends a
 -- command whose reply was lost) finds its own owner ID and reports the
@@ -16,7 +16,7 @@
 -- The hot path (a free resource) is TIME, SET NX and the fence's SET:
 -- the lease is set first, and taken back in the same script in the rare
 -- case the fence key turns out not to hold a token. It returns table
--- literals instead of the prelude's ok() and conflict(), whose closures
+-- literals instead of the prelude's {'ok'} and {'conflict'}, whose closures
 -- would be created on every run.
 local t = redis.call('TIME')
 local us = t[2]

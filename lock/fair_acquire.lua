@@ -10,18 +10,18 @@
 -- ARGV[4] how long the caller keeps its place without asking again, ms
 -- ARGV[5] "1" to join the queue when the lock is not granted, "0" not to
 -- ARGV[6] the client's max TTL, ms (no waiter keeps its place longer)
--- Returns ok(fence token) when acquired, conflict(remaining lease ms or 0)
--- when not, corrupt(2, why) when the fence key is not a token, corrupt(1,
--- why) when the lock key has no TTL. A waiter whose deadline lies beyond
+-- Returns {'ok', fence token} when acquired, {'conflict', remaining lease ms or 0}
+-- when not, {'corrupt', 2, why} when the fence key is not a token, {'corrupt', 1,
+-- why} when the lock key has no TTL. A waiter whose deadline lies beyond
 -- now + max TTL was not written by this package and is dropped. A replay of
 -- a call that already took the lease reports its token (see acquire.lua).
 local mine = redis.call('GET', KEYS[1])
 if mine and string.sub(mine, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
   local tok = to_int(redis.call('GET', KEYS[2]), 1)
   if not tok then
-    return corrupt(2, FENCE_CORRUPT)
+    return {'corrupt', 2, FENCE_CORRUPT}
   end
-  return ok(tok)
+  return {'ok', tok}
 end
 local t = redis.call('TIME')
 local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -46,19 +46,19 @@ while head and not redis.call('ZSCORE', KEYS[4], head) do
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -1 then
-  return corrupt(1, 'lease lock without a TTL')
+  return {'corrupt', 1, 'lease lock without a TTL'}
 end
 if pttl == -2 and ((not head) or head == ARGV[1]) then
   local tok = issue_fence(KEYS[2], t, ARGV[3])
   if not tok then
-    return corrupt(2, FENCE_CORRUPT)
+    return {'corrupt', 2, FENCE_CORRUPT}
   end
   if head then
     redis.call('LPOP', KEYS[3])
   end
   redis.call('ZREM', KEYS[4], ARGV[1])
   redis.call('SET', KEYS[1], ARGV[1] .. ':' .. int_str(nowms) .. ':' .. ARGV[2], 'PX', ARGV[2])
-  return ok(tok)
+  return {'ok', tok}
 end
 if ARGV[5] == '1' then
   local deadline = nowms + tonumber(ARGV[4])
@@ -76,4 +76,4 @@ end
 if pttl < 0 then
   pttl = 0
 end
-return conflict(pttl)
+return {'conflict', pttl}

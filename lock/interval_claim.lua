@@ -7,12 +7,12 @@
 -- ARGV[2] lease, ms, or "0" for no lease
 -- ARGV[3] claim ID (an owner ID, no ':'), new for each Claim call
 -- ARGV[4] fence key keep, ms (see lib.lua)
--- Returns ok(now ms, previous run ms or -1, fence token or 0) when
--- claimed, conflict(now ms, previous run ms or -1, remaining lease ms or 0)
--- when not due or still running, corrupt(1, why) when the last-run value
+-- Returns {'ok', now ms, previous run ms or -1, fence token or 0} when
+-- claimed, {'conflict', now ms, previous run ms or -1, remaining lease ms or 0}
+-- when not due or still running, {'corrupt', 1, why} when the last-run value
 -- is not a decimal of at most 15 digits or lies more than a day ahead of
--- the server clock, corrupt(2, why) when the run lease has no TTL,
--- corrupt(3, why) when the fence is not a token.
+-- the server clock, {'corrupt', 2, why} when the run lease has no TTL,
+-- {'corrupt', 3, why} when the fence is not a token.
 --
 -- A claim writes a claim record at KEYS[2], "{claim ID}:{now}:{lease}:{previous}":
 -- with a lease it is the run lease (its value begins like any lease's,
@@ -28,10 +28,10 @@ if rec and string.sub(rec, 1, #ARGV[3] + 1) == ARGV[3] .. ':' then
     if lease > 0 then
       tok = to_int(redis.call('GET', KEYS[3]), 1)
       if not tok then
-        return corrupt(3, FENCE_CORRUPT)
+        return {'corrupt', 3, FENCE_CORRUPT}
       end
     end
-    return ok(tonumber(at), tonumber(prev), tok)
+    return {'ok', tonumber(at), tonumber(prev), tok}
   end
 end
 local t = redis.call('TIME')
@@ -41,35 +41,35 @@ local prev = redis.call('GET', KEYS[1])
 local last = -1
 if prev then
   if #prev > 15 or not string.match(prev, '^%d+$') then
-    return corrupt(1, 'last run is not Unix milliseconds')
+    return {'corrupt', 1, 'last run is not Unix milliseconds'}
   end
   last = tonumber(prev)
   if last > nowms + 86400000 then
-    return corrupt(1, 'last run is more than a day ahead of the server clock')
+    return {'corrupt', 1, 'last run is more than a day ahead of the server clock'}
   end
 end
 if lease > 0 then
   local pttl = redis.call('PTTL', KEYS[2])
   if pttl == -1 then
-    return corrupt(2, 'run lease without a TTL')
+    return {'corrupt', 2, 'run lease without a TTL'}
   end
   if pttl ~= -2 then
-    return conflict(nowms, last, pttl)
+    return {'conflict', nowms, last, pttl}
   end
 end
 if last >= 0 and nowms - last < tonumber(ARGV[1]) then
-  return conflict(nowms, last, 0)
+  return {'conflict', nowms, last, 0}
 end
 local tok = 0
 local record = ARGV[3] .. ':' .. int_str(nowms) .. ':' .. ARGV[2] .. ':' .. int_str(last)
 if lease > 0 then
   tok = issue_fence(KEYS[3], t, ARGV[4])
   if not tok then
-    return corrupt(3, FENCE_CORRUPT)
+    return {'corrupt', 3, FENCE_CORRUPT}
   end
   redis.call('SET', KEYS[2], record, 'PX', ARGV[2])
 else
   redis.call('SET', KEYS[2], record, 'PX', math.min(tonumber(ARGV[1]), 10000))
 end
 redis.call('SET', KEYS[1], int_str(nowms))
-return ok(nowms, last, tok)
+return {'ok', nowms, last, tok}

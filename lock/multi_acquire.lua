@@ -6,9 +6,9 @@
 -- ARGV[1] owner ID (no ':'), new for each AcquireMulti or TryAcquireMulti call
 -- ARGV[2] lease, ms
 -- ARGV[3] fence key keep, ms (see lib.lua)
--- Returns ok(token 1, ..., token n) when every lease is the caller's,
--- conflict(i, remaining lease ms) when resource i is held by someone else
--- (nothing written), corrupt(k, why) as acquire.lua does for KEYS[k].
+-- Returns {'ok', token 1, ..., token n} when every lease is the caller's,
+-- {'conflict', i, remaining lease ms} when resource i is held by someone else
+-- (nothing written), {'corrupt', k, why} as acquire.lua does for KEYS[k].
 -- A resource already held by this owner ID (a replay of this call) keeps
 -- its lease and reports the token it was given; the others are taken.
 local n = #KEYS / 2
@@ -19,14 +19,14 @@ for i = 1, n do
     if string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
       local pttl = redis.call('PTTL', KEYS[2 * i - 1])
       if pttl < 0 then
-        return corrupt(2 * i - 1, 'lease lock without a TTL')
+        return {'corrupt', 2 * i - 1, 'lease lock without a TTL'}
       end
-      return conflict(i, pttl)
+      return {'conflict', i, pttl}
     end
     local tok = redis.call('GET', KEYS[2 * i])
     tok = tok and #tok <= 16 and string.find(tok, '^%d+$') and tonumber(tok)
     if not tok or tok < 1 or tok > 9007199254740991 then
-      return corrupt(2 * i, FENCE_CORRUPT)
+      return {'corrupt', 2 * i, FENCE_CORRUPT}
     end
     mine[i] = tok
   else
@@ -35,7 +35,7 @@ for i = 1, n do
     local last = redis.call('GET', KEYS[2 * i])
     local ok_last = not last or (#last <= 16 and string.find(last, '^%d+$') and tonumber(last) <= 9007199254740990)
     if not ok_last then
-      return corrupt(2 * i, FENCE_CORRUPT)
+      return {'corrupt', 2 * i, FENCE_CORRUPT}
     end
   end
 end

@@ -2,7 +2,7 @@
 -- KEYS[1] lock key          lock:{resource_type}:{resource_id}
 -- ARGV[1] owner ID
 -- ARGV[2] new lease, ms
--- Returns ok() when extended, conflict() when the key is gone or has
+-- Returns {'ok'} when extended, {'conflict'} when the key is gone or has
 -- another owner (table literals: see acquire.lua). The value's timestamp
 -- is the server's Unix ms, TIME's seconds and its first three digits of
 -- microseconds.

@@ -4,7 +4,7 @@
 -- ARGV[2] (optional) channel lock:released:{resource_type}:{resource_id},
 --         which the release SPUBLISHes to wake waiters (WithWakeups); a
 --         server without SPUBLISH (before 7.0) leaves the waiters to poll
--- Returns ok() when deleted, conflict() when the key is gone or has
+-- Returns {'ok'} when deleted, {'conflict'} when the key is gone or has
 -- another owner (table literals: see acquire.lua).
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then

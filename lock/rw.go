@@ -20,9 +20,9 @@ var (
 	rwLeaveSrc string
 
 	rwReadOp = pkg.Declare("read lock", rwReadSrc, []*keys.Template{rwKey, readersKey, writersKey},
-		call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+		call.Needs(call.ExpireAt), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	rwWriteOp = pkg.Declare("write lock", rwWriteSrc, []*keys.Template{rwKey, fenceKey, readersKey, writersKey},
-		call.Uses(libSrc), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+		call.Uses(libSrc), call.Needs(call.ExpireAt), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	rwLeaveOp = pkg.Declare("leave writers", rwLeaveSrc, []*keys.Template{writersKey}, call.Shared())
 )
 

@@ -5,8 +5,8 @@
 -- ARGV[1] owner ID, new for each RLock or TryRLock call
 -- ARGV[2] lease, ms
 -- ARGV[3] the client's max lease, ms
--- Returns ok() when taken, conflict(ms until the writer's lease ends, or
--- 0 when a writer waits) when a writer holds the lock or waits for it
+-- Returns {'ok'} when taken, {'conflict', ms until the writer's lease ends, or
+-- 0 when a writer waits} when a writer holds the lock or waits for it
 -- (writer preference). Expiries round as sem_acquire.lua does; a replay
 -- of a call that already took its lease finds it and reports ok. Members
 -- beyond now + max lease were not written by this package and are
@@ -19,15 +19,15 @@ if mine and tonumber(mine) > nowms then
 end
 local w = redis.call('PTTL', KEYS[1])
 if w == -1 then
-  return corrupt(1, 'writer lease without a TTL')
+  return {'corrupt', 1, 'writer lease without a TTL'}
 end
 if w > 0 then
-  return conflict(w)
+  return {'conflict', w}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowms)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '(' .. int_str(math.ceil(nowus / 1000) + tonumber(ARGV[3])), '+inf')
 if redis.call('ZCARD', KEYS[3]) > 0 then
-  return conflict(0)
+  return {'conflict', 0}
 end
 local maxat = math.ceil(nowus / 1000) + tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms)

@@ -10,8 +10,8 @@
 -- ARGV[4] place keep, ms: how long a waiting writer keeps readers out
 --         without polling again; 0 for TryLock, which does not wait
 -- ARGV[5] the client's max lease, ms
--- Returns ok(fence token) when taken, conflict(ms until a holder's lease
--- ends) when a writer or live readers hold the lock; a caller that waits
+-- Returns {'ok', fence token} when taken, {'conflict', ms until a holder's lease
+-- ends} when a writer or live readers hold the lock; a caller that waits
 -- (ARGV[4] > 0) then keeps its place among the waiting writers, which
 -- turns new readers away (writer preference). The writer's value is the
 -- lease lock's, {owner_id}:{timestamp_ms}:{ttl_ms}; a replay of a call
@@ -22,9 +22,9 @@ if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
   local tok = redis.call('GET', KEYS[2])
   tok = tok and #tok <= 16 and string.find(tok, '^%d+$') and tonumber(tok)
   if not tok or tok < 1 or tok > 9007199254740991 then
-    return corrupt(2, FENCE_CORRUPT)
+    return {'corrupt', 2, FENCE_CORRUPT}
   end
-  return ok(tok)
+  return {'ok', tok}
 end
 local t = redis.call('TIME')
 local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -38,20 +38,20 @@ end
 if v then
   local pttl = redis.call('PTTL', KEYS[1])
   if pttl < 0 then
-    return corrupt(1, 'writer lease without a TTL')
+    return {'corrupt', 1, 'writer lease without a TTL'}
   end
-  return conflict(pttl)
+  return {'conflict', pttl}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowms)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '(' .. int_str(maxat), '+inf')
 local first = redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')
 if first[2] then
-  return conflict(tonumber(first[2]) - nowms)
+  return {'conflict', tonumber(first[2]) - nowms}
 end
 local tok, us = issue_fence(KEYS[2], t, ARGV[3])
 if not tok then
-  return corrupt(2, FENCE_CORRUPT)
+  return {'corrupt', 2, FENCE_CORRUPT}
 end
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. string.sub(us, 1, 3) .. ':' .. ARGV[2], 'PX', ARGV[2])
 redis.call('ZREM', KEYS[4], ARGV[1])
-return ok(tok)
+return {'ok', tok}

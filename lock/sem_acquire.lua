@@ -6,8 +6,8 @@
 -- ARGV[4] the client's max lease, ms
 -- ARGV[5] weight n (optional, default 1): the permits this holder takes,
 --         members {owner}, {owner}:2, ..., {owner}:n with one expiry
--- Returns ok() when the permits were taken, conflict(ms until the first
--- permit expires) when fewer than n are free.
+-- Returns {'ok'} when the permits were taken, {'conflict', ms until the first
+-- permit expires} when fewer than n are free.
 -- A permit expires at the first whole ms at or after now + lease, never
 -- earlier than the holder's local deadline; it is live while its expiry is
 -- above now (ms, rounded down). A member whose expiry lies beyond now +
@@ -25,7 +25,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. int_str(math.ceil(nowus / 1000) +
 local n = tonumber(ARGV[5] or '1')
 if redis.call('ZCARD', KEYS[1]) + n > tonumber(ARGV[3]) then
   local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
-  return conflict(tonumber(first[2]) - nowms)
+  return {'conflict', tonumber(first[2]) - nowms}
 end
 local at = int_str(math.ceil(nowus / 1000) + tonumber(ARGV[2]))
 local add = {at, ARGV[1]}

@@ -7,10 +7,10 @@
 --         release.lua)
 -- ARGV[3] (optional) '1': announce only when no live member is left (a
 --         read-write lock's last reader wakes a waiting writer)
--- Returns ok() when the caller held a live permit, else conflict().
+-- Returns {'ok'} when the caller held a live permit, else {'conflict'}.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then
-  return conflict()
+  return {'conflict'}
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 -- A weighted holder's other permits, {owner}:2 ... (see sem_acquire.lua).
@@ -23,6 +23,6 @@ if ARGV[2] and (ARGV[3] ~= '1' or redis.call('ZCOUNT', KEYS[1], '(' .. int_str(n
   redis.pcall('SPUBLISH', ARGV[2], '1')
 end
 if tonumber(score) <= nowms then
-  return conflict()
+  return {'conflict'}
 end
 return 'ok'

@@ -24,9 +24,9 @@ var (
 	semCountSrc string
 
 	semKeys      = []*keys.Template{semKey}
-	semAcquireOp = pkg.Declare("semaphore acquire", semAcquireSrc, semKeys, call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
+	semAcquireOp = pkg.Declare("semaphore acquire", semAcquireSrc, semKeys, call.Needs(call.Batched, call.ExpireAt), call.On(call.Conflict, ErrNotObtained), call.Shared(), call.Durable())
 	semReleaseOp = pkg.Declare("semaphore release", semReleaseSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
-	semRefreshOp = pkg.Declare("semaphore refresh", semRefreshSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared(), call.Durable())
+	semRefreshOp = pkg.Declare("semaphore refresh", semRefreshSrc, semKeys, call.Needs(call.ExpireAt), call.On(call.Conflict, ErrNotHeld), call.Shared(), call.Durable())
 	semTTLOp     = pkg.Declare("semaphore ttl", semTTLSrc, semKeys, call.On(call.Conflict, ErrNotHeld), call.Shared())
 	semCountOp   = pkg.Declare("semaphore count", semCountSrc, semKeys, call.Shared())
 )

@@ -33,9 +33,9 @@
 --                            second now - lag -> SET KEYS[i] (mode speed),
 --                            or the highest count of a second up to then
 --                            if greater than KEYS[i] (mode max)
--- Returns ok('applied', {i...}, now) with the KEYS indexes whose data this
--- package did not write (their operations were skipped), ok('dup', {},
--- now) for a batch applied before, corrupt(1, why) when the ledger is not
+-- Returns {'ok', 'applied', {i...}, now} with the KEYS indexes whose data this
+-- package did not write (their operations were skipped), {'ok', 'dup', {},
+-- now} for a batch applied before, {'corrupt', 1, why} when the ledger is not
 -- a hash; now is the server clock (Unix ms), from which the recorder
 -- learns its offset to stamp Latest gauges' Sets.
 -- Sent after the prelude and parts.lua, the package library (call.Uses:
@@ -45,17 +45,17 @@ local seq = to_int(ARGV[2], 1)
 local ledger_ttl = to_int(ARGV[3], 1)
 local hb = to_int(ARGV[4], 1)
 if not seq or not ledger_ttl or not hb then
-  return invalid('bad batch header')
+  return {'invalid', 'bad batch header'}
 end
 local prev = redis.pcall('HGET', KEYS[1], inst)
 if type(prev) == 'table' then
-  return corrupt(1, 'ledger is not a hash')
+  return {'corrupt', 1, 'ledger is not a hash'}
 end
 local now = now_ms()
 if prev then
   local s = to_int(string.match(prev, '^(%d+):'))
   if s and s >= seq then
-    return ok('dup', {}, int_str(now))
+    return {'ok', 'dup', {}, int_str(now)}
   end
 end
 local bad, seen = {}, {}
@@ -168,7 +168,7 @@ while a <= #ARGV do
   elseif op == 'l' then
     local t, dim, v, st, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], to_int(ARGV[a + 4]), to_int(ARGV[a + 5], 0), ARGV[a + 6]
     if not v or not st then
-      return invalid('bad latest gauge value or stamp')
+      return {'invalid', 'bad latest gauge value or stamp'}
     end
     local r = redis.pcall('HGET', KEYS[t], dim)
     if not failed(t, r) and not failed(i, redis.pcall('GET', k)) then
@@ -232,7 +232,7 @@ while a <= #ARGV do
     end
     a = a + 5
   else
-    return invalid('unknown operation ' .. tostring(op))
+    return {'invalid', 'unknown operation ' .. tostring(op)}
   end
 end
 redis.call('HSET', KEYS[1], inst, int_str(seq) .. ':' .. int_str(now))
@@ -246,4 +246,4 @@ if redis.call('HLEN', KEYS[1]) > 64 then
   end
   if #gone > 0 then batched('HDEL', KEYS[1], gone) end
 end
-return ok('applied', bad, int_str(now))
+return {'ok', 'applied', bad, int_str(now)}

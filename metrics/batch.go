@@ -17,7 +17,7 @@ var (
 	partsSrc string
 	//go:embed apply.lua
 	applySrc string
-	applyOp  = pkg.Declare("flush", applySrc, []*keys.Template{ledgerKey, counterKey}, call.Uses(partsSrc))
+	applyOp  = pkg.Declare("flush", applySrc, []*keys.Template{ledgerKey, counterKey}, call.Uses(partsSrc), call.Needs(call.Batched))
 )
 
 // batch is one flush: the operations of every slot it touches, each slot

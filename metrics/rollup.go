@@ -25,7 +25,7 @@ var (
 
 	drainOp = pkg.Declare("rollup drain", drainSrc,
 		[]*keys.Template{pendingKey, rollupStateKey, rollupOpenKey, rollupTierKeys[Minute], rollupTierKeys[Hour], rollupTierKeys[Day]},
-		call.On(call.Conflict, ErrNotLeader))
+		call.Needs(call.Batched, call.ToNum), call.On(call.Conflict, ErrNotLeader))
 	commitOp = pkg.Declare("rollup commit", commitSrc, []*keys.Template{rollupStateKey}, call.On(call.Conflict, ErrNotLeader))
 )
 

@@ -12,8 +12,8 @@
 -- ARGV[2] lease, ms
 -- ARGV[3..5] retention of the minute, hour and day tiers, ms
 -- ARGV[6] most entries returned per tier
--- Returns ok(minute entries, hour entries, day entries) as XRANGE gives
--- them (a bucket starting at s is the entries s-0, s-1, ...), conflict() when another owner holds the lease, corrupt(i, why).
+-- Returns {'ok', minute entries, hour entries, day entries} as XRANGE gives
+-- them (a bucket starting at s is the entries s-0, s-1, ...), {'conflict'} when another owner holds the lease, {'corrupt', i, why}.
 -- A resent drain finds its minute closed and only returns the entries.
 local now = now_ms()
 local function hget(f)
@@ -22,22 +22,22 @@ local function hget(f)
   return r, false
 end
 local holder, bad = hget('lease')
-if bad then return corrupt(2, 'rollup state is not a hash') end
+if bad then return {'corrupt', 2, 'rollup state is not a hash'} end
 local exp = to_int(hget('lease_exp') or '0', 0)
-if not exp then return corrupt(2, 'lease expiry is not an integer') end
+if not exp then return {'corrupt', 2, 'lease expiry is not an integer'} end
 if holder and holder ~= ARGV[1] and exp > now then
-  return conflict()
+  return {'conflict'}
 end
 redis.call('HSET', KEYS[2], 'lease', ARGV[1], 'lease_exp', int_str(now + tonumber(ARGV[2])))
 local tiers = { { 60000, 'minute' }, { 3600000, 'hour' }, { 86400000, 'day' } }
 for t = 1, 3 do
   local ty = redis.pcall('TYPE', KEYS[3 + t])
-  if ty.ok ~= 'none' and ty.ok ~= 'stream' then return corrupt(3 + t, 'not a stream') end
+  if ty.ok ~= 'none' and ty.ok ~= 'stream' then return {'corrupt', 3 + t, 'not a stream'} end
 end
 local pty = redis.pcall('TYPE', KEYS[1])
-if pty.ok ~= 'none' and pty.ok ~= 'hash' then return corrupt(1, 'not a hash') end
+if pty.ok ~= 'none' and pty.ok ~= 'hash' then return {'corrupt', 1, 'not a hash'} end
 local oty = redis.pcall('TYPE', KEYS[3])
-if oty.ok ~= 'none' and oty.ok ~= 'hash' then return corrupt(3, 'not a hash') end
+if oty.ok ~= 'none' and oty.ok ~= 'hash' then return {'corrupt', 3, 'not a hash'} end
 
 -- xadd appends fields (name, value, ...) to stream k as the entries
 -- s-0, s-1, ... of at most 500 fields each (Lua's stack bounds unpack).
@@ -73,7 +73,7 @@ end
 
 local m = math.floor(now / 60000) * 60000 - 60000
 local closed = to_int(hget('closed:minute') or '0', 0)
-if not closed then return corrupt(2, 'closed minute is not an integer') end
+if not closed then return {'corrupt', 2, 'closed minute is not an integer'} end
 if m > closed then
   local r = redis.call('HGETALL', KEYS[1])
   for t = 2, 3 do
@@ -125,4 +125,4 @@ redis.call('PEXPIRE', KEYS[2], int_str(keep))
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('PEXPIRE', KEYS[3], int_str(keep))
 end
-return ok(out[1], out[2], out[3])
+return {'ok', out[1], out[2], out[3]}

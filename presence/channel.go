@@ -32,12 +32,12 @@ var (
 	channelDueLua string
 
 	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
-	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Uses(libLua), call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua), call.Shared())
-	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua), call.On(call.None, ErrNotMember), call.Shared())
-	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Uses(libLua),
+	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
+	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
+	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrNotMember), call.Shared())
+	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Uses(libLua, call.Batched, call.JSONStr),
 		call.On(call.None, ErrUnknownConnection), call.Shared())
-	chanSettleOp = pkg.Declare("channel sweep", channelSettleLua, chanKeys[:4], call.Uses(libLua))
+	chanSettleOp = pkg.Declare("channel sweep", channelSettleLua, chanKeys[:4], call.Uses(libLua, call.Batched, call.JSONStr))
 	chanDueOp    = pkg.Declare("channel due", channelDueLua, []*keys.Template{chanDueKey})
 )
 

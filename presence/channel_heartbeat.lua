@@ -7,8 +7,8 @@
 -- ARGV[1..9] as lib.lua describes them for channels (channel, events
 --            channel, device TTL, sweep window, occupancy interval, user,
 --            device, "" for the request ID, replay window)
--- Returns ok(the user's devices) or none(0) for a device not in the
--- channel, or corrupt(i, why). Running it twice is running it once. It
+-- Returns {'ok', the user's devices} or {'none', 0} for a device not in the
+-- channel, or {'corrupt', i, why}. Running it twice is running it once. It
 -- also publishes a pending occupancy event whose interval has ended.
 local now = now_ms()
 local dev = dev_member(ARGV[6], ARGV[7])
@@ -26,12 +26,12 @@ end
 local ttl = tonumber(ARGV[3])
 if redis.call('ZADD', KEYS[2], 'XX', 'CH', int_str(now + ttl), dev) == 0
     and not redis.call('ZSCORE', KEYS[2], dev) then
-  return none(0)
+  return {'none', 0}
 end
 local px = int_str(ttl + tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[1], px)
 redis.call('PEXPIRE', KEYS[2], px)
 if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], px) end
 local n = member_get(ARGV[6])
-if n == false then return corrupt(1, MEMBER_CORRUPT) end
-return ok(n)
+if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
+return {'ok', n}

@@ -7,12 +7,12 @@
 --            device, request ID, replay window)
 -- ARGV[10] member data JSON
 -- ARGV[11] max devices per user in the channel
--- Returns ok(joined 0/1, the user's devices, members), limit(0, devices,
--- members) when the user already has the maximum of other devices
--- (nothing written), or corrupt(i, why); a replay returns the first run's
+-- Returns {'ok', joined 0/1, the user's devices, members}, {'limit', 0, devices,
+-- members} when the user already has the maximum of other devices
+-- (nothing written), or {'corrupt', i, why}; a replay returns the first run's
 -- reply.
 local rec = replayed(KEYS[5], ARGV[8])
-if rec == false then return corrupt(5, REPLAY_CORRUPT) end
+if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
@@ -20,11 +20,11 @@ local _, bad = settle_expired(now)
 if bad then return bad end
 local user, dev, data = ARGV[6], dev_member(ARGV[6], ARGV[7]), ARGV[10]
 local n, had = member_get(user)
-if n == false then return corrupt(1, MEMBER_CORRUPT) end
+if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
 local known = redis.call('ZSCORE', KEYS[2], dev)
 if not known and n >= tonumber(ARGV[11]) then
   schedule(now, occupancy(now))
-  return remember(KEYS[5], ARGV[8], limit(0, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])
+  return remember(KEYS[5], ARGV[8], {'limit', 0, n, redis.call('HLEN', KEYS[1])}, now, ARGV[9])
 end
 redis.call('ZADD', KEYS[2], int_str(now + tonumber(ARGV[3])), dev)
 if not known then n = n + 1 end
@@ -37,4 +37,4 @@ elseif had ~= data then
   ch_event('update', user, ',"data":' .. data, now)
 end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(joined, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])
+return remember(KEYS[5], ARGV[8], {'ok', joined, n, redis.call('HLEN', KEYS[1])}, now, ARGV[9])

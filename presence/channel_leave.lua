@@ -6,10 +6,10 @@
 -- ARGV[1..9] as lib.lua describes them for channels (channel, events
 --            channel, device TTL, sweep window, occupancy interval, user,
 --            device, request ID, replay window)
--- Returns ok(left 0/1, the user's devices left, members) or corrupt(i,
--- why); a replay returns the first run's reply.
+-- Returns {'ok', left 0/1, the user's devices left, members} or {'corrupt', i,
+-- why}; a replay returns the first run's reply.
 local rec = replayed(KEYS[5], ARGV[8])
-if rec == false then return corrupt(5, REPLAY_CORRUPT) end
+if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
@@ -20,10 +20,10 @@ local left = 0
 local dev = dev_member(user, ARGV[7])
 if redis.call('ZSCORE', KEYS[2], dev) then
   left = device_gone(user, 'leave', now)
-  if left == false then return corrupt(1, MEMBER_CORRUPT) end
+  if left == false then return {'corrupt', 1, MEMBER_CORRUPT} end
   redis.call('ZREM', KEYS[2], dev)
 end
 local n = member_get(user)
-if n == false then return corrupt(1, MEMBER_CORRUPT) end
+if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
 schedule(now, occupancy(now))
-return remember(KEYS[5], ARGV[8], ok(left, n, redis.call('HLEN', KEYS[1])), now, ARGV[9])
+return remember(KEYS[5], ARGV[8], {'ok', left, n, redis.call('HLEN', KEYS[1])}, now, ARGV[9])

@@ -7,11 +7,11 @@
 -- ARGV[1..9] as lib.lua describes them for channels (ARGV[1..5] used:
 --            channel, events channel, device TTL, sweep window, occupancy
 --            interval)
--- Returns ok(users who left) or corrupt(1, why) for a member value this
+-- Returns {'ok', users who left} or {'corrupt', 1, why} for a member value this
 -- package did not write.
 preflight()
 local now = now_ms()
 local left, bad = settle_expired(now)
 if bad then return bad end
 schedule(now, occupancy(now))
-return ok(left)
+return {'ok', left}

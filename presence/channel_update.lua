@@ -5,10 +5,10 @@
 --            channel, device TTL, sweep window, occupancy interval, user,
 --            "" for the device, request ID, replay window)
 -- ARGV[10] member data JSON
--- Returns ok(changed 0/1), none() for a user who is not a member, or
--- corrupt(i, why); a replay returns the first run's reply.
+-- Returns {'ok', changed 0/1}, {'none'} for a user who is not a member, or
+-- {'corrupt', i, why}; a replay returns the first run's reply.
 local rec = replayed(KEYS[5], ARGV[8])
-if rec == false then return corrupt(5, REPLAY_CORRUPT) end
+if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
@@ -16,7 +16,7 @@ local _, bad = settle_expired(now)
 if bad then return bad end
 local user, data = ARGV[6], ARGV[10]
 local n, had = member_get(user)
-if n == false then return corrupt(1, MEMBER_CORRUPT) end
+if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
 local changed = 0
 if n > 0 and had ~= data then
   redis.call('HSET', KEYS[1], user, n .. ':' .. data)
@@ -24,5 +24,5 @@ if n > 0 and had ~= data then
   changed = 1
 end
 schedule(now, occupancy(now))
-if n == 0 then return remember(KEYS[5], ARGV[8], none(), now, ARGV[9]) end
-return remember(KEYS[5], ARGV[8], ok(changed), now, ARGV[9])
+if n == 0 then return remember(KEYS[5], ARGV[8], {'none'}, now, ARGV[9]) end
+return remember(KEYS[5], ARGV[8], {'ok', changed}, now, ARGV[9])

@@ -20,10 +20,10 @@ var (
 	//go:embed disconnect.lua
 	disconnectLua string
 
-	connectOp = pkg.Declare("connect", connectLua, userKeyTemplates, call.Uses(libLua),
+	connectOp = pkg.Declare("connect", connectLua, userKeyTemplates, call.Uses(libLua, call.Batched, call.JSONStr),
 		call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	disconnectOp = pkg.Declare("disconnect", disconnectLua, userKeyTemplates, call.Uses(libLua), call.Shared())
-	heartbeatOp  = pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Head(heartbeatFastLua), call.Uses(libLua),
+	disconnectOp = pkg.Declare("disconnect", disconnectLua, userKeyTemplates, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
+	heartbeatOp  = pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Head(heartbeatFastLua), call.Uses(libLua, call.Batched, call.JSONStr),
 		call.On(call.None, ErrUnknownConnection), call.Shared())
 )
 

@@ -9,9 +9,9 @@
 -- ARGV[13] status to take if the user was offline ("online", "away", ...)
 -- ARGV[14] activity for the presence metadata ("" keeps the current one)
 -- ARGV[15] max live connections per user
--- Returns ok(live, came online 0/1, status), limit(live, 0, status) when the
+-- Returns {'ok', live, came online 0/1, status}, {'limit', live, 0, status} when the
 -- user already has the maximum of other live connections (nothing
--- registered), or corrupt(i, why); a replay returns the first run's reply.
+-- registered), or {'corrupt', i, why}; a replay returns the first run's reply.
 
 -- conn_new returns a connection connected now with metadata md (JSON).
 local function conn_new(now, md)
@@ -20,7 +20,7 @@ local function conn_new(now, md)
 end
 
 local rec = replayed(KEYS[4], ARGV[11])
-if rec == false then return corrupt(4, REPLAY_CORRUPT) end
+if rec == false then return {'corrupt', 4, REPLAY_CORRUPT} end
 if rec then return rec end
 local now = now_ms()
 local bad, p, live, n, maxDead, vals = load(now, true)
@@ -35,7 +35,7 @@ if not live[conn] and n >= tonumber(ARGV[15]) then
   local seen = maxDead
   if seen == 0 and p then seen = p.last end
   local st = settle(p, live, vals, '', n, status, p and p.activity or '', seen, now)
-  return remember(KEYS[4], ARGV[11], limit(n, 0, st), now, ARGV[10])
+  return remember(KEYS[4], ARGV[11], {'limit', n, 0, st}, now, ARGV[10])
 end
 local md = ARGV[12]
 if md == '' then md = '{}' end
@@ -45,4 +45,4 @@ vals[conn] = v
 if not live[conn] then n = n + 1 end
 live[conn] = now
 local st, changed = settle(p, live, vals, conn, n, status, activity, now, now)
-return remember(KEYS[4], ARGV[11], ok(n, changed and 1 or 0, st), now, ARGV[10])
+return remember(KEYS[4], ARGV[11], {'ok', n, changed and 1 or 0, st}, now, ARGV[10])

@@ -15,7 +15,7 @@ var (
 	//go:embed connections.lua
 	connectionsLua string
 
-	connectionsOp = pkg.Declare("connections", connectionsLua, userKeyTemplates[:3], call.Uses(libLua), call.Shared())
+	connectionsOp = pkg.Declare("connections", connectionsLua, userKeyTemplates[:3], call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 )
 
 // Connection is one live connection of a user, as stored in the

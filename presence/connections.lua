@@ -6,8 +6,8 @@
 --             bound, replay window, "" for the request ID)
 -- Connections whose lastSeen is ARGV[4] old are left out (the next write
 -- prunes them).
--- Returns ok({connection ID, JSON, connection ID, JSON, ...}) or
--- corrupt(i, why).
+-- Returns {'ok', {connection ID, JSON, connection ID, JSON, ...}} or
+-- {'corrupt', i, why}.
 
 -- conn_text returns a connection's JSON text in the hash layout's form,
 -- {"connectedAt","lastSeen","metadata"}.
@@ -25,4 +25,4 @@ for f in pairs(live) do
   out[#out + 1] = f
   out[#out + 1] = conn_text(vals[f])
 end
-return ok(out)
+return {'ok', out}

@@ -8,8 +8,8 @@
 --             replay window, request ID)
 -- Stale connections (this one included) are pruned first; an unknown
 -- connection is not registered again.
--- Returns ok(live, 0, status), none(live, went offline 0/1, status) for an
--- unknown connection, or corrupt(i, why).
+-- Returns {'ok', live, 0, status}, {'none', live, went offline 0/1, status} for an
+-- unknown connection, or {'corrupt', i, why}.
 -- Running it twice is running it once, except for the report that the
 -- prune took the user offline: that reply is recorded, and a replay that
 -- finds the connection unknown returns the first run's reply. A live
@@ -36,13 +36,13 @@ if not live[conn] then
   if seen == 0 and p then seen = p.last end
   local st, changed = settle(p, live, vals, '', n, status, activity, seen, now)
   local rec = replayed(KEYS[4], ARGV[11])
-  if rec == false then return corrupt(4, REPLAY_CORRUPT) end
+  if rec == false then return {'corrupt', 4, REPLAY_CORRUPT} end
   if rec then return rec end
-  if changed then return remember(KEYS[4], ARGV[11], none(n, 1, st), now, ARGV[10]) end
-  return none(n, 0, st)
+  if changed then return remember(KEYS[4], ARGV[11], {'none', n, 1, st}, now, ARGV[10]) end
+  return {'none', n, 0, st}
 end
 local v = conn_touch(vals[conn], now)
 put_conn(conn, v)
 live[conn], vals[conn] = now, v
 local st = settle(p, live, vals, conn, n, status, activity, now, now)
-return ok(n, 0, st)
+return {'ok', n, 0, st}

@@ -13,7 +13,7 @@
 --             retention, events channel, index, layout, skew bound,
 --             replay window, request ID); it reads ARGV[1..5] and
 --             ARGV[7..9]
--- Returns, in its case, "ok <live> 0 <status>" (ok(live, 0, status) as one
+-- Returns, in its case, "ok <live> 0 <status>" ({'ok', live, 0, status} as one
 -- string of words, as heartbeat.lua would return it as a table);
 -- otherwise nothing: the general heartbeat runs.
 --
@@ -99,6 +99,6 @@ if ARGV[8] ~= 'single' then
         redis.call('PEXPIRE', KEYS[3], string.format('%d', TTL + window + 1))
       end
     end
-    return 'ok ' .. n .. ' 0 ' .. st -- ok(n, 0, st) as words: no table to build (n is a small count)
+    return 'ok ' .. n .. ' 0 ' .. st -- {'ok', n, 0, st} as words: no table to build (n is a small count)
   end
 end

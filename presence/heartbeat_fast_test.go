@@ -40,7 +40,7 @@ func newHeartbeatPaths(t *testing.T, e1, e2 *harness.Env, opts ...Option) heartb
 	require.NoError(t, err)
 	return heartbeatPaths{
 		fast: fast, general: general,
-		generalOp: pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Uses(libLua), call.On(call.None, ErrUnknownConnection)),
+		generalOp: pkg.Declare("heartbeat", heartbeatLua, userKeyTemplates, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrUnknownConnection)),
 		// the fast path, then "general" where it would fall through
 		fastOnlyOp: pkg.Declare("heartbeat", "return {'ok', 'general'}", userKeyTemplates, call.Head(heartbeatFastLua)),
 	}

@@ -43,7 +43,7 @@
 --
 -- Times are Unix ms of the server clock. A stored time this package did
 -- not write (not an integer, negative, or more than ARGV[9] ms after now)
--- is corrupt: corrupt(i, why) names the key.
+-- is corrupt: {'corrupt', i, why} names the key.
 
 -- ==== The online index and the events channel (the user layout above)
 --
@@ -328,13 +328,13 @@ local function load(now, write)
   if write or single then
     local why
     p, why = read_presence(KEYS[1], now)
-    if p == false then return corrupt(1, why) end
+    if p == false then return {'corrupt', 1, why} end
   end
   local live, n, maxDead, vals = prune(p, now, tonumber(ARGV[4]), write)
   if not live then
     local why = string.format('connection %q has no lastSeen in [0, server time + 1h]', n)
-    if single then return corrupt(1, why) end
-    return corrupt(2, why)
+    if single then return {'corrupt', 1, why} end
+    return {'corrupt', 2, why}
   end
   return nil, p, live, n, maxDead, vals
 end
@@ -553,7 +553,7 @@ local function settle_expired(now)
     local user = dev_user(due[i])
     if user then
       local l = device_gone(user, 'timeout', now)
-      if l == false then return nil, corrupt(1, MEMBER_CORRUPT) end
+      if l == false then return nil, {'corrupt', 1, MEMBER_CORRUPT} end
       left = left + l
     end
     redis.call('ZREM', KEYS[2], due[i])

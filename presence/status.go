@@ -11,8 +11,8 @@ var (
 	//go:embed update.lua
 	updateLua string
 
-	setStatusOp   = pkg.Declare("set status", updateLua, userKeyTemplates, call.Uses(libLua), call.On(call.None, ErrOffline), call.Shared())
-	setActivityOp = pkg.Declare("set activity", updateLua, userKeyTemplates, call.Uses(libLua), call.On(call.None, ErrOffline), call.Shared())
+	setStatusOp   = pkg.Declare("set status", updateLua, userKeyTemplates, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrOffline), call.Shared())
+	setActivityOp = pkg.Declare("set activity", updateLua, userKeyTemplates, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrOffline), call.Shared())
 )
 
 // Status is a user's availability as stored in the presence JSON (and an

@@ -14,7 +14,7 @@ var (
 	//go:embed sweep.lua
 	sweepLua string
 
-	sweepOp = pkg.Declare("sweep", sweepLua, []*keys.Template{onlineKey, sweepsKey}, call.Uses(libLua))
+	sweepOp = pkg.Declare("sweep", sweepLua, []*keys.Template{onlineKey, sweepsKey}, call.Uses(libLua, call.Batched, call.JSONStr))
 )
 
 // sweepLimit is the most silent expiries one visit of one shard announces

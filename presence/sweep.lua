@@ -15,11 +15,11 @@
 -- sweep and no later operation on the user announces it again while Get
 -- still reads the last seen time from it. Then the shard is pruned, and
 -- members no script of this package writes are dropped.
--- Returns ok(number of users announced) or corrupt(2, why) for a memo
+-- Returns {'ok', number of users announced} or {'corrupt', 2, why} for a memo
 -- this package did not write; a replay returns the first run's reply.
-if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then return ok(0) end
+if redis.call('EXISTS', KEYS[1], KEYS[2]) == 0 then return {'ok', 0} end
 local rec = replayed(KEYS[2], ARGV[11])
-if rec == false then return corrupt(2, REPLAY_CORRUPT) end
+if rec == false then return {'corrupt', 2, REPLAY_CORRUPT} end
 if rec then return rec end
 local now = now_ms()
 repair_index(KEYS[1], now)
@@ -31,5 +31,5 @@ for i = 1, #due, 2 do
 end
 prune_index(KEYS[1], now)
 local n = #due / 2
-if n > 0 then return remember(KEYS[2], ARGV[11], ok(n), now, ARGV[10]) end
-return ok(0)
+if n > 0 then return remember(KEYS[2], ARGV[11], {'ok', n}, now, ARGV[10]) end
+return {'ok', 0}

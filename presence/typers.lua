@@ -3,7 +3,7 @@
 -- KEYS[1] typers:{conversation_id} typing JSON values by expiry ms (zset)
 -- ARGV[1] typing TTL, ms
 -- ARGV[2] clock skew bound, ms
--- Returns ok({typing JSON, ...}), oldest expiry first, or corrupt(1, why)
+-- Returns {'ok', {typing JSON, ...}}, oldest expiry first, or {'corrupt', 1, why}
 -- for an entry expiring later than any StartTyping sets.
 local now = now_ms()
 local vs = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. int_str(now), '+inf', 'WITHSCORES')
@@ -11,8 +11,8 @@ local far = now + tonumber(ARGV[1]) + tonumber(ARGV[2])
 local out = {}
 for i = 1, #vs, 2 do
   if tonumber(vs[i + 1]) > far then
-    return corrupt(1, 'an entry expires later than any StartTyping sets')
+    return {'corrupt', 1, 'an entry expires later than any StartTyping sets'}
   end
   out[#out + 1] = vs[i]
 end
-return ok(out)
+return {'ok', out}

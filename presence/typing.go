@@ -21,9 +21,9 @@ var (
 	typersLua string
 
 	typingStartOp = pkg.Declare("start typing", typingStartLua,
-		[]*keys.Template{typingKey, typersKey, throttleKey, typingRequestsKey}, call.Uses(libLua), call.Shared())
+		[]*keys.Template{typingKey, typersKey, throttleKey, typingRequestsKey}, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 	typingStopOp = pkg.Declare("stop typing", typingStopLua,
-		[]*keys.Template{typingKey, typersKey, typingRequestsKey}, call.Uses(libLua), call.Shared())
+		[]*keys.Template{typingKey, typersKey, typingRequestsKey}, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 	typersOp = pkg.Declare("typers", typersLua, []*keys.Template{typersKey}, call.Shared())
 )
 

@@ -11,24 +11,24 @@
 -- ARGV[5] request ID, 16 hex digits
 -- ARGV[6] clock skew bound, ms
 -- ARGV[7] replay window, ms
--- Returns ok(1) when the indicator was written, ok(0) when throttled, or
--- corrupt(i, why). A replay returns the first run's reply: with a
+-- Returns {'ok', 1} when the indicator was written, {'ok', 0} when throttled, or
+-- {'corrupt', i, why}. A replay returns the first run's reply: with a
 -- throttle, the marker holds the request ID of the write it admitted (no
 -- memo needed); without one, the reply is recorded in KEYS[4].
 local ttl, throttle, id = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local rec
 if throttle > 0 then
   if not redis.call('SET', KEYS[3], id, 'NX', 'PX', throttle) then
-    if redis.call('GET', KEYS[3]) == id then return ok(1) end
+    if redis.call('GET', KEYS[3]) == id then return {'ok', 1} end
     local left = redis.call('PTTL', KEYS[3])
     if left < 0 or left > throttle then
-      return corrupt(3, 'throttle marker without a TTL within the throttle interval')
+      return {'corrupt', 3, 'throttle marker without a TTL within the throttle interval'}
     end
-    return ok(0)
+    return {'ok', 0}
   end
 else
   rec = replayed(KEYS[4], id)
-  if rec == false then return corrupt(4, REPLAY_CORRUPT) end
+  if rec == false then return {'corrupt', 4, REPLAY_CORRUPT} end
   if rec then return rec end
 end
 local now = now_ms()
@@ -42,5 +42,5 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int_str(now))
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. int_str(now + ttl + tonumber(ARGV[6])), '+inf')
 redis.call('ZADD', KEYS[2], int_str(now + ttl), v)
 redis.call('PEXPIRE', KEYS[2], ttl)
-if throttle > 0 then return ok(1) end
-return remember(KEYS[4], id, ok(1), now, ARGV[7])
+if throttle > 0 then return {'ok', 1} end
+return remember(KEYS[4], id, {'ok', 1}, now, ARGV[7])

@@ -18,10 +18,10 @@ var (
 	//go:embed purge.lua
 	purgeSrc string
 
-	deleteOp  = pkg.Declare("delete", deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey), call.Uses(lib))
+	deleteOp  = pkg.Declare("delete", deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey), call.Uses(lib, call.Batched, call.JSONStr))
 	requeueOp = pkg.Declare("requeue", requeueSrc,
-		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey}, call.Uses(lib))
-	purgeOp = pkg.Declare("purge", purgeSrc, with(liveKeys, replyKey, flowsKey), call.Uses(lib))
+		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey}, call.Uses(lib, call.Batched, call.JSONStr))
+	purgeOp = pkg.Declare("purge", purgeSrc, with(liveKeys, replyKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr))
 )
 
 // Delete removes the job with the given ID from any state (one script).

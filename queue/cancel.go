@@ -18,7 +18,7 @@ var (
 	cancelSrc string
 
 	cancelOp, cancelEvOp = twin("cancel", cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
-		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Uses(lib), call.Durable())
+		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // Cancel stops the job with the given ID and reports the state it was in:

@@ -23,13 +23,13 @@
 -- ARGV[4] retention in ms (0: none), ARGV[5] retention cap
 -- KEYS[12] and ARGV[6]: the events stream and its length, with WithEvents
 --          only (cancelled, for a job removed here)
--- Returns ok(state): 'active' (flagged), 'pending' or 'scheduled'
--- (removed), or none() when no live job has the ID.
+-- Returns {'ok', state}: 'active' (flagged), 'pending' or 'scheduled'
+-- (removed), or {'none'} when no live job has the ID.
 local memo = replayed(KEYS[11])
 if memo then
   return memo
 elseif memo == false then
-  return corrupt(11, 'reply memo is not a reply')
+  return {'corrupt', 11, 'reply memo is not a reply'}
 end
 local id = ARGV[1]
 local now = now_ms()
@@ -49,7 +49,7 @@ end
 if redis.call('ZSCORE', KEYS[6], id) then
   redis.call('HSET', KEYS[8], id, int_str(now))
   redis.pcall('SPUBLISH', ARGV[2], id)
-  return remember(KEYS[11], ok('active'), ARGV[3])
+  return remember(KEYS[11], {'ok', 'active'}, ARGV[3])
 end
 local maxscore = now * 1000 + 999
 for i = 3, 5 do
@@ -68,7 +68,7 @@ for i = 3, 5 do
     redis.call('HDEL', KEYS[2], id)
     redis.call('HINCRBY', KEYS[7], 'total_cancelled', '1')
     emit(KEYS[12], ARGV[6], 'cancelled', id, now, dlv, retry)
-    return remember(KEYS[11], ok(state), ARGV[3])
+    return remember(KEYS[11], {'ok', state}, ARGV[3])
   end
 end
-return remember(KEYS[11], none(), ARGV[3])
+return remember(KEYS[11], {'none'}, ARGV[3])

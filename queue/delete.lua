@@ -17,7 +17,7 @@
 -- ARGV[2] reply memo TTL in ms
 -- ARGV[3] dead-letter cap, ARGV[4] dead-letter TTL in ms (a flow's parent
 --         dead-lettered)
--- Returns ok() when a job was removed, none() when there was none.
+-- Returns {'ok'} when a job was removed, {'none'} when there was none.
 -- Flows: a deleted parent's entry goes (its children run on); a deleted
 -- child counts as a dead one (its parent is dead-lettered or counts it,
 -- as its flow says).
@@ -25,7 +25,7 @@ local memo = replayed(KEYS[8])
 if memo then
   return memo
 elseif memo == false then
-  return corrupt(8, 'reply memo is not a reply')
+  return {'corrupt', 8, 'reply memo is not a reply'}
 end
 typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}})
 local id = ARGV[1]
@@ -33,7 +33,7 @@ local plan = flow_plan(KEYS[9], {id}, {'dead'})
 if plan then
   local bad = stats_bad(KEYS[10], {'total_dead', 'total_dead_trimmed'})
   if bad then
-    return corrupt(10, bad)
+    return {'corrupt', 10, bad}
   end
   typecheck({{'LLEN', 11}})
 end
@@ -53,8 +53,8 @@ end
 if n == 0 then
   local e = find_dead(KEYS[7], id)
   if not e then
-    return remember(KEYS[8], none(), ARGV[2])
+    return remember(KEYS[8], {'none'}, ARGV[2])
   end
   redis.call('LREM', KEYS[7], '1', e)
 end
-return remember(KEYS[8], ok(), ARGV[2])
+return remember(KEYS[8], {'ok'}, ARGV[2])

@@ -24,7 +24,7 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp, dequeueEvOp = twin("dequeue", dequeueSrc, with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
+	dequeueOp, dequeueEvOp = twin("dequeue", dequeueSrc, with(allKeys, inboxKey, replyKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr), call.Needs(call.RFC3339), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.

@@ -50,12 +50,12 @@
 --         looked at (fewer once a job is found: see pick), and the groups
 --         found are served in turn.
 -- While the stats hash has a paused field (Pause) nothing is leased.
--- Returns ok(wait, {id, delivery, retry, max, level, json, lease_deadline,
--- last_error, ...}, {key_index, why, ...}): wait is -1 when jobs were
+-- Returns {'ok', wait, {id, delivery, retry, max, level, json, lease_deadline,
+-- last_error, ...}, {key_index, why, ...}}: wait is -1 when jobs were
 -- leased or nothing is pending, else the ms until the next delayed job or
 -- lease deadline is due; the last list names what was found corrupt (and
 -- repaired: dead-lettered, dropped, or a limit key deleted) on the way
--- (key index 0: a limit key, named before a newline in the text). corrupt(i, why) when a
+-- (key index 0: a limit key, named before a newline in the text). {'corrupt', i, why} when a
 -- stats field or the memo is not this package's.
 --
 -- A key of the wrong type fails the script before anything is written:
@@ -71,7 +71,7 @@
 -- the holder's local deadline (the lease counted from before the call).
 local memo = replayed(KEYS[11])
 if memo == false then
-  return corrupt(11, 'reply memo is not a reply')
+  return {'corrupt', 11, 'reply memo is not a reply'}
 end
 local lvkeys = {high = KEYS[3], normal = KEYS[4], low = KEYS[5]}
 local evk, evn = ARGV[9] ~= '0' and KEYS[#KEYS] or nil, ARGV[9]
@@ -96,7 +96,7 @@ if memo then
       end
     end
   end
-  return ok(-1, rows, {})
+  return {'ok', -1, rows, {}}
 end
 
 local checked = false
@@ -183,7 +183,7 @@ local foreign = holds_jobs(tail)
 if foreign or holds_jobs(inbox) then
   local bad = check()
   if bad then
-    return corrupt(7, bad)
+    return {'corrupt', 7, bad}
   end
 end
 if #inbox > 0 then
@@ -218,7 +218,7 @@ end
 if #expired > 0 then
   local bad = check()
   if bad then
-    return corrupt(7, bad)
+    return {'corrupt', 7, bad}
   end
 end
 for _, id in ipairs(expired) do
@@ -543,7 +543,7 @@ for i = 3, 5 do
         if not fresh[j] and not parse_state(sts[j]) then
           local bad = check()
           if bad then
-            return corrupt(7, bad)
+            return {'corrupt', 7, bad}
           end
         end
       end
@@ -554,9 +554,9 @@ for i = 3, 5 do
       if type(top) == 'number' then
         redis.call('HINCRBY', KEYS[7], 'delivery_seq', -#ids)
       elseif string.find(top.err or '', 'WRONGTYPE', 1, true) then
-        return corrupt(7, 'not a hash (WRONGTYPE)')
+        return {'corrupt', 7, 'not a hash (WRONGTYPE)'}
       end
-      return corrupt(7, 'field delivery_seq is not a count')
+      return {'corrupt', 7, 'field delivery_seq is not a count'}
     end
     if top - #ids < nowus then
       -- The sequence lags the server clock (µs): it moves there, so that
@@ -667,7 +667,7 @@ end
 if paused then
   -- paused (Pause): nothing is delivered; the caller waits its longest
   -- wait, and Resume pushes a wake-up token.
-  return ok(-1, rows, notes)
+  return {'ok', -1, rows, notes}
 end
 
 if #leased > 0 then
@@ -680,7 +680,7 @@ if #leased > 0 then
     end
   end
   remember(KEYS[11], {'ok', leased, dlvs}, ARGV[5])
-  return ok(-1, rows, notes)
+  return {'ok', -1, rows, notes}
 end
 
 -- 3. idle: the caller may now wait on the wake list. Enqueue checks the
@@ -695,7 +695,7 @@ if seq and seq >= now * 1000 - 1 then
   local d = seq - now * 1000 + 2
   local r = redis.pcall('HINCRBY', KEYS[7], 'enq_skipped', -d)
   if type(r) ~= 'number' then
-    return corrupt(7, 'field enq_skipped is not a count')
+    return {'corrupt', 7, 'field enq_skipped is not a count'}
   end
   redis.call('HINCRBY', KEYS[7], 'enq_seq', -d)
 end
@@ -704,7 +704,7 @@ if limited or gheld then
   -- held back by a limit: wait until a rate window ends, or for a
   -- settle to free a place (it wakes a consumer: see settle.lua), at most
   -- the longest wait
-  return ok(lwait or -1, rows, notes)
+  return {'ok', lwait or -1, rows, notes}
 end
 
 -- 4. how long until something is due?
@@ -724,4 +724,4 @@ end
 if due >= 0 then
   due = math.max(due - now, 0)
 end
-return ok(due, rows, notes)
+return {'ok', due, rows, notes}

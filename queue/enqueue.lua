@@ -20,9 +20,9 @@
 -- ARGV[5] uniqueness window in ms, or 0: the three only when one is not 0
 --         (always with events)
 -- ARGV[6] events stream length, with WithEvents only
--- Returns ok() when enqueued, conflict('live') when a live job has the
--- ID, conflict('window') when the ID is inside its uniqueness window,
--- corrupt(i, why), invalid(why).
+-- Returns {'ok'} when enqueued, {'conflict', 'live'} when a live job has the
+-- ID, {'conflict', 'window'} when the ID is inside its uniqueness window,
+-- {'corrupt', i, why}, {'invalid', why}.
 --
 -- The logic is enqueue() in enqueue_lib.lua, which the tick script runs
 -- too.

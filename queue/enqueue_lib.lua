@@ -13,8 +13,8 @@ local MAX_DELAY_MS = 31708800000
 -- job ARGV[1] (JSON ARGV[2]) with the KEYS and ARGV enqueue.lua lists,
 -- reading and writing the reply memo KEYS[5] when memo is set, and
 -- adding an enqueued event to the stream ev (capped at about evlen
--- entries) unless ev is nil. It returns 'ok', conflict('live'),
--- conflict('window'), corrupt(i, why) or invalid(why).
+-- entries) unless ev is nil. It returns 'ok', {'conflict', 'live'},
+-- {'conflict', 'window'}, {'corrupt', i, why} or {'invalid', why}.
 --
 -- Replay: the memo is written first, with SET NX GET, which both tells a
 -- resend (it finds the first run's outcome: "ok", "live" or "window") and

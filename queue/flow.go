@@ -15,7 +15,7 @@ var (
 	flowSrc string
 
 	flowOp, flowEvOp = twin("flow", flowSrc,
-		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Uses(lib), call.Durable())
+		[]*keys.Template{jobsKey, priorityKey, priorityKey, priorityKey, statsKey, wakeKey, replyKey, flowsKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // maxFlowChildren bounds the children of one flow (EnqueueFlow).

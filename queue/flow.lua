@@ -17,19 +17,19 @@
 -- ARGV[2] reply memo TTL in ms
 -- ARGV[3] events stream length (WithEvents; "0" for none)
 -- ARGV[4..] groups of 3, the parent first: job ID, job JSON, level
--- Returns ok() when enqueued, conflict(id) when a job of the flow has a
--- live ID (nothing written), corrupt(i, why).
+-- Returns {'ok'} when enqueued, {'conflict', id} when a job of the flow has a
+-- live ID (nothing written), {'corrupt', i, why}.
 local memo = replayed(KEYS[7])
 if memo then
   return memo
 elseif memo == false then
-  return corrupt(7, 'reply memo is not a reply')
+  return {'corrupt', 7, 'reply memo is not a reply'}
 end
 -- reads first: the types of what is written, the counters, free IDs
 typecheck({{'HLEN', 1}, {'ZCARD', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'LLEN', 6}, {'HLEN', 8}})
 local bad = stats_bad(KEYS[5], {'enq_seq', 'enq_skipped'})
 if bad then
-  return corrupt(5, bad)
+  return {'corrupt', 5, bad}
 end
 local lvkeys = {high = KEYS[2], normal = KEYS[3], low = KEYS[4]}
 local ids = {}

@@ -17,7 +17,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey), call.Uses(lib))
+	listOp = pkg.Declare("list", listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr))
 )
 
 // State names where a job is.

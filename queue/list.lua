@@ -14,7 +14,7 @@
 -- ARGV[1] state: pending | scheduled | active | dead | completed | id
 -- ARGV[2] offset (or the job ID when ARGV[1] is "id")
 -- ARGV[3] limit
--- Returns ok(now_ms, {row, ...}); a live row is {state, id, state_string,
+-- Returns {'ok', now_ms, {row, ...}}; a live row is {state, id, state_string,
 -- json, score, progress} (state_string "" for a job never delivered,
 -- which has no state entry; progress the progress field, or "", read for
 -- "id" only), a dead row is {"dead", entry}, a finished job kept by
@@ -46,39 +46,39 @@ if what == 'id' then
   if lease then
     local p = redis.call('EXISTS', KEYS[8]) == 1 and redis.call('HGET', KEYS[8], id)
     row('active', id, tonumber(lease), p)
-    return ok(now, rows)
+    return {'ok', now, rows}
   end
   for i = 3, 5 do
     local s = redis.call('ZSCORE', KEYS[i], id)
     if s then
       s = tonumber(s)
       row(s <= maxscore and 'pending' or 'scheduled', id, s)
-      return ok(now, rows)
+      return {'ok', now, rows}
     end
   end
   if redis.call('HEXISTS', KEYS[11], 'p:' .. id) == 1 then
     row('waiting', id, 0)
     if #rows > 0 then
-      return ok(now, rows)
+      return {'ok', now, rows}
     end
   end
   local e = done(id)
   if e then
     rows[#rows + 1] = {'done', e}
-    return ok(now, rows)
+    return {'ok', now, rows}
   end
   e = find_dead(KEYS[7], id)
   if e then
     rows[#rows + 1] = {'dead', e}
   end
-  return ok(now, rows)
+  return {'ok', now, rows}
 end
 local off, lim = tonumber(ARGV[2]), tonumber(ARGV[3])
 if what == 'dead' then
   for _, e in ipairs(redis.call('LRANGE', KEYS[7], off, off + lim - 1)) do
     rows[#rows + 1] = {'dead', e}
   end
-  return ok(now, rows)
+  return {'ok', now, rows}
 end
 if what == 'completed' then
   -- newest first; expired entries not yet trimmed are skipped
@@ -91,14 +91,14 @@ if what == 'completed' then
       end
     end
   end
-  return ok(now, rows)
+  return {'ok', now, rows}
 end
 if what == 'active' then
   local r = redis.call('ZRANGE', KEYS[6], off, off + lim - 1, 'WITHSCORES')
   for i = 1, #r, 2 do
     row('active', r[i], tonumber(r[i + 1]))
   end
-  return ok(now, rows)
+  return {'ok', now, rows}
 end
 local lo, hi = '-inf', int_str(maxscore)
 if what ~= 'pending' then
@@ -120,4 +120,4 @@ for i = 3, 5 do
     end
   end
 end
-return ok(now, rows)
+return {'ok', now, rows}

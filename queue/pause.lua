@@ -5,14 +5,14 @@
 -- KEYS[1] stats hash  queue:stats:{q}
 -- KEYS[2] wake list   queue:{q}:executions
 -- ARGV[1] "1" to pause, "0" to resume
--- Returns ok(changed): 1 when the queue's state changed, 0 when it was
+-- Returns {'ok', changed}: 1 when the queue's state changed, 0 when it was
 -- already paused (resumed). A resume pushes a wake-up token, so that a
 -- consumer blocked on the wake list polls at once.
 if ARGV[1] == '1' then
-  return ok(redis.call('HSETNX', KEYS[1], 'paused', int_str(now_ms())))
+  return {'ok', redis.call('HSETNX', KEYS[1], 'paused', int_str(now_ms()))}
 end
 local n = redis.call('HDEL', KEYS[1], 'paused')
 if redis.call('LLEN', KEYS[2]) == 0 then
   redis.call('RPUSH', KEYS[2], '1')
 end
-return ok(n)
+return {'ok', n}

@@ -14,7 +14,7 @@ var (
 	//go:embed progress.lua
 	progressSrc string
 
-	progressOp, progressEvOp = twin("progress", progressSrc, []*keys.Template{stateKey, activeKey, progressKey}, call.Uses(lib))
+	progressOp, progressEvOp = twin("progress", progressSrc, []*keys.Template{stateKey, activeKey, progressKey}, call.Uses(lib, call.Batched, call.JSONStr))
 )
 
 // SetProgress records p, encoded as JSON (at most 4 KiB), as

@@ -10,13 +10,13 @@
 -- ARGV[3] progress JSON (bounded by Go)
 -- KEYS[4] and ARGV[4]: the events stream and its length, with WithEvents
 --         only (a progress event)
--- Returns ok(1) when recorded, ok(0) when the lease is lost (the job is
+-- Returns {'ok', 1} when recorded, {'ok', 0} when the lease is lost (the job is
 -- not in flight under that delivery). The field goes when the delivery is
 -- settled (settle.lua).
 local dlv = parse_state(redis.call('HGET', KEYS[1], ARGV[1]))
 if not dlv or int_str(dlv) ~= ARGV[2] or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  return ok(0)
+  return {'ok', 0}
 end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ',' .. ARGV[3])
 emit(KEYS[4], ARGV[4], 'progress', ARGV[1], now_ms(), dlv, nil, nil, ARGV[3])
-return ok(1)
+return {'ok', 1}

@@ -12,7 +12,7 @@
 -- ARGV[1] state: pending | scheduled | active | dead
 -- ARGV[2] limit (1 to 10,000)
 -- ARGV[3] reply memo TTL in ms
--- Returns ok(n), n the number of jobs deleted. Pending and scheduled go by
+-- Returns {'ok', n}, n the number of jobs deleted. Pending and scheduled go by
 -- priority (high first) and age; active by lease deadline; dead oldest
 -- first. Every variadic command is batched: limit may be 10,000. A resent
 -- request reports its first outcome (and deletes nothing more). A purged
@@ -22,7 +22,7 @@ local memo = replayed(KEYS[8])
 if memo then
   return memo
 elseif memo == false then
-  return corrupt(8, 'reply memo is not a reply')
+  return {'corrupt', 8, 'reply memo is not a reply'}
 end
 typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}})
 local what, limit = ARGV[1], tonumber(ARGV[2])
@@ -35,7 +35,7 @@ if what == 'dead' then
   elseif n > 0 then
     redis.call('LTRIM', KEYS[7], '0', len - n - 1)
   end
-  return remember(KEYS[8], ok(n), ARGV[3])
+  return remember(KEYS[8], {'ok', n}, ARGV[3])
 end
 local flows = redis.call('EXISTS', KEYS[9]) == 1
 local function forget(ids)
@@ -70,7 +70,7 @@ if what == 'active' then
   local ids = redis.call('ZRANGE', KEYS[6], '0', limit - 1)
   batched('ZREM', KEYS[6], ids)
   forget(ids)
-  return remember(KEYS[8], ok(n), ARGV[3])
+  return remember(KEYS[8], {'ok', n}, ARGV[3])
 end
 local maxscore = now_ms() * 1000 + 999
 for i = 3, 5 do
@@ -86,4 +86,4 @@ for i = 3, 5 do
   batched('ZREM', KEYS[i], ids)
   forget(ids)
 end
-return remember(KEYS[8], ok(n), ARGV[3])
+return remember(KEYS[8], {'ok', n}, ARGV[3])

@@ -14,7 +14,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp, settleEvOp = twin("settle", settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Uses(lib), call.Durable())
+	settleOp, settleEvOp = twin("settle", settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.

@@ -36,12 +36,12 @@
 --      not decode; it is kept as a string under "raw")
 --   r: number unused
 --   e: number = new lease in ms, from the server time rounded up
--- Returns ok(now_ms, {r1, ..., rN}): one result per group, 0 when the
+-- Returns {'ok', now_ms, {r1, ..., rN}}: one result per group, 0 when the
 -- lease was lost (the job is not in flight under that delivery), 1 when
 -- done (acked, scheduled for retry, released, extended), 2 when the job
 -- moved to the dead-letter list; now_ms is the server time rounded up
--- (an extended lease ends at now_ms + lease). corrupt(i,
--- why) when a stats field or the memo is not this package's.
+-- (an extended lease ends at now_ms + lease). {'corrupt', i,
+-- why} when a stats field or the memo is not this package's.
 -- A batch of acks and extends only (Run's common case) reads first, then
 -- records its outcome with one SET NX GET on the memo, which also tells a
 -- resend (it returns the first outcome); the stats counts are its first
@@ -70,11 +70,11 @@ if not simple then
   if memo then
     return memo
   elseif memo == false then
-    return corrupt(14, 'reply memo is not a reply')
+    return {'corrupt', 14, 'reply memo is not a reply'}
   end
   local bad = stats_bad(KEYS[7], {'total_processed', 'total_process_time_us', 'total_failed', 'total_dead', 'total_dead_trimmed', 'total_cancelled'})
   if bad then
-    return corrupt(7, bad)
+    return {'corrupt', 7, bad}
   end
   -- A key of the wrong type fails the script before anything is
   -- written. The state hash, the active set and the stats hash are read
@@ -207,9 +207,9 @@ local keep = {}
 if #kept > 0 then
   local dt, it = redis.call('TYPE', KEYS[11]).ok, redis.call('TYPE', KEYS[12]).ok
   if dt ~= 'none' and dt ~= 'hash' then
-    return corrupt(11, 'not a hash (WRONGTYPE)')
+    return {'corrupt', 11, 'not a hash (WRONGTYPE)'}
   elseif it ~= 'none' and it ~= 'zset' then
-    return corrupt(12, 'not a sorted set (WRONGTYPE)')
+    return {'corrupt', 12, 'not a sorted set (WRONGTYPE)'}
   end
   local kids = {}
   for x, e in ipairs(kept) do
@@ -234,7 +234,7 @@ local plan = flow_plan(KEYS[15], fids, fkinds)
 if plan and simple then
   local bad = stats_bad(KEYS[7], {'total_dead', 'total_dead_trimmed'})
   if bad then
-    return corrupt(7, bad)
+    return {'corrupt', 7, bad}
   end
   typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}})
 end
@@ -271,13 +271,13 @@ local function after()
 end
 
 local waking = wakeup and #unlease > 0 and redis.call('LLEN', KEYS[9]) == 0
-local reply = ok(string.format('%d', nowc), out)
+local reply = {'ok', string.format('%d', nowc), out}
 if simple then
   local prev = redis.call('SET', KEYS[14], cjson.encode(reply), 'PX', ARGV[3], 'NX', 'GET')
   if prev then
     local good, r = pcall(cjson.decode, prev)
     if not good or type(r) ~= 'table' or type(r[1]) ~= 'string' then
-      return corrupt(14, 'reply memo is not a reply')
+      return {'corrupt', 14, 'reply memo is not a reply'}
     end
     return r
   end
@@ -299,9 +299,9 @@ if simple then
     if not sum then
       redis.call('DEL', KEYS[14])
       if type(total) == 'table' and string.find(total.err or '', 'WRONGTYPE', 1, true) then
-        return corrupt(7, 'not a hash (WRONGTYPE)')
+        return {'corrupt', 7, 'not a hash (WRONGTYPE)'}
       end
-      return corrupt(7, 'field total_processed or total_process_time_us is not a count')
+      return {'corrupt', 7, 'field total_processed or total_process_time_us is not a count'}
     end
     for i = 1, #forget, 1000 do
       local r = redis.pcall('HDEL', KEYS[1], unpack(forget, i, math.min(i + 999, #forget)))
@@ -310,7 +310,7 @@ if simple then
         redis.call('HINCRBY', KEYS[7], 'total_processed', -processed)
         redis.call('HINCRBY', KEYS[7], 'total_process_time_us', -micros)
         redis.call('DEL', KEYS[14])
-        return corrupt(1, 'not a hash (WRONGTYPE)')
+        return {'corrupt', 1, 'not a hash (WRONGTYPE)'}
       end
     end
     redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),

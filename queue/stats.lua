@@ -6,8 +6,8 @@
 -- KEYS[4] active zset    queue:{q}:active
 -- KEYS[5] stats hash     queue:stats:{q}
 -- KEYS[6] dead list      queue:dlq:{q}
--- Returns ok({field, value, ...}, {ready_high, delayed_high, ready_normal,
--- delayed_normal, ready_low, delayed_low, in_flight, dead}).
+-- Returns {'ok', {field, value, ...}, {ready_high, delayed_high, ready_normal,
+-- delayed_normal, ready_low, delayed_low, in_flight, dead}}.
 local maxscore = int_str(now_ms() * 1000 + 999)
 local counts = {}
 for i = 1, 3 do
@@ -17,4 +17,4 @@ for i = 1, 3 do
 end
 counts[#counts + 1] = redis.call('ZCARD', KEYS[4])
 counts[#counts + 1] = redis.call('LLEN', KEYS[6])
-return ok(redis.call('HGETALL', KEYS[5]), counts)
+return {'ok', redis.call('HGETALL', KEYS[5]), counts}

@@ -16,12 +16,12 @@
 -- ARGV[10]   "1": enqueue the job; "0": advance only (a skipped tick, or
 --            a new definition's first due tick)
 -- ARGV[11]   events stream length, with WithEvents only
--- Returns enqueue's reply when claimed: ok(), conflict('live') when the
+-- Returns enqueue's reply when claimed: {'ok'}, {'conflict', 'live'} when the
 -- tick's job ID is live (the tick advances), or the corrupt or invalid
 -- reply that left everything unwritten, the claim included; or
--- conflict('claimed') when the stored definition is no longer ARGV[7]
+-- {'conflict', 'claimed'} when the stored definition is no longer ARGV[7]
 -- (another caller claimed the tick, or it was replaced or removed),
--- conflict('early') before the due tick. A resend of a request whose
+-- {'conflict', 'early'} before the due tick. A resend of a request whose
 -- first run enqueued reports that first outcome.
 local cur = redis.call('HGET', KEYS[6], ARGV[6])
 if cur ~= ARGV[7] then

@@ -19,9 +19,9 @@
 --                      Q[5 + 4(i-1) ..] are rule i's four values (algorithm
 --                      name, rate, period ms, burst); Q[1..3] are not read.
 --                      The state keys are placed as allow.lua places them.
--- Returns ok(1) once done, ok(0) when the marker says this request was
+-- Returns {'ok', 1} once done, {'ok', 0} when the marker says this request was
 -- done already (a resend after a lost reply: nothing more changes),
--- corrupt(i, why) when KEYS[i] holds what the limiter does not write.
+-- {'corrupt', i, why} when KEYS[i] holds what the limiter does not write.
 --
 -- A refund never takes a rule below empty (a counter below 0, a GCRA time
 -- before now) and leaves state of an earlier window alone; a penalty
@@ -51,12 +51,12 @@ for i = 1, n do
   end
 end
 
-if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return ok(0) end
+if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return {'ok', 0} end
 
 local cfg = {}
 if ci > 0 then
   local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
-  if v.err then return corrupt(ci, 'not a hash (wrong type)') end
+  if v.err then return {'corrupt', ci, 'not a hash (wrong type)'} end
   for f = 1, 4 do cfg[f] = v[f] and match(v[f], '^[1-9]%d*$') and tonumber(v[f]) end
 end
 
@@ -73,7 +73,7 @@ for i = 1, n do
 
   if a == 'fixed' then
     local v = pcall_('GET', key)
-    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return corrupt(k, 'not a non-negative integer counter') end
+    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return {'corrupt', k, 'not a non-negative integer counter'} end
     if refund then
       if v and tonumber(v) > 0 then call('DECRBY', key, math.min(cost, tonumber(v))) end
     else
@@ -87,12 +87,12 @@ for i = 1, n do
 
   elseif a == 'swc' then
     local v = pcall_('GET', key)
-    if type(v) == 'table' then return corrupt(k, 'not a string (wrong type)') end
+    if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local idx = floor(now / p)
     local w, cur, prev = idx, 0, 0
     if v then
       local w1, c1, p1 = match(v, '^(%d+):(%d+):(%d+)$')
-      if not w1 then return corrupt(k, 'not bucket:count:previous') end
+      if not w1 then return {'corrupt', k, 'not bucket:count:previous'} end
       w1, c1, p1 = tonumber(w1), tonumber(c1), tonumber(p1)
       if w1 >= idx then w, cur, prev = w1, c1, p1
       elseif w1 == idx - 1 then prev = c1 end
@@ -107,7 +107,7 @@ for i = 1, n do
 
   else -- 'gcra'
     local v = pcall_('GET', key)
-    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return corrupt(k, 'not a time in µs') end
+    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return {'corrupt', k, 'not a time in µs'} end
     local T = p / r
     local tat = tonumber(v) or now
     if tat < now then tat = now end
@@ -125,7 +125,7 @@ end
 if loghit then
   local key = KEYS[LOG]
   local t = call('TYPE', key).ok
-  if t ~= 'zset' and t ~= 'none' then return corrupt(LOG, 'not a sorted set (wrong type)') end
+  if t ~= 'zset' and t ~= 'none' then return {'corrupt', LOG, 'not a sorted set (wrong type)'} end
   if refund then
     if ARGV[3] == '' then
       call('ZPOPMAX', key, cost)
@@ -147,4 +147,4 @@ if loghit then
 end
 
 if refund and ARGV[4] ~= '' then call('PUBLISH', ARGV[4], ARGV[5]) end
-return ok(1)
+return {'ok', 1}

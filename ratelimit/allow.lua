@@ -41,17 +41,17 @@
 -- in the rules' order, except that every Sliding rule shares one sorted
 -- set (the log), at the first Sliding rule's place.
 -- Returns
---   ok(limit, remaining, retry_us, reset_us, index, granted)
+--   {'ok', limit, remaining, retry_us, reset_us, index, granted}
 --                         admitted (peek: would be); granted is the number
 --                         of units taken (the cost; in mode '2', 1..ARGV[1])
---   limit(limit, remaining, retry_us, reset_us, index)  refused, nothing consumed
+--   {'limit', limit, remaining, retry_us, reset_us, index}  refused, nothing consumed
 --     limit, remaining and reset_us describe the binding rule (fewest
 --     remaining), index is its position (1-based); retry_us is the longest
 --     wait among the refusing rules (0 when admitted), or -1 when the cost
 --     is above the (configured) capacity of a rule: no wait admits it.
---   conflict(block_us)    blocked: the block's remaining time (also when
+--   {'conflict', block_us}    blocked: the block's remaining time (also when
 --                         this refusal set an automatic block)
---   corrupt(i, why)       KEYS[i] holds what this package does not write,
+--   {'corrupt', i, why}       KEYS[i] holds what this package does not write,
 --                         or a config field out of range
 -- Nothing is written unless every rule admits the request, except that a
 -- refused check gives a fixed-window counter found without a TTL its TTL

@@ -10,9 +10,9 @@
 -- ARGV[3]  channel    the events channel: a block set is announced there
 -- ARGV[4]  payload    the identifier (deny caches drop it, see
 --                     WithDenyCache, and learn the block on their next check)
--- Returns ok(1) when this call's block is in place (set now, or by its
--- first send), ok(0) when a block that ends later was kept (a block key
--- without a TTL counts as the longest), corrupt(1, why) when the key holds
+-- Returns {'ok', 1} when this call's block is in place (set now, or by its
+-- first send), {'ok', 0} when a block that ends later was kept (a block key
+-- without a TTL counts as the longest), {'corrupt', 1, why} when the key holds
 -- what Block does not write.
 
 local MAX_BLOCK_MS = 31622400000 -- the longest block, 366 days (maxBlock in Go)
@@ -25,14 +25,14 @@ local ms = tonumber(ARGV[1])
 local v = redis.pcall('GET', KEYS[1])
 local ttl = 0
 if v then
-  if type(v) == 'table' then return corrupt(1, 'not a string (wrong type)') end
-  if #v > 32 or not string.match(v, '^[%w_%-]+$') then return corrupt(1, 'not a request ID written by Block') end
+  if type(v) == 'table' then return {'corrupt', 1, 'not a string (wrong type)'} end
+  if #v > 32 or not string.match(v, '^[%w_%-]+$') then return {'corrupt', 1, 'not a request ID written by Block'} end
   ttl = redis.call('PTTL', KEYS[1])
-  if ttl > MAX_BLOCK_MS then return corrupt(1, 'TTL above 366 days') end
+  if ttl > MAX_BLOCK_MS then return {'corrupt', 1, 'TTL above 366 days'} end
   if ttl < 0 then ttl = MAX_BLOCK_MS end
 end
-if v == ARGV[2] then return ok(1) end
-if ttl >= ms then return ok(0) end
+if v == ARGV[2] then return {'ok', 1} end
+if ttl >= ms then return {'ok', 0} end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ms)
 redis.call('PUBLISH', ARGV[3], ARGV[4])
-return ok(1)
+return {'ok', 1}

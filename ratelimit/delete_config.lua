@@ -6,8 +6,8 @@
 -- KEYS[1]  config hash  ratelimit:config:{api_key_id}
 -- ARGV[1]  channel      the events channel
 -- ARGV[2]  payload      the API key ID (the limiter's identifier)
--- Returns ok(n), n the number of keys deleted.
+-- Returns {'ok', n}, n the number of keys deleted.
 
 local n = redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[1], ARGV[2])
-return ok(n)
+return {'ok', n}

@@ -19,15 +19,15 @@
 -- ARGV[4]  burst       the capacity (the rate when the rule has none)
 -- Returns (ok and limit as one string of words: '%d' truncates as Redis's
 -- table reply does, and no table is built)
---   ok(remaining, retry_us, reset_us)     admitted and counted; retry_us 0
---   limit(remaining, retry_us, reset_us)  refused, nothing consumed
---   conflict(block_us)                    blocked: the block's remaining time
---   corrupt(i, why)                       KEYS[i] holds what this script does
+--   {'ok', remaining, retry_us, reset_us}     admitted and counted; retry_us 0
+--   {'limit', remaining, retry_us, reset_us}  refused, nothing consumed
+--   {'conflict', block_us}                    blocked: the block's remaining time
+--   {'corrupt', i, why}                       KEYS[i] holds what this script does
 --                                         not write (wrong type, a number out
 --                                         of the strict format or range)
 -- remaining and reset_us are the rule's, as in allow.lua. The reply
 -- vocabulary is spelled as table literals ({'ok', ...}) instead of the
--- prelude's ok(), limit(), conflict() and corrupt(): a prelude helper is a
+-- prelude's {'ok'}, {'limit'}, {'conflict'} and {'corrupt'}: a prelude helper is a
 -- closure made anew on every call (some 350 VM instructions each, measured
 -- with callgrind), which this fast path does not pay.
 --

@@ -7,8 +7,8 @@
 -- KEYS     the keys to delete; all share the identifier's hash tag
 -- ARGV[1]  channel  the events channel
 -- ARGV[2]  payload  the identifier
--- Returns ok(n), n the number of keys deleted.
+-- Returns {'ok', n}, n the number of keys deleted.
 
 local n = redis.call('DEL', unpack(KEYS))
 redis.call('PUBLISH', ARGV[1], ARGV[2])
-return ok(n)
+return {'ok', n}

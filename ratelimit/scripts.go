@@ -71,6 +71,9 @@ func policyJSON(o options, policy Policy) string {
 // singleSrc is the lean script of each algorithm (see fixed.lua).
 var singleSrc = map[Algorithm]string{FixedWindow: fixedSrc, Sliding: slidingSrc, SlidingCounter: swcSrc, GCRA: gcraSrc}
 
+// singleNeeds is the shared helpers each lean script calls.
+var singleNeeds = map[Algorithm][]call.Helper{Sliding: {call.Batched}}
+
 // singleArgs is what a lean script reads after the cost (and, for a
 // sliding log, the nonce): the rule's numbers, as each script's header
 // lists them.
@@ -105,16 +108,16 @@ func (l *Limiter) checkOps() {
 	if l.opt.hasAuto {
 		tmpls = append(tmpls, refusalsKey)
 	}
-	l.allowOp = pkg.Declare("allow", allowSrc, tmpls, call.Shared())
-	l.peekOp = pkg.Declare("peek", allowSrc, tmpls, call.Shared())
-	l.atMostOp = pkg.Declare("allow at most", allowSrc, tmpls, call.Shared())
-	l.adjustOp = pkg.Declare("adjust", adjustSrc, append(tmpls[:len(tmpls):len(tmpls)], adjustKey))
+	l.allowOp = pkg.Declare("allow", allowSrc, tmpls, call.Needs(call.Batched), call.Shared())
+	l.peekOp = pkg.Declare("peek", allowSrc, tmpls, call.Needs(call.Batched), call.Shared())
+	l.atMostOp = pkg.Declare("allow at most", allowSrc, tmpls, call.Needs(call.Batched), call.Shared())
+	l.adjustOp = pkg.Declare("adjust", adjustSrc, append(tmpls[:len(tmpls):len(tmpls)], adjustKey), call.Needs(call.Batched))
 	if len(l.policy) == 1 && l.cfgIdx == 0 && !l.opt.hasAuto {
 		st := tmpls[len(tmpls)-1:]
 		if !l.opt.noBlocks {
 			st = tmpls
 		}
-		l.singleOp = pkg.Declare("allow", singleSrc[l.policy[0].Algorithm], st, call.Shared())
+		l.singleOp = pkg.Declare("allow", singleSrc[l.policy[0].Algorithm], st, call.Needs(singleNeeds[l.policy[0].Algorithm]...), call.Shared())
 		l.singleArgs = singleArgs(l.policy[0], l.opt)
 		l.singleOne = append([]any{1}, l.singleArgs...)
 	}

@@ -28,6 +28,7 @@ func TestScriptsAreFiles(t *testing.T) {
 		head, lib, body := l.singleOp.Parts()
 		require.Empty(t, head+lib, "%v", a)
 		require.Equal(t, singleSrc[a], body, "%v: the lean script is its file", a)
+		calltest.CheckOp(t, l.singleOp)
 		require.NoError(t, l.Close())
 	}
 	calltest.CheckScripts(t, pkg)

@@ -9,12 +9,12 @@
 --                    that every instance's deny cache (WithDenyCache) drops
 --                    the refusals it cached under the old config
 -- ARGV[6]  payload   the API key ID (the limiter's identifier)
--- Returns ok() once written (a hash without any field is deleted),
--- corrupt(1, why) when KEYS[1] is not a hash (nothing written).
+-- Returns {'ok'} once written (a hash without any field is deleted),
+-- {'corrupt', 1, why} when KEYS[1] is not a hash (nothing written).
 
 local FIELDS = {'per_minute', 'per_hour', 'per_day', 'burst'}
 local t = redis.call('TYPE', KEYS[1]).ok
-if t ~= 'hash' and t ~= 'none' then return corrupt(1, 'a ' .. t .. ', not a hash') end
+if t ~= 'hash' and t ~= 'none' then return {'corrupt', 1, 'a ' .. t .. ', not a hash'} end
 local set, del = {}, {}
 for f = 1, 4 do
   if ARGV[f] == '0' then

@@ -7,8 +7,8 @@
 -- KEYS[1]  block key  ratelimit:block:{id}
 -- ARGV[1]  channel    the events channel
 -- ARGV[2]  payload    the identifier
--- Returns ok(1) when a block was lifted, ok(0) when there was none.
+-- Returns {'ok', 1} when a block was lifted, {'ok', 0} when there was none.
 
 local n = redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[1], ARGV[2])
-return ok(n)
+return {'ok', n}

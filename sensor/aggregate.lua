@@ -8,9 +8,9 @@
 -- ARGV[3] from, Unix ms       ARGV[4] to, Unix ms (inclusive)
 -- ARGV[5] bucket width, ms (for "rollup" a multiple of the tier's)
 -- ARGV[6] retention of the source, ms
--- Buckets start at multiples of the width. Returns ok({start, count, sum,
--- min, max, first, last, start, ...}) by start, numbers as strings;
--- limit() past MAX_SCAN; corrupt(1, why).
+-- Buckets start at multiples of the width. Returns {'ok', {start, count, sum,
+-- min, max, first, last, start, ...}} by start, numbers as strings;
+-- {'limit'} past MAX_SCAN; {'corrupt', 1, why}.
 local kind, every = ARGV[1], tonumber(ARGV[5])
 local lo = math.max(tonumber(ARGV[3]), now_ms() - tonumber(ARGV[6]))
 local hi = tonumber(ARGV[4])
@@ -32,7 +32,7 @@ if kind == 'rollup' then
   local ms = redis.call('ZRANGEBYSCORE', KEYS[1], int_str(lo - lo % 60000), int_str(hi))
   for i = 1, #ms do
     local p = roll_parse(ms[i])
-    if not p then return corrupt(1, 'bucket is not a rollup: ' .. string.sub(ms[i], 1, 64)) end
+    if not p then return {'corrupt', 1, 'bucket is not a rollup: ' .. string.sub(ms[i], 1, 64)} end
     if p[1] >= lo then add(p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]) end
   end
 else
@@ -42,8 +42,8 @@ else
       add(ts, 1, v, v, v, v, ts, v, ts)
     end
   end)
-  if done == nil then return corrupt(1, why) end
-  if done == false then return limit() end
+  if done == nil then return {'corrupt', 1, why} end
+  if done == false then return {'limit'} end
 end
 table.sort(order)
 local out = {}
@@ -53,4 +53,4 @@ for _, b in ipairs(order) do
     out[#out + 1] = v
   end
 end
-return ok(out)
+return {'ok', out}

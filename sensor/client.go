@@ -44,16 +44,16 @@ var (
 	// A motion or environmental write's common case runs
 	// ingest_zset_fast.lua, before any helper is defined.
 	ingestMotionOp = pkg.Declare("ingest", ingestZsetSrc,
-		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib), call.Head(ingestZsetFastSrc))
+		[]*keys.Template{motionKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib, call.ScoreMS, call.ToNum), call.Head(ingestZsetFastSrc))
 	ingestEnvOp = pkg.Declare("ingest", ingestZsetSrc,
-		[]*keys.Template{envKey, typesKey, minuteKey, hourKey}, call.Uses(lib), call.Head(ingestZsetFastSrc))
+		[]*keys.Template{envKey, typesKey, minuteKey, hourKey}, call.Uses(lib, call.ScoreMS, call.ToNum), call.Head(ingestZsetFastSrc))
 	ingestListOp = pkg.Declare("ingest", ingestListSrc,
-		[]*keys.Template{genericKey, genericMetaKey, typesKey, minuteKey, hourKey}, call.Uses(lib))
+		[]*keys.Template{genericKey, genericMetaKey, typesKey, minuteKey, hourKey}, call.Uses(lib, call.ScoreMS, call.ToNum))
 	ingestCompactOp = pkg.Declare("ingest", ingestCompactSrc,
-		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey}, call.Uses(lib))
+		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey}, call.Uses(lib, call.ScoreMS, call.ToNum))
 	ingestCompactMotionOp = pkg.Declare("ingest", ingestCompactSrc,
-		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib))
-	touchLocationOp = pkg.Declare("ingest", touchLocationSrc, []*keys.Template{locationsKey}, call.Uses(lib), call.Head(touchLocationFastSrc))
+		[]*keys.Template{compactKey, typesKey, minuteKey, hourKey, motionMetaKey}, call.Uses(lib, call.ScoreMS, call.ToNum))
+	touchLocationOp = pkg.Declare("ingest", touchLocationSrc, []*keys.Template{locationsKey}, call.Uses(lib, call.ScoreMS, call.ToNum), call.Head(touchLocationFastSrc))
 	latestOps       = readOps("latest", latestSrc)
 	rangeOps        = readOps("range", rangeSrc)
 	aggregateOps    = readOps("aggregate", aggregateSrc)
@@ -68,7 +68,7 @@ var (
 func readOps(name, src string) map[string]*call.Op {
 	out := map[string]*call.Op{}
 	for kind, tm := range map[string]*keys.Template{"zset": envKey, "list": genericKey, "compact": compactKey, "rollup": minuteKey} {
-		out[kind] = pkg.Declare(name, src, []*keys.Template{tm}, call.Uses(lib), call.On(call.Limit, ErrTooMany))
+		out[kind] = pkg.Declare(name, src, []*keys.Template{tm}, call.Uses(lib, call.ScoreMS, call.ToNum), call.On(call.Limit, ErrTooMany))
 	}
 	return out
 }

@@ -17,10 +17,10 @@
 -- ARGV[9] retention, ms       ARGV[10] max future, ms
 -- ARGV[11] minute tier retention, ms (0: off)
 -- ARGV[12] hour tier retention, ms (0: off)
--- Returns ok("stored"), ok("duplicate") (FirstWins found a reading at
--- that time), ok("late") (older than the retention: not stored),
--- invalid(why) for a timestamp too far ahead of the server clock,
--- corrupt(i, why) for foreign data at KEYS[i]; every key is read before
+-- Returns {'ok', "stored"}, {'ok', "duplicate"} (FirstWins found a reading at
+-- that time), {'ok', "late"} (older than the retention: not stored),
+-- {'invalid', why} for a timestamp too far ahead of the server clock,
+-- {'corrupt', i, why} for foreign data at KEYS[i]; every key is read before
 -- anything is written. A reading of the same time and short ID is this
 -- write sent again: "stored", counted once.
 
@@ -41,26 +41,26 @@ local state, policy = ARGV[7], ARGV[8]
 local ret, future = tonumber(ARGV[9]), tonumber(ARGV[10])
 local now = now_ms()
 if ts > now + future then
-  return invalid('timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[10] .. ' ms ahead of the server clock')
+  return {'invalid', 'timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[10] .. ' ms ahead of the server clock'}
 end
 local cut = now - ret
-if ts < cut then return ok('late') end
+if ts < cut then return {'ok', 'late'} end
 
 local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], '-inf', 'LIMIT', '0', '1')
 local old, start, unit, entity, es = found[1], ts, ARGV[5], ARGV[6], {}
 if old then
   start, unit, entity, es = chunk_parse(old)
-  if not start then return corrupt(1, 'member is not a chunk: ' .. string.sub(old, 1, 64)) end
+  if not start then return {'corrupt', 1, 'member is not a chunk: ' .. string.sub(old, 1, 64)} end
 end
 local off = ts - start
 local kept, dn, ds, removed = {}, 1, val, false
 for i = 1, #es do
   local e = es[i]
-  if e[1] == off and e[3] == rid then return ok('stored') end
+  if e[1] == off and e[3] == rid then return {'ok', 'stored'} end
 end
 for i = 1, #es do
   local e = es[i]
-  if e[1] == off and policy == 'first' then return ok('duplicate') end
+  if e[1] == off and policy == 'first' then return {'ok', 'duplicate'} end
   if e[1] == off and policy == 'last' then
     local ov = to_num(e[2])
     if ov and val then dn, ds = dn - 1, ds - ov end
@@ -79,7 +79,7 @@ kept[#kept + 1] = {off, ARGV[3], rid}
 local on, mk, hk = state == 'on', tonumber(ARGV[11]), tonumber(ARGV[12])
 local imeta = KEYS[5] and 5
 local sd, bad, why = side_read(imeta, on, 2, 3, 4, typ, ts, val, now, mk, hk)
-if not sd then return corrupt(bad, why) end
+if not sd then return {'corrupt', bad, why} end
 
 if old then redis.call('ZREM', KEYS[1], old) end
 redis.call('ZADD', KEYS[1], int_str(start), chunk_text(start, unit, entity, kept))
@@ -89,4 +89,4 @@ local n = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. int_str(cut))
 if n > 1 then redis.call('ZREMRANGEBYRANK', KEYS[1], '0', n - 2) end
 keep_until(KEYS[1], math.max(now, ts) + ret, now)
 side_write(sd, imeta, on, 2, 3, 4, typ, ts, ARGV[2], val, ARGV[3], dn, ds, cut, ret, now, mk, hk)
-return ok('stored')
+return {'ok', 'stored'}

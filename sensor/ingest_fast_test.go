@@ -24,7 +24,7 @@ type zsetPaths struct {
 func newZsetPaths(op *call.Op, tms []*keys.Template) zsetPaths {
 	return zsetPaths{
 		fastOnly: pkg.Declare("ingest", ingestZsetFastSrc+"\nreturn {'ok', 'general'}\n", tms),
-		general:  pkg.Declare("ingest", ingestZsetSrc, tms, call.Uses(lib)),
+		general:  pkg.Declare("ingest", ingestZsetSrc, tms, call.Uses(lib, call.ScoreMS, call.ToNum)),
 	}
 }
 

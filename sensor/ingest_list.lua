@@ -18,10 +18,10 @@
 -- ARGV[12] hour tier retention, ms (0: off)
 -- ARGV[13] list cap           ARGV[14] entries searched for a resend or
 --                              a duplicate (the newest ones)
--- Returns ok("stored"), ok("duplicate") (FirstWins found the sensor's
--- reading at that time), ok("late") (older than the retention: not
--- stored), invalid(why) for a timestamp too far ahead of the server
--- clock, corrupt(i, why) for foreign data at KEYS[i]; every key is read
+-- Returns {'ok', "stored"}, {'ok', "duplicate"} (FirstWins found the sensor's
+-- reading at that time), {'ok', "late"} (older than the retention: not
+-- stored), {'invalid', why} for a timestamp too far ahead of the server
+-- clock, {'corrupt', i, why} for foreign data at KEYS[i]; every key is read
 -- before anything is written. Duplicates and resends (reported "stored",
 -- counted once) are recognised among the newest ARGV[14] entries of the
 -- list (a list has no index by time).
@@ -30,20 +30,20 @@ local val, entity, policy = to_num(ARGV[6]), ARGV[7], ARGV[8]
 local ret, future, cap = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
 local now = now_ms()
 if ts > now + future then
-  return invalid('timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[10] .. ' ms ahead of the server clock')
+  return {'invalid', 'timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[10] .. ' ms ahead of the server clock'}
 end
 local cut = now - ret
-if ts < cut then return ok('late') end
+if ts < cut then return {'ok', 'late'} end
 
 local recent = redis.call('LRANGE', KEYS[1], '0', tonumber(ARGV[14]) - 1)
 for i = 1, #recent do
-  if str_field(recent[i], 'id', true) == id then return ok('stored') end
+  if str_field(recent[i], 'id', true) == id then return {'ok', 'stored'} end
 end
 local dups, dn, ds = {}, 1, val
 for i = 1, #recent do
   local m = recent[i]
   if parse_iso(str_field(m, 'timestamp', true)) == ts and (str_field(m, 'entity_id', true) or '') == entity then
-    if policy == 'first' then return ok('duplicate') end
+    if policy == 'first' then return {'ok', 'duplicate'} end
     if policy == 'last' then
       dups[#dups + 1] = m
       local ov = num_field(m, 'value')
@@ -53,12 +53,12 @@ for i = 1, #recent do
 end
 local tail = redis.call('LINDEX', KEYS[1], '-1')
 if tail and not parse_iso(str_field(tail, 'timestamp', true)) then
-  return corrupt(1, 'member has no timestamp: ' .. string.sub(tail, 1, 64))
+  return {'corrupt', 1, 'member has no timestamp: ' .. string.sub(tail, 1, 64)}
 end
 redis.call('HGET', KEYS[2], 'last_update') -- a wrong type fails here, before any write
 local mk, hk = tonumber(ARGV[11]), tonumber(ARGV[12])
 local sd, bad, why = side_read(nil, false, 3, 4, 5, typ, ts, val, now, mk, hk)
-if not sd then return corrupt(bad, why) end
+if not sd then return {'corrupt', bad, why} end
 
 for i = 1, #dups do redis.call('LREM', KEYS[1], '1', dups[i]) end
 redis.call('LPUSH', KEYS[1], member)
@@ -75,4 +75,4 @@ keep_until(KEYS[1], math.max(now, ts) + ret, now)
 redis.call('HSET', KEYS[2], 'last_update', int_str(now), 'sensor_type', typ, 'location', ARGV[5])
 keep_until(KEYS[2], math.max(now, ts) + ret, now)
 side_write(sd, nil, false, 3, 4, 5, typ, ts, ARGV[2], val, ARGV[6], dn, ds, cut, ret, now, mk, hk)
-return ok('stored')
+return {'ok', 'stored'}

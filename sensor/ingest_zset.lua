@@ -19,10 +19,10 @@
 -- ARGV[10] retention, ms      ARGV[11] max future, ms
 -- ARGV[12] minute tier retention, ms (0: off)
 -- ARGV[13] hour tier retention, ms (0: off)
--- Returns ok("stored"), ok("duplicate") (FirstWins found the sensor's
--- reading at that time), ok("late") (older than the retention: not
--- stored), invalid(why) for a timestamp too far ahead of the server
--- clock, corrupt(i, why) for foreign data at KEYS[i]. Every key is read
+-- Returns {'ok', "stored"}, {'ok', "duplicate"} (FirstWins found the sensor's
+-- reading at that time), {'ok', "late"} (older than the retention: not
+-- stored), {'invalid', why} for a timestamp too far ahead of the server
+-- clock, {'corrupt', i, why} for foreign data at KEYS[i]. Every key is read
 -- before anything is written, so a corrupt key stops the write whole.
 -- A resend of a write that ran (same reading ID at the same time) finds
 -- its member and reports "stored" without counting it again.
@@ -37,22 +37,22 @@ local val, state, entity, policy = to_num(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
 local ret, future = tonumber(ARGV[10]), tonumber(ARGV[11])
 local now = now_ms()
 if ts > now + future then
-  return invalid('timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[11] .. ' ms ahead of the server clock')
+  return {'invalid', 'timestamp ' .. ARGV[2] .. ' is more than ' .. ARGV[11] .. ' ms ahead of the server clock'}
 end
 local cut = now - ret
-if ts < cut then return ok('late') end
+if ts < cut then return {'ok', 'late'} end
 
 -- Readings at the same time: this write sent again, or the sensor's
 -- duplicates.
 local same = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[2])
 for i = 1, #same do
-  if str_field(same[i], 'id', true) == id then return ok('stored') end
+  if str_field(same[i], 'id', true) == id then return {'ok', 'stored'} end
 end
 local dups, dn, ds = {}, 1, val
 for i = 1, #same do
   local m = same[i]
   if (field == '' or has_field(m, field)) and (str_field(m, 'entity_id') or '') == entity then
-    if policy == 'first' then return ok('duplicate') end
+    if policy == 'first' then return {'ok', 'duplicate'} end
     if policy == 'last' then
       dups[#dups + 1] = m
       local ov = member_value(m, field)
@@ -65,11 +65,11 @@ end
 local on, mk, hk = state == 'on', tonumber(ARGV[12]), tonumber(ARGV[13])
 local imeta = KEYS[5] and 5
 local sd, bad, why = side_read(imeta, on, 2, 3, 4, typ, ts, val, now, mk, hk)
-if not sd then return corrupt(bad, why) end
+if not sd then return {'corrupt', bad, why} end
 
 for i = 1, #dups do redis.call('ZREM', KEYS[1], dups[i]) end
 redis.call('ZADD', KEYS[1], ARGV[2], member)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. int_str(cut))
 keep_until(KEYS[1], math.max(now, ts) + ret, now)
 side_write(sd, imeta, on, 2, 3, 4, typ, ts, ARGV[2], val, ARGV[6], dn, ds, cut, ret, now, mk, hk)
-return ok('stored')
+return {'ok', 'stored'}

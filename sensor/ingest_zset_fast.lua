@@ -19,7 +19,7 @@
 -- ARGV[10] retention, ms      ARGV[11] max future, ms
 -- ARGV[12] minute tier retention, ms (0: off)
 -- ARGV[13] hour tier retention, ms (0: off)
--- Returns {'ok', 'stored'} (ok("stored") of the prelude, written out)
+-- Returns {'ok', 'stored'} ({'ok', "stored"} of the prelude, written out)
 -- when it stored the reading; otherwise it returns nothing and falls
 -- through to ingest_zset.lua.
 --

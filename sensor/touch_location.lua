@@ -11,7 +11,7 @@
 -- ARGV[1] location            ARGV[2] the reading's time, Unix ms
 -- ARGV[3] retention, ms       ARGV[4] max future, ms
 -- ARGV[5] refresh interval, ms
--- Returns ok(), corrupt(1, why) when the location's score is not Unix ms.
+-- Returns {'ok'}, {'corrupt', 1, why} when the location's score is not Unix ms.
 -- A time the write script refuses (too far ahead, or older than the
 -- retention) records nothing. The index is trimmed to, and the key kept
 -- for, the retention plus ARGV[5] after its newest entry.
@@ -20,7 +20,7 @@ if ts < now - ret or ts > now + tonumber(ARGV[4]) then return 'ok' end
 local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if cur then
   cur = score_ms(cur)
-  if not cur then return corrupt(1, 'location index score is not Unix ms') end
+  if not cur then return {'corrupt', 1, 'location index score is not Unix ms'} end
 end
 local span = ret + tonumber(ARGV[5])
 index_touch(KEYS[1], ARGV[1], ts, cur, now - span, span, now)

@@ -14,7 +14,7 @@ var (
 	authenticateSrc string
 
 	authenticateOp = declare("authenticate", authenticateSrc,
-		[]*keys.Template{sessionKey, indexKey, userKey}, call.Uses(libSrc))
+		[]*keys.Template{sessionKey, indexKey, userKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS))
 )
 
 // Authenticate is Get and Users.Validate in one script and one round trip,

@@ -13,20 +13,20 @@
 -- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
 --         length, index grace (ms) (lib.lua's events)
 --
--- Returns ok(now_ms, expiry_ms, {session field, value, ...}, {user field,
--- value, ...}); none('session') when the session is not live;
--- none('user') when there is no user record; conflict() when the user is
+-- Returns {'ok', now_ms, expiry_ms, {session field, value, ...}, {user field,
+-- value, ...}}; {'none', 'session'} when the session is not live;
+-- {'none', 'user'} when there is no user record; {'conflict'} when the user is
 -- blocked (the record's TTL and last_seen are refreshed as in Validate;
--- the session is not slid); corrupt(i, why).
+-- the session is not slid); {'corrupt', i, why}.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 events(4)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end
-if not abs then return none('session') end
+if not abs then return {'none', 'session'} end
 local u, st = user_touch(KEYS[3], ARGV[3], now)
-if u == 'missing' then return none('user') end
-if u == false then return corrupt(3, st) end
-if st == 'blocked' then return conflict() end
+if u == 'missing' then return {'none', 'user'} end
+if u == false then return {'corrupt', 3, st} end
+if st == 'blocked' then return {'conflict'} end
 local exp = slide(key, idx, sid, now, tonumber(ARGV[2]), abs)
-return ok(now, exp, redis.call('HGETALL', key), u)
+return {'ok', now, exp, redis.call('HGETALL', key), u}

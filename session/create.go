@@ -23,7 +23,7 @@ var (
 
 	// Create may share pipelines: a resent Create finds its own session
 	// (see create.lua).
-	createOp = declare("create", createSrc, sessionKeys, call.Uses(libSrc), call.Shared(), call.Durable())
+	createOp = declare("create", createSrc, sessionKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Needs(call.Batched), call.Shared(), call.Durable())
 )
 
 // Create starts a session for in.UserID and returns it with its Tokens:

@@ -24,11 +24,11 @@
 --         is due for a sweep (KEYS[4]) no later than the new session's
 --         expiry.
 --
--- Returns ok(created_ms, expiry_ms, absolute_expiry_ms, evicted). The ID
+-- Returns {'ok', created_ms, expiry_ms, absolute_expiry_ms, evicted}. The ID
 -- is the digest of 256 random bits, so a hash already at KEYS[1] is this
 -- same request sent again (go-redis resends a command whose reply was
 -- lost, and a whole pipeline after a broken connection): it reports what
--- the first run did and writes nothing; corrupt(i, why) when KEYS[i] holds
+-- the first run did and writes nothing; {'corrupt', i, why} when KEYS[i] holds
 -- anything else, or the index data this package did not write (nothing
 -- is written then).
 --
@@ -41,7 +41,7 @@ local key, idx = KEYS[1], KEYS[2]
 local sid, idle, rth = ARGV[1], ARGV[2], ARGV[5]
 local life, max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local nargs = events(3)
-local now, sec, secs = clock()
+local now, secs = clock()
 expire_due(idx, secs .. '000')
 local abs = now + life
 local exp = now + tonumber(idle)
@@ -72,7 +72,7 @@ if EV.key then
     expire_at(EV.due, abs + EV.grace, now)
   end
 end
-local ts = stamp(sec)
+local ts = rfc3339(now)
 if nargs == 10 then
   redis.call('HSET', key, 'user_id', ARGV[6], 'email', ARGV[7], 'ip_address', ARGV[8],
     'user_agent', ARGV[9], 'device_fingerprint', ARGV[10], 'created_at', ts, 'last_activity', ts,

@@ -13,7 +13,7 @@ var (
 	//go:embed devices.lua
 	devicesSrc string
 
-	devicesOp = pkg.Declare("devices", devicesSrc, sessionKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound))
+	devicesOp = pkg.Declare("devices", devicesSrc, sessionKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
 )
 
 // Device is one live session of a user as a device list shows it ("where

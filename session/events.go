@@ -82,7 +82,7 @@ var (
 	eventsSweepSrc string
 
 	eventsDueOp   = pkg.Declare("sweep due", eventsDueSrc, []*keys.Template{dueKey})
-	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(libSrc))
+	eventsSweepOp = pkg.Declare("sweep", eventsSweepSrc, []*keys.Template{indexKey, eventsKey, dueKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS))
 )
 
 // slotKeys returns the events stream and the sweep schedule of slot.

@@ -13,13 +13,13 @@
 -- in the index (the schedule then lives at least as long as the index),
 -- or leaves the schedule with an empty index. Run again
 -- (a replayed pipeline) it finds nothing left to announce. Returns
--- ok(number of expiries announced); corrupt(1, why) when the index holds
+-- {'ok', number of expiries announced}; {'corrupt', 1, why} when the index holds
 -- data this package did not write (nothing written).
 events(2)
 local idx = KEYS[1]
 local now = now_ms()
 local bad = prune(idx, now)
-if bad then return corrupt(1, bad) end
+if bad then return {'corrupt', 1, bad} end
 local first = redis.call('ZRANGE', idx, '0', '0', 'WITHSCORES')
 if #first == 2 then
   redis.call('ZADD', EV.due, first[2], EV.user)
@@ -28,4 +28,4 @@ if #first == 2 then
 else
   redis.call('ZREM', EV.due, EV.user)
 end
-return ok(EV.n)
+return {'ok', EV.n}

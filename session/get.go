@@ -14,7 +14,7 @@ var (
 
 	// Get may share pipelines: a resent Get slides the session again, as a
 	// second Get would.
-	getOp = declare("get", getSrc, sessionKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound), call.Shared())
+	getOp = declare("get", getSrc, sessionKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound), call.Shared())
 )
 
 // Get returns a live session and, in the same script and round trip,

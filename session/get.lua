@@ -11,15 +11,15 @@
 -- ARGV[3..5], with events only: user ID, events stream
 --         length, index grace (ms) (lib.lua's events)
 --
--- Returns, for a live session, ok(now_ms, expiry_ms, 'fields', value,
--- ...) with the values of user_id, email, created_at, last_activity,
+-- Returns, for a live session, {'ok', now_ms, expiry_ms, 'fields', value,
+-- ...} with the values of user_id, email, created_at, last_activity,
 -- ip_address, user_agent, device_fingerprint and absolute_expiry in that
 -- order, then idle_timeout (false for a missing one), in the reply itself
 -- (a nested table costs Redis a second conversion), when the hash holds
--- no other field but the refresh digests, else ok(now_ms, expiry_ms,
+-- no other field but the refresh digests, else {'ok', now_ms, expiry_ms,
 -- {field, value, ...},
--- 'pairs') with the whole hash; none() when the session is missing,
--- expired, evicted or revoked (its leftovers are deleted); corrupt(i, why)
+-- 'pairs'} with the whole hash; {'none'} when the session is missing,
+-- expired, evicted or revoked (its leftovers are deleted); {'corrupt', i, why}
 -- when KEYS[i] holds data this package did not write (nothing is written
 -- then).
 --
@@ -35,7 +35,7 @@
 -- List and the rest prune): Get adds none.
 local key, idx, sid, idle = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 events(3)
-local now, sec = clock()
+local now = clock()
 local score = redis.call('ZSCORE', idx, sid)
 local v = redis.call('HMGET', key, 'user_id', 'email', 'created_at', 'last_activity', 'ip_address',
   'user_agent', 'device_fingerprint', 'absolute_expiry', 'refresh_token_hash', 'refresh_token_used',
@@ -65,7 +65,7 @@ local held = 0
 for i = 1, 11 do
   if v[i] then held = held + 1 end
 end
-local ts = stamp(sec)
+local ts = rfc3339(now)
 if v[4] ~= ts then
   redis.call('HSET', key, 'last_activity', ts)
 end

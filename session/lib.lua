@@ -58,13 +58,8 @@
 -- a value that is not one (not this package's) is ignored here and
 -- reported as corrupt by the Go side of the call that reads the hash.
 --
--- clock(): the server's time (one TIME) as whole Unix milliseconds, whole
--- Unix seconds, and those seconds as TIME spells them (a decimal string).
---
--- stamp(s): Unix seconds s as the seed's timestamps, "2026-01-16T10:00:00Z"
--- (the prelude's rfc3339 of s * 1000, in two thirds of its instructions:
--- no math.floor calls, the digits cut from a string of all two-digit
--- numbers; TestStampMatchesGo).
+-- clock(): the server's time (one TIME) as whole Unix milliseconds, and
+-- its whole seconds as TIME spells them (a decimal string).
 --
 -- outlived(idx, at, now): nil when no entry of the index expires at or
 -- after at (a decimal string of Unix ms; one ZCOUNT), so that a session
@@ -131,17 +126,17 @@ end
 
 local function live(key, idx, sid, now)
   local bad = prune(idx, now)
-  if bad then return nil, corrupt(2, bad) end
+  if bad then return nil, {'corrupt', 2, bad} end
   local score = redis.call('ZSCORE', idx, sid)
   local abs = redis.call('HGET', key, 'absolute_expiry')
   if abs then
     local n = to_int(abs)
     if not n or n > now + MAX_AHEAD_MS then
-      return nil, corrupt(1, 'absolute_expiry ' .. abs .. ' is not a deadline this package writes')
+      return nil, {'corrupt', 1, 'absolute_expiry ' .. abs .. ' is not a deadline this package writes'}
     end
     if score and n > now then return n end
   elseif redis.call('EXISTS', key) == 1 then
-    return nil, corrupt(1, 'no absolute_expiry')
+    return nil, {'corrupt', 1, 'no absolute_expiry'}
   end
   if score then emit('expired', sid, int_str(now), '') end
   redis.call('DEL', key)
@@ -167,36 +162,7 @@ end
 local function clock()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
-  return s * 1000 + (us - us % 1000) / 1000, s, t[1]
-end
-
-local DIGITS2 = '00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899'
-
-local function stamp(s)
-  local sub, D = string.sub, DIGITS2
-  local rem = s % 86400
-  local z = (s - rem) / 86400 + 719468
-  local doe = z % 146097
-  local a = doe - (doe - doe % 1460) / 1460 + (doe - doe % 36524) / 36524 - (doe - doe % 146096) / 146096
-  local yoe = (a - a % 365) / 365
-  local y = yoe + (z - doe) / 146097 * 400
-  local doy = doe - (365 * yoe + (yoe - yoe % 4) / 4 - (yoe - yoe % 100) / 100)
-  local b = 5 * doy + 2
-  local mp = (b - b % 153) / 153
-  local c = 153 * mp + 2
-  local d = doy - (c - c % 5) / 5 + 1
-  local m = mp + 3
-  if mp >= 10 then m = mp - 9 end
-  if m <= 2 then y = y + 1 end
-  local ss = rem % 60
-  local mm = (rem - ss) / 60 % 60
-  local hh = (rem - rem % 3600) / 3600
-  local yy = y % 100
-  local cc = (y - yy) / 100
-  return sub(D, 2 * cc + 1, 2 * cc + 2) .. sub(D, 2 * yy + 1, 2 * yy + 2) .. '-' ..
-    sub(D, 2 * m + 1, 2 * m + 2) .. '-' .. sub(D, 2 * d + 1, 2 * d + 2) .. 'T' ..
-    sub(D, 2 * hh + 1, 2 * hh + 2) .. ':' .. sub(D, 2 * mm + 1, 2 * mm + 2) .. ':' ..
-    sub(D, 2 * ss + 1, 2 * ss + 2) .. 'Z'
+  return s * 1000 + (us - us % 1000) / 1000, t[1]
 end
 
 local function outlived(idx, at, now)

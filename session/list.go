@@ -15,7 +15,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = declare("list", listSrc, []*keys.Template{indexKey}, call.Uses(libSrc))
+	listOp = declare("list", listSrc, []*keys.Template{indexKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS))
 )
 
 // List returns the live sessions of userID, soonest expiry first, in one

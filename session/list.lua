@@ -7,25 +7,25 @@
 -- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
 --         length, index grace (ms) (lib.lua's events)
 --
--- Returns ok({session_id, expiry_ms, ...}) ordered by expiry, soonest
+-- Returns {'ok', {session_id, expiry_ms, ...}} ordered by expiry, soonest
 -- first, each expiry in decimal digits (whatever form the server prints
--- a score in); corrupt(1, why) when an entry is not one this package
+-- a score in); {'corrupt', 1, why} when an entry is not one this package
 -- writes (a member that is not a session ID, a score that is not a
 -- deadline).
 local idx = KEYS[1]
 events(2)
 local now = now_ms()
 local bad = prune(idx, now)
-if bad then return corrupt(1, bad) end
+if bad then return {'corrupt', 1, bad} end
 local all = redis.call('ZRANGE', idx, '0', '-1', 'WITHSCORES')
 for i = 1, #all, 2 do
   if #all[i] ~= 22 or string.find(all[i], '[^%w_%-]') then
-    return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID')
+    return {'corrupt', 1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID'}
   end
   local n = score_ms(all[i + 1])
   if not n then
-    return corrupt(1, 'entry ' .. ((i + 1) / 2) .. ' has a score that is not Unix ms')
+    return {'corrupt', 1, 'entry ' .. ((i + 1) / 2) .. ' has a score that is not Unix ms'}
   end
   all[i + 1] = int_str(n)
 end
-return ok(all)
+return {'ok', all}

@@ -24,9 +24,9 @@ var (
 	//go:embed rotate.lua
 	rotateSrc string
 
-	refreshHashOp = declare("verify refresh", refreshHashSrc, sessionKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound))
+	refreshHashOp = declare("verify refresh", refreshHashSrc, sessionKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
 	rotateOp      = declare("rotate refresh", rotateSrc,
-		[]*keys.Template{sessionKey, indexKey, requestKey, rotationKey}, call.Uses(libSrc), call.On(call.None, ErrNotFound), call.Durable())
+		[]*keys.Template{sessionKey, indexKey, requestKey, rotationKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound), call.Durable())
 )
 
 // maxTokenLen bounds a presented refresh token; ours are 43 bytes.

@@ -9,12 +9,12 @@
 -- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
 --         length, index grace (ms) (lib.lua's events)
 --
--- Returns ok(hex SHA-256 stored in refresh_token_hash, '' when none);
--- none() when the session is not live; corrupt(i, why).
+-- Returns {'ok', hex SHA-256 stored in refresh_token_hash, '' when none};
+-- {'none'} when the session is not live; {'corrupt', i, why}.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 events(3)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end
-if not abs then return none() end
-return ok(redis.call('HGET', key, 'refresh_token_hash') or '')
+if not abs then return {'none'} end
+return {'ok', redis.call('HGET', key, 'refresh_token_hash') or ''}

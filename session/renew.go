@@ -14,7 +14,7 @@ var (
 	renewSrc string
 
 	renewOp = declare("renew", renewSrc, []*keys.Template{sessionKey, indexKey, sessionKey},
-		call.Uses(libSrc), call.On(call.None, ErrNotFound), call.Durable())
+		call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound), call.Durable())
 )
 
 // Renew moves the live session sessionID of userID to a new ID and ends

@@ -15,8 +15,8 @@
 --         length, index grace (ms) (lib.lua's events):
 --         "revoked" for the old ID, "created" for the new one
 --
--- Returns ok(now_ms, expiry_ms, {field, value, ...}) with the renamed,
--- slid hash; none() when the old session is not live; corrupt(i, why)
+-- Returns {'ok', now_ms, expiry_ms, {field, value, ...}} with the renamed,
+-- slid hash; {'none'} when the old session is not live; {'corrupt', i, why}
 -- when KEYS[i] holds data this package did not write (nothing written).
 --
 -- One script: the hash is RENAMEd (its fields, the refresh digest and
@@ -27,31 +27,31 @@
 -- renewed session) and the new one becomes current. A hash already at
 -- KEYS[3] whose refresh digest is ARGV[4] is this same request sent
 -- again (its first reply lost): it reports the renewed session, or
--- none() when that has ended since.
+-- {'none'} when that has ended since.
 local old, idx, new = KEYS[1], KEYS[2], KEYS[3]
 events(4)
 local sid, nsid, idle, fresh, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local now = now_ms()
 if redis.call('EXISTS', new) == 1 then
   if redis.call('HGET', new, 'refresh_token_hash') ~= fresh then
-    return corrupt(3, 'a new session ID is taken by a hash this request did not write')
+    return {'corrupt', 3, 'a new session ID is taken by a hash this request did not write'}
   end
   local score = tonumber(redis.call('ZSCORE', idx, nsid))
-  if not score or score <= now then return none() end
-  return ok(now, score, redis.call('HGETALL', new))
+  if not score or score <= now then return {'none'} end
+  return {'ok', now, score, redis.call('HGETALL', new)}
 end
 local abs, fail = live(old, idx, sid, now)
 if fail then return fail end
-if not abs then return none() end
+if not abs then return {'none'} end
 local h = redis.call('HMGET', old, 'refresh_token_hash', 'refresh_token_used')
 local cur, used = h[1] or '', h[2] or ''
 if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-  return corrupt(1, 'refresh_token_hash is not a hex SHA-256')
+  return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
 end
 local list = {}
 for w in string.gmatch(used, '%S+') do
   if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-    return corrupt(1, 'refresh_token_used is not a list of at most 64 hex SHA-256')
+    return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
   end
   list[#list + 1] = w
 end
@@ -67,4 +67,4 @@ else
   redis.call('HSET', new, 'refresh_token_hash', fresh)
 end
 local exp = slide(new, idx, nsid, now, idle, abs)
-return ok(now, exp, redis.call('HGETALL', new))
+return {'ok', now, exp, redis.call('HGETALL', new)}

@@ -16,11 +16,11 @@ var (
 	revokeAllSrc string
 
 	revokeOp = declare("revoke", revokeSrc,
-		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Uses(libSrc), call.Durable())
+		[]*keys.Template{sessionKey, indexKey, requestKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Durable())
 	revokeAllOp = declare("revoke all", revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc), call.Durable())
+		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Durable())
 	revokeOthersOp = declare("revoke others", revokeAllSrc,
-		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc), call.Durable())
+		[]*keys.Template{indexKey, requestKey}, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Durable())
 )
 
 // Revoke ends one session at once: the hash and its index entry are

@@ -11,22 +11,22 @@
 --         length, index grace (ms) (lib.lua's events):
 --         "revoked" is emitted for each session it ends
 --
--- Returns ok(number of live sessions revoked); a count above 0 is recorded
+-- Returns {'ok', number of live sessions revoked}; a count above 0 is recorded
 -- at KEYS[2], so the same request sent again within the window reports it
 -- (a run that revoked nothing records nothing, and runs again the same
 -- way). Revoked sessions leave
 -- the index, which every operation checks, so they are dead at once; their
 -- hashes are deleted by the next operation that names them or expire with
--- their idle TTL. corrupt(i, why) when KEYS[i] holds data this package did
+-- their idle TTL. {'corrupt', i, why} when KEYS[i] holds data this package did
 -- not write (nothing written).
 local idx, keep = KEYS[1], ARGV[1]
 events(3)
 local done = replayed(2, 9007199254740991)
-if done == false then return corrupt(2, 'not a recorded outcome') end
-if done then return ok(done) end
+if done == false then return {'corrupt', 2, 'not a recorded outcome'} end
+if done then return {'ok', done} end
 local now = now_ms()
 local bad = prune(idx, now)
-if bad then return corrupt(1, bad) end
+if bad then return {'corrupt', 1, bad} end
 local n = redis.call('ZCARD', idx)
 local score = nil
 if keep ~= '' then score = redis.call('ZSCORE', idx, keep) end
@@ -43,4 +43,4 @@ if score then
   n = n - 1
 end
 if n > 0 then remember(2, n, ARGV[2]) end
-return ok(n)
+return {'ok', n}

@@ -20,41 +20,52 @@
 --         length, index grace (ms) (lib.lua's events):
 --         "revoked" for a session ended on a reused token
 --
--- Returns ok() (rotated; the presented hash joins refresh_token_used and,
+-- Returns {'ok'} (rotated; the presented hash joins refresh_token_used and,
 -- with a grace, KEYS[4] holds "<presented> <new> <sealed>" for the grace),
--- ok(sealed) (the presented token is the one the last rotation retired,
+-- {'ok', sealed} (the presented token is the one the last rotation retired,
 -- within its grace, and the token it made is still current: a retry by a
 -- client that never saw that rotation's reply; sealed opens, with the
 -- presented token, to that same new token; nothing changes),
--- conflict('reused') (the presented token was already rotated away: the
--- session is revoked), conflict('mismatch') (no match; nothing changed),
--- none() when the session is not live, or corrupt(i, why). When the
+-- {'conflict', 'reused'} (the presented token was already rotated away: the
+-- session is revoked), {'conflict', 'mismatch'} (no match; nothing changed),
+-- {'none'} when the session is not live, or {'corrupt', i, why}. When the
 -- current hash is already ARGV[3], this same request was sent twice (its
--- first reply lost): only it knows the new token, so it reports ok() again
+-- first reply lost): only it knows the new token, so it reports {'ok'} again
 -- and changes nothing. A run that finds a reuse records it at KEYS[3] for
 -- the replay window, so that the same request sent again reports the
 -- reuse too, not a session that is merely gone. Hashes are compared in
 -- constant time.
+
+-- ct_eq compares two strings in time that depends only on their lengths.
+local function ct_eq(a, b)
+  if #a ~= #b then return false end
+  local diff = 0
+  for i = 1, #a do
+    diff = diff + math.abs(string.byte(a, i) - string.byte(b, i))
+  end
+  return diff == 0
+end
+
 local key, idx, rot, sid = KEYS[1], KEYS[2], KEYS[4], ARGV[1]
 events(5)
 local presented, fresh, keep = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local sealed, grace = ARGV[6], tonumber(ARGV[7])
 local done = replayed(3, 1)
-if done == false then return corrupt(3, 'not a recorded outcome') end
-if done == 1 then return conflict('reused') end
+if done == false then return {'corrupt', 3, 'not a recorded outcome'} end
+if done == 1 then return {'conflict', 'reused'} end
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end
-if not abs then return none() end
+if not abs then return {'none'} end
 local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
 local cur, used = h[1] or '', h[2] or ''
 if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-  return corrupt(1, 'refresh_token_hash is not a hex SHA-256')
+  return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
 end
 local list = {}
 for w in string.gmatch(used, '%S+') do
   if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-    return corrupt(1, 'refresh_token_used is not a list of at most 64 hex SHA-256')
+    return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
   end
   list[#list + 1] = w
 end
@@ -76,10 +87,10 @@ local rec = redis.call('GET', rot)
 if rec then
   local old, new, box = string.match(rec, '^(%x+) (%x+) (%x+)$')
   if not old or #old ~= 64 or #new ~= 64 or #box > 1024 or string.find(rec, '[^0-9a-f ]') then
-    return corrupt(4, 'not a rotation record')
+    return {'corrupt', 4, 'not a rotation record'}
   end
   if cur ~= '' and ct_eq(old, presented) and ct_eq(new, cur) then
-    return ok(box)
+    return {'ok', box}
   end
 end
 local reused = false
@@ -92,6 +103,6 @@ if reused then
   redis.call('ZREM', idx, sid)
   index_ttl(idx, now)
   remember(3, 1, ARGV[5])
-  return conflict('reused')
+  return {'conflict', 'reused'}
 end
-return conflict('mismatch')
+return {'conflict', 'mismatch'}

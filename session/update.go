@@ -13,7 +13,7 @@ var (
 	//go:embed update.lua
 	updateSrc string
 
-	updateOp = declare("update", updateSrc, sessionKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound))
+	updateOp = declare("update", updateSrc, sessionKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Needs(call.Batched), call.On(call.None, ErrNotFound))
 )
 
 // Changes lists the fields Update writes.

@@ -16,9 +16,9 @@
 --         length, index grace (ms) (lib.lua's events), after
 --         those pairs
 --
--- Returns ok(expiry_ms); none() when the session is not live;
--- corrupt(i, why) when KEYS[i] holds data this package did not write;
--- invalid(why) (nothing written) when the changes would leave more than
+-- Returns {'ok', expiry_ms}; {'none'} when the session is not live;
+-- {'corrupt', i, why} when KEYS[i] holds data this package did not write;
+-- {'invalid', why} (nothing written) when the changes would leave more than
 -- ARGV[3] extra fields. Sent twice (a reply lost and resent), it writes
 -- the same fields again and reports the same.
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
@@ -26,7 +26,7 @@ local nargs = events(3)
 local now = now_ms()
 local abs, fail = live(key, idx, sid, now)
 if fail then return fail end
-if not abs then return none() end
+if not abs then return {'none'} end
 local max, ndel = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- The seed's and this package's own fields (fields.go: reserved); every
 -- other field is a caller extra.
@@ -47,7 +47,7 @@ for i = 5 + ndel, nargs, 2 do
   if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
 end
 if count > max then
-  return invalid('the session would hold more than ' .. ARGV[3] .. ' extra fields')
+  return {'invalid', 'the session would hold more than ' .. ARGV[3] .. ' extra fields'}
 end
 if ndel > 0 then
   batched('HDEL', key, ARGV, 5, 4 + ndel)
@@ -55,4 +55,4 @@ end
 if nargs >= 5 + ndel then
   batched('HSET', key, ARGV, 5 + ndel, nargs)
 end
-return ok(slide(key, idx, sid, now, tonumber(ARGV[2]), abs))
+return {'ok', slide(key, idx, sid, now, tonumber(ARGV[2]), abs)}

@@ -26,10 +26,10 @@ var (
 
 	userKeys        = []*keys.Template{userKey}
 	userRequestKeys = []*keys.Template{userKey, requestKey}
-	userLoginOp     = pkg.Declare("login", userLoginSrc, userRequestKeys, call.Uses(libSrc), call.On(call.Conflict, ErrBlocked))
-	userValidateOp  = pkg.Declare("validate", userValidateSrc, userKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound))
+	userLoginOp     = pkg.Declare("login", userLoginSrc, userRequestKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.Conflict, ErrBlocked))
+	userValidateOp  = pkg.Declare("validate", userValidateSrc, userKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
 	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys, call.Durable())
-	userUnblockOp   = pkg.Declare("unblock", userUnblockSrc, userRequestKeys, call.Uses(libSrc), call.On(call.None, ErrNotFound))
+	userUnblockOp   = pkg.Declare("unblock", userUnblockSrc, userRequestKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
 	userLogoutOp    = pkg.Declare("logout", userLogoutSrc, userKeys)
 )
 

@@ -6,8 +6,9 @@
 // where the package allows it, on a standalone server or a cluster.
 //
 // A script is sent as written, after the shared prelude (prelude.lua:
-// server time, strict numbers, JSON strings, batched variadic commands,
-// the reply vocabulary) and, where the operation names one, its package's
+// the reply vocabulary, server time, strict integers), the shared helper
+// files its operation names (Needs: batched commands, JSON strings,
+// deadlines, scores) and, where the operation names one, its package's
 // library file; a fast-path twin (Head) may come first. Every part is a
 // whole .lua file: nothing is cut, spliced or generated.
 //
@@ -32,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -95,6 +97,7 @@ type Op struct {
 	errs   [nStatus]error
 	shared bool
 	lib    string
+	needs  []Helper
 	head   string
 	body   string
 
@@ -115,9 +118,30 @@ func On(s Status, sentinel error) OpOption { return func(o *Op) { o.errs[s] = se
 func Shared() OpOption { return func(o *Op) { o.shared = true } }
 
 // Uses puts src, the package's one library file (helpers that two or
-// more of its scripts share), after the prelude and before the body. The
+// more of its scripts share), after the prelude and before the body, and
+// the shared helper files hs that the library calls (see Needs). The
 // whole file is sent, so a library holds only what its scripts share.
-func Uses(src string) OpOption { return func(o *Op) { o.lib = src } }
+func Uses(src string, hs ...Helper) OpOption {
+	return func(o *Op) {
+		o.lib = src
+		o.need(hs)
+	}
+}
+
+// Needs puts the helper files hs after the prelude, in the order of the
+// Helper constants, for a script that calls them. calltest.CheckScripts
+// fails an operation that calls a helper it does not name, or names one
+// it does not call.
+func Needs(hs ...Helper) OpOption { return func(o *Op) { o.need(hs) } }
+
+func (o *Op) need(hs []Helper) {
+	for _, h := range hs {
+		if !slices.Contains(o.needs, h) {
+			o.needs = append(o.needs, h)
+		}
+	}
+	slices.Sort(o.needs)
+}
 
 // Head puts src, a fast-path twin (a _fast.lua file), first, before the
 // prelude: it handles the common case with no helper and returns, or
@@ -129,23 +153,27 @@ func Head(src string) OpOption { return func(o *Op) { o.head = src } }
 // Declare declares operation name of package p: body is its .lua file
 // (with a header listing KEYS, ARGV and the reply), keyTemplates say what
 // KEYS[1], KEYS[2], ... are (extra keys take the last template). The
-// script sent is the Head, the prelude, the library (Uses) and body,
-// each verbatim. Declare ops at package level: p keeps the first op of
+// script sent is the Head, the prelude, the helpers (Needs), the library
+// (Uses) and body, each verbatim. Declare ops at package level: p keeps the first op of
 // each name for CheckScripts.
 func (p *Pkg) Declare(name, body string, keyTemplates []*keys.Template, opts ...OpOption) *Op {
 	o := &Op{pkg: p, name: name, keys: keyTemplates, body: body}
 	for _, f := range opts {
 		f(o)
 	}
-	o.script = script.New(source(o.head, o.lib, o.body))
+	o.script = script.New(source(o.head, o.needs, o.lib, o.body))
 	p.record(o)
 	return o
 }
 
 // Parts returns the files the operation's script is made of: its head
 // (a fast-path twin, or ""), its package library (or "") and its body.
-// The script is Prelude() joined between them.
+// The script is head, Prelude(), the Needs helpers' sources, lib and
+// body, joined.
 func (o *Op) Parts() (head, lib, body string) { return o.head, o.lib, o.body }
+
+// Needs returns the helpers the operation's script is sent with.
+func (o *Op) Needs() []Helper { return slices.Clone(o.needs) }
 
 // Name returns the operation's name.
 func (o *Op) Name() string { return o.name }

@@ -35,12 +35,12 @@ var (
 // echo returns, for ARGV[1], each status of the vocabulary.
 var echoOp = pkg.Declare("echo", `
 local w = ARGV[1]
-if w == 'ok' then return ok(7, 'x', false, {1, 2}) end
-if w == 'none' then return none() end
-if w == 'conflict' then return conflict('reused', 12) end
-if w == 'limit' then return limit() end
-if w == 'corrupt' then return corrupt(2, 'not a number') end
-if w == 'invalid' then return invalid('cost above the limit') end
+if w == 'ok' then return {'ok', 7, 'x', false, {1, 2}} end
+if w == 'none' then return {'none'} end
+if w == 'conflict' then return {'conflict', 'reused', 12} end
+if w == 'limit' then return {'limit'} end
+if w == 'corrupt' then return {'corrupt', 2, 'not a number'} end
+if w == 'invalid' then return {'invalid', 'cost above the limit'} end
 if w == 'words' then return 'ok 7 x -3' end
 if w == 'word' then return 'limit' end
 if w == 'held' then return 'conflict reused' end
@@ -141,7 +141,7 @@ func TestWrongTypeNamesTheKey(t *testing.T) {
 	op := pkg.Declare("touch", `
 redis.call('GET', KEYS[1])
 redis.call('HGET', KEYS[2], 'f')
-return ok()`, []*keys.Template{strKey, hashKey})
+return {'ok'}`, []*keys.Template{strKey, hashKey})
 	_, err := r.Run(ctx, op, ks)
 	require.NoError(t, err)
 	require.NoError(t, e.Client.RPush(ctx, ks[1], "foreign").Err())
@@ -186,7 +186,7 @@ func TestRunManyAndShared(t *testing.T) {
 	op := pkg.Declare("incr", `
 local n = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], 60000)
-return ok(n)`, []*keys.Template{strKey}, call.Shared())
+return {'ok', n}`, []*keys.Template{strKey}, call.Shared())
 	r := call.NewRunner(e.Client, 4)
 	var calls []call.Call
 	for i := range 50 {
@@ -237,7 +237,7 @@ func TestPreludeHelpers(t *testing.T) {
 		op := pkg.Declare("to_int", `
 local out = {}
 for i = 1, #ARGV do out[i] = to_int(ARGV[i]) or false end
-return ok(out)`, []*keys.Template{strKey})
+return {'ok', out}`, []*keys.Template{strKey})
 		in := []any{"12", "-7", "9007199254740991", "9007199254740992", "1.5", " 1", "0x10", "", "inf", "1e3", "99999999999999999999"}
 		rep, err := r.Run(ctx, op, ks[:1], in...)
 		require.NoError(t, err)
@@ -248,7 +248,8 @@ return ok(out)`, []*keys.Template{strKey})
 	})
 
 	t.Run("json_str matches encoding/json", func(t *testing.T) {
-		op := pkg.Declare("json_str", `return ok(json_str(ARGV[1]))`, []*keys.Template{strKey})
+		op := pkg.Declare("json_str", `return {'ok', json_str(ARGV[1])}`, []*keys.Template{strKey}, call.Needs(call.JSONStr))
+		assert.Equal(t, call.Prelude()+"\n"+call.JSONStr.Source()+"\n"+"return {'ok', json_str(ARGV[1])}", op.Script().Source())
 		for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "tab\tnl\ncr\r", "ctl\x01\x1f", "a/b <b>&", "ünï €"} {
 			rep, err := r.Run(ctx, op, ks[:1], s)
 			require.NoError(t, err)
@@ -262,8 +263,8 @@ return ok(out)`, []*keys.Template{strKey})
 	t.Run("int_str", func(t *testing.T) {
 		// Integers within 2^53 take the '%d' path, the rest '%.0f': the
 		// digits are the same either way, never an exponent.
-		op := pkg.Declare("int_str", `return ok(int_str(0), int_str(-7), int_str(1795500000000000), int_str(2^53 - 1),
-  int_str(2^53), int_str(-2^60), int_str(2.5), int_str(1e20))`, []*keys.Template{strKey})
+		op := pkg.Declare("int_str", `return {'ok', int_str(0), int_str(-7), int_str(1795500000000000), int_str(2^53 - 1),
+  int_str(2^53), int_str(-2^60), int_str(2.5), int_str(1e20)}`, []*keys.Template{strKey})
 		rep, err := r.Run(ctx, op, ks[:1])
 		require.NoError(t, err)
 		want := []string{"0", "-7", "1795500000000000", "9007199254740991", "9007199254740992", "-1152921504606846976", "2", "100000000000000000000"}
@@ -274,7 +275,7 @@ return ok(out)`, []*keys.Template{strKey})
 	})
 
 	t.Run("rfc3339 and server time", func(t *testing.T) {
-		op := pkg.Declare("clock", `local ms = now_ms() return ok(ms, rfc3339(ms), int_str(now_us()))`, []*keys.Template{strKey})
+		op := pkg.Declare("clock", `local ms = now_ms() return {'ok', ms, rfc3339(ms), int_str(now_us())}`, []*keys.Template{strKey}, call.Needs(call.RFC3339))
 		rep, err := r.Run(ctx, op, ks[:1])
 		require.NoError(t, err)
 		ms, iso, us := rep.Int(0), rep.Str(1), rep.Str(2)
@@ -305,7 +306,7 @@ local names = {}
 for i = 1, n do names[i] = 'f' .. i end
 redis.call('PEXPIRE', KEYS[2], 60000)
 local removed = batched('HDEL', KEYS[2], names, 1, n - 1)
-return ok(added, removed, redis.call('HLEN', KEYS[2]))`, []*keys.Template{strKey, hashKey})
+return {'ok', added, removed, redis.call('HLEN', KEYS[2])}`, []*keys.Template{strKey, hashKey}, call.Needs(call.Batched))
 	const n = 25000
 	rep, err := r.Run(ctx, op, ks, n)
 	require.NoError(t, err)
@@ -321,7 +322,7 @@ return ok(added, removed, redis.call('HLEN', KEYS[2]))`, []*keys.Template{strKey
 local l = {}
 for i = 1, 25000 do l[i] = 'm' .. i end
 redis.call('SADD', KEYS[1], unpack(l))
-return ok()`, []*keys.Template{strKey})
+return {'ok'}`, []*keys.Template{strKey})
 		k, err := (&keys.Registry{}).MustRegister(keys.Pattern{Template: "calltest:set:{id}", Type: keys.Set, TTL: time.Minute, Tag: "id", Owner: "calltest"}).Key(e.NS, "1")
 		require.NoError(t, err)
 		_, err = r.Run(ctx, bad, []string{k})
@@ -355,9 +356,9 @@ func TestCheckClient(t *testing.T) {
 func TestLibrary(t *testing.T) {
 	lib := `local WHY = 'bad fence'
 local function fence(k)
-  return to_int(redis.call('GET', k)) or corrupt(1, WHY)
+  return to_int(redis.call('GET', k)) or {'corrupt', 1, WHY}
 end`
-	body := "local n = fence(KEYS[1]) if type(n) == 'table' then return n end return ok(n)"
+	body := "local n = fence(KEYS[1]) if type(n) == 'table' then return n end return {'ok', n}"
 	e := harness.New(t)
 	r := call.NewRunner(e.Client, 0)
 	op := pkg.Declare("lib", body, []*keys.Template{strKey}, call.Uses(lib))
@@ -381,7 +382,7 @@ end`
 func TestHead(t *testing.T) {
 	e := harness.New(t)
 	r := call.NewRunner(e.Client, 0)
-	op := pkg.Declare("head", "return ok(to_int(ARGV[1]))", []*keys.Template{strKey},
+	op := pkg.Declare("head", "return {'ok', to_int(ARGV[1])}", []*keys.Template{strKey},
 		call.Head("if ARGV[1] == 'fast' then return {'ok', 'fast'} end"))
 	src := op.Script().Source()
 	assert.Less(t, strings.Index(src, "ARGV[1] == 'fast'"), strings.Index(src, "local function to_int("))
@@ -409,7 +410,7 @@ redis.call('PEXPIRE', KEYS[1], 60000)
 if n <= tonumber(ARGV[1]) then
   return redis.error_reply('TRYAGAIN Multiple keys request during rehashing of slot')
 end
-return ok(n)`, []*keys.Template{strKey})
+return {'ok', n}`, []*keys.Template{strKey})
 	rep, err := r.Run(ctx, op, ks, 12)
 	require.NoError(t, err, "retried past go-redis's own attempts")
 	assert.EqualValues(t, 13, rep.Int(0))

@@ -14,10 +14,10 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// setOp writes ARGV[1] to KEYS[1] and returns ok(value).
+// setOp writes ARGV[1] to KEYS[1] and returns {'ok', value}.
 var setOp = pkg.Declare("set", `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', 60000)
-return ok(ARGV[1])
+return {'ok', ARGV[1]}
 `, []*keys.Template{strKey}, call.Durable(), call.Shared())
 
 // The test servers have no replicas: a durable write is done, and

@@ -25,8 +25,8 @@ func TestQueue(t *testing.T) {
 	// A script no server holds yet (flushing the scripts would disturb
 	// other tests on the server).
 	op := pkg.Declare("queued", "-- "+e.NS.Prefix+strconv.FormatInt(time.Now().UnixNano(), 10)+`
-if ARGV[1] == 'ok' then return ok(7) end
-return none()
+if ARGV[1] == 'ok' then return {'ok', 7} end
+return {'none'}
 `, []*keys.Template{strKey, hashKey}, call.On(call.None, errGone))
 	// The first round meets NOSCRIPT: each call is sent again alone (by
 	// EVALSHA, then EVAL for the first, which loads it; by EVALSHA for

@@ -28,7 +28,7 @@ func TestScoreMs(t *testing.T) {
 		op := pkg.Declare("score_ms", `
 local out = {}
 for i = 1, #ARGV do out[i] = score_ms(ARGV[i]) or false end
-return ok(out)`, []*keys.Template{strKey})
+return {'ok', out}`, []*keys.Template{strKey}, call.Needs(call.ScoreMS))
 		in := []any{"1795500000000", "1.7955e+12", "0", "9007199254740991", "9007199254740992", "-1", "1.5", "inf", "-inf", "nan", "", "x"}
 		k, err := strKey.Key(e.NS, "1")
 		require.NoError(t, err)
@@ -48,9 +48,9 @@ return ok(out)`, []*keys.Template{strKey})
 		op := pkg.Declare("score_back", `
 local s = redis.call('ZSCORE', KEYS[1], 'm')
 local f = redis.call('ZSCORE', KEYS[1], 'f')
-return ok(score_ms(s) or false, score_digits(s), score_ms(s, 0, 1795499999999) or false,
+return {'ok', score_ms(s) or false, score_digits(s), score_ms(s, 0, 1795499999999) or false,
   score_ms(s, 1795500000001) or false, score_ms(s, 1795500000000, 1795500000000) or false,
-  score_ms(f) or false, score_digits(f))`, []*keys.Template{zsetKey})
+  score_ms(f) or false, score_digits(f)}`, []*keys.Template{zsetKey}, call.Needs(call.ScoreMS))
 		rep, err := r.Run(ctx, op, []string{k})
 		require.NoError(t, err)
 		assert.EqualValues(t, 1795500000000, rep.Int(0))

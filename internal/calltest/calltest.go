@@ -3,9 +3,11 @@
 package calltest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +24,8 @@ import (
 //     package (its head, library and body are each one file's text), and
 //     the source it sends is exactly those files with the prelude, in
 //     order;
+//   - every operation names exactly the shared helpers (call.Needs) that
+//     its head, library and body call;
 //   - every operation's body (and head) opens with a header that names
 //     each KEYS[i] and ARGV[i] its code reads (a range "ARGV[1..5]" names
 //     five, "ARGV[4..]" every one from 4) and says what it returns;
@@ -58,20 +62,7 @@ func CheckScripts(t *testing.T, p *call.Pkg) {
 				t.Errorf("%s %q: its %s is not the text of one of the package's .lua files", p.Name, op.Name(), part.what)
 			}
 		}
-		var want []string
-		for _, s := range []string{head, call.Prelude(), lib, body} {
-			if s != "" {
-				want = append(want, s)
-			}
-		}
-		if got := op.Script().Source(); got != strings.Join(want, "\n") {
-			t.Errorf("%s %q: the source sent is not head + prelude + library + body", p.Name, op.Name())
-		}
-		for _, src := range []string{head, body} {
-			for _, miss := range headerMisses(src) {
-				t.Errorf("%s %q: a header does not %s", p.Name, op.Name(), miss)
-			}
-		}
+		CheckOp(t, op)
 	}
 	e := harness.New(t)
 	for i, path := range paths {
@@ -80,6 +71,66 @@ func CheckScripts(t *testing.T, p *call.Pkg) {
 			t.Errorf("%s/%s does not compile as a script after the prelude: %v", p.Name, path, err)
 		}
 	}
+}
+
+// CheckOp holds one operation to the rules CheckScripts checks for each
+// (its source, its helpers, its headers), for an operation CheckScripts
+// does not see: one declared in a constructor under a name the package
+// already declared.
+func CheckOp(t *testing.T, op *call.Op) {
+	t.Helper()
+	head, lib, body := op.Parts()
+	parts := []string{head, call.Prelude()}
+	for _, h := range op.Needs() {
+		parts = append(parts, h.Source())
+	}
+	var want []string
+	for _, s := range append(parts, lib, body) {
+		if s != "" {
+			want = append(want, s)
+		}
+	}
+	if got := op.Script().Source(); got != strings.Join(want, "\n") {
+		t.Errorf("%q: the source sent is not head + prelude + helpers + library + body", op.Name())
+	}
+	for _, miss := range helperMisses(op.Needs(), head+"\n"+lib+"\n"+body) {
+		t.Errorf("%q: %s", op.Name(), miss)
+	}
+	for _, src := range []string{head, body} {
+		for _, miss := range headerMisses(src) {
+			t.Errorf("%q: a header does not %s", op.Name(), miss)
+		}
+	}
+}
+
+var (
+	defRe     = regexp.MustCompile(`(?m)^local function (\w+)\(`)
+	commentRe = regexp.MustCompile(`--[^\n]*`)
+)
+
+// helperMisses returns how needs differs from the helpers that code (a
+// script's head, library and body) calls: a helper called but not
+// named, or named but not called.
+func helperMisses(needs []call.Helper, code string) []string {
+	code = commentRe.ReplaceAllString(code, "")
+	var out []string
+	for _, h := range call.AllHelpers() {
+		called := ""
+		for _, m := range defRe.FindAllStringSubmatch(h.Source(), -1) {
+			if regexp.MustCompile(`(^|[^\w.:])` + m[1] + `\(`).MatchString(code) {
+				called = m[1]
+				break
+			}
+		}
+		named := slices.Contains(needs, h)
+		switch {
+		case called != "" && !named:
+			out = append(out, fmt.Sprintf("calls %s from %s, which it does not name with call.Needs", called, h))
+		case called == "" && named:
+			out = append(out, fmt.Sprintf("names %s with call.Needs but calls none of its functions", h))
+		}
+	}
+	return out
 }
 
 var (

@@ -26,14 +26,14 @@ var (
 	// dueOp returns the members listed at KEYS[1], in order, or, for
 	// ARGV[1] "bad", a payload that is no list.
 	dueOp = pkg.Declare("due", `
-if ARGV[1] == 'bad' then return ok('not a list') end
-return ok(redis.call('LRANGE', KEYS[1], 0, -1))
+if ARGV[1] == 'bad' then return {'ok', 'not a list'} end
+return {'ok', redis.call('LRANGE', KEYS[1], 0, -1)}
 `, []*keys.Template{dueKey})
 
 	// countOp returns ARGV[1], a number or, for "bad", not one.
 	countOp = pkg.Declare("count", `
-if ARGV[1] == 'bad' then return ok('not a number') end
-return ok(tonumber(ARGV[1]))
+if ARGV[1] == 'bad' then return {'ok', 'not a number'} end
+return {'ok', tonumber(ARGV[1])}
 `, []*keys.Template{dueKey})
 )
 
