@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -262,8 +263,41 @@ type sessionsReply struct {
 
 func TestSessions(t *testing.T) {
 	f := setup(t, dashboard.WithToken(testToken), dashboard.WithWrites())
+	ctx := f.env.Ctx()
+	// Reading a user's sessions slides none of them: last_activity and
+	// every TTL stay as they were. Each session is first made to look a
+	// minute idle (Store.Get would stamp now and reset the TTL).
+	type seen struct {
+		last string
+		ttl  time.Duration
+	}
+	before := map[string]seen{}
+	for _, k := range f.env.Keys() {
+		if strings.Contains(k, "session:user:") {
+			last, err := f.env.Client.HGet(ctx, k, "last_activity").Result()
+			require.NoError(t, err)
+			at, err := time.Parse(time.RFC3339, last)
+			require.NoError(t, err)
+			last = at.Add(-time.Minute).UTC().Format("2006-01-02T15:04:05Z")
+			require.NoError(t, f.env.Client.HSet(ctx, k, "last_activity", last).Err())
+			ttl, err := f.env.Client.PTTL(ctx, k).Result()
+			require.NoError(t, err)
+			ttl -= time.Minute
+			require.NoError(t, f.env.Client.PExpire(ctx, k, ttl).Err())
+			before[k] = seen{last, ttl}
+		}
+	}
+	require.Len(t, before, demo.Sessions)
 	var r sessionsReply
 	require.Equal(t, http.StatusOK, f.get(t, "/api/sessions?user="+demo.User, &r))
+	for k, b := range before {
+		last, err := f.env.Client.HGet(ctx, k, "last_activity").Result()
+		require.NoError(t, err)
+		ttl, err := f.env.Client.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		require.Equal(t, b.last, last, "%s: last_activity", k)
+		require.LessOrEqual(t, ttl, b.ttl, "%s: TTL", k)
+	}
 	require.Equal(t, "login", r.Status)
 	require.Len(t, r.Sessions, demo.Sessions)
 	require.Len(t, r.Users, 1)
@@ -397,4 +431,51 @@ func TestWithClientKeepsItsDatabase(t *testing.T) {
 	var cfg struct{ DBs []int }
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
 	require.Equal(t, []int{3}, cfg.DBs)
+}
+
+// A Redis that stops answering gives each page an error within the
+// request deadline (5 s), not a request that hangs, even through a
+// client without a read timeout; the page works again once Redis
+// answers.
+func TestHungRedisIsAnErrorWithinTheDeadline(t *testing.T) {
+	env := harness.New(t)
+	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
+	pc, proxy := env.ProxyClient(&redis.Options{MaxRetries: -1, ReadTimeout: -1})
+	h, err := dashboard.New(dashboard.WithClient(pc), dashboard.WithNamespace(env.NS))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	get := func() (int, string) {
+		resp, err := http.Get(srv.URL + "/api/queues")
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	code, body := get()
+	require.Equal(t, http.StatusOK, code, body)
+
+	proxy.Stall()
+	done := make(chan struct{})
+	var stalledCode int
+	var stalledBody string
+	go func() {
+		defer close(done)
+		stalledCode, stalledBody = get()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // the deadline, with room for a loaded machine
+		proxy.Resume()
+		<-done
+		t.Fatal("a request to a stalled Redis did not end within its deadline")
+	}
+	proxy.Resume()
+	require.Equal(t, http.StatusGatewayTimeout, stalledCode, stalledBody)
+	require.Contains(t, stalledBody, "Redis did not answer within 5s")
+
+	code, body = get()
+	require.Equal(t, http.StatusOK, code, body)
 }

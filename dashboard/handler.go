@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -260,6 +261,27 @@ func notFound(format string, a ...any) error {
 	return &httpError{http.StatusNotFound, fmt.Sprintf(format, a...)}
 }
 
+// requestTimeout bounds every API request: a Redis that does not answer
+// (paused, partitioned, overloaded) gives the page an error within it,
+// not a request that hangs.
+const requestTimeout = 5 * time.Second
+
+// call runs f on r with the request deadline; a call that runs out of
+// it is a 504 saying so. f parses the form of the request it is given:
+// use that one afterwards (it returns it).
+func call(f apiFunc, r *http.Request) (any, *http.Request, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	v, err := f(r)
+	// The connection's deadline (the same instant) can fire just before
+	// the context's timer: past the deadline is what counts.
+	if deadline, _ := ctx.Deadline(); err != nil && !time.Now().Before(deadline) {
+		return nil, r, &httpError{http.StatusGatewayTimeout, fmt.Sprintf("Redis did not answer within %v: %v", requestTimeout, err)}
+	}
+	return v, r, err
+}
+
 // read wraps a read-only endpoint: the token (when set) or a loopback
 // Host is required.
 func (h *Handler) read(f apiFunc) http.Handler {
@@ -267,7 +289,7 @@ func (h *Handler) read(f apiFunc) http.Handler {
 		if !h.allowed(w, r, "read") {
 			return
 		}
-		v, err := f(r)
+		v, r, err := call(f, r)
 		h.reply(w, r, v, err)
 	})
 }
@@ -287,7 +309,7 @@ func (h *Handler) write(action string, f apiFunc) http.Handler {
 		if !h.allowed(w, r, action) {
 			return
 		}
-		v, err := f(r)
+		v, r, err := call(f, r)
 		attrs := []any{"action", action, "remote", r.RemoteAddr}
 		for _, k := range []string{"queue", "id", "user", "key", "tag", "per_minute", "per_hour", "per_day", "burst"} {
 			if p := r.FormValue(k); p != "" {
@@ -335,8 +357,9 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, v any, err error
 		status := http.StatusInternalServerError
 		if he, ok := err.(*httpError); ok {
 			status = he.status
-		} else {
-			h.log.Error("dashboard request failed", "path", r.URL.Path, "err", err)
+		}
+		if status >= 500 {
+			h.log.Error("dashboard request failed", "path", r.URL.Path, "status", status, "err", err)
 		}
 		writeJSON(w, status, map[string]string{"error": err.Error()})
 		return

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -37,9 +38,12 @@ type sessionsReply struct {
 }
 
 // userTemplate is the session package's user record pattern.
-func userTemplate() *keys.Template {
+func userTemplate() *keys.Template { return sessionTemplate("user:{user_id}") }
+
+// sessionTemplate returns session's template spelled s, or nil.
+func sessionTemplate(s string) *keys.Template {
 	for _, t := range session.Schema().Templates {
-		if p := t.Pattern(); p.Template == "user:{user_id}" {
+		if t.Pattern().Template == s {
 			return t
 		}
 	}
@@ -47,9 +51,9 @@ func userTemplate() *keys.Template {
 }
 
 // userSessions answers the sessions page: the users with the most
-// sessions (session.Inspector.IndexedUsers, a SCAN), and for ?user= the user's record (read with the session
-// package's decoder, which does not touch last_seen) and live sessions
-// (session.Store.List, then Get for each).
+// sessions (session.Inspector.IndexedUsers, a SCAN), and for ?user= the user's record and live sessions
+// (session.Store.List, then each session hash), both read with the
+// session package's decoders: no session is slid, no last_seen touched.
 func (h *Handler) userSessions(r *http.Request) (any, error) {
 	ctx := r.Context()
 	indexed, err := h.sessInsp.IndexedUsers(ctx, maxListed)
@@ -72,13 +76,22 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		return nil, err
 	}
 	out := sessionsReply{Users: users, User: user, Sessions: []sessionRow{}, Status: "none"}
+	st := sessionTemplate("session:user:{user_id}:{session_id}")
 	for _, e := range entries {
-		s, err := h.sessions.Get(ctx, user, e.ID)
-		if errors.Is(err, session.ErrNotFound) {
+		key, err := st.Key(h.opt.ns, user, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		in, err := h.reg.Inspect(ctx, h.cs.For(st.Pattern().Area), h.opt.ns, key)
+		if errors.Is(err, keys.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		s, ok := in.Value.(*session.Session)
+		if !ok {
+			return nil, fmt.Errorf("dashboard: session %q decoded as %T", key, in.Value)
 		}
 		out.Sessions = append(out.Sessions, sessionRow{Ref: h.ref(user, e.ID), Email: s.Email, IPAddress: s.IPAddress,
 			UserAgent: s.UserAgent, CreatedAt: s.CreatedAt.UTC(), LastActivity: s.LastActivity.UTC(), ExpiresAt: s.ExpiresAt.UTC()})
