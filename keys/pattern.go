@@ -226,39 +226,87 @@ func (t *Template) Prefix(ns Namespace, args ...string) (string, error) {
 // Parse recovers the placeholder values from a key built by Key under ns.
 // It returns an error wrapping errNoMatch when the key has another shape.
 func (t *Template) Parse(ns Namespace, key string) ([]string, error) {
+	out, miss := t.parse(ns, key)
+	if miss.why == matched {
+		return out, nil
+	}
+	return nil, miss.err(t, ns, key)
+}
+
+// mismatch says why a key does not parse; err spells it out. The
+// matching path (Registry.Match tries every template) builds no message.
+type mismatch struct {
+	why    uint8 // matched, or one of the miss constants
+	seg    string
+	detail string
+}
+
+const (
+	matched uint8 = iota
+	missPrefix
+	missShape
+	missTag
+	missEscape
+	missSegment
+)
+
+func (m mismatch) err(t *Template, ns Namespace, key string) error {
+	switch m.why {
+	case missPrefix:
+		return fmt.Errorf("%w: %q lacks prefix %q", errNoMatch, key, ns.Prefix)
+	case missTag:
+		return fmt.Errorf("%w: %q lacks the hash tag of %q", errNoMatch, key, t.p.Template)
+	case missEscape:
+		return fmt.Errorf("%w: %q: %s", errNoMatch, key, m.detail)
+	case missSegment:
+		return fmt.Errorf("%w: %q: segment {%s} is %s", errNoMatch, key, m.seg, m.detail)
+	}
+	return fmt.Errorf("%w: %q is not a %q key", errNoMatch, key, t.p.Template)
+}
+
+// parse is Parse with the reason for a mismatch as a value. A key with
+// the wrong prefix, number of segments or leading literals is refused
+// before anything is allocated.
+func (t *Template) parse(ns Namespace, key string) ([]string, mismatch) {
 	rest, ok := strings.CutPrefix(key, ns.Prefix)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q lacks prefix %q", errNoMatch, key, ns.Prefix)
+		return nil, mismatch{why: missPrefix}
 	}
-	parts := strings.Split(rest, ":")
-	if len(parts) != len(t.segs) {
-		return nil, fmt.Errorf("%w: %q is not a %q key", errNoMatch, key, t.p.Template)
+	if strings.Count(rest, ":")+1 != len(t.segs) {
+		return nil, mismatch{why: missShape}
 	}
-	out := make([]string, len(t.params))
-	for i, s := range t.segs {
-		part := parts[i]
+	var out []string // made at the first placeholder: a literal refuses most keys first
+	for _, s := range t.segs {
+		var part string
+		part, rest, _ = strings.Cut(rest, ":")
 		if s.param < 0 {
 			if part != s.lit {
-				return nil, fmt.Errorf("%w: %q is not a %q key", errNoMatch, key, t.p.Template)
+				return nil, mismatch{why: missShape}
 			}
 			continue
 		}
 		if s.tag && !ns.NoHashTags {
 			if len(part) < 2 || part[0] != '{' || part[len(part)-1] != '}' {
-				return nil, fmt.Errorf("%w: %q lacks the hash tag of %q", errNoMatch, key, t.p.Template)
+				return nil, mismatch{why: missTag}
 			}
 			part = part[1 : len(part)-1]
 		}
 		v, err := unescape(part)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", errNoMatch, key, err)
+			return nil, mismatch{why: missEscape, detail: err.Error()}
 		}
 		if why := checkSegment(v); why != "" {
-			return nil, fmt.Errorf("%w: %q: segment {%s} is %s", errNoMatch, key, s.name, why)
+			return nil, mismatch{why: missSegment, seg: s.name, detail: why}
+		}
+		if out == nil {
+			out = make([]string, len(t.params))
 		}
 		out[s.param] = v
 	}
-	return out, nil
+	if out == nil {
+		out = []string{}
+	}
+	return out, mismatch{}
 }
 
 // Match returns a SCAN MATCH pattern for keys of this template under ns.

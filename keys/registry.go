@@ -211,7 +211,7 @@ func (r *Registry) Match(ns Namespace, key string) (*Template, []string, bool) {
 		if t.IsChannel() {
 			continue
 		}
-		if args, err := t.Parse(ns, key); err == nil {
+		if args, miss := t.parse(ns, key); miss.why == matched {
 			return t, args, true
 		}
 	}
@@ -227,7 +227,7 @@ func (r *Registry) MatchChannel(ns Namespace, ch string) (*Template, []string, b
 		if !t.IsChannel() {
 			continue
 		}
-		if args, err := t.Parse(ns, ch); err == nil {
+		if args, miss := t.parse(ns, ch); miss.why == matched {
 			return t, args, true
 		}
 	}
