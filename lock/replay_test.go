@@ -152,7 +152,7 @@ func TestCutConnectionsNeverMisreport(t *testing.T) {
 			id := "mine-" + strconv.Itoa(g)
 			lk, _ := lockKey.Key(e.NS, "doc", id)
 			for time.Now().Before(deadline) {
-				l, err := c.TryAcquire(ctx, "doc", id, time.Second)
+				l, err := c.TryAcquire(ctx, "doc", id, 30*time.Second) // far beyond a starved goroutine's pause under -race
 				switch {
 				case errors.Is(err, ErrNotObtained):
 					if e.Client.Exists(ctx, lk).Val() == 1 {
