@@ -2,12 +2,9 @@ package dashboard
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -403,17 +400,6 @@ func loopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// ref is the opaque reference the page gets for a value it must not see
-// (a session ID): an HMAC under a per-process key.
-func (h *Handler) ref(parts ...string) string {
-	m := hmac.New(sha256.New, h.refKey)
-	for _, p := range parts {
-		m.Write([]byte(p))
-		m.Write([]byte{0})
-	}
-	return hex.EncodeToString(m.Sum(nil)[:12])
 }
 
 // configReply tells the page how to behave.

@@ -173,31 +173,3 @@ func (h *Handler) inspect(r *http.Request) (any, error) {
 	out.Value = h.redact(in.Ref, out.Value)
 	return out, nil
 }
-
-// redact replaces what the page must not see in a decoded value: the
-// session IDs of a session index (digests that can revoke a session)
-// become the opaque references the sessions page uses.
-func (h *Handler) redact(ref keys.Ref, v any) any {
-	entry := func(e session.Entry) any {
-		return map[string]any{"ref": h.ref(ref.Arg("user_id"), e.ID), "expires_at": e.ExpiresAt}
-	}
-	switch x := v.(type) {
-	case session.Entry:
-		return entry(x)
-	case *session.Entry:
-		return entry(*x)
-	case keys.Collection:
-		return keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items)}
-	case *keys.Collection:
-		return &keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items)}
-	}
-	return v
-}
-
-func (h *Handler) redactAll(ref keys.Ref, items []any) []any {
-	out := make([]any, len(items))
-	for i, it := range items {
-		out[i] = h.redact(ref, it)
-	}
-	return out
-}
