@@ -17,13 +17,19 @@
 //
 //   - Read-only by default: the mutating actions answer 403 unless the
 //     Handler is built WithWrites, which requires WithToken.
-//   - Actions are POST only, need the token (the X-Redschema-Token header
-//     or a "token" form field) and are refused (403) when cross-site.
-//   - Without a token the API serves only loopback Hosts (no DNS
-//     rebinding); "redschema serve" needs a token to listen elsewhere.
+//   - No cross-site reads or actions: every API request must carry the
+//     page's X-Redschema-Request header or the X-Redschema-Token header
+//     (or be marked Sec-Fetch-Site: same-origin); another site's page
+//     cannot send them. Actions are POST only, need the token and are
+//     refused when cross-site.
+//   - Without a token the API serves only loopback clients naming a
+//     loopback Host (no DNS rebinding); "redschema serve" needs a token
+//     to listen elsewhere. Wrong tokens are throttled per address (10 a
+//     minute).
 //   - Nothing that grants access is shown: session IDs only as opaque
 //     references, refresh-token digests and lock owner IDs never.
-//   - Every action, and every refused request, is logged (WithLogger).
+//   - Every action (with its token's Fingerprint) and every refused
+//     request (with its Origin and Referer) is logged (WithLogger).
 //   - A refresh costs a few round trips per node (TestRoundTripsPerRefresh
 //     counts them); the schema page's SCAN is reused for 15s. Keep
 //     the refresh long on a large keyspace.

@@ -40,7 +40,11 @@ func Example() {
 	srv := httptest.NewServer(h) // listens on 127.0.0.1
 	defer srv.Close()
 
-	resp, err := http.Get(srv.URL + "/api/queues")
+	// The page marks its requests with dashboard.RequestHeader; a request
+	// without it (or the token's header) is refused as cross-site.
+	req, _ := http.NewRequest("GET", srv.URL+"/api/queues", nil)
+	req.Header.Set(dashboard.RequestHeader, "1")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		panic(err)
 	}

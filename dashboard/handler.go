@@ -1,10 +1,13 @@
 package dashboard
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,14 @@ var staticFS embed.FS
 // TokenHeader is the request header that carries the token (WithToken).
 const TokenHeader = "X-Redschema-Token"
 
+// Fingerprint is the short name of a token that the action log lines
+// carry ("token=3f9a0c1e"): the first 8 hex digits of its SHA-256, which
+// tells tokens apart without revealing them.
+func Fingerprint(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:4])
+}
+
 // Handler is the dashboard: an http.Handler serving the page, its static
 // assets and its JSON API. Build it with New; it is safe for concurrent
 // use.
@@ -58,6 +69,9 @@ type Handler struct {
 	metrics  *metrics.Reader
 	cache    *cache.Store
 	httpHist httpHistory
+
+	guesses     *throttle // wrong tokens per client address
+	fingerprint string    // of the token, in action logs ("" without one)
 
 	// The pages' admin reads, one Inspector per package, built in New.
 	sessInsp   *session.Inspector
@@ -118,7 +132,10 @@ func New(opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	h := &Handler{opt: o, cs: cs, reg: reg, log: o.logger, refKey: make([]byte, 32),
-		queues: map[string]*queueView{}, history: map[string]*series{}}
+		queues: map[string]*queueView{}, history: map[string]*series{}, guesses: newThrottle()}
+	if o.token != "" {
+		h.fingerprint = Fingerprint(o.token)
+	}
 	if _, err := rand.Read(h.refKey); err != nil {
 		return nil, err
 	}
@@ -279,10 +296,22 @@ func call(f apiFunc, r *http.Request) (any, *http.Request, error) {
 	return v, r, err
 }
 
-// read wraps a read-only endpoint: the token (when set) or a loopback
-// Host is required.
+// RequestHeader is the header the page sends on every API request
+// (value "1"). A browser sends a custom header cross-site only after a
+// CORS preflight, which the dashboard never grants, so a request that
+// carries it, or the token's header, or Sec-Fetch-Site: same-origin,
+// comes from the page itself or from a program, never from another
+// site's page.
+const RequestHeader = "X-Redschema-Request"
+
+// read wraps a read-only endpoint: a request from the page (fromPage),
+// then the token (when set) or a loopback client and Host.
 func (h *Handler) read(f apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fromPage(r) {
+			h.refuse(w, r, "read", http.StatusForbidden, crossSite)
+			return
+		}
 		if !h.allowed(w, r, "read") {
 			return
 		}
@@ -291,26 +320,30 @@ func (h *Handler) read(f apiFunc) http.Handler {
 	})
 }
 
+// crossSite is the refusal of a request fromPage rejects.
+const crossSite = "cross-site request refused: API requests need the " + RequestHeader + " or " + TokenHeader + " header"
+
 // write wraps a mutating endpoint: POST (the mux checks it), writes
-// enabled, a same-origin request, and the token. Every attempt is logged.
+// enabled, a request from the page and not cross-site, and the token.
+// Every attempt is logged, with the token's fingerprint.
 func (h *Handler) write(action string, f apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.opt.writable {
 			h.refuse(w, r, action, http.StatusForbidden, "read-only dashboard: start it with writes enabled (-write)")
 			return
 		}
-		if !sameOrigin(r) {
-			h.refuse(w, r, action, http.StatusForbidden, "cross-site request refused")
+		if !fromPage(r) || !sameOrigin(r) {
+			h.refuse(w, r, action, http.StatusForbidden, crossSite)
 			return
 		}
 		if !h.allowed(w, r, action) {
 			return
 		}
 		v, r, err := call(f, r)
-		attrs := []any{"action", action, "remote", r.RemoteAddr}
+		attrs := []any{"action", action, "remote", r.RemoteAddr, "token", h.fingerprint}
 		for _, k := range []string{"queue", "id", "user", "key", "tag", "per_minute", "per_hour", "per_day", "burst"} {
-			if p := r.FormValue(k); p != "" {
-				attrs = append(attrs, k, p)
+			if ps := r.PostForm[k]; len(ps) > 0 {
+				attrs = append(attrs, k, strings.Join(ps, ","))
 			}
 		}
 		if err != nil {
@@ -322,21 +355,23 @@ func (h *Handler) write(action string, f apiFunc) http.Handler {
 	})
 }
 
-// allowed checks the token, or without one the loopback Host; it answers
-// and logs a refusal itself.
+// allowed checks the token, or without one a loopback client and Host;
+// it answers and logs a refusal itself. Wrong tokens are throttled per
+// client address (guesses).
 func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, action string) bool {
 	if h.opt.token == "" {
-		if !loopbackHost(r.Host) {
-			h.refuse(w, r, action, http.StatusForbidden, "no token configured: only loopback hosts are served")
+		if !loopbackHost(r.Host) || !loopbackHost(r.RemoteAddr) {
+			h.refuse(w, r, action, http.StatusForbidden, "no token configured: only loopback clients and hosts are served")
 			return false
 		}
 		return true
 	}
-	got := r.Header.Get(TokenHeader)
-	if got == "" && r.Method == http.MethodPost {
-		got = r.PostFormValue("token")
+	if !h.guesses.allow(r.RemoteAddr) {
+		h.refuse(w, r, action, http.StatusTooManyRequests, "too many wrong tokens from this address: wait a minute")
+		return false
 	}
-	if subtle.ConstantTimeCompare([]byte(got), []byte(h.opt.token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(h.opt.token)) != 1 {
+		h.guesses.fail(r.RemoteAddr)
 		h.refuse(w, r, action, http.StatusUnauthorized, "missing or wrong token")
 		return false
 	}
@@ -345,8 +380,9 @@ func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, action string)
 
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, action string, status int, msg string) {
 	h.log.Warn("dashboard request refused", "action", action, "method", r.Method, "path", r.URL.Path,
-		"remote", r.RemoteAddr, "status", status, "reason", msg)
-	writeJSON(w, status, map[string]string{"error": msg})
+		"remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "referer", r.Header.Get("Referer"),
+		"sec_fetch_site", r.Header.Get("Sec-Fetch-Site"), "status", status, "reason", msg)
+	writeJSON(w, r, status, map[string]string{"error": msg})
 }
 
 func (h *Handler) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
@@ -358,17 +394,53 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, v any, err error
 		if status >= 500 {
 			h.log.Error("dashboard request failed", "path", r.URL.Path, "status", status, "err", err)
 		}
-		writeJSON(w, status, map[string]string{"error": err.Error()})
+		writeJSON(w, r, status, map[string]string{"error": err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, r, http.StatusOK, v)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// gzipAbove is the reply size from which a client that accepts gzip gets
+// it compressed (the schema page's reply shrinks about tenfold).
+const gzipAbove = 2048
+
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Vary", "Accept-Encoding")
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"the reply could not be encoded"}`)
+	}
+	b = append(b, '\n')
+	if len(b) < gzipAbove || !acceptsGzip(r) {
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Encoding", "gzip")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	zw := gzip.NewWriter(w)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding lists gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if name, _, _ := strings.Cut(strings.TrimSpace(part), ";"); strings.EqualFold(name, "gzip") {
+			return true
+		}
+	}
+	return false
+}
+
+// fromPage reports whether a request comes from the dashboard's page or
+// a program rather than another site's page: it carries RequestHeader or
+// TokenHeader, or the browser marks it same-origin.
+func fromPage(r *http.Request) bool {
+	return r.Header.Get(RequestHeader) != "" || r.Header.Get(TokenHeader) != "" ||
+		r.Header.Get("Sec-Fetch-Site") == "same-origin"
 }
 
 // sameOrigin refuses what a browser marks as cross-site: Sec-Fetch-Site
@@ -388,8 +460,8 @@ func sameOrigin(r *http.Request) bool {
 	return true
 }
 
-// loopbackHost reports whether a Host header names localhost or a
-// loopback address.
+// loopbackHost reports whether a Host header (or a remote address)
+// names localhost or a loopback address.
 func loopbackHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h

@@ -52,3 +52,14 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// pageGet is a GET as the dashboard's page sends it: with the header
+// that marks requests from the page (dashboard.RequestHeader).
+func pageGet(url string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(dashboard.RequestHeader, "1")
+	return http.DefaultClient.Do(req)
+}
