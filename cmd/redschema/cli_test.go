@@ -97,7 +97,7 @@ func TestHelp(t *testing.T) {
 		"audit":   {"all", "cluster", "layout", "no-tags", "prefix", "url"},
 		"inspect": {"cluster", "json", "layout", "no-tags", "prefix", "url"},
 		"stats":   {"cluster", "largest", "layout", "no-tags", "owner", "prefix", "sample", "url"},
-		"serve":   {"addr", "cluster", "layout", "no-tags", "prefix", "refresh", "token", "url", "write"},
+		"serve":   {"addr", "cluster", "layout", "no-tags", "prefix", "refresh", "tls-cert", "tls-key", "token-file", "url", "write"},
 		"help":    nil,
 		"version": nil,
 	}

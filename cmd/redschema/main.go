@@ -5,7 +5,7 @@
 //	redschema audit   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-all]
 //	redschema inspect [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
 //	redschema stats   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
-//	redschema serve   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-addr 127.0.0.1:8080] [-write] [-token T] [-refresh 5s]
+//	redschema serve   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-addr 127.0.0.1:8080] [-write] [-token-file F] [-tls-cert F -tls-key F] [-refresh 5s]
 //	redschema help [command]
 //	redschema version
 //
@@ -68,9 +68,13 @@
 // (127.0.0.1:8080 by default) until interrupted: the schema with live
 // counts, TTL health and a key browser, queues, sessions and users,
 // refreshed every -refresh. It is read-only unless -write is given;
-// actions then need the token (-token, or $REDSCHEMA_TOKEN, or one made
-// up and printed in the URL) and are refused cross-site. A non-loopback
-// -addr needs a token. Every action is logged to standard output.
+// actions then need the token (the first line of -token-file, or
+// $REDSCHEMA_TOKEN, or one made up and printed in the URL: only a made-up
+// token is printed, and a token is never a flag, which ps would show)
+// and are refused cross-site. A non-loopback -addr needs a token of at
+// least 16 characters, and should have -tls-cert and -tls-key (HTTPS):
+// without them the token crosses the network in clear. Every action is
+// logged to standard output with the token's fingerprint.
 //
 // version prints the module version and the commit it was built from, as
 // the Go toolchain recorded them ("(devel)" for a build from a checkout).
@@ -154,12 +158,13 @@ var commands = []command{
 			"on -sample keys per pattern, the rest estimated), keys without their TTL or of the wrong\n" +
 			"type, the keys matching no pattern and the -largest biggest keys. Exits 0: audit is the\n" +
 			"check."},
-	{name: "serve", flags: connFlags("addr", "write", "token", "refresh"),
+	{name: "serve", flags: connFlags("addr", "write", "token-file", "tls-cert", "tls-key", "refresh"),
 		short: "run the web dashboard",
 		long: "Runs the web dashboard on -addr until interrupted: the schema with live counts, TTL\n" +
 			"health and a key browser, queues, sessions and users. Read-only unless -write; actions\n" +
-			"then need the token (-token, $REDSCHEMA_TOKEN, or one made up and printed in the URL).\n" +
-			"A non-loopback -addr needs a token."},
+			"then need the token (-token-file, $REDSCHEMA_TOKEN, or one made up and printed in the\n" +
+			"URL). A non-loopback -addr needs a token of 16 characters or more, and -tls-cert and\n" +
+			"-tls-key to keep it off the wire in clear."},
 	{name: "help", args: "[COMMAND]", short: "show the commands, or one command's flags",
 		long: "Prints the list of commands, or what COMMAND does and the flags it takes."},
 	{name: "version", short: "print the version", long: "Prints the module version and the commit it was built from."},
@@ -176,10 +181,11 @@ func lookup(name string) (*command, bool) {
 
 // options are the values of every flag; each command reads its own.
 type options struct {
-	prefix, layout, owner, url, cluster, addr, token string
-	noTags, all, asJSON, write                       bool
-	sample, largest                                  int
-	refresh                                          time.Duration
+	prefix, layout, owner, url, cluster, addr string
+	tokenFile, tlsCert, tlsKey                string
+	noTags, all, asJSON, write                bool
+	sample, largest                           int
+	refresh                                   time.Duration
 }
 
 // define adds to fs the flags keep accepts (every flag for nil), bound to
@@ -218,7 +224,9 @@ func (o *options) define(fs *flag.FlagSet, keep func(string) bool) {
 	integer(&o.largest, "largest", 10, "how many of the biggest probed keys to list")
 	str(&o.addr, "addr", "127.0.0.1:8080", "listen address")
 	boolean(&o.write, "write", "enable actions (requeue, delete, revoke, block)")
-	str(&o.token, "token", "", "the token the API and actions require; default $REDSCHEMA_TOKEN")
+	str(&o.tokenFile, "token-file", "", "a file whose first line is the token the API and actions require;\ndefault $REDSCHEMA_TOKEN")
+	str(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (with -tls-key)")
+	str(&o.tlsKey, "tls-key", "", "the PEM private key of -tls-cert")
 	duration(&o.refresh, "refresh", 5*time.Second, "page refresh interval")
 }
 
@@ -360,11 +368,12 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		}
 		code, err = stats(ctx, out, cs, keys.AuditOptions{Namespace: ns, Sample: sample, Largest: o.largest}, o.owner)
 	default: // serve: its errors are the listener's, not Redis's
-		token := o.token
-		if token == "" {
-			token = os.Getenv("REDSCHEMA_TOKEN")
+		token, from, err := readToken(o.tokenFile)
+		if err != nil {
+			return 2, err
 		}
-		return serve(ctx, out, cs, ns, serveConfig{addr: o.addr, write: o.write, token: token, refresh: o.refresh})
+		return serve(ctx, out, cs, ns, serveConfig{addr: o.addr, write: o.write, token: token, from: from,
+			refresh: o.refresh, tlsCert: o.tlsCert, tlsKey: o.tlsKey})
 	}
 	return code, shorten(err, cs)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,28 +25,51 @@ import (
 type serveConfig struct {
 	addr    string
 	write   bool
-	token   string
+	token   string // from -token-file or $REDSCHEMA_TOKEN; "" to make one up (with -write)
+	from    string // where token came from, for the startup line
 	refresh time.Duration
+	tlsCert string
+	tlsKey  string
 }
+
+// minTokenLen is the shortest token serve accepts on a non-loopback
+// address: the tokens it makes up have 32 hex digits.
+const minTokenLen = 16
 
 // serve runs the dashboard (package dashboard) on cfg.addr until ctx is
 // done or SIGINT/SIGTERM arrives. It refuses a non-loopback address
-// without a token; with -write and no token it makes one and prints the
-// URL that carries it.
+// without a token of at least minTokenLen characters; with -write and no
+// token it makes one and prints the URL that carries it (a token it was
+// given is never printed).
 func serve(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespace, cfg serveConfig) (int, error) {
 	host, _, err := net.SplitHostPort(cfg.addr)
 	if err != nil {
 		return 2, fmt.Errorf("-addr %q: %v", cfg.addr, err)
 	}
-	if cfg.token == "" && !loopback(host) {
-		return 2, fmt.Errorf("-addr %s is not a loopback address: give a -token (or $REDSCHEMA_TOKEN)", cfg.addr)
+	public := !loopback(host)
+	switch {
+	case public && cfg.token == "":
+		return 2, fmt.Errorf("-addr %s is not a loopback address: give a token (-token-file, or $REDSCHEMA_TOKEN)", cfg.addr)
+	case public && len(cfg.token) < minTokenLen:
+		return 2, fmt.Errorf("-addr %s is not a loopback address: the token (%s) must have at least %d characters", cfg.addr, cfg.from, minTokenLen)
+	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
+		return 2, errors.New("-tls-cert and -tls-key go together")
 	}
+	var certs []tls.Certificate
+	if cfg.tlsCert != "" {
+		c, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return 2, fmt.Errorf("-tls-cert, -tls-key: %v", err)
+		}
+		certs = []tls.Certificate{c}
+	}
+	generated := false
 	if cfg.write && cfg.token == "" {
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
 			return 2, err
 		}
-		cfg.token = hex.EncodeToString(b)
+		cfg.token, generated = hex.EncodeToString(b), true
 	}
 	logger := slog.New(slog.NewTextHandler(out, nil))
 	opts := []dashboard.Option{dashboard.WithClients(cs), dashboard.WithNamespace(ns), dashboard.WithLogger(logger),
@@ -63,18 +89,28 @@ func serve(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespa
 	if err != nil {
 		return 2, err
 	}
+	scheme := "http"
+	if certs != nil {
+		ln, scheme = tls.NewListener(ln, &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12}), "https"
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + "/"
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	url := scheme + "://" + ln.Addr().String() + "/"
 	mode := "read-only"
 	if cfg.write {
 		mode = "writes enabled"
 	}
-	if cfg.token != "" {
+	switch {
+	case generated:
 		fmt.Fprintf(out, "redschema dashboard (%s) on %s#token=%s\n", mode, url, cfg.token)
-	} else {
+	case cfg.token != "":
+		fmt.Fprintf(out, "redschema dashboard (%s) on %s (token from %s, fingerprint %s)\n", mode, url, cfg.from, dashboard.Fingerprint(cfg.token))
+	default:
 		fmt.Fprintf(out, "redschema dashboard (%s) on %s\n", mode, url)
+	}
+	if public && certs == nil {
+		fmt.Fprintln(out, "warning: plain HTTP on a non-loopback address: the token crosses the network in clear; give -tls-cert and -tls-key")
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -102,4 +138,26 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// readToken returns the token serve uses and where it came from: the
+// first line of -token-file (surrounding space trimmed), else
+// $REDSCHEMA_TOKEN, else "" (none). A token never comes from the command
+// line, where ps shows it.
+func readToken(file string) (token, from string, err error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("-token-file: %v", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		if token = strings.TrimSpace(line); token == "" {
+			return "", "", fmt.Errorf("-token-file %s: the first line is empty", file)
+		}
+		return token, "-token-file", nil
+	}
+	if token = os.Getenv("REDSCHEMA_TOKEN"); token != "" {
+		return token, "$REDSCHEMA_TOKEN", nil
+	}
+	return "", "", nil
 }
