@@ -26,18 +26,25 @@ func secretParam(name string) bool { return name == "session_id" }
 
 // shownKey is key as the page may see it: a session ID in it replaced by
 // the opaque reference the sessions page uses ("ref-" and 24 hex
-// digits). Keys matching no pattern are shown as they are.
+// digits), also in a stray key that would match under another prefix
+// (keys.Registry.Guess). Other keys are shown as they are.
 func (h *Handler) shownKey(key string) string {
-	t, args, ok := h.reg.Match(h.opt.ns, key)
+	ns := h.opt.ns
+	t, args, ok := h.reg.Match(ns, key)
+	if !ok {
+		if ns, ok = h.reg.Guess(h.opt.ns, key); ok {
+			t, args, ok = h.reg.Match(ns, key)
+		}
+	}
 	if !ok {
 		return key
 	}
-	return h.shownArgs(t, args, key)
+	return h.shownArgs(ns, t, args, key)
 }
 
-// shownArgs rebuilds key from t and args with every secret argument
-// replaced by its reference; args is not changed.
-func (h *Handler) shownArgs(t *keys.Template, args []string, key string) string {
+// shownArgs rebuilds key (under ns) from t and args with every secret
+// argument replaced by its reference; args is not changed.
+func (h *Handler) shownArgs(ns keys.Namespace, t *keys.Template, args []string, key string) string {
 	params := t.Params()
 	var out []string
 	for i, p := range params {
@@ -52,9 +59,9 @@ func (h *Handler) shownArgs(t *keys.Template, args []string, key string) string 
 	if out == nil {
 		return key
 	}
-	shown, err := t.Key(h.opt.ns, out...)
+	shown, err := t.Key(ns, out...)
 	if err != nil {
-		return "(a " + t.Display(h.opt.ns) + " key)"
+		return "(a " + t.Display(ns) + " key)"
 	}
 	return shown
 }
@@ -69,22 +76,40 @@ func argNamed(params, args []string, name string) string {
 	return ""
 }
 
-// redact replaces what the page must not see in a decoded value: the
-// session IDs of a session index (digests that can revoke a session)
-// become the opaque references the sessions page uses.
+// redact replaces what the page must not see in a decoded value: every
+// session ID (a digest that can revoke its session) in a session, an
+// index entry, an event or a rotation record becomes the opaque
+// reference the sessions page uses.
 func (h *Handler) redact(ref keys.Ref, v any) any {
-	entry := func(e session.Entry) any {
-		return map[string]any{"ref": h.ref(ref.Arg("user_id"), e.ID), "expires_at": e.ExpiresAt}
-	}
+	user := ref.Arg("user_id")
 	switch x := v.(type) {
 	case session.Entry:
-		return entry(x)
+		return map[string]any{"ref": h.ref(user, x.ID), "expires_at": x.ExpiresAt}
 	case *session.Entry:
-		return entry(*x)
+		return h.redact(ref, *x)
+	case session.Session:
+		x.ID = "ref-" + h.ref(x.UserID, x.ID)
+		return x
+	case *session.Session:
+		return h.redact(ref, *x)
+	case session.Event:
+		x.SessionID = "ref-" + h.ref(x.UserID, x.SessionID)
+		return x
+	case *session.Event:
+		return h.redact(ref, *x)
+	case map[string]any:
+		if id, ok := x["session_id"].(string); ok {
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = e
+			}
+			out["session_id"] = "ref-" + h.ref(user, id)
+			return out
+		}
 	case keys.Collection:
 		return keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items)}
 	case *keys.Collection:
-		return &keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items)}
+		return h.redact(ref, *x)
 	}
 	return v
 }

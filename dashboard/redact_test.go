@@ -18,7 +18,7 @@ func TestShownKeyHidesSessionIDs(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	const id = "d1b3c0ffee"
-	for _, key := range []string{"session:user:{42}:" + id, "session:rotation:{42}:" + id} {
+	for _, key := range []string{"session:user:{42}:" + id, "session:rotation:{42}:" + id, "app:session:user:{42}:" + id} {
 		got := h.shownKey(key)
 		if strings.Contains(got, id) || !strings.Contains(got, "{42}:ref-"+h.ref("42", id)) {
 			t.Errorf("shownKey(%q) = %q: want the session ID replaced by its reference", key, got)

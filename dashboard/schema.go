@@ -83,8 +83,9 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 	for _, rep := range reps {
 		d := dbSchema{DB: rep.DB, Scanned: rep.Scanned, Unmatched: rep.Unmatched,
 			UnmatchedKeys: rep.UnmatchedKeys, Problems: rep.Problems()}
-		if d.UnmatchedKeys == nil {
-			d.UnmatchedKeys = []string{}
+		d.UnmatchedKeys = make([]string, len(rep.UnmatchedKeys))
+		for i, k := range rep.UnmatchedKeys {
+			d.UnmatchedKeys[i] = h.shownKey(k)
 		}
 		if d.Problems == nil {
 			d.Problems = []string{}
@@ -163,7 +164,11 @@ func (h *Handler) inspect(r *http.Request) (any, error) {
 		Args: map[string]string{}, Type: string(in.Type), TTLMs: -1, ExpectedTTL: in.Template.TTLText(), Value: in.Value}
 	for i, name := range in.Template.Params() {
 		out.Args[name] = in.Args[i]
+		if secretParam(name) {
+			out.Args[name] = "ref-" + h.ref(argNamed(in.Template.Params(), in.Args, "user_id"), in.Args[i])
+		}
 	}
+	out.Key = h.shownArgs(h.opt.ns, in.Template, in.Args, key)
 	if in.TTL >= 0 {
 		out.TTLMs = in.TTL.Milliseconds()
 	}
