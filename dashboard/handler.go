@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/redschema/redschema/aimemory"
 	"github.com/redschema/redschema/cache"
@@ -84,6 +85,7 @@ type Handler struct {
 
 	schemaCache *schemaReply // the last schema scan, reused for schemaReuse
 	schemaAt    time.Time
+	scans       singleflight.Group // the schema scan in flight, shared
 
 	mu      sync.Mutex
 	queues  map[string]*queueView
@@ -289,8 +291,10 @@ func call(f apiFunc, r *http.Request) (any, *http.Request, error) {
 	r = r.WithContext(ctx)
 	v, err := f(r)
 	// The connection's deadline (the same instant) can fire just before
-	// the context's timer: past the deadline is what counts.
-	if deadline, _ := ctx.Deadline(); err != nil && !time.Now().Before(deadline) {
+	// the context's timer: past the deadline is what counts. An error
+	// that already says what happened (an httpError) is kept.
+	var he *httpError
+	if deadline, _ := ctx.Deadline(); err != nil && !errors.As(err, &he) && !time.Now().Before(deadline) {
 		return nil, r, &httpError{http.StatusGatewayTimeout, fmt.Sprintf("Redis did not answer within %v: %v", requestTimeout, err)}
 	}
 	return v, r, err

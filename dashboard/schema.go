@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sort"
@@ -53,7 +54,19 @@ type dbSchema struct {
 	Patterns      []patternRow `json:"patterns"`
 	Unmatched     int64        `json:"unmatched"`
 	UnmatchedKeys []string     `json:"unmatched_keys"`
-	Problems      []string     `json:"problems"`
+	// Guesses are the prefixes (and hash-tag settings) under which some
+	// of the keys matching no pattern would match one (keys.AuditReport.
+	// Guesses): the page offers them as "redschema serve -prefix ...".
+	Guesses  []guessRow `json:"guesses"`
+	Problems []string   `json:"problems"`
+}
+
+// guessRow is a namespace under which Keys of the unmatched keys the
+// audit examined (the first 200) would match a pattern.
+type guessRow struct {
+	Prefix     string `json:"prefix"`
+	NoHashTags bool   `json:"no_hash_tags"`
+	Keys       int64  `json:"keys"`
 }
 
 type schemaReply struct {
@@ -61,13 +74,14 @@ type schemaReply struct {
 	DBs []dbSchema `json:"dbs"`
 }
 
-// schema audits every database (keys.Registry.AuditLayout: SCAN of every
-// master, MEMORY USAGE of a sample per pattern) and lists every pattern,
-// those with keys or problems first.
-//
-// The scan is the dashboard's one costly read, so its result is reused
-// for schemaReuse (or the refresh interval, if longer): several open
-// pages, or a short refresh, do not rescan the keyspace.
+// schema answers the schema page from the last audit of every database
+// (scanSchema), reused for schemaReuse (or the refresh interval, if
+// longer): several open pages, or a short refresh, do not rescan the
+// keyspace. Concurrent requests share one scan in flight. The scan runs
+// apart from the request, bounded by scanLimit: on a keyspace too large
+// to scan within the request's deadline, the request answers with the
+// previous result (its "at" says when) or a 504 saying the scan goes
+// on, and a later refresh shows the result.
 func (h *Handler) schema(r *http.Request) (any, error) {
 	h.mu.Lock()
 	cached, at := h.schemaCache, h.schemaAt
@@ -75,7 +89,31 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 	if cached != nil && time.Since(at) < max(schemaReuse, h.opt.refresh) {
 		return cached, nil
 	}
-	reps, err := h.reg.AuditLayout(r.Context(), h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
+	done := h.scans.DoChan("schema", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), scanLimit)
+		defer cancel()
+		return h.scanSchema(ctx)
+	})
+	select {
+	case res := <-done:
+		return res.Val, res.Err
+	case <-r.Context().Done():
+		if cached != nil {
+			return cached, nil
+		}
+		return nil, &httpError{http.StatusGatewayTimeout, "the schema scan takes longer than a request may (a large keyspace): it goes on, and a later refresh shows it"}
+	}
+}
+
+// scanLimit bounds one schema scan (SCAN of every master, MEMORY USAGE of
+// a sample per pattern).
+const scanLimit = 2 * time.Minute
+
+// scanSchema audits every database (keys.Registry.AuditLayout) and lists
+// every pattern, those with keys or problems first; it keeps the result
+// for schema.
+func (h *Handler) scanSchema(ctx context.Context) (*schemaReply, error) {
+	reps, err := h.reg.AuditLayout(ctx, h.cs, keys.AuditOptions{Namespace: h.opt.ns, KeepUnmatched: 50})
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +121,10 @@ func (h *Handler) schema(r *http.Request) (any, error) {
 	for _, rep := range reps {
 		d := dbSchema{DB: rep.DB, Scanned: rep.Scanned, Unmatched: rep.Unmatched,
 			UnmatchedKeys: rep.UnmatchedKeys, Problems: rep.Problems()}
+		d.Guesses = make([]guessRow, len(rep.Guesses))
+		for i, g := range rep.Guesses {
+			d.Guesses[i] = guessRow{Prefix: g.Namespace.Prefix, NoHashTags: g.Namespace.NoHashTags, Keys: g.Keys}
+		}
 		d.UnmatchedKeys = make([]string, len(rep.UnmatchedKeys))
 		for i, k := range rep.UnmatchedKeys {
 			d.UnmatchedKeys[i] = h.shownKey(k)
