@@ -93,11 +93,11 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"schema":  {"json", "layout", "no-tags", "owner", "prefix"},
-		"audit":   {"all", "cluster", "layout", "no-tags", "prefix", "url"},
-		"inspect": {"cluster", "json", "layout", "no-tags", "prefix", "url"},
-		"stats":   {"cluster", "largest", "layout", "no-tags", "owner", "prefix", "sample", "url"},
-		"serve":   {"addr", "cluster", "layout", "no-tags", "prefix", "refresh", "tls-cert", "tls-key", "token-file", "url", "write"},
+		"schema":  {"config", "json", "layout", "no-tags", "owner", "prefix"},
+		"audit":   {"all", "cluster", "config", "layout", "no-tags", "prefix", "url"},
+		"inspect": {"cluster", "config", "json", "layout", "no-tags", "prefix", "url"},
+		"stats":   {"cluster", "config", "largest", "layout", "no-tags", "owner", "prefix", "sample", "url"},
+		"serve":   {"addr", "cluster", "config", "layout", "no-tags", "prefix", "refresh", "tls-cert", "tls-key", "token-file", "url", "write"},
 		"help":    nil,
 		"version": nil,
 	}

@@ -1,7 +1,7 @@
 // Command redschema prints the library's Redis schema, audits a live
 // Redis against it, explains any key and reports what the keyspace holds.
 //
-//	redschema schema  [-prefix ha:] [-no-tags] [-layout seed] [-owner session] [-json]
+//	redschema schema  [-config app.json | -prefix ha: -no-tags -layout seed] [-owner session] [-json]
 //	redschema audit   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-all]
 //	redschema inspect [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-json] KEY...
 //	redschema stats   [-url URL] [-prefix ha:] [-no-tags] [-layout seed] [-owner lock] [-sample 1000] [-largest 10]
@@ -27,7 +27,11 @@
 // cluster has one database.
 //
 // -prefix is the key prefix the application uses (seed 000's "ha:"); it
-// must end with a separator such as ':'. -owner is one package's name
+// must end with a separator such as ':'. -config names the application's
+// JSON config instead of -prefix, -no-tags and -layout: those three, and
+// for serve what no flag can say (its chat tag, presence profile,
+// limiters and interval jobs), so that each page shows that
+// application's truth (docs/dashboard.md has the format). -owner is one package's name
 // (session, presence, ratelimit, lock, queue, cache, metrics, chat,
 // sensor, aimemory, pubsub).
 //
@@ -130,11 +134,11 @@ type command struct {
 // connFlags returns the flags of the commands that talk to Redis, and
 // more.
 func connFlags(more ...string) []string {
-	return append([]string{"url", "cluster", "prefix", "no-tags", "layout"}, more...)
+	return append([]string{"url", "cluster", "config", "prefix", "no-tags", "layout"}, more...)
 }
 
 var commands = []command{
-	{name: "schema", flags: []string{"prefix", "no-tags", "layout", "owner", "json"},
+	{name: "schema", flags: []string{"config", "prefix", "no-tags", "layout", "owner", "json"},
 		short: "print every key pattern and channel (Markdown, or -json)",
 		long: "Prints the Markdown table of every registered key pattern and channel: key, type, TTL,\n" +
 			"package and purpose (a DB column with -layout seed). -json prints a JSON array of\n" +
@@ -182,7 +186,7 @@ func lookup(name string) (*command, bool) {
 // options are the values of every flag; each command reads its own.
 type options struct {
 	prefix, layout, owner, url, cluster, addr string
-	tokenFile, tlsCert, tlsKey                string
+	tokenFile, tlsCert, tlsKey, config        string
 	noTags, all, asJSON, write                bool
 	sample, largest                           int
 	refresh                                   time.Duration
@@ -213,6 +217,7 @@ func (o *options) define(fs *flag.FlagSet, keep func(string) bool) {
 	}
 	str(&o.url, "url", "", "the Redis: redis://host:port/db, rediss://..., host:port, or host:port,host:port,...\n(a cluster); default $REDIS_URL")
 	str(&o.cluster, "cluster", "", "a cluster's node addresses, comma-separated (one is enough), instead of -url")
+	str(&o.config, "config", "", "the application's JSON config: prefix, hash tags, layout, and for serve its chat tag,\npresence profile, limiters and interval jobs (docs/dashboard.md); instead of -prefix,\n-no-tags and -layout")
 	str(&o.prefix, "prefix", "", "the key prefix, ending with a separator, e.g. ha:")
 	boolean(&o.noTags, "no-tags", "keys without hash tags (byte-identical to the seeds)")
 	str(&o.layout, "layout", "", `"seed": seed 001's databases (sessions 0, cache 1, queues 2, pub/sub 3, AI memory 4,`+
@@ -326,6 +331,16 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		return 0, nil
 	}
 
+	var app *appConfig
+	if o.config != "" {
+		if o.prefix != "" || o.noTags || o.layout != "" {
+			return 2, errors.New("-config gives the prefix, hash-tag setting and layout: drop -prefix, -no-tags and -layout, or -config")
+		}
+		if app, err = readConfig(o.config); err != nil {
+			return 2, err
+		}
+		o.prefix, o.noTags, o.layout = app.Prefix, app.NoHashTags, app.Layout
+	}
 	ns := keys.Namespace{Prefix: o.prefix, NoHashTags: o.noTags}
 	if err := checkPrefix(ns); err != nil {
 		return 2, err
@@ -372,8 +387,21 @@ func run(ctx context.Context, args []string, out io.Writer) (int, error) {
 		if err != nil {
 			return 2, err
 		}
-		return serve(ctx, out, cs, ns, serveConfig{addr: o.addr, write: o.write, token: token, from: from,
-			refresh: o.refresh, tlsCert: o.tlsCert, tlsKey: o.tlsKey})
+		cfg := serveConfig{addr: o.addr, write: o.write, token: token, from: from,
+			refresh: o.refresh, tlsCert: o.tlsCert, tlsKey: o.tlsKey}
+		if app != nil {
+			opts, lims, err := app.dashboardOptions(cs, ns)
+			if err != nil {
+				return 2, fmt.Errorf("-config %s: %v", o.config, err)
+			}
+			defer func() {
+				for _, l := range lims {
+					_ = l.Close()
+				}
+			}()
+			cfg.app = opts
+		}
+		return serve(ctx, out, cs, ns, cfg)
 	}
 	return code, shorten(err, cs)
 }

@@ -30,6 +30,7 @@ type serveConfig struct {
 	refresh time.Duration
 	tlsCert string
 	tlsKey  string
+	app     []dashboard.Option // from -config
 }
 
 // minTokenLen is the shortest token serve accepts on a non-loopback
@@ -74,6 +75,7 @@ func serve(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespa
 	logger := slog.New(slog.NewTextHandler(out, nil))
 	opts := []dashboard.Option{dashboard.WithClients(cs), dashboard.WithNamespace(ns), dashboard.WithLogger(logger),
 		dashboard.WithRefresh(cfg.refresh)}
+	opts = append(opts, cfg.app...)
 	if cfg.token != "" {
 		opts = append(opts, dashboard.WithToken(cfg.token))
 	}
