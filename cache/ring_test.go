@@ -3,8 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -132,26 +130,5 @@ func ringShards(t *testing.T, e *harness.Env) map[string]string {
 	if !e.Real() {
 		return map[string]string{"s1": miniredis.RunT(t).Addr(), "s2": miniredis.RunT(t).Addr()}
 	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: the Ring runs on miniredis only")
-	}
-	return map[string]string{"s1": startRedis(t, bin), "s2": startRedis(t, bin)}
-}
-
-// startRedis starts a private redis-server on a free loopback port,
-// stopped when the test ends, and returns its address once it answers.
-func startRedis(t *testing.T, bin string) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	require.NoError(t, l.Close())
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := "127.0.0.1:" + port
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	harness.WaitFor(t, "redis-server on "+addr, func() bool { return c.Ping(context.Background()).Err() == nil })
-	return addr
+	return map[string]string{"s1": harness.PrivateRedis(t), "s2": harness.PrivateRedis(t)}
 }

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -479,6 +480,44 @@ func TestHungRedisIsAnErrorWithinTheDeadline(t *testing.T) {
 	require.Equal(t, http.StatusGatewayTimeout, stalledCode, stalledBody)
 	require.Contains(t, stalledBody, "Redis did not answer within 5s")
 
+	code, body = get()
+	require.Equal(t, http.StatusOK, code, body)
+}
+
+// A CLIENT PAUSE of the server (a private one: pausing the shared server
+// would stall other tests) gives the page a 504 within the request
+// deadline, and the page recovers when the pause ends.
+func TestClientPauseIsAnErrorWithinTheDeadline(t *testing.T) {
+	if harness.Selected() != harness.Server {
+		t.Skip("runs once, on the real-server backend")
+	}
+	addr := harness.PrivateRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	h, err := dashboard.New(dashboard.WithClient(c))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	get := func() (int, string) {
+		resp, err := pageGet(srv.URL + "/api/queues")
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	code, body := get()
+	require.Equal(t, http.StatusOK, code, body)
+
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", 8000, "ALL").Err())
+	code, body = get() // an answer after the pause (8 s) would be a 200
+	require.Equal(t, http.StatusGatewayTimeout, code, body)
+	require.Contains(t, body, "Redis did not answer within 5s")
+
+	require.NoError(t, admin.Do(context.Background(), "CLIENT", "UNPAUSE").Err())
 	code, body = get()
 	require.Equal(t, http.StatusOK, code, body)
 }
