@@ -34,7 +34,19 @@ type AuditOptions struct {
 	// report lists in AuditReport.Largest (default 0: none). Only keys
 	// that got a memory probe take part: raise Sample to probe them all.
 	Largest int
+	// TopPrefixes is how many prefixes of unmatched keys the report
+	// lists in AuditReport.UnmatchedPrefixes (default 10).
+	TopPrefixes int
 }
+
+// maxTrackedPrefixes bounds the distinct prefixes of unmatched keys an
+// audit counts (AuditReport.UnmatchedPrefixes): the keys of any prefix
+// first seen after that many are counted in PrefixOverflow.
+const maxTrackedPrefixes = 1000
+
+// patternLargest is how many of its biggest probed keys PatternStats
+// keeps.
+const patternLargest = 3
 
 // PatternStats is what Audit found for one pattern.
 type PatternStats struct {
@@ -45,7 +57,10 @@ type PatternStats struct {
 	WrongDB   int64 // of those, keys outside their areas' databases (AuditOptions.Layout)
 	Sampled   int64 // keys probed with MEMORY USAGE
 	Bytes     int64 // total MEMORY USAGE of the sampled keys
-	wantDBs   []int
+	// Largest lists the pattern's 3 biggest sampled keys (by MEMORY
+	// USAGE), biggest first: only the keys probed take part (Sample).
+	Largest []KeySize
+	wantDBs []int
 }
 
 // Active reports whether the pattern has keys or problems.
@@ -94,6 +109,26 @@ type AuditReport struct {
 	// Examined is how many unmatched keys were examined for Guesses: the
 	// first 200 of them at most.
 	Examined int64
+	// UnmatchedPrefixes groups the unmatched keys by prefix: the
+	// namespace's prefix and the key's next ':'-terminated segment
+	// ("app:zentoria:" for "app:zentoria:jobs:1" under "app:"), or the
+	// whole key when no ':' follows the namespace's prefix. It lists the
+	// AuditOptions.TopPrefixes prefixes with the most keys, most first
+	// (ties by prefix). An audit counts at most 1,000 distinct prefixes:
+	// the keys of a prefix first seen after that are counted in
+	// PrefixOverflow instead, so the memory is bounded and each count is
+	// exact.
+	UnmatchedPrefixes []PrefixCount
+	// PrefixOverflow is how many unmatched keys had a prefix that was not
+	// counted (see UnmatchedPrefixes).
+	PrefixOverflow int64
+}
+
+// PrefixCount is a prefix of unmatched keys and how many of them an
+// audit saw.
+type PrefixCount struct {
+	Prefix string `json:"prefix"`
+	Keys   int64  `json:"keys"`
 }
 
 // guessSample is how many unmatched keys an audit examines for
@@ -114,19 +149,20 @@ type KeySize struct {
 	Bytes    int64
 }
 
-// keepLargest inserts k into the report's Largest list, kept sorted and at
-// most n long.
-func (r *AuditReport) keepLargest(k KeySize, n int) {
-	if n <= 0 || (len(r.Largest) == n && r.Largest[n-1].Bytes >= k.Bytes) {
-		return
+// keepLargest inserts k into list, kept sorted biggest first and at most
+// n long, and returns the list: the report's Largest and each pattern's.
+func keepLargest(list []KeySize, k KeySize, n int) []KeySize {
+	if n <= 0 || (len(list) == n && list[n-1].Bytes >= k.Bytes) {
+		return list
 	}
-	i := sort.Search(len(r.Largest), func(i int) bool { return r.Largest[i].Bytes < k.Bytes })
-	r.Largest = append(r.Largest, KeySize{})
-	copy(r.Largest[i+1:], r.Largest[i:])
-	r.Largest[i] = k
-	if len(r.Largest) > n {
-		r.Largest = r.Largest[:n]
+	i := sort.Search(len(list), func(i int) bool { return list[i].Bytes < k.Bytes })
+	list = append(list, KeySize{})
+	copy(list[i+1:], list[i:])
+	list[i] = k
+	if len(list) > n {
+		list = list[:n]
 	}
+	return list
 }
 
 // Problems lists what the audit found wrong: keys missing a TTL, keys of the
@@ -212,6 +248,9 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 	if opt.KeepUnmatched <= 0 {
 		opt.KeepUnmatched = 20
 	}
+	if opt.TopPrefixes <= 0 {
+		opt.TopPrefixes = 10
+	}
 	a := &auditor{reg: r, opt: opt, rep: &AuditReport{DB: opt.DB}, idx: map[*Template]int{}}
 	r.mu.RLock()
 	for _, t := range r.ordered {
@@ -241,6 +280,19 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 		}
 		return !x.Namespace.NoHashTags
 	})
+	for p, n := range a.prefixes {
+		a.rep.UnmatchedPrefixes = append(a.rep.UnmatchedPrefixes, PrefixCount{Prefix: p, Keys: n})
+	}
+	sort.Slice(a.rep.UnmatchedPrefixes, func(i, j int) bool {
+		x, y := a.rep.UnmatchedPrefixes[i], a.rep.UnmatchedPrefixes[j]
+		if x.Keys != y.Keys {
+			return x.Keys > y.Keys
+		}
+		return x.Prefix < y.Prefix
+	})
+	if len(a.rep.UnmatchedPrefixes) > opt.TopPrefixes {
+		a.rep.UnmatchedPrefixes = a.rep.UnmatchedPrefixes[:opt.TopPrefixes]
+	}
 	return a.rep, nil
 }
 
@@ -264,6 +316,31 @@ type auditor struct {
 	rep     *AuditReport
 	idx     map[*Template]int
 	guesses map[Namespace]int64 // what they matched under
+	// prefixes counts unmatched keys by prefix, at most
+	// maxTrackedPrefixes of them (AuditReport.UnmatchedPrefixes).
+	prefixes map[string]int64
+}
+
+// countPrefix counts an unmatched key under its prefix (see
+// AuditReport.UnmatchedPrefixes), or in PrefixOverflow when the prefix is
+// new and maxTrackedPrefixes are already counted.
+func (a *auditor) countPrefix(key string) {
+	rest := key[min(len(a.opt.Namespace.Prefix), len(key)):]
+	p := key
+	if i := strings.IndexByte(rest, ':'); i >= 0 {
+		p = key[:len(key)-len(rest)+i+1]
+	}
+	if _, ok := a.prefixes[p]; !ok {
+		if len(a.prefixes) >= maxTrackedPrefixes {
+			a.rep.PrefixOverflow++
+			return
+		}
+		if a.prefixes == nil {
+			a.prefixes = map[string]int64{}
+		}
+		p = strings.Clone(p) // not the scanned batch's memory
+	}
+	a.prefixes[p]++
 }
 
 // maxGuessCuts is how many ':'-terminated segments a guessed prefix may
@@ -374,6 +451,7 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 				a.rep.UnmatchedKeys = append(a.rep.UnmatchedKeys, batch[i])
 			}
 			a.guess(batch[i])
+			a.countPrefix(batch[i])
 			continue
 		}
 		if p.typ.Err() == redis.Nil || p.typ.Val() == "none" {
@@ -399,7 +477,9 @@ func (a *auditor) inspect(ctx context.Context, node redis.UniversalClient, batch
 				st.Sampled--
 			} else {
 				st.Bytes += p.mem.Val()
-				a.rep.keepLargest(KeySize{Key: batch[i], Template: p.t, Bytes: p.mem.Val()}, a.opt.Largest)
+				k := KeySize{Key: batch[i], Template: p.t, Bytes: p.mem.Val()}
+				a.rep.Largest = keepLargest(a.rep.Largest, k, a.opt.Largest)
+				st.Largest = keepLargest(st.Largest, k, patternLargest)
 			}
 		}
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Each decoder constructor reads its type in one round trip and hands
-// every stored string to the package's parse function: a record hash as
-// one map, a map hash, a set, a sorted set and a stream as collections of
-// at most InspectLimit items, in a stable order.
+// Each decoder constructor reads its type and hands every stored string
+// to the package's parse function: a record hash as one map, a map hash,
+// a set, a sorted set and a stream as collections of at most InspectLimit
+// items, in a stable order (a small hash or set comes sorted).
 func TestDecoders(t *testing.T) {
 	e := harness.New(t)
 	ctx, c := e.Ctx(), e.Client

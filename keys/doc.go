@@ -44,7 +44,12 @@
 //     options, keeping their DB for the areas the layout does not place;
 //     on a cluster one client in all, and a DB other than 0 is refused.
 //   - No KEYS: Registry.Audit scans a namespace with SCAN (every master of
-//     a cluster): key counts, missing TTLs, wrong types, memory, strays.
+//     a cluster): key counts, missing TTLs, wrong types, memory and the
+//     biggest keys per pattern, strays grouped by prefix, in bounded memory.
+//   - Bounded reads: Registry.Inspect reads a collection one page of 100 at
+//     a time (HSCAN, SSCAN, LRANGE, ZRANGE, XRANGE; Collection.Next and
+//     InspectPage for the next page), and a record hash only up to
+//     MaxRecordFields fields, counted first.
 //
 // The fuzz targets prove the first four. The reference systems whose
 // layouts the registered patterns follow, and how close NoHashTags comes

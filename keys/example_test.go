@@ -1,9 +1,13 @@
 package keys_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -81,4 +85,43 @@ func ExampleSlot() {
 	// Output:
 	// true
 	// 12182
+}
+
+// A collection is read a page at a time: Inspect returns the first page,
+// InspectPage the one after each page's Next, until Next is empty.
+func ExampleRegistry_InspectPage() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+
+	reg := &keys.Registry{}
+	log := reg.MustRegister(keys.Pattern{Template: "log:{page}", Type: keys.List, TTL: time.Hour, Owner: "demo", Purpose: "visits"})
+	reg.SetDecoder(log, keys.ListDecoder(func(_ keys.Ref, s string) (any, error) { return s, nil }))
+	ns := keys.Namespace{Prefix: "app:"}
+	k, _ := log.Key(ns, "home")
+	for i := 0; i < 250; i++ {
+		c.RPush(ctx, k, i)
+	}
+
+	cursor := ""
+	for {
+		in, err := reg.InspectPage(ctx, c, ns, k, cursor)
+		if err != nil {
+			panic(err)
+		}
+		page := in.Value.(keys.Collection)
+		fmt.Printf("from %q: %d of %d, next %q\n", cursor, len(page.Items), page.Len, page.Next)
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	// Output:
+	// from "": 100 of 250, next "100"
+	// from "100": 100 of 250, next "200"
+	// from "200": 50 of 250, next ""
 }

@@ -24,6 +24,10 @@ type Ref struct {
 	Template  *Template // the pattern that owns it
 	Args      []string  // placeholder values, in the order of Template.Params
 	Namespace Namespace // the namespace it was matched under
+	// Cursor is the page of a collection to read: "" for the first, else
+	// the Next of the page before (Collection). Decoders of single values
+	// ignore it.
+	Cursor string
 }
 
 // Arg returns the value of placeholder name, or "" if the template has none.
@@ -96,13 +100,31 @@ type Inspection struct {
 }
 
 // Inspect attributes key to the pattern that owns it under ns, reads its
-// type and TTL, and decodes its value with the owning package's Decoder.
+// type and TTL, and decodes its value with the owning package's Decoder:
+// of a collection, the first page (see Collection, and InspectPage for
+// the others).
 // It returns an error wrapping ErrUnowned when no pattern matches (a
 // channel pattern matching says so: channels have no stored value),
 // ErrNotFound when the key does not exist, and the server's error on an
 // outage. A value that does not decode is not an error of Inspect: it is
 // reported in Inspection.DecodeErr with the type and TTL.
 func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, key string) (*Inspection, error) {
+	return r.InspectPage(ctx, c, ns, key, "")
+}
+
+// InspectPage is Inspect of the page of a collection that cursor names:
+// "" for the first page, else the Collection.Next of the page before,
+// which is empty on the last page. Lists and sorted sets page by index,
+// streams by entry ID, hashes and sets by their HSCAN or SSCAN cursor, so
+// an element written or removed between two pages may shift others and
+// be shown twice or not at all, as with SCAN. No command asks for more
+// than 100 elements (a hash or set small enough for the server's compact
+// encoding, 128 elements by default, comes whole from one HSCAN or
+// SSCAN, and is cut into pages). A cursor
+// that is not of the form the key's type pages by (an index, an entry ID,
+// a scan cursor; none for a string) is an error wrapping ErrInvalid,
+// returned before the value is read.
+func (r *Registry) InspectPage(ctx context.Context, c redis.Cmdable, ns Namespace, key, cursor string) (*Inspection, error) {
 	t, args, ok := r.Match(ns, key)
 	if !ok {
 		if ct, _, isCh := r.MatchChannel(ns, key); isCh {
@@ -110,7 +132,7 @@ func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, k
 		}
 		return nil, fmt.Errorf("%w: %q under prefix %q", ErrUnowned, key, ns.Prefix)
 	}
-	in := &Inspection{Ref: Ref{Key: key, Template: t, Args: args, Namespace: ns}}
+	in := &Inspection{Ref: Ref{Key: key, Template: t, Args: args, Namespace: ns, Cursor: cursor}}
 	pipe := c.Pipeline()
 	typ := pipe.Type(ctx, key)
 	pttl := pipe.PTTL(ctx, key)
@@ -120,6 +142,9 @@ func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, k
 	in.Type = Type(typ.Val())
 	if in.Type == "none" {
 		return nil, fmt.Errorf("%w: %q (pattern %q, owner %s)", ErrNotFound, key, t.p.Template, t.p.Owner)
+	}
+	if err := checkCursor(in.Ref, in.Type); err != nil {
+		return nil, err
 	}
 	in.TTL = pttl.Val()
 	if in.TTL < 0 {
@@ -138,4 +163,27 @@ func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, k
 		}
 	}
 	return in, nil
+}
+
+// checkCursor refuses a cursor that a key of type typ cannot page by.
+func checkCursor(ref Ref, typ Type) error {
+	if ref.Cursor == "" {
+		return nil
+	}
+	switch typ {
+	case Hash, Set:
+		if _, _, ok := parseScanCursor(ref.Cursor); !ok {
+			return cursorErr(ref, "a scan cursor")
+		}
+	case List, ZSet:
+		_, err := offsetCursor(ref)
+		return err
+	case Stream:
+		if !isStreamID(ref.Cursor) {
+			return cursorErr(ref, "a stream entry ID")
+		}
+	default:
+		return cursorErr(ref, "accepted: a "+string(typ)+" has no pages")
+	}
+	return nil
 }

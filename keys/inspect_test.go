@@ -90,6 +90,10 @@ func TestAuditLargest(t *testing.T) {
 	ctx := e.Ctx()
 	r := &keys.Registry{}
 	tp := r.MustRegister(keys.Pattern{Template: "blob:{id}", Type: keys.String, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: "blobs"})
+	op := r.MustRegister(keys.Pattern{Template: "other:{id}", Type: keys.String, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: "other"})
+	other, err := op.Key(e.NS, "1")
+	require.NoError(t, err)
+	require.NoError(t, e.Client.Set(ctx, other, "x", time.Minute).Err())
 	for i := 1; i <= 5; i++ {
 		k, err := tp.Key(e.NS, strconv.Itoa(i))
 		require.NoError(t, err)
@@ -98,6 +102,7 @@ func TestAuditLargest(t *testing.T) {
 	rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, Largest: 2})
 	require.NoError(t, err)
 	require.Len(t, rep.Largest, 2)
+	require.Equal(t, tp, rep.Patterns[0].Template)
 	k5, _ := tp.Key(e.NS, "5")
 	k4, _ := tp.Key(e.NS, "4")
 	assert.Equal(t, k5, rep.Largest[0].Key)
@@ -105,6 +110,16 @@ func TestAuditLargest(t *testing.T) {
 	assert.Greater(t, rep.Largest[0].Bytes, rep.Largest[1].Bytes)
 	st := rep.Patterns[0]
 	assert.Equal(t, st.Bytes, st.EstBytes(), "every key sampled: exact")
+	// Each pattern keeps its own 3 biggest, whatever Largest says.
+	require.Len(t, st.Largest, 3)
+	for i, want := range []string{"5", "4", "3"} {
+		k, _ := tp.Key(e.NS, want)
+		assert.Equal(t, k, st.Largest[i].Key)
+		assert.Equal(t, tp, st.Largest[i].Template)
+	}
+	assert.Equal(t, rep.Largest[0], st.Largest[0])
+	require.Len(t, rep.Patterns[1].Largest, 1)
+	assert.Equal(t, other, rep.Patterns[1].Largest[0].Key)
 
 	rep, err = r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, Sample: 2})
 	require.NoError(t, err)
@@ -112,4 +127,66 @@ func TestAuditLargest(t *testing.T) {
 	assert.EqualValues(t, 2, st.Sampled)
 	assert.Equal(t, st.AvgBytes()*5, st.EstBytes())
 	assert.Empty(t, rep.Largest)
+	assert.Len(t, st.Largest, 2, "only the probed keys take part")
+}
+
+// Audit groups the unmatched keys by their first segment under the
+// namespace (the whole key when it has none), most keys first, and lists
+// the top TopPrefixes of them.
+func TestAuditUnmatchedPrefixes(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	r := &keys.Registry{}
+	tp := r.MustRegister(keys.Pattern{Template: "blob:{id}", Type: keys.String, TTL: time.Hour, Tag: "id", Owner: "demo", Purpose: "blobs"})
+	owned, err := tp.Key(e.NS, "1")
+	require.NoError(t, err)
+	stray := map[string]int{"zentoria:jobs:": 5, "legacy:": 3, "bull:q:": 2}
+	for p, n := range stray {
+		for i := 0; i < n; i++ {
+			require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+p+strconv.Itoa(i), "x", time.Minute).Err())
+		}
+	}
+	require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+"nocolon", "x", time.Minute).Err())
+	require.NoError(t, e.Client.Set(ctx, owned, "x", time.Minute).Err())
+
+	rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, TopPrefixes: 3})
+	require.NoError(t, err)
+	assert.EqualValues(t, 11, rep.Unmatched)
+	assert.Equal(t, []keys.PrefixCount{
+		{Prefix: e.NS.Prefix + "zentoria:", Keys: 5},
+		{Prefix: e.NS.Prefix + "legacy:", Keys: 3},
+		{Prefix: e.NS.Prefix + "bull:", Keys: 2},
+	}, rep.UnmatchedPrefixes)
+	assert.Zero(t, rep.PrefixOverflow)
+
+	rep, err = r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS})
+	require.NoError(t, err)
+	require.Len(t, rep.UnmatchedPrefixes, 4, "default: the top 10")
+	assert.Equal(t, keys.PrefixCount{Prefix: e.NS.Prefix + "nocolon", Keys: 1}, rep.UnmatchedPrefixes[3], "no ':': the whole key")
+}
+
+// Audit counts at most 1,000 distinct prefixes of unmatched keys: the keys
+// of the others are counted in PrefixOverflow, and every count is exact.
+func TestAuditUnmatchedPrefixesBounded(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	const distinct = 1010
+	pipe := e.Client.Pipeline()
+	for i := 0; i < distinct; i++ {
+		pipe.Set(ctx, e.NS.Prefix+"p"+strconv.Itoa(i)+":a", "x", time.Minute)
+		pipe.Set(ctx, e.NS.Prefix+"p"+strconv.Itoa(i)+":b", "x", time.Minute)
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	rep, err := (&keys.Registry{}).Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, TopPrefixes: 2 * distinct})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2*distinct, rep.Unmatched)
+	require.Len(t, rep.UnmatchedPrefixes, 1000)
+	var counted int64
+	for _, p := range rep.UnmatchedPrefixes {
+		assert.EqualValues(t, 2, p.Keys, "a prefix is counted from its first key: %s", p.Prefix)
+		counted += p.Keys
+	}
+	assert.Equal(t, rep.Unmatched, counted+rep.PrefixOverflow)
+	assert.EqualValues(t, 2*(distinct-1000), rep.PrefixOverflow, "the keys of the 10 prefixes left out")
 }

@@ -275,6 +275,12 @@ func (t *Template) parse(ns Namespace, key string) ([]string, mismatch) {
 	if strings.Count(rest, ":")+1 != len(t.segs) {
 		return nil, mismatch{why: missShape}
 	}
+	return t.parseRest(ns, rest)
+}
+
+// parseRest is parse of a key without its namespace prefix, whose
+// segment count the caller has checked.
+func (t *Template) parseRest(ns Namespace, rest string) ([]string, mismatch) {
 	var out []string // made at the first placeholder: a literal refuses most keys first
 	for _, s := range t.segs {
 		var part string

@@ -22,6 +22,18 @@ type Registry struct {
 	ordered  []*Template
 	decoders map[*Template]Decoder
 	also     map[*Template][]Area // AlsoIn
+	// byShape holds the key templates of ordered by their segment count
+	// and first literal (a template's first segment is always one), each
+	// list in ordered's order: Match tries only the templates a key
+	// could have been built from.
+	byShape map[shape][]*Template
+}
+
+// shape is what Match looks up a key by: its segment count after the
+// namespace prefix and its first segment.
+type shape struct {
+	segs  int
+	first string
 }
 
 // A Schema is one package's part of a keyspace: the key and channel
@@ -116,6 +128,13 @@ func (r *Registry) add(t *Template) error {
 		}
 		return a.p.Template < b.p.Template
 	})
+	r.byShape = map[shape][]*Template{}
+	for _, t := range r.ordered {
+		if !t.IsChannel() {
+			k := shape{segs: len(t.segs), first: t.segs[0].lit}
+			r.byShape[k] = append(r.byShape[k], t)
+		}
+	}
 	return nil
 }
 
@@ -205,13 +224,15 @@ func (r *Registry) Owned(owner string) []*Template {
 // with the placeholder values. Templates with more literal segments are tried
 // first, so "sensor:motion:{location}" wins over "sensor:{type}:{location}".
 func (r *Registry) Match(ns Namespace, key string) (*Template, []string, bool) {
+	rest, ok := strings.CutPrefix(key, ns.Prefix)
+	if !ok {
+		return nil, nil, false
+	}
+	first, _, _ := strings.Cut(rest, ":")
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, t := range r.ordered {
-		if t.IsChannel() {
-			continue
-		}
-		if args, miss := t.parse(ns, key); miss.why == matched {
+	for _, t := range r.byShape[shape{segs: strings.Count(rest, ":") + 1, first: first}] {
+		if args, miss := t.parseRest(ns, rest); miss.why == matched {
 			return t, args, true
 		}
 	}

@@ -63,19 +63,28 @@ func decoders() map[*keys.Template]keys.Decoder {
 }
 
 // decodeSessionKey reads a session as Get does, without sliding it:
-// HGETALL and PTTL in one round trip; ExpiresAt is the key's expiry by
-// this machine's clock.
+// HLEN and PTTL in one round trip, then HGETALL only when the hash has at
+// most keys.MaxRecordFields fields (a session has about 20; a bigger hash
+// is refused with keys.ErrTooLarge, unread); ExpiresAt is the key's
+// expiry by this machine's clock.
 func decodeSessionKey(ctx context.Context, c redis.Cmdable, ref keys.Ref) (any, error) {
 	pipe := c.Pipeline()
-	h := pipe.HGetAll(ctx, ref.Key)
+	n := pipe.HLen(ctx, ref.Key)
 	ttl := pipe.PTTL(ctx, ref.Key)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("session: inspect %q: %w", ref.Key, err)
 	}
-	if len(h.Val()) == 0 {
+	if err := keys.RecordSize(ref.Key, n.Val()); err != nil {
+		return nil, err
+	}
+	h, err := c.HGetAll(ctx, ref.Key).Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: inspect %q: %w", ref.Key, err)
+	}
+	if len(h) == 0 {
 		return nil, fmt.Errorf("%w: %q", keys.ErrNotFound, ref.Key)
 	}
-	sess, err := parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(h.Val()))
+	sess, err := parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(h))
 	if err != nil {
 		return nil, keys.Corrupt(ref.Key, err)
 	}
