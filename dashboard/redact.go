@@ -107,7 +107,7 @@ func (h *Handler) redact(ref keys.Ref, v any) any {
 			return out
 		}
 	case keys.Collection:
-		return keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items)}
+		return keys.Collection{Len: x.Len, Items: h.redactAll(ref, x.Items), Next: x.Next}
 	case *keys.Collection:
 		return h.redact(ref, *x)
 	}

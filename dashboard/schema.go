@@ -44,6 +44,9 @@ type patternRow struct {
 	NoTTL     int64  `json:"no_ttl"`
 	WrongType int64  `json:"wrong_type"`
 	WrongDB   int64  `json:"wrong_db"`
+	// Largest are the pattern's biggest keys among those probed with
+	// MEMORY USAGE (keys.PatternStats.Largest), biggest first.
+	Largest []sizeRow `json:"largest,omitempty"`
 }
 
 // dbSchema is the audit of one database.
@@ -57,8 +60,19 @@ type dbSchema struct {
 	// Guesses are the prefixes (and hash-tag settings) under which some
 	// of the keys matching no pattern would match one (keys.AuditReport.
 	// Guesses): the page offers them as "redschema serve -prefix ...".
-	Guesses  []guessRow `json:"guesses"`
-	Problems []string   `json:"problems"`
+	Guesses []guessRow `json:"guesses"`
+	// Prefixes groups the keys matching no pattern by prefix, most keys
+	// first (keys.AuditReport.UnmatchedPrefixes); PrefixesOther counts
+	// those whose prefix was not tracked.
+	Prefixes      []keys.PrefixCount `json:"prefixes"`
+	PrefixesOther int64              `json:"prefixes_other"`
+	Problems      []string           `json:"problems"`
+}
+
+// sizeRow is one of a pattern's biggest probed keys.
+type sizeRow struct {
+	Key   string `json:"key"`
+	Bytes int64  `json:"bytes"`
 }
 
 // guessRow is a namespace under which Keys of the unmatched keys the
@@ -121,6 +135,10 @@ func (h *Handler) scanSchema(ctx context.Context) (*schemaReply, error) {
 	for _, rep := range reps {
 		d := dbSchema{DB: rep.DB, Scanned: rep.Scanned, Unmatched: rep.Unmatched,
 			UnmatchedKeys: rep.UnmatchedKeys, Problems: rep.Problems()}
+		d.Prefixes, d.PrefixesOther = rep.UnmatchedPrefixes, rep.PrefixOverflow
+		if d.Prefixes == nil {
+			d.Prefixes = []keys.PrefixCount{}
+		}
 		d.Guesses = make([]guessRow, len(rep.Guesses))
 		for i, g := range rep.Guesses {
 			d.Guesses[i] = guessRow{Prefix: g.Namespace.Prefix, NoHashTags: g.Namespace.NoHashTags, Keys: g.Keys}
@@ -141,6 +159,9 @@ func (h *Handler) scanSchema(ctx context.Context) (*schemaReply, error) {
 			row := patternRow{Pattern: t.Display(h.opt.ns), Owner: p.Owner, Area: string(p.Area), Type: string(p.Type),
 				TTL: t.TTLText(), Purpose: p.Purpose, Keys: s.Keys, Bytes: s.EstBytes(), Estimated: s.Sampled < s.Keys,
 				NoTTL: s.NoTTL, WrongType: s.WrongType, WrongDB: s.WrongDB}
+			for _, k := range s.Largest {
+				row.Largest = append(row.Largest, sizeRow{Key: h.shownKey(k.Key), Bytes: k.Bytes})
+			}
 			d.Bytes += row.Bytes
 			d.Patterns = append(d.Patterns, row)
 		}
@@ -179,11 +200,12 @@ type inspectReply struct {
 	Error       string            `json:"error,omitempty"`
 }
 
-// inspect decodes ?key= with keys.Registry.Inspect in its area's
+// inspect decodes ?key= with keys.Registry.InspectPage in its area's
 // database: the value as the owning package's decoder reads it (which
-// never includes a secret).
+// never includes a secret), a collection one page of 100 at a time
+// (?cursor= is the previous page's "next").
 func (h *Handler) inspect(r *http.Request) (any, error) {
-	key := r.URL.Query().Get("key")
+	key, cursor := r.URL.Query().Get("key"), r.URL.Query().Get("cursor")
 	if key == "" {
 		return nil, badRequest("key is required")
 	}
@@ -192,11 +214,11 @@ func (h *Handler) inspect(r *http.Request) (any, error) {
 	if t, _, ok := reg.Match(h.opt.ns, key); ok {
 		c = h.cs.For(t.Pattern().Area)
 	}
-	in, err := reg.Inspect(r.Context(), c, h.opt.ns, key)
+	in, err := reg.InspectPage(r.Context(), c, h.opt.ns, key, cursor)
 	switch {
 	case errors.Is(err, keys.ErrNotFound):
 		return nil, notFound("%v", err)
-	case errors.Is(err, keys.ErrUnowned):
+	case errors.Is(err, keys.ErrUnowned), errors.Is(err, keys.ErrInvalid):
 		return nil, badRequest("%v", err)
 	case err != nil:
 		return nil, err
