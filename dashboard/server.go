@@ -232,10 +232,50 @@ func (h *Handler) slowEntry(s redis.SlowLog) slowEntry {
 			e.Key = "(a key cut by SLOWLOG)"
 		case moreArgs.MatchString(k):
 		default:
-			e.Key = h.shownKey(k)
+			e.Key = h.slowKey(k)
 		}
 	}
 	return e
+}
+
+// slowKey is a SLOWLOG key as the page may see it. The slow log is the
+// whole server's: a key outside the dashboard's prefix belongs to
+// another application and is not shown; a key under it that matches a
+// pattern only under a longer prefix (keys.Registry.Guess, an
+// application nested in the namespace) has its secrets replaced as under
+// that prefix.
+func (h *Handler) slowKey(k string) string {
+	if !strings.HasPrefix(k, h.opt.ns.Prefix) {
+		return "(a key outside " + h.opt.ns.Prefix + ")"
+	}
+	if t, args, ok := h.reg.Match(h.opt.ns, k); ok {
+		return h.shownArgs(t, args, k)
+	}
+	ns, ok := h.reg.Guess(h.opt.ns, k)
+	if !ok {
+		return k
+	}
+	t, args, ok := h.reg.Match(ns, k)
+	if !ok {
+		return k
+	}
+	params := t.Params()
+	out := append([]string(nil), args...)
+	hidden := false
+	for i, p := range params {
+		if secretParam(p) {
+			out[i] = "ref-" + h.ref(argNamed(params, args, "user_id"), args[i])
+			hidden = true
+		}
+	}
+	if !hidden {
+		return k
+	}
+	shown, err := t.Key(ns, out...)
+	if err != nil {
+		return "(a " + t.Display(ns) + " key)"
+	}
+	return shown
 }
 
 // firstKeyAt is where the first key of a command that has one is, by
@@ -306,6 +346,9 @@ const (
 	// meet returns a short page (and its cursor) rather than scanning the
 	// whole keyspace in one request.
 	keysScans = 64
+	// keysScanCount is the COUNT of each SCAN (or the page's count, if
+	// larger): a sparse MATCH then still fills a page in a few calls.
+	keysScanCount = 1000
 	// maxGlob bounds the pattern's length.
 	maxGlob = 512
 )
@@ -442,7 +485,7 @@ func (h *Handler) browseKeys(r *http.Request) (any, error) {
 	n, done := 0, false
 	for scans := 0; n < count && scans < keysScans; scans++ {
 		nd := nodes[cur.node]
-		batch, next, err := nd.c.Scan(ctx, cur.scan, match, int64(count)).Result()
+		batch, next, err := nd.c.Scan(ctx, cur.scan, match, int64(max(count, keysScanCount))).Result()
 		if err != nil {
 			return nil, err
 		}

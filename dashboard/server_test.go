@@ -142,11 +142,14 @@ func TestSlowlogShowsOnlyTheKey(t *testing.T) {
 		{[]string{"EVALSHA", "abc123", "1", sessKey, secret}, "evalsha", f.env.NS.Prefix + "session:user:{42}:ref-" + f.h.ref("42", "d1b3c0ffee"), 4},
 		{[]string{"EVAL", "return ARGV[1] -- " + secret, "0", secret}, "eval", "", 3},
 		{[]string{"FCALL", "f", "0", secret}, "fcall", "", 3},
-		{[]string{"OBJECT", "ENCODING", "stray:x"}, "object", "stray:x", 2},
+		{[]string{"OBJECT", "ENCODING", f.env.NS.Prefix + "stray:x"}, "object", f.env.NS.Prefix + "stray:x", 2},
 		{[]string{"MEMORY", "DOCTOR"}, "memory", "", 1},
 		{[]string{"HGETALL", long}, "hgetall", "(a key cut by SLOWLOG)", 1},
 		{[]string{"MADE-UP", "stray:y", secret}, "made-up", "", 2},
-		{append(append([]string{"DEL"}, strings.Split(strings.Repeat("a ", 30), " ")[:30]...), "... (19 more arguments)"), "del", "a", 49},
+		{[]string{"HGETALL", "other-app:session:user:{42}:d1b3c0ffee"}, "hgetall", "(a key outside " + f.env.NS.Prefix + ")", 1},
+		{[]string{"HGETALL", f.env.NS.Prefix + "app:session:user:{42}:d1b3c0ffee"}, "hgetall",
+			f.env.NS.Prefix + "app:session:user:{42}:ref-" + f.h.ref("42", "d1b3c0ffee"), 1},
+		{append(append([]string{"DEL", f.env.NS.Prefix + "a"}, strings.Split(strings.Repeat("b ", 29), " ")[:29]...), "... (19 more arguments)"), "del", f.env.NS.Prefix + "a", 49},
 	} {
 		e := f.h.slowEntry(redis.SlowLog{ID: 7, Time: at, Duration: 12500 * time.Microsecond, Args: c.args})
 		require.Equal(t, slowEntry{ID: 7, At: at.UTC(), DurationUs: 12500, Command: c.command, Key: c.key, Args: c.n}, e, "%q", c.args)
