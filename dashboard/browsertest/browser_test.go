@@ -208,10 +208,19 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// waitJS polls a JS expression until it is true.
+// waitJS polls a JS expression until it is true. A poll begun just as a
+// navigation replaced the document (about:blank, then the dashboard) can
+// fail with the old document's context gone: it is begun again.
 func waitJS(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second)))
+	var err error
+	for range 3 {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	require.NoError(t, err, expr)
 }
 

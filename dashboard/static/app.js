@@ -474,8 +474,8 @@ async function loadUser() {
     try { await api(path, form); showError(null); refresh(); } catch (e) { showError(e); }
   } }, label);
   const rows = r.sessions.map(s => el("tr", { "data-session": s.ref },
-    td(s.email), td(s.ip_address), td(s.user_agent), td(ago(s.created_at)), td(ago(s.last_activity)), td(ago(s.expires_at)),
-    td(w ? post("revoke", "/api/session/revoke", { user: u, ref: s.ref }, "danger") : "read-only")));
+    td(w ? post("revoke", "/api/session/revoke", { user: u, ref: s.ref }, "danger") : "read-only", "actions"),
+    td(s.email), td(s.ip_address), td(s.user_agent), td(ago(s.created_at)), td(ago(s.last_activity)), td(ago(s.expires_at))));
   const actions = w ? [act("revoke all", "/api/session/revoke-all", { user: u }, { danger: true, confirm: "Revoke every session of " + u + "?" }), " ",
     r.status === "blocked" ? act("unblock", "/api/user/unblock", { user: u }) :
       act("block", "/api/user/block", { user: u }, { danger: true, confirm: "Block " + u + "? Their sessions stop validating and they cannot log in." })] : [];
@@ -485,7 +485,7 @@ async function loadUser() {
       el("div", { class: "card" }, el("div", { class: "muted" }, "Status"), el("div", { class: "num", id: "user-status" }, r.status)),
       el("div", { class: "card" }, el("div", { class: "muted" }, "Live sessions"), el("div", { class: "num", id: "session-count" }, r.sessions.length))),
     el("p", {}, actions),
-    table("session-table", ["Email", "IP", "User agent", "Created", "Last activity", "Expires", ""], rows),
+    table("session-table", ["", "Email", "IP", "User agent", "Created", "Last activity", "Expires"], rows),
     el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"), ...list);
 }
 
