@@ -804,7 +804,7 @@ function route() {
     if (seg[0] && seg[0] !== state.queue) { state.qSelected.clear(); state.qOffset = 0; state.qSearch = ""; }
     if (seg[0]) state.queue = seg[0];
     const st = jobStates.includes(seg[1]) ? seg[1] : "dead";
-    if (st !== state.qState) { state.qSelected.clear(); state.qOffset = 0; }
+    if (st !== state.qState) { state.qSelected.clear(); state.qOffset = 0; state.qSearch = ""; }
     state.qState = st;
     state.qJob = seg[2] || "";
   }
