@@ -12,7 +12,10 @@
 // sensor-collector and chat-app; docs/<system>.md in the repository
 // describes each), every page loads, the schema page agrees with the
 // program's clean audit, and the pages of each program's features show
-// its data. Screenshots go to $SCREENSHOT_DIR or $DASHBOARD_SCREENSHOTS,
+// its data. TestPageAgainstContract drives the page over a stub of the
+// API it is built to (the paged queue endpoints and their actions, the
+// schema's prefixes and guesses, inspect's pages), whatever this tree's
+// backend answers. Screenshots go to $SCREENSHOT_DIR or $DASHBOARD_SCREENSHOTS,
 // else a temporary directory: seed-<page>-<width>.png for the AI platform
 // (and dashboard-schema.png, dashboard-queues.png: the README's), and
 // seedNNN-<page>.png for the others (000 home-automation, 002
