@@ -221,6 +221,8 @@ func (h *Handler) routes() {
 	m.Handle("GET /api/config", h.read(h.config))
 	m.Handle("GET /api/schema", h.read(h.schema))
 	m.Handle("GET /api/inspect", h.read(h.inspect))
+	m.Handle("GET /api/server", h.read(h.serverInfo))
+	m.Handle("GET /api/keys", h.read(h.browseKeys))
 	m.Handle("GET /api/queues", h.read(h.queueList))
 	m.Handle("GET /api/queue", h.read(h.queueJobs))
 	m.Handle("POST /api/queue/requeue", h.write("queue.requeue", h.requeue))
@@ -491,5 +493,5 @@ type configReply struct {
 func (h *Handler) config(*http.Request) (any, error) {
 	return configReply{RefreshMs: h.opt.refresh.Milliseconds(), Writable: h.opt.writable,
 		Cluster: h.cs.Cluster(), DBs: h.cs.DBs(), Prefix: h.opt.ns.Prefix,
-		Pages: []string{"schema", "queues", "sessions", "ratelimits", "presence", "locks", "sensors", "aimemory", "cache", "metrics"}}, nil
+		Pages: []string{"schema", "server", "keys", "queues", "sessions", "ratelimits", "presence", "locks", "sensors", "aimemory", "cache", "metrics"}}, nil
 }

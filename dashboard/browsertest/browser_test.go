@@ -84,19 +84,83 @@ type consoleLog struct {
 
 func (c *consoleLog) add(s string) { c.mu.Lock(); c.msgs = append(c.msgs, s); c.mu.Unlock() }
 
+// take returns the messages and forgets them.
+func (c *consoleLog) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.msgs
+	c.msgs = nil
+	return m
+}
+
 func (c *consoleLog) get() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.msgs...)
 }
 
-// shotDir is where screenshots go: $DASHBOARD_SCREENSHOTS, or a temp dir.
+// shotDir is where screenshots go: $SCREENSHOT_DIR or
+// $DASHBOARD_SCREENSHOTS, else a temp dir.
 func shotDir(t *testing.T) string {
-	if d := os.Getenv("DASHBOARD_SCREENSHOTS"); d != "" {
-		require.NoError(t, os.MkdirAll(d, 0o755))
-		return d
+	for _, v := range []string{"SCREENSHOT_DIR", "DASHBOARD_SCREENSHOTS"} {
+		if d := os.Getenv(v); d != "" {
+			require.NoError(t, os.MkdirAll(d, 0o755))
+			return d
+		}
 	}
 	return t.TempDir()
+}
+
+// The widths every page is checked and screenshotted at: a desktop and a
+// phone.
+const wide, narrow = 1400, 420
+
+// setWidth sets the viewport's width.
+func setWidth(t *testing.T, ctx context.Context, w int64) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(w, 900)))
+	waitJS(t, ctx, fmt.Sprintf("window.innerWidth === %d", w))
+}
+
+// fits fails unless the page is no wider than the viewport: wide tables
+// scroll in their own container, the page never sideways.
+func fits(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	sw := eval[int](t, ctx, `document.documentElement.scrollWidth`)
+	iw := eval[int](t, ctx, `window.innerWidth`)
+	if sw > iw {
+		wide := eval[string](t, ctx, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !e.closest(".scroll")).slice(0, 5).map(e => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
+		t.Fatalf("the %s page at %d px is %d px wide: %s", page, iw, sw, wide)
+	}
+}
+
+// atBothWidths checks that the page fits at 1400 px and at 420 px, with
+// its nav on at most two lines (or the select), and screenshots it at
+// both as name-1400.png and name-420.png. It leaves the viewport wide.
+func atBothWidths(t *testing.T, ctx context.Context, dir, name, page string) {
+	t.Helper()
+	for _, w := range []int64{wide, narrow} {
+		setWidth(t, ctx, w)
+		fits(t, ctx, page)
+		lines := eval[int](t, ctx, `(() => { const n = document.querySelector("nav"); if (getComputedStyle(n).display === "none") return getComputedStyle(document.getElementById("navselect")).display === "none" ? 99 : 1; const tops = new Set([...n.querySelectorAll("a")].map(a => Math.round(a.getBoundingClientRect().top))); return tops.size; })()`)
+		require.LessOrEqual(t, lines, 2, "the nav of the %s page at %d px", page, w)
+		screenshot(t, ctx, dir, fmt.Sprintf("%s-%d", name, w))
+	}
+	setWidth(t, ctx, wide)
+}
+
+// recordConfirms makes window.confirm say yes and record what it asked
+// (window.__confirms), so that an action's confirmation is checked
+// without a dialog.
+func recordConfirms(t *testing.T, ctx context.Context) {
+	t.Helper()
+	eval[bool](t, ctx, `(() => { window.__confirms = []; window.confirm = m => { window.__confirms.push(m); return true; }; return true; })()`)
+}
+
+// confirms returns what the page asked to confirm since recordConfirms.
+func confirms(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return eval[[]string](t, ctx, `window.__confirms || []`)
 }
 
 func screenshot(t *testing.T, ctx context.Context, dir, name string) {
@@ -115,6 +179,7 @@ func open(t *testing.T, ctx context.Context, url, page string) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url)))
 	waitJS(t, ctx, `document.body.dataset.loaded === "`+page+`" || document.getElementById("error").textContent !== ""`)
 	require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "the %s page shows an error", page)
+	recordConfirms(t, ctx)
 }
 
 // text returns the text of the element sel selects, once there is one. It
@@ -143,10 +208,19 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// waitJS polls a JS expression until it is true.
+// waitJS polls a JS expression until it is true. A poll begun just as a
+// navigation replaced the document (about:blank, then the dashboard) can
+// fail with the old document's context gone: it is begun again.
 func waitJS(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second)))
+	var err error
+	for range 3 {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	require.NoError(t, err, expr)
 }
 
@@ -186,11 +260,51 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`), "error banner on the %s page", page)
 	}
 
+	t.Run("token", func(t *testing.T) {
+		// The token of the URL is kept for the tab and dropped from the URL
+		// in place: no history entry, and not in the tab's history.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+		before := eval[int](t, ctx, `history.length`)
+		open(t, ctx, srv.URL+"/#token="+token, "schema")
+		require.Equal(t, "", eval[string](t, ctx, `location.hash`))
+		require.NotContains(t, eval[string](t, ctx, `location.href`), token)
+		require.Equal(t, before+1, eval[int](t, ctx, `history.length`), "one entry: the page's, none for dropping the token")
+		require.Equal(t, token, eval[string](t, ctx, `sessionStorage.getItem("redschema-token")`))
+
+		// Two wrong tokens, then the right one: the page starts once, and
+		// a route change loads the page once.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#token=wrong-1")))
+		for _, tok := range []string{"wrong-2", "wrong-3", token} {
+			require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#tokenbox"))))
+			require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#token"), tok)))
+			click(t, ctx, "#tokensave")
+		}
+		waitJS(t, ctx, `document.body.dataset.loaded === "schema"`)
+		require.Equal(t, 1, eval[int](t, ctx, `state.starts`))
+		routes := eval[int](t, ctx, `state.routes`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#locks")))
+		waitJS(t, ctx, `document.body.dataset.loaded === "locks"`)
+		require.Equal(t, routes+1, eval[int](t, ctx, `state.routes`), "one route per hash change")
+		require.Equal(t, 1, eval[int](t, ctx, `state.starts`))
+		require.Empty(t, eval[string](t, ctx, `document.getElementById("error").textContent`))
+		refused := console.take() // the browser logs each 401 it got
+		require.Len(t, refused, 3, "one refused config request per wrong token: %q", refused)
+		for _, m := range refused {
+			require.Contains(t, m, "401")
+		}
+	})
+
 	t.Run("schema", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
 		open(t, ctx, srv.URL+"/#token="+token, "schema")
 		require.Equal(t, fmt.Sprint(len(env.Keys())), text(t, ctx, "#stat-keys"))
 		require.Equal(t, "0", text(t, ctx, "#stat-strays"))
-		require.Contains(t, text(t, ctx, `tr[data-pattern="`+env.NS.Prefix+`queue:{{queue_name}}:jobs"]`), "queue")
+		jobs := `tr[data-pattern="` + env.NS.Prefix + `queue:{{queue_name}}:jobs"]`
+		require.Contains(t, text(t, ctx, jobs), "queue")
+		require.NotEmpty(t, eval[string](t, ctx, `document.querySelector('`+jobs+`').title`), "the pattern's purpose")
+		require.Regexp(t, `^updated \d\d:\d\d:\d\d$`, text(t, ctx, "#updated"))
+		require.True(t, eval[bool](t, ctx, `document.getElementById("loading").hidden && document.getElementById("stale").hidden`))
 		noErrors("schema")
 
 		key := env.NS.Prefix + "queue:dlq:{" + demo.Queue + "}"
@@ -198,8 +312,80 @@ func TestDashboardInBrowser(t *testing.T) {
 		click(t, ctx, "#inspect-form button")
 		waitJS(t, ctx, `document.getElementById("inspect-out").textContent.includes("package queue")`)
 		require.Contains(t, text(t, ctx, "#inspect-out"), demo.DeadError)
-		screenshot(t, ctx, dir, "schema")
+		atBothWidths(t, ctx, dir, "schema", "schema")
 		noErrors("schema")
+
+		// A refresh that fails marks the page stale; the next good one
+		// clears the mark.
+		eval[bool](t, ctx, `(() => { window.__fetch = window.fetch; window.fetch = () => Promise.reject(new Error("offline")); return true; })()`)
+		waitJS(t, ctx, `!document.getElementById("stale").hidden`)
+		eval[bool](t, ctx, `(() => { window.fetch = window.__fetch; return true; })()`)
+		waitJS(t, ctx, `document.getElementById("stale").hidden && document.getElementById("error").textContent === ""`)
+		noErrors("schema")
+	})
+
+	t.Run("server", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#server", "server")
+		require.Positive(t, eval[int](t, ctx, `document.querySelectorAll("#sv-detail .node").length`))
+		if env.Real() {
+			require.Contains(t, text(t, ctx, "#sv-role-0"), "master")
+			require.Regexp(t, `\d`, text(t, ctx, "#sv-mem-0"))
+			require.Regexp(t, `%$`, text(t, ctx, "#sv-hit-0"))
+			require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#sv-slowlog-0").length`))
+		} else {
+			require.Contains(t, text(t, ctx, "#sv-detail .node .bad"), "INFO", "miniredis's missing INFO sections, in the node's row")
+		}
+		atBothWidths(t, ctx, dir, "server", "server")
+		noErrors("server")
+	})
+
+	t.Run("keys", func(t *testing.T) {
+		open(t, ctx, srv.URL+"/#keys", "keys")
+		require.Equal(t, env.NS.Prefix, text(t, ctx, "#keys-prefix"))
+		all := len(env.Keys())
+		require.Equal(t, min(all, 100), eval[int](t, ctx, `document.querySelectorAll("#keys-table tr[data-key]").length`))
+		atBothWidths(t, ctx, dir, "keys", "keys")
+
+		// Pages of 50: the next page button walks the keyspace.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#keys-count"), "50")))
+		eval[bool](t, ctx, `document.getElementById("keys-count").dispatchEvent(new Event("change"))`)
+		seen := map[string]bool{}
+		for page := 0; ; page++ {
+			require.Less(t, page, 50)
+			waitJS(t, ctx, `document.body.dataset.loaded === "keys" && !state.keysDirty`)
+			for _, k := range eval[[]string](t, ctx, `[...document.querySelectorAll("#keys-table tr[data-key]")].map(tr => tr.dataset.key)`) {
+				require.False(t, seen[k], "%s twice", k)
+				seen[k] = true
+			}
+			if eval[bool](t, ctx, `!!document.getElementById("keys-done")`) {
+				break
+			}
+			eval[bool](t, ctx, `(() => { delete document.body.dataset.loaded; return true; })()`)
+			click(t, ctx, "#keys-next")
+		}
+		require.Len(t, seen, all)
+
+		// A pattern; a key opens in the inspect view; a session key is
+		// shown without its ID and not as a link.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#keys-match"), "queue:*")))
+		click(t, ctx, "#keys-form button")
+		jobs := env.NS.Prefix + "queue:{" + demo.Queue + "}:jobs"
+		waitJS(t, ctx, `!!document.querySelector('#keys-table tr[data-key="`+jobs+`"]')`)
+		for _, k := range eval[[]string](t, ctx, `[...document.querySelectorAll("#keys-table tr[data-key]")].map(tr => tr.dataset.key)`) {
+			require.True(t, strings.HasPrefix(k, env.NS.Prefix+"queue:"), k)
+		}
+		click(t, ctx, `#keys-table tr[data-key="`+jobs+`"] a.key`)
+		waitJS(t, ctx, `document.getElementById("keys-inspect").textContent.includes("package queue")`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#keys-match"), "session:user:*")))
+		click(t, ctx, "#keys-form button")
+		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#keys-table tr[data-key]").length === %d`, demo.Sessions))
+		require.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll("#keys-table a.key").length`))
+		for _, k := range env.Keys() {
+			if id, ok := strings.CutPrefix(k, env.NS.Prefix+"session:user:{"+demo.User+"}:"); ok {
+				require.NotContains(t, eval[string](t, ctx, `document.body.textContent`), id)
+			}
+		}
+		noErrors("keys")
 	})
 
 	t.Run("queues", func(t *testing.T) {
@@ -208,15 +394,26 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, []string{demo.Queue, fmt.Sprint(demo.ReadyHigh), fmt.Sprint(demo.ReadyNormal), fmt.Sprint(demo.ReadyLow),
 			fmt.Sprint(demo.Scheduled), fmt.Sprint(demo.InFlight), fmt.Sprint(demo.Dead), fmt.Sprint(demo.Processed), fmt.Sprint(demo.Failed)}, row[:9])
 		require.Equal(t, demo.Dead, eval[int](t, ctx, `document.querySelectorAll("#jobs-dead tr[data-job]").length`))
-		require.Equal(t, demo.InFlight, eval[int](t, ctx, `document.querySelectorAll("#jobs-active tr[data-job]").length`))
 		require.Contains(t, text(t, ctx, "#jobs-dead"), demo.DeadError)
-		waitJS(t, ctx, `!!document.querySelector("#queue-chart polyline")`) // two samples of the totals make a line
+		waitJS(t, ctx, `!!document.querySelector("#queue-chart polyline")`) // daily totals, or two samples of the totals
 		noErrors("queues")
-		screenshot(t, ctx, dir, "queues")
+		atBothWidths(t, ctx, dir, "queues", "queues")
+
+		// At 420 px a dead letter's actions are on screen without scrolling
+		// the page or the table sideways.
+		setWidth(t, ctx, narrow)
+		right := eval[float64](t, ctx, `document.querySelector('#jobs-dead tr[data-job] button[data-action="requeue"]').getBoundingClientRect().right`)
+		require.LessOrEqual(t, right, float64(narrow))
+		setWidth(t, ctx, wide)
+
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/active", "queues")
+		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-active tr[data-job]").length === %d`, demo.InFlight))
 
 		// Requeue a dead letter from the page.
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
 		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[0]+`"] button[data-action="requeue"]`)
 		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-dead tr[data-job]").length === %d`, demo.Dead-1))
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/pending", "queues")
 		waitJS(t, ctx, `!!document.querySelector('#jobs-pending tr[data-job="`+demo.DeadIDs[0]+`"]')`)
 		q, err := queue.New[demo.Mail](env.Client, demo.Queue, queue.WithNamespace(env.NS))
 		require.NoError(t, err)
@@ -224,6 +421,34 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, demo.Dead-1, st.Dead)
 		require.EqualValues(t, demo.ReadyHigh+1, st.Ready[queue.High])
+		noErrors("queues")
+
+		// The queue admin of the paged backend (pause, bulk delete, the
+		// job page), when this tree has it.
+		paged, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`api("/api/queue?name=`+demo.Queue+`&state=dead").then(r => Array.isArray(r.jobs))`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		if !paged {
+			t.Log("the backend answers the older /api/queue (no states, paging, pause, bulk or job page): those are not tested here")
+			return
+		}
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
+		click(t, ctx, `button[data-action="pause"]`)
+		waitJS(t, ctx, `!!document.getElementById("queue-paused")`)
+		click(t, ctx, `button[data-action="resume"]`)
+		waitJS(t, ctx, `!document.getElementById("queue-paused")`)
+
+		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[1]+`"] a`)
+		waitJS(t, ctx, `!!document.getElementById("job-payload")`)
+		require.Contains(t, text(t, ctx, "#job-detail"), demo.DeadIDs[1])
+
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
+		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[1]+`"] input[type=checkbox]`)
+		click(t, ctx, `button[data-action="delete-selected"]`)
+		waitJS(t, ctx, `document.querySelectorAll("#jobs-dead tr[data-job]").length === 0`)
+		require.Len(t, confirms(t, ctx), 1, "the bulk delete asks first")
+		st, err = q.Stats(env.Ctx())
+		require.NoError(t, err)
+		require.Zero(t, st.Dead)
 		noErrors("queues")
 	})
 
@@ -233,7 +458,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, "login", text(t, ctx, "#user-status"))
 		require.Equal(t, fmt.Sprint(demo.Sessions), eval[string](t, ctx, `document.querySelector('#user-table tr[data-user="`+demo.User+`"] td:nth-child(2)').textContent`))
 		noErrors("sessions")
-		screenshot(t, ctx, dir, "sessions")
+		atBothWidths(t, ctx, dir, "sessions", "sessions")
 
 		// Revoke one session from the page.
 		click(t, ctx, `#session-table tr[data-session] button[data-action="revoke"]`)
@@ -244,6 +469,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, live, demo.Sessions-1)
 		noErrors("sessions")
+
+		// Block, then revoke all: each asks first.
+		click(t, ctx, `button[data-action="block"]`)
+		waitJS(t, ctx, `document.getElementById("user-status").textContent === "blocked"`)
+		require.Len(t, confirms(t, ctx), 1)
+		require.Contains(t, confirms(t, ctx)[0], "Block "+demo.User)
+		click(t, ctx, `button[data-action="unblock"]`)
+		waitJS(t, ctx, `document.getElementById("user-status").textContent !== "blocked"`)
+		click(t, ctx, `button[data-action="revoke all"]`)
+		waitJS(t, ctx, `document.getElementById("session-count").textContent === "0"`)
+		require.Len(t, confirms(t, ctx), 2)
+		require.Contains(t, confirms(t, ctx)[1], "Revoke every session")
+		live, err = store.List(env.Ctx(), demo.User)
+		require.NoError(t, err)
+		require.Empty(t, live)
+		noErrors("sessions")
 	})
 
 	t.Run("ratelimits", func(t *testing.T) {
@@ -253,7 +494,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#rl-block-table tr[data-block]").length`))
 		require.Contains(t, text(t, ctx, "#rl-keys"), demo.APIKey)
 		noErrors("ratelimits")
-		screenshot(t, ctx, dir, "ratelimits")
+		atBothWidths(t, ctx, dir, "ratelimits", "ratelimits")
 
 		click(t, ctx, `#rl-block-table tr[data-block="`+demo.BlockedID+`"] button[data-action="lift"]`)
 		waitJS(t, ctx, `document.querySelectorAll("#rl-block-table tr[data-block]").length === 0`)
@@ -285,7 +526,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#pr-admin-table tr[data-admin="`+demo.Admin+`"] td')].map(td => td.textContent)`)
 		require.Equal(t, []string{demo.Admin, "online", "", fmt.Sprint(demo.AdminCapacity), fmt.Sprint(demo.AdminCapacity)}, row)
 		noErrors("presence")
-		screenshot(t, ctx, dir, "presence")
+		atBothWidths(t, ctx, dir, "presence", "presence")
 	})
 
 	t.Run("locks", func(t *testing.T) {
@@ -298,7 +539,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, "3600.0s", job[2])
 		require.Contains(t, job[3], "in ")
 		noErrors("locks")
-		screenshot(t, ctx, dir, "locks")
+		atBothWidths(t, ctx, dir, "locks", "locks")
 	})
 
 	t.Run("sensors", func(t *testing.T) {
@@ -309,7 +550,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#sn-chart polyline").length`))
 		require.Positive(t, eval[int](t, ctx, `document.querySelectorAll("#sn-chart circle").length`))
 		noErrors("sensors")
-		screenshot(t, ctx, dir, "sensors")
+		atBothWidths(t, ctx, dir, "sensors", "sensors")
 	})
 
 	t.Run("aimemory", func(t *testing.T) {
@@ -319,7 +560,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, fmt.Sprint(demo.ConvMessages), text(t, ctx, "#ai-length"))
 		require.Equal(t, demo.ConvMessages-1, eval[int](t, ctx, `document.querySelectorAll("#ai-messages tr").length - 1`))
 		noErrors("aimemory")
-		screenshot(t, ctx, dir, "aimemory")
+		atBothWidths(t, ctx, dir, "aimemory", "aimemory")
 	})
 
 	t.Run("cache", func(t *testing.T) {
@@ -328,7 +569,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, []string{demo.CachedEndpoint, "GET", fmt.Sprint(demo.CacheEntries), fmt.Sprint(demo.CacheHits), "66.7%"}, row[:5])
 		require.Equal(t, fmt.Sprint(demo.CacheEntries), eval[string](t, ctx, `document.querySelector('#ca-tags tr[data-tag="`+demo.CacheTag+`"] td:nth-child(2)').textContent`))
 		noErrors("cache")
-		screenshot(t, ctx, dir, "cache")
+		atBothWidths(t, ctx, dir, "cache", "cache")
 	})
 
 	t.Run("metrics", func(t *testing.T) {
@@ -339,6 +580,6 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Positive(t, eval[int](t, ctx, `document.querySelectorAll('[data-histogram^="api_latency_ms"] rect').length`))
 		require.Contains(t, eval[string](t, ctx, `document.querySelector('[data-histogram^="api_latency_ms"] p').textContent`), fmt.Sprintf("count %d", demo.Requests))
 		noErrors("metrics")
-		screenshot(t, ctx, dir, "metrics")
+		atBothWidths(t, ctx, dir, "metrics", "metrics")
 	})
 }

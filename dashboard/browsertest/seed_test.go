@@ -180,10 +180,8 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	}
 	require.NotEqual(t, "0", text(t, ctx, "#stat-keys"))
 	noErrors("schema")
-	screenshot(t, ctx, dir, "seed-schema")
-	top, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the first screen, for the README
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "seed-schema-top.png"), top, 0o644))
+	atBothWidths(t, ctx, dir, "seed-schema", "schema")
+	firstScreen(t, ctx, dir, "dashboard-schema")
 
 	// Queues: requeue a dead letter the program left.
 	open(t, ctx, srv.URL+"/#queues", "queues")
@@ -197,7 +195,8 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, before.Dead)
 	noErrors("queues")
-	screenshot(t, ctx, dir, "seed-queues")
+	atBothWidths(t, ctx, dir, "seed-queues", "queues")
+	firstScreen(t, ctx, dir, "dashboard-queues")
 	click(t, ctx, `#jobs-dead tr[data-job] button[data-action="requeue"]`)
 	waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-dead tr[data-job]").length === %d`, before.Dead-1))
 	after, err := q.Stats(rctx)
@@ -218,7 +217,7 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	open(t, ctx, srv.URL+"/#sessions/"+user, "sessions")
 	require.Equal(t, fmt.Sprint(len(live)), text(t, ctx, "#session-count"))
 	noErrors("sessions")
-	screenshot(t, ctx, dir, "seed-sessions")
+	atBothWidths(t, ctx, dir, "seed-sessions", "sessions")
 	click(t, ctx, `#session-table tr[data-session] button[data-action="revoke"]`)
 	waitJS(t, ctx, fmt.Sprintf(`document.getElementById("session-count").textContent === "%d"`, len(live)-1))
 	now, err := store.List(rctx, user)
@@ -229,14 +228,26 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	// Every other page loads without errors over the seed keyspace.
 	for _, p := range []struct{ hash, page string }{
 		{"ratelimits", "ratelimits"}, {"presence", "presence"}, {"locks", "locks"}, {"cache", "cache"},
-		{"metrics", "metrics"}, {"sensors", "sensors"},
+		{"metrics", "metrics"}, {"sensors", "sensors"}, {"server", "server"}, {"keys", "keys"},
 		{"aimemory/" + firstArg(t, rctx, cs.For(keys.AIMemory), ns, "aimemory", "ai:memory:user:{user_id}"), "aimemory"},
 	} {
 		open(t, ctx, srv.URL+"/#"+p.hash, p.page)
 		noErrors(p.page)
-		screenshot(t, ctx, dir, "seed-"+p.page)
+		atBothWidths(t, ctx, dir, "seed-"+p.page, p.page)
 	}
 	require.NotEqual(t, "0", text(t, ctx, "#ai-length"), "the program's AI conversations")
+}
+
+// firstScreen saves the first screen of the page at 1400 px as name.png:
+// the README's screenshots (docs/dashboard-schema.png and
+// docs/dashboard-queues.png are copies of this test's).
+func firstScreen(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	setWidth(t, ctx, wide)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	t.Logf("screenshot %s", filepath.Join(dir, name+".png"))
 }
 
 // firstArg returns the least first placeholder value of the keys of the

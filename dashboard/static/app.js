@@ -2,7 +2,10 @@
 // put in the page as text (never as HTML).
 "use strict";
 
-const state = { config: null, page: "schema", timer: null, queue: null, user: "", routeSeq: 0, busy: Promise.resolve(), queued: false };
+const state = { config: null, page: "schema", timer: null, queue: null, user: "", routeSeq: 0, busy: Promise.resolve(), queued: false,
+  starts: 0, booting: null, lastOK: 0, lastFailed: false,
+  qState: "dead", qOffset: 0, qSearch: "", qJob: "", qSelected: new Set(), qChartFor: "",
+  keysMatch: "*", keysCursor: "", keysStack: [], keysDirty: true, keysReply: null, inspect: null };
 
 function token() { return sessionStorage.getItem("redschema-token") || ""; }
 
@@ -26,11 +29,21 @@ function svg(tag, attrs) {
   return e;
 }
 
+// api calls the JSON API. Every request carries X-Redschema-Request, which
+// a cross-site page cannot send without the server's consent (CORS), and the
+// token when there is one.
 async function api(path, form) {
-  const opt = { headers: { "X-Redschema-Token": token() } };
+  const headers = { "X-Redschema-Request": "1" };
+  if (token()) headers["X-Redschema-Token"] = token();
+  const opt = { headers: headers };
   if (form) {
     opt.method = "POST";
-    opt.body = new URLSearchParams(form);
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(form)) {
+      if (Array.isArray(v)) for (const x of v) body.append(k, x);
+      else body.append(k, v);
+    }
+    opt.body = body;
   }
   const r = await fetch(path, opt);
   const body = await r.json().catch(() => ({ error: r.statusText }));
@@ -59,11 +72,30 @@ function ago(t) {
   return d >= 0 ? "in " + s : s + " ago";
 }
 
+// table returns a grid table in a container that scrolls sideways on its
+// own, so a wide table never widens the page.
 function table(id, head, rows) {
   const t = el("table", { class: "grid", id: id || "" });
   t.append(el("tr", {}, head.map(h => el("th", { class: h.endsWith("#") ? "n" : "" }, h.replace(/#$/, "")))));
   for (const r of rows) t.append(r);
-  return t;
+  return el("div", { class: "scroll" }, t);
+}
+
+function card(label, v, id) {
+  return el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id || "" }, v));
+}
+
+// act is an action button: it confirms when ask is given, posts form to
+// path, then refreshes the page.
+function act(label, path, form, opts) {
+  const o = opts || {};
+  return el("button", { class: o.danger ? "danger" : "", "data-action": o.name || label, onclick: async () => {
+    const ask = typeof o.confirm === "function" ? o.confirm() : o.confirm;
+    if (ask && !confirm(ask)) return;
+    const f = typeof form === "function" ? form() : form;
+    if (!f) return;
+    try { await api(path, f); showError(null); if (o.done) o.done(); refresh(); } catch (e) { showError(e); }
+  } }, label);
 }
 
 function td(v, cls) { return el("td", { class: cls || "" }, v); }
@@ -79,23 +111,37 @@ async function loadSchema() {
   let keys = 0, mem = 0, noTTL = 0, wrong = 0, stray = 0;
   tables.replaceChildren();
   probs.replaceChildren();
+  const all = document.getElementById("schema-all").checked;
   for (const db of s.dbs) {
     keys += db.scanned; mem += db.bytes; stray += db.unmatched;
-    const all = document.getElementById("schema-all").checked;
     const rows = db.patterns.filter(p => {
       noTTL += p.no_ttl; wrong += p.wrong_type + p.wrong_db;
       return all || p.keys > 0;
     }).map(p => {
-      return el("tr", { class: p.keys ? "" : "idle", "data-pattern": p.pattern },
-        td(el("code", {}, p.pattern)), td(p.owner), td(p.type), td(p.ttl), tn(p.keys),
-        td((p.estimated ? "~" : "") + bytes(p.bytes), "n"), tn(p.no_ttl, true), tn(p.wrong_type + p.wrong_db, true));
+      const largest = (p.largest || []).length ? el("details", { class: "largest" }, el("summary", {}, bytes(p.largest[0].bytes)),
+        el("ol", {}, p.largest.map(x => el("li", {}, el("code", {}, x.key), " ", el("span", { class: "muted" }, bytes(x.bytes)))))) : "";
+      return el("tr", { class: p.keys ? "" : "idle", "data-pattern": p.pattern, title: p.purpose || "" },
+        td([el("code", {}, p.pattern), p.purpose ? el("div", { class: "purpose muted" }, p.purpose) : null]), td(p.owner), td(p.type), td(p.ttl), tn(p.keys),
+        td((p.estimated ? "~" : "") + bytes(p.bytes), "n"), tn(p.no_ttl, true), tn(p.wrong_type + p.wrong_db, true), td(largest));
     });
     tables.append(el("h3", {}, s.dbs.length > 1 ? "DB " + db.db : "Patterns"),
-      table("schema-db-" + db.db, ["Pattern", "Package", "Type", "TTL", "Keys#", "Memory#", "No TTL#", "Wrong type/DB#"], rows));
+      table("schema-db-" + db.db, ["Pattern", "Package", "Type", "TTL", "Keys#", "Memory#", "No TTL#", "Wrong type/DB#", "Largest"], rows));
     for (const p of db.problems) probs.append(el("div", { class: "card bad" }, "DB " + db.db + ": " + p));
-    if (db.unmatched_keys.length) {
-      probs.append(el("div", { class: "card" }, el("h3", {}, "Keys matching no pattern (DB " + db.db + ")"),
-        el("ul", {}, db.unmatched_keys.map(k => el("li", {}, el("code", {}, k))))));
+    for (const g of db.guesses || []) {
+      const cmd = "redschema serve -prefix " + g.prefix + (g.no_hash_tags ? " -no-tags" : "");
+      probs.append(el("div", { class: "card hint", "data-guess": g.prefix },
+        `${g.keys} of ${db.unmatched} keys that match no pattern (DB ${db.db}) are under `, el("code", {}, g.prefix),
+        (g.no_hash_tags ? " without hash tags" : "") + " — run ", el("code", {}, cmd)));
+    }
+    if (db.unmatched_keys.length || (db.prefixes || []).length) {
+      const kids = [el("h3", {}, "Keys matching no pattern (DB " + db.db + ")")];
+      if ((db.prefixes || []).length) {
+        const other = db.prefixes_other ? [el("tr", {}, td(el("span", { class: "muted" }, "other prefixes")), tn(db.prefixes_other))] : [];
+        kids.push(table("schema-prefixes-" + db.db, ["Prefix", "Keys#"],
+          db.prefixes.map(x => el("tr", { "data-prefix": x.prefix }, td(el("code", {}, x.prefix)), tn(x.keys))).concat(other)));
+      }
+      if (db.unmatched_keys.length) kids.push(el("ul", { class: "keys" }, db.unmatched_keys.map(k => el("li", {}, el("code", {}, k)))));
+      probs.append(el("div", { class: "card" }, kids));
     }
   }
   const byOwner = {};
@@ -104,31 +150,155 @@ async function loadSchema() {
   const top = Math.max(1, ...owners.map(([, b]) => b));
   const bars = el("table", { id: "schema-memory" }, owners.map(([o, b]) => {
     const bar = el("span", { class: "bar" });
-    bar.style.width = Math.max(2, Math.round(240 * b / top)) + "px";
+    bar.style.width = Math.max(2, Math.round(120 * b / top)) + "px";
     return el("tr", {}, el("td", {}, o), el("td", {}, bar), el("td", { class: "n muted" }, bytes(b)));
   }));
-  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   sum.replaceChildren(card("Keys", keys, "stat-keys"), card("Memory (est.)", bytes(mem), "stat-mem"),
     card("Missing TTL", noTTL, "stat-nottl"), card("Wrong type/DB", wrong, "stat-wrong"), card("Strays", stray, "stat-strays"),
-    el("div", { class: "card" }, el("div", { class: "muted" }, "Memory by package"), bars));
+    el("div", { class: "card wide" }, el("div", { class: "muted" }, "Memory by package"), el("div", { class: "scroll" }, bars)));
 }
 
-async function inspectKey(ev) {
-  ev.preventDefault();
-  const out = document.getElementById("inspect-out");
-  const key = document.getElementById("inspect-key").value.trim();
-  if (!key) return;
+// --- Inspect (the schema page's and the key browser's) ---------------------
+
+// inspectInto shows key, decoded by its package, in out; a collection read
+// in pages gets a "more" button that appends its next page.
+async function inspectInto(out, key) {
+  state.inspect = { key: key, out: out, value: null };
+  out.replaceChildren(el("pre", { class: "inspect" }, "loading…"));
   try {
     const r = await api("/api/inspect?key=" + encodeURIComponent(key));
-    const ttl = r.ttl_ms < 0 ? "none" : (r.ttl_ms / 1000).toFixed(1) + "s";
-    out.textContent = `pattern: ${r.pattern} (package ${r.owner}, area ${r.area})\ntype: ${r.type}   ttl: ${ttl} (pattern: ${r.expected_ttl})\n` +
-      (r.error ? "not decoded: " + r.error : "value: " + JSON.stringify(r.value, null, 2));
-  } catch (e) { out.textContent = "error: " + e.message; }
+    state.inspect.reply = r;
+    state.inspect.value = r.value;
+    renderInspect();
+  } catch (e) { out.replaceChildren(el("pre", { class: "inspect" }, "error: " + e.message)); }
+}
+
+function renderInspect() {
+  const i = state.inspect, r = i.reply;
+  const ttl = r.ttl_ms < 0 ? "none" : (r.ttl_ms / 1000).toFixed(1) + "s";
+  const text = `key: ${r.key}\npattern: ${r.pattern} (package ${r.owner}, area ${r.area})\ntype: ${r.type}   ttl: ${ttl} (pattern: ${r.expected_ttl})\n` +
+    (r.error ? "not decoded: " + r.error : "value: " + JSON.stringify(i.value, null, 2));
+  const kids = [el("pre", { class: "inspect", "data-inspected": i.key }, text)];
+  const v = i.value;
+  if (v && typeof v === "object" && v.next) {
+    kids.push(el("button", { "data-action": "more", onclick: async ev => {
+      ev.target.disabled = true;
+      try {
+        const m = await api("/api/inspect?key=" + encodeURIComponent(i.key) + "&cursor=" + encodeURIComponent(v.next));
+        const mv = m.value || {};
+        i.value = Object.assign({}, mv, { items: (v.items || []).concat(mv.items || []) });
+        renderInspect();
+      } catch (e) { ev.target.disabled = false; showError(e); }
+    } }, "more (" + (v.items || []).length + " of " + (v.len ?? "?") + " shown)"));
+  }
+  i.out.replaceChildren(...kids);
+}
+
+function inspectKey(ev) {
+  ev.preventDefault();
+  const key = document.getElementById("inspect-key").value.trim();
+  if (key) inspectInto(document.getElementById("inspect-out"), key);
+}
+
+// --- Server ---------------------------------------------------------------
+
+async function loadServer() {
+  const r = await api("/api/server");
+  const pct = x => (100 * x).toFixed(1) + "%";
+  const dur = s => s < 3600 ? Math.round(s / 60) + "m" : s < 172800 ? Math.round(s / 3600) + "h" : Math.round(s / 86400) + "d";
+  const kids = [];
+  r.nodes.forEach((n, i) => {
+    const sec = el("div", { class: "node", "data-node": n.addr || String(i) },
+      el("h3", {}, "Node " + (n.addr || i + 1) + (n.version ? " — Redis " + n.version : "")));
+    if (n.error) sec.append(el("div", { class: "card bad" }, n.error));
+    else {
+      const repl = n.role === "master" ? n.connected_replicas + " replica" + (n.connected_replicas === 1 ? "" : "s") :
+        "link " + (n.master_link_status || "?");
+      const mem = bytes(n.used_memory) + (n.maxmemory ? " of " + bytes(n.maxmemory) : "");
+      sec.append(el("div", { class: "cards" },
+        card("Role", n.role + ", " + repl, "sv-role-" + i), card("Uptime", dur(n.uptime_s)),
+        card("Memory", mem, "sv-mem-" + i), card("RSS / fragmentation", bytes(n.used_memory_rss) + " / " + n.mem_fragmentation_ratio.toFixed(2)),
+        card("Eviction policy", n.maxmemory_policy), card("Clients (blocked)", n.connected_clients + " (" + n.blocked_clients + ")", "sv-clients-" + i),
+        card("Ops/s", n.ops_per_sec, "sv-ops-" + i), card("Hit rate", pct(n.hit_rate), "sv-hit-" + i),
+        card("Evicted / expired", n.evicted_keys + " / " + n.expired_keys, "sv-evicted-" + i),
+        card("Keys", Object.entries(n.db_keys).map(([db, k]) => db + ": " + k).join(", ") || "none")));
+    }
+    sec.append(el("h3", {}, "Slow log" + (n.slowlog_error ? "" : " (last " + n.slowlog.length + ")")));
+    if (n.slowlog_error) sec.append(el("p", { class: "muted" }, n.slowlog_error));
+    else sec.append(table("sv-slowlog-" + i, ["ID#", "When", "Duration#", "Command", "Key", "Args#"], n.slowlog.map(e =>
+      el("tr", { "data-slow": e.id }, tn(e.id), td(ago(e.at)), td((e.duration_us / 1000).toFixed(1) + " ms", "n"),
+        td(el("code", {}, e.command)), td(e.key ? el("code", {}, e.key) : ""), tn(e.args)))));
+    kids.push(sec);
+  });
+  kids.push(el("p", { class: "muted" }, "Slow log entries show the command, its key and its argument count, never other arguments."));
+  document.getElementById("sv-detail").replaceChildren(...kids);
+}
+
+// --- Keys -------------------------------------------------------------------
+
+// loadKeys browses one page; the timer's refreshes leave the page shown
+// (and its paging) as it is: only a search, a page turn or a route reloads.
+async function loadKeys() {
+  document.getElementById("keys-prefix").textContent = state.config.prefix || "(no prefix)";
+  if (!state.keysDirty && state.keysReply) return;
+  const q = new URLSearchParams({ match: state.keysMatch || "*", count: document.getElementById("keys-count").value });
+  if (state.keysCursor) q.set("cursor", state.keysCursor);
+  const r = await api("/api/keys?" + q);
+  state.keysReply = r; state.keysDirty = false;
+  const ttl = ms => ms === -1 ? "none" : ms === -2 ? "gone" : (ms / 1000).toFixed(1) + "s";
+  // Keys are shown without the prefix (shown above the list).
+  const short = k => r.prefix && k.startsWith(r.prefix) ? k.slice(r.prefix.length) : k;
+  const rows = r.keys.map(k => {
+    const link = k.pattern && !k.redacted ? el("a", { href: "#keys", class: "key", title: k.key, onclick: ev => {
+      ev.preventDefault();
+      inspectInto(document.getElementById("keys-inspect"), k.key);
+      document.getElementById("keys-inspect").scrollIntoView();
+    } }, short(k.key)) : el("span", { title: k.redacted ? "a session key: its ID is hidden (see the sessions page)" : "matches no pattern" }, short(k.key));
+    return el("tr", { "data-key": k.key }, td(el("code", {}, link)), td(k.type), td(ttl(k.ttl_ms), "n"), td(k.owner || ""),
+      td(k.pattern ? el("code", {}, short(k.pattern)) : el("span", { class: "muted" }, "no pattern")), state.config.cluster ? null : td(k.db, "n"));
+  });
+  const page = state.keysStack.length + 1;
+  const nav = el("p", { class: "pager" },
+    el("button", { "data-action": "first", onclick: () => { state.keysStack = []; state.keysCursor = ""; state.keysDirty = true; refresh(); } }, "first page"), " ",
+    r.cursor ? el("button", { "data-action": "next", id: "keys-next", onclick: () => {
+      state.keysStack.push(state.keysCursor); state.keysCursor = r.cursor; state.keysDirty = true; refresh();
+    } }, "next page") : el("span", { class: "muted", id: "keys-done" }, "end of the keyspace"),
+    " ", el("span", { class: "muted" }, "page " + page + ", " + r.keys.length + " keys"));
+  document.getElementById("keys-list").replaceChildren(nav,
+    table("keys-table", ["Key", "Type", "TTL#", "Package", "Pattern", state.config.cluster ? null : "DB#"].filter(Boolean), rows));
 }
 
 // --- Queues ---------------------------------------------------------------
 
-function chart(h) {
+const jobStates = ["pending", "scheduled", "active", "dead", "done"];
+
+// dailyChart draws processed and failed per day (the queue's stored daily
+// totals): drawn in full on the first load.
+function dailyChart(d) {
+  const W = 640, H = 150, L = 34, R = 8, T = 18, B = 22;
+  const s = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: "queue-chart" });
+  const n = d.days.length;
+  const max = Math.max(1, ...d.processed, ...d.failed);
+  const x = i => L + (n < 2 ? 0 : i * (W - L - R) / (n - 1));
+  const y = v => H - B - (v / max) * (H - B - T);
+  s.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#999" }));
+  const text = (tx, ty, str, anchor) => { const t = svg("text", { x: tx, y: ty, "font-size": 11, fill: "#666", "text-anchor": anchor || "start" }); t.textContent = str; s.append(t); };
+  text(4, 12, "per day, max " + max);
+  if (n) { text(L, H - 6, d.days[0]); text(W - R, H - 6, d.days[n - 1], "end"); }
+  const line = (vals, color, name) => {
+    if (!vals.length) return;
+    s.append(svg("polyline", { points: vals.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" "), fill: "none", stroke: color, "stroke-width": 2, "data-series": name }));
+  };
+  line(d.processed, "#1e7b45", "processed"); line(d.failed, "#b3261e", "failed");
+  const sum = a => a.reduce((x, y) => x + y, 0);
+  return el("div", {}, s, el("div", { class: "legend muted" },
+    el("span", {}, el("span", { class: "sw ok" }), "processed " + sum(d.processed)), el("span", {}, el("span", { class: "sw bad" }), "failed " + sum(d.failed)),
+    el("span", {}, "last " + n + " days")));
+}
+
+// historyChart draws the totals sampled at each refresh (a backend without
+// stored daily totals).
+function historyChart(h) {
   const W = 560, H = 140, P = 28;
   const s = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: "queue-chart" });
   const rate = a => a.slice(1).map((v, i) => Math.max(0, v - a[i]));
@@ -147,49 +317,145 @@ function chart(h) {
     el("span", {}, "processed ", String(h.processed.at(-1) ?? 0)), el("span", {}, "failed ", String(h.failed.at(-1) ?? 0))));
 }
 
+function msText(ms) {
+  if (ms === undefined || ms === null) return "";
+  if (ms < 1000) return Math.round(ms) + " ms";
+  const s = ms / 1000;
+  return s < 90 ? s.toFixed(1) + " s" : s < 5400 ? Math.round(s / 60) + " min" : (s / 3600).toFixed(1) + " h";
+}
+
+function sumLevels(m) { return (m.high || 0) + (m.normal || 0) + (m.low || 0); }
+
 async function loadQueues() {
   const r = await api("/api/queues");
-  const rows = r.queues.map(q => {
-    const tr = el("tr", { "data-queue": q.name },
-      td(el("a", { href: "#queues/" + encodeURIComponent(q.name) }, q.name)),
-      tn(q.ready.high), tn(q.ready.normal), tn(q.ready.low),
-      tn(q.scheduled.high + q.scheduled.normal + q.scheduled.low), tn(q.in_flight), tn(q.dead, true),
-      tn(q.total_processed), tn(q.total_failed), td(q.avg_process_ms.toFixed(1) + " ms", "n"));
-    return tr;
-  });
-  document.getElementById("queue-table").replaceWith(table("queue-table",
-    ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#"], rows));
+  const rows = r.queues.map(q => el("tr", { "data-queue": q.name, class: q.paused ? "paused" : "" },
+    td(el("a", { href: "#queues/" + encodeURIComponent(q.name) }, q.name)),
+    tn(q.ready.high), tn(q.ready.normal), tn(q.ready.low),
+    tn(sumLevels(q.scheduled)), tn(q.in_flight), tn(q.dead, true),
+    tn(q.total_processed), tn(q.total_failed), td(q.avg_process_ms.toFixed(1) + " ms", "n"),
+    td(msText(q.oldest_ready_ms), "n"), td(q.paused ? el("span", { class: "badge paused" }, "paused") : "running")));
+  document.getElementById("queue-list").replaceChildren(table("queue-table",
+    ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#", "Latency#", "State"], rows));
   if (!state.queue && r.queues.length) state.queue = r.queues[0].name;
-  if (state.queue) await loadQueue(state.queue);
+  if (state.queue) await loadQueue(state.queue, r.queues.find(q => q.name === state.queue));
   else document.getElementById("queue-detail").replaceChildren(el("p", { class: "muted" }, "No queues."));
 }
 
-async function loadQueue(name) {
-  const r = await api("/api/queue?name=" + encodeURIComponent(name));
+// queuePage reads one state's page of a queue. A backend that answers the
+// older shape (every state at once, no paging) is read as the same page.
+async function queuePage(name) {
+  const q = new URLSearchParams({ name: name, state: state.qState, offset: state.qOffset, limit: 25 });
+  if (state.qSearch) q.set("q", state.qSearch);
+  const r = await api("/api/queue?" + q);
+  if (!Array.isArray(r.jobs)) {
+    const st = r.stats;
+    const totals = { pending: sumLevels(st.ready), scheduled: sumLevels(st.scheduled), active: st.in_flight, dead: st.dead, done: 0 };
+    const jobs = (r.jobs || {})[state.qState] || [];
+    return { stats: st, state: state.qState, offset: 0, limit: jobs.length, total: totals[state.qState] ?? jobs.length, jobs: jobs, schedules: [], paged: false };
+  }
+  r.paged = true;
+  return r;
+}
+
+async function loadQueue(name, listed) {
+  const r = await queuePage(name);
+  const st = r.stats;
   const w = state.config.writable;
-  const act = (label, path, id, cls) => el("button", { class: cls || "", "data-action": label, onclick: async () => {
-    if (label === "delete" && !confirm("Delete job " + id + "?")) return;
-    try { await api(path, { queue: name, id: id }); showError(null); refresh(); } catch (e) { showError(e); }
-  } }, label);
-  const jobRows = (list, extra) => list.map(j => el("tr", { "data-job": j.id },
-    td(el("code", {}, j.id)), td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(j.retry_count + "/" + j.max_retries),
-    extra(j), td(el("code", {}, j.payload))));
   const d = document.getElementById("queue-detail");
-  d.replaceChildren(el("h3", {}, "Queue " + name),
-    el("div", { class: "card" }, el("h3", {}, "Processed / failed over time"), chart(r.stats.history)),
-    el("h3", {}, "In flight (" + r.stats.in_flight + ")"),
-    table("jobs-active", ["ID", "Priority", "Created", "Lease ends", "Retries#", "", "Payload"], jobRows(r.jobs.active, () => td(""))),
-    el("h3", {}, "Dead letters (" + r.stats.dead + ")"),
-    table("jobs-dead", ["ID", "Priority", "Created", "Failed", "Retries#", "Last error", "Payload", ""],
-      jobRows(r.jobs.dead, j => td(j.last_error, "bad")).map((tr, i) => {
-        const id = r.jobs.dead[i].id;
-        tr.append(td(w ? [act("requeue", "/api/queue/requeue", id), " ", act("delete", "/api/queue/delete", id, "danger")] : "read-only"));
-        return tr;
-      })),
-    el("h3", {}, "Scheduled"),
-    table("jobs-scheduled", ["ID", "Priority", "Created", "Ready", "Retries#", "Last error", "Payload"], jobRows(r.jobs.scheduled, j => td(j.last_error))),
-    el("h3", {}, "Pending"),
-    table("jobs-pending", ["ID", "Priority", "Created", "Ready", "Retries#", "", "Payload"], jobRows(r.jobs.pending, () => td(""))));
+  if (d.contains(document.activeElement) && document.activeElement.tagName === "INPUT" && document.activeElement.type !== "checkbox") return; // never redraw a search being typed
+  // Checked boxes survive refreshes, for the jobs still shown.
+  const shown = new Set(r.jobs.map(j => j.id));
+  for (const id of [...state.qSelected]) if (!shown.has(id)) state.qSelected.delete(id);
+  const sel = () => [...state.qSelected];
+  const daily = (listed && listed.daily) || st.daily;
+  const chart = daily ? dailyChart(daily) : st.history ? historyChart(st.history) : el("p", { class: "muted" }, "no history");
+  const head = el("div", { class: "qhead" }, el("h3", { id: "queue-name" }, "Queue " + name),
+    st.paused ? el("span", { class: "badge paused", id: "queue-paused" }, "paused") : null,
+    el("span", { class: "muted", id: "queue-latency" }, [st.oldest_ready_ms !== undefined ? "latency " + msText(st.oldest_ready_ms) : "",
+      st.last_processed_at ? "last processed " + ago(st.last_processed_at) : ""].filter(Boolean).join(", ")),
+    w && st.paused !== undefined ? (st.paused ? act("resume", "/api/queue/resume", { queue: name }) :
+      act("pause", "/api/queue/pause", { queue: name }, { confirm: "Pause queue " + name + "? Workers stop taking its jobs." })) : null);
+  const tabs = el("div", { class: "tabs", id: "queue-tabs" }, jobStates.map(s => {
+    const n = { pending: sumLevels(st.ready), scheduled: sumLevels(st.scheduled), active: st.in_flight, dead: st.dead }[s];
+    return el("a", { href: "#queues/" + encodeURIComponent(name) + "/" + s, class: s === state.qState ? "active" : "", "data-state": s },
+      s + (n !== undefined ? " (" + n + ")" : ""));
+  }));
+  const search = el("form", { id: "queue-search", class: "inline" },
+    el("input", { id: "queue-q", placeholder: "search ID, payload or error", value: state.qSearch }), el("button", { type: "submit" }, "Search"));
+  search.addEventListener("submit", ev => {
+    ev.preventDefault(); state.qSearch = search.elements[0].value.trim(); state.qOffset = 0; document.activeElement.blur(); refresh();
+  });
+  const bulk = [];
+  if (w) {
+    const many = what => () => sel().length ? what : null;
+    if (state.qState === "dead") {
+      bulk.push(act("requeue selected", "/api/queue/requeue", () => sel().length ? { queue: name, id: sel() } : null, { name: "requeue-selected", done: () => state.qSelected.clear() }),
+        act("requeue all", "/api/queue/requeue-all", { queue: name }, { name: "requeue-all", confirm: "Requeue every dead letter of " + name + "?" }));
+    }
+    bulk.push(act("delete selected", "/api/queue/delete", () => sel().length ? { queue: name, id: sel() } : null,
+      { name: "delete-selected", danger: true, confirm: many("Delete the " + "selected jobs of " + name + "?"), done: () => state.qSelected.clear() }));
+    if (state.qState === "dead") bulk.push(act("purge dead", "/api/queue/purge-dead", { queue: name }, { name: "purge-dead", danger: true, confirm: "Delete every dead letter of " + name + "?" }));
+  }
+  const rowActions = j => {
+    if (!w) return "";
+    const b = [];
+    if (j.state === "dead" && !j.corrupt) b.push(act("requeue", "/api/queue/requeue", { queue: name, id: j.id }));
+    if (j.state === "scheduled" && !j.corrupt) b.push(act("run now", "/api/queue/run-now", { queue: name, id: j.id }, { name: "run-now" }));
+    if (j.state === "active" && !j.corrupt) b.push(act("cancel", "/api/queue/cancel", { queue: name, id: j.id }, { danger: true, confirm: "Cancel running job " + j.id + "?" }));
+    if (j.state !== "active" || j.corrupt) b.push(act("delete", "/api/queue/delete", { queue: name, id: j.id }, { danger: true, confirm: "Delete job " + j.id + "?" }));
+    return b.flatMap((x, i) => i ? [" ", x] : [x]);
+  };
+  const atLabel = { pending: "Ready", scheduled: "Runs", active: "Lease ends", dead: "Failed", done: "Done" }[state.qState];
+  const rows = r.jobs.map(j => {
+    const box = el("input", { type: "checkbox", "aria-label": "select " + j.id });
+    box.checked = state.qSelected.has(j.id);
+    box.addEventListener("change", () => { if (box.checked) state.qSelected.add(j.id); else state.qSelected.delete(j.id); });
+    const idLink = j.corrupt ? el("code", {}, j.id) : el("a", { href: "#queues/" + encodeURIComponent(name) + "/" + state.qState + "/" + encodeURIComponent(j.id) }, el("code", {}, j.id));
+    return el("tr", { "data-job": j.id, class: j.corrupt ? "corrupt" : "" },
+      w ? td(box) : null, td(rowActions(j), "actions"), td(idLink),
+      j.corrupt ? el("td", { class: "bad", colspan: 4 }, "corrupt: " + (typeof j.corrupt === "string" ? j.corrupt : "the entry does not parse")) :
+        [td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(j.retry_count + "/" + j.max_retries)],
+      td(j.last_error || "", j.last_error ? "bad" : ""), td(el("code", { class: "payload" }, j.payload)));
+  });
+  const from = r.total ? r.offset + 1 : 0, to = r.offset + r.jobs.length;
+  const pager = el("p", { class: "pager" },
+    r.paged ? el("button", { "data-action": "prev", onclick: () => { state.qOffset = Math.max(0, state.qOffset - 25); refresh(); } }, "prev") : null, " ",
+    r.paged ? el("button", { "data-action": "next", onclick: () => { state.qOffset += 25; refresh(); } }, "next") : null, " ",
+    el("span", { class: "muted", id: "queue-range" }, from + "–" + to + " of " + r.total));
+  if (r.paged) {
+    pager.querySelector('[data-action="prev"]').disabled = r.offset === 0;
+    pager.querySelector('[data-action="next"]').disabled = to >= r.total;
+  }
+  const kids = [head, el("div", { class: "card" }, el("h3", {}, "Processed / failed"), chart), tabs,
+    el("div", { class: "toolbar" }, search, el("span", { class: "bulk" }, bulk)), pager,
+    table("jobs-" + state.qState, [w ? "" : null, "", "ID", "Priority", "Created", atLabel, "Retries#", "Last error", "Payload"].filter(x => x !== null), rows)];
+  if (state.qJob) kids.push(await jobDetail(name, state.qJob));
+  if ((r.schedules || []).length) {
+    kids.push(el("h3", {}, "Schedules"), table("queue-schedules", ["Name", "Spec", "Next run", "Time zone"], r.schedules.map(x =>
+      el("tr", { "data-schedule": x.name }, td(x.name), td(el("code", {}, x.spec)), td(ago(x.next_run)), td(x.location || "")))));
+  }
+  d.replaceChildren(...kids);
+}
+
+// jobDetail is one job's page: payload, headers, progress, result and its
+// attempts' errors.
+async function jobDetail(name, id) {
+  const box = el("div", { class: "card", id: "job-detail" });
+  let j;
+  try { j = await api("/api/job?queue=" + encodeURIComponent(name) + "&id=" + encodeURIComponent(id)); }
+  catch (e) { box.append(el("h3", {}, "Job " + id), el("p", { class: "bad" }, e.message)); return box; }
+  const close = el("a", { href: "#queues/" + encodeURIComponent(name) + "/" + state.qState, class: "close" }, "close");
+  const dl = el("dl", { class: "kv" }, [["State", j.state], ["Priority", j.priority], ["Created", ago(j.created_at)], ["At", ago(j.at)],
+    ["Retries", j.retry_count + "/" + j.max_retries], ["Progress", j.progress ?? ""]].map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  const fmt = v => typeof v === "string" ? v : JSON.stringify(v, null, 2);
+  box.append(el("h3", {}, "Job ", el("code", {}, j.id), " ", close), dl,
+    el("h3", {}, "Payload" + (j.payload_truncated ? " (truncated)" : "")), el("pre", { class: "inspect", id: "job-payload" }, fmt(j.payload)));
+  const hdrs = Object.entries(j.headers || {});
+  if (hdrs.length) box.append(el("h3", {}, "Headers"), table("job-headers", ["Header", "Value"], hdrs.map(([k, v]) => el("tr", {}, td(k), td(v)))));
+  if (j.result !== undefined && j.result !== null && j.result !== "") box.append(el("h3", {}, "Result"), el("pre", { class: "inspect" }, fmt(j.result)));
+  box.append(el("h3", {}, "Attempts' errors (" + (j.errors || []).length + ")"),
+    table("job-errors", ["Attempt#", "When", "Error"], (j.errors || []).map(e => el("tr", {}, tn(e.attempt), td(ago(e.at)), td(e.error, "bad")))));
+  return box;
 }
 
 // --- Sessions -------------------------------------------------------------
@@ -208,17 +474,18 @@ async function loadUser() {
     try { await api(path, form); showError(null); refresh(); } catch (e) { showError(e); }
   } }, label);
   const rows = r.sessions.map(s => el("tr", { "data-session": s.ref },
-    td(s.email), td(s.ip_address), td(s.user_agent), td(ago(s.created_at)), td(ago(s.last_activity)), td(ago(s.expires_at)),
-    td(w ? post("revoke", "/api/session/revoke", { user: u, ref: s.ref }, "danger") : "read-only")));
-  const actions = w ? [post("revoke all", "/api/session/revoke-all", { user: u }, "danger"), " ",
-    r.status === "blocked" ? post("unblock", "/api/user/unblock", { user: u }) : post("block", "/api/user/block", { user: u }, "danger")] : [];
+    td(w ? post("revoke", "/api/session/revoke", { user: u, ref: s.ref }, "danger") : "read-only", "actions"),
+    td(s.email), td(s.ip_address), td(s.user_agent), td(ago(s.created_at)), td(ago(s.last_activity)), td(ago(s.expires_at))));
+  const actions = w ? [act("revoke all", "/api/session/revoke-all", { user: u }, { danger: true, confirm: "Revoke every session of " + u + "?" }), " ",
+    r.status === "blocked" ? act("unblock", "/api/user/unblock", { user: u }) :
+      act("block", "/api/user/block", { user: u }, { danger: true, confirm: "Block " + u + "? Their sessions stop validating and they cannot log in." })] : [];
   d.replaceChildren(
     el("div", { class: "cards" },
       el("div", { class: "card" }, el("div", { class: "muted" }, "User"), el("div", { class: "num" }, u)),
       el("div", { class: "card" }, el("div", { class: "muted" }, "Status"), el("div", { class: "num", id: "user-status" }, r.status)),
       el("div", { class: "card" }, el("div", { class: "muted" }, "Live sessions"), el("div", { class: "num", id: "session-count" }, r.sessions.length))),
     el("p", {}, actions),
-    table("session-table", ["Email", "IP", "User agent", "Created", "Last activity", "Expires", ""], rows),
+    table("session-table", ["", "Email", "IP", "User agent", "Created", "Last activity", "Expires"], rows),
     el("h3", {}, "User record"), el("pre", { class: "inspect" }, r.record ? JSON.stringify(r.record, null, 2) : "none"), ...list);
 }
 
@@ -272,7 +539,6 @@ async function loadRateLimits() {
 async function loadPresence() {
   const q = state.prUser ? "?user=" + encodeURIComponent(state.prUser) : "";
   const r = await api("/api/presence" + q);
-  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   const online = r.admins.filter(a => a.availability === "online");
   const kids = [el("div", { class: "cards" },
     card("Online users", r.online_count, "pr-online"),
@@ -382,7 +648,6 @@ async function loadMemory() {
   const r = await api("/api/aimemory?" + q);
   // Refreshes guess the last conversation shown, so that the server reads it with the context in one pipeline.
   state.aiLast = r.last_conversation || "";
-  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   const kids = [el("div", { class: "cards" }, card("Tokens today (" + r.day + ")", r.tokens_today, "ai-tokens"),
     card("Conversation", r.conversation || "none", "ai-conv-id"), card("Messages", r.length, "ai-length"), card("Window tokens", r.window_tokens, "ai-window"))];
   if (r.recent_topics.length) kids.push(el("p", {}, "Recent topics: " + r.recent_topics.join(", ")));
@@ -464,7 +729,6 @@ function histogram(m, s) {
 
 async function loadMetrics() {
   const r = await api("/api/metrics");
-  const card = (label, v, id) => el("div", { class: "card" }, el("div", { class: "muted" }, label), el("div", { class: "num", id: id }, v));
   const kids = [el("div", { class: "cards" }, card("Requests", r.http.total, "mt-total"), card("Accepted", r.http.accepted, "mt-accepted"),
       card("Errors", r.http.errors, "mt-errors"), card("Connections", r.http.connections, "mt-conns"), card("Speed /s", r.http.speed, "mt-speed")),
     el("div", { class: "card" }, el("h3", {}, "Throughput (requests and errors per refresh)"),
@@ -485,7 +749,8 @@ async function loadMetrics() {
 
 // --- Routing and polling ----------------------------------------------------
 
-const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits, presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory, cache: loadCache, metrics: loadMetrics };
+const loaders = { schema: loadSchema, server: loadServer, keys: loadKeys, queues: loadQueues, sessions: loadUser, ratelimits: loadRateLimits,
+  presence: loadPresence, locks: loadLocks, sensors: loadSensors, aimemory: loadMemory, cache: loadCache, metrics: loadMetrics };
 
 // refresh loads the current page. Refreshes run one at a time, in the order
 // asked (the timer, a route change, an action), so an older response never
@@ -494,6 +759,7 @@ const loaders = { schema: loadSchema, queues: loadQueues, sessions: loadUser, ra
 // marks the new page loaded (body's data-loaded, which the browser tests
 // wait for).
 function refresh() {
+  if (!state.config) return state.busy;
   if (state.queued) return state.busy;
   state.queued = true;
   state.busy = state.busy.then(async () => {
@@ -503,18 +769,46 @@ function refresh() {
       await loaders[page]();
       if (seq !== state.routeSeq) return;
       showError(null);
-      document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+      state.lastOK = Date.now(); state.lastFailed = false;
+      const t = new Date();
+      document.getElementById("updated").textContent = "updated " + [t.getHours(), t.getMinutes(), t.getSeconds()].map(n => String(n).padStart(2, "0")).join(":");
+      document.getElementById("loading").hidden = true;
       document.body.dataset.loaded = page;
-    } catch (e) { if (seq === state.routeSeq) showError(e); }
+    } catch (e) {
+      state.lastFailed = true;
+      if (seq === state.routeSeq) { showError(e); document.getElementById("loading").hidden = true; }
+    }
+    staleMark();
   });
   return state.busy;
 }
 
+// staleMark shows "stale" when the last refresh failed or the last good one
+// is older than two refresh intervals.
+function staleMark() {
+  if (!state.config) return;
+  const old = state.lastOK && Date.now() - state.lastOK > 2 * state.config.refresh_ms;
+  const st = document.getElementById("stale");
+  st.hidden = !(state.lastFailed || old);
+  st.title = state.lastFailed ? "the last refresh failed" : "no refresh for " + Math.round((Date.now() - state.lastOK) / 1000) + "s";
+}
+
 function route() {
-  const h = decodeURIComponent(location.hash.replace(/^#/, ""));
+  const raw = location.hash.replace(/^#/, "");
+  const h = decodeURIComponent(raw);
   const [page, arg] = h.split(/\/(.*)/s);
   state.page = loaders[page] ? page : "schema";
-  if (state.page === "queues" && arg) state.queue = arg;
+  state.routes = (state.routes || 0) + 1;
+  if (state.page === "queues") {
+    const seg = raw.split("/").slice(1).map(decodeURIComponent);
+    if (seg[0] && seg[0] !== state.queue) { state.qSelected.clear(); state.qOffset = 0; state.qSearch = ""; }
+    if (seg[0]) state.queue = seg[0];
+    const st = jobStates.includes(seg[1]) ? seg[1] : "dead";
+    if (st !== state.qState) { state.qSelected.clear(); state.qOffset = 0; state.qSearch = ""; }
+    state.qState = st;
+    state.qJob = seg[2] || "";
+  }
+  if (state.page === "keys") state.keysDirty = true;
   if (state.page === "sessions" && arg) { state.user = arg; document.getElementById("user-id").value = arg; }
   if (state.page === "presence" && arg) { state.prUser = arg; document.getElementById("pr-user").value = arg; }
   if (state.page === "sensors" && arg) { const [l, t] = arg.split("/"); state.snLoc = l; state.snType = t || ""; }
@@ -529,25 +823,66 @@ function route() {
   }
   for (const s of document.querySelectorAll(".page")) s.hidden = s.id !== "page-" + state.page;
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === state.page);
+  document.getElementById("navselect").value = state.page;
   state.routeSeq++;
   delete document.body.dataset.loaded;
+  document.getElementById("loading").hidden = false;
   refresh();
 }
 
-async function start() {
-  const m = location.hash.match(/token=([^&]+)/);
-  if (m) { sessionStorage.setItem("redschema-token", decodeURIComponent(m[1])); location.hash = ""; }
-  document.getElementById("tokensave").addEventListener("click", () => {
+// takeToken moves a #token= of the URL into sessionStorage and drops it
+// from the URL in place (history.replaceState: no history entry, and the
+// token is not left in the tab's history).
+function takeToken() {
+  const m = location.hash.match(/(?:^#|&)token=([^&]*)/);
+  if (!m) return;
+  sessionStorage.setItem("redschema-token", decodeURIComponent(m[1]));
+  const rest = location.hash.replace(/^#/, "").split("&").filter(p => !p.startsWith("token=")).join("&");
+  history.replaceState(history.state, "", location.pathname + location.search + (rest ? "#" + rest : ""));
+}
+
+// boot loads the config and shows the page; it is idempotent: once it has
+// succeeded it only refreshes, and concurrent calls share one attempt.
+function boot() {
+  if (state.config) return refresh();
+  if (state.booting) return state.booting;
+  state.booting = (async () => {
+    try {
+      const cfg = await api("/api/config");
+      state.config = cfg;
+      state.starts++;
+      showError(null);
+    } catch (e) { showError(e); return; } finally { state.booting = null; }
+    const mode = document.getElementById("mode");
+    mode.textContent = state.config.writable ? "writes enabled" : "read-only";
+    mode.classList.toggle("write", state.config.writable);
+    route();
+    clearInterval(state.timer);
+    state.timer = setInterval(refresh, state.config.refresh_ms);
+    setInterval(staleMark, 1000);
+  })();
+  return state.booting;
+}
+
+// init wires the page once: every listener is added here, never on a retry.
+function init() {
+  takeToken();
+  document.getElementById("tokenform").addEventListener("submit", ev => {
+    ev.preventDefault();
     sessionStorage.setItem("redschema-token", document.getElementById("token").value);
+    document.getElementById("token").value = "";
     document.getElementById("tokenbox").hidden = true;
-    start();
+    boot();
   });
-  try { state.config = await api("/api/config"); } catch (e) { showError(e); return; }
-  const mode = document.getElementById("mode");
-  mode.textContent = state.config.writable ? "writes enabled" : "read-only";
-  mode.classList.toggle("write", state.config.writable);
   document.getElementById("inspect-form").addEventListener("submit", inspectKey);
   document.getElementById("schema-all").addEventListener("change", refresh);
+  document.getElementById("keys-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    state.keysMatch = document.getElementById("keys-match").value.trim() || "*";
+    state.keysCursor = ""; state.keysStack = []; state.keysDirty = true;
+    refresh();
+  });
+  document.getElementById("keys-count").addEventListener("change", () => { state.keysCursor = ""; state.keysStack = []; state.keysDirty = true; refresh(); });
   document.getElementById("user-form").addEventListener("submit", ev => {
     ev.preventDefault();
     location.hash = "sessions/" + encodeURIComponent(document.getElementById("user-id").value.trim());
@@ -565,10 +900,9 @@ async function start() {
     const c = document.getElementById("ai-conv").value.trim();
     location.hash = "aimemory/" + encodeURIComponent(document.getElementById("ai-user").value.trim()) + (c ? "/" + encodeURIComponent(c) : "");
   });
-  window.addEventListener("hashchange", route);
-  route();
-  clearInterval(state.timer);
-  state.timer = setInterval(refresh, state.config.refresh_ms);
+  document.getElementById("navselect").addEventListener("change", ev => { location.hash = ev.target.value; });
+  window.addEventListener("hashchange", () => { takeToken(); if (state.config) route(); });
+  boot();
 }
 
-start();
+init();
