@@ -248,34 +248,7 @@ func (h *Handler) slowKey(k string) string {
 	if !strings.HasPrefix(k, h.opt.ns.Prefix) {
 		return "(a key outside " + h.opt.ns.Prefix + ")"
 	}
-	if t, args, ok := h.reg.Match(h.opt.ns, k); ok {
-		return h.shownArgs(t, args, k)
-	}
-	ns, ok := h.reg.Guess(h.opt.ns, k)
-	if !ok {
-		return k
-	}
-	t, args, ok := h.reg.Match(ns, k)
-	if !ok {
-		return k
-	}
-	params := t.Params()
-	out := append([]string(nil), args...)
-	hidden := false
-	for i, p := range params {
-		if secretParam(p) {
-			out[i] = "ref-" + h.ref(argNamed(params, args, "user_id"), args[i])
-			hidden = true
-		}
-	}
-	if !hidden {
-		return k
-	}
-	shown, err := t.Key(ns, out...)
-	if err != nil {
-		return "(a " + t.Display(ns) + " key)"
-	}
-	return shown
+	return h.shownKey(k)
 }
 
 // firstKeyAt is where the first key of a command that has one is, by
@@ -562,11 +535,11 @@ func (h *Handler) describeKeys(ctx context.Context, n node, ks []string) ([]keyR
 	out := make([]keyRow, len(ks))
 	for i, k := range ks {
 		row := keyRow{Key: k, DB: n.db, Type: types[i].Val(), TTLMs: -1}
-		if t, args, ok := h.reg.Match(h.opt.ns, k); ok {
+		if t, _, ok := h.reg.Match(h.opt.ns, k); ok {
 			row.Owner, row.Pattern = t.Pattern().Owner, t.Display(h.opt.ns)
-			row.Key = h.shownArgs(t, args, k)
-			row.Redacted = row.Key != k
 		}
+		row.Key = h.shownKey(k)
+		row.Redacted = row.Key != k
 		switch d := ttls[i].Val(); {
 		case d >= 0:
 			row.TTLMs = d.Milliseconds()
