@@ -80,6 +80,7 @@ type options struct {
 	lanes       int
 	durable     call.Durability
 	events      int
+	activeField bool
 }
 
 // newOptions is every constructor's preamble (op names it): the options
@@ -235,3 +236,15 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 //
 // Default: 0 (off). Range: 0 to 1048576.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
+
+// WithActiveField makes Users write the home-automation backend's active
+// flag beside the status, for a record shared with that system's own code
+// (whose validator refuses a user unless active is 'true'): Login writes
+// active 'true' (anonymous users too: that code knows no read-only
+// users), Block 'false' and Unblock 'true', where without it they only
+// keep a flag the record already has in step. Users read the flag in
+// every mode (see Users). Store ignores it. See docs/session.md, "The
+// active flag".
+//
+// Default: off.
+func WithActiveField() Option { return func(o *options) { o.activeField = true } }
