@@ -227,7 +227,7 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // time on the calls that emit (an XADD each; Create also schedules the
 // user for Sweep: a ZADD and a PTTL; a prune first reads the entries it
 // removes) and no extra command on a Get of a live session,
-// but every index then outlives its last session by SweepWindow, so that
+// but every index then outlives its last session by Store.SweepWindow, so that
 // Sweep (RunSweeper) can announce expiries no other call noticed: run a
 // sweeper with events on. Every Store that writes to the namespace must
 // have it (a Store without it prunes and revokes without emitting), and
