@@ -29,6 +29,7 @@ type Chat struct {
 	global []string // state, active, unread, backlog, roster, cursor
 	chans  [4]string
 	head   []any // ARGV[2..7]: conversation TTL, strategy, the four channels
+	limits []any // ARGV[9..16] (limits)
 
 	mu     sync.Mutex
 	roster *roster
@@ -76,6 +77,7 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		strategy = "rr"
 	}
 	c.head = []any{unit.MsCeil(o.convTTL), strategy, c.chans[0], c.chans[1], c.chans[2], c.chans[3]}
+	c.limits = limits(c.av.TTL())
 	return c, nil
 }
 
@@ -242,11 +244,11 @@ func (c *Chat) route(ctx context.Context, op *call.Op, name, req, add string, op
 func (c *Chat) routeCall(op *call.Op, req string, ids, quads, opKeys []string, opArgs []any) call.Call {
 	ks := make([]string, 0, len(c.global)+len(quads)+len(opKeys))
 	ks = append(append(append(ks, c.global...), quads...), opKeys...)
-	args := make([]any, 0, 2+len(c.head)+len(limits)+len(ids)+len(opArgs))
+	args := make([]any, 0, 2+len(c.head)+len(c.limits)+len(ids)+len(opArgs))
 	args = append(args, len(ids))
 	args = append(args, c.head...)
 	args = append(args, req)
-	args = append(args, limits...)
+	args = append(args, c.limits...)
 	for _, id := range ids {
 		args = append(args, id)
 	}
