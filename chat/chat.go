@@ -55,20 +55,27 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		return nil, err
 	}
 	popts := append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithAvailabilityTag(o.tag))
+	if o.noTag {
+		switch rdb.(type) {
+		case *redis.ClusterClient, *redis.Ring:
+			return nil, pkg.Invalidf(op, "WithoutTag is for a standalone server: the backend's chat keys have no common hash tag, so one script's keys span many slots")
+		}
+		popts = append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithOtherWriters())
+	}
 	tr, err := presence.New(rdb, popts...)
 	if err != nil {
 		return nil, pkg.Invalid(op, err)
 	}
 	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: tr.Availability(), ty: tr.Typing(), roster: &roster{}}
 	for _, t := range []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey} {
-		k, err := pkg.Key(op, t, o.ns, o.tag)
+		k, err := o.key(op, t)
 		if err != nil {
 			return nil, err
 		}
 		c.global = append(c.global, k)
 	}
 	for i, t := range []*keys.Template{messageChannel, assignedChannel, resolvedChannel, readChannel} {
-		if c.chans[i], err = pkg.Key(op, t, o.ns, o.tag); err != nil {
+		if c.chans[i], err = o.key(op, t); err != nil {
 			return nil, err
 		}
 	}
@@ -77,7 +84,7 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		strategy = "rr"
 	}
 	c.head = []any{unit.MsCeil(o.convTTL), strategy, c.chans[0], c.chans[1], c.chans[2], c.chans[3]}
-	c.limits = limits(c.av.TTL())
+	c.limits = limits(c.av.TTL(), o.noTag)
 	return c, nil
 }
 
@@ -123,7 +130,7 @@ func (c *Chat) convKey(op string, t *keys.Template, id string) (string, error) {
 	if err := checkID(op, "conversation ID", id); err != nil {
 		return "", err
 	}
-	return pkg.Key(op, t, c.opt.ns, c.opt.tag, id)
+	return c.opt.key(op, t, id)
 }
 
 // adminKeys returns admin id's four routing keys: availability,
@@ -134,7 +141,7 @@ func (c *Chat) adminKeys(op, id string) ([]string, error) {
 	}
 	out := make([]string, 4)
 	for i, t := range []*keys.Template{assignmentsKey, statsKey, dashboardKey} {
-		k, err := pkg.Key(op, t, c.opt.ns, c.opt.tag, id)
+		k, err := c.opt.key(op, t, id)
 		if err != nil {
 			return nil, err
 		}

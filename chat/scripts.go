@@ -48,9 +48,14 @@ var (
 
 // limits returns lib.lua's ARGV[9..16]: MAX_ADMINS, MAX_CAPACITY,
 // AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS, for availability
-// that lasts avail.
-func limits(avail time.Duration) []any {
-	return []any{maxAdmins, maxCapacity, unit.MsCeil(avail), unit.MsCeil(replayWindow),
+// that lasts avail; AVAIL_MS is negative when an availability key without
+// a TTL is another writer's word (others: WithoutTag).
+func limits(avail time.Duration, others bool) []any {
+	ms := unit.MsCeil(avail)
+	if others {
+		ms = -ms
+	}
+	return []any{maxAdmins, maxCapacity, ms, unit.MsCeil(replayWindow),
 		pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL)}
 }
 
