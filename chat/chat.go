@@ -29,6 +29,7 @@ type Chat struct {
 	global []string // state, active, unread, backlog, roster, cursor
 	chans  [4]string
 	head   []any // ARGV[2..7]: conversation TTL, strategy, the four channels
+	limits []any // ARGV[9..16] (limits)
 
 	mu     sync.Mutex
 	roster *roster
@@ -54,20 +55,27 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		return nil, err
 	}
 	popts := append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithAvailabilityTag(o.tag))
+	if o.noTag {
+		switch rdb.(type) {
+		case *redis.ClusterClient, *redis.Ring:
+			return nil, pkg.Invalidf(op, "WithoutTag is for a standalone server: the backend's chat keys have no common hash tag, so one script's keys span many slots")
+		}
+		popts = append(slices.Clone(o.presence), presence.WithNamespace(o.ns), presence.WithOtherWriters())
+	}
 	tr, err := presence.New(rdb, popts...)
 	if err != nil {
 		return nil, pkg.Invalid(op, err)
 	}
 	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: tr.Availability(), ty: tr.Typing(), roster: &roster{}}
 	for _, t := range []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey} {
-		k, err := pkg.Key(op, t, o.ns, o.tag)
+		k, err := o.key(op, t)
 		if err != nil {
 			return nil, err
 		}
 		c.global = append(c.global, k)
 	}
 	for i, t := range []*keys.Template{messageChannel, assignedChannel, resolvedChannel, readChannel} {
-		if c.chans[i], err = pkg.Key(op, t, o.ns, o.tag); err != nil {
+		if c.chans[i], err = o.key(op, t); err != nil {
 			return nil, err
 		}
 	}
@@ -76,6 +84,7 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 		strategy = "rr"
 	}
 	c.head = []any{unit.MsCeil(o.convTTL), strategy, c.chans[0], c.chans[1], c.chans[2], c.chans[3]}
+	c.limits = limits(c.av.TTL(), o.noTag)
 	return c, nil
 }
 
@@ -121,7 +130,7 @@ func (c *Chat) convKey(op string, t *keys.Template, id string) (string, error) {
 	if err := checkID(op, "conversation ID", id); err != nil {
 		return "", err
 	}
-	return pkg.Key(op, t, c.opt.ns, c.opt.tag, id)
+	return c.opt.key(op, t, id)
 }
 
 // adminKeys returns admin id's four routing keys: availability,
@@ -132,7 +141,7 @@ func (c *Chat) adminKeys(op, id string) ([]string, error) {
 	}
 	out := make([]string, 4)
 	for i, t := range []*keys.Template{assignmentsKey, statsKey, dashboardKey} {
-		k, err := pkg.Key(op, t, c.opt.ns, c.opt.tag, id)
+		k, err := c.opt.key(op, t, id)
 		if err != nil {
 			return nil, err
 		}
@@ -242,11 +251,11 @@ func (c *Chat) route(ctx context.Context, op *call.Op, name, req, add string, op
 func (c *Chat) routeCall(op *call.Op, req string, ids, quads, opKeys []string, opArgs []any) call.Call {
 	ks := make([]string, 0, len(c.global)+len(quads)+len(opKeys))
 	ks = append(append(append(ks, c.global...), quads...), opKeys...)
-	args := make([]any, 0, 2+len(c.head)+len(limits)+len(ids)+len(opArgs))
+	args := make([]any, 0, 2+len(c.head)+len(c.limits)+len(ids)+len(opArgs))
 	args = append(args, len(ids))
 	args = append(args, c.head...)
 	args = append(args, req)
-	args = append(args, limits...)
+	args = append(args, c.limits...)
 	for _, id := range ids {
 		args = append(args, id)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
-	"github.com/redschema/redschema/presence"
 )
 
 // world is a deployment with admin a1 (capacity 10, online) holding
@@ -189,7 +188,7 @@ func TestCorruption(t *testing.T) {
 		}, []op{opOpen, opReconcile}},
 		{"availability: TTL above 30 min", func(t *testing.T, w *world) string {
 			return replace(t, w, w.a1[0], func(ctx context.Context, r redis.UniversalClient) error {
-				return r.Set(ctx, w.a1[0], "online", 2*presence.AvailabilityTTL).Err()
+				return r.Set(ctx, w.a1[0], "online", 2*time.Hour).Err()
 			})
 		}, []op{opOpen}},
 		{"stats: wrong type", func(t *testing.T, w *world) string { return asString(t, w, w.a1[2]) },

@@ -46,7 +46,18 @@
 // # Keys
 //
 //	Key pattern                              Type     TTL                                                                                                              Purpose
+//	admin:{admin_id}:assignments             SET      1h (conversation TTL after the latest activity of its conversations; each member expires with its conversation)  IDs of the open conversations assigned to the admin (at most its capacity) (WithoutTag)
 //	admin:{{tag}}:{admin_id}:assignments     SET      1h (conversation TTL after the latest activity of its conversations; each member expires with its conversation)  IDs of the open conversations assigned to the admin (at most its capacity)
+//	chat:admin:dashboard:{admin_id}          HASH     5m (WithDashboardTTL; deleted when the admin's numbers change)                                                   dashboard cache: total_active, assigned_to_me, unread_count, avg_response_time (min), resolved_today, computed_at (ms) (WithoutTag)
+//	chat:admin:stats:{admin_id}              HASH     25h (after the admin's last resolution or reply)                                                                 today's numbers (UTC day): day, resolved, rt_sum (ms), rt_n (WithoutTag)
+//	chat:admins                              HASH     none (bounded: the deployment's team, at most 100 fields)                                                        roster: admin ID -> capacity (decimal) (WithoutTag)
+//	chat:conversation:{id}:messages          LIST     1h (conversation TTL after the last message)                                                                     recent messages, newest first, at most 100 (WithMessageCache): JSON id, content, sender_role, sender_id, timestamp (WithoutTag)
+//	chat:conversation:{id}:requests          ZSET     3m (after the conversation's last recorded request; older members pruned)                                        request memo: the requests of the last 3 minutes on the conversation, each as its ID and ID=first reply, scored by server time (ms), for resends (WithoutTag)
+//	chat:conversations:active                ZSET     1h (conversation TTL after the deployment's last write; members older than it are pruned)                        open conversations scored by last activity (last message, or opening), Unix ms (WithoutTag)
+//	chat:conversations:backlog               ZSET     1h (conversation TTL after the deployment's last write)                                                          open conversations assigned to nobody, scored like the unread queue (by priority, then age) (WithoutTag)
+//	chat:conversations:state                 HASH     1h (conversation TTL after the deployment's last write; fields removed with their conversation)                  conversation ID -> "band stamp waiting admin": priority band, order stamp, awaiting a reply since (ms), admin (WithoutTag)
+//	chat:conversations:unread                ZSET     1h (conversation TTL after the deployment's last write)                                                          conversations with unread user messages, scored band x 2^51 + (2^51 - 1 - stamp): ZREVRANGE gives urgent first, oldest first (WithoutTag)
+//	chat:cursor                              HASH     1h (conversation TTL after the deployment's last write)                                                          stamp: last order stamp issued (ms x 512 + n); last: admin of the last assignment (round robin) (WithoutTag)
 //	chat:{{tag}}:admin:dashboard:{admin_id}  HASH     5m (WithDashboardTTL; deleted when the admin's numbers change)                                                   dashboard cache: total_active, assigned_to_me, unread_count, avg_response_time (min), resolved_today, computed_at (ms)
 //	chat:{{tag}}:admin:stats:{admin_id}      HASH     25h (after the admin's last resolution or reply)                                                                 today's numbers (UTC day): day, resolved, rt_sum (ms), rt_n
 //	chat:{{tag}}:admins                      HASH     none (bounded: the deployment's team, at most 100 fields)                                                        roster: admin ID -> capacity (decimal)
@@ -57,15 +68,22 @@
 //	chat:{{tag}}:conversations:state         HASH     1h (conversation TTL after the deployment's last write; fields removed with their conversation)                  conversation ID -> "band stamp waiting admin": priority band, order stamp, awaiting a reply since (ms), admin
 //	chat:{{tag}}:conversations:unread        ZSET     1h (conversation TTL after the deployment's last write)                                                          conversations with unread user messages, scored band x 2^51 + (2^51 - 1 - stamp): ZREVRANGE gives urgent first, oldest first
 //	chat:{{tag}}:cursor                      HASH     1h (conversation TTL after the deployment's last write)                                                          stamp: last order stamp issued (ms x 512 + n); last: admin of the last assignment (round robin)
+//	chat:events:assigned                     CHANNEL  -                                                                                                                a conversation's admin changed ("" for the backlog): JSON type, conversation_id, admin_id, previous, reason, at (WithoutTag)
+//	chat:events:message                      CHANNEL  -                                                                                                                a message appended: JSON type, conversation_id, message, at (WithoutTag)
+//	chat:events:read                         CHANNEL  -                                                                                                                a conversation's unread messages read (or answered): JSON type, conversation_id, admin_id, reason, at (WithoutTag)
+//	chat:events:resolved                     CHANNEL  -                                                                                                                a conversation resolved or expired: JSON type, conversation_id, admin_id, reason, at (WithoutTag)
 //	chat:{{tag}}:events:assigned             CHANNEL  -                                                                                                                a conversation's admin changed ("" for the backlog): JSON type, conversation_id, admin_id, previous, reason, at
 //	chat:{{tag}}:events:message              CHANNEL  -                                                                                                                a message appended: JSON type, conversation_id, message, at
 //	chat:{{tag}}:events:read                 CHANNEL  -                                                                                                                a conversation's unread messages read (or answered): JSON type, conversation_id, admin_id, reason, at
 //	chat:{{tag}}:events:resolved             CHANNEL  -                                                                                                                a conversation resolved or expired: JSON type, conversation_id, admin_id, reason, at
 //
-// The {{tag}} marks the hash tag, written {support}. Two more patterns
-// serve a chat and belong to presence (see its table): admin availability
-// admin:{tag}:{admin_id}:presence, which every routing script reads, and
-// typing indicators typing:{conversation_id}:{user_id}.
+// The {{tag}} marks the hash tag, written {support}. The patterns marked
+// (WithoutTag) are the home-automation backend's own keys, which
+// WithoutTag uses on a standalone server. Two more patterns serve a chat
+// and belong to presence (see its table): admin availability
+// admin:{tag}:{admin_id}:presence (admin:{admin_id}:presence with
+// WithoutTag), which every routing script reads, and typing indicators
+// typing:{conversation_id}:{user_id}.
 //
 // The long form (assignment, expiry, priority scores, dashboard, the
 // cluster's cost, how the reference layouts map, limits) is

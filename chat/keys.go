@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"slices"
 	"time"
 
 	"github.com/redschema/redschema/keys"
@@ -12,6 +13,7 @@ import (
 // are updated with live together. Admin availability is presence's
 // admin:{tag}:{admin_id}:presence (presence.WithAvailabilityTag), and
 // typing indicators are presence's typing:{conversation_id}:{user_id}.
+// WithoutTag uses the untagged twins below instead.
 var (
 	assignmentsKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{tag}:{admin_id}:assignments",
@@ -146,6 +148,37 @@ var (
 	})
 )
 
+// untagged maps each template to its WithoutTag twin: the home-automation
+// backend's own key, without the deployment's tag segment (admin
+// availability is presence's admin:{admin_id}:presence). A standalone
+// server only: the keys of one script then span many slots.
+var untagged = map[*keys.Template]*keys.Template{
+	assignmentsKey:  keys.MustCompile(twin(assignmentsKey, "admin:{admin_id}:assignments")),
+	activeKey:       keys.MustCompile(twin(activeKey, "chat:conversations:active")),
+	unreadKey:       keys.MustCompile(twin(unreadKey, "chat:conversations:unread")),
+	backlogKey:      keys.MustCompile(twin(backlogKey, "chat:conversations:backlog")),
+	stateKey:        keys.MustCompile(twin(stateKey, "chat:conversations:state")),
+	rosterKey:       keys.MustCompile(twin(rosterKey, "chat:admins")),
+	cursorKey:       keys.MustCompile(twin(cursorKey, "chat:cursor")),
+	messagesKey:     keys.MustCompile(twin(messagesKey, "chat:conversation:{id}:messages")),
+	requestsKey:     keys.MustCompile(twin(requestsKey, "chat:conversation:{id}:requests")),
+	dashboardKey:    keys.MustCompile(twin(dashboardKey, "chat:admin:dashboard:{admin_id}")),
+	statsKey:        keys.MustCompile(twin(statsKey, "chat:admin:stats:{admin_id}")),
+	messageChannel:  keys.MustCompile(twin(messageChannel, "chat:events:message")),
+	assignedChannel: keys.MustCompile(twin(assignedChannel, "chat:events:assigned")),
+	resolvedChannel: keys.MustCompile(twin(resolvedChannel, "chat:events:resolved")),
+	readChannel:     keys.MustCompile(twin(readChannel, "chat:events:read")),
+}
+
+// twin is t's pattern under template, without a hash tag, for
+// WithoutTag.
+func twin(t *keys.Template, template string) keys.Pattern {
+	p := t.Pattern()
+	p.Template, p.Tag = template, ""
+	p.Purpose += " (WithoutTag)"
+	return p
+}
+
 // statsTTL keeps an admin's daily numbers past the end of their UTC day.
 const statsTTL = 25 * time.Hour
 
@@ -154,8 +187,14 @@ const statsTTL = 25 * time.Hour
 // uses into a keys.Registry (keys.Compose) to audit, inspect or document
 // their keyspace.
 func Schema() keys.Schema {
-	return keys.Schema{
-		Templates: []*keys.Template{assignmentsKey, activeKey, unreadKey, backlogKey, stateKey, rosterKey, cursorKey, messagesKey, requestsKey, dashboardKey, statsKey, messageChannel, assignedChannel, resolvedChannel, readChannel},
-		Decoders:  decoders(),
+	tagged := []*keys.Template{assignmentsKey, activeKey, unreadKey, backlogKey, stateKey, rosterKey, cursorKey, messagesKey, requestsKey, dashboardKey, statsKey, messageChannel, assignedChannel, resolvedChannel, readChannel}
+	ts := slices.Clone(tagged)
+	dec := decoders()
+	for _, t := range tagged {
+		ts = append(ts, untagged[t])
+		if d, ok := dec[t]; ok {
+			dec[untagged[t]] = d
+		}
 	}
+	return keys.Schema{Templates: ts, Decoders: dec}
 }

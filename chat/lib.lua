@@ -28,7 +28,9 @@
 -- ARGV[8]  request ID (16 hex digits), or ''
 -- ARGV[9]  MAX_ADMINS, the most admins a roster holds
 -- ARGV[10] MAX_CAPACITY, the largest capacity
--- ARGV[11] AVAIL_MS, the longest availability TTL (presence's), ms
+-- ARGV[11] AVAIL_MS, the longest availability TTL (presence's), ms;
+--          negative (-AVAIL_MS) when a key without a TTL is another
+--          writer's word (WithoutTag), not corrupt
 -- ARGV[12] REPLAY_MS, how long a request is remembered, ms
 -- ARGV[13] PRUNE, expired conversations one routing call drops besides
 --          those it meets
@@ -49,6 +51,7 @@
 -- The conversation scripts' values (setup reads them) and state.
 local N, TTL, STRATEGY, CH_MESSAGE, CH_ASSIGNED, CH_RESOLVED, CH_READ, REQ, XK, XA
 local MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS
+local AVAIL_ANY -- an availability without a TTL is another writer's (ARGV[11] < 0)
 local BAND = 2251799813685248 -- 2^51
 local now
 local admins, index = {}, {}
@@ -66,6 +69,8 @@ local function setup()
   CH_MESSAGE, CH_ASSIGNED, CH_RESOLVED, CH_READ = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
   REQ = ARGV[8]
   MAX_ADMINS, MAX_CAPACITY, AVAIL_MS, REPLAY_MS = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+  AVAIL_ANY = AVAIL_MS < 0
+  if AVAIL_ANY then AVAIL_MS = -AVAIL_MS end
   PRUNE, DRAIN, SKEW, STATS_MS = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
   XK, XA = 7 + 4 * N, 17 + N
   now = now_ms()
@@ -384,7 +389,7 @@ local function survey()
         bad(k, 'not online, away, busy or offline')
       end
       local left = redis.call('PTTL', KEYS[k])
-      if left < 0 or left > AVAIL_MS then
+      if (left < 0 and not (AVAIL_ANY and left == -1)) or left > AVAIL_MS then
         bad(k, 'no TTL, or a longer one than availability is kept')
       end
     end

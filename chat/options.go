@@ -13,6 +13,7 @@ type Option func(*options)
 type options struct {
 	ns       keys.Namespace
 	tag      string
+	noTag    bool
 	strategy Strategy
 	capacity int
 	convTTL  time.Duration
@@ -97,6 +98,22 @@ func WithNamespace(ns keys.Namespace) Option { return func(o *options) { o.ns = 
 // Default: "main".
 func WithTag(tag string) Option { return func(o *options) { o.tag = tag } }
 
+// WithoutTag drops the deployment's tag segment, so that every chat key
+// is the home-automation backend's, byte for byte with
+// keys.Namespace{Prefix: "ha:", NoHashTags: true}: chat:conversations:active,
+// chat:conversations:unread, chat:conversation:{id}:messages,
+// admin:{admin_id}:assignments, chat:admin:dashboard:{admin_id}, and
+// admin availability at presence's admin:{admin_id}:presence, read with or
+// without a TTL, as that system's own code leaves it (Availability and
+// Typing get presence.WithOtherWriters). Its scripts then touch keys
+// of many slots: it is for a standalone server, and New refuses it with a
+// *redis.ClusterClient or a *redis.Ring, with a namespace that writes hash
+// tags, or with WithTag. What the two sides share and where they still
+// differ is in docs/chat.md, "Sharing the backend's keys".
+//
+// Default: off (the tag "main").
+func WithoutTag() Option { return func(o *options) { o.noTag = true } }
+
 // WithStrategy sets how the backlog is handed out.
 //
 // Default: LeastLoaded.
@@ -157,6 +174,21 @@ func (o *options) check(op string) error {
 	case o.cache < 1 || o.cache > maxMessageCache:
 		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, maxMessageCache)
 	}
-	_, err := pkg.Key(op, rosterKey, o.ns, o.tag)
+	if o.noTag && o.tag != defaultTag {
+		return pkg.Invalidf(op, "WithoutTag and WithTag(%.64q) together", o.tag)
+	}
+	if o.noTag && !o.ns.NoHashTags {
+		return pkg.Invalidf(op, "WithoutTag needs a namespace with NoHashTags: the backend's keys have no hash tags")
+	}
+	_, err := o.key(op, rosterKey)
 	return err
+}
+
+// key returns the key of template t (the tagged one; its untagged twin
+// with WithoutTag) for the values ids after the tag.
+func (o *options) key(op string, t *keys.Template, ids ...string) (string, error) {
+	if o.noTag {
+		return pkg.Key(op, untagged[t], o.ns, ids...)
+	}
+	return pkg.Key(op, t, o.ns, append([]string{o.tag}, ids...)...)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
-	"github.com/redschema/redschema/presence"
 )
 
 var (
@@ -47,10 +46,18 @@ var (
 	conversationLua string
 )
 
-// limits are lib.lua's ARGV[9..16]: MAX_ADMINS, MAX_CAPACITY, AVAIL_MS,
-// REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS.
-var limits = []any{maxAdmins, maxCapacity, unit.MsCeil(presence.AvailabilityTTL), unit.MsCeil(replayWindow),
-	pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL)}
+// limits returns lib.lua's ARGV[9..16]: MAX_ADMINS, MAX_CAPACITY,
+// AVAIL_MS, REPLAY_MS, PRUNE, DRAIN, SKEW, STATS_MS, for availability
+// that lasts avail; AVAIL_MS is negative when an availability key without
+// a TTL is another writer's word (others: WithoutTag).
+func limits(avail time.Duration, others bool) []any {
+	ms := unit.MsCeil(avail)
+	if others {
+		ms = -ms
+	}
+	return []any{maxAdmins, maxCapacity, ms, unit.MsCeil(replayWindow),
+		pruneBatch, maxDrain, unit.MsCeil(maxSkew), unit.MsCeil(statsTTL)}
+}
 
 const (
 	// pruneBatch is how many expired conversations one routing call drops

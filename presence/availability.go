@@ -12,9 +12,8 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// AvailabilityTTL is how long an admin's availability lasts after the last
-// Availability.Set.
-const AvailabilityTTL = 30 * time.Minute
+// availabilityTTL is Availability.TTL: 30 minutes.
+const availabilityTTL = 30 * time.Minute
 
 var (
 	//go:embed availability_get.lua
@@ -28,7 +27,7 @@ var (
 
 // Availability records admins' availability for chat assignment: the bare
 // word "online", "away", "busy" or "offline" at admin:{admin_id}:presence
-// with a 30 minute TTL (AvailabilityTTL), refreshed by each Set; an admin
+// with a 30 minute TTL (Availability.TTL), refreshed by each Set; an admin
 // with no key is offline. It is safe for concurrent use.
 //
 // A script of another package (a chat assignment) can read it as it is:
@@ -58,6 +57,10 @@ func newAvailability(rdb redis.UniversalClient, o options) *Availability {
 	return a
 }
 
+// TTL is how long an admin's availability lasts after the last Set: 30
+// minutes, the home-automation backend's.
+func (a *Availability) TTL() time.Duration { return availabilityTTL }
+
 // Key returns the key holding admin's availability, for the KEYS of a
 // script that reads it (see the type's doc). A bad admin ID is ErrInvalid
 // (and keys.ErrInvalid).
@@ -72,7 +75,7 @@ func (a *Availability) key(op, admin string) (string, error) {
 
 // Set stores admin's availability, Online, Away, Busy or Offline (one SET
 // with a 30 minute TTL, one round trip); other statuses are ErrInvalid. It
-// replaces whatever the key held. Running it twice is running it once, so
+// replaces whatever the key held, TTL included. Running it twice is running it once, so
 // a replay after a lost reply reports the same success.
 func (a *Availability) Set(ctx context.Context, admin string, s Status) error {
 	const op = "set availability"
@@ -83,21 +86,29 @@ func (a *Availability) Set(ctx context.Context, admin string, s Status) error {
 	if err != nil {
 		return err
 	}
-	return pkg.Wrap(ctx, op, k, a.run.Client().Set(ctx, k, string(s), AvailabilityTTL).Err())
+	return pkg.Wrap(ctx, op, k, a.run.Client().Set(ctx, k, string(s), availabilityTTL).Err())
 }
 
 // Get returns admin's availability (one read-only script, one round trip).
 // An admin with no key (never set, or 30 minutes without Set) is Offline.
-// A value other than the four words, or a key without a TTL or with one
-// longer than AvailabilityTTL (it would never go offline), gives an error
-// matching keys.ErrCorrupt that names the key.
+// A value other than the four words, or a key with a TTL longer than
+// TTL or without one (it would never go offline), gives an
+// error matching keys.ErrCorrupt that names the key; with
+// WithOtherWriters a key without a TTL is another writer's (the
+// home-automation backend's set(key, word, 'EX', 1800) through node-redis
+// stores none) and its word is returned, until the next Set gives the key
+// its TTL.
 func (a *Availability) Get(ctx context.Context, admin string) (Status, error) {
 	const op = "availability"
 	k, err := a.key(op, admin)
 	if err != nil {
 		return "", err
 	}
-	rep, err := a.run.Run(ctx, a.get, []string{k}, unit.MsCeil(AvailabilityTTL))
+	others := "0"
+	if a.opt.others {
+		others = "1"
+	}
+	rep, err := a.run.Run(ctx, a.get, []string{k}, unit.MsCeil(availabilityTTL), others)
 	if err != nil {
 		return "", err
 	}

@@ -22,6 +22,7 @@ type world struct {
 	l   layout
 	tr  *presence.Tracker
 	ty  *presence.Typing
+	tyo *presence.Typing // WithOtherWriters
 	av  *presence.Availability
 	avt *presence.Availability // WithAvailabilityTag("support")
 	ch  *presence.Channels[map[string]any]
@@ -110,6 +111,18 @@ var (
 	}
 	opStop = func(ctx context.Context, w *world) error {
 		_, err := w.ty.Stop(ctx, "c", "u")
+		return err
+	}
+	opStartOther = func(ctx context.Context, w *world) error {
+		_, err := w.tyo.Start(ctx, "c", "u", "ann")
+		return err
+	}
+	opStopOther = func(ctx context.Context, w *world) error {
+		_, err := w.tyo.Stop(ctx, "c", "u")
+		return err
+	}
+	opTypersOther = func(ctx context.Context, w *world) error {
+		_, err := w.tyo.Typers(ctx, "c")
 		return err
 	}
 	opTypers = func(ctx context.Context, w *world) error {
@@ -231,6 +244,21 @@ func corruptions(w *world) []corruption {
 		{"typing request memo: a string", func(t *testing.T, w *world) string {
 			return str(t, w, keyOf(w, "typing:requests:{conversation_id}:{user_id}", "c", "u"))
 		}, one(opStop)},
+		// typers:throttle:{conversation_id}:{user_id} (WithOtherWriters)
+		{"other writers' throttle: no TTL", func(t *testing.T, w *world) string {
+			return set(t, w, keyOf(w, "typers:throttle:{conversation_id}:{user_id}", "c", "u"), "1", 0)
+		}, one(opStartOther)},
+		// typers:requests:{conversation_id}:{user_id} (WithOtherWriters)
+		{"other writers' request memo: a string", func(t *testing.T, w *world) string {
+			return str(t, w, keyOf(w, "typers:requests:{conversation_id}:{user_id}", "c", "u"))
+		}, one(opStopOther)},
+		// typing:{conversation_id}:{user_id} read by Typers (WithOtherWriters)
+		{"typing value read by other writers' Typers: garbage", func(t *testing.T, w *world) string {
+			return set(t, w, keyOf(w, "typing:{conversation_id}:{user_id}", "c", "u"), "garbage", time.Minute)
+		}, one(opTypersOther)},
+		{"typing value read by other writers' Typers: no userId", func(t *testing.T, w *world) string {
+			return set(t, w, keyOf(w, "typing:{conversation_id}:{user_id}", "c", "u"), `{"username":"n","timestamp":1}`, time.Minute)
+		}, one(opTypersOther)},
 		// admin:{admin_id}:presence and its tagged twin
 		{"availability: wrong type", func(t *testing.T, w *world) string { return hash(t, w, keyOf(w, "admin:{admin_id}:presence", "a")) }, one(opAvailability)},
 		{"availability: garbage", func(t *testing.T, w *world) string {
@@ -350,6 +378,8 @@ func TestCorruptionTable(t *testing.T) {
 		w.tr, err = presence.New(e.Client, mk()...)
 		require.NoError(t, err)
 		w.ty, err = typingOf(presence.New(e.Client, mk()...))
+		require.NoError(t, err)
+		w.tyo, err = typingOf(presence.New(e.Client, mk(presence.WithOtherWriters())...))
 		require.NoError(t, err)
 		w.av, err = availabilityOf(presence.New(e.Client, mk()...))
 		require.NoError(t, err)

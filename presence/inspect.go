@@ -44,6 +44,7 @@ func decoders() map[*keys.Template]keys.Decoder {
 	set(requestsKey, memo)
 	set(sweepsKey, memo)
 	set(typingRequestsKey, memo)
+	set(otherTypingRequestsKey, memo)
 	set(chanRequestsKey, memo)
 	set(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
 		m, err := decodeMember[json.RawMessage](ref.Key, user, v)
@@ -96,5 +97,6 @@ func decoders() map[*keys.Template]keys.Decoder {
 		}
 		return map[string]any{"accepted_request_id": v}, nil
 	}))
+	out[otherThrottleKey] = out[throttleKey]
 	return out
 }

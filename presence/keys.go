@@ -66,7 +66,7 @@ var (
 	adminKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{admin_id}:presence",
 		Type:     keys.String,
-		TTL:      AvailabilityTTL,
+		TTL:      availabilityTTL,
 		Tag:      "admin_id",
 		Owner:    "presence",
 		Area:     keys.Presence,
@@ -76,7 +76,7 @@ var (
 	availTaggedKey = keys.MustCompile(keys.Pattern{
 		Template: "admin:{tag}:{admin_id}:presence",
 		Type:     keys.String,
-		TTL:      AvailabilityTTL,
+		TTL:      availabilityTTL,
 		Tag:      "tag",
 		Owner:    "presence",
 		Area:     keys.Presence,
@@ -125,6 +125,30 @@ var (
 		Owner:    "presence",
 		Area:     keys.Presence,
 		Purpose:  "request memo: a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
+	})
+	// With WithOtherWriters the typing helpers live outside typing:, so
+	// that typing:{conversation_id}:* holds the indicators alone, as the
+	// chat app's own code and monitoring expect.
+	otherThrottleKey = keys.MustCompile(keys.Pattern{
+		Template: "typers:throttle:{conversation_id}:{user_id}",
+		Type:     keys.String,
+		TTL:      2 * time.Second,
+		TTLNote:  "profile typing throttle",
+		Tag:      "conversation_id",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "typing throttle with WithOtherWriters (outside typing:): set NX to the request ID of each accepted Typing.Start",
+		Seed:     "004 §2",
+	})
+	otherTypingRequestsKey = keys.MustCompile(keys.Pattern{
+		Template: "typers:requests:{conversation_id}:{user_id}",
+		Type:     keys.ZSet,
+		TTL:      replayWindow,
+		TTLNote:  "after the last recorded request; older members pruned",
+		Tag:      "conversation_id",
+		Owner:    "presence",
+		Area:     keys.Presence,
+		Purpose:  "request memo with WithOtherWriters (outside typing:): a user's Typing.Stop (and unthrottled Typing.Start) requests in a conversation of the last 3 minutes, each as its ID and ID=first reply, scored by server time (ms), for resends",
 	})
 	chanMembersKey = keys.MustCompile(keys.Pattern{
 		Template: "presence:channel:{channel}",
@@ -199,7 +223,7 @@ var (
 // their keyspace.
 func Schema() keys.Schema {
 	return keys.Schema{
-		Templates: []*keys.Template{presenceKey, connsKey, onlineKey, requestsKey, sweepsKey, adminKey, availTaggedKey, typingKey, typersKey, throttleKey, typingRequestsKey, chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey, chanEventsChannel, eventsChannel},
+		Templates: []*keys.Template{presenceKey, connsKey, onlineKey, requestsKey, sweepsKey, adminKey, availTaggedKey, typingKey, typersKey, throttleKey, typingRequestsKey, otherThrottleKey, otherTypingRequestsKey, chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey, chanEventsChannel, eventsChannel},
 		Decoders:  decoders(),
 	}
 }

@@ -21,6 +21,7 @@ type options struct {
 	layout   Layout
 	lanes    int
 	availTag string
+	others   bool
 	occEvery time.Duration // 0: defaultOccupancyInterval; -1: off; < -1: refused
 }
 
@@ -127,6 +128,23 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 //
 // Default: off.
 func WithAvailabilityTag(tag string) Option { return func(o *options) { o.availTag = tag } }
+
+// WithOtherWriters shares Availability's and Typing's keys with another
+// writer of the same layout, the reference systems' own services (the
+// home-automation backend's, the chat app's), during a migration:
+// Availability.Get reads an availability key without a TTL (what the
+// backend's set(key, word, 'EX', 1800) leaves through node-redis, which
+// drops the positional EX) as that writer's word instead of corrupt, and
+// the next Set gives it the TTL; Typing keeps its throttle markers and
+// request memos outside typing: (typers:throttle:..., typers:requests:...),
+// so that typing:{conversation_id}:* holds the indicators alone, and Typers
+// lists the indicators in those keys, whoever set them, instead of the
+// index (SCAN, then MGET: see Typers for the cost). On a Redis Cluster it
+// needs hash tags (a namespace without them is refused). See "Other
+// writers" in docs/presence.md.
+//
+// Default: off.
+func WithOtherWriters() Option { return func(o *options) { o.others = true } }
 
 // WithOccupancyInterval sets the least time between two occupancy events
 // of one channel (Channels); 0 turns occupancy events off. Only Channels

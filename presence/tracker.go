@@ -71,6 +71,9 @@ func newTracker(op string, rdb redis.UniversalClient, opts []Option) (*Tracker, 
 	if err != nil {
 		return nil, err
 	}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster && o.others && o.ns.NoHashTags {
+		return nil, pkg.Invalidf(op, "WithOtherWriters on a cluster needs hash tags: Typers reads a conversation's indicators with one MGET, which must stay on one slot")
+	}
 	ch, err := pkg.Key(op, eventsChannel, o.ns)
 	if err != nil {
 		return nil, err

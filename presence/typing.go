@@ -5,7 +5,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/unit"
@@ -33,8 +38,9 @@ var (
 // concurrent use; create one per process and namespace.
 //
 // A typing value this package did not write (a bare SET around it) is
-// replaced by Start and deleted by Stop, as the value itself is never
-// read; the index and the throttle marker are checked (see Typers, Start).
+// replaced by Start and deleted by Stop; the index and the throttle marker
+// are checked (see Typers, Start). With WithOtherWriters, Typers reads the
+// values themselves, so that another writer's appear (see Typers).
 type Typing struct {
 	run *call.Runner
 	opt options
@@ -66,10 +72,14 @@ func (t *Typing) keysOf(op, conversation, user string) (typing, typers, throttle
 	if typers, err = pkg.Key(op, typersKey, t.opt.ns, conversation); err != nil {
 		return
 	}
-	if throttle, err = pkg.Key(op, throttleKey, t.opt.ns, conversation, user); err != nil {
+	th, rq := throttleKey, typingRequestsKey
+	if t.opt.others {
+		th, rq = otherThrottleKey, otherTypingRequestsKey
+	}
+	if throttle, err = pkg.Key(op, th, t.opt.ns, conversation, user); err != nil {
 		return
 	}
-	replay, err = pkg.Key(op, typingRequestsKey, t.opt.ns, conversation, user)
+	replay, err = pkg.Key(op, rq, t.opt.ns, conversation, user)
 	return
 }
 
@@ -131,11 +141,25 @@ func (t *Typing) Stop(ctx context.Context, conversation, user string) (bool, err
 // its TypingTTL. Order: oldest expiry first. An index entry this package
 // did not write (not the typing JSON, or expiring later than any Start
 // sets) gives an error matching keys.ErrCorrupt naming the index key.
+//
+// With WithOtherWriters it reads the indicators themselves instead, as the
+// chat app's own code does, so that one another writer set (SETEX) is
+// listed and one it deleted (DEL) is not: it SCANs for the conversation's
+// typing keys (MATCH typing:<conversation_id>:*, 1,000 keys a round trip)
+// and reads them with one MGET. That costs one round trip per 1,000 keys
+// in the database (on a cluster, on each master), the server work of the
+// chat app's own KEYS without blocking the server; use it while another
+// writer shares the keys. Order: oldest timestamp first. A value that is
+// not the typing JSON gives an error matching keys.ErrCorrupt naming its
+// key.
 func (t *Typing) Typers(ctx context.Context, conversation string) ([]Typer, error) {
 	const op = "typers"
 	k, err := pkg.Key(op, typersKey, t.opt.ns, conversation)
 	if err != nil {
 		return nil, err
+	}
+	if t.opt.others {
+		return t.scanTypers(ctx, op, conversation)
 	}
 	rep, err := t.run.Run(ctx, typersOp, []string{k}, unit.MsCeil(t.opt.profile.TypingTTL), skewMs)
 	if err != nil {
@@ -180,3 +204,61 @@ func decodeTyper(key, s string) (Typer, error) {
 	}
 	return Typer{UserID: *w.UserID, Username: w.Username, At: fromMs(*w.At)}, nil
 }
+
+// scanTypers is Typers with WithOtherWriters: the conversation's typing
+// keys found by SCAN (checked with Parse, since '*' also matches ':'),
+// then read with one MGET (they share the conversation's slot).
+func (t *Typing) scanTypers(ctx context.Context, op, conversation string) ([]Typer, error) {
+	match := typingKey.Match(t.opt.ns, map[string]string{"conversation_id": conversation})
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var ks []string
+	err := keys.ForEachNode(ctx, t.run.Client(), func(ctx context.Context, n redis.UniversalClient) error {
+		it := n.Scan(ctx, 0, match, scanCount).Iterator()
+		for it.Next(ctx) {
+			k := it.Val()
+			if args, err := typingKey.Parse(t.opt.ns, k); err != nil || args[0] != conversation {
+				continue
+			}
+			mu.Lock()
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+			mu.Unlock()
+		}
+		return it.Err()
+	})
+	if err != nil {
+		return nil, pkg.Wrap(ctx, op, match, err)
+	}
+	if len(ks) == 0 {
+		return []Typer{}, nil
+	}
+	vals, err := t.run.Client().MGet(ctx, ks...).Result()
+	if err != nil {
+		return nil, pkg.Wrap(ctx, op, ks[0], err)
+	}
+	out := make([]Typer, 0, len(ks))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // expired (or deleted) since the SCAN
+		}
+		ty, err := decodeTyper(ks[i], s)
+		if err != nil {
+			return nil, pkg.Fail(op, ks[i], nil, err)
+		}
+		out = append(out, ty)
+	}
+	slices.SortFunc(out, func(a, b Typer) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.UserID, b.UserID)
+	})
+	return out, nil
+}
+
+// scanCount is the COUNT of Typers' SCAN with WithOtherWriters.
+const scanCount = 1000

@@ -3,7 +3,9 @@
 -- KEYS[1] typing:{conversation_id}:{user_id}          typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                    typing JSON values by expiry ms (zset)
 -- KEYS[3] typing:throttle:{conversation_id}:{user_id} throttle marker (string)
+--         (typers:throttle:... with WithOtherWriters)
 -- KEYS[4] typing:requests:{conversation_id}:{user_id} request memo
+--         (typers:requests:... with WithOtherWriters)
 -- ARGV[1] user ID
 -- ARGV[2] username
 -- ARGV[3] typing TTL, ms

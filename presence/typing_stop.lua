@@ -3,6 +3,7 @@
 -- KEYS[1] typing:{conversation_id}:{user_id}        typing JSON (string)
 -- KEYS[2] typers:{conversation_id}                  typing JSON values by expiry ms (zset)
 -- KEYS[3] typing:requests:{conversation_id}:{user_id} request memo
+--         (typers:requests:... with WithOtherWriters)
 -- ARGV[1] request ID, 16 hex digits
 -- ARGV[2] replay window, ms
 -- Returns {'ok', 1} when an indicator was cleared, {'ok', 0} when there was none,

@@ -192,10 +192,12 @@ func TestCorruptionTable(t *testing.T) {
 		{"user", "status garbage", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HSet(ctx, f.user, "status", "superuser")
 		}, []string{"validate", "login", "unblock", "authenticate"}},
-		{"user", "no status (the seed's example writes active)", func(c redis.Pipeliner, f *corruptFixture) {
+		{"user", "neither status nor active", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HDel(ctx, f.user, "status")
-			c.HSet(ctx, f.user, "active", "true")
-		}, []string{"validate", "unblock", "authenticate"}},
+		}, []string{"validate", "login", "unblock", "authenticate"}},
+		{"user", "active garbage", func(c redis.Pipeliner, f *corruptFixture) {
+			c.HSet(ctx, f.user, "active", "yes")
+		}, []string{"validate", "login", "unblock", "authenticate"}},
 		{"user", "login_time garbage", func(c redis.Pipeliner, f *corruptFixture) {
 			c.HSet(ctx, f.user, "login_time", "yesterday")
 		}, []string{"validate", "authenticate"}},

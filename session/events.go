@@ -55,16 +55,19 @@ type Event struct {
 	ID string
 }
 
+// SweepWindow is how long, with WithEvents, a user's index outlives its
+// last session, keeping the entries of expired sessions for Sweep to
+// announce: 1 hour. Every slot must be swept at least that often, or an
+// expiry that no call on the user noticed may go unannounced.
+func (s *Store) SweepWindow() time.Duration { return sweepWindow }
+
 // Bounds and defaults of lifecycle events.
 const (
 	// maxEvents bounds WithEvents: about a million events per slot
 	// stream.
 	maxEvents = 1 << 20
-	// SweepWindow is how long, with WithEvents, a user's index outlives
-	// its last session, keeping the entries of expired sessions for Sweep
-	// to announce. Every slot must be swept at least that often, or an
-	// expiry that no call on the user noticed may go unannounced.
-	SweepWindow = time.Hour
+	// sweepWindow is Store.SweepWindow: 1 hour.
+	sweepWindow = time.Hour
 	// shards is the number of events streams and sweep schedules, one per
 	// cluster slot (keys.SlotCount): Sweep takes shard numbers in
 	// [0, keys.SlotCount).
@@ -147,7 +150,7 @@ func (s *Store) evArgs(op, idx, userID string, ks []string, args []any) ([]strin
 // the expiries it removes in the same atomic step, so any number of
 // instances may sweep concurrently with each other and with every other
 // call; a rerun announces nothing twice. Each shard must be swept within
-// SweepWindow of an expiry, after which the user's index may expire with
+// Store.SweepWindow of an expiry, after which the user's index may expire with
 // it unannounced. On a Store without WithEvents there is nothing to
 // sweep: it returns 0.
 //
@@ -195,14 +198,14 @@ func (s *Store) Sweep(ctx context.Context, first, count int) (int, error) {
 // until ctx is done; it then returns ctx.Err(), wrapped. An expiry no
 // call noticed is announced within about one cycle, ceil(keys.SlotCount/batch) x
 // every (e.g. batch 1024 every second: 16 s), which must not exceed
-// SweepWindow, else ErrInvalid; so must every > 0 and batch in [1,
+// Store.SweepWindow, else ErrInvalid; so must every > 0 and batch in [1,
 // keys.SlotCount]. A failed Sweep is passed to onError (if not nil) and the
 // sweeper moves on. Any number of instances may run one; each costs
 // keys.SlotCount read-only scripts per cycle, most on schedules that do not
 // exist.
 func (s *Store) RunSweeper(ctx context.Context, every time.Duration, batch int, onError func(error)) error {
 	const op = "sweeper"
-	return sweep.Run(ctx, pkg, op, shards, every, batch, SweepWindow, s.Sweep, onError)
+	return sweep.Run(ctx, pkg, op, shards, every, batch, sweepWindow, s.Sweep, onError)
 }
 
 // EventReader reads the lifecycle events of a Store's namespace from the

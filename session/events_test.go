@@ -100,7 +100,7 @@ func TestEventsEachKind(t *testing.T) {
 	require.Empty(t, list)
 	idx5 := idxKey(t, e, "u5")
 	require.Equal(t, int64(1), e.Client.Exists(ctx, idx5).Val(), "the index outlives its session by the sweep window")
-	require.Greater(t, pttl(t, e, idx5), SweepWindow-time.Minute)
+	require.Greater(t, pttl(t, e, idx5), sweepWindow-time.Minute)
 	slot := keys.Slot(idx5)
 	n, err = s.Sweep(ctx, slot, 1)
 	require.NoError(t, err)

@@ -86,7 +86,7 @@ var (
 	dueKey = keys.MustCompile(keys.Pattern{
 		Template: "session:due:{slot}",
 		Type:     keys.ZSet,
-		TTL:      defaultLifetime + SweepWindow,
+		TTL:      defaultLifetime + sweepWindow,
 		TTLNote:  "the latest absolute expiry of a session created in its slot + SweepWindow",
 		Tag:      "slot",
 		Owner:    "session",

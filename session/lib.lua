@@ -193,24 +193,43 @@ local function remember(i, n, window)
   redis.call('SET', KEYS[i], int_str(n), 'PX', window)
 end
 
+-- user_state(key) reads a user record's status and the home-automation
+-- backend's active flag and combines them (docs/session.md, "The active
+-- flag"): 'blocked' when either says so (status blocked, or active
+-- 'false'); else the status; else 'login' for active 'true' alone. It
+-- returns the state, the status field and the active field; 'missing' when
+-- there is no record; false and why for a status other than login,
+-- anonymous or blocked, an active other than 'true' or 'false', or a
+-- record with neither.
+local function user_state(key)
+  local r = redis.call('HMGET', key, 'status', 'active')
+  local st, active = r[1], r[2]
+  if active and active ~= 'true' and active ~= 'false' then
+    return false, "active is not 'true' or 'false'"
+  end
+  if st and st ~= 'login' and st ~= 'anonymous' and st ~= 'blocked' then
+    return false, 'status is not login, anonymous or blocked'
+  end
+  if not st and not active then
+    if redis.call('EXISTS', key) == 1 then return false, 'no status or active field' end
+    return 'missing'
+  end
+  if active == 'false' then return 'blocked', st, active end
+  return st or 'login', st, active
+end
+
 -- user_touch(key, ttl, now) records a request on a user record
 -- (user:{user_id}): last_seen = now (Unix ms), TTL = ttl ms. It returns
 -- 'missing' when there is no record; false and why (nothing written) when
--- the record is not one this package writes (a status other than login,
--- anonymous or blocked, a login_time or last_seen that is not Unix ms);
--- else the record's field/value list and its status.
+-- the record is not one this package reads (user_state's cases, a
+-- login_time or last_seen that is not Unix ms); else the record's
+-- field/value list and its state (user_state).
 local function user_touch(key, ttl, now)
-  local r = redis.call('HMGET', key, 'status', 'login_time', 'last_seen')
-  local st = r[1]
-  if not st then
-    if redis.call('EXISTS', key) == 1 then return false, 'no status field' end
-    return 'missing'
-  end
-  if st ~= 'login' and st ~= 'anonymous' and st ~= 'blocked' then
-    return false, 'status is not login, anonymous or blocked'
-  end
+  local st, why = user_state(key)
+  if st == 'missing' or st == false then return st, why end
+  local r = redis.call('HMGET', key, 'login_time', 'last_seen')
   for i, f in ipairs({'login_time', 'last_seen'}) do
-    if r[i + 1] and not to_int(r[i + 1], 0) then
+    if r[i] and not to_int(r[i], 0) then
       return false, f .. ' is not Unix ms'
     end
   end

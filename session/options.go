@@ -80,6 +80,7 @@ type options struct {
 	lanes       int
 	durable     call.Durability
 	events      int
+	activeField bool
 }
 
 // newOptions is every constructor's preamble (op names it): the options
@@ -226,7 +227,7 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 // time on the calls that emit (an XADD each; Create also schedules the
 // user for Sweep: a ZADD and a PTTL; a prune first reads the entries it
 // removes) and no extra command on a Get of a live session,
-// but every index then outlives its last session by SweepWindow, so that
+// but every index then outlives its last session by Store.SweepWindow, so that
 // Sweep (RunSweeper) can announce expiries no other call noticed: run a
 // sweeper with events on. Every Store that writes to the namespace must
 // have it (a Store without it prunes and revokes without emitting), and
@@ -235,3 +236,15 @@ func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 //
 // Default: 0 (off). Range: 0 to 1048576.
 func WithEvents(n int) Option { return func(o *options) { o.events = n } }
+
+// WithActiveField makes Users write the home-automation backend's active
+// flag beside the status, for a record shared with that system's own code
+// (whose validator refuses a user unless active is 'true'): Login writes
+// active 'true' (anonymous users too: that code knows no read-only
+// users), Block 'false' and Unblock 'true', where without it they only
+// keep a flag the record already has in step. Users read the flag in
+// every mode (see Users). Store ignores it. See docs/session.md, "The
+// active flag".
+//
+// Default: off.
+func WithActiveField() Option { return func(o *options) { o.activeField = true } }

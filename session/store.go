@@ -51,7 +51,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		lifeArg: strconv.FormatInt(unit.MsFloor(o.life), 10),
 		maxArg:  strconv.Itoa(o.maxSessions),
 		evLen:   strconv.Itoa(o.events),
-		evGrace: strconv.FormatInt(unit.MsFloor(SweepWindow), 10),
+		evGrace: strconv.FormatInt(unit.MsFloor(sweepWindow), 10),
 	}, nil
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/redschema/redschema/internal/call"
 )
 
-// Status is a user record's status. The status field is the truth: an
-// "active" field, which other writers of the same layout add, is neither
-// written nor read.
+// Status is a user record's status: its status field combined with the
+// home-automation backend's active flag when the record has one (see
+// Users).
 type Status string
 
 // The statuses a user record holds.
@@ -63,6 +63,7 @@ func parseUser(userID string, flat []string) (*User, error) {
 		return nil, fmt.Errorf("odd HGETALL reply")
 	}
 	usr := &User{ID: userID}
+	active, hasActive := "", false
 	for i := 0; i < len(flat); i += 2 {
 		name, v := flat[i], flat[i+1]
 		var err error
@@ -73,6 +74,8 @@ func parseUser(userID string, flat []string) (*User, error) {
 			usr.IPAddress = v
 		case "status":
 			usr.Status = Status(v)
+		case "active":
+			active, hasActive = v, true
 		case "login_time":
 			usr.LoginTime, err = unixMilli(v)
 		case "last_seen":
@@ -84,8 +87,20 @@ func parseUser(userID string, flat []string) (*User, error) {
 	}
 	switch usr.Status {
 	case StatusLogin, StatusAnonymous, StatusBlocked:
+	case "":
+		if !hasActive {
+			return nil, fmt.Errorf("no status or active field")
+		}
+		usr.Status = StatusLogin
 	default:
 		return nil, fmt.Errorf("status %q", usr.Status)
+	}
+	switch {
+	case !hasActive || active == "true":
+	case active == "false":
+		usr.Status = StatusBlocked
+	default:
+		return nil, fmt.Errorf("active %q: want 'true' or 'false'", active)
 	}
 	return usr, nil
 }

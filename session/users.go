@@ -28,21 +28,30 @@ var (
 	userRequestKeys = []*keys.Template{userKey, requestKey}
 	userLoginOp     = pkg.Declare("login", userLoginSrc, userRequestKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.Conflict, ErrBlocked))
 	userValidateOp  = pkg.Declare("validate", userValidateSrc, userKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
-	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys, call.Durable())
+	userBlockOp     = pkg.Declare("block", userBlockSrc, userKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.Durable())
 	userUnblockOp   = pkg.Declare("unblock", userUnblockSrc, userRequestKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS), call.On(call.None, ErrNotFound))
-	userLogoutOp    = pkg.Declare("logout", userLogoutSrc, userKeys)
+	userLogoutOp    = pkg.Declare("logout", userLogoutSrc, userKeys, call.Uses(libSrc, call.ExpireAt, call.RFC3339, call.ScoreMS))
 )
 
 // Users keeps user records (user:{user_id}) with a status. It is safe for
 // concurrent use; every method is one round trip (one script).
+//
+// A record may also hold the home-automation backend's active flag
+// ('true' or 'false', written by that system's own code): the user is
+// blocked when either field says so (status blocked, or active 'false');
+// otherwise the status decides, and a record with active 'true' and no
+// status is a login. Block and Unblock keep an active flag the record has
+// in step; WithActiveField makes Login, Block and Unblock write it always,
+// so that the backend's own validator agrees (docs/session.md, "The active
+// flag").
 type Users struct {
 	run *call.Runner
 	opt options
 }
 
 // NewUsers returns a Users over client. Options: WithNamespace,
-// WithUserTTL (default 7 days), WithDurability (for Block). It fails like
-// New.
+// WithUserTTL (default 7 days), WithDurability (for Block),
+// WithActiveField. It fails like New.
 func NewUsers(client redis.UniversalClient, opts ...Option) (*Users, error) {
 	o, err := newOptions("new users", client, opts)
 	if err != nil {
@@ -51,6 +60,14 @@ func NewUsers(client redis.UniversalClient, opts ...Option) (*Users, error) {
 	run := call.NewRunner(client, 0)
 	run.SetDurability(o.durable)
 	return &Users{run: run, opt: o}, nil
+}
+
+// activeArg is the scripts' WithActiveField argument.
+func (u *Users) activeArg() string {
+	if u.opt.activeField {
+		return "1"
+	}
+	return "0"
 }
 
 func (u *Users) key(op, userID string) (string, error) {
@@ -67,9 +84,10 @@ type LoginInfo struct {
 
 // Login writes a fresh record for userID (status login, or anonymous),
 // with login_time and last_seen set to the server time and the user TTL,
-// in one script. A blocked user stays blocked: ErrBlocked, nothing written.
-// A record holding a status this package does not write is
-// keys.ErrCorrupt. The same call resent by go-redis after a lost reply
+// in one script (and active 'true' with WithActiveField). A blocked user
+// (status blocked, or active 'false') stays blocked: ErrBlocked, nothing
+// written. A record holding a status or active flag this package does not
+// read is keys.ErrCorrupt. The same call resent by go-redis after a lost reply
 // reports its first login (within the replay window, 1 minute).
 func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, error) {
 	const op = "login"
@@ -94,7 +112,7 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 	if err != nil {
 		return nil, err
 	}
-	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, unit.MsFloor(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, unit.MsFloor(replayWindow))
+	rep, err := u.run.Run(ctx, userLoginOp, []string{key, rk}, unit.MsFloor(u.opt.userTTL), string(st), in.DeviceID, in.IPAddress, unit.MsFloor(replayWindow), u.activeArg())
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +126,8 @@ func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, 
 
 // Validate is the per-request check, one script and one round trip: it
 // sets last_seen to the server time, refreshes the TTL and returns the
-// record. A missing record is ErrNotFound; a blocked user is ErrBlocked
+// record. A missing record is ErrNotFound; a blocked user (status blocked,
+// or active 'false') is ErrBlocked
 // (the TTL is refreshed then too, so a block does not lapse while the user
 // keeps trying). An anonymous user is returned with CanWrite false.
 func (u *Users) Validate(ctx context.Context, userID string) (*User, error) {
@@ -132,18 +151,20 @@ func (u *Users) Validate(ctx context.Context, userID string) (*User, error) {
 }
 
 // Block sets the user's status to blocked at once and refreshes the TTL,
-// in one script; Validate and Login fail with ErrBlocked from then on. A
+// in one script; Validate and Login fail with ErrBlocked from then on. An
+// active flag the record has (any, with WithActiveField) becomes 'false'. A
 // user without a record gets one holding only the blocked status, so a
 // login within the TTL is refused. The block lasts while the record does
 // (the TTL, refreshed by each Validate); keep permanent bans in your user
 // database. Blocking a blocked user only refreshes the TTL; a status this
 // package does not write is overwritten (Unblock then deletes the record).
 func (u *Users) Block(ctx context.Context, userID string) error {
-	return u.simple(ctx, userBlockOp, userID, "", unit.MsFloor(u.opt.userTTL))
+	return u.simple(ctx, userBlockOp, userID, "", unit.MsFloor(u.opt.userTTL), u.activeArg())
 }
 
 // Unblock lifts a block at once, in one script: the status before the
-// block (login or anonymous) comes back. A record that Block created for a
+// block (login or anonymous) comes back, and an active flag the record has
+// (any, with WithActiveField) becomes 'true'. A record that Block created for a
 // user without one is deleted. ErrNotFound when there is no record;
 // unblocking a user who is not blocked is a no-op. The same call resent by
 // go-redis after a lost reply reports its first outcome (within
@@ -154,7 +175,7 @@ func (u *Users) Unblock(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return u.simple(ctx, userUnblockOp, userID, rk, unit.MsFloor(replayWindow))
+	return u.simple(ctx, userUnblockOp, userID, rk, unit.MsFloor(replayWindow), u.activeArg())
 }
 
 // Logout deletes the user record at once, in one script. It does not

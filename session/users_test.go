@@ -119,8 +119,8 @@ func TestUsersCorrupt(t *testing.T) {
 	e, u := newUsers(t)
 	ctx := e.Ctx()
 	key, _ := userKey.Key(e.NS, "5")
-	// The seed's own example writes "active" and no status.
-	require.NoError(t, e.Client.HSet(ctx, key, "device_id", "d", "active", "true").Err())
+	// Neither a status nor the seed's active flag.
+	require.NoError(t, e.Client.HSet(ctx, key, "device_id", "d").Err())
 	_, err := u.Validate(ctx, "5")
 	require.ErrorIs(t, err, keys.ErrCorrupt)
 	var ce *keys.CorruptError
@@ -134,4 +134,7 @@ func TestUsersCorrupt(t *testing.T) {
 	require.NoError(t, e.Client.HSet(ctx, key, "status", "superuser").Err())
 	_, err = u.Validate(ctx, "5")
 	require.ErrorIs(t, err, keys.ErrCorrupt)
+	require.NoError(t, e.Client.HSet(ctx, key, "status", "login", "login_time", "1", "active", "1").Err())
+	_, err = u.Validate(ctx, "5")
+	require.ErrorIs(t, err, keys.ErrCorrupt, "active is 'true' or 'false'")
 }
