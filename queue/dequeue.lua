@@ -14,9 +14,11 @@
 -- KEYS[10] inbox list     queue:{q}:inbox
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[12] flows hash     queue:{q}:flows       flow parents and children
--- KEYS[13] rate string    queue:{q}:rate, with limits (ARGV[10]) only
--- KEYS[14] the prefix of a group's lease set, queue:{q}:gactive:, and
--- KEYS[15] the prefix of a group's rate key, queue:{q}:grate:, with
+-- KEYS[13] day prefix     queue:{q}:daily: (the day's counts are this
+--          prefix and the server's UTC day, yyyy-mm-dd)
+-- KEYS[14] rate string    queue:{q}:rate, with limits (ARGV[10]) only
+-- KEYS[15] the prefix of a group's lease set, queue:{q}:gactive:, and
+-- KEYS[16] the prefix of a group's rate key, queue:{q}:grate:, with
 --          limits only: a group's keys are the prefix and the group
 --          name, which the script learns from a job (declared in keys as
 --          queue:{queue_name}:gactive:{group} and :grate:{group})
@@ -308,7 +310,7 @@ if lim then
   end
   if lim.r then
     qwin = math.floor(now / lim.p)
-    qused = used(KEYS[13], qwin)
+    qused = used(KEYS[14], qwin)
     if lim.r - qused < n then
       n, limited = math.max(lim.r - qused, 0), true
       hold((qwin + 1) * lim.p - now)
@@ -357,7 +359,7 @@ local function gstate(g)
   local l = (lim.o and lim.o[g]) or lim.g or {}
   s = {room = math.huge, taken = 0, l = l}
   if l.c then
-    local k = KEYS[14] .. g
+    local k = KEYS[15] .. g
     local mem = redis.pcall('ZRANGE', k, '0', '-1')
     if mem.err then
       redis.call('DEL', k)
@@ -383,7 +385,7 @@ local function gstate(g)
   end
   if l.r then
     s.win = math.floor(now / l.p)
-    s.used = used(KEYS[15] .. g, s.win)
+    s.used = used(KEYS[16] .. g, s.win)
     if l.r - s.used < s.room then
       s.room = l.r - s.used
     end
@@ -635,10 +637,13 @@ if #fids > 0 then
   end
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+if failed > 0 then
+  count_day(KEYS[13] .. day_of(now), 'failed', failed)
+end
 -- the limits count what was leased: the queue's window, each group's
 -- lease set (expiring the longest lease after its last lease) and window
 if lim and lim.r and #leased > 0 then
-  redis.call('SET', KEYS[13], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
+  redis.call('SET', KEYS[14], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
   local upd = {}
@@ -655,10 +660,10 @@ if grouped then
   for _, b in pairs(jobgroup) do
     if b.lease and not seen[b] then
       seen[b] = true
-      batched('ZADD', KEYS[14] .. b.g, b.lease)
-      redis.call('PEXPIRE', KEYS[14] .. b.g, ARGV[7])
+      batched('ZADD', KEYS[15] .. b.g, b.lease)
+      redis.call('PEXPIRE', KEYS[15] .. b.g, ARGV[7])
       if b.s.l.r then
-        redis.call('SET', KEYS[15] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
+        redis.call('SET', KEYS[16] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
           int_str((b.s.win + 2) * b.s.l.p - now))
       end
     end

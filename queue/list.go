@@ -59,6 +59,9 @@ type Info[T any] struct {
 	// (its Payload is then zero); empty otherwise. A dead-letter entry that
 	// is not JSON at all is an error matching keys.ErrCorrupt.
 	Raw string
+	// Corrupt is why a stored entry did not parse, with its text in Raw:
+	// set only by Inspector.Page, which shows such an entry as a row.
+	Corrupt string
 }
 
 // maxList bounds one List call, so a single script never blocks Redis
@@ -120,41 +123,70 @@ func (q *Queue[T]) listCall(what, arg string, limit int) call.Call {
 
 // decodeList decodes the list script's reply.
 func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
+	out, _, err := q.decodeRows(op, rep, false)
+	return out, err
+}
+
+// decodeRows decodes the list script's reply. When lenient, a dead or
+// done entry that does not parse becomes a row of its own, its text in
+// Raw and why it did not parse at the same index of whys ("" for a good
+// row), rather than failing the whole read.
+func (q *Queue[T]) decodeRows(op string, rep *call.Reply, lenient bool) ([]Info[T], []string, error) {
 	rows := rep.List(1)
 	if err := rep.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Info[T], 0, len(rows))
+	whys := make([]string, 0, len(rows))
 	for _, rv := range rows {
+		if len(whys) < len(out) {
+			whys = append(whys, "")
+		}
 		row, ok := rv.([]any)
 		if !ok {
-			return nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row %T", rv))
+			return nil, nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row %T", rv))
 		}
 		r := rowReader{vals: row}
 		var in Info[T]
 		if len(row) == 2 && r.str(0) == "dead" {
 			if err := q.decodeDead(r.str(1), &in); err != nil {
-				return nil, pkg.Fail(op, q.dead, nil, err)
+				if !lenient {
+					return nil, nil, pkg.Fail(op, q.dead, nil, err)
+				}
+				in = Info[T]{State: Dead, Raw: r.str(1)}
+				out, whys = append(out, in), append(whys, err.Error())
+				continue
 			}
 			out = append(out, in)
 			continue
 		}
 		if len(row) == 2 && r.str(0) == "done" {
 			if err := q.decodeDone(r.str(1), &in); err != nil {
-				return nil, pkg.Fail(op, q.done, nil, err)
+				if !lenient {
+					return nil, nil, pkg.Fail(op, q.done, nil, err)
+				}
+				in = Info[T]{State: Completed, Raw: r.str(1)}
+				out, whys = append(out, in), append(whys, err.Error())
+				continue
 			}
 			out = append(out, in)
 			continue
 		}
 		if len(row) != 6 {
-			return nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row of %d", len(row)))
+			return nil, nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row of %d", len(row)))
 		}
 		state, id, st, body, score, prog := State(r.str(0)), r.str(1), r.str(2), r.str(3), r.int(4), r.str(5)
 		if r.err != nil {
-			return nil, pkg.Fail(op, q.jobs, nil, r.err)
+			return nil, nil, pkg.Fail(op, q.jobs, nil, r.err)
 		}
 		if err := q.decodeBody(q.jobs, body, &in.Job); err != nil {
-			return nil, pkg.Fail(op, q.jobs, nil, err)
+			if !lenient {
+				return nil, nil, pkg.Fail(op, q.jobs, nil, err)
+			}
+			in = Info[T]{State: state, Raw: body}
+			in.ID = id
+			out, whys = append(out, in), append(whys, err.Error())
+			continue
 		}
 		// A job never delivered has no state entry: no delivery, no
 		// attempt, its JSON's retries and priority.
@@ -162,7 +194,7 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 		if st != "" {
 			var err error
 			if dlv, retry, max, p, lastErr, err = parseState(q.state, st); err != nil {
-				return nil, pkg.Fail(op, q.state, nil, err)
+				return nil, nil, pkg.Fail(op, q.state, nil, err)
 			}
 		}
 		if state != Active {
@@ -179,7 +211,7 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 			if prog != "" {
 				d, js, ok := strings.Cut(prog, ",")
 				if !ok || !json.Valid([]byte(js)) {
-					return nil, pkg.Fail(op, q.progress, nil, keys.Corrupt(q.progress, fmt.Errorf("job %q: bad progress %.64q", id, prog)))
+					return nil, nil, pkg.Fail(op, q.progress, nil, keys.Corrupt(q.progress, fmt.Errorf("job %q: bad progress %.64q", id, prog)))
 				}
 				if d == strconv.FormatInt(dlv, 10) {
 					in.Progress = json.RawMessage(js)
@@ -188,7 +220,10 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 		}
 		out = append(out, in)
 	}
-	return out, nil
+	for len(whys) < len(out) {
+		whys = append(whys, "")
+	}
+	return out, whys, nil
 }
 
 // doneEntry is the done hash's value: a job kept by WithRetention.

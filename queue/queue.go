@@ -28,6 +28,7 @@ type Queue[T any] struct {
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
 	replyPre                                                 string    // a reply memo key, less its request ID
+	dailyPre                                                 string    // a day's counts key, less its day (yyyy-mm-dd)
 	limits                                                   string    // the dequeue script's limits (limitSpec), "" for none
 	limitKeys                                                []string  // with limits: the rate key and the group keys' prefixes
 	middleware                                               []func(Handler[T]) Handler[T]
@@ -110,6 +111,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 		return p
 	}
 	q.replyPre = prefix(replyKey)
+	q.dailyPre = prefix(dailyKey)
 	if q.limits = o.limitSpec(); q.limits != "" {
 		q.limitKeys = []string{build(rateKey, name), prefix(groupActiveKey), prefix(groupRateKey)}
 	}

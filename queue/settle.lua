@@ -17,7 +17,9 @@
 -- KEYS[13] cancel hash    queue:{q}:cancel      id -> time of a Cancel
 -- KEYS[14] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[15] flows hash     queue:{q}:flows       flow parents and children
--- KEYS[16] events stream  queue:{q}:events, with WithEvents only:
+-- KEYS[16] day prefix     queue:{q}:daily: (the day's counts are this
+--          prefix and the server's UTC day, yyyy-mm-dd)
+-- KEYS[17] events stream  queue:{q}:events, with WithEvents only:
 --          completed, cancelled, failed then retried or dead
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
@@ -94,7 +96,7 @@ local dlqcap = tonumber(ARGV[1])
 local out = {}
 local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
-local evk, evn = KEYS[16], ARGV[6]
+local evk, evn = KEYS[17], ARGV[6]
 -- events are written with the other writes (after()), never by a resend
 -- that finds its memo
 local evs = {}
@@ -315,6 +317,7 @@ if simple then
     end
     redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
       'last_processed_at', string.format('%d', now))
+    count_day(KEYS[16] .. day_of(now), 'processed', processed)
   end
   batched('ZREM', KEYS[6], unlease)
   batched('HDEL', KEYS[2], forget)
@@ -337,6 +340,11 @@ if processed > 0 then
     'last_processed_at', string.format('%d', now))
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed, 'total_cancelled', cancelled})
+if processed > 0 or failed > 0 then
+  local day = KEYS[16] .. day_of(now)
+  count_day(day, 'processed', processed)
+  count_day(day, 'failed', failed)
+end
 if released > 0 or waking then
   wake(KEYS[9])
 end
