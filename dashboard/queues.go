@@ -273,10 +273,14 @@ func (h *Handler) jobDetail(r *http.Request) (any, error) {
 		Attempt int        `json:"attempt"`
 		Error   string     `json:"error"`
 	}
-	// the queue keeps the last attempt's error (a dead letter's with
-	// when it failed for good)
+	// the errors of its last attempts (queue.Info.Errors); a job that
+	// failed before they were kept has its last error only
 	errs := []attempt{}
-	if d.LastError != "" {
+	for _, e := range d.Errors {
+		t := e.At.UTC()
+		errs = append(errs, attempt{At: &t, Attempt: e.RetryCount, Error: e.Error})
+	}
+	if len(errs) == 0 && d.LastError != "" {
 		a := attempt{Attempt: d.RetryCount, Error: d.LastError}
 		if d.State == queue.Dead {
 			t := d.At.UTC()

@@ -234,3 +234,85 @@ func TestInspectorPageAndJob(t *testing.T) {
 	_, _, err = in.Job(ctx, "page", "gone")
 	require.ErrorIs(t, err, queue.ErrNotFound)
 }
+
+func TestAttemptErrors(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "errs", queue.WithBackoff(queue.ConstantBackoff(0)))
+	in, err := queue.NewInspector(e.Client, queue.WithNamespace(e.NS))
+	require.NoError(t, err)
+	id, err := q.Enqueue(ctx, execution{WorkflowID: "flaky"}, queue.WithJobMaxRetries(12))
+	require.NoError(t, err)
+	for i := 0; i < 12; i++ {
+		j, err := q.TryDequeue(ctx)
+		require.NoError(t, err)
+		_, err = q.Nack(ctx, j, fmt.Errorf("boom %d", i))
+		require.NoError(t, err)
+	}
+	d, _, err := in.Job(ctx, "errs", id)
+	require.NoError(t, err)
+	require.Len(t, d.Errors, 10) // the last 10, oldest first
+	require.Equal(t, "boom 2", d.Errors[0].Error)
+	require.Equal(t, 3, d.Errors[0].RetryCount)
+	require.Equal(t, "boom 11", d.Errors[9].Error)
+	require.Equal(t, queue.EventFailed, d.Errors[9].Kind)
+	errKey := e.NS.Prefix + "queue:{errs}:errors"
+	require.True(t, e.Client.HExists(ctx, errKey, id).Val())
+
+	// the dead letter takes them along; the hash field goes
+	j, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	dead, err := q.Nack(ctx, j, errors.New("last"))
+	require.NoError(t, err)
+	require.True(t, dead)
+	require.False(t, e.Client.HExists(ctx, errKey, id).Val())
+	d, _, err = in.Job(ctx, "errs", id)
+	require.NoError(t, err)
+	require.Equal(t, queue.Dead, d.State)
+	require.Len(t, d.Errors, 10)
+	require.Equal(t, "last", d.Errors[9].Error)
+	require.Equal(t, 13, d.Errors[9].RetryCount)
+
+	// an ack after a failure deletes them; so do delete and purge
+	for _, end := range []string{"ack", "delete", "purge", "cancel"} {
+		id, err := q.Enqueue(ctx, execution{WorkflowID: end})
+		require.NoError(t, err)
+		j, err := q.TryDequeue(ctx)
+		require.NoError(t, err)
+		_, err = q.Nack(ctx, j, errors.New("once"))
+		require.NoError(t, err)
+		require.True(t, e.Client.HExists(ctx, errKey, id).Val(), end)
+		switch end {
+		case "ack":
+			j, err = q.TryDequeue(ctx)
+			require.NoError(t, err)
+			require.NoError(t, q.Ack(ctx, j))
+		case "delete":
+			require.NoError(t, q.Delete(ctx, id))
+		case "purge":
+			_, err = q.Purge(ctx, queue.Pending, 10)
+			require.NoError(t, err)
+		case "cancel":
+			_, err = q.Cancel(ctx, id)
+			require.NoError(t, err)
+		}
+		require.False(t, e.Client.HExists(ctx, errKey, id).Val(), end)
+	}
+
+	// an expired lease counts as an attempt error
+	id, err = q.Enqueue(ctx, execution{WorkflowID: "slow"})
+	require.NoError(t, err)
+	_, err = q.TryDequeue(ctx)
+	require.NoError(t, err)
+	if e.Real() {
+		return
+	}
+	e.Advance(q.Lease() + time.Second)
+	j, err = q.TryDequeue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, id, j.ID)
+	d, _, err = in.Job(ctx, "errs", id)
+	require.NoError(t, err)
+	require.Len(t, d.Errors, 1)
+	require.Equal(t, "lease expired", d.Errors[0].Error)
+}

@@ -241,8 +241,8 @@ const maxDetail = 64 << 10
 
 // Job reads the job with the given ID of queue name, in whatever state
 // it is (Queue.Peek: one read-only round trip): headers, progress, result
-// when completed, state, retry count, max retries and last error (the
-// one attempt error the queue keeps). Its payload (Payload, or Raw for a
+// when completed, state, retry count, max retries, last error and the
+// errors of its last 10 attempts (Info.Errors). Its payload (Payload, or Raw for a
 // job that does not decode) is cut at 64 KiB, and truncated reports the
 // cut (the cut text is then not valid JSON). ErrNotFound when there is
 // none.

@@ -61,6 +61,12 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)",
 	})
+	errorsKey = keys.MustCompile(keys.Pattern{
+		Template: "queue:{queue_name}:errors", Type: keys.Hash,
+		Persistent: "bounded: one field per live job that failed at least once, holding its last 10 attempt errors (4 KiB of text each at most), deleted with its state field",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "job ID -> JSON array of its last 10 attempt errors, oldest first: at (server ms), attempt (retry count after it), error; a dead letter takes them along",
+	})
 	activeKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:active", Type: keys.ZSet,
 		Persistent: "bounded: one member per job in flight",
@@ -164,7 +170,7 @@ var (
 // their keyspace.
 func Schema() keys.Schema {
 	return keys.Schema{
-		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
+		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
 		Decoders:  decoders(),
 	}
 }

@@ -109,8 +109,9 @@ end
 -- dead_entry returns a dead-letter list element: the job's stored JSON
 -- under "job", or, when it is not a JSON object or raw is set (Go could
 -- not decode it), the text as a string under "raw", so that one bad job
--- cannot make the list unreadable.
-local function dead_entry(id, err, now, retry, max, lvl, body, raw)
+-- cannot make the list unreadable; hist, when given, is the job's attempt
+-- errors (push_error), kept under "errors".
+local function dead_entry(id, err, now, retry, max, lvl, body, raw, hist)
   local job = '"job":' .. (body or 'null')
   if body then
     local good, v = pcall(cjson.decode, body)
@@ -118,8 +119,33 @@ local function dead_entry(id, err, now, retry, max, lvl, body, raw)
       job = '"raw":' .. json_str(body) .. ',"job":null'
     end
   end
-  return '{"id":' .. json_str(id) .. ',"error":' .. json_str(err) .. ',"failed_at":' .. int_str(now) ..
+  local errs = hist and (',"errors":' .. hist) or ''
+  return '{"id":' .. json_str(id) .. ',"error":' .. json_str(err) .. ',"failed_at":' .. int_str(now) .. errs ..
     ',"retry_count":' .. int_str(retry) .. ',"max_retries":' .. int_str(max) .. ',"level":"' .. lvl .. '",' .. job .. '}'
+end
+
+-- MAX_ERRORS is how many attempt errors a job keeps (errors hash).
+local MAX_ERRORS = 10
+
+-- push_error returns the JSON array of a job's attempt errors, old (the
+-- errors hash's field, or nil) with {at, attempt, error} appended, the
+-- oldest dropped past MAX_ERRORS. An old value that is not such an array
+-- starts again.
+local function push_error(old, now, attempt, err)
+  local list = {}
+  if old then
+    local good, v = pcall(cjson.decode, old)
+    if good and type(v) == 'table' then
+      for _, e in ipairs(v) do
+        if type(e) == 'table' and type(e.at) == 'number' and type(e.attempt) == 'number' and type(e.error) == 'string' then
+          list[#list + 1] = '{"at":' .. int_str(e.at) .. ',"attempt":' .. int_str(e.attempt) .. ',"error":' .. json_str(e.error) .. '}'
+        end
+      end
+    end
+  end
+  list[#list + 1] = '{"at":' .. int_str(now) .. ',"attempt":' .. int_str(attempt) .. ',"error":' .. json_str(err) .. '}'
+  local first = math.max(1, #list - MAX_ERRORS + 1)
+  return '[' .. table.concat(list, ',', first) .. ']'
 end
 
 -- push_dead adds entry to the dead-letter list dlq, trims it to cap and

@@ -24,6 +24,7 @@ type Queue[T any] struct {
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
 	progress, done, doneAt, cancel, cancels, events, flows   string
+	errors                                                   string
 	levels                                                   [3]string // high, normal, low
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
@@ -93,6 +94,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.cancels = build(cancelChannel, name)
 	q.events = build(eventsKey, name)
 	q.flows = build(flowsKey, name)
+	q.errors = build(errorsKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}
