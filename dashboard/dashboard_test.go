@@ -198,58 +198,6 @@ type jobRow struct {
 	At                    string
 }
 
-func TestQueues(t *testing.T) {
-	f := setup(t, dashboard.WithToken(testToken))
-	var list struct{ Queues []queueStats }
-	require.Equal(t, http.StatusOK, f.get(t, "/api/queues", &list))
-	require.Len(t, list.Queues, 1)
-	q := list.Queues[0]
-	require.Equal(t, demo.Queue, q.Name)
-	require.Equal(t, map[string]int64{"high": demo.ReadyHigh, "normal": demo.ReadyNormal, "low": demo.ReadyLow}, q.Ready)
-	require.EqualValues(t, demo.Scheduled, q.Scheduled["normal"])
-	require.EqualValues(t, demo.InFlight, q.InFlight)
-	require.EqualValues(t, demo.Dead, q.Dead)
-	require.EqualValues(t, demo.Processed, q.TotalProcessed)
-	require.EqualValues(t, demo.Failed, q.TotalFailed)
-	require.Equal(t, []int64{demo.Processed}, q.History.Processed)
-
-	var detail struct {
-		Stats queueStats
-		Jobs  map[string][]jobRow
-	}
-	require.Equal(t, http.StatusOK, f.get(t, "/api/queue?name="+demo.Queue, &detail))
-	require.Len(t, detail.Jobs["pending"], demo.ReadyHigh+demo.ReadyNormal+demo.ReadyLow)
-	require.Len(t, detail.Jobs["scheduled"], demo.Scheduled)
-	require.Len(t, detail.Jobs["active"], demo.InFlight)
-	require.Equal(t, "report-1", detail.Jobs["active"][0].ID)
-	require.NotEmpty(t, detail.Jobs["active"][0].At)
-	require.Len(t, detail.Jobs["dead"], demo.Dead)
-	for _, d := range detail.Jobs["dead"] {
-		require.Equal(t, demo.DeadError, d.LastError)
-	}
-	require.Equal(t, demo.Payload("welcome-ada@example.com"), detail.Jobs["dead"][1].Payload)
-	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/queue", nil))
-	require.Equal(t, http.StatusBadRequest, f.get(t, "/api/queue?name=stats", nil))
-}
-
-func TestRequeueAndDelete(t *testing.T) {
-	f := setup(t, dashboard.WithToken(testToken), dashboard.WithWrites())
-	code, body := f.post(t, "/api/queue/requeue", url.Values{"queue": {demo.Queue}, "id": {demo.DeadIDs[0]}}, tokenHdr())
-	require.Equal(t, http.StatusOK, code, body)
-	code, body = f.post(t, "/api/queue/delete", url.Values{"queue": {demo.Queue}, "id": {demo.DeadIDs[1]}}, tokenHdr())
-	require.Equal(t, http.StatusOK, code, body)
-	code, _ = f.post(t, "/api/queue/requeue", url.Values{"queue": {demo.Queue}, "id": {demo.DeadIDs[1]}}, tokenHdr())
-	require.Equal(t, http.StatusNotFound, code)
-
-	var list struct{ Queues []queueStats }
-	f.get(t, "/api/queues", &list)
-	q := list.Queues[0]
-	require.EqualValues(t, 0, q.Dead)
-	require.EqualValues(t, demo.ReadyHigh+1, q.Ready["high"])
-	require.Contains(t, f.log.String(), "action=queue.requeue")
-	require.Contains(t, f.log.String(), "id="+demo.DeadIDs[0])
-}
-
 type sessionsReply struct {
 	Users []struct {
 		ID       string

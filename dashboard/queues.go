@@ -11,56 +11,69 @@ import (
 	"github.com/redschema/redschema/queue"
 )
 
-// historyLen is how many samples of a queue's totals the dashboard keeps
-// for the processed/failed chart.
+// historyLen is how many samples a page's in-memory series keeps (the
+// cache and metrics page's).
 const historyLen = 120
 
-// queueView is one queue opened for reading and admin.
+// maxOpenQueues bounds the queues the dashboard keeps open for its
+// actions (an LRU): a request naming any queue, existing or not, never
+// grows the process beyond it.
+const maxOpenQueues = 64
+
+// queueView is one queue opened for the dashboard's actions.
 type queueView struct {
-	q *queue.Queue[json.RawMessage]
+	q    *queue.Queue[json.RawMessage]
+	used time.Time // when it was last used (the LRU's order)
 }
 
-// series is a queue's totals sampled at each refresh, oldest first.
-type series struct {
-	At        []int64 `json:"at"` // Unix ms
-	Processed []int64 `json:"processed"`
-	Failed    []int64 `json:"failed"`
-}
+// series is no longer kept: the processed/failed chart is drawn from the
+// queue package's stored daily counts (queue.Inspector.Daily). The type
+// stays for Handler's unused history field until handler.go drops it.
+type series struct{}
 
-func (s *series) add(at time.Time, st queue.Stats, minGap time.Duration) {
-	ms := at.UnixMilli()
-	if n := len(s.At); n > 0 && ms-s.At[n-1] < minGap.Milliseconds() {
-		s.Processed[n-1], s.Failed[n-1] = st.TotalProcessed, st.TotalFailed
-		return
-	}
-	s.At = append(s.At, ms)
-	s.Processed = append(s.Processed, st.TotalProcessed)
-	s.Failed = append(s.Failed, st.TotalFailed)
-	if len(s.At) > historyLen {
-		s.At, s.Processed, s.Failed = s.At[1:], s.Processed[1:], s.Failed[1:]
-	}
-}
-
+// queue returns the queue name opened for an action, from a bounded LRU
+// of maxOpenQueues.
 func (h *Handler) queue(name string) (*queue.Queue[json.RawMessage], error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	now := time.Now()
 	if v, ok := h.queues[name]; ok {
+		v.used = now
 		return v.q, nil
 	}
-	q, err := queue.New[json.RawMessage](h.cs.For(keys.Queues), name, queue.WithNamespace(h.opt.ns))
+	q, err := queue.New[json.RawMessage](h.cs.For(keys.Queues), name, queue.WithNamespace(h.opt.ns), queue.WithPipelining(0))
 	if err != nil {
 		if errors.Is(err, queue.ErrInvalid) {
 			return nil, badRequest("%v", err)
 		}
 		return nil, err
 	}
-	h.queues[name] = &queueView{q: q}
+	if len(h.queues) >= maxOpenQueues {
+		var oldest string
+		var at time.Time
+		for n, v := range h.queues {
+			if oldest == "" || v.used.Before(at) {
+				oldest, at = n, v.used
+			}
+		}
+		delete(h.queues, oldest)
+	}
+	h.queues[name] = &queueView{q: q, used: now}
 	return q, nil
 }
 
-// queueStats is one queue's depth and totals.
+// daily is a queue's processed and failed counts per UTC day, oldest
+// first, as three parallel arrays for the chart.
+type daily struct {
+	Days      []string `json:"days"`
+	Processed []int64  `json:"processed"`
+	Failed    []int64  `json:"failed"`
+}
+
+// queueStats is one queue's depth, totals and daily counts.
 type queueStats struct {
 	Name           string           `json:"name"`
+	Paused         bool             `json:"paused"`
 	Ready          map[string]int64 `json:"ready"`
 	Scheduled      map[string]int64 `json:"scheduled"`
 	InFlight       int64            `json:"in_flight"`
@@ -70,8 +83,9 @@ type queueStats struct {
 	TotalFailed    int64            `json:"total_failed"`
 	TotalDead      int64            `json:"total_dead"`
 	AvgProcessMs   float64          `json:"avg_process_ms"`
+	OldestReadyMs  int64            `json:"oldest_ready_ms"`
 	LastProcessed  *time.Time       `json:"last_processed_at,omitempty"`
-	History        series           `json:"history"`
+	Daily          daily            `json:"daily"`
 }
 
 func byLevel(m map[queue.Priority]int64) map[string]int64 {
@@ -82,32 +96,28 @@ func byLevel(m map[queue.Priority]int64) map[string]int64 {
 	return out
 }
 
-// record turns one queue's Stats into the page's row and records the
-// sample in its history.
-func (h *Handler) record(name string, st queue.Stats) queueStats {
-	out := queueStats{Name: name, Ready: byLevel(st.Ready), Scheduled: byLevel(st.Delayed), InFlight: st.InFlight,
+// row turns one queue's Stats and daily counts into the page's row.
+func row(name string, st queue.Stats, days []queue.DayStats) queueStats {
+	out := queueStats{Name: name, Paused: st.Paused, Ready: byLevel(st.Ready), Scheduled: byLevel(st.Delayed), InFlight: st.InFlight,
 		Dead: st.Dead, TotalEnqueued: st.TotalEnqueued, TotalProcessed: st.TotalProcessed, TotalFailed: st.TotalFailed,
-		TotalDead: st.TotalDead, AvgProcessMs: float64(st.AvgProcessTime) / float64(time.Millisecond)}
+		TotalDead: st.TotalDead, AvgProcessMs: float64(st.AvgProcessTime) / float64(time.Millisecond),
+		OldestReadyMs: st.OldestReady.Milliseconds(),
+		Daily:         daily{Days: []string{}, Processed: []int64{}, Failed: []int64{}}}
 	if !st.LastProcessedAt.IsZero() {
 		t := st.LastProcessedAt.UTC()
 		out.LastProcessed = &t
 	}
-	h.mu.Lock()
-	s := h.history[name]
-	if s == nil {
-		s = &series{}
-		h.history[name] = s
+	for _, d := range days {
+		out.Daily.Days = append(out.Daily.Days, d.Day)
+		out.Daily.Processed = append(out.Daily.Processed, d.Processed)
+		out.Daily.Failed = append(out.Daily.Failed, d.Failed)
 	}
-	s.add(time.Now(), st, h.opt.refresh/2)
-	out.History = series{At: append([]int64(nil), s.At...), Processed: append([]int64(nil), s.Processed...),
-		Failed: append([]int64(nil), s.Failed...)}
-	h.mu.Unlock()
 	return out
 }
 
 // queueList lists every queue (queue.Inspector.Names, a SCAN) with its
-// stats, read in one pipeline for all queues (queue.Inspector.Views): two
-// round trips per node.
+// stats and daily counts, read in one pipeline for all queues
+// (queue.Inspector.Summaries): two round trips per node.
 func (h *Handler) queueList(r *http.Request) (any, error) {
 	ctx := r.Context()
 	names, err := h.queueInspector().Names(ctx)
@@ -115,12 +125,12 @@ func (h *Handler) queueList(r *http.Request) (any, error) {
 		return nil, err
 	}
 	out := []queueStats{}
-	vs, err := h.queueInspector().Views(ctx, names, 0)
+	ss, err := h.queueInspector().Summaries(ctx, names)
 	if err != nil {
 		return nil, queueReadErr(err)
 	}
-	for i, n := range names {
-		out = append(out, h.record(n, vs[i].Stats))
+	for i, s := range ss {
+		out = append(out, row(names[i], s.Stats, s.Daily))
 	}
 	return map[string]any{"queues": out}, nil
 }
@@ -128,8 +138,7 @@ func (h *Handler) queueList(r *http.Request) (any, error) {
 // queueInspector returns the queue.Inspector of the page's reads.
 func (h *Handler) queueInspector() *queue.Inspector { return h.queueInsp }
 
-// queueReadErr turns a bad queue name into a bad request, as opening the
-// queue does (Handler.queue).
+// queueReadErr turns a bad queue name or argument into a bad request.
 func queueReadErr(err error) error {
 	if errors.Is(err, queue.ErrInvalid) {
 		return badRequest("%v", err)
@@ -143,68 +152,174 @@ type jobRow struct {
 	State      string    `json:"state"`
 	Priority   string    `json:"priority"`
 	CreatedAt  time.Time `json:"created_at"`
-	At         time.Time `json:"at"` // ready (pending, scheduled), lease deadline (active), failed (dead)
+	At         time.Time `json:"at"` // ready (pending, scheduled), lease deadline (active), failed (dead), finished (done)
 	RetryCount int       `json:"retry_count"`
 	MaxRetries int       `json:"max_retries"`
 	LastError  string    `json:"last_error,omitempty"`
 	Payload    string    `json:"payload"`
+	Corrupt    string    `json:"corrupt,omitempty"` // why the stored entry did not parse; Payload holds its text
 }
 
-// maxPayloadShown is how much of a payload the page gets.
+// scheduleRow is one periodic job as the page shows it.
+type scheduleRow struct {
+	Name     string     `json:"name"`
+	Spec     string     `json:"spec"`
+	NextRun  *time.Time `json:"next_run,omitempty"`
+	Location string     `json:"location"`
+	Corrupt  string     `json:"corrupt,omitempty"`
+}
+
+// maxPayloadShown is how much of a payload a list row gets.
 const maxPayloadShown = 300
 
-// queueJobs answers ?name= (and ?limit=, default 25): the queue's stats
-// and its jobs in each state (pending, scheduled, active with lease
-// deadlines, dead with their last error), in one pipeline
-// (queue.Inspector.Views).
+// maxPageLimit caps ?limit= of the queue page.
+const maxPageLimit = 200
+
+// pageStates maps the page's state names to the queue's.
+var pageStates = map[string]queue.State{"pending": queue.Pending, "scheduled": queue.Scheduled,
+	"active": queue.Active, "dead": queue.Dead, "done": queue.Completed}
+
+// queueJobs answers ?name=&state=&offset=&limit=&q=: the queue's stats,
+// one page of one state (limit 1..200, default 25) and its periodic
+// jobs, in one pipeline (queue.Inspector.Page). A stored entry that does
+// not parse is a row with corrupt set.
 func (h *Handler) queueJobs(r *http.Request) (any, error) {
-	name := r.URL.Query().Get("name")
+	qs := r.URL.Query()
+	name := qs.Get("name")
 	if name == "" {
 		return nil, badRequest("name is required")
 	}
-	limit := 25
-	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 10000 {
-			return nil, badRequest("limit must be 1..10000")
-		}
-		limit = n
+	stateName := qs.Get("state")
+	if stateName == "" {
+		stateName = "pending"
 	}
-	states := []queue.State{queue.Pending, queue.Scheduled, queue.Active, queue.Dead}
-	vs, err := h.queueInspector().Views(r.Context(), []string{name}, limit, states...)
+	state, ok := pageStates[stateName]
+	if !ok {
+		return nil, badRequest("state must be pending, scheduled, active, dead or done")
+	}
+	num := func(k string, def, lo, hi int) (int, error) {
+		s := qs.Get(k)
+		if s == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			return 0, badRequest("%s must be %d..%d", k, lo, hi)
+		}
+		return n, nil
+	}
+	limit, err := num("limit", 25, 1, maxPageLimit)
+	if err != nil {
+		return nil, err
+	}
+	offset, err := num("offset", 0, 0, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.queueInspector().Page(r.Context(), name, state, offset, limit, qs.Get("q"))
 	if err != nil {
 		return nil, queueReadErr(err)
 	}
-	v := vs[0]
-	st := h.record(name, v.Stats)
-	jobs := map[string][]jobRow{}
-	for _, state := range states {
-		rows := []jobRow{}
-		for _, in := range v.Jobs[state] {
-			p := string(in.Payload)
-			if in.Raw != "" {
-				p = in.Raw
-			}
-			if len(p) > maxPayloadShown {
-				p = p[:maxPayloadShown] + "…"
-			}
-			rows = append(rows, jobRow{ID: in.ID, State: string(in.State), Priority: in.Priority.String(),
-				CreatedAt: in.CreatedAt.UTC(), At: in.At.UTC(), RetryCount: in.RetryCount, MaxRetries: in.MaxRetries,
-				LastError: in.LastError, Payload: p})
+	jobs := make([]jobRow, 0, len(p.Rows))
+	for _, in := range p.Rows {
+		pl := string(in.Payload)
+		if in.Raw != "" {
+			pl = in.Raw
 		}
-		jobs[string(state)] = rows
+		if len(pl) > maxPayloadShown {
+			pl = pl[:maxPayloadShown] + "…"
+		}
+		st := stateName
+		if in.State == queue.Cancelled {
+			st = string(queue.Cancelled)
+		}
+		jobs = append(jobs, jobRow{ID: in.ID, State: st, Priority: in.Priority.String(),
+			CreatedAt: in.CreatedAt.UTC(), At: in.At.UTC(), RetryCount: in.RetryCount, MaxRetries: in.MaxRetries,
+			LastError: in.LastError, Payload: pl, Corrupt: in.Corrupt})
 	}
-	return map[string]any{"stats": st, "jobs": jobs}, nil
+	scheds := make([]scheduleRow, 0, len(p.Schedules))
+	for _, s := range p.Schedules {
+		sr := scheduleRow{Name: s.Name, Spec: s.Spec, Location: s.TimeZone, Corrupt: p.ScheduleErrors[s.Name]}
+		if sr.Location == "" {
+			sr.Location = "UTC"
+		}
+		if !s.Next.IsZero() {
+			t := s.Next.UTC()
+			sr.NextRun = &t
+		}
+		scheds = append(scheds, sr)
+	}
+	return map[string]any{"stats": row(name, p.Stats, p.Daily), "state": stateName, "offset": offset, "limit": limit,
+		"total": p.Total, "jobs": jobs, "schedules": scheds}, nil
 }
 
-// jobAction reads the queue and id form fields.
-func (h *Handler) jobAction(r *http.Request) (*queue.Queue[json.RawMessage], string, error) {
-	name, id := r.PostFormValue("queue"), r.PostFormValue("id")
+// jobDetail answers /api/job?queue=&id=: one job in full
+// (queue.Inspector.Job); 404 when it is gone.
+func (h *Handler) jobDetail(r *http.Request) (any, error) {
+	name, id := r.URL.Query().Get("queue"), r.URL.Query().Get("id")
 	if name == "" || id == "" {
-		return nil, "", badRequest("queue and id are required")
+		return nil, badRequest("queue and id are required")
 	}
-	q, err := h.queue(name)
-	return q, id, err
+	d, truncated, err := h.queueInspector().Job(r.Context(), name, id)
+	if err != nil {
+		return nil, queueErr(err)
+	}
+	payload := string(d.Payload)
+	if d.Raw != "" {
+		payload = d.Raw
+	}
+	type attempt struct {
+		At      *time.Time `json:"at"`
+		Attempt int        `json:"attempt"`
+		Error   string     `json:"error"`
+	}
+	// the errors of its last attempts (queue.Info.Errors); a job that
+	// failed before they were kept has its last error only
+	errs := []attempt{}
+	for _, e := range d.Errors {
+		t := e.At.UTC()
+		errs = append(errs, attempt{At: &t, Attempt: e.RetryCount, Error: e.Error})
+	}
+	if len(errs) == 0 && d.LastError != "" {
+		a := attempt{Attempt: d.RetryCount, Error: d.LastError}
+		if d.State == queue.Dead {
+			t := d.At.UTC()
+			a.At = &t
+		}
+		errs = append(errs, a)
+	}
+	headers := d.Headers
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	state := string(d.State)
+	if d.State == queue.Completed {
+		state = "done"
+	}
+	return map[string]any{"id": d.ID, "state": state, "priority": d.Priority.String(), "created_at": d.CreatedAt.UTC(),
+		"at": d.At.UTC(), "retry_count": d.RetryCount, "max_retries": d.MaxRetries, "payload": payload,
+		"payload_truncated": truncated, "headers": headers, "progress": d.Progress, "result": d.Result, "errors": errs}, nil
+}
+
+// queueForm reads the queue form field and opens it.
+func (h *Handler) queueForm(r *http.Request) (*queue.Queue[json.RawMessage], error) {
+	name := r.PostFormValue("queue")
+	if name == "" {
+		return nil, badRequest("queue is required")
+	}
+	return h.queue(name)
+}
+
+// jobIDs reads the id form fields (one or more, at most 500).
+func jobIDs(r *http.Request) ([]string, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	ids := r.PostForm["id"]
+	if len(ids) == 0 {
+		return nil, badRequest("id is required")
+	}
+	return ids, nil
 }
 
 func queueErr(err error) error {
@@ -219,26 +334,155 @@ func queueErr(err error) error {
 	return err
 }
 
-// requeue moves a dead letter back to ready (queue.Queue.Requeue).
-func (h *Handler) requeue(r *http.Request) (any, error) {
-	q, id, err := h.jobAction(r)
+// pauseQueue and resumeQueue pause and resume a queue (queue.Queue.Pause,
+// Resume).
+func (h *Handler) pauseQueue(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.Requeue(r.Context(), id); err != nil {
+	if _, err := q.Pause(r.Context()); err != nil {
 		return nil, queueErr(err)
 	}
-	return map[string]any{"requeued": id}, nil
+	return map[string]any{"paused": true}, nil
 }
 
-// deleteJob deletes a job in any state (queue.Queue.Delete).
-func (h *Handler) deleteJob(r *http.Request) (any, error) {
-	q, id, err := h.jobAction(r)
+func (h *Handler) resumeQueue(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.Delete(r.Context(), id); err != nil {
+	if _, err := q.Resume(r.Context()); err != nil {
 		return nil, queueErr(err)
 	}
-	return map[string]any{"deleted": id}, nil
+	return map[string]any{"paused": false}, nil
+}
+
+// requeue moves dead letters back to ready: one id (queue.Queue.Requeue,
+// 404 or 409 as it fails) or many (queue.Queue.RequeueMany).
+func (h *Handler) requeue(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := jobIDs(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 1 {
+		if err := q.Requeue(r.Context(), ids[0]); err != nil {
+			return nil, queueErr(err)
+		}
+		return map[string]any{"requeued": 1}, nil
+	}
+	n, err := q.RequeueMany(r.Context(), ids...)
+	if err != nil {
+		return nil, queueErr(err)
+	}
+	return map[string]any{"requeued": n}, nil
+}
+
+// bulkBatch is the batch of the all-dead actions; bulkBatches bounds one
+// request's batches (the dead-letter list is capped at 100,000).
+const (
+	bulkBatch   = 1000
+	bulkBatches = 100
+)
+
+// requeueAll requeues every dead letter that can be, in batches
+// (queue.Queue.RequeueDead).
+func (h *Handler) requeueAll(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for i := 0; i < bulkBatches; i++ {
+		n, err := q.RequeueDead(r.Context(), bulkBatch)
+		total += n
+		if err != nil {
+			return nil, queueErr(err)
+		}
+		if n < bulkBatch {
+			break
+		}
+	}
+	return map[string]any{"requeued": total}, nil
+}
+
+// deleteJob deletes jobs in any state: one id (queue.Queue.Delete, 404
+// when gone) or many (queue.Queue.DeleteMany).
+func (h *Handler) deleteJob(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := jobIDs(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 1 {
+		if err := q.Delete(r.Context(), ids[0]); err != nil {
+			return nil, queueErr(err)
+		}
+		return map[string]any{"deleted": 1}, nil
+	}
+	n, err := q.DeleteMany(r.Context(), ids...)
+	if err != nil {
+		return nil, queueErr(err)
+	}
+	return map[string]any{"deleted": n}, nil
+}
+
+// purgeDead deletes every dead letter, in batches (queue.Queue.Purge).
+func (h *Handler) purgeDead(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for i := 0; i < bulkBatches; i++ {
+		n, err := q.Purge(r.Context(), queue.Dead, bulkBatch)
+		total += n
+		if err != nil {
+			return nil, queueErr(err)
+		}
+		if n < bulkBatch {
+			break
+		}
+	}
+	return map[string]any{"deleted": total}, nil
+}
+
+// cancelJob cancels a job (queue.Queue.Cancel) and reports its state.
+func (h *Handler) cancelJob(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PostFormValue("id")
+	if id == "" {
+		return nil, badRequest("id is required")
+	}
+	st, err := q.Cancel(r.Context(), id)
+	if err != nil {
+		return nil, queueErr(err)
+	}
+	return map[string]any{"state": st}, nil
+}
+
+// runNow makes a scheduled job ready now (queue.Queue.Promote).
+func (h *Handler) runNow(r *http.Request) (any, error) {
+	q, err := h.queueForm(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PostFormValue("id")
+	if id == "" {
+		return nil, badRequest("id is required")
+	}
+	if err := q.Promote(r.Context(), id); err != nil {
+		return nil, queueErr(err)
+	}
+	return map[string]any{"promoted": id}, nil
 }

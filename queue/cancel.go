@@ -18,7 +18,7 @@ var (
 	cancelSrc string
 
 	cancelOp, cancelEvOp = twin("cancel", cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
-		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
+		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey, errorsKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // Cancel stops the job with the given ID and reports the state it was in:
@@ -46,7 +46,7 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 		return "", err
 	}
 	rep, err := q.run.Run(ctx, q.pick(cancelOp, cancelEvOp), q.ev([]string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
-		q.cancel, q.done, q.doneAt, q.request()}), id, q.cancels, unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
+		q.cancel, q.done, q.doneAt, q.request(), q.errors}), id, q.cancels, unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err

@@ -21,7 +21,8 @@
 --         pub/sub leaves workers to poll the flag)
 -- ARGV[3] reply memo TTL in ms
 -- ARGV[4] retention in ms (0: none), ARGV[5] retention cap
--- KEYS[12] and ARGV[6]: the events stream and its length, with WithEvents
+-- KEYS[12] errors hash    queue:{q}:errors
+-- KEYS[13] and ARGV[6]: the events stream and its length, with WithEvents
 --          only (cancelled, for a job removed here)
 -- Returns {'ok', state}: 'active' (flagged), 'pending' or 'scheduled'
 -- (removed), or {'none'} when no live job has the ID.
@@ -56,6 +57,7 @@ for i = 3, 5 do
   local s = redis.call('ZSCORE', KEYS[i], id)
   if s then
     local state = tonumber(s) <= maxscore and 'pending' or 'scheduled'
+    typecheck({{'HLEN', 12}})
     local body = redis.call('HGET', KEYS[1], id)
     local dlv, retry = parse_state(redis.call('HGET', KEYS[2], id))
     local retention = tonumber(ARGV[4])
@@ -66,8 +68,9 @@ for i = 3, 5 do
     redis.call('ZREM', KEYS[i], id)
     redis.call('HDEL', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[12], id)
     redis.call('HINCRBY', KEYS[7], 'total_cancelled', '1')
-    emit(KEYS[12], ARGV[6], 'cancelled', id, now, dlv, retry)
+    emit(KEYS[13], ARGV[6], 'cancelled', id, now, dlv, retry)
     return remember(KEYS[11], {'ok', state}, ARGV[3])
   end
 end

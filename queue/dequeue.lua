@@ -14,9 +14,12 @@
 -- KEYS[10] inbox list     queue:{q}:inbox
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[12] flows hash     queue:{q}:flows       flow parents and children
--- KEYS[13] rate string    queue:{q}:rate, with limits (ARGV[10]) only
--- KEYS[14] the prefix of a group's lease set, queue:{q}:gactive:, and
--- KEYS[15] the prefix of a group's rate key, queue:{q}:grate:, with
+-- KEYS[13] day prefix     queue:{q}:daily: (the day's counts are this
+--          prefix and the server's UTC day, yyyy-mm-dd)
+-- KEYS[14] errors hash    queue:{q}:errors      id -> last attempt errors
+-- KEYS[15] rate string    queue:{q}:rate, with limits (ARGV[10]) only
+-- KEYS[16] the prefix of a group's lease set, queue:{q}:gactive:, and
+-- KEYS[17] the prefix of a group's rate key, queue:{q}:grate:, with
 --          limits only: a group's keys are the prefix and the group
 --          name, which the script learns from a job (declared in keys as
 --          queue:{queue_name}:gactive:{group} and :grate:{group})
@@ -106,7 +109,7 @@ local checked = false
 -- hash is not this package's, or nil.
 local function check()
   if not checked then
-    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}})
+    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}, {'HLEN', 14}})
     checked = true
     return stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
   end
@@ -120,9 +123,11 @@ local function note(i, why)
 end
 local function dead(id, retry, max, lvl, err)
   local body = redis.call('HGET', KEYS[1], id)
+  local hist = push_error(redis.call('HGET', KEYS[14], id), now, retry, err)
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
-  trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body), tonumber(ARGV[3]), ARGV[4])
+  redis.call('HDEL', KEYS[14], id)
+  trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, nil, hist), tonumber(ARGV[3]), ARGV[4])
   deadn = deadn + 1
   emit(evk, evn, 'dead', id, now, nil, retry, err)
   fids[#fids + 1] = id
@@ -230,6 +235,7 @@ for _, id in ipairs(expired) do
     -- jobs hash, whether or not its state is left
     if st then
       redis.call('HDEL', KEYS[2], id)
+      redis.call('HDEL', KEYS[14], id)
     end
     note(1, 'job ' .. id .. ' was in flight without its JSON; dropped')
   elseif st then
@@ -242,6 +248,7 @@ for _, id in ipairs(expired) do
       dead(id, retry + 1, max, lvl, 'lease expired')
     else
       redis.call('HSET', KEYS[2], id, int_str(dlv) .. ',' .. int_str(retry + 1) .. ',' .. int_str(max) .. ',' .. lvl .. ',lease expired')
+      redis.call('HSET', KEYS[14], id, push_error(redis.call('HGET', KEYS[14], id), now, retry + 1, 'lease expired'))
       redis.call('ZADD', lvkeys[lvl], int_str(now * 1000), id)
       emit(evk, evn, 'retried', id, now, dlv, retry + 1)
     end
@@ -308,7 +315,7 @@ if lim then
   end
   if lim.r then
     qwin = math.floor(now / lim.p)
-    qused = used(KEYS[13], qwin)
+    qused = used(KEYS[15], qwin)
     if lim.r - qused < n then
       n, limited = math.max(lim.r - qused, 0), true
       hold((qwin + 1) * lim.p - now)
@@ -357,7 +364,7 @@ local function gstate(g)
   local l = (lim.o and lim.o[g]) or lim.g or {}
   s = {room = math.huge, taken = 0, l = l}
   if l.c then
-    local k = KEYS[14] .. g
+    local k = KEYS[16] .. g
     local mem = redis.pcall('ZRANGE', k, '0', '-1')
     if mem.err then
       redis.call('DEL', k)
@@ -383,7 +390,7 @@ local function gstate(g)
   end
   if l.r then
     s.win = math.floor(now / l.p)
-    s.used = used(KEYS[15] .. g, s.win)
+    s.used = used(KEYS[17] .. g, s.win)
     if l.r - s.used < s.room then
       s.room = l.r - s.used
     end
@@ -618,6 +625,9 @@ for i = 3, 5 do
     batched('HSET', KEYS[2], hset)
     batched('ZADD', KEYS[6], zadd)
     batched('HDEL', KEYS[2], orphans)
+    if #orphans > 0 and redis.call('TYPE', KEYS[14]).ok == 'hash' then
+      batched('HDEL', KEYS[14], orphans)
+    end
   end
 end
 if #fids > 0 then
@@ -635,10 +645,13 @@ if #fids > 0 then
   end
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed})
+if failed > 0 then
+  count_day(KEYS[13] .. day_of(now), 'failed', failed)
+end
 -- the limits count what was leased: the queue's window, each group's
 -- lease set (expiring the longest lease after its last lease) and window
 if lim and lim.r and #leased > 0 then
-  redis.call('SET', KEYS[13], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
+  redis.call('SET', KEYS[15], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
   local upd = {}
@@ -655,10 +668,10 @@ if grouped then
   for _, b in pairs(jobgroup) do
     if b.lease and not seen[b] then
       seen[b] = true
-      batched('ZADD', KEYS[14] .. b.g, b.lease)
-      redis.call('PEXPIRE', KEYS[14] .. b.g, ARGV[7])
+      batched('ZADD', KEYS[16] .. b.g, b.lease)
+      redis.call('PEXPIRE', KEYS[16] .. b.g, ARGV[7])
       if b.s.l.r then
-        redis.call('SET', KEYS[15] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
+        redis.call('SET', KEYS[17] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
           int_str((b.s.win + 2) * b.s.l.p - now))
       end
     end

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/queue"
 )
 
 // redisNop is a client that is never used: New does no I/O.
@@ -33,6 +34,13 @@ func set(e *harness.Env, k string) {
 // hset makes k a hash.
 func hset(e *harness.Env, k string) {
 	require.NoError(e.T, e.Client.HSet(context.Background(), k, "x", "y").Err())
+}
+
+// noLatency returns s without OldestReady, which moves with the server
+// clock between two reads on a real server.
+func noLatency(s queue.Stats) queue.Stats {
+	s.OldestReady = 0
+	return s
 }
 
 func zmember(score float64, m string) redis.Z { return redis.Z{Score: score, Member: m} }

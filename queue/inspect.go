@@ -55,6 +55,13 @@ func decoders() map[*keys.Template]keys.Decoder {
 	set(jobsKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		return inspectJob(ref.Key, s)
 	}))
+	set(errorsKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
+		es, err := parseErrors(id, s)
+		if err != nil {
+			return nil, err
+		}
+		return es, nil
+	}))
 	set(stateKey, keys.FieldsDecoder(func(ref keys.Ref, id, s string) (any, error) {
 		dlv, retry, retries, p, lastErr, err := parseState(ref.Key, s)
 		if err != nil {

@@ -15,6 +15,14 @@ import (
 // shorter.
 const replayWindow = 3 * time.Minute
 
+// dailyTTL is the lifetime of a day's counts (queue:{queue_name}:daily:{day}):
+// the 90 days Inspector.Daily reads and the day in progress. lib.lua's
+// count_day sets it (DAILY_TTL_MS there; a test holds them equal).
+const dailyTTL = 91 * 24 * time.Hour
+
+// maxDays is the most days Inspector.Daily reads.
+const maxDays = 90
+
 // Every key of one queue carries the queue name as its hash tag, so each
 // script touches one cluster slot.
 var (
@@ -52,6 +60,12 @@ var (
 		Persistent: "bounded: one field per live job delivered at least once, deleted with its jobs field",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "job ID -> delivery, retry count, max retries, priority, last error (from the first delivery on)",
+	})
+	errorsKey = keys.MustCompile(keys.Pattern{
+		Template: "queue:{queue_name}:errors", Type: keys.Hash,
+		Persistent: "bounded: one field per live job that failed at least once, holding its last 10 attempt errors (4 KiB of text each at most), deleted with its state field",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "job ID -> JSON array of its last 10 attempt errors, oldest first: at (server ms), attempt (retry count after it), error; a dead letter takes them along",
 	})
 	activeKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:active", Type: keys.ZSet,
@@ -130,6 +144,12 @@ var (
 		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "group rate (WithGroupLimits): \"window,count\": the current fixed window (Unix ms / period) and the group's jobs leased in it",
 	})
+	dailyKey = keys.MustCompile(keys.Pattern{
+		Template: "queue:{queue_name}:daily:{day}", Type: keys.Hash, TTL: dailyTTL,
+		TTLNote: "set when the day's hash is created (its first count); a queue keeps at most 91 of them",
+		Tag:     "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "processed and failed counts of one UTC day (yyyy-mm-dd of the server clock), written with total_processed and total_failed; read by Inspector.Daily",
+	})
 	statsKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:stats:{queue_name}", Type: keys.Hash,
 		Persistent: "bounded: one hash of counters per queue",
@@ -150,7 +170,7 @@ var (
 // their keyspace.
 func Schema() keys.Schema {
 	return keys.Schema{
-		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, deadKey},
+		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
 		Decoders:  decoders(),
 	}
 }

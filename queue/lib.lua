@@ -109,8 +109,9 @@ end
 -- dead_entry returns a dead-letter list element: the job's stored JSON
 -- under "job", or, when it is not a JSON object or raw is set (Go could
 -- not decode it), the text as a string under "raw", so that one bad job
--- cannot make the list unreadable.
-local function dead_entry(id, err, now, retry, max, lvl, body, raw)
+-- cannot make the list unreadable; hist, when given, is the job's attempt
+-- errors (push_error), kept under "errors".
+local function dead_entry(id, err, now, retry, max, lvl, body, raw, hist)
   local job = '"job":' .. (body or 'null')
   if body then
     local good, v = pcall(cjson.decode, body)
@@ -118,8 +119,33 @@ local function dead_entry(id, err, now, retry, max, lvl, body, raw)
       job = '"raw":' .. json_str(body) .. ',"job":null'
     end
   end
-  return '{"id":' .. json_str(id) .. ',"error":' .. json_str(err) .. ',"failed_at":' .. int_str(now) ..
+  local errs = hist and (',"errors":' .. hist) or ''
+  return '{"id":' .. json_str(id) .. ',"error":' .. json_str(err) .. ',"failed_at":' .. int_str(now) .. errs ..
     ',"retry_count":' .. int_str(retry) .. ',"max_retries":' .. int_str(max) .. ',"level":"' .. lvl .. '",' .. job .. '}'
+end
+
+-- MAX_ERRORS is how many attempt errors a job keeps (errors hash).
+local MAX_ERRORS = 10
+
+-- push_error returns the JSON array of a job's attempt errors, old (the
+-- errors hash's field, or nil) with {at, attempt, error} appended, the
+-- oldest dropped past MAX_ERRORS. An old value that is not such an array
+-- starts again.
+local function push_error(old, now, attempt, err)
+  local list = {}
+  if old then
+    local good, v = pcall(cjson.decode, old)
+    if good and type(v) == 'table' then
+      for _, e in ipairs(v) do
+        if type(e) == 'table' and type(e.at) == 'number' and type(e.attempt) == 'number' and type(e.error) == 'string' then
+          list[#list + 1] = '{"at":' .. int_str(e.at) .. ',"attempt":' .. int_str(e.attempt) .. ',"error":' .. json_str(e.error) .. '}'
+        end
+      end
+    end
+  end
+  list[#list + 1] = '{"at":' .. int_str(now) .. ',"attempt":' .. int_str(attempt) .. ',"error":' .. json_str(err) .. '}'
+  local first = math.max(1, #list - MAX_ERRORS + 1)
+  return '[' .. table.concat(list, ',', first) .. ']'
 end
 
 -- push_dead adds entry to the dead-letter list dlq, trims it to cap and
@@ -132,6 +158,39 @@ local function push_dead(dlq, entry, cap, ttl)
     return len - cap
   end
   return 0
+end
+
+-- DAILY_TTL_MS is the lifetime of a day's counts, queue:{q}:daily:{day}
+-- (dailyTTL in keys.go: 91 days).
+local DAILY_TTL_MS = '7862400000'
+
+-- day_of returns the UTC day of the server time now (ms) as yyyy-mm-dd,
+-- the {day} of a day's counts (the civil date of a day number, by eras of
+-- 400 years).
+local function day_of(now)
+  local z = math.floor(now / 86400000) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then
+    y = y + 1
+  end
+  return string.format('%04d-%02d-%02d', y, m, d)
+end
+
+-- count_day adds n to field (processed, failed) of the day's counts key
+-- (the day's prefix and day_of): one HINCRBY, and a PEXPIRE only when the
+-- field was just created (at most twice a day per queue). It uses pcall:
+-- a key of another type loses the day's counts, never the settlement.
+local function count_day(key, field, n)
+  if n > 0 and redis.pcall('HINCRBY', key, field, int_str(n)) == n then
+    redis.pcall('PEXPIRE', key, DAILY_TTL_MS)
+  end
 end
 
 -- wake pushes the wake-up token onto the wake list unless it holds
@@ -164,6 +223,43 @@ local function find_dead(dlq, id)
     end
   end
   return nil
+end
+
+-- dead_index returns, for the IDs of ids found in the dead-letter list
+-- dlq, ID -> its newest entry, in one pass over the list (bounded by its
+-- cap; it stops once every ID is found).
+local function dead_index(dlq, ids)
+  local want, left, found = {}, 0, {}
+  for _, id in ipairs(ids) do
+    local p = '{"id":' .. json_str(id) .. ','
+    if not want[p] then
+      want[p] = id
+      left = left + 1
+    end
+  end
+  local len = redis.call('LLEN', dlq)
+  for off = 0, len - 1, 1000 do
+    for _, e in ipairs(redis.call('LRANGE', dlq, off, off + 999)) do
+      local p = string.match(e, '^{"id":"[^"\\]*",')
+      local id = p and want[p]
+      if not p then
+        for q, x in pairs(want) do
+          if string.sub(e, 1, #q) == q then
+            id = x
+            break
+          end
+        end
+      end
+      if id and not found[id] then
+        found[id] = e
+        left = left - 1
+        if left == 0 then
+          return found
+        end
+      end
+    end
+  end
+  return found
 end
 
 -- add_counts adds to the stats hash every non-zero count of counts, a

@@ -17,7 +17,7 @@ var (
 	//go:embed list.lua
 	listSrc string
 
-	listOp = pkg.Declare("list", listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr))
+	listOp = pkg.Declare("list", listSrc, with(liveKeys, progressKey, doneKey, doneAtKey, flowsKey, errorsKey), call.Uses(lib, call.Batched, call.JSONStr))
 )
 
 // State names where a job is.
@@ -59,6 +59,13 @@ type Info[T any] struct {
 	// (its Payload is then zero); empty otherwise. A dead-letter entry that
 	// is not JSON at all is an error matching keys.ErrCorrupt.
 	Raw string
+	// Errors are the errors of its last attempts (at most 10, oldest
+	// first; Kind EventFailed, At, RetryCount the attempt, Error), read by
+	// Peek and kept with a dead letter; nil for List's rows.
+	Errors []Event
+	// Corrupt is why a stored entry did not parse, with its text in Raw:
+	// set only by Inspector.Page, which shows such an entry as a row.
+	Corrupt string
 }
 
 // maxList bounds one List call, so a single script never blocks Redis
@@ -115,46 +122,82 @@ func (q *Queue[T]) list(ctx context.Context, op, what, arg string, limit int) ([
 
 // listCall is the list script's call: what is a state, or "id" for Peek.
 func (q *Queue[T]) listCall(what, arg string, limit int) call.Call {
-	return call.Call{Op: listOp, Keys: with(q.live, q.progress, q.done, q.doneAt, q.flows), Args: []any{what, arg, limit}}
+	return call.Call{Op: listOp, Keys: with(q.live, q.progress, q.done, q.doneAt, q.flows, q.errors), Args: []any{what, arg, limit}}
 }
 
 // decodeList decodes the list script's reply.
 func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
+	out, _, err := q.decodeRows(op, rep, false)
+	return out, err
+}
+
+// decodeRows decodes the list script's reply. When lenient, a dead or
+// done entry that does not parse becomes a row of its own, its text in
+// Raw and why it did not parse at the same index of whys ("" for a good
+// row), rather than failing the whole read.
+func (q *Queue[T]) decodeRows(op string, rep *call.Reply, lenient bool) ([]Info[T], []string, error) {
 	rows := rep.List(1)
 	if err := rep.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Info[T], 0, len(rows))
+	whys := make([]string, 0, len(rows))
 	for _, rv := range rows {
+		if len(whys) < len(out) {
+			whys = append(whys, "")
+		}
 		row, ok := rv.([]any)
 		if !ok {
-			return nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row %T", rv))
+			return nil, nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row %T", rv))
 		}
 		r := rowReader{vals: row}
 		var in Info[T]
 		if len(row) == 2 && r.str(0) == "dead" {
 			if err := q.decodeDead(r.str(1), &in); err != nil {
-				return nil, pkg.Fail(op, q.dead, nil, err)
+				if !lenient {
+					return nil, nil, pkg.Fail(op, q.dead, nil, err)
+				}
+				in = Info[T]{State: Dead, Raw: r.str(1)}
+				out, whys = append(out, in), append(whys, err.Error())
+				continue
 			}
 			out = append(out, in)
 			continue
 		}
 		if len(row) == 2 && r.str(0) == "done" {
 			if err := q.decodeDone(r.str(1), &in); err != nil {
-				return nil, pkg.Fail(op, q.done, nil, err)
+				if !lenient {
+					return nil, nil, pkg.Fail(op, q.done, nil, err)
+				}
+				in = Info[T]{State: Completed, Raw: r.str(1)}
+				out, whys = append(out, in), append(whys, err.Error())
+				continue
 			}
 			out = append(out, in)
 			continue
 		}
-		if len(row) != 6 {
-			return nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row of %d", len(row)))
+		if len(row) != 7 {
+			return nil, nil, pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: row of %d", len(row)))
 		}
 		state, id, st, body, score, prog := State(r.str(0)), r.str(1), r.str(2), r.str(3), r.int(4), r.str(5)
+		var errs []Event
+		if h := r.str(6); h != "" {
+			var err error
+			if errs, err = parseErrors(id, h); err != nil {
+				return nil, nil, pkg.Fail(op, q.errors, nil, keys.Corrupt(q.errors, err))
+			}
+		}
 		if r.err != nil {
-			return nil, pkg.Fail(op, q.jobs, nil, r.err)
+			return nil, nil, pkg.Fail(op, q.jobs, nil, r.err)
 		}
 		if err := q.decodeBody(q.jobs, body, &in.Job); err != nil {
-			return nil, pkg.Fail(op, q.jobs, nil, err)
+			if !lenient {
+				return nil, nil, pkg.Fail(op, q.jobs, nil, err)
+			}
+			in = Info[T]{State: state, Raw: body}
+			in.ID = id
+			out, whys = append(out, in), append(whys, err.Error())
+			continue
 		}
 		// A job never delivered has no state entry: no delivery, no
 		// attempt, its JSON's retries and priority.
@@ -162,13 +205,13 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 		if st != "" {
 			var err error
 			if dlv, retry, max, p, lastErr, err = parseState(q.state, st); err != nil {
-				return nil, pkg.Fail(op, q.state, nil, err)
+				return nil, nil, pkg.Fail(op, q.state, nil, err)
 			}
 		}
 		if state != Active {
 			score /= 1000
 		}
-		in.State = state
+		in.State, in.Errors = state, errs
 		in.ID, in.Delivery, in.RetryCount, in.MaxRetries, in.Priority, in.LastError = id, dlv, retry, max, p, lastErr
 		in.At = msTime(score)
 		if state == Waiting {
@@ -179,7 +222,7 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 			if prog != "" {
 				d, js, ok := strings.Cut(prog, ",")
 				if !ok || !json.Valid([]byte(js)) {
-					return nil, pkg.Fail(op, q.progress, nil, keys.Corrupt(q.progress, fmt.Errorf("job %q: bad progress %.64q", id, prog)))
+					return nil, nil, pkg.Fail(op, q.progress, nil, keys.Corrupt(q.progress, fmt.Errorf("job %q: bad progress %.64q", id, prog)))
 				}
 				if d == strconv.FormatInt(dlv, 10) {
 					in.Progress = json.RawMessage(js)
@@ -188,7 +231,10 @@ func (q *Queue[T]) decodeList(op string, rep *call.Reply) ([]Info[T], error) {
 		}
 		out = append(out, in)
 	}
-	return out, nil
+	for len(whys) < len(out) {
+		whys = append(whys, "")
+	}
+	return out, whys, nil
 }
 
 // doneEntry is the done hash's value: a job kept by WithRetention.
@@ -240,6 +286,7 @@ type deadEntry struct {
 	MaxRetries int             `json:"max_retries"`
 	Level      string          `json:"level"`
 	Raw        *string         `json:"raw,omitempty"`
+	Errors     json.RawMessage `json:"errors,omitempty"`
 	Job        json.RawMessage `json:"job"`
 }
 
@@ -267,5 +314,33 @@ func (q *Queue[T]) decodeDead(s string, in *Info[T]) error {
 	if e.Raw != nil {
 		in.Raw = *e.Raw
 	}
+	if len(e.Errors) > 0 {
+		es, err := parseErrors(e.ID, string(e.Errors))
+		if err != nil {
+			return keys.Corrupt(q.dead, err)
+		}
+		in.Errors = es
+	}
 	return nil
+}
+
+// attemptError is one element of a job's attempt errors (the errors hash,
+// a dead letter's "errors").
+type attemptError struct {
+	At      int64  `json:"at"` // Unix ms, server clock
+	Attempt int    `json:"attempt"`
+	Error   string `json:"error"`
+}
+
+// parseErrors decodes the attempt errors of job id as failed events.
+func parseErrors(id, s string) ([]Event, error) {
+	var es []attemptError
+	if err := json.Unmarshal([]byte(s), &es); err != nil {
+		return nil, fmt.Errorf("attempt errors of %q: %w", id, err)
+	}
+	out := make([]Event, len(es))
+	for i, e := range es {
+		out[i] = Event{Kind: EventFailed, JobID: id, At: msTime(e.At), RetryCount: e.Attempt, Error: e.Error}
+	}
+	return out, nil
 }

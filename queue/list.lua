@@ -11,11 +11,12 @@
 -- KEYS[9] done hash      queue:{q}:done
 -- KEYS[10] done index    queue:{q}:done_at
 -- KEYS[11] flows hash    queue:{q}:flows ("id" only: a waiting parent)
+-- KEYS[12] errors hash   queue:{q}:errors ("id" only: attempt errors)
 -- ARGV[1] state: pending | scheduled | active | dead | completed | id
 -- ARGV[2] offset (or the job ID when ARGV[1] is "id")
 -- ARGV[3] limit
 -- Returns {'ok', now_ms, {row, ...}}; a live row is {state, id, state_string,
--- json, score, progress} (state_string "" for a job never delivered,
+-- json, score, progress, errors} (state_string "" for a job never delivered,
 -- which has no state entry; progress the progress field, or "", read for
 -- "id" only), a dead row is {"dead", entry}, a finished job kept by
 -- WithRetention {"done", entry} (entries past their expiry are skipped).
@@ -28,7 +29,8 @@ local function row(state, id, score, progress)
   local st = redis.call('HGET', KEYS[2], id)
   local body = redis.call('HGET', KEYS[1], id)
   if body and (st or state ~= 'active') then
-    rows[#rows + 1] = {state, id, st or '', body, int_str(score), progress or ''}
+    local errs = ARGV[1] == 'id' and redis.call('HGET', KEYS[12], id) or ''
+    rows[#rows + 1] = {state, id, st or '', body, int_str(score), progress or '', errs}
   end
 end
 -- done returns the done hash's entry of id unless it expired, or nil.

@@ -24,10 +24,12 @@ type Queue[T any] struct {
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
 	progress, done, doneAt, cancel, cancels, events, flows   string
+	errors                                                   string
 	levels                                                   [3]string // high, normal, low
 	all                                                      []string  // dequeue and settle KEYS, less inbox and memo
 	live                                                     []string  // list, delete and purge KEYS, less memo
 	replyPre                                                 string    // a reply memo key, less its request ID
+	dailyPre                                                 string    // a day's counts key, less its day (yyyy-mm-dd)
 	limits                                                   string    // the dequeue script's limits (limitSpec), "" for none
 	limitKeys                                                []string  // with limits: the rate key and the group keys' prefixes
 	middleware                                               []func(Handler[T]) Handler[T]
@@ -92,6 +94,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.cancels = build(cancelChannel, name)
 	q.events = build(eventsKey, name)
 	q.flows = build(flowsKey, name)
+	q.errors = build(errorsKey, name)
 	for i, l := range []Priority{High, Normal, Low} {
 		q.levels[i] = build(priorityKey, name, l.String())
 	}
@@ -110,6 +113,7 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 		return p
 	}
 	q.replyPre = prefix(replyKey)
+	q.dailyPre = prefix(dailyKey)
 	if q.limits = o.limitSpec(); q.limits != "" {
 		q.limitKeys = []string{build(rateKey, name), prefix(groupActiveKey), prefix(groupRateKey)}
 	}

@@ -37,7 +37,7 @@ func persistent(k string) bool {
 // leftover reports the keys a queue keeps with no job in it: its stats
 // hash, its wake-up list, and the reply memos of recent writes (replayWindow TTL).
 func leftover(k, name string) bool {
-	return strings.HasSuffix(k, "queue:stats:{"+name+"}") || strings.HasSuffix(k, ":executions") || strings.Contains(k, ":reply:")
+	return strings.HasSuffix(k, "queue:stats:{"+name+"}") || strings.HasSuffix(k, ":executions") || strings.Contains(k, ":reply:") || strings.Contains(k, ":daily:")
 }
 
 func TestDocTable(t *testing.T) { harness.CheckDocTable(t, queue.Schema()) }

@@ -14,7 +14,7 @@ var (
 	//go:embed settle.lua
 	settleSrc string
 
-	settleOp, settleEvOp = twin("settle", settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey), call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
+	settleOp, settleEvOp = twin("settle", settleSrc, with(allKeys, progressKey, doneKey, doneAtKey, cancelKey, replyKey, flowsKey, dailyKey, errorsKey), call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // maxSettle bounds the outcomes one settle script writes.
@@ -56,7 +56,7 @@ func (q *Queue[T]) settle(ctx context.Context, op, req string, os []outcome) ([]
 		// a lease ends: wake a consumer a limit held back
 		args = append(args, "w", "", 0, 0, "")
 	}
-	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req, q.flows)), args...)
+	rep, err := q.run.Run(ctx, q.pick(settleOp, settleEvOp), q.ev(with(q.all, q.progress, q.done, q.doneAt, q.cancel, req, q.flows, q.dailyPre, q.errors)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, time.Time{}, pkg.Fail(op, q.jobs, nil, err)

@@ -17,7 +17,10 @@
 -- KEYS[13] cancel hash    queue:{q}:cancel      id -> time of a Cancel
 -- KEYS[14] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[15] flows hash     queue:{q}:flows       flow parents and children
--- KEYS[16] events stream  queue:{q}:events, with WithEvents only:
+-- KEYS[16] day prefix     queue:{q}:daily: (the day's counts are this
+--          prefix and the server's UTC day, yyyy-mm-dd)
+-- KEYS[17] errors hash    queue:{q}:errors      id -> last attempt errors
+-- KEYS[18] events stream  queue:{q}:events, with WithEvents only:
 --          completed, cancelled, failed then retried or dead
 -- ARGV[1] dead-letter cap
 -- ARGV[2] dead-letter TTL in ms
@@ -81,7 +84,7 @@ if not simple then
   -- above and below before any write; fails and releases also write the
   -- jobs hash, priorities, the dead-letter list and the wake list: their
   -- types are read first.
-  typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}})
+  typecheck({{'HLEN', 1}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'LLEN', 9}, {'HLEN', 17}})
   if ARGV[4] ~= '0' then
     typecheck({{'HLEN', 11}, {'ZCARD', 12}})
   end
@@ -94,7 +97,7 @@ local dlqcap = tonumber(ARGV[1])
 local out = {}
 local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
-local evk, evn = KEYS[16], ARGV[6]
+local evk, evn = KEYS[18], ARGV[6]
 -- events are written with the other writes (after()), never by a resend
 -- that finds its memo
 local evs = {}
@@ -111,6 +114,8 @@ end
 local sts = mread('HMGET', KEYS[2], ids)
 local leases = mread('ZMSCORE', KEYS[6], ids)
 local unlease, forget, extend, seen, kept, stale, extended = {}, {}, {}, {}, {}, {}, {}
+-- jobs leaving the queue that have attempt errors to delete
+local herase = {}
 -- jobs that left the queue, for their flows: 'done' (acked) or 'dead'
 -- (dead-lettered or cancelled)
 local fids, fkinds = {}, {}
@@ -137,6 +142,9 @@ for k = 1, #ids do
   else
     seen[id] = true
     unlease[#unlease + 1] = id
+    if retry > 0 and (op == 'a' or op == 'c') then
+      herase[#herase + 1] = id
+    end
     if op == 'a' then
       forget[#forget + 1] = id
       if retention > 0 then
@@ -164,16 +172,21 @@ for k = 1, #ids do
       retry = retry + 1
       failed = failed + 1
       later('failed', id, now, sdlv, retry, err)
+      local hist = push_error(redis.call('HGET', KEYS[17], id), now, retry, err)
       if retry > max or op == 'd' then
         local body = redis.call('HGET', KEYS[1], id) or ''
         forget[#forget + 1] = id
-        trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, op == 'd'), dlqcap, ARGV[2])
+        if retry > 1 then
+          herase[#herase + 1] = id
+        end
+        trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, op == 'd', hist), dlqcap, ARGV[2])
         deadn = deadn + 1
         left(id, 'dead')
         out[#out + 1] = 2
         later('dead', id, now, sdlv, retry, err)
       else
         redis.call('HSET', KEYS[2], id, dlv .. ',' .. int_str(retry) .. ',' .. int_str(max) .. ',' .. lvl .. ',' .. err)
+        redis.call('HSET', KEYS[17], id, hist)
         redis.call('ZADD', lvkeys[lvl], int_str((now + num) * 1000), id)
         later('retried', id, now, sdlv, retry)
         if num <= 0 then
@@ -270,6 +283,9 @@ local function after()
   keep_done(KEYS[11], KEYS[12], keep, now, retention, tonumber(ARGV[5]))
 end
 
+if simple and #herase > 0 then
+  typecheck({{'HLEN', 17}})
+end
 local waking = wakeup and #unlease > 0 and redis.call('LLEN', KEYS[9]) == 0
 local reply = {'ok', string.format('%d', nowc), out}
 if simple then
@@ -315,9 +331,11 @@ if simple then
     end
     redis.call('HSET', KEYS[7], 'avg_process_time_ms', string.format('%.3f', sum / total / 1000),
       'last_processed_at', string.format('%d', now))
+    count_day(KEYS[16] .. day_of(now), 'processed', processed)
   end
   batched('ZREM', KEYS[6], unlease)
   batched('HDEL', KEYS[2], forget)
+  batched('HDEL', KEYS[17], herase)
   batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
   if waking then
     redis.call('RPUSH', KEYS[9], '1')
@@ -329,6 +347,7 @@ end
 batched('HDEL', KEYS[1], forget)
 batched('ZREM', KEYS[6], unlease)
 batched('HDEL', KEYS[2], forget)
+batched('HDEL', KEYS[17], herase)
 batched('ZADD', KEYS[6], extend, nil, nil, {'XX'})
 if processed > 0 then
   local total = redis.call('HINCRBY', KEYS[7], 'total_processed', processed)
@@ -337,6 +356,11 @@ if processed > 0 then
     'last_processed_at', string.format('%d', now))
 end
 add_counts(KEYS[7], {'total_dead_trimmed', trimmed, 'total_dead', deadn, 'total_failed', failed, 'total_cancelled', cancelled})
+if processed > 0 or failed > 0 then
+  local day = KEYS[16] .. day_of(now)
+  count_day(day, 'processed', processed)
+  count_day(day, 'failed', failed)
+end
 if released > 0 or waking then
   wake(KEYS[9])
 end

@@ -44,13 +44,18 @@ type Stats struct {
 	Delayed  map[Priority]int64 // waiting for a delay or a retry backoff
 	InFlight int64              // leased to a consumer
 	Dead     int64              // entries in the dead-letter list
+	// OldestReady is the latency of the queue: how long the job ready
+	// longest (ready now, any priority; not delayed) has been ready, by
+	// the server clock. Zero when nothing is ready.
+	OldestReady time.Duration
 }
 
 // Pending returns the ready jobs of all priorities.
 func (s Stats) Pending() int64 { return s.Ready[High] + s.Ready[Normal] + s.Ready[Low] }
 
 // Stats reads the stats hash and counts every state in one script (one
-// round trip). A stats field that is not a number is an error matching
+// round trip), with the age of the oldest ready job (a ZRANGE of the
+// first member of each priority that has a ready job). A stats field that is not a number is an error matching
 // keys.ErrCorrupt that names the stats hash.
 func (q *Queue[T]) Stats(ctx context.Context) (Stats, error) {
 	c := q.statsCall()
@@ -74,13 +79,13 @@ func (q *Queue[T]) decodeStats(rep *call.Reply) (Stats, error) {
 	if err := rep.Err(); err != nil {
 		return Stats{}, err
 	}
-	if len(h)%2 != 0 || len(n) != 8 {
+	if len(h)%2 != 0 || len(n) != 9 {
 		return Stats{}, pkg.Fail(op, q.stats, nil, fmt.Errorf("unexpected reply: %d hash values, %d counts", len(h), len(n)))
 	}
 	s := Stats{
 		Ready:    map[Priority]int64{High: n[0], Normal: n[2], Low: n[4]},
 		Delayed:  map[Priority]int64{High: n[1], Normal: n[3], Low: n[5]},
-		InFlight: n[6], Dead: n[7],
+		InFlight: n[6], Dead: n[7], OldestReady: time.Duration(n[8]) * time.Millisecond,
 	}
 	var seq, skipped int64 // enq_seq - enq_skipped: jobs enqueued (see enqueue.lua)
 	corrupt := func(f, v string) error {

@@ -14,6 +14,7 @@ import (
 type View[T any] struct {
 	Stats Stats
 	Jobs  map[State][]Info[T] // per state asked for, as List returns them
+	Daily []DayStats          // the last 90 days, oldest first (Inspector.Summaries only)
 }
 
 // ReadView reads Stats and the first limit jobs (1..10,000) of each of
