@@ -27,6 +27,10 @@ type cacheReply struct {
 	Tags      []tagRow      `json:"tags"`
 }
 
+// historyLen is how many samples the cache and metrics pages' in-memory
+// series keep.
+const historyLen = 120
+
 // cacheStats answers the cache page: the API cache's live entries, hits
 // and hit rate per endpoint and its invalidation tags, from
 // cache.Inspector.Overview (one SCAN pipeline and one read pipeline

@@ -87,9 +87,8 @@ type Handler struct {
 	schemaAt    time.Time
 	scans       singleflight.Group // the schema scan in flight, shared
 
-	mu      sync.Mutex
-	queues  map[string]*queueView
-	history map[string]*series
+	mu     sync.Mutex
+	queues map[string]*queueView // opened for actions: an LRU of maxOpenQueues
 }
 
 // New returns the dashboard over the clients of WithClients or
@@ -134,7 +133,7 @@ func New(opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	h := &Handler{opt: o, cs: cs, reg: reg, log: o.logger, refKey: make([]byte, 32),
-		queues: map[string]*queueView{}, history: map[string]*series{}, guesses: newThrottle()}
+		queues: map[string]*queueView{}, guesses: newThrottle()}
 	if o.token != "" {
 		h.fingerprint = Fingerprint(o.token)
 	}

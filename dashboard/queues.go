@@ -11,10 +11,6 @@ import (
 	"github.com/redschema/redschema/queue"
 )
 
-// historyLen is how many samples a page's in-memory series keeps (the
-// cache and metrics page's).
-const historyLen = 120
-
 // maxOpenQueues bounds the queues the dashboard keeps open for its
 // actions (an LRU): a request naming any queue, existing or not, never
 // grows the process beyond it.
@@ -25,11 +21,6 @@ type queueView struct {
 	q    *queue.Queue[json.RawMessage]
 	used time.Time // when it was last used (the LRU's order)
 }
-
-// series is no longer kept: the processed/failed chart is drawn from the
-// queue package's stored daily counts (queue.Inspector.Daily). The type
-// stays for Handler's unused history field until handler.go drops it.
-type series struct{}
 
 // queue returns the queue name opened for an action, from a bounded LRU
 // of maxOpenQueues.

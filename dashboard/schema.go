@@ -64,9 +64,15 @@ type dbSchema struct {
 	// Prefixes groups the keys matching no pattern by prefix, most keys
 	// first (keys.AuditReport.UnmatchedPrefixes); PrefixesOther counts
 	// those whose prefix was not tracked.
-	Prefixes      []keys.PrefixCount `json:"prefixes"`
-	PrefixesOther int64              `json:"prefixes_other"`
-	Problems      []string           `json:"problems"`
+	Prefixes      []prefixRow `json:"prefixes"`
+	PrefixesOther int64       `json:"prefixes_other"`
+	Problems      []string    `json:"problems"`
+}
+
+// prefixRow is a prefix of keys matching no pattern, and how many.
+type prefixRow struct {
+	Prefix string `json:"prefix"`
+	Keys   int64  `json:"keys"`
 }
 
 // sizeRow is one of a pattern's biggest probed keys.
@@ -135,9 +141,9 @@ func (h *Handler) scanSchema(ctx context.Context) (*schemaReply, error) {
 	for _, rep := range reps {
 		d := dbSchema{DB: rep.DB, Scanned: rep.Scanned, Unmatched: rep.Unmatched,
 			UnmatchedKeys: rep.UnmatchedKeys, Problems: rep.Problems()}
-		d.Prefixes, d.PrefixesOther = rep.UnmatchedPrefixes, rep.PrefixOverflow
-		if d.Prefixes == nil {
-			d.Prefixes = []keys.PrefixCount{}
+		d.Prefixes, d.PrefixesOther = make([]prefixRow, len(rep.UnmatchedPrefixes)), rep.PrefixOverflow
+		for i, p := range rep.UnmatchedPrefixes {
+			d.Prefixes[i] = prefixRow{Prefix: p.Namespace.Prefix, Keys: p.Keys}
 		}
 		d.Guesses = make([]guessRow, len(rep.Guesses))
 		for i, g := range rep.Guesses {
@@ -200,7 +206,7 @@ type inspectReply struct {
 	Error       string            `json:"error,omitempty"`
 }
 
-// inspect decodes ?key= with keys.Registry.InspectPage in its area's
+// inspect decodes ?key= with keys.Registry.Inspect in its area's
 // database: the value as the owning package's decoder reads it (which
 // never includes a secret), a collection one page of 100 at a time
 // (?cursor= is the previous page's "next").
@@ -214,7 +220,7 @@ func (h *Handler) inspect(r *http.Request) (any, error) {
 	if t, _, ok := reg.Match(h.opt.ns, key); ok {
 		c = h.cs.For(t.Pattern().Area)
 	}
-	in, err := reg.InspectPage(r.Context(), c, h.opt.ns, key, cursor)
+	in, err := reg.Inspect(r.Context(), c, h.opt.ns, key, cursor)
 	switch {
 	case errors.Is(err, keys.ErrNotFound):
 		return nil, notFound("%v", err)

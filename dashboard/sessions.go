@@ -82,7 +82,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		in, err := h.reg.Inspect(ctx, h.cs.For(st.Pattern().Area), h.opt.ns, key)
+		in, err := h.reg.Inspect(ctx, h.cs.For(st.Pattern().Area), h.opt.ns, key, "")
 		if errors.Is(err, keys.ErrNotFound) {
 			continue
 		}
@@ -101,7 +101,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
-		in, err := h.reg.Inspect(ctx, h.cs.For(t.Pattern().Area), h.opt.ns, key)
+		in, err := h.reg.Inspect(ctx, h.cs.For(t.Pattern().Area), h.opt.ns, key, "")
 		switch {
 		case errors.Is(err, keys.ErrNotFound):
 		case err != nil:

@@ -105,7 +105,7 @@ type AuditReport struct {
 	// or the other hash-tag setting, as Registry.Guess finds them. Only
 	// the first 200 unmatched keys are examined (Examined says how many),
 	// so the counts are of those.
-	Guesses []NamespaceGuess
+	Guesses []NamespaceCount
 	// Examined is how many unmatched keys were examined for Guesses: the
 	// first 200 of them at most.
 	Examined int64
@@ -117,29 +117,39 @@ type AuditReport struct {
 	// (ties by prefix). An audit counts at most 1,000 distinct prefixes:
 	// the keys of a prefix first seen after that are counted in
 	// PrefixOverflow instead, so the memory is bounded and each count is
-	// exact.
-	UnmatchedPrefixes []PrefixCount
+	// exact. Each is a NamespaceCount with that prefix.
+	UnmatchedPrefixes []NamespaceCount
 	// PrefixOverflow is how many unmatched keys had a prefix that was not
 	// counted (see UnmatchedPrefixes).
 	PrefixOverflow int64
-}
-
-// PrefixCount is a prefix of unmatched keys and how many of them an
-// audit saw.
-type PrefixCount struct {
-	Prefix string `json:"prefix"`
-	Keys   int64  `json:"keys"`
 }
 
 // guessSample is how many unmatched keys an audit examines for
 // AuditReport.Guesses.
 const guessSample = 200
 
-// NamespaceGuess is a namespace under which Keys of the unmatched keys an
-// audit examined match a pattern.
-type NamespaceGuess struct {
+// NamespaceCount is a namespace and how many of the unmatched keys an
+// audit counted under it: in AuditReport.Guesses, keys that would match
+// a pattern under it; in AuditReport.UnmatchedPrefixes, keys under its
+// prefix.
+type NamespaceCount struct {
 	Namespace Namespace
 	Keys      int64
+}
+
+// byKeys sorts counts most keys first, then by prefix, then hash tags
+// before none.
+func byKeys(counts []NamespaceCount) {
+	sort.Slice(counts, func(i, j int) bool {
+		x, y := counts[i], counts[j]
+		if x.Keys != y.Keys {
+			return x.Keys > y.Keys
+		}
+		if x.Namespace.Prefix != y.Namespace.Prefix {
+			return x.Namespace.Prefix < y.Namespace.Prefix
+		}
+		return !x.Namespace.NoHashTags && y.Namespace.NoHashTags
+	})
 }
 
 // KeySize is one key and its MEMORY USAGE.
@@ -268,28 +278,13 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 		return nil, fmt.Errorf("keys: audit: %w", err)
 	}
 	for ns, n := range a.guesses {
-		a.rep.Guesses = append(a.rep.Guesses, NamespaceGuess{Namespace: ns, Keys: n})
+		a.rep.Guesses = append(a.rep.Guesses, NamespaceCount{Namespace: ns, Keys: n})
 	}
-	sort.Slice(a.rep.Guesses, func(i, j int) bool {
-		x, y := a.rep.Guesses[i], a.rep.Guesses[j]
-		if x.Keys != y.Keys {
-			return x.Keys > y.Keys
-		}
-		if x.Namespace.Prefix != y.Namespace.Prefix {
-			return x.Namespace.Prefix < y.Namespace.Prefix
-		}
-		return !x.Namespace.NoHashTags
-	})
 	for p, n := range a.prefixes {
-		a.rep.UnmatchedPrefixes = append(a.rep.UnmatchedPrefixes, PrefixCount{Prefix: p, Keys: n})
+		a.rep.UnmatchedPrefixes = append(a.rep.UnmatchedPrefixes, NamespaceCount{Namespace: Namespace{Prefix: p}, Keys: n})
 	}
-	sort.Slice(a.rep.UnmatchedPrefixes, func(i, j int) bool {
-		x, y := a.rep.UnmatchedPrefixes[i], a.rep.UnmatchedPrefixes[j]
-		if x.Keys != y.Keys {
-			return x.Keys > y.Keys
-		}
-		return x.Prefix < y.Prefix
-	})
+	byKeys(a.rep.Guesses)
+	byKeys(a.rep.UnmatchedPrefixes)
 	if len(a.rep.UnmatchedPrefixes) > opt.TopPrefixes {
 		a.rep.UnmatchedPrefixes = a.rep.UnmatchedPrefixes[:opt.TopPrefixes]
 	}

@@ -25,16 +25,11 @@ const inspectLimit = 100
 // with its Next cursor rather than loop.
 const maxScanCalls = 8
 
-// MaxRecordFields is the most fields a hash that is one record may have
+// maxRecordFields is the most fields a hash that is one record may have
 // for HashDecoder to read it: it counts them (HLEN) before reading them
-// (HGETALL), and refuses a bigger hash with an error wrapping ErrTooLarge,
-// so that an inspect never reads an unbounded hash whole.
-const MaxRecordFields = 1024
-
-// ErrTooLarge is returned (in Inspection.DecodeErr) for a key too big to
-// read whole: a record hash of more than MaxRecordFields fields. The
-// message names the key and its size.
-var ErrTooLarge = errors.New("keys: value too large to read whole")
+// (HGETALL), and reports a bigger hash as corrupt (no record has that
+// many fields), so that an inspect never reads an unbounded hash whole.
+const maxRecordFields = 1024
 
 // Collection is one page of the decoded value of a list, set, sorted set,
 // stream or per-field hash: the collection's length and at most 100 of
@@ -43,7 +38,7 @@ var ErrTooLarge = errors.New("keys: value too large to read whole")
 // (each batch the server returns sorted, so a hash or set small enough to
 // come in one batch is sorted whole), and a page may then hold fewer than
 // 100 elements, even none, while Next is set. Next is the cursor of the
-// following page (Registry.InspectPage), empty on the last one.
+// following page (Registry.Inspect), empty on the last one.
 type Collection struct {
 	Len   int64  `json:"len"`
 	Items []any  `json:"items"`
@@ -62,16 +57,16 @@ func StringDecoder(parse func(ref Ref, v string) (any, error)) Decoder {
 }
 
 // HashDecoder decodes a hash that is one record: HLEN, then HGETALL of
-// at most MaxRecordFields fields (a bigger hash is refused with an error
-// wrapping ErrTooLarge that names the key, without reading it), then
-// parse of the whole field map. It takes two round trips.
+// at most 1,024 fields (a bigger hash is not a record: it is reported
+// corrupt, naming the key and its size, without being read), then parse
+// of the whole field map. It takes two round trips.
 func HashDecoder(parse func(ref Ref, fields map[string]string) (any, error)) Decoder {
 	return func(ctx context.Context, c redis.Cmdable, ref Ref) (any, error) {
 		n, err := c.HLen(ctx, ref.Key).Result()
 		if err != nil {
 			return nil, readErr(ref, err)
 		}
-		if err := RecordSize(ref.Key, n); err != nil {
+		if err := recordSize(ref.Key, n); err != nil {
 			return nil, err
 		}
 		m, err := c.HGetAll(ctx, ref.Key).Result()
@@ -85,17 +80,15 @@ func HashDecoder(parse func(ref Ref, fields map[string]string) (any, error)) Dec
 	}
 }
 
-// RecordSize checks the field count n of the record hash at key (its
-// HLEN) before a decoder reads it whole: an error wrapping ErrNotFound
-// for 0, one wrapping ErrTooLarge for more than MaxRecordFields, else
-// nil. A package's own decoder of a record hash calls it as HashDecoder
-// does.
-func RecordSize(key string, n int64) error {
+// recordSize checks the field count n of the record hash at key (its
+// HLEN) before HashDecoder reads it whole: an error wrapping ErrNotFound
+// for 0, a corruption for more than maxRecordFields, else nil.
+func recordSize(key string, n int64) error {
 	switch {
 	case n == 0:
 		return fmt.Errorf("%w: %q", ErrNotFound, key)
-	case n > MaxRecordFields:
-		return fmt.Errorf("%w: %q is a hash of %d fields, more than the %d a record may have", ErrTooLarge, key, n, MaxRecordFields)
+	case n > maxRecordFields:
+		return Corrupt(key, fmt.Errorf("a hash of %d fields, more than the %d a record may have", n, maxRecordFields))
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func TestDecoders(t *testing.T) {
 		return k
 	}
 	inspect := func(tp *keys.Template) *keys.Inspection {
-		in, err := r.Inspect(ctx, c, e.NS, key(tp))
+		in, err := r.Inspect(ctx, c, e.NS, key(tp), "")
 		require.NoError(t, err, tp.String())
 		return in
 	}

@@ -47,9 +47,9 @@
 //     a cluster): key counts, missing TTLs, wrong types, memory and the
 //     biggest keys per pattern, strays grouped by prefix, in bounded memory.
 //   - Bounded reads: Registry.Inspect reads a collection one page of 100 at
-//     a time (HSCAN, SSCAN, LRANGE, ZRANGE, XRANGE; Collection.Next and
-//     InspectPage for the next page), and a record hash only up to
-//     MaxRecordFields fields, counted first.
+//     a time (HSCAN, SSCAN, LRANGE, ZRANGE, XRANGE; Collection.Next is
+//     the cursor of the next page), and a record hash only up to 1,024
+//     fields, counted first.
 //
 // The fuzz targets prove the first four. The reference systems whose
 // layouts the registered patterns follow, and how close NoHashTags comes

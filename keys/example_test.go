@@ -88,8 +88,8 @@ func ExampleSlot() {
 }
 
 // A collection is read a page at a time: Inspect returns the first page,
-// InspectPage the one after each page's Next, until Next is empty.
-func ExampleRegistry_InspectPage() {
+// Inspect with each page's Next for the one after, until Next is empty.
+func ExampleRegistry_Inspect_pages() {
 	srv, err := miniredis.Run()
 	if err != nil {
 		panic(err)
@@ -110,7 +110,7 @@ func ExampleRegistry_InspectPage() {
 
 	cursor := ""
 	for {
-		in, err := reg.InspectPage(ctx, c, ns, k, cursor)
+		in, err := reg.Inspect(ctx, c, ns, k, cursor)
 		if err != nil {
 			panic(err)
 		}

@@ -8,11 +8,13 @@ var (
 	GlobEscape = globEscape
 	Compile    = compile
 	ErrNoMatch = errNoMatch
+	RecordSize = recordSize
 )
 
 const (
 	MaxSegmentLen = maxSegmentLen
 	InspectLimit  = inspectLimit
+	RecordFields  = maxRecordFields
 	GuessSample   = guessSample
 )
 

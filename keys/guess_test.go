@@ -69,7 +69,7 @@ func TestAuditGuesses(t *testing.T) {
 	rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS})
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, rep.Unmatched)
-	assert.Equal(t, []keys.NamespaceGuess{
+	assert.Equal(t, []keys.NamespaceCount{
 		{Namespace: e.NS.Sub("ha:"), Keys: 3},
 		{Namespace: keys.Namespace{Prefix: e.NS.Prefix, NoHashTags: true}, Keys: 1},
 	}, rep.Guesses)

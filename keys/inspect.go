@@ -101,30 +101,25 @@ type Inspection struct {
 
 // Inspect attributes key to the pattern that owns it under ns, reads its
 // type and TTL, and decodes its value with the owning package's Decoder:
-// of a collection, the first page (see Collection, and InspectPage for
-// the others).
+// of a collection, the page that cursor names ("" for the first page,
+// else the Collection.Next of the page before, which is empty on the last
+// page).
 // It returns an error wrapping ErrUnowned when no pattern matches (a
 // channel pattern matching says so: channels have no stored value),
 // ErrNotFound when the key does not exist, and the server's error on an
 // outage. A value that does not decode is not an error of Inspect: it is
 // reported in Inspection.DecodeErr with the type and TTL.
-func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, key string) (*Inspection, error) {
-	return r.InspectPage(ctx, c, ns, key, "")
-}
-
-// InspectPage is Inspect of the page of a collection that cursor names:
-// "" for the first page, else the Collection.Next of the page before,
-// which is empty on the last page. Lists and sorted sets page by index,
-// streams by entry ID, hashes and sets by their HSCAN or SSCAN cursor, so
-// an element written or removed between two pages may shift others and
-// be shown twice or not at all, as with SCAN. No command asks for more
-// than 100 elements (a hash or set small enough for the server's compact
-// encoding, 128 elements by default, comes whole from one HSCAN or
-// SSCAN, and is cut into pages). A cursor
-// that is not of the form the key's type pages by (an index, an entry ID,
-// a scan cursor; none for a string) is an error wrapping ErrInvalid,
-// returned before the value is read.
-func (r *Registry) InspectPage(ctx context.Context, c redis.Cmdable, ns Namespace, key, cursor string) (*Inspection, error) {
+//
+// Lists and sorted sets page by index, streams by entry ID, hashes and
+// sets by their HSCAN or SSCAN cursor, so an element written or removed
+// between two pages may shift others and be shown twice or not at all,
+// as with SCAN. No command asks for more than 100 elements (a hash or set
+// small enough for the server's compact encoding, 128 elements by
+// default, comes whole from one HSCAN or SSCAN, and is cut into pages). A
+// cursor that is not of the form the key's type pages by (an index, an
+// entry ID, a scan cursor; none for a string) is an error wrapping
+// ErrInvalid, returned before the value is read.
+func (r *Registry) Inspect(ctx context.Context, c redis.Cmdable, ns Namespace, key, cursor string) (*Inspection, error) {
 	t, args, ok := r.Match(ns, key)
 	if !ok {
 		if ct, _, isCh := r.MatchChannel(ns, key); isCh {

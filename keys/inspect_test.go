@@ -35,7 +35,7 @@ func TestInspect(t *testing.T) {
 		return k
 	}
 	require.NoError(t, e.Client.Set(ctx, key(counter, "home"), "12", time.Minute).Err())
-	in, err := r.Inspect(ctx, e.Client, e.NS, key(counter, "home"))
+	in, err := r.Inspect(ctx, e.Client, e.NS, key(counter, "home"), "")
 	require.NoError(t, err)
 	assert.Equal(t, counter, in.Template)
 	assert.Equal(t, keys.String, in.Type)
@@ -48,7 +48,7 @@ func TestInspect(t *testing.T) {
 	for i := 0; i < keys.InspectLimit+5; i++ {
 		require.NoError(t, e.Client.RPush(ctx, lk, fmt.Sprint(i)).Err())
 	}
-	in, err = r.Inspect(ctx, e.Client, e.NS, lk)
+	in, err = r.Inspect(ctx, e.Client, e.NS, lk, "")
 	require.NoError(t, err)
 	assert.Equal(t, time.Duration(-1), in.TTL)
 	col := in.Value.(keys.Collection)
@@ -58,28 +58,28 @@ func TestInspect(t *testing.T) {
 
 	// Corrupt value, wrong type, no decoder: reported, not failed.
 	require.NoError(t, e.Client.Set(ctx, key(counter, "bad"), "twelve", time.Minute).Err())
-	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "bad"))
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "bad"), "")
 	require.NoError(t, err)
 	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
 	assert.Contains(t, in.DecodeErr.Error(), key(counter, "bad"))
 	assert.Nil(t, in.Value)
 	require.NoError(t, e.Client.SAdd(ctx, key(counter, "set"), "x").Err())
-	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "set"))
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "set"), "")
 	require.NoError(t, err)
 	assert.Equal(t, keys.Set, in.Type)
 	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
 	require.NoError(t, e.Client.Set(ctx, key(bare, "x"), "1", time.Minute).Err())
-	in, err = r.Inspect(ctx, e.Client, e.NS, key(bare, "x"))
+	in, err = r.Inspect(ctx, e.Client, e.NS, key(bare, "x"), "")
 	require.NoError(t, err)
 	assert.ErrorContains(t, in.DecodeErr, "package demo registers no decoder")
 
 	// Unowned, channel, missing.
-	_, err = r.Inspect(ctx, e.Client, e.NS, e.NS.Prefix+"nobody:home")
+	_, err = r.Inspect(ctx, e.Client, e.NS, e.NS.Prefix+"nobody:home", "")
 	assert.ErrorIs(t, err, keys.ErrUnowned)
-	_, err = r.Inspect(ctx, e.Client, e.NS, key(ch, "home"))
+	_, err = r.Inspect(ctx, e.Client, e.NS, key(ch, "home"), "")
 	assert.ErrorIs(t, err, keys.ErrUnowned)
 	assert.ErrorContains(t, err, "channel")
-	_, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "none"))
+	_, err = r.Inspect(ctx, e.Client, e.NS, key(counter, "none"), "")
 	assert.ErrorIs(t, err, keys.ErrNotFound)
 }
 
@@ -152,17 +152,17 @@ func TestAuditUnmatchedPrefixes(t *testing.T) {
 	rep, err := r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS, TopPrefixes: 3})
 	require.NoError(t, err)
 	assert.EqualValues(t, 11, rep.Unmatched)
-	assert.Equal(t, []keys.PrefixCount{
-		{Prefix: e.NS.Prefix + "zentoria:", Keys: 5},
-		{Prefix: e.NS.Prefix + "legacy:", Keys: 3},
-		{Prefix: e.NS.Prefix + "bull:", Keys: 2},
+	assert.Equal(t, []keys.NamespaceCount{
+		{Namespace: keys.Namespace{Prefix: e.NS.Prefix + "zentoria:"}, Keys: 5},
+		{Namespace: keys.Namespace{Prefix: e.NS.Prefix + "legacy:"}, Keys: 3},
+		{Namespace: keys.Namespace{Prefix: e.NS.Prefix + "bull:"}, Keys: 2},
 	}, rep.UnmatchedPrefixes)
 	assert.Zero(t, rep.PrefixOverflow)
 
 	rep, err = r.Audit(ctx, e.Client, keys.AuditOptions{Namespace: e.NS})
 	require.NoError(t, err)
 	require.Len(t, rep.UnmatchedPrefixes, 4, "default: the top 10")
-	assert.Equal(t, keys.PrefixCount{Prefix: e.NS.Prefix + "nocolon", Keys: 1}, rep.UnmatchedPrefixes[3], "no ':': the whole key")
+	assert.Equal(t, keys.NamespaceCount{Namespace: keys.Namespace{Prefix: e.NS.Prefix + "nocolon"}, Keys: 1}, rep.UnmatchedPrefixes[3], "no ':': the whole key")
 }
 
 // Audit counts at most 1,000 distinct prefixes of unmatched keys: the keys
@@ -184,7 +184,7 @@ func TestAuditUnmatchedPrefixesBounded(t *testing.T) {
 	require.Len(t, rep.UnmatchedPrefixes, 1000)
 	var counted int64
 	for _, p := range rep.UnmatchedPrefixes {
-		assert.EqualValues(t, 2, p.Keys, "a prefix is counted from its first key: %s", p.Prefix)
+		assert.EqualValues(t, 2, p.Keys, "a prefix is counted from its first key: %s", p.Namespace.Prefix)
 		counted += p.Keys
 	}
 	assert.Equal(t, rep.Unmatched, counted+rep.PrefixOverflow)

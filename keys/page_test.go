@@ -13,7 +13,7 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// InspectPage walks a collection of every type page by page: each page
+// Inspect walks a collection of every type page by page: each page
 // holds at most InspectLimit elements, Next is empty on the last one
 // only, and the pages together hold every element once (nothing is
 // written between them).
@@ -59,7 +59,7 @@ func TestInspectPages(t *testing.T) {
 		var got []any
 		cursor, pages := "", 0
 		for {
-			in, err := r.InspectPage(ctx, c, e.NS, key(tp), cursor)
+			in, err := r.Inspect(ctx, c, e.NS, key(tp), cursor)
 			require.NoError(t, err, tp.String())
 			require.NoError(t, in.DecodeErr, tp.String())
 			assert.Equal(t, cursor, in.Cursor)
@@ -84,12 +84,12 @@ func TestInspectPages(t *testing.T) {
 	}
 
 	// Inspect is the first page.
-	in, err := r.Inspect(ctx, c, e.NS, key(log))
+	in, err := r.Inspect(ctx, c, e.NS, key(log), "")
 	require.NoError(t, err)
 	col := in.Value.(keys.Collection)
 	assert.Equal(t, want[log][:keys.InspectLimit], col.Items)
 	assert.Equal(t, fmt.Sprint(keys.InspectLimit), col.Next)
-	in, err = r.InspectPage(ctx, c, e.NS, key(log), "200")
+	in, err = r.Inspect(ctx, c, e.NS, key(log), "200")
 	require.NoError(t, err)
 	assert.Equal(t, want[log][200:], in.Value.(keys.Collection).Items)
 	assert.Empty(t, in.Value.(keys.Collection).Next, "the last page")
@@ -128,7 +128,7 @@ func TestInspectPageBadCursor(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, tc.write(k))
 		for _, cur := range tc.bad {
-			_, err := r.InspectPage(ctx, c, e.NS, k, cur)
+			_, err := r.Inspect(ctx, c, e.NS, k, cur)
 			assert.ErrorIs(t, err, keys.ErrInvalid, "%s %q", tc.tp, cur)
 			assert.ErrorContains(t, err, k)
 			if tc.direct {
@@ -139,7 +139,7 @@ func TestInspectPageBadCursor(t *testing.T) {
 	}
 }
 
-// A hash that is one record is read whole only up to MaxRecordFields
+// A hash that is one record is read whole only up to 1,024
 // fields: a bigger one is refused, naming the key, before HGETALL.
 func TestHashDecoderRefusesHugeRecord(t *testing.T) {
 	e := harness.New(t)
@@ -156,18 +156,18 @@ func TestHashDecoderRefusesHugeRecord(t *testing.T) {
 		}
 		require.NoError(t, c.HSet(ctx, k, args...).Err())
 	}
-	fill(0, keys.MaxRecordFields)
-	in, err := r.Inspect(ctx, c, e.NS, k)
+	fill(0, keys.RecordFields)
+	in, err := r.Inspect(ctx, c, e.NS, k, "")
 	require.NoError(t, err)
 	require.NoError(t, in.DecodeErr)
-	assert.Equal(t, keys.MaxRecordFields, in.Value)
+	assert.Equal(t, keys.RecordFields, in.Value)
 
-	fill(keys.MaxRecordFields, keys.MaxRecordFields+1)
-	in, err = r.Inspect(ctx, c, e.NS, k)
+	fill(keys.RecordFields, keys.RecordFields+1)
+	in, err = r.Inspect(ctx, c, e.NS, k, "")
 	require.NoError(t, err)
-	assert.ErrorIs(t, in.DecodeErr, keys.ErrTooLarge)
+	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
 	assert.ErrorContains(t, in.DecodeErr, k)
-	assert.ErrorContains(t, in.DecodeErr, fmt.Sprint(keys.MaxRecordFields+1))
+	assert.ErrorContains(t, in.DecodeErr, fmt.Sprint(keys.RecordFields+1))
 	assert.Nil(t, in.Value)
 
 	assert.ErrorIs(t, keys.RecordSize(k, 0), keys.ErrNotFound)

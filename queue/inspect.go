@@ -106,6 +106,20 @@ func decoders() map[*keys.Template]keys.Decoder {
 		}
 		return out, nil
 	}))
+	set(dailyKey, keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
+		if _, err := time.Parse(time.DateOnly, ref.Arg("day")); err != nil {
+			return nil, fmt.Errorf("day %.64q is not yyyy-mm-dd", ref.Arg("day"))
+		}
+		out := map[string]any{"day": ref.Arg("day")}
+		for f, v := range m {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if (f != "processed" && f != "failed") || err != nil || n < 0 {
+				return nil, fmt.Errorf("field %.64q is %.64q, want processed or failed, a count", f, v)
+			}
+			out[f] = n
+		}
+		return out, nil
+	}))
 	set(scheduleKey, keys.FieldsDecoder(func(ref keys.Ref, name, s string) (any, error) {
 		var d schedDef
 		if err := json.Unmarshal([]byte(s), &d); err != nil || d.Due < 0 {

@@ -62,34 +62,25 @@ func decoders() map[*keys.Template]keys.Decoder {
 	return out
 }
 
-// decodeSessionKey reads a session as Get does, without sliding it:
-// HLEN and PTTL in one round trip, then HGETALL only when the hash has at
-// most keys.MaxRecordFields fields (a session has about 20; a bigger hash
-// is refused with keys.ErrTooLarge, unread); ExpiresAt is the key's
+// decodeSessionKey reads a session as Get does, without sliding it: as
+// keys.HashDecoder reads a record (HLEN, then HGETALL of at most 1,024
+// fields: a session has about 20), then PTTL; ExpiresAt is the key's
 // expiry by this machine's clock.
 func decodeSessionKey(ctx context.Context, c redis.Cmdable, ref keys.Ref) (any, error) {
-	pipe := c.Pipeline()
-	n := pipe.HLen(ctx, ref.Key)
-	ttl := pipe.PTTL(ctx, ref.Key)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("session: inspect %q: %w", ref.Key, err)
-	}
-	if err := keys.RecordSize(ref.Key, n.Val()); err != nil {
+	read := keys.HashDecoder(func(ref keys.Ref, m map[string]string) (any, error) {
+		return parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(m))
+	})
+	v, err := read(ctx, c, ref)
+	if err != nil {
 		return nil, err
 	}
-	h, err := c.HGetAll(ctx, ref.Key).Result()
+	sess := v.(*Session)
+	ttl, err := c.PTTL(ctx, ref.Key).Result()
 	if err != nil {
 		return nil, fmt.Errorf("session: inspect %q: %w", ref.Key, err)
 	}
-	if len(h) == 0 {
-		return nil, fmt.Errorf("%w: %q", keys.ErrNotFound, ref.Key)
-	}
-	sess, err := parseSession(ref.Arg("user_id"), ref.Arg("session_id"), flatten(h))
-	if err != nil {
-		return nil, keys.Corrupt(ref.Key, err)
-	}
-	if d := ttl.Val(); d > 0 {
-		sess.ExpiresAt = time.Now().Add(d).Truncate(time.Millisecond).UTC()
+	if ttl > 0 {
+		sess.ExpiresAt = time.Now().Add(ttl).Truncate(time.Millisecond).UTC()
 	}
 	return sess, nil
 }

@@ -11,15 +11,15 @@ import (
 	"github.com/redschema/redschema/keys"
 )
 
-// Inspect decodes a session as Get returns it, and refuses, unread, a
-// session hash grown past keys.MaxRecordFields fields.
+// Inspect decodes a session as Get returns it, and reports as corrupt,
+// unread, a session hash grown past the 1,024 fields of a record.
 func TestInspectSessionBounded(t *testing.T) {
 	e, s := newStore(t)
 	ctx := e.Ctx()
 	sess, _ := mustCreate(t, e, s, "u1")
 	reg := harness.Registry(t, Schema())
 	k := sessKey(t, e, "u1", sess.ID)
-	in, err := reg.Inspect(ctx, e.Client, e.NS, k)
+	in, err := reg.Inspect(ctx, e.Client, e.NS, k, "")
 	require.NoError(t, err)
 	require.NoError(t, in.DecodeErr)
 	got, ok := in.Value.(*Session)
@@ -30,13 +30,14 @@ func TestInspectSessionBounded(t *testing.T) {
 	n, err := e.Client.HLen(ctx, k).Result()
 	require.NoError(t, err)
 	pad := []any{}
-	for i := n; i <= keys.MaxRecordFields; i++ {
+	for i := n; i <= 1024; i++ {
 		pad = append(pad, fmt.Sprint("pad", i), "x")
 	}
 	require.NoError(t, e.Client.HSet(ctx, k, pad...).Err())
-	in, err = reg.Inspect(ctx, e.Client, e.NS, k)
+	in, err = reg.Inspect(ctx, e.Client, e.NS, k, "")
 	require.NoError(t, err)
-	assert.ErrorIs(t, in.DecodeErr, keys.ErrTooLarge)
+	assert.ErrorIs(t, in.DecodeErr, keys.ErrCorrupt)
+	assert.ErrorContains(t, in.DecodeErr, "1025 fields")
 	assert.ErrorContains(t, in.DecodeErr, k)
 	assert.Nil(t, in.Value)
 }

@@ -43,7 +43,7 @@ func inspect(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Names
 			continue
 		}
 		db := cs.DB(t.Pattern().Area)
-		in, err := reg.Inspect(ctx, cs.ForDB(db), ns, key)
+		in, err := reg.Inspect(ctx, cs.ForDB(db), ns, key, "")
 		if errors.Is(err, keys.ErrNotFound) {
 			err = &notExist{key: key, where: dbText(cs, db),
 				what: fmt.Sprintf(" (a %q key of package %s)", t.String(), t.Pattern().Owner)}
@@ -118,7 +118,7 @@ func printInspection(out io.Writer, j inspection) error {
 func unowned(ctx context.Context, cs *keys.Clients, ns keys.Namespace, key string) error {
 	reg := library()
 	if _, _, isChannel := reg.MatchChannel(ns, key); isChannel {
-		_, err := reg.Inspect(ctx, cs.ForDB(cs.DBs()[0]), ns, key) // says which channel
+		_, err := reg.Inspect(ctx, cs.ForDB(cs.DBs()[0]), ns, key, "") // says which channel
 		return err
 	}
 	var in []int

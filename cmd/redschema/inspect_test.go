@@ -57,6 +57,30 @@ type job struct {
 	WorkflowID string `json:"workflow_id"`
 }
 
+// seedUntaggedChat writes every key of chat.WithoutTag (the
+// home-automation backend's support chat, no tag segment) under e.NS's
+// prefix without hash tags.
+func seedUntaggedChat(t *testing.T, e *harness.Env) {
+	ctx := e.Ctx()
+	ns := keys.Namespace{Prefix: e.NS.Prefix, NoHashTags: true}
+	ch, err := chat.New(e.Client, chat.WithNamespace(ns), chat.WithoutTag(), chat.WithMessageCache(100), chat.WithCapacity(1))
+	require.NoError(t, err)
+	require.NoError(t, ch.AddAdmin(ctx, "321", 0))
+	require.NoError(t, ch.Availability().Set(ctx, "321", presence.Online))
+	_, err = ch.Open(ctx, "654", chat.High)
+	require.NoError(t, err)
+	_, err = ch.Open(ctx, "655", chat.Normal) // over capacity: the backlog
+	require.NoError(t, err)
+	_, err = ch.Append(ctx, "654", chat.Message{Content: "hello", SenderRole: chat.User, SenderID: "u1"})
+	require.NoError(t, err)
+	_, err = ch.Append(ctx, "654", chat.Message{Content: "hi", SenderRole: chat.Admin, SenderID: "321"})
+	require.NoError(t, err)
+	_, err = ch.Append(ctx, "654", chat.Message{Content: "thanks", SenderRole: chat.User, SenderID: "u1"}) // unread
+	require.NoError(t, err)
+	_, err = ch.Dashboard(ctx, "321")
+	require.NoError(t, err)
+}
+
 // seedEveryPackage writes keys through each package's public API under
 // e.NS, as an application would.
 func seedEveryPackage(t *testing.T, e *harness.Env) {
@@ -92,6 +116,14 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	_, err = ty.Start(ctx, "conv-2", "7", "ann")
 	require.NoError(t, err)
 	_, err = ty.Stop(ctx, "conv-2", "7")
+	require.NoError(t, err)
+	// With other writers (the seeds' services), the typing helper keys
+	// live under typers: (throttle, request memo).
+	shared, err := presence.New(c, presence.WithNamespace(nsOpt), presence.WithProfile(long), presence.WithOtherWriters())
+	require.NoError(t, err)
+	_, err = shared.Typing().Start(ctx, "conv-3", "7", "ann")
+	require.NoError(t, err)
+	_, err = shared.Typing().Stop(ctx, "conv-4", "7")
 	require.NoError(t, err)
 	rooms, err := presence.NewChannels[map[string]string](c, presence.WithNamespace(nsOpt))
 	require.NoError(t, err)
@@ -197,6 +229,14 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	require.NoError(t, j4.SetResult("ok"))
 	require.NoError(t, q.Ack(ctx, j4))
+	// e5 (high) failed once and waits for its retry: errors
+	_, err = q.Enqueue(ctx, job{WorkflowID: "flaky"}, queue.WithID("e5"), queue.WithPriority(queue.High), queue.WithJobMaxRetries(3))
+	require.NoError(t, err)
+	j5, err := q.Dequeue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "e5", j5.ID)
+	_, err = q.Nack(ctx, j5, errors.New("upstream timeout"))
+	require.NoError(t, err)
 	_, err = q.Schedule(ctx, "hourly", "@every 1h", job{WorkflowID: "report"}, time.UTC, queue.Skip)
 	require.NoError(t, err)
 	// limits: the queue's rate window, a group's leases and rate window
@@ -261,6 +301,9 @@ func seedEveryPackage(t *testing.T, e *harness.Env) {
 	require.NoError(t, err)
 	_, err = sales.Open(ctx, "458", chat.Low) // no admin: the backlog
 	require.NoError(t, err)
+	if e.Backend != harness.Cluster { // WithoutTag: the home-automation backend's own keys, standalone only
+		seedUntaggedChat(t, e)
+	}
 
 	sensors, err := sensor.New(c, sensor.WithNamespace(nsOpt))
 	require.NoError(t, err)
@@ -299,13 +342,33 @@ func TestInspectEveryPackage(t *testing.T) {
 	seedEveryPackage(t, e)
 	ks := e.Keys()
 	sort.Strings(ks)
-	var out bytes.Buffer
-	args := append([]string{"inspect", "-json", "-url", backendURL(e), "-prefix", e.NS.Prefix}, ks...)
-	code, err := run(context.Background(), args, &out)
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
+	// chat.WithoutTag's keys (the home-automation backend's) are read
+	// without hash tags, as the application writes them.
+	var tagged, untagged []string
+	for _, k := range ks {
+		if _, _, ok := library().Match(e.NS, k); ok {
+			tagged = append(tagged, k)
+		} else {
+			untagged = append(untagged, k)
+		}
+	}
 	var got []inspection
-	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	for _, part := range []struct {
+		keys  []string
+		flags []string
+	}{{tagged, nil}, {untagged, []string{"-no-tags"}}} {
+		if len(part.keys) == 0 {
+			continue
+		}
+		var out bytes.Buffer
+		args := append(append([]string{"inspect", "-json", "-url", backendURL(e), "-prefix", e.NS.Prefix}, part.flags...), part.keys...)
+		code, err := run(context.Background(), args, &out)
+		require.NoError(t, err)
+		require.Equal(t, 0, code)
+		var some []inspection
+		require.NoError(t, json.Unmarshal(out.Bytes(), &some))
+		got = append(got, some...)
+	}
 	require.Len(t, got, len(ks))
 
 	covered := map[string]inspection{}
@@ -313,7 +376,9 @@ func TestInspectEveryPackage(t *testing.T) {
 	for _, in := range got {
 		assert.Empty(t, in.Error, in.Key)
 		assert.NotNil(t, in.Value, in.Key)
-		covered[in.Pattern] = in
+		if _, ok := covered[in.Pattern]; !ok { // the tagged keys' first
+			covered[in.Pattern] = in
+		}
 		owners[in.Owner] = true
 	}
 	for _, p := range []string{"session", "presence", "ratelimit", "lock", "queue", "cache", "metrics", "chat", "sensor", "aimemory"} {
@@ -407,11 +472,11 @@ func TestInspectEveryPackage(t *testing.T) {
 	}
 
 	// The text form names the pattern, the package, the type and the TTL.
-	out.Reset()
-	code, err = run(context.Background(), []string{"inspect", "-url", backendURL(e), "-prefix", e.NS.Prefix, ks[0]}, &out)
+	var out bytes.Buffer
+	code, err := run(context.Background(), []string{"inspect", "-url", backendURL(e), "-prefix", e.NS.Prefix, tagged[0]}, &out)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
-	for _, s := range []string{"key:      " + ks[0], "pattern:  ", "(package ", "type:     ", "ttl:      ", "value:    "} {
+	for _, s := range []string{"key:      " + tagged[0], "pattern:  ", "(package ", "type:     ", "ttl:      ", "value:    "} {
 		assert.Contains(t, out.String(), s)
 	}
 }
