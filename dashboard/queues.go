@@ -325,28 +325,22 @@ func queueErr(err error) error {
 	return err
 }
 
-// pauseQueue and resumeQueue pause and resume a queue (queue.Queue.Pause,
-// Resume).
-func (h *Handler) pauseQueue(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
+// setPaused pauses (queue.Queue.Pause) or resumes (Resume) a queue.
+func (h *Handler) setPaused(pause bool) apiFunc {
+	return func(r *http.Request) (any, error) {
+		q, err := h.queueForm(r)
+		if err != nil {
+			return nil, err
+		}
+		set := q.Resume
+		if pause {
+			set = q.Pause
+		}
+		if _, err := set(r.Context()); err != nil {
+			return nil, queueErr(err)
+		}
+		return map[string]any{"paused": pause}, nil
 	}
-	if _, err := q.Pause(r.Context()); err != nil {
-		return nil, queueErr(err)
-	}
-	return map[string]any{"paused": true}, nil
-}
-
-func (h *Handler) resumeQueue(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := q.Resume(r.Context()); err != nil {
-		return nil, queueErr(err)
-	}
-	return map[string]any{"paused": false}, nil
 }
 
 // requeue moves dead letters back to ready: one id (queue.Queue.Requeue,
