@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -239,20 +240,91 @@ func click(t *testing.T, ctx context.Context, sel string) {
 		"%s: gone before the click", sel)
 }
 
+// The bulk queue of TestDashboardInBrowser: bulkDead dead letters
+// (bulk-dead-NN, high priority), then bulkPending ready jobs (bulk-NNN,
+// low priority): more than a page of each tab (25), and a jobs hash of
+// more fields than inspect's first page and than a listpack holds (128),
+// so that real Redis pages its HSCAN.
+const (
+	bulkQueue             = "bulk"
+	bulkDead, bulkPending = 30, 150
+	strayPrefix           = "legacy:"
+	bulkSchedule          = "nightly-digest"
+)
+
+// fillBulk writes the bulk queue.
+func fillBulk(t *testing.T, env *harness.Env) {
+	t.Helper()
+	q, err := queue.New[demo.Mail](env.Client, bulkQueue, queue.WithNamespace(env.NS))
+	require.NoError(t, err)
+	killJobs(t, env, q, "bulk-dead", bulkDead)
+	items := make([]queue.Item[demo.Mail], bulkPending)
+	for i := range items {
+		id := fmt.Sprintf("bulk-%03d", i)
+		items[i] = queue.Item[demo.Mail]{Payload: demo.Mail{To: id + "@example.com", Subject: "bulk"}, Options: []queue.EnqueueOption{queue.WithID(id), queue.WithPriority(queue.Low)}}
+	}
+	_, err = q.EnqueueBatch(env.Ctx(), items)
+	require.NoError(t, err)
+	_, err = q.Schedule(env.Ctx(), bulkSchedule, "0 3 * * *", demo.Mail{To: "all@example.com", Subject: "digest"}, time.UTC, queue.Skip)
+	require.NoError(t, err)
+}
+
+// killJobs makes n dead letters prefix-NN in q: each is enqueued at high
+// priority with no retries, taken and failed (q has no other high job
+// ready).
+func killJobs(t *testing.T, env *harness.Env, q *queue.Queue[demo.Mail], prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		id := fmt.Sprintf("%s-%02d", prefix, i)
+		_, err := q.Enqueue(env.Ctx(), demo.Mail{To: id + "@example.com", Subject: "dead"}, queue.WithID(id), queue.WithPriority(queue.High), queue.WithJobMaxRetries(0),
+			queue.WithHeaders(map[string]string{"trace": "trace-" + id}))
+		require.NoError(t, err)
+		j, err := q.TryDequeue(env.Ctx())
+		require.NoError(t, err)
+		require.Equal(t, id, j.ID)
+		dead, err := q.Nack(env.Ctx(), j, fmt.Errorf("bulk: failure %d", i))
+		require.NoError(t, err)
+		require.True(t, dead)
+	}
+}
+
 func TestDashboardInBrowser(t *testing.T) {
 	ctx, console := browser(t)
 	env := harness.New(t)
 	require.NoError(t, demo.Fill(env.Ctx(), env.Client, env.NS))
 	lim, err := demo.Limiter(env.Client, env.NS)
 	require.NoError(t, err)
+	fillBulk(t, env)
+	// A key under the namespace that matches a pattern under a longer
+	// prefix: the schema page's stray, counted by prefix, with its hint.
+	stray := env.NS.Prefix + strayPrefix + "queue:{old}:jobs"
+	require.NoError(t, env.Client.HSet(env.Ctx(), stray, "j1", "{}").Err())
+	require.NoError(t, env.Client.Expire(env.Ctx(), stray, time.Hour).Err())
 	h, err := dashboard.New(dashboard.WithClient(env.Client), dashboard.WithNamespace(env.NS), dashboard.WithLimiter("api", lim),
 		dashboard.WithInterval(demo.Job, demo.JobEvery),
 		dashboard.WithToken(token), dashboard.WithWrites(), dashboard.WithRefresh(time.Second),
 		dashboard.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
-	srv := httptest.NewServer(h)
+	// The page's API requests, each checked for the request header: the
+	// handler also takes the token's header or Sec-Fetch-Site in its
+	// place, so only this shows that the page sends it.
+	var mu sync.Mutex
+	var unmarked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") && r.Header.Get(dashboard.RequestHeader) != "1" {
+			mu.Lock()
+			unmarked = append(unmarked, r.Method+" "+r.URL.String())
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Empty(t, unmarked, "API requests without %s", dashboard.RequestHeader)
+	})
 	dir := shotDir(t)
 	noErrors := func(page string) {
 		t.Helper()
@@ -299,10 +371,48 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
 		open(t, ctx, srv.URL+"/#token="+token, "schema")
 		require.Equal(t, fmt.Sprint(len(env.Keys())), text(t, ctx, "#stat-keys"))
-		require.Equal(t, "0", text(t, ctx, "#stat-strays"))
+		require.Equal(t, "1", text(t, ctx, "#stat-strays"))
 		jobs := `tr[data-pattern="` + env.NS.Prefix + `queue:{{queue_name}}:jobs"]`
 		require.Contains(t, text(t, ctx, jobs), "queue")
 		require.NotEmpty(t, eval[string](t, ctx, `document.querySelector('`+jobs+`').title`), "the pattern's purpose")
+
+		// The largest keys of a pattern: the bulk queue's jobs hash first.
+		bulkJobs := env.NS.Prefix + "queue:{" + bulkQueue + "}:jobs"
+		require.Equal(t, bulkJobs, eval[string](t, ctx, `document.querySelector('`+jobs+` details.largest li code').textContent`))
+
+		// The stray, by prefix, and the hint of the prefix it would match
+		// under.
+		guess := env.NS.Prefix + strayPrefix
+		require.Equal(t, "1", text(t, ctx, `tr[data-prefix="`+guess+`"] td:nth-child(2)`))
+		hint := text(t, ctx, `[data-guess="`+guess+`"]`)
+		require.True(t, strings.HasPrefix(hint, "1 of 1 keys that match no pattern (DB 0) are under "+guess), hint)
+		require.Contains(t, hint, "run redschema serve -prefix "+guess)
+
+		// Inspect's "more" appends the next pages of a hash of more
+		// fields than one page.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#inspect-key"), bulkJobs)))
+		click(t, ctx, "#inspect-form button")
+		waitJS(t, ctx, `!!document.querySelector('#inspect-out button[data-action="more"]')`)
+		shown := func() int {
+			return eval[int](t, ctx, `state.inspect.value.items.length`)
+		}
+		firstPage := shown()
+		require.Less(t, firstPage, bulkPending)
+		for range bulkPending {
+			if eval[bool](t, ctx, `!document.querySelector('#inspect-out button[data-action="more"]')`) {
+				break
+			}
+			before := shown()
+			click(t, ctx, `#inspect-out button[data-action="more"]`)
+			waitJS(t, ctx, fmt.Sprintf(`state.inspect.value.items.length > %d || !state.inspect.value.next`, before))
+		}
+		waitJS(t, ctx, `!document.querySelector('#inspect-out button[data-action="more"]')`)
+		require.Equal(t, bulkPending, shown(), "the live jobs (dead letters are kept apart)")
+		out := text(t, ctx, "#inspect-out")
+		for _, id := range []string{"bulk-000", "bulk-149"} {
+			require.Contains(t, out, id)
+		}
+		noErrors("schema")
 		require.Regexp(t, `^updated \d\d:\d\d:\d\d$`, text(t, ctx, "#updated"))
 		require.True(t, eval[bool](t, ctx, `document.getElementById("loading").hidden && document.getElementById("stale").hidden`))
 		noErrors("schema")
@@ -365,12 +475,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		require.Len(t, seen, all)
 
-		// A pattern; a key opens in the inspect view; a session key is
-		// shown without its ID and not as a link.
+		// A pattern (500 a page: the two queues' keys on one); a key opens
+		// in the inspect view; a session key is shown without its ID and
+		// not as a link.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#keys-count"), "500")))
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#keys-match"), "queue:*")))
 		click(t, ctx, "#keys-form button")
 		jobs := env.NS.Prefix + "queue:{" + demo.Queue + "}:jobs"
-		waitJS(t, ctx, `!!document.querySelector('#keys-table tr[data-key="`+jobs+`"]')`)
+		waitJS(t, ctx, `state.keysReply.match.endsWith("queue:*") && !state.keysDirty && !!document.querySelector('#keys-table tr[data-key="`+jobs+`"]')`)
 		for _, k := range eval[[]string](t, ctx, `[...document.querySelectorAll("#keys-table tr[data-key]")].map(tr => tr.dataset.key)`) {
 			require.True(t, strings.HasPrefix(k, env.NS.Prefix+"queue:"), k)
 		}
@@ -389,13 +501,36 @@ func TestDashboardInBrowser(t *testing.T) {
 	})
 
 	t.Run("queues", func(t *testing.T) {
-		open(t, ctx, srv.URL+"/#queues", "queues")
+		q, err := queue.New[demo.Mail](env.Client, demo.Queue, queue.WithNamespace(env.NS))
+		require.NoError(t, err)
+		stats := func(q *queue.Queue[demo.Mail]) queue.Stats {
+			t.Helper()
+			st, err := q.Stats(env.Ctx())
+			require.NoError(t, err)
+			return st
+		}
+		rows := func(state string) int {
+			t.Helper()
+			return eval[int](t, ctx, `document.querySelectorAll("#jobs-`+state+` tr[data-job]").length`)
+		}
+		waitRows := func(state string, n int) {
+			t.Helper()
+			waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-%s tr[data-job]").length === %d`, state, n))
+		}
+
+		// The list, the dead letters (the page's first tab) and the 90-day
+		// chart, drawn in full on the first load.
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue, "queues")
 		row := eval[[]string](t, ctx, `[...document.querySelectorAll('#queue-table tr[data-queue="`+demo.Queue+`"] td')].map(td => td.textContent)`)
 		require.Equal(t, []string{demo.Queue, fmt.Sprint(demo.ReadyHigh), fmt.Sprint(demo.ReadyNormal), fmt.Sprint(demo.ReadyLow),
 			fmt.Sprint(demo.Scheduled), fmt.Sprint(demo.InFlight), fmt.Sprint(demo.Dead), fmt.Sprint(demo.Processed), fmt.Sprint(demo.Failed)}, row[:9])
-		require.Equal(t, demo.Dead, eval[int](t, ctx, `document.querySelectorAll("#jobs-dead tr[data-job]").length`))
+		require.Equal(t, demo.Dead, rows("dead"))
 		require.Contains(t, text(t, ctx, "#jobs-dead"), demo.DeadError)
-		waitJS(t, ctx, `!!document.querySelector("#queue-chart polyline")`) // daily totals, or two samples of the totals
+		for _, series := range []string{"processed", "failed"} {
+			require.Equal(t, 90, eval[int](t, ctx, `document.querySelector('#queue-chart polyline[data-series="`+series+`"]').getAttribute("points").split(" ").length`), series)
+		}
+		require.Contains(t, text(t, ctx, "#queue-chart"), "per day")
+		require.Regexp(t, `processed \d+`, text(t, ctx, "#queue-detail .legend"))
 		noErrors("queues")
 		atBothWidths(t, ctx, dir, "queues", "queues")
 
@@ -406,49 +541,164 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.LessOrEqual(t, right, float64(narrow))
 		setWidth(t, ctx, wide)
 
-		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/active", "queues")
-		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-active tr[data-job]").length === %d`, demo.InFlight))
-
-		// Requeue a dead letter from the page.
-		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
-		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[0]+`"] button[data-action="requeue"]`)
-		waitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll("#jobs-dead tr[data-job]").length === %d`, demo.Dead-1))
-		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/pending", "queues")
-		waitJS(t, ctx, `!!document.querySelector('#jobs-pending tr[data-job="`+demo.DeadIDs[0]+`"]')`)
-		q, err := queue.New[demo.Mail](env.Client, demo.Queue, queue.WithNamespace(env.NS))
-		require.NoError(t, err)
-		st, err := q.Stats(env.Ctx())
-		require.NoError(t, err)
-		require.EqualValues(t, demo.Dead-1, st.Dead)
-		require.EqualValues(t, demo.ReadyHigh+1, st.Ready[queue.High])
-		noErrors("queues")
-
-		// The queue admin of the paged backend (pause, bulk delete, the
-		// job page), when this tree has it.
-		paged, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`api("/api/queue?name=`+demo.Queue+`&state=dead").then(r => Array.isArray(r.jobs))`, chromedp.EvalAwaitPromise))
-		require.NoError(t, err)
-		if !paged {
-			t.Log("the backend answers the older /api/queue (no states, paging, pause, bulk or job page): those are not tested here")
-			return
-		}
-		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
+		// Pause (asked first) and resume.
 		click(t, ctx, `button[data-action="pause"]`)
 		waitJS(t, ctx, `!!document.getElementById("queue-paused")`)
+		require.Equal(t, []string{"Pause queue " + demo.Queue + "? Workers stop taking its jobs."}, confirms(t, ctx))
+		require.True(t, stats(q).Paused)
+		require.Contains(t, text(t, ctx, `#queue-table tr[data-queue="`+demo.Queue+`"]`), "paused")
 		click(t, ctx, `button[data-action="resume"]`)
 		waitJS(t, ctx, `!document.getElementById("queue-paused")`)
+		require.False(t, stats(q).Paused)
 
+		// A job's page: payload, attempts' errors.
 		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[1]+`"] a`)
 		waitJS(t, ctx, `!!document.getElementById("job-payload")`)
-		require.Contains(t, text(t, ctx, "#job-detail"), demo.DeadIDs[1])
+		require.Contains(t, text(t, ctx, "#job-detail h3"), demo.DeadIDs[1])
+		require.Contains(t, text(t, ctx, "#job-payload"), demo.DeadIDs[1]+"@example.com")
+		require.Contains(t, text(t, ctx, "#job-errors"), demo.DeadError)
+		require.Contains(t, text(t, ctx, "#job-detail dl"), "dead")
+		atBothWidths(t, ctx, dir, "queues-job", "queues")
+		noErrors("queues")
 
+		// Requeue selected: the dead letter is ready again, at its priority.
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
+		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[0]+`"] input[type=checkbox]`)
+		click(t, ctx, `button[data-action="requeue-selected"]`)
+		waitRows("dead", demo.Dead-1)
+		st := stats(q)
+		require.EqualValues(t, demo.Dead-1, st.Dead)
+		require.EqualValues(t, demo.ReadyHigh+1, st.Ready[queue.High])
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/pending", "queues")
+		waitJS(t, ctx, `!!document.querySelector('#jobs-pending tr[data-job="`+demo.DeadIDs[0]+`"]')`)
+
+		// Delete selected (asked first).
 		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/dead", "queues")
 		click(t, ctx, `#jobs-dead tr[data-job="`+demo.DeadIDs[1]+`"] input[type=checkbox]`)
 		click(t, ctx, `button[data-action="delete-selected"]`)
-		waitJS(t, ctx, `document.querySelectorAll("#jobs-dead tr[data-job]").length === 0`)
-		require.Len(t, confirms(t, ctx), 1, "the bulk delete asks first")
-		st, err = q.Stats(env.Ctx())
+		waitRows("dead", 0)
+		require.Equal(t, []string{"Delete the selected jobs of " + demo.Queue + "?"}, confirms(t, ctx))
+		require.Zero(t, stats(q).Dead)
+		_, err = q.Peek(env.Ctx(), demo.DeadIDs[1])
+		require.ErrorIs(t, err, queue.ErrNotFound)
+		noErrors("queues")
+
+		// Cancel the job in flight (asked first): its worker is told (the
+		// cancel hash holds its ID) and settles it.
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/active", "queues")
+		waitRows("active", demo.InFlight)
+		active := eval[string](t, ctx, `document.querySelector("#jobs-active tr[data-job]").dataset.job`)
+		click(t, ctx, `#jobs-active tr[data-job="`+active+`"] button[data-action="cancel"]`)
+		cancels := env.NS.Prefix + "queue:{" + demo.Queue + "}:cancel"
+		require.Eventually(t, func() bool { return env.Client.HExists(env.Ctx(), cancels, active).Val() }, 10*time.Second, 20*time.Millisecond)
+		require.Equal(t, []string{"Cancel running job " + active + "?"}, confirms(t, ctx))
+		noErrors("queues")
+
+		// Run a scheduled job now: it is ready at once.
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue+"/scheduled", "queues")
+		waitRows("scheduled", demo.Scheduled)
+		scheduled := eval[string](t, ctx, `document.querySelector("#jobs-scheduled tr[data-job]").dataset.job`)
+		click(t, ctx, `#jobs-scheduled tr[data-job="`+scheduled+`"] button[data-action="run-now"]`)
+		waitRows("scheduled", 0)
+		st = stats(q)
+		require.Zero(t, st.Delayed[queue.Normal])
+		require.EqualValues(t, demo.ReadyNormal+1, st.Ready[queue.Normal])
+		noErrors("queues")
+
+		// Paging and search over the bulk queue's pending jobs.
+		open(t, ctx, srv.URL+"/#queues/"+bulkQueue+"/pending", "queues")
+		waitRows("pending", 25)
+		require.Equal(t, fmt.Sprintf("1–25 of %d", bulkPending), text(t, ctx, "#queue-range"))
+		require.True(t, eval[bool](t, ctx, `document.querySelector('#queue-detail [data-action="prev"]').disabled`))
+		first := eval[[]string](t, ctx, `[...document.querySelectorAll("#jobs-pending tr[data-job]")].map(tr => tr.dataset.job)`)
+		click(t, ctx, `#queue-detail [data-action="next"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("queue-range").textContent === "26–50 of %d"`, bulkPending))
+		second := eval[[]string](t, ctx, `[...document.querySelectorAll("#jobs-pending tr[data-job]")].map(tr => tr.dataset.job)`)
+		require.Len(t, second, 25)
+		require.NotContains(t, first, second[0])
+		click(t, ctx, `#queue-detail [data-action="prev"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("queue-range").textContent === "1–25 of %d"`, bulkPending))
+		// Typed and sent in one task: a refresh may redraw the form between two.
+		require.True(t, eval[bool](t, ctx, `(() => { const i = document.getElementById("queue-q"); i.value = "bulk-077"; i.form.requestSubmit(); return true; })()`))
+		// The search filters the 200 jobs read from the page's start.
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("queue-range").textContent === "1 matching in 1–%d of %d"`, bulkPending, bulkPending))
+		require.Equal(t, []string{"bulk-077"}, eval[[]string](t, ctx, `[...document.querySelectorAll("#jobs-pending tr[data-job]")].map(tr => tr.dataset.job)`))
+		atBothWidths(t, ctx, dir, "queues-bulk", "queues")
+
+		// The queue's periodic jobs.
+		require.Equal(t, bulkSchedule, text(t, ctx, `#queue-schedules tr[data-schedule="`+bulkSchedule+`"] td`))
+		require.Contains(t, text(t, ctx, `#queue-schedules tr[data-schedule="`+bulkSchedule+`"]`), "0 3 * * *")
+
+		// A job's headers, on its page.
+		open(t, ctx, srv.URL+"/#queues/"+bulkQueue+"/dead/bulk-dead-03", "queues")
+		require.Contains(t, text(t, ctx, "#job-headers"), "trace-bulk-dead-03")
+		require.Contains(t, text(t, ctx, "#job-errors"), "bulk: failure 3")
+
+		// A job whose stored entry does not parse is a row of its own,
+		// with only its delete action, which deletes it.
+		bq, err := queue.New[demo.Mail](env.Client, bulkQueue, queue.WithNamespace(env.NS))
 		require.NoError(t, err)
+		require.NoError(t, env.Client.HSet(env.Ctx(), env.NS.Prefix+"queue:{"+bulkQueue+"}:jobs", "bulk-000", "{not json").Err())
+		open(t, ctx, srv.URL+"/#queues/"+bulkQueue+"/pending", "queues")
+		bad := `#jobs-pending tr[data-job="bulk-000"]`
+		waitJS(t, ctx, `!!document.querySelector('`+bad+`.corrupt')`)
+		require.Contains(t, text(t, ctx, bad), "corrupt: ")
+		require.Equal(t, []string{"delete"}, eval[[]string](t, ctx, `[...document.querySelectorAll('`+bad+` button')].map(b => b.dataset.action)`))
+		click(t, ctx, bad+` button[data-action="delete"]`)
+		waitJS(t, ctx, `!document.querySelector('`+bad+`')`)
+		require.Equal(t, []string{"Delete job bulk-000?"}, confirms(t, ctx))
+		require.EqualValues(t, bulkPending-1, stats(bq).Ready[queue.Low])
+		noErrors("queues")
+
+		// Requeue two selected, delete two selected (asked first): the
+		// many-ID forms.
+		open(t, ctx, srv.URL+"/#queues/"+bulkQueue+"/dead", "queues")
+		waitRows("dead", 25)
+		require.Equal(t, fmt.Sprintf("1–25 of %d", bulkDead), text(t, ctx, "#queue-range"))
+		pick := func(ids ...string) {
+			t.Helper()
+			for _, id := range ids {
+				click(t, ctx, `#jobs-dead tr[data-job="`+id+`"] input[type=checkbox]`)
+			}
+		}
+		dead := eval[[]string](t, ctx, `[...document.querySelectorAll("#jobs-dead tr[data-job]")].map(tr => tr.dataset.job)`)
+		pick(dead[0], dead[1])
+		click(t, ctx, `button[data-action="requeue-selected"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("queue-range").textContent === "1–25 of %d"`, bulkDead-2))
+		st = stats(bq)
+		require.EqualValues(t, bulkDead-2, st.Dead)
+		require.EqualValues(t, 2, st.Ready[queue.High])
+		pick(dead[2], dead[3])
+		click(t, ctx, `button[data-action="delete-selected"]`)
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById("queue-range").textContent === "1–25 of %d"`, bulkDead-4))
+		require.Equal(t, []string{"Delete the selected jobs of " + bulkQueue + "?"}, confirms(t, ctx))
+		require.EqualValues(t, bulkDead-4, stats(bq).Dead)
+		for _, id := range dead[2:4] {
+			_, err := bq.Peek(env.Ctx(), id)
+			require.ErrorIs(t, err, queue.ErrNotFound, id)
+		}
+
+		// Purge dead (asked first), then requeue all (asked first).
+		recordConfirms(t, ctx)
+		click(t, ctx, `button[data-action="purge-dead"]`)
+		waitRows("dead", 0)
+		require.Equal(t, []string{"Delete every dead letter of " + bulkQueue + "?"}, confirms(t, ctx))
+		require.Zero(t, stats(bq).Dead)
+		require.EqualValues(t, bulkPending-1, stats(bq).Ready[queue.Low])
+		// The requeued high jobs first, so that killJobs takes its own.
+		for range 2 {
+			j, err := bq.TryDequeue(env.Ctx())
+			require.NoError(t, err)
+			require.NoError(t, bq.Ack(env.Ctx(), j))
+		}
+		killJobs(t, env, bq, "again", 3)
+		waitRows("dead", 3)
+		click(t, ctx, `button[data-action="requeue-all"]`)
+		waitRows("dead", 0)
+		require.Equal(t, []string{"Delete every dead letter of " + bulkQueue + "?", "Requeue every dead letter of " + bulkQueue + "?"}, confirms(t, ctx))
+		st = stats(bq)
 		require.Zero(t, st.Dead)
+		require.EqualValues(t, 3, st.Ready[queue.High])
 		noErrors("queues")
 	})
 

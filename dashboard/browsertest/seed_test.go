@@ -194,6 +194,8 @@ func TestSeedSystemInBrowser(t *testing.T) {
 	before, err := q.Stats(rctx)
 	require.NoError(t, err)
 	require.Positive(t, before.Dead)
+	// The daily chart, drawn in full (90 days) on the first load.
+	require.Equal(t, 90, eval[int](t, ctx, `document.querySelector('#queue-chart polyline[data-series="processed"]').getAttribute("points").split(" ").length`))
 	noErrors("queues")
 	atBothWidths(t, ctx, dir, "seed-queues", "queues")
 	firstScreen(t, ctx, dir, "dashboard-queues")

@@ -127,15 +127,15 @@ async function loadSchema() {
     tables.append(el("h3", {}, s.dbs.length > 1 ? "DB " + db.db : "Patterns"),
       table("schema-db-" + db.db, ["Pattern", "Package", "Type", "TTL", "Keys#", "Memory#", "No TTL#", "Wrong type/DB#", "Largest"], rows));
     for (const p of db.problems) probs.append(el("div", { class: "card bad" }, "DB " + db.db + ": " + p));
-    for (const g of db.guesses || []) {
+    for (const g of db.guesses) {
       const cmd = "redschema serve -prefix " + g.prefix + (g.no_hash_tags ? " -no-tags" : "");
       probs.append(el("div", { class: "card hint", "data-guess": g.prefix },
         `${g.keys} of ${db.unmatched} keys that match no pattern (DB ${db.db}) are under `, el("code", {}, g.prefix),
         (g.no_hash_tags ? " without hash tags" : "") + " — run ", el("code", {}, cmd)));
     }
-    if (db.unmatched_keys.length || (db.prefixes || []).length) {
+    if (db.unmatched_keys.length || db.prefixes.length) {
       const kids = [el("h3", {}, "Keys matching no pattern (DB " + db.db + ")")];
-      if ((db.prefixes || []).length) {
+      if (db.prefixes.length) {
         const other = db.prefixes_other ? [el("tr", {}, td(el("span", { class: "muted" }, "other prefixes")), tn(db.prefixes_other))] : [];
         kids.push(table("schema-prefixes-" + db.db, ["Prefix", "Keys#"],
           db.prefixes.map(x => el("tr", { "data-prefix": x.prefix }, td(el("code", {}, x.prefix)), tn(x.keys))).concat(other)));
@@ -296,27 +296,6 @@ function dailyChart(d) {
     el("span", {}, "last " + n + " days")));
 }
 
-// historyChart draws the totals sampled at each refresh (a backend without
-// stored daily totals).
-function historyChart(h) {
-  const W = 560, H = 140, P = 28;
-  const s = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: "queue-chart" });
-  const rate = a => a.slice(1).map((v, i) => Math.max(0, v - a[i]));
-  const proc = rate(h.processed), fail = rate(h.failed);
-  const max = Math.max(1, ...proc, ...fail);
-  s.append(svg("line", { x1: P, y1: H - P, x2: W - 8, y2: H - P, stroke: "#999" }));
-  const label = svg("text", { x: 4, y: 14, "font-size": 11, fill: "#666" }); label.textContent = "per refresh, max " + max; s.append(label);
-  const line = (vals, color) => {
-    if (vals.length < 1) return;
-    const dx = (W - P - 8) / Math.max(1, vals.length - 1);
-    const pts = vals.map((v, i) => `${(P + i * dx).toFixed(1)},${(H - P - (v / max) * (H - P - 20)).toFixed(1)}`).join(" ");
-    s.append(svg("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": 2 }));
-  };
-  line(proc, "#1e7b45"); line(fail, "#b3261e");
-  return el("div", {}, s, el("div", { class: "legend muted" },
-    el("span", {}, "processed ", String(h.processed.at(-1) ?? 0)), el("span", {}, "failed ", String(h.failed.at(-1) ?? 0))));
-}
-
 function msText(ms) {
   if (ms === undefined || ms === null) return "";
   if (ms < 1000) return Math.round(ms) + " ms";
@@ -337,27 +316,20 @@ async function loadQueues() {
   document.getElementById("queue-list").replaceChildren(table("queue-table",
     ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#", "Latency#", "State"], rows));
   if (!state.queue && r.queues.length) state.queue = r.queues[0].name;
-  if (state.queue) await loadQueue(state.queue, r.queues.find(q => q.name === state.queue));
+  if (state.queue) await loadQueue(state.queue);
   else document.getElementById("queue-detail").replaceChildren(el("p", { class: "muted" }, "No queues."));
 }
 
-// queuePage reads one state's page of a queue. A backend that answers the
-// older shape (every state at once, no paging) is read as the same page.
-async function queuePage(name) {
-  const q = new URLSearchParams({ name: name, state: state.qState, offset: state.qOffset, limit: 25 });
+// queuePage reads one page of one state of a queue: 25 jobs, or 200 when
+// searching (the search filters the jobs of the page read, never the
+// whole state).
+function queuePage(name) {
+  const q = new URLSearchParams({ name: name, state: state.qState, offset: state.qOffset, limit: state.qSearch ? 200 : 25 });
   if (state.qSearch) q.set("q", state.qSearch);
-  const r = await api("/api/queue?" + q);
-  if (!Array.isArray(r.jobs)) {
-    const st = r.stats;
-    const totals = { pending: sumLevels(st.ready), scheduled: sumLevels(st.scheduled), active: st.in_flight, dead: st.dead, done: 0 };
-    const jobs = (r.jobs || {})[state.qState] || [];
-    return { stats: st, state: state.qState, offset: 0, limit: jobs.length, total: totals[state.qState] ?? jobs.length, jobs: jobs, schedules: [], paged: false };
-  }
-  r.paged = true;
-  return r;
+  return api("/api/queue?" + q);
 }
 
-async function loadQueue(name, listed) {
+async function loadQueue(name) {
   const r = await queuePage(name);
   const st = r.stats;
   const w = state.config.writable;
@@ -367,13 +339,12 @@ async function loadQueue(name, listed) {
   const shown = new Set(r.jobs.map(j => j.id));
   for (const id of [...state.qSelected]) if (!shown.has(id)) state.qSelected.delete(id);
   const sel = () => [...state.qSelected];
-  const daily = (listed && listed.daily) || st.daily;
-  const chart = daily ? dailyChart(daily) : st.history ? historyChart(st.history) : el("p", { class: "muted" }, "no history");
+  const chart = dailyChart(st.daily);
   const head = el("div", { class: "qhead" }, el("h3", { id: "queue-name" }, "Queue " + name),
     st.paused ? el("span", { class: "badge paused", id: "queue-paused" }, "paused") : null,
-    el("span", { class: "muted", id: "queue-latency" }, [st.oldest_ready_ms !== undefined ? "latency " + msText(st.oldest_ready_ms) : "",
+    el("span", { class: "muted", id: "queue-latency" }, ["latency " + msText(st.oldest_ready_ms),
       st.last_processed_at ? "last processed " + ago(st.last_processed_at) : ""].filter(Boolean).join(", ")),
-    w && st.paused !== undefined ? (st.paused ? act("resume", "/api/queue/resume", { queue: name }) :
+    w ? (st.paused ? act("resume", "/api/queue/resume", { queue: name }) :
       act("pause", "/api/queue/pause", { queue: name }, { confirm: "Pause queue " + name + "? Workers stop taking its jobs." })) : null);
   const tabs = el("div", { class: "tabs", id: "queue-tabs" }, jobStates.map(s => {
     const n = { pending: sumLevels(st.ready), scheduled: sumLevels(st.scheduled), active: st.in_flight, dead: st.dead }[s];
@@ -381,7 +352,7 @@ async function loadQueue(name, listed) {
       s + (n !== undefined ? " (" + n + ")" : ""));
   }));
   const search = el("form", { id: "queue-search", class: "inline" },
-    el("input", { id: "queue-q", placeholder: "search ID, payload or error", value: state.qSearch }), el("button", { type: "submit" }, "Search"));
+    el("input", { id: "queue-q", placeholder: "filter ID, payload or error", title: "keeps the jobs of the 200 read from here whose ID starts with it or whose payload or error contains it", value: state.qSearch }), el("button", { type: "submit" }, "Search"));
   search.addEventListener("submit", ev => {
     ev.preventDefault(); state.qSearch = search.elements[0].value.trim(); state.qOffset = 0; document.activeElement.blur(); refresh();
   });
@@ -413,24 +384,23 @@ async function loadQueue(name, listed) {
     const idLink = j.corrupt ? el("code", {}, j.id) : el("a", { href: "#queues/" + encodeURIComponent(name) + "/" + state.qState + "/" + encodeURIComponent(j.id) }, el("code", {}, j.id));
     return el("tr", { "data-job": j.id, class: j.corrupt ? "corrupt" : "" },
       w ? td(box) : null, td(rowActions(j), "actions"), td(idLink),
-      j.corrupt ? el("td", { class: "bad", colspan: 4 }, "corrupt: " + (typeof j.corrupt === "string" ? j.corrupt : "the entry does not parse")) :
+      j.corrupt ? el("td", { class: "bad", colspan: 4 }, "corrupt: " + j.corrupt) :
         [td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(j.retry_count + "/" + j.max_retries)],
       td(j.last_error || "", j.last_error ? "bad" : ""), td(el("code", { class: "payload" }, j.payload)));
   });
-  const from = r.total ? r.offset + 1 : 0, to = r.offset + r.jobs.length;
+  const from = r.total ? r.offset + 1 : 0, end = Math.min(r.offset + r.limit, r.total);
   const pager = el("p", { class: "pager" },
-    r.paged ? el("button", { "data-action": "prev", onclick: () => { state.qOffset = Math.max(0, state.qOffset - 25); refresh(); } }, "prev") : null, " ",
-    r.paged ? el("button", { "data-action": "next", onclick: () => { state.qOffset += 25; refresh(); } }, "next") : null, " ",
-    el("span", { class: "muted", id: "queue-range" }, from + "–" + to + " of " + r.total));
-  if (r.paged) {
-    pager.querySelector('[data-action="prev"]').disabled = r.offset === 0;
-    pager.querySelector('[data-action="next"]').disabled = to >= r.total;
-  }
+    el("button", { "data-action": "prev", onclick: () => { state.qOffset = Math.max(0, state.qOffset - r.limit); refresh(); } }, "prev"), " ",
+    el("button", { "data-action": "next", onclick: () => { state.qOffset += r.limit; refresh(); } }, "next"), " ",
+    el("span", { class: "muted", id: "queue-range" }, state.qSearch ? r.jobs.length + " matching in " + from + "–" + end + " of " + r.total :
+      from + "–" + (r.offset + r.jobs.length) + " of " + r.total));
+  pager.querySelector('[data-action="prev"]').disabled = r.offset === 0;
+  pager.querySelector('[data-action="next"]').disabled = end >= r.total;
   const kids = [head, el("div", { class: "card" }, el("h3", {}, "Processed / failed"), chart), tabs,
     el("div", { class: "toolbar" }, search, el("span", { class: "bulk" }, bulk)), pager,
     table("jobs-" + state.qState, [w ? "" : null, "", "ID", "Priority", "Created", atLabel, "Retries#", "Last error", "Payload"].filter(x => x !== null), rows)];
   if (state.qJob) kids.push(await jobDetail(name, state.qJob));
-  if ((r.schedules || []).length) {
+  if (r.schedules.length) {
     kids.push(el("h3", {}, "Schedules"), table("queue-schedules", ["Name", "Spec", "Next run", "Time zone"], r.schedules.map(x =>
       el("tr", { "data-schedule": x.name }, td(x.name), td(el("code", {}, x.spec)), td(ago(x.next_run)), td(x.location || "")))));
   }
@@ -450,11 +420,11 @@ async function jobDetail(name, id) {
   const fmt = v => typeof v === "string" ? v : JSON.stringify(v, null, 2);
   box.append(el("h3", {}, "Job ", el("code", {}, j.id), " ", close), dl,
     el("h3", {}, "Payload" + (j.payload_truncated ? " (truncated)" : "")), el("pre", { class: "inspect", id: "job-payload" }, fmt(j.payload)));
-  const hdrs = Object.entries(j.headers || {});
+  const hdrs = Object.entries(j.headers);
   if (hdrs.length) box.append(el("h3", {}, "Headers"), table("job-headers", ["Header", "Value"], hdrs.map(([k, v]) => el("tr", {}, td(k), td(v)))));
   if (j.result !== undefined && j.result !== null && j.result !== "") box.append(el("h3", {}, "Result"), el("pre", { class: "inspect" }, fmt(j.result)));
-  box.append(el("h3", {}, "Attempts' errors (" + (j.errors || []).length + ")"),
-    table("job-errors", ["Attempt#", "When", "Error"], (j.errors || []).map(e => el("tr", {}, tn(e.attempt), td(ago(e.at)), td(e.error, "bad")))));
+  box.append(el("h3", {}, "Attempts' errors (" + j.errors.length + ")"),
+    table("job-errors", ["Attempt#", "When", "Error"], j.errors.map(e => el("tr", {}, tn(e.attempt), td(ago(e.at)), td(e.error, "bad")))));
   return box;
 }
 
