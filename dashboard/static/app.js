@@ -236,14 +236,23 @@ async function loadServer() {
 
 // --- Keys -------------------------------------------------------------------
 
+// keysQuery is the /api/keys query of the search and page asked for now.
+function keysQuery() {
+  const q = new URLSearchParams({ match: state.keysMatch || "*", count: document.getElementById("keys-count").value });
+  if (state.keysCursor) q.set("cursor", state.keysCursor);
+  return q.toString();
+}
+
 // loadKeys browses one page; the timer's refreshes leave the page shown
 // (and its paging) as it is: only a search, a page turn or a route reloads.
 async function loadKeys() {
   document.getElementById("keys-prefix").textContent = state.config.prefix || "(no prefix)";
   if (!state.keysDirty && state.keysReply) return;
-  const q = new URLSearchParams({ match: state.keysMatch || "*", count: document.getElementById("keys-count").value });
-  if (state.keysCursor) q.set("cursor", state.keysCursor);
-  const r = await api("/api/keys?" + q);
+  const asked = keysQuery();
+  const r = await api("/api/keys?" + asked);
+  // A search or page turn made while this page was in flight wins: it
+  // stays to load (its refresh is queued behind this one).
+  if (keysQuery() !== asked) return;
   state.keysReply = r; state.keysDirty = false;
   const ttl = ms => ms === -1 ? "none" : ms === -2 ? "gone" : (ms / 1000).toFixed(1) + "s";
   // Keys are shown without the prefix (shown above the list).
