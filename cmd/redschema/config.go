@@ -32,8 +32,9 @@ type appConfig struct {
 }
 
 type chatConfig struct {
-	Tag      string `json:"tag"`      // the deployment hash tag (chat.WithTag)
-	Capacity int    `json:"capacity"` // an admin's default capacity (chat.WithCapacity)
+	Tag        string `json:"tag"`         // the deployment hash tag (chat.WithTag)
+	WithoutTag bool   `json:"without_tag"` // the backend's own keys (chat.WithoutTag)
+	Capacity   int    `json:"capacity"`    // an admin's default capacity (chat.WithCapacity)
 }
 
 type presenceConfig struct {
@@ -178,6 +179,9 @@ func (c *appConfig) dashboardOptions(cs *keys.Clients, ns keys.Namespace) (out [
 		var co []chat.Option
 		if ch.Tag != "" {
 			co = append(co, chat.WithTag(ch.Tag))
+		}
+		if ch.WithoutTag {
+			co = append(co, chat.WithoutTag())
 		}
 		if ch.Capacity != 0 {
 			co = append(co, chat.WithCapacity(ch.Capacity))

@@ -72,6 +72,43 @@ func TestServeWithConfig(t *testing.T) {
 	assert.Equal(t, []string{"api"}, rl.Limiters)
 }
 
+// chat.without_tag gives the dashboard the mode of an application that
+// shares the home-automation backend's keys: chat's admins under the
+// backend's untagged keys, and an availability word the backend's
+// node-redis wrote without a TTL shown as that word.
+func TestServeWithSharedKeysConfig(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	ns := keys.Namespace{Prefix: "ha:", NoHashTags: true}
+	ch, err := chat.New(c, chat.WithNamespace(ns), chat.WithoutTag())
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, ch.AddAdmin(ctx, "alice", 3))
+	require.NoError(t, c.Set(ctx, "ha:admin:alice:presence", "busy", 0).Err()) // the backend's SET, no TTL
+
+	file := writeConfig(t, `{
+		"prefix": "ha:", "no_hash_tags": true,
+		"chat": {"without_tag": true}
+	}`)
+	t.Setenv("REDSCHEMA_TOKEN", "")
+	line, _ := startServe(t, "-url", "redis://"+m.Addr(), "-addr", "127.0.0.1:0", "-config", file)
+	base := regexp.MustCompile(`http://\S+/`).FindString(line)
+	req, _ := http.NewRequest("GET", base+"api/presence", nil)
+	req.Header.Set(dashboard.RequestHeader, "1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var pres struct {
+		Admins []struct{ ID, Availability string }
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&pres))
+	require.Len(t, pres.Admins, 1, "the admin under the backend's untagged roster")
+	assert.Equal(t, "alice", pres.Admins[0].ID)
+	assert.Equal(t, "busy", pres.Admins[0].Availability, "the backend's word, read although it has no TTL")
+}
+
 func TestConfigErrors(t *testing.T) {
 	m := miniredis.RunT(t)
 	for name, tc := range map[string]struct{ body, want string }{
