@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -18,13 +19,13 @@ const maxOpenQueues = 64
 
 // queueView is one queue opened for the dashboard's actions.
 type queueView struct {
-	q    *queue.Queue[json.RawMessage]
+	q    *rawQueue
 	used time.Time // when it was last used (the LRU's order)
 }
 
 // queue returns the queue name opened for an action, from a bounded LRU
 // of maxOpenQueues.
-func (h *Handler) queue(name string) (*queue.Queue[json.RawMessage], error) {
+func (h *Handler) queue(name string) (*rawQueue, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
@@ -293,7 +294,7 @@ func (h *Handler) jobDetail(r *http.Request) (any, error) {
 }
 
 // queueForm reads the queue form field and opens it.
-func (h *Handler) queueForm(r *http.Request) (*queue.Queue[json.RawMessage], error) {
+func (h *Handler) queueForm(r *http.Request) (*rawQueue, error) {
 	name := r.PostFormValue("queue")
 	if name == "" {
 		return nil, badRequest("queue is required")
@@ -343,28 +344,34 @@ func (h *Handler) setPaused(pause bool) apiFunc {
 	}
 }
 
-// requeue moves dead letters back to ready: one id (queue.Queue.Requeue,
-// 404 or 409 as it fails) or many (queue.Queue.RequeueMany).
-func (h *Handler) requeue(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := jobIDs(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 1 {
-		if err := q.Requeue(r.Context(), ids[0]); err != nil {
+// rawQueue is a queue opened by the dashboard: payloads stay JSON.
+type rawQueue = queue.Queue[json.RawMessage]
+
+// jobsAction is an action on the jobs named by the id fields: one
+// (rawQueue.Requeue or Delete, 404 or 409 as it fails) or many
+// (RequeueMany, DeleteMany). The reply counts them under verb.
+func (h *Handler) jobsAction(verb string, one func(*rawQueue, context.Context, string) error,
+	many func(*rawQueue, context.Context, ...string) (int, error)) apiFunc {
+	return func(r *http.Request) (any, error) {
+		q, err := h.queueForm(r)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := jobIDs(r)
+		if err != nil {
+			return nil, err
+		}
+		n := 1
+		if len(ids) == 1 {
+			err = one(q, r.Context(), ids[0])
+		} else {
+			n, err = many(q, r.Context(), ids...)
+		}
+		if err != nil {
 			return nil, queueErr(err)
 		}
-		return map[string]any{"requeued": 1}, nil
+		return map[string]any{verb: n}, nil
 	}
-	n, err := q.RequeueMany(r.Context(), ids...)
-	if err != nil {
-		return nil, queueErr(err)
-	}
-	return map[string]any{"requeued": n}, nil
 }
 
 // bulkBatch is the batch of the all-dead actions; bulkBatches bounds one
@@ -374,69 +381,33 @@ const (
 	bulkBatches = 100
 )
 
-// requeueAll requeues every dead letter that can be, in batches
-// (queue.Queue.RequeueDead).
-func (h *Handler) requeueAll(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
-	}
-	total := 0
-	for i := 0; i < bulkBatches; i++ {
-		n, err := q.RequeueDead(r.Context(), bulkBatch)
-		total += n
+// deadAction runs step over the dead letters until a batch of bulkBatch
+// comes back short: requeue-all (rawQueue.RequeueDead) and purge-dead
+// (Purge of the dead state). The reply counts them under verb.
+func (h *Handler) deadAction(verb string, step func(*rawQueue, context.Context) (int, error)) apiFunc {
+	return func(r *http.Request) (any, error) {
+		q, err := h.queueForm(r)
 		if err != nil {
-			return nil, queueErr(err)
+			return nil, err
 		}
-		if n < bulkBatch {
-			break
+		total := 0
+		for i := 0; i < bulkBatches; i++ {
+			n, err := step(q, r.Context())
+			total += n
+			if err != nil {
+				return nil, queueErr(err)
+			}
+			if n < bulkBatch {
+				break
+			}
 		}
+		return map[string]any{verb: total}, nil
 	}
-	return map[string]any{"requeued": total}, nil
 }
 
-// deleteJob deletes jobs in any state: one id (queue.Queue.Delete, 404
-// when gone) or many (queue.Queue.DeleteMany).
-func (h *Handler) deleteJob(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := jobIDs(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 1 {
-		if err := q.Delete(r.Context(), ids[0]); err != nil {
-			return nil, queueErr(err)
-		}
-		return map[string]any{"deleted": 1}, nil
-	}
-	n, err := q.DeleteMany(r.Context(), ids...)
-	if err != nil {
-		return nil, queueErr(err)
-	}
-	return map[string]any{"deleted": n}, nil
-}
-
-// purgeDead deletes every dead letter, in batches (queue.Queue.Purge).
-func (h *Handler) purgeDead(r *http.Request) (any, error) {
-	q, err := h.queueForm(r)
-	if err != nil {
-		return nil, err
-	}
-	total := 0
-	for i := 0; i < bulkBatches; i++ {
-		n, err := q.Purge(r.Context(), queue.Dead, bulkBatch)
-		total += n
-		if err != nil {
-			return nil, queueErr(err)
-		}
-		if n < bulkBatch {
-			break
-		}
-	}
-	return map[string]any{"deleted": total}, nil
+func requeueDead(q *rawQueue, ctx context.Context) (int, error) { return q.RequeueDead(ctx, bulkBatch) }
+func purgeDead(q *rawQueue, ctx context.Context) (int, error) {
+	return q.Purge(ctx, queue.Dead, bulkBatch)
 }
 
 // cancelJob cancels a job (queue.Queue.Cancel) and reports its state.
