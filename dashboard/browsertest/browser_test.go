@@ -558,6 +558,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Contains(t, text(t, ctx, "#job-payload"), demo.DeadIDs[1]+"@example.com")
 		require.Contains(t, text(t, ctx, "#job-errors"), demo.DeadError)
 		require.Contains(t, text(t, ctx, "#job-detail dl"), "dead")
+		require.Contains(t, text(t, ctx, "#job-detail dl"), "Failed attempts1 of 1", "a dead letter of no retries failed its one attempt")
 		atBothWidths(t, ctx, dir, "queues-job", "queues")
 		noErrors("queues")
 

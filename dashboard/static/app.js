@@ -312,6 +312,10 @@ function msText(ms) {
   return s < 90 ? s.toFixed(1) + " s" : s < 5400 ? Math.round(s / 60) + " min" : (s / 3600).toFixed(1) + " h";
 }
 
+// failures is a job's failed attempts of the most it may have: its
+// retries and the first attempt (a dead letter shows all of them used).
+function failures(j) { return j.retry_count + " of " + (j.max_retries + 1); }
+
 function sumLevels(m) { return (m.high || 0) + (m.normal || 0) + (m.low || 0); }
 
 async function loadQueues() {
@@ -321,7 +325,7 @@ async function loadQueues() {
     tn(q.ready.high), tn(q.ready.normal), tn(q.ready.low),
     tn(sumLevels(q.scheduled)), tn(q.in_flight), tn(q.dead, true),
     tn(q.total_processed), tn(q.total_failed), td(q.avg_process_ms.toFixed(1) + " ms", "n"),
-    td(msText(q.oldest_ready_ms), "n"), td(q.paused ? el("span", { class: "badge paused" }, "paused") : "running")));
+    td(sumLevels(q.ready) ? msText(q.oldest_ready_ms) : "—", "n"), td(q.paused ? el("span", { class: "badge paused" }, "paused") : "running")));
   document.getElementById("queue-list").replaceChildren(table("queue-table",
     ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#", "Latency#", "State"], rows));
   if (!state.queue && r.queues.length) state.queue = r.queues[0].name;
@@ -351,7 +355,7 @@ async function loadQueue(name) {
   const chart = dailyChart(st.daily);
   const head = el("div", { class: "qhead" }, el("h3", { id: "queue-name" }, "Queue " + name),
     st.paused ? el("span", { class: "badge paused", id: "queue-paused" }, "paused") : null,
-    el("span", { class: "muted", id: "queue-latency" }, ["latency " + msText(st.oldest_ready_ms),
+    el("span", { class: "muted", id: "queue-latency" }, [sumLevels(st.ready) ? "latency " + msText(st.oldest_ready_ms) : "no job waiting",
       st.last_processed_at ? "last processed " + ago(st.last_processed_at) : ""].filter(Boolean).join(", ")),
     w ? (st.paused ? act("resume", "/api/queue/resume", { queue: name }) :
       act("pause", "/api/queue/pause", { queue: name }, { confirm: "Pause queue " + name + "? Workers stop taking its jobs." })) : null);
@@ -394,7 +398,7 @@ async function loadQueue(name) {
     return el("tr", { "data-job": j.id, class: j.corrupt ? "corrupt" : "" },
       w ? td(box) : null, td(rowActions(j), "actions"), td(idLink),
       j.corrupt ? el("td", { class: "bad", colspan: 4 }, "corrupt: " + j.corrupt) :
-        [td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(j.retry_count + "/" + j.max_retries)],
+        [td(j.priority), td(ago(j.created_at)), td(ago(j.at)), tn(failures(j))],
       td(j.last_error || "", j.last_error ? "bad" : ""), td(el("code", { class: "payload" }, j.payload)));
   });
   const from = r.total ? r.offset + 1 : 0, end = Math.min(r.offset + r.limit, r.total);
@@ -407,7 +411,7 @@ async function loadQueue(name) {
   pager.querySelector('[data-action="next"]').disabled = end >= r.total;
   const kids = [head, el("div", { class: "card" }, el("h3", {}, "Processed / failed"), chart), tabs,
     el("div", { class: "toolbar" }, search, el("span", { class: "bulk" }, bulk)), pager,
-    table("jobs-" + state.qState, [w ? "" : null, "", "ID", "Priority", "Created", atLabel, "Retries#", "Last error", "Payload"].filter(x => x !== null), rows)];
+    table("jobs-" + state.qState, [w ? "" : null, "", "ID", "Priority", "Created", atLabel, "Failures#", "Last error", "Payload"].filter(x => x !== null), rows)];
   if (state.qJob) kids.push(await jobDetail(name, state.qJob));
   if (r.schedules.length) {
     kids.push(el("h3", {}, "Schedules"), table("queue-schedules", ["Name", "Spec", "Next run", "Time zone"], r.schedules.map(x =>
@@ -425,7 +429,7 @@ async function jobDetail(name, id) {
   catch (e) { box.append(el("h3", {}, "Job " + id), el("p", { class: "bad" }, e.message)); return box; }
   const close = el("a", { href: "#queues/" + encodeURIComponent(name) + "/" + state.qState, class: "close" }, "close");
   const dl = el("dl", { class: "kv" }, [["State", j.state], ["Priority", j.priority], ["Created", ago(j.created_at)], ["At", ago(j.at)],
-    ["Retries", j.retry_count + "/" + j.max_retries], ["Progress", j.progress ?? ""]].map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+    ["Failed attempts", failures(j)], ["Progress", j.progress ?? ""]].map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const fmt = v => typeof v === "string" ? v : JSON.stringify(v, null, 2);
   box.append(el("h3", {}, "Job ", el("code", {}, j.id), " ", close), dl,
     el("h3", {}, "Payload" + (j.payload_truncated ? " (truncated)" : "")), el("pre", { class: "inspect", id: "job-payload" }, fmt(j.payload)));
