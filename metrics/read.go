@@ -79,7 +79,7 @@ type HTTPTotals struct {
 	Total          int64 // requests:total
 	Accepted       int64 // requests:accepted
 	Errors         int64 // errors:total
-	Connections    int64 // live instances' current connections, summed now
+	Connections    int64 // live instances' current connections, summed now (WithSharedKeys: connections:http:current, every writer's)
 	MaxConnections int64 // connections:http:max_since_startup
 	Speed          int64 // requests:speed_per_second
 	MaxSpeed       int64 // requests:max_speed_per_second

@@ -382,3 +382,34 @@ func TestSharedKeysCorrupt(t *testing.T) {
 	require.ErrorIs(t, err, keys.ErrCorrupt)
 	assert.Contains(t, err.Error(), bad)
 }
+
+// The Reader reads at most 100,000 endpoint keys (the bound of its
+// list): at the bound it reads them all, one more and Read fails naming
+// the pattern, rather than hold an unbounded list.
+func TestSharedKeysReaderBound(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	ns := sharedNS(e)
+	set := func(from, to int) {
+		for i := from; i < to; i += 5000 {
+			pipe := e.Client.Pipeline()
+			for j := i; j < min(i+5000, to); j++ {
+				pipe.Set(ctx, ns.Prefix+"requests:endpoint:GET /p/"+strconv.Itoa(j), 1, 0)
+			}
+			_, err := pipe.Exec(ctx)
+			require.NoError(t, err)
+		}
+	}
+	set(0, maxSharedKeys)
+	require.NoError(t, e.Client.IncrBy(ctx, ns.Prefix+"requests:total", maxSharedKeys).Err())
+	snap, err := sharedReader(t, e, ns).Read(ctx)
+	require.NoError(t, err)
+	assert.Len(t, snap.HTTP.Endpoints, defaultMaxSeries+1)
+	reqs, _ := endpointSums(snap)
+	assert.Equal(t, int64(maxSharedKeys), reqs)
+	assert.Equal(t, snap.HTTP.Total, reqs)
+	set(maxSharedKeys, maxSharedKeys+1)
+	_, err = sharedReader(t, e, ns).Read(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "more than 100000 endpoint keys")
+}
