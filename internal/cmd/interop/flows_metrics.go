@@ -24,7 +24,7 @@ func metricsFlows() []flow {
 		{seed: "000", name: "metrics connections go->node", area: "metrics", clients: clients, run: metricsConnectionsGoNode},
 		{seed: "000", name: "metrics raw-path endpoint go->node", area: "metrics", clients: clients, run: metricsRawPathGoNode,
 			documented: "endpoints are route templates, not the seed's raw paths (one persistent key per ID); the Reader counts both, WithRoute can pass the raw path: docs/metrics.md#shared-keys-running-beside-the-backends-node-service"},
-		{seed: "000", name: "metrics raw-path endpoint (WithRoute) go->node", area: "metrics", clients: clients, run: metricsRawPathRouteGoNode},
+		{seed: "000", name: "metrics raw-path WithRoute go->node", area: "metrics", clients: clients, run: metricsRawPathRouteGoNode},
 	}
 }
 
