@@ -27,15 +27,30 @@
 --                            field holds a later Set (on equal stamps the
 --                            greater value wins, so flush order never
 --                            matters); both keys' TTLs refreshed
+--   x  i parts value pttl    shared count (WithSharedKeys): this instance's
+--                            contribution to KEYS[i] becomes value (""
+--                            withdraws it): INCRBY KEYS[i] by value minus
+--                            its contribution in field "-|instance" of
+--                            KEYS[parts], minus the contributions there of
+--                            instances whose heartbeat expired (deleted);
+--                            other writers' INCR/DECR of KEYS[i] add up;
+--                            KEYS[parts] then lives pttl ms
+--   m  i peak others         shared maximum: SET KEYS[i] to base + peak (this
+--                            instance's highest in-flight count since its
+--                            last flush) if greater; base = the other
+--                            writers' part of the shared count as this
+--                            script's x operation left it (the count minus
+--                            this instance's), else others ("" = 0)
 --   c  i n sec count ...     per-second counts: HINCRBY KEYS[i] sec count
 --                            for n pairs; fields older than 60s trimmed
 --   v  i persec lag mode     speed from KEYS[persec]: the count of the
 --                            second now - lag -> SET KEYS[i] (mode speed),
 --                            or the highest count of a second up to then
 --                            if greater than KEYS[i] (mode max)
--- Returns {'ok', 'applied', {i...}, now} with the KEYS indexes whose data this
--- package did not write (their operations were skipped), {'ok', 'dup', {},
--- now} for a batch applied before, {'corrupt', 1, why} when the ledger is not
+-- Returns {'ok', 'applied', {i...}, now, shared} with the KEYS indexes whose
+-- data this package did not write (their operations were skipped) and the
+-- other writers' part of the count an x operation left ("" without one), {'ok', 'dup', {}, now, ''} for
+-- a batch applied before, {'corrupt', 1, why} when the ledger is not
 -- a hash; now is the server clock (Unix ms), from which the recorder
 -- learns its offset to stamp Latest gauges' Sets.
 -- Sent after the prelude and parts.lua, the package library (call.Uses:
@@ -55,7 +70,7 @@ local now = now_ms()
 if prev then
   local s = to_int(string.match(prev, '^(%d+):'))
   if s and s >= seq then
-    return {'ok', 'dup', {}, int_str(now)}
+    return {'ok', 'dup', {}, int_str(now), ''}
   end
 end
 local bad, seen = {}, {}
@@ -117,6 +132,7 @@ local function current(i, mode)
   return n
 end
 local nows = math.floor(now / 1000)
+local shared_others -- an x operation's count minus this instance's part
 local a = 5
 while a <= #ARGV do
   local op, i = ARGV[a], tonumber(ARGV[a + 1])
@@ -190,6 +206,55 @@ while a <= #ARGV do
       end
     end
     a = a + 7
+  elseif op == 'x' then
+    local p, v, pttl = tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4]
+    local own = '-|' .. inst
+    local r = redis.pcall('HGETALL', KEYS[p])
+    local g = redis.pcall('GET', k)
+    if not failed(p, r) and not failed(i, g) then
+      local old = 0
+      if g then
+        old = to_int(g)
+        if not old then failed(i, { err = 'not an integer' }) end
+      end
+      if old then
+        local delta, dead, mine = 0, {}, 0
+        for j = 1, #r, 2 do
+          local pv, pe = string.match(r[j + 1], '^(%-?%d+):(%d+):%d+$')
+          pv, pe = to_int(pv), to_int(pe)
+          if r[j] == own then
+            -- ours, even if our heartbeat lapsed: still in KEYS[i]
+            mine = pv or 0
+          elseif not pv or not pe or pe <= now then
+            -- a dead instance's count (or a foreign field): taken back
+            dead[#dead + 1] = r[j]
+            if pv and pe then delta = delta - pv end
+          end
+        end
+        local nv = 0
+        if v ~= '' then nv = to_int(v) end
+        if not nv then return {'invalid', 'bad shared count'} end
+        delta = delta + nv - mine
+        if #dead > 0 then batched('HDEL', KEYS[p], dead) end
+        if v == '' then
+          redis.call('HDEL', KEYS[p], own)
+        else
+          redis.call('HSET', KEYS[p], own, v .. ':' .. int_str(now + hb) .. ':' .. int_str(now))
+        end
+        redis.call('PEXPIRE', KEYS[p], pttl)
+        if delta ~= 0 then old = redis.call('INCRBY', k, delta) end
+        shared_others = old - nv
+      end
+    end
+    a = a + 5
+  elseif op == 'm' then
+    local peak, base = to_int(ARGV[a + 2]), to_int(ARGV[a + 3]) or 0
+    if shared_others then base = shared_others end
+    local old = current(i, 'max')
+    if old and peak and base + peak > old then
+      redis.call('SET', k, int_str(base + peak))
+    end
+    a = a + 4
   elseif op == 'c' then
     local n = tonumber(ARGV[a + 2])
     local okk = true
@@ -246,4 +311,6 @@ if redis.call('HLEN', KEYS[1]) > 64 then
   end
   if #gone > 0 then batched('HDEL', KEYS[1], gone) end
 end
-return {'ok', 'applied', bad, int_str(now)}
+local sv = ''
+if shared_others then sv = int_str(shared_others) end
+return {'ok', 'applied', bad, int_str(now), sv}

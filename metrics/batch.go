@@ -112,6 +112,21 @@ func (b *builder) gauge(target, parts, dim string, value int64, leaving bool, mo
 	g.args = append(g.args, "s", g.key(target), pi, dim, mode, extra, ttl)
 }
 
+// sharedCount makes value this instance's contribution to the shared
+// count target (WithSharedKeys), moving target by INCRBY of the change,
+// with the contributions in parts (in target's slot, kept pttl).
+func (b *builder) sharedCount(target, parts string, value int64, leaving bool, pttl string) {
+	g := b.group(target)
+	if b.r.cluster && keys.Slot(parts) != keys.Slot(target) {
+		panic(fmt.Sprintf("metrics: %q and %q in different slots", parts, target))
+	}
+	v := strconv.FormatInt(value, 10)
+	if leaving {
+		v = ""
+	}
+	g.args = append(g.args, "x", g.key(target), g.key(parts), v, pttl)
+}
+
 // latest writes value, set at server time stamp (Unix ms), to dim of the
 // Latest gauge whose value key is target, unless totals (in target's slot)
 // holds a later Set of dim.
@@ -196,6 +211,12 @@ func (r *Recorder) send(ctx context.Context, b *batch) error {
 			if srv := rep.Int(2); srv > 0 {
 				r.learnOffset(srv, t0, t1)
 				learned = true
+			}
+		}
+		if s, ok := rep.OptStr(3); ok && s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				r.shared.Store(n)
+				r.sharedOK.Store(true)
 			}
 		}
 		for _, k := range rep.Ints(1) {

@@ -183,8 +183,23 @@ func (r *Recorder) collectHTTP(b *builder, h *HTTP, leaving bool) {
 	peak := h.peak.Swap(cur)
 	cur0 := k(connCurrentKey)
 	max0 := k(connMaxKey)
-	b.gauge(cur0, r.companion(partsKey, cur0), "-", cur, leaving, "sum", 0, noTTL)
-	b.gauge(max0, r.companion(partsKey, max0), "-", cur, leaving, "max", max(0, peak-cur), noTTL)
+	if r.opt.shared {
+		// Shared with another writer: move the key by this instance's
+		// change, and raise the maximum to the other writers' part of
+		// the count (as this script leaves it, or on a cluster, where
+		// the maximum is in another slot, as the last flush left it)
+		// plus this instance's peak since the last flush.
+		b.sharedCount(cur0, r.companion(partsKey, cur0), cur, leaving, ledgerPX)
+		others := ""
+		if r.sharedOK.Load() {
+			others = strconv.FormatInt(r.shared.Load(), 10)
+		}
+		g := b.group(max0)
+		g.args = append(g.args, "m", g.key(max0), max(peak, cur), others)
+	} else {
+		b.gauge(cur0, r.companion(partsKey, cur0), "-", cur, leaving, "sum", 0, noTTL)
+		b.gauge(max0, r.companion(partsKey, max0), "-", cur, leaving, "max", max(0, peak-cur), noTTL)
+	}
 	// Speed: per-second counts into the companions of both speed keys.
 	pairs := h.perSec.drain()
 	lag := int64(math.Ceil(r.opt.interval.Seconds())) + 1

@@ -39,7 +39,7 @@ const owner = "metrics"
 // the same slot (see slotTag).
 var (
 	connCurrentKey = keys.MustCompile(keys.Pattern{Template: "connections:http:current", Type: keys.String,
-		Persistent: "as in the home-automation layout: one key; the sum of the live instances' in-flight requests, rewritten by every flush",
+		Persistent: "as in the home-automation layout: one key; the sum of the live instances' in-flight requests, rewritten by every flush (WithSharedKeys: moved by INCRBY of each instance's change, shared with other writers)",
 		Owner:      owner, Area: keys.Metrics, Seed: "000 §1",
 		Purpose: "current HTTP connections (in-flight requests) across all instances (INTEGER)"})
 	connMaxKey = keys.MustCompile(keys.Pattern{Template: "connections:http:max_since_startup", Type: keys.String,
@@ -120,7 +120,7 @@ var (
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "instance ID -> \"seq:ms\": the last flush batch applied to this slot, so a resent flush never counts twice"})
 	partsKey = keys.MustCompile(keys.Pattern{Template: "metrics:parts:{slot}:{gauge}", Type: keys.Hash,
-		TTL: 10 * time.Second, TTLNote: "the heartbeat TTL (default 10s), refreshed by every flush; expired fields are dropped by the flush or read that finds them", Tag: "slot",
+		TTL: 10 * time.Second, TTLNote: "the heartbeat TTL (default 10s), refreshed by every flush; expired fields are dropped by the flush or read that finds them; connections:http:current's 1d WithSharedKeys, so that a flush finds a dead instance's count to take back", Tag: "slot",
 		Owner: owner, Area: keys.Metrics,
 		Purpose: "Sum gauge contributions: \"dimension|instance\" -> \"value:expires_ms:written_ms\", summed on read (a Latest gauge's, as earlier versions wrote them, are still read)"})
 	perSecondKey = keys.MustCompile(keys.Pattern{Template: "metrics:persec:{slot}:{gauge}", Type: keys.Hash,

@@ -22,8 +22,10 @@ type middlewareOptions struct {
 // WithRoute sets how a request's route template is found, for routers
 // other than http.ServeMux (whose matched pattern, r.Pattern, is the
 // default). It is called after the handler ran; "" means Unmatched.
-// Return templates ("/api/forum/questions/{id}"), never raw paths: each
-// distinct value is a series (up to the cap, see WithMaxSeries).
+// Return templates ("/api/forum/questions/{id}"), not raw paths: each
+// distinct value is a series (up to the cap, see WithMaxSeries); raw
+// paths only to write the very keys of a service that does
+// (WithSharedKeys), and the cap still holds.
 //
 // Default: r.Pattern, the http.ServeMux pattern.
 func WithRoute(f func(*http.Request) string) MiddlewareOption {

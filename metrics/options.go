@@ -36,6 +36,7 @@ type options struct {
 	onError   func(error)
 	rollup    bool
 	manual    bool
+	shared    bool
 	clock     func() time.Time // the local clock (tests follow the harness's)
 
 	// the Rollup's (Recorder.Rollup)
@@ -65,7 +66,8 @@ func WithHeartbeatTTL(d time.Duration) Option { return func(o *options) { o.hear
 // WithMaxSeries caps the distinct label-value combinations (series) each
 // metric holds in this recorder, endpoints of the HTTP metrics included.
 // Values beyond the cap are recorded in the metric's overflow series,
-// whose label values are all Overflow.
+// whose label values are all Overflow. A Reader WithSharedKeys shows at
+// most this many endpoints and sums the rest into the Overflow one.
 //
 // Default: 1000. Range: 1 to 100000.
 func WithMaxSeries(n int) Option { return func(o *options) { o.maxSeries = n } }
@@ -98,6 +100,27 @@ func WithRollup() Option { return func(o *options) { o.rollup = true } }
 //
 // Default: off (a background flusher runs).
 func WithoutFlusher() Option { return func(o *options) { o.manual = true } }
+
+// WithSharedKeys shares the home-automation layout's keys with the
+// backend's own Node service writing them at the same time (a migration).
+// It changes two things. The Recorder moves connections:http:current by
+// INCRBY/DECRBY of what its in-flight count changed by since its last
+// flush, instead of rewriting it with the Go instances' sum, so both
+// sides' counts add up; an instance found dead (no flush within its
+// heartbeat TTL) has its count taken back by the next flush of a live one;
+// and max_since_startup is raised to the shared count. The Reader reads
+// Connections from connections:http:current (both sides, and what a
+// killed Node instance never decremented) and the endpoints from every
+// requests:endpoint:* and errors:endpoint:* key, found by SCAN (cost:
+// the whole keyspace per Read; at most 100000 keys, then an error), so
+// that their sum agrees with requests:total whoever wrote them; past
+// WithMaxSeries endpoints the rest are summed into the Overflow row.
+// Counters were always added with INCRBY, and endpoints stay by route
+// template. Every Go instance sharing the keys must use it. See
+// docs/metrics.md, "Shared keys".
+//
+// Default: off.
+func WithSharedKeys() Option { return func(o *options) { o.shared = true } }
 
 // WithRetention keeps a rollup tier's closed buckets in Redis for d (at
 // least two buckets' length: 2m for Minute, 2h for Hour, 48h for Day);

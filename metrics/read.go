@@ -26,14 +26,16 @@ var (
 // is what a dashboard or the Prometheus collector (metrics/prom) uses; it
 // writes nothing. Safe for concurrent use.
 type Reader struct {
-	rdb  redis.UniversalClient
-	ns   keys.Namespace
-	defs []Definition
+	rdb    redis.UniversalClient
+	ns     keys.Namespace
+	defs   []Definition
+	shared bool // WithSharedKeys
+	cap    int  // WithMaxSeries: endpoints shown WithSharedKeys
 }
 
 // NewReader returns a Reader of the metrics defs (typically a Recorder's
-// Definitions, or CommonMetrics) under the namespace of WithNamespace
-// (other options are ignored). It fails with ErrInvalid on a bad
+// Definitions, or CommonMetrics) under the namespace of WithNamespace,
+// WithSharedKeys and WithMaxSeries (other options are ignored). It fails with ErrInvalid on a bad
 // definition or client; it does not contact Redis.
 func NewReader(rdb redis.UniversalClient, defs []Definition, opts ...Option) (*Reader, error) {
 	const op = "new reader"
@@ -53,7 +55,7 @@ func NewReader(rdb redis.UniversalClient, defs []Definition, opts ...Option) (*R
 		seen[d.Name] = true
 		out = append(out, d.clone())
 	}
-	return &Reader{rdb: rdb, ns: o.ns, defs: out}, nil
+	return &Reader{rdb: rdb, ns: o.ns, defs: out, shared: o.shared, cap: o.maxSeries}, nil
 }
 
 // Definitions returns the metrics the Reader reads.
@@ -77,7 +79,7 @@ type HTTPTotals struct {
 	Total          int64 // requests:total
 	Accepted       int64 // requests:accepted
 	Errors         int64 // errors:total
-	Connections    int64 // live instances' current connections, summed now
+	Connections    int64 // live instances' current connections, summed now (WithSharedKeys: connections:http:current, every writer's)
 	MaxConnections int64 // connections:http:max_since_startup
 	Speed          int64 // requests:speed_per_second
 	MaxSpeed       int64 // requests:max_speed_per_second
@@ -111,7 +113,8 @@ type SeriesValues struct {
 // Read reads everything in one pipeline (one round trip per cluster
 // master; a second one only right after a server lost its scripts). Data
 // this package did not write is an error matching keys.ErrCorrupt naming
-// the key.
+// the key. WithSharedKeys, a SCAN of the keyspace (every master) comes
+// first, to find the endpoint keys.
 func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	const op = "read"
 	key := func(t *keys.Template, args ...string) string {
@@ -132,14 +135,30 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	}
 	var snap Snapshot
 	h := &snap.HTTP
+	var shared []sharedEndpoint
+	if r.shared {
+		var err error
+		if shared, err = r.scanEndpoints(ctx); err != nil {
+			return nil, err
+		}
+	}
 	gets := []get{{key: key(totalKey), dst: &h.Total}, {key: key(acceptedKey), dst: &h.Accepted},
 		{key: key(errorsKey), dst: &h.Errors}, {key: key(connMaxKey), dst: &h.MaxConnections},
 		{key: key(speedKey), dst: &h.Speed}, {key: key(maxSpeedKey), dst: &h.MaxSpeed}}
+	if r.shared {
+		gets = append(gets, get{key: key(connCurrentKey), dst: &h.Connections})
+	}
 	for i := range gets {
 		gets[i].cmd = pipe.Get(ctx, gets[i].key)
 	}
+	for i := range shared {
+		shared[i].cmd = pipe.Get(ctx, shared[i].key)
+	}
 	reqK, errK := key(endpointTotalsKey, endpointRequestsTotals), key(endpointTotalsKey, endpointErrorsTotals)
-	reqs, errs := pipe.HGetAll(ctx, reqK), pipe.HGetAll(ctx, errK)
+	var reqs, errs *redis.MapStringStringCmd
+	if !r.shared {
+		reqs, errs = pipe.HGetAll(ctx, reqK), pipe.HGetAll(ctx, errK)
+	}
 	var evals []*eval
 	addEval := func(mode string, ks ...string) *eval {
 		e := &eval{keys: ks, args: []any{mode}}
@@ -147,8 +166,10 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		evals = append(evals, e)
 		return e
 	}
-	connParts := comp(partsKey, key(connCurrentKey))
-	conns := addEval("sum", connParts)
+	var conns *eval
+	if !r.shared {
+		conns = addEval("sum", comp(partsKey, key(connCurrentKey)))
+	}
 	hashes := make([]*redis.MapStringStringCmd, len(r.defs))
 	gauges := make([]*eval, len(r.defs))
 	for i, d := range r.defs {
@@ -178,12 +199,22 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		}
 		*g.dst = n
 	}
+	if r.shared {
+		eps, err := r.sharedTotals(ctx, shared)
+		if err != nil {
+			return nil, err
+		}
+		h.Endpoints = eps
+	}
 	byEp := map[string]*EndpointTotals{}
 	for _, x := range []struct {
 		key   string
 		cmd   *redis.MapStringStringCmd
 		field func(*EndpointTotals) *int64
 	}{{reqK, reqs, func(e *EndpointTotals) *int64 { return &e.Requests }}, {errK, errs, func(e *EndpointTotals) *int64 { return &e.Errors }}} {
+		if x.cmd == nil {
+			continue // WithSharedKeys: read from the keys above
+		}
 		m, err := x.cmd.Result()
 		if err != nil {
 			return nil, pkg.Wrap(ctx, op, x.key, err)
@@ -205,11 +236,13 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		h.Endpoints = append(h.Endpoints, *e)
 	}
 	sort.Slice(h.Endpoints, func(i, j int) bool { return h.Endpoints[i].Endpoint < h.Endpoints[j].Endpoint })
-	cm, err := conns.values(ctx, op)
-	if err != nil {
-		return nil, err
+	if conns != nil {
+		cm, err := conns.values(ctx, op)
+		if err != nil {
+			return nil, err
+		}
+		h.Connections = cm["-"]
 	}
-	h.Connections = cm["-"]
 	for i, d := range r.defs {
 		mv := MetricValues{Definition: d.clone()}
 		var err error

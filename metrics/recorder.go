@@ -45,6 +45,11 @@ type Recorder struct {
 	// from the TIME the last flush's script read: it stamps the Sets of
 	// Latest gauges with server time without a round trip.
 	offset atomic.Int64
+	// shared is the other writers' part of connections:http:current as
+	// the last flush left it (WithSharedKeys), once sharedOK: on a
+	// cluster the maximum, in another slot, is raised from it.
+	shared   atomic.Int64
+	sharedOK atomic.Bool
 }
 
 // New returns a Recorder over rdb and starts its flusher (unless
