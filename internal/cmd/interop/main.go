@@ -120,7 +120,8 @@ func allFlows() [][]flow {
 		presenceFlows(),
 		chatFlows(),
 		lockFlows(),
-		// metricsFlows(), sensorFlows(), queueFlows(): listed here once
+		metricsFlows(),
+		// sensorFlows(), queueFlows(): listed here once
 		// their flow files exist (the lead wires them in at merge).
 	}
 }
