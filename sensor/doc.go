@@ -23,9 +23,13 @@
 //   - Server time decides what is kept: the retention cut, the far-future
 //     check and the motion queries read the server's TIME.
 //   - Bounded memory: every write trims what it grows and sets the TTL to
-//     the retention; no KEYS, no SCAN (discovery reads an index).
-//   - Idempotent under retry: every reading carries an ID, so a resent
-//     write reports its first outcome and stores nothing twice.
+//     the retention; no KEYS (discovery reads an index; Reindex, the
+//     admin repair that rebuilds it from readings the collector's own
+//     service wrote, SCANs about 1,000 keys a call).
+//   - Idempotent under retry: every reading carries an ID (with
+//     WithoutReadingIDs, the collector's exact members, its bytes
+//     identify it), so a resent write reports its first outcome and
+//     stores nothing twice.
 //   - The rollups never disagree with the raw readings: the same script
 //     writes both.
 //   - Late readings (older than the retention) are dropped; duplicates

@@ -29,6 +29,8 @@ func sensorFlows() []flow {
 			documented: `without sensor.WithoutReadingIDs every member ends with the reading's "id" (resend recognition); the collector's readers ignore it (docs/sensor.md, Sharing keys with the collector)`},
 		{seed: "003", name: "sensor seed discovery (KEYS meta:*) go->node", area: "sensor", clients: all, run: sensorSeedTypesGoNode},
 		{seed: "003", name: "sensor both write one room node<->go", area: "sensor", clients: all, run: sensorBothWrite},
+		{seed: "003", name: "sensor aggregate of the collector's readings node->go", area: "sensor", clients: all, run: sensorAggregateNodeGo,
+			documented: "the rollups count only the library's writes: Aggregate with AutoTier picks a rollup tier without the collector's readings; RawTier, or a client WithoutRollups, counts them (docs/sensor.md, Sharing keys with the collector)"},
 		{seed: "003", name: "sensor new location between Reindexes node->go", area: "sensor", clients: all, run: sensorLagNodeGo,
 			documented: "a location the collector starts writing after a Reindex is listed by Locations from the next Reindex (or the library's first write there) on (docs/sensor.md, Sharing keys with the collector)"},
 	}
@@ -451,6 +453,64 @@ func sensorBothWrite(ctx context.Context, e *env) error {
 	}
 	if d, err := s.SinceMotion(ctx, "study"); err != nil || d > 2*time.Minute {
 		return diverge("SinceMotion after the library's \"on\": %v, %v", d, err)
+	}
+	return nil
+}
+
+// sensorAggregateNodeGo: the collector writes an hour of temperatures;
+// Aggregate over the raw readings (RawTier, or any tier of a client
+// WithoutRollups) counts them; AutoTier with rollups (a rollup tier) does
+// not, the documented part.
+func sensorAggregateNodeGo(ctx context.Context, e *env) error {
+	s, err := sensorClient(e, sensor.WithoutReadingIDs())
+	if err != nil {
+		return err
+	}
+	now := time.Now().Truncate(time.Minute)
+	var msgs []sensorMsg
+	for i := range 6 {
+		msgs = append(msgs, sensorMsg{Type: "temperature", Location: "living_room", At: now.Add(-time.Duration(60-10*i) * time.Minute).UnixMilli(),
+			Value: 20 + float64(i), Unit: "°C"})
+	}
+	if err := e.node(ctx, "collect", map[string]any{"readings": msgs}, nil); err != nil {
+		return err
+	}
+	from, to := now.Add(-time.Hour), now
+	raw, err := s.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour, sensor.RawTier)
+	if err != nil {
+		return err
+	}
+	var n int64
+	for _, b := range raw.Buckets {
+		n += b.Count
+	}
+	if n != 6 {
+		return fmt.Errorf("Aggregate(RawTier) counts %d of the collector's 6 readings", n)
+	}
+	plain, err := sensorClient(e, sensor.WithoutReadingIDs(), sensor.WithoutRollups())
+	if err != nil {
+		return err
+	}
+	if raw, err = plain.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour, sensor.AutoTier); err != nil {
+		return err
+	}
+	n = 0
+	for _, b := range raw.Buckets {
+		n += b.Count
+	}
+	if n != 6 {
+		return fmt.Errorf("Aggregate(AutoTier) WithoutRollups counts %d of the collector's 6 readings", n)
+	}
+	auto, err := s.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour, sensor.AutoTier)
+	if err != nil {
+		return err
+	}
+	n = 0
+	for _, b := range auto.Buckets {
+		n += b.Count
+	}
+	if n != 6 {
+		return diverge("Aggregate(AutoTier) counts %d of the collector's 6 readings", n)
 	}
 	return nil
 }
