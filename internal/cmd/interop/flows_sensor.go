@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -104,7 +105,7 @@ func sensorReindexAll(ctx context.Context, s *sensor.Client) (sensor.ReindexResu
 			return sum, nil
 		}
 		if calls > 100000 {
-			return sum, fmt.Errorf("Reindex did not finish its scan")
+			return sum, errors.New("sensor: Reindex did not finish its scan")
 		}
 	}
 }
@@ -402,7 +403,7 @@ func sensorLagNodeGo(ctx context.Context, e *env) error {
 		return err
 	}
 	if want := []string{"living_room", "study"}; !slices.Equal(after, want) {
-		return fmt.Errorf("Locations after the second Reindex: %q, want %q", after, want)
+		return fmt.Errorf("after the second Reindex, Locations: %q, want %q", after, want)
 	}
 	if !slices.Contains(before, "living_room") {
 		return diverge("Locations before the second Reindex: %q (no living_room)", before)
@@ -485,7 +486,7 @@ func sensorAggregateNodeGo(ctx context.Context, e *env) error {
 		n += b.Count
 	}
 	if n != 6 {
-		return fmt.Errorf("Aggregate(RawTier) counts %d of the collector's 6 readings", n)
+		return fmt.Errorf("raw: Aggregate(RawTier) counts %d of the collector's 6 readings", n)
 	}
 	plain, err := sensorClient(e, sensor.WithoutReadingIDs(), sensor.WithoutRollups())
 	if err != nil {
@@ -499,7 +500,7 @@ func sensorAggregateNodeGo(ctx context.Context, e *env) error {
 		n += b.Count
 	}
 	if n != 6 {
-		return fmt.Errorf("Aggregate(AutoTier) WithoutRollups counts %d of the collector's 6 readings", n)
+		return fmt.Errorf("without rollups: Aggregate(AutoTier) counts %d of the collector's 6 readings", n)
 	}
 	auto, err := s.Aggregate(ctx, sensor.Temperature, "living_room", from, to, time.Hour, sensor.AutoTier)
 	if err != nil {
