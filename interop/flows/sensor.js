@@ -34,8 +34,9 @@ async function store (c, r) {
   const sensorType = r.type
   const location = r.location
   if (sensorType === 'motion') {
-    // seed 003 "Motion Sensor Storage", literal: value structure, ZADD by
-    // Unix ms, cleanup, TTL, lastMotionTime only for "on"
+    // seed 003 "Motion Sensor Storage", adapted: the seed documents the
+    // value structure and the commands, not code; the commands are its
+    // (ZADD by Unix ms, cleanup, TTL, lastMotionTime only for "on")
     const value = JSON.stringify({
       timestamp: iso(r.at),
       state: r.state,
@@ -51,7 +52,8 @@ async function store (c, r) {
       await cmd(c, 'EXPIRE', 'meta:motion:' + location, TTL)
     }
   } else if (sensorType === 'temperature' || sensorType === 'illuminance') {
-    // seed 003 "Environmental Sensor Storage", literal
+    // seed 003 "Environmental Sensor Storage", adapted: its value
+    // structures (temperature, illuminance) and commands, as code
     const value = { timestamp: iso(r.at), collected_at: collectedAt }
     value[sensorType] = r.value
     value[sensorType + '_unit'] = r.unit
@@ -59,8 +61,9 @@ async function store (c, r) {
     await cmd(c, 'ZREMRANGEBYSCORE', 'sensor:environmental:' + location, '-inf', '(' + (now - 86400000))
     await cmd(c, 'EXPIRE', 'sensor:environmental:' + location, TTL)
   } else {
-    // seed 003 "Generic Sensor Storage", literal: LPUSH (newest at the
-    // head), LTRIM to MAX_SENSOR_HISTORY, TTL, and the metadata hash
+    // seed 003 "Generic Sensor Storage", adapted: its value structure and
+    // commands (LPUSH, newest at the head; LTRIM to MAX_SENSOR_HISTORY;
+    // TTL; the metadata hash), as code
     const value = JSON.stringify({
       data: r.data,
       original_topic: r.topic,
