@@ -296,6 +296,7 @@ func TestReindexHostileKeys(t *testing.T) {
 	}
 	require.Len(t, skipped, len(hostile))
 	for _, err := range skipped {
+		t.Log(err)
 		assert.ErrorIs(t, err, keys.ErrCorrupt)
 		named := false
 		for k := range hostile {
@@ -325,4 +326,52 @@ func TestReindexBadCursor(t *testing.T) {
 	}
 	_, err := c.Reindex(e.Ctx(), "")
 	assert.False(t, errors.Is(err, ErrInvalid))
+}
+
+// An index lost (evicted, flushed, not replicated before a failover) is
+// rebuilt from the readings, in either encoding.
+func TestReindexRestoresALostIndex(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc.name, func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			c := newClient(t, e, enc.opts...)
+			at := e.Now().Truncate(time.Millisecond).Add(-time.Minute)
+			for _, r := range []Reading{
+				MotionReading("study", "m", true, 1, at),
+				TemperatureReading("study", 20, "°C", at),
+				IlluminanceReading("hall", 300, "lux", at.Add(time.Second)),
+				GenericReading("pressure", "kitchen", 1013, "hPa", at),
+			} {
+				_, err := c.Ingest(ctx, r)
+				require.NoError(t, err)
+			}
+			var idx []string
+			for _, k := range e.Keys() {
+				if strings.Contains(k, "sensor-index:") {
+					idx = append(idx, k)
+				}
+			}
+			require.Len(t, idx, 4)
+			want := map[string][]redis.Z{}
+			for _, k := range idx {
+				want[k] = e.Client.ZRangeWithScores(ctx, k, 0, -1).Val()
+				require.NoError(t, e.Client.Del(ctx, k).Err())
+			}
+			locs, err := c.Locations(ctx)
+			require.NoError(t, err)
+			require.Empty(t, locs)
+
+			reindexAll(t, ctx, c)
+			got := map[string][]redis.Z{}
+			for _, k := range idx {
+				got[k] = e.Client.ZRangeWithScores(ctx, k, 0, -1).Val()
+				assert.Positive(t, e.Client.PTTL(ctx, k).Val(), "%s has a TTL", k)
+			}
+			assert.Equal(t, want, got, "the index as the writes left it")
+			types, err := c.Types(ctx, "study")
+			require.NoError(t, err)
+			assert.Equal(t, []string{Motion, Temperature}, types)
+		})
+	}
 }
