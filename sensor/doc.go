@@ -51,9 +51,9 @@
 //	sensor-index:types:{{location}}              ZSET  1d (retention; entries older than it are trimmed by every write)                      discovery: sensor type -> Unix ms of its newest reading in the location
 //	sensor-rollup:1h:{sensor_type}:{{location}}  ZSET  90d (hour tier retention (WithRollups); older buckets trimmed by every write)         per-hour aggregates scored by bucket start: count, sum, min, max, first, last
 //	sensor-rollup:1m:{sensor_type}:{{location}}  ZSET  7d (minute tier retention (WithRollups); older buckets trimmed by every write)        per-minute aggregates scored by bucket start: count, sum, min, max, first, last
-//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                      temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known)
-//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                      motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id
-//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                                  readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id)
+//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                      temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known; id unless WithoutReadingIDs)
+//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                      motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id (unless WithoutReadingIDs)
+//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                                  readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id unless WithoutReadingIDs)
 //
 // The long form (readings, duplicates, queries, rollups, the compact
 // encoding, how the sensor collector's layout maps and what it fixes,
