@@ -23,9 +23,13 @@
 //   - Server time decides what is kept: the retention cut, the far-future
 //     check and the motion queries read the server's TIME.
 //   - Bounded memory: every write trims what it grows and sets the TTL to
-//     the retention; no KEYS, no SCAN (discovery reads an index).
-//   - Idempotent under retry: every reading carries an ID, so a resent
-//     write reports its first outcome and stores nothing twice.
+//     the retention; no KEYS (discovery reads an index; Reindex, the
+//     admin repair that rebuilds it from readings the collector's own
+//     service wrote, SCANs about 1,000 keys a call).
+//   - Idempotent under retry: every reading carries an ID (with
+//     WithoutReadingIDs, the collector's exact members, its bytes
+//     identify it), so a resent write reports its first outcome and
+//     stores nothing twice.
 //   - The rollups never disagree with the raw readings: the same script
 //     writes both.
 //   - Late readings (older than the retention) are dropped; duplicates
@@ -47,9 +51,9 @@
 //	sensor-index:types:{{location}}              ZSET  1d (retention; entries older than it are trimmed by every write)                      discovery: sensor type -> Unix ms of its newest reading in the location
 //	sensor-rollup:1h:{sensor_type}:{{location}}  ZSET  90d (hour tier retention (WithRollups); older buckets trimmed by every write)         per-hour aggregates scored by bucket start: count, sum, min, max, first, last
 //	sensor-rollup:1m:{sensor_type}:{{location}}  ZSET  7d (minute tier retention (WithRollups); older buckets trimmed by every write)        per-minute aggregates scored by bucket start: count, sum, min, max, first, last
-//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                      temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known)
-//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                      motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id
-//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                                  readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id)
+//	sensor:environmental:{{location}}            ZSET  1d (retention; members older than it are trimmed by every write)                      temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known; id unless WithoutReadingIDs)
+//	sensor:motion:{{location}}                   ZSET  1d (retention; members older than it are trimmed by every write)                      motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id (unless WithoutReadingIDs)
+//	sensor:{sensor_type}:{{location}}            LIST  1d (retention; capped at 1000 entries (WithListCap))                                  readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id unless WithoutReadingIDs)
 //
 // The long form (readings, duplicates, queries, rollups, the compact
 // encoding, how the sensor collector's layout maps and what it fixes,

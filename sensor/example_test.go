@@ -148,3 +148,46 @@ func ExampleWithNamespace() {
 	// meta:pressure:kitchen hash
 	// true
 }
+
+// The collector's own service writes its keys but no discovery index:
+// Reindex finds its readings (SCAN, about 1,000 keys a call) so that
+// Types and Locations list them.
+func ExampleClient_Reindex() {
+	rdb, stop := connect()
+	defer stop()
+	ctx := context.Background()
+	sensors, err := sensor.New(rdb, sensor.WithNamespace(keys.Namespace{NoHashTags: true}), sensor.WithoutReadingIDs())
+	if err != nil {
+		panic(err)
+	}
+	// The collector stores a motion event and a pressure reading.
+	ms := time.Now().Add(-time.Minute).UnixMilli()
+	ts := time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	rdb.ZAdd(ctx, "sensor:motion:study", redis.Z{Score: float64(ms),
+		Member: fmt.Sprintf(`{"timestamp":%q,"state":"on","entity_id":"binary_sensor.motion_study","sequence":42,"collected_at":%d}`, ts, ms)})
+	rdb.LPush(ctx, "sensor:pressure:kitchen",
+		fmt.Sprintf(`{"data":{"value":1013.25,"unit":"hPa"},"original_topic":"automation/raw/pressure/kitchen","timestamp":%q,"collected_at":%d}`, ts, ms))
+
+	locs, _ := sensors.Locations(ctx)
+	fmt.Println("before:", locs)
+	for cur := ""; ; {
+		res, err := sensors.Reindex(ctx, cur)
+		if err != nil {
+			panic(err)
+		}
+		for _, e := range res.Skipped {
+			fmt.Println("skipped:", e)
+		}
+		if cur = res.Next; cur == "" {
+			break
+		}
+	}
+	locs, _ = sensors.Locations(ctx)
+	fmt.Println("after:", locs)
+	p, _ := sensors.Current(ctx, "pressure", "kitchen")
+	fmt.Println("kitchen:", p.Value, p.Unit)
+	// Output:
+	// before: []
+	// after: [kitchen study]
+	// kitchen: 1013.25 hPa
+}

@@ -211,6 +211,9 @@ func (c *Client) write(op string, r Reading, now time.Time) (write, error) {
 	if err != nil {
 		return write{}, err
 	}
+	if c.opt.noIDs {
+		p.ID = "" // the collector's bytes: a resend is recognised by them
+	}
 	if c.opt.compact && (strings.ContainsAny(p.Unit, "|;,") || strings.ContainsAny(p.EntityID, "|;,")) {
 		return write{}, pkg.Invalidf(op, "the compact encoding takes no '|', ';' or ',' in a unit or an entity ID")
 	}

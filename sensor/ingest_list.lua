@@ -8,7 +8,8 @@
 -- KEYS[3] sensor-index:types:{location}
 -- KEYS[4] sensor-rollup:1m:{sensor_type}:{location}
 -- KEYS[5] sensor-rollup:1h:{sensor_type}:{location}
--- ARGV[1] reading ID          ARGV[2] timestamp, Unix ms
+-- ARGV[1] reading ID ("": none, WithoutReadingIDs)
+-- ARGV[2] timestamp, Unix ms
 -- ARGV[3] member (JSON)       ARGV[4] sensor type
 -- ARGV[5] location            ARGV[6] value for the rollups ("" for none)
 -- ARGV[7] entity ID ("" for none)
@@ -22,7 +23,8 @@
 -- reading at that time), {'ok', "late"} (older than the retention: not
 -- stored), {'invalid', why} for a timestamp too far ahead of the server
 -- clock, {'corrupt', i, why} for foreign data at KEYS[i]; every key is read
--- before anything is written. Duplicates and resends (reported "stored",
+-- before anything is written. Duplicates and resends (the same ID, or a
+-- member identical to ARGV[3]: reported "stored",
 -- counted once) are recognised among the newest ARGV[14] entries of the
 -- list (a list has no index by time).
 local id, ts, member, typ = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
@@ -37,7 +39,7 @@ if ts < cut then return {'ok', 'late'} end
 
 local recent = redis.call('LRANGE', KEYS[1], '0', tonumber(ARGV[14]) - 1)
 for i = 1, #recent do
-  if str_field(recent[i], 'id', true) == id then return {'ok', 'stored'} end
+  if recent[i] == member or (id ~= '' and str_field(recent[i], 'id', true) == id) then return {'ok', 'stored'} end
 end
 local dups, dn, ds = {}, 1, val
 for i = 1, #recent do

@@ -9,7 +9,8 @@
 -- KEYS[3] sensor-rollup:1m:{sensor_type}:{location}
 -- KEYS[4] sensor-rollup:1h:{sensor_type}:{location}
 -- KEYS[5] meta:motion:{location} (motion only)
--- ARGV[1] reading ID          ARGV[2] timestamp, Unix ms
+-- ARGV[1] reading ID ("": none, WithoutReadingIDs)
+-- ARGV[2] timestamp, Unix ms
 -- ARGV[3] member (JSON)       ARGV[4] sensor type
 -- ARGV[5] environmental field ("temperature", "illuminance"), "" for motion
 -- ARGV[6] value for the rollups ("" for none)
@@ -24,7 +25,8 @@
 -- stored), {'invalid', why} for a timestamp too far ahead of the server
 -- clock, {'corrupt', i, why} for foreign data at KEYS[i]. Every key is read
 -- before anything is written, so a corrupt key stops the write whole.
--- A resend of a write that ran (same reading ID at the same time) finds
+-- A resend of a write that ran (same reading ID at the same time, or a
+-- member identical to ARGV[3]: a write without an ID) finds
 -- its member and reports "stored" without counting it again.
 
 -- has_field reports whether m has the key field.
@@ -46,7 +48,7 @@ if ts < cut then return {'ok', 'late'} end
 -- duplicates.
 local same = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[2])
 for i = 1, #same do
-  if str_field(same[i], 'id', true) == id then return {'ok', 'stored'} end
+  if same[i] == member or (id ~= '' and str_field(same[i], 'id', true) == id) then return {'ok', 'stored'} end
 end
 local dups, dn, ds = {}, 1, val
 for i = 1, #same do

@@ -28,7 +28,7 @@ var (
 		Tag:      "location",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
-		Purpose:  "motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id",
+		Purpose:  "motion events scored by Unix ms; JSON timestamp, state, entity_id and sequence (when known), collected_at, id (unless WithoutReadingIDs)",
 		Seed:     "003",
 	})
 	motionMetaKey = keys.MustCompile(keys.Pattern{
@@ -50,7 +50,7 @@ var (
 		Tag:      "location",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
-		Purpose:  "temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known)",
+		Purpose:  "temperature and illuminance readings scored by Unix ms (JSON; unit and entity_id when known; id unless WithoutReadingIDs)",
 		Seed:     "003",
 	})
 	genericKey = keys.MustCompile(keys.Pattern{
@@ -61,7 +61,7 @@ var (
 		Tag:      "location",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
-		Purpose:  "readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id)",
+		Purpose:  "readings of any other type, newest first (JSON data, original_topic when known, timestamp, collected_at, id unless WithoutReadingIDs)",
 		Seed:     "003",
 	})
 	genericMetaKey = keys.MustCompile(keys.Pattern{

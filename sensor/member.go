@@ -9,7 +9,8 @@ import (
 )
 
 // The seed's JSON members, field for field in the seed's order, with the
-// reading's ID appended (seed readers ignore a field they do not know).
+// reading's ID appended (seed readers ignore a field they do not know;
+// WithoutReadingIDs leaves it out).
 // A field the reading does not know (an empty unit, entity ID or topic,
 // a zero sequence) is left out rather than written empty; the readers
 // take a missing field and an empty one alike.
@@ -71,25 +72,24 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func isoMS(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// encode returns the seed JSON of a prepared reading.
+// encode returns the seed JSON of a prepared reading (without "id" when
+// the reading has none: WithoutReadingIDs). It writes what the sensor
+// collector's JSON.stringify writes: fields in its order, no HTML
+// escaping ('<', '>' and '&' as themselves).
 func encode(r Reading) ([]byte, error) {
 	ts, col := isoMS(r.Time), r.CollectedAt.UnixMilli()
 	switch r.Type {
 	case Motion:
-		return json.Marshal(motionJSON{ts, r.State, r.EntityID, r.Sequence, col, r.ID})
+		return marshal(motionJSON{ts, r.State, r.EntityID, r.Sequence, col, r.ID})
 	case Temperature:
-		return json.Marshal(temperatureJSON{ts, col, r.Value, r.Unit, r.EntityID, r.ID})
+		return marshal(temperatureJSON{ts, col, r.Value, r.Unit, r.EntityID, r.ID})
 	case Illuminance:
-		return json.Marshal(illuminanceJSON{ts, col, r.Value, r.Unit, r.EntityID, r.ID})
+		return marshal(illuminanceJSON{ts, col, r.Value, r.Unit, r.EntityID, r.ID})
 	}
 	data := r.Data
 	if data == nil {
-		m := map[string]any{"value": r.Value}
-		if r.Unit != "" {
-			m["unit"] = r.Unit
-		}
 		var err error
-		if data, err = json.Marshal(m); err != nil {
+		if data, err = marshal(valueJSON{r.Value, r.Unit}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -99,7 +99,25 @@ func encode(r Reading) ([]byte, error) {
 		}
 		data = b.Bytes()
 	}
-	return json.Marshal(genericJSON{data, r.Topic, ts, col, r.EntityID, r.ID})
+	return marshal(genericJSON{data, r.Topic, ts, col, r.EntityID, r.ID})
+}
+
+// valueJSON is a generic reading's data built from Value and Unit, in
+// the collector's order ({"value": 1013.25, "unit": "hPa"}).
+type valueJSON struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// marshal is json.Marshal without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // decode parses a stored seed member of sensor type typ in location loc.

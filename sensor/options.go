@@ -42,6 +42,7 @@ type options struct {
 	maxFuture    time.Duration
 	types, locs  []string
 	compact      bool
+	noIDs        bool
 }
 
 // WithNamespace puts every key under ns (a prefix, and the hash-tag
@@ -122,6 +123,21 @@ func WithLocations(names ...string) Option {
 // Default: off (the sensor collector's JSON).
 func WithCompactEncoding() Option { return func(o *options) { o.compact = true } }
 
+// WithoutReadingIDs writes the sensor collector's exact members: no
+// "id" field, so that with keys.Namespace{NoHashTags: true} every byte
+// the client writes is the collector's (docs/sensor.md, Sharing keys
+// with the collector). A resend is then recognised by its bytes: a
+// member identical to the one a write would add (same timestamp,
+// collected_at and payload) is taken as that write sent again, reported
+// Stored and not counted twice, so two readings that are identical in
+// every stored field are one member, as with the collector. Result.ID
+// is empty, a Reading's ID is checked but not stored, and a retry you
+// make yourself must resend the same reading with the same CollectedAt
+// (set it before the first Ingest). Not with WithCompactEncoding.
+//
+// Default: off (every member carries the reading's ID).
+func WithoutReadingIDs() Option { return func(o *options) { o.noIDs = true } }
+
 // New returns a Client over rdb. It fails with ErrInvalid on a bad
 // option, a nil client, or a go-redis client without
 // ContextTimeoutEnabled; it does not contact Redis.
@@ -177,6 +193,8 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "max future %v outside (0, %v]", o.maxFuture, maxFuture)
 	case o.dup != KeepBoth && o.dup != LastWins && o.dup != FirstWins:
 		return pkg.Invalidf(op, "duplicate policy %d", o.dup)
+	case o.noIDs && o.compact:
+		return pkg.Invalidf(op, "WithoutReadingIDs writes the collector's JSON; WithCompactEncoding does not")
 	}
 	if o.noRollups {
 		o.minute, o.hour = 0, 0
