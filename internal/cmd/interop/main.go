@@ -121,7 +121,8 @@ func allFlows() [][]flow {
 		chatFlows(),
 		lockFlows(),
 		metricsFlows(),
-		// sensorFlows(), queueFlows(): listed here once
+		sensorFlows(),
+		// queueFlows(): listed here once
 		// their flow files exist (the lead wires them in at merge).
 	}
 }
