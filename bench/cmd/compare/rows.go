@@ -56,7 +56,12 @@ var rows = []row{
 	{op: "scaling: lock acquire+release, 1 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=1", their: "BenchmarkScaling/lock/redislock/g=1", goal: 0},
 	{op: "scaling: lock acquire+release, 16 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=16", their: "BenchmarkScaling/lock/redislock/g=16", goal: 0},
 	{op: "scaling: lock acquire+release, 64 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=64", their: "BenchmarkScaling/lock/redislock/g=64", goal: 0},
+	{op: "saturation: ratelimit FixedWindow, 64 goroutines", peer: "the limit: redis-benchmark EVALSHA INCR+PEXPIRE, -c 64 -P 16", ours: "BenchmarkSaturation/ratelimit-fixed/g=64", their: satName(64), goal: 0.5, sat: 64, noPeer: satNoCluster},
+	{op: "saturation: ratelimit FixedWindow, 256 goroutines", peer: "the limit: redis-benchmark EVALSHA INCR+PEXPIRE, -c 256 -P 16", ours: "BenchmarkSaturation/ratelimit-fixed/g=256", their: satName(256), goal: 0.5, sat: 256, noPeer: satNoCluster},
 }
 
 // scsNoCluster is why the session rows have no peer figures on a cluster.
 const scsNoCluster = "scs's goredisstore takes a *redis.Client, not a cluster client"
+
+// satNoCluster is why the saturation rows have no limit on a cluster.
+const satNoCluster = "the compare command runs redis-benchmark on the standalone server only"
