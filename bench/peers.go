@@ -9,6 +9,7 @@ import (
 	_ "github.com/alexedwards/scs/goredisstore"
 	_ "github.com/alexedwards/scs/v2"
 	_ "github.com/bsm/redislock"
+	_ "github.com/centrifugal/centrifuge"
 	_ "github.com/go-redis/redis_rate/v10"
 	_ "github.com/go-redsync/redsync/v4"
 	_ "github.com/go-redsync/redsync/v4/redis/goredis/v9"

@@ -9,6 +9,12 @@
 //	cd bench && go run ./cmd/compare                   # 5 runs, 2s each, standalone
 //	cd bench && go run ./cmd/compare -cluster -n 5     # and the cluster rows
 //	cd bench && go run ./cmd/compare -out RESULTS.md   # rewrite the results file
+//	cd bench && go run ./cmd/compare -append -out RESULTS-goals.md  # add this run's tables
+//
+// The header and every table's heading name the host (CPU model, kernel,
+// CPUs) and the date, so that results from different hosts can be told
+// apart; -append adds a run's tables to the end of -out instead of
+// rewriting it, one section per run.
 //
 // Each run executes every benchmark once, ours and the peer's back to
 // back, so that both see the same load; the runs repeat that n times.
@@ -42,11 +48,13 @@ func main() {
 	cluster := flag.Bool("cluster", false, "also run every pair on a 3-master cluster")
 	only := flag.String("only", "", "regexp: keep the rows whose operation matches")
 	out := flag.String("out", "", "write the Markdown report to this file (default: stdout)")
+	appendOut := flag.Bool("append", false, "add the report to the end of -out (one section per run) instead of rewriting it")
 	server := flag.String("redis-server", "redis-server", "the redis-server binary")
+	rbench := flag.String("redis-benchmark", "redis-benchmark", "the redis-benchmark binary (the saturation rows' limit)")
 	flag.Parse()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := config{runs: *n, benchtime: *benchtime, server: *server}
+	cfg := config{runs: *n, benchtime: *benchtime, server: *server, rbench: *rbench}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {
@@ -59,15 +67,23 @@ func main() {
 		fail(err)
 	}
 	w := io.Writer(os.Stdout)
+	continued := false
 	if *out != "" {
-		f, err := os.Create(*out)
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if *appendOut {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+			if st, err := os.Stat(*out); err == nil && st.Size() > 0 {
+				continued = true
+			}
+		}
+		f, err := os.OpenFile(*out, flags, 0o644)
 		if err != nil {
 			fail(err)
 		}
 		defer f.Close()
 		w = f
 	}
-	rep.write(w)
+	rep.write(w, continued)
 	if !rep.met() {
 		fmt.Fprintln(os.Stderr, "compare: some rows miss their goal (see the table)")
 	}
@@ -82,6 +98,7 @@ type config struct {
 	runs      int
 	benchtime string
 	server    string
+	rbench    string
 	only      *regexp.Regexp
 }
 
@@ -91,11 +108,17 @@ type row struct {
 	ours, their string  // benchmark names without the -GOMAXPROCS suffix
 	goal        float64 // the median ratio the row must reach
 	noPeer      string  // why the peer's side may not run (on a cluster), if it may not
+	// sat > 0 makes a saturation row: the peer is redis-benchmark at
+	// -c sat -P 16 running satScript's EVALSHA on the standalone server
+	// in the same run (their is satName(sat)), the ratio is our rate as
+	// a fraction of that limit, and only the ratio is judged.
+	sat int
 }
 
 // backend is where one set of runs went.
 type backend struct {
 	name    string
+	addr    string   // a standalone server's address, "" for a cluster
 	env     []string // REDIS_ADDR=... or REDIS_CLUSTER_ADDRS=...
 	version string
 	runs    []map[string]result // per run: benchmark name -> result
@@ -110,6 +133,7 @@ type report struct {
 	started  time.Time
 	goVer    string
 	command  string
+	host     host
 }
 
 func compare(ctx context.Context, cfg config, withCluster bool) (*report, error) {
@@ -124,6 +148,7 @@ func compare(ctx context.Context, cfg config, withCluster bool) (*report, error)
 	}
 	v, _ := exec.Command("go", "version").Output()
 	rep.goVer = strings.TrimSpace(string(v))
+	rep.host = thisHost()
 	dir, err := os.MkdirTemp("", "compare-")
 	if err != nil {
 		return nil, err
@@ -140,7 +165,7 @@ func compare(ctx context.Context, cfg config, withCluster bool) (*report, error)
 		return nil, err
 	}
 	defer stop()
-	rep.backends = append(rep.backends, &backend{name: "standalone", env: []string{"REDIS_ADDR=" + sa[0]}, version: serverVersion(sa[0])})
+	rep.backends = append(rep.backends, &backend{name: "standalone", addr: sa[0], env: []string{"REDIS_ADDR=" + sa[0]}, version: serverVersion(sa[0])})
 	if withCluster {
 		ca, stopc, err := startCluster(ctx, cfg.server, dir)
 		if err != nil {
@@ -157,6 +182,15 @@ func compare(ctx context.Context, cfg config, withCluster bool) (*report, error)
 			if err != nil {
 				return nil, err
 			}
+			if b.addr != "" {
+				for _, c := range satClients(rep.rows) {
+					r, err := saturate(ctx, cfg.rbench, b.addr, c, cfg.benchtime)
+					if err != nil {
+						return nil, err
+					}
+					res[satName(c)] = r
+				}
+			}
 			b.runs = append(b.runs, res)
 		}
 	}
@@ -170,6 +204,9 @@ func benchPattern(rs []row) string {
 	var tops []string
 	for _, r := range rs {
 		for _, name := range []string{r.ours, r.their} {
+			if strings.HasPrefix(name, satPrefix) {
+				continue // not a go benchmark
+			}
 			top := strings.SplitN(strings.TrimPrefix(name, "Benchmark"), "/", 2)[0]
 			if !seen[top] {
 				seen[top] = true
@@ -348,10 +385,12 @@ func (b *backend) summarize(r row) (summary, bool) {
 }
 
 // meets reports whether a row reaches its goal: the median ratio, and a
-// Redis CPU time per operation no higher than the peer's where the peer
-// uses Redis on that path at all (0.05 µs/op: noise).
+// Redis CPU time per operation no higher than the peer's (for a goal
+// below 1, no higher than the peer's divided by the goal: a goal of 0.5
+// allows twice the peer's) where the peer uses Redis on that path at all
+// (0.05 µs/op: noise). A saturation row is judged on its ratio alone.
 func (s summary) meets(r row) bool {
-	return s.ratio >= r.goal && (s.cpuTheir < 0.05 || s.cpuOurs <= s.cpuTheir)
+	return s.ratio >= r.goal && (r.sat > 0 || s.cpuTheir < 0.05 || s.cpuOurs*min(r.goal, 1) <= s.cpuTheir)
 }
 
 // num formats a positive figure with three significant digits.
@@ -393,13 +432,22 @@ func (r *report) met() bool {
 	return true
 }
 
-func (r *report) write(w io.Writer) {
-	fmt.Fprintf(w, "# Benchmark results\n\n")
-	fmt.Fprintf(w, "Generated by `%s` on %s (%d CPUs, %s, %s), %d runs of `-benchtime %s` each; the benchmarks are bench/*_test.go.\n\n",
-		strings.TrimSpace(r.command), r.started.Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.GOARCH, r.goVer, r.cfg.runs, r.cfg.benchtime)
-	fmt.Fprintf(w, "Ratio: the peer's ns/op ÷ ours from the same run (above 1: we serve more operations per second), median over the runs with min–max. Redis µs/op: the private servers' CPU time (INFO cpu, user + system) per operation, median; it decides how many operations one Redis serves and barely depends on client noise. Client µs/op: the benchmark process's CPU time (getrusage, every goroutine and the GC) per operation, median: the client's work, which on a busy machine moves far less than µs/op. Trips/op: round trips per operation (auto-pipelined calls share them, so below 1). Goal: the median ratio a row must reach; a row also misses when our Redis µs/op is above the peer's.\n\n")
+func (r *report) write(w io.Writer, continued bool) {
+	when := r.started.Format("2006-01-02 15:04 UTC")
+	if continued {
+		// A later run's section: its own heading; the legend is the
+		// file's first section's.
+		fmt.Fprintf(w, "\n---\n\n# Run of %s on %s\n\n", when, r.host)
+	} else {
+		fmt.Fprintf(w, "# Benchmark results\n\n")
+	}
+	fmt.Fprintf(w, "Generated by `%s` on %s (%s, %d CPUs, %s, %s), %d runs of `-benchtime %s` each; the benchmarks are bench/*_test.go.\n\n",
+		strings.TrimSpace(r.command), when, r.host, runtime.NumCPU(), runtime.GOARCH, r.goVer, r.cfg.runs, r.cfg.benchtime)
+	if !continued {
+		fmt.Fprintf(w, "Ratio: the peer's ns/op ÷ ours from the same run (above 1: we serve more operations per second), median over the runs with min–max. Redis µs/op: the private servers' CPU time (INFO cpu, user + system) per operation, median; it decides how many operations one Redis serves and barely depends on client noise. Client µs/op: the benchmark process's CPU time (getrusage, every goroutine and the GC) per operation, median: the client's work, which on a busy machine moves far less than µs/op. Trips/op: round trips per operation (auto-pipelined calls share them, so below 1). Goal: the median ratio a row must reach; a row also misses when our Redis µs/op is above the peer's (above the peer's ÷ the goal for a goal below 1: a goal of 0.5 allows twice the peer's Redis µs/op). Saturation rows: the peer column is redis-benchmark's EVALSHA rate on the same server in the same run, and the ratio is our operations per second as a fraction of it. Each table's heading names the host it ran on; a file written with `-append` holds one section per run.\n\n")
+	}
 	for _, b := range r.backends {
-		fmt.Fprintf(w, "## %s (Redis %s)\n\n", b.name, b.version)
+		fmt.Fprintf(w, "## %s (Redis %s), %s, %d CPUs, %s\n\n", b.name, b.version, r.host, runtime.NumCPU(), when)
 		fmt.Fprintf(w, "| Operation | Peer | Ratio (min–max) | Goal | Ours µs/op | Peer µs/op | Redis µs/op ours | Redis µs/op peer | Client µs/op ours | Client µs/op peer | Trips/op | Allocs/op ours | Allocs/op peer | Met |\n")
 		fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, row := range r.rows {
@@ -477,4 +525,39 @@ func (b *backend) writeAll(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.2f | %.0f | %.0f |\n", n, num(median(ns)/1e3), num(median(cpu)), num(median(self)), median(trips), median(bytes), median(allocs))
 	}
 	fmt.Fprintf(w, "\n</details>\n\n")
+}
+
+// host names the machine a report ran on: its CPU model and kernel.
+type host struct{ cpu, kernel string }
+
+func (h host) String() string { return h.cpu + ", kernel " + h.kernel }
+
+// thisHost reads the CPU model (/proc/cpuinfo "model name", else the
+// first of "Hardware", "CPU part" or "cpu" that names one) and the kernel
+// release (/proc/sys/kernel/osrelease, else uname -r); "?" for what it
+// cannot tell.
+func thisHost() host {
+	h := host{cpu: "?", kernel: "?"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		found := map[string]string{}
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(l, ":")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if ok && v != "" && found[k] == "" {
+				found[k] = v
+			}
+		}
+		for _, k := range []string{"model name", "Hardware", "CPU part", "cpu"} {
+			if v := found[k]; v != "" {
+				h.cpu = v
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		h.kernel = string(bytes.TrimSpace(b))
+	} else if b, err := exec.Command("uname", "-r").Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		h.kernel = string(bytes.TrimSpace(b))
+	}
+	return h
 }
