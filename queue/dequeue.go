@@ -60,7 +60,7 @@ func (q *Queue[T]) dequeue(ctx context.Context, n int) ([]*Job[T], time.Duration
 func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], time.Duration, error) {
 	const op = "dequeue"
 	readInbox := "0"
-	if inbox {
+	if inbox || q.o.seed { // WithSeedConsumers: the "inbox" is the executions list
 		readInbox = "1"
 	}
 	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(replayWindow), q.o.maxRetries, unit.MsCeil(maxLease), readInbox, q.o.events}
@@ -227,8 +227,15 @@ func (q *Queue[T]) idle(ctx context.Context, wait time.Duration) error {
 		return pkg.Fail(op, q.wake, nil, err)
 	}
 	// BLMOVE with a fractional timeout (Redis >= 6.2); go-redis's BLMove
-	// rounds anything under a second up to one.
-	err := q.run.Client().Do(ctx, "blmove", q.wake, q.inbox, "right", "left", strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)).Err()
+	// rounds anything under a second up to one. WithSeedConsumers: the
+	// token list holds nothing but tokens, so a token is popped.
+	secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
+	var err error
+	if q.o.seed {
+		err = q.run.Client().Do(ctx, "brpop", q.wake, secs).Err()
+	} else {
+		err = q.run.Client().Do(ctx, "blmove", q.wake, q.inbox, "right", "left", secs).Err()
+	}
 	switch {
 	case err == nil, errors.Is(err, redis.Nil):
 		return nil

@@ -32,6 +32,12 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "wake-up list idle consumers block on (BLMOVE to the inbox); jobs pushed here in the AI platform's format are adopted",
 	})
+	tokenKey = keys.MustCompile(keys.Pattern{
+		Template: "queue:{queue_name}:wake", Type: keys.List,
+		Persistent: "bounded: one wake-up token",
+		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
+		Purpose: "WithSeedConsumers only: the wake-up token idle consumers block on (BRPOP), kept off the executions list that the AI platform's consumers pop",
+	})
 	inboxKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:inbox", Type: keys.List,
 		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait",
@@ -170,7 +176,7 @@ var (
 // their keyspace.
 func Schema() keys.Schema {
 	return keys.Schema{
-		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
+		Templates: []*keys.Template{wakeKey, tokenKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
 		Decoders:  decoders(),
 	}
 }
