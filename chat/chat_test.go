@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -802,4 +803,30 @@ func TestStaleRosterNeverLeavesAGhost(t *testing.T) {
 	a, err := c.Open(ctx, "new", Normal)
 	require.NoError(t, err)
 	assert.Equal(t, "a1", a.Admin, "the place is free")
+}
+
+// TestUnreadSkipsMembersWithoutState: a member of the unread queue or the
+// backlog with no state (another writer's, or one a routing call has not
+// repaired yet) is not listed: its score is not one this package wrote.
+func TestUnreadSkipsMembersWithoutState(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := newChat(t, e)
+	team(t, c, 1, 10)
+	_, err := c.Open(ctx, "c1", Normal)
+	require.NoError(t, err)
+	_, err = c.Append(ctx, "c1", Message{Content: "hi", SenderRole: User})
+	require.NoError(t, err)
+	now := float64(e.Now().UnixMilli())
+	for _, k := range []string{c.global[2], c.global[3]} {
+		require.NoError(t, e.Client.ZAdd(ctx, k, redis.Z{Score: 100 + now, Member: "ghost"}).Err())
+	}
+	require.NoError(t, e.Client.ZAdd(ctx, c.global[1], redis.Z{Score: now, Member: "ghost"}).Err())
+	u, err := c.Unread(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, u, 1)
+	assert.Equal(t, "c1", u[0].Conversation)
+	b, err := c.Backlog(ctx, 10)
+	require.NoError(t, err)
+	assert.Empty(t, b)
 }

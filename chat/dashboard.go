@@ -42,8 +42,12 @@ func (c *Chat) Dashboard(ctx context.Context, admin string) (Dashboard, error) {
 		return Dashboard{}, err
 	}
 	dk := q[3]
+	others := 0
+	if c.opt.noTag {
+		others = 1
+	}
 	rep, err := c.run.Run(ctx, dashboardOp, []string{dk, c.global[1], c.global[2], q[1], q[2]},
-		unit.MsCeil(c.opt.convTTL), unit.MsCeil(c.opt.dashTTL), maxCapacity)
+		unit.MsCeil(c.opt.convTTL), unit.MsCeil(c.opt.dashTTL), maxCapacity, others)
 	if err != nil {
 		return Dashboard{}, err
 	}

@@ -12,6 +12,8 @@
 -- ARGV[2] dashboard TTL, ms
 -- ARGV[3] MAX_CAPACITY, the largest capacity (an assignments set
 --         holds at most that many)
+-- ARGV[4] '1' when another writer shares the cache (WithoutTag: the
+--         home-automation backend writes it without computed_at), else '0'
 -- Returns {'ok', 1 when served from the cache else 0, total_active,
 -- assigned_to_me, unread_count, avg_response_time, resolved_today,
 -- computed_at}, the cached fields as they are stored (false when
@@ -19,12 +21,16 @@
 return guarded(function()
   local h = rc(1, 'HMGET', 'total_active', 'assigned_to_me', 'unread_count', 'avg_response_time',
     'resolved_today', 'computed_at')
+  -- a cache without computed_at is the other writer's: computed again
+  -- (replaced); otherwise any field makes it a cache of this package's
+  local theirs = ARGV[4] == '1' and not h[6]
   for j = 1, 6 do
-    if h[j] then
+    if h[j] and not theirs then
       for x = 1, 6 do h[x] = h[x] or false end
       return {'ok', 1, unpack(h)}
     end
   end
+  if theirs then rc(1, 'DEL') end
   local now = now_ms()
   local floor = now - tonumber(ARGV[1])
   local total = rc(2, 'ZCOUNT', '(' .. int_str(floor), '+inf')

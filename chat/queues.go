@@ -22,15 +22,18 @@ type Waiting struct {
 
 // Unread returns up to limit conversations of the unread queue
 // (chat:{tag}:conversations:unread), most urgent first and, within a
-// priority, oldest first, skipping expired conversations (one read-only
-// script). limit must be in [1, 1000].
+// priority, oldest first, skipping expired conversations and members
+// without a state (another writer's, such as the home-automation
+// backend's ZADD: its score is not one this package reads) (one
+// read-only script). limit must be in [1, 1000].
 func (c *Chat) Unread(ctx context.Context, limit int) ([]Waiting, error) {
 	return c.waiting(ctx, "unread", c.global[2], limit)
 }
 
 // Backlog returns up to limit conversations assigned to nobody
 // (chat:{tag}:conversations:backlog), in the order they will be handed
-// out: most urgent first and, within a priority, oldest first.
+// out: most urgent first and, within a priority, oldest first, skipping
+// members without a state as Unread does.
 func (c *Chat) Backlog(ctx context.Context, limit int) ([]Waiting, error) {
 	return c.waiting(ctx, "backlog", c.global[3], limit)
 }
@@ -102,7 +105,7 @@ func (c *Chat) listCall(op, key string, limit int, mode string) (call.Call, erro
 	if limit < 1 || limit > maxPage {
 		return call.Call{}, pkg.Invalidf(op, "limit %d outside [1, %d]", limit, maxPage)
 	}
-	return call.Call{Op: queueOp, Keys: []string{key, c.global[1]}, Args: []any{unit.MsCeil(c.opt.convTTL), limit, mode}}, nil
+	return call.Call{Op: queueOp, Keys: []string{key, c.global[1], c.global[0]}, Args: []any{unit.MsCeil(c.opt.convTTL), limit, mode}}, nil
 }
 
 // decodeList decodes the queue script's reply for key: the IDs and

@@ -100,6 +100,6 @@ var (
 
 	dashboardOp    = reading("dashboard", dashboardLua, dashboardKey, activeKey, unreadKey, assignmentsKey, statsKey)
 	messagesOp     = reading("messages", messagesLua, messagesKey)
-	queueOp        = reading("queue", queueLua, backlogKey, activeKey)
+	queueOp        = reading("queue", queueLua, backlogKey, activeKey, stateKey)
 	conversationOp = reading("conversation", conversationLua, stateKey, activeKey, unreadKey)
 )

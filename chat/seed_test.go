@@ -2,11 +2,13 @@ package chat
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -152,4 +154,53 @@ func TestSeedChatSharesTheBackendsKeys(t *testing.T) {
 	assert.Equal(t, "away", e.Client.Get(ctx, p+"admin:789:presence").Val())
 	left := e.Client.TTL(ctx, p+"admin:789:presence").Val()
 	assert.True(t, left > 0 && left <= 1800*time.Second)
+}
+
+// TestSeedBackendsDashboardAndUnreadQueue: the backend's own dashboard
+// cache (its four fields, no computed_at) is computed again and replaced,
+// not reported as corrupt; and a conversation the backend queued as
+// unread with its weight + Date.now() score (no state in the package) is
+// skipped by Unread, not misread as a low-priority conversation queued
+// in the next century.
+func TestSeedBackendsDashboardAndUnreadQueue(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend == harness.Cluster {
+		t.Skip("WithoutTag is standalone-only: TestSeedWithoutTagRefusals proves the cluster's refusal")
+	}
+	ctx := e.Ctx()
+	ns := keys.Namespace{Prefix: e.NS.Prefix, NoHashTags: true}
+	c, err := New(e.Client, WithNamespace(ns), WithoutTag())
+	require.NoError(t, err)
+	p := e.NS.Prefix
+	require.NoError(t, c.Availability().Set(ctx, "123", "online"))
+	require.NoError(t, c.AddAdmin(ctx, "123", 0))
+	_, err = c.Open(ctx, "100", Normal)
+	require.NoError(t, err)
+	_, err = c.Append(ctx, "100", Message{Content: "hi", SenderRole: User})
+	require.NoError(t, err)
+
+	// The backend's code (seed 000 §5, node-redis's object form of zAdd).
+	now := e.Now().UnixMilli()
+	require.NoError(t, e.Client.SAdd(ctx, p+"admin:123:assignments", "456").Err())
+	require.NoError(t, e.Client.ZAdd(ctx, p+"chat:conversations:active", redis.Z{Score: float64(now), Member: "456"}).Err())
+	require.NoError(t, e.Client.ZAdd(ctx, p+"chat:conversations:unread", redis.Z{Score: float64(100 + now), Member: "456"}).Err())
+	require.NoError(t, e.Client.HSet(ctx, p+"chat:admin:dashboard:123",
+		"total_active", "45", "assigned_to_me", "12", "unread_count", "5", "avg_response_time", "4.2").Err())
+
+	u, err := c.Unread(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, u, 1, "the backend's conversation has no state: skipped")
+	assert.Equal(t, "100", u[0].Conversation)
+
+	d, err := c.Dashboard(ctx, "123")
+	require.NoError(t, err, "the backend's cache is not corrupt: it is computed again")
+	assert.False(t, d.Cached)
+	assert.NotEqual(t, 45, d.TotalActive, "computed from the keys, not the backend's numbers")
+	h, err := e.Client.HGetAll(ctx, p+"chat:admin:dashboard:123").Result()
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprint(d.TotalActive), h["total_active"], "the backend's HGETALL reads the package's cache")
+	assert.NotEmpty(t, h["computed_at"])
+	d2, err := c.Dashboard(ctx, "123")
+	require.NoError(t, err)
+	assert.True(t, d2.Cached, "the package's cache is then served")
 }
