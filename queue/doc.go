@@ -68,6 +68,15 @@
 // byte-identical to the AI platform's job queues (standalone server only;
 // docs/ai-platform.md).
 //
+// # Sharing the list with Node
+//
+// With WithSeedConsumers the executions list holds only the AI
+// platform's items (the wake-up token moves to queue:{queue_name}:wake):
+// every dequeue adopts the items a Node producer LPUSHed, and Handoff
+// LPUSHes a job in the item's format, the payload's fields at its top
+// level, for a Node consumer that RPOPs it ("Sharing the list with Node"
+// in docs/queue.md).
+//
 // The long form (every guarantee in full, design, failover figures, how
 // the AI platform's layout maps, limits) is
 // https://github.com/redschema/redschema/blob/main/docs/queue.md.

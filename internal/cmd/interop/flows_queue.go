@@ -504,7 +504,7 @@ func queuePriorityScores(ctx context.Context, e *env) error {
 		return err
 	}
 	if len(got) != 1 || got[0].Member != "p1" {
-		return fmt.Errorf("Node reads the high set as %+v, want p1", got)
+		return fmt.Errorf("the seed's reader sees the high set as %+v, want p1", got)
 	}
 	ready := time.UnixMilli(int64(got[0].Score / 1000))
 	if time.Since(ready).Abs() > time.Minute {
