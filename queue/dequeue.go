@@ -227,12 +227,18 @@ func (q *Queue[T]) idle(ctx context.Context, wait time.Duration) error {
 		return pkg.Fail(op, q.wake, nil, err)
 	}
 	// BLMOVE with a fractional timeout (Redis >= 6.2); go-redis's BLMove
-	// rounds anything under a second up to one. WithSeedConsumers: the
-	// token list holds nothing but tokens, so a token is popped.
+	// rounds anything under a second up to one.
 	secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
 	var err error
 	if q.o.seed {
-		err = q.run.Client().Do(ctx, "brpop", q.wake, secs).Err()
+		// WithSeedConsumers: the token list (the inbox) holds tokens,
+		// popped; anything else there was moved by a consumer without the
+		// option (during a switch) and goes back at once, for the next
+		// dequeue to adopt.
+		var v []any
+		if v, err = q.run.Client().Do(ctx, "brpop", q.wake, secs).Slice(); err == nil && len(v) == 2 && v[1] != "1" {
+			err = q.run.Client().RPush(context.WithoutCancel(ctx), q.wake, v[1]).Err()
+		}
 	} else {
 		err = q.run.Client().Do(ctx, "blmove", q.wake, q.inbox, "right", "left", secs).Err()
 	}

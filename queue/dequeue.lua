@@ -12,7 +12,7 @@
 -- KEYS[8]  dead list      queue:dlq:{q}
 -- KEYS[9]  wake list      queue:{q}:executions
 -- KEYS[10] inbox list     queue:{q}:inbox
---          (WithSeedConsumers: KEYS[9] is the token list queue:{q}:wake
+--          (WithSeedConsumers: KEYS[9] is the inbox, which holds the token,
 --          and KEYS[10] the executions list, read at every dequeue
 --          (ARGV[8] "1"), so the token never enters the list that the
 --          seed's consumers pop)

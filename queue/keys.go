@@ -32,17 +32,11 @@ var (
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues, Seed: "001 §5",
 		Purpose: "wake-up list idle consumers block on (BLMOVE to the inbox); jobs pushed here in the AI platform's format are adopted",
 	})
-	tokenKey = keys.MustCompile(keys.Pattern{
-		Template: "queue:{queue_name}:wake", Type: keys.List,
-		Persistent: "bounded: one wake-up token",
-		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "WithSeedConsumers only: the wake-up token idle consumers block on (BRPOP), kept off the executions list that the AI platform's consumers pop",
-	})
 	inboxKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:inbox", Type: keys.List,
-		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait",
+		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait (WithSeedConsumers: one wake-up token)",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost",
+		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost; with WithSeedConsumers, the wake-up token idle consumers block on, kept off the executions list",
 	})
 	replyKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: replayWindow,
@@ -176,7 +170,7 @@ var (
 // their keyspace.
 func Schema() keys.Schema {
 	return keys.Schema{
-		Templates: []*keys.Template{wakeKey, tokenKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
+		Templates: []*keys.Template{wakeKey, inboxKey, replyKey, priorityKey, jobsKey, stateKey, errorsKey, activeKey, uniqueKey, scheduleKey, progressKey, doneKey, doneAtKey, cancelKey, cancelChannel, eventsKey, flowsKey, rateKey, groupActiveKey, groupRateKey, statsKey, dailyKey, deadKey},
 		Decoders:  decoders(),
 	}
 }

@@ -309,7 +309,7 @@ func WithoutReplayMemo() Option { return func(o *options) { o.noMemo = true } }
 // (queue:{queue_name}:executions: an RPOP of the item JSON), so that Go
 // and Node share the list during a migration:
 //
-//   - the wake-up token moves off that list to queue:{queue_name}:wake,
+//   - the wake-up token moves off that list to queue:{queue_name}:inbox,
 //     which idle consumers of this package block on, so no consumer of the
 //     AI platform ever pops the token as a job;
 //   - every dequeue reads the executions list and adopts the items there
@@ -318,9 +318,10 @@ func WithoutReplayMemo() Option { return func(o *options) { o.noMemo = true } }
 //   - Handoff is allowed: it pushes a job onto that list in the AI
 //     platform's item format, for a consumer of either side.
 //
-// Every instance of the queue (producers, workers, schedulers, admin
-// tools) must then have the option; see "Sharing the list with Node" in
-// docs/queue.md.
+// Every instance of the queue that writes (producers, workers,
+// schedulers, admin tools) must then have the option; what instances
+// without it left in the inbox is adopted. See "Sharing the list with
+// Node" in docs/queue.md.
 //
 // Default: off (the token is kept in the executions list).
 func WithSeedConsumers() Option { return func(o *options) { o.seed = true } }

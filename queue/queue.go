@@ -89,10 +89,11 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.inbox = build(inboxKey, name)
 	q.execs = q.wake
 	if o.seed {
-		// The token goes to a list of its own, and the executions list,
-		// which consumers of the AI platform pop, takes the inbox's place
-		// in the dequeue script: every dequeue adopts what it holds.
-		q.wake, q.inbox = build(tokenKey, name), q.execs
+		// The token goes to the inbox, and the executions list, which
+		// consumers of the AI platform pop, takes the inbox's place in
+		// the dequeue script: every dequeue adopts what it holds (and
+		// what a consumer without the option left in the inbox).
+		q.wake, q.inbox = q.inbox, q.execs
 	}
 	q.schedules = build(scheduleKey, name)
 	q.progress = build(progressKey, name)

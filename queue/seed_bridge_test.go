@@ -416,3 +416,38 @@ func TestSeedBridgeKeysAreTheSeeds(t *testing.T) {
 	assert.Equal(t, int64(1), e.Client.LLen(ctx, e.NS.Prefix+"queue:dlq:n8n").Val())
 	assert.Zero(t, e.Client.Exists(ctx, e.NS.Prefix+"queue:n8n:executions").Val(), "no token on the seed's list")
 }
+
+// Switching a queue to WithSeedConsumers needs no drain: an item that a
+// consumer without the option moved to the inbox (its wait ended, and it
+// stopped before its next dequeue) is adopted by a consumer with it, and
+// one moved there while a consumer with it waits is not lost either.
+func TestSeedConsumersAdoptWhatTheInboxHeld(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	inbox := e.NS.Prefix + "queue:{n8n}:inbox"
+	require.NoError(t, e.Client.LPush(ctx, inbox, seedItem("left", 0)).Err())
+	q := newQ(t, e, "n8n", queue.WithSeedConsumers())
+	j, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "left", j.ID)
+	require.NoError(t, q.Ack(ctx, j))
+
+	got := make(chan string, 1)
+	go func() {
+		j, err := q.Dequeue(ctx)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- j.ID
+	}()
+	time.Sleep(100 * time.Millisecond) // the consumer waits on the inbox
+	require.NoError(t, e.Client.LPush(ctx, inbox, seedItem("moved", 0)).Err())
+	select {
+	case id := <-got:
+		assert.Equal(t, "moved", id)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the item moved to the inbox was not delivered")
+	}
+	assert.Zero(t, e.Client.LLen(ctx, e.NS.Prefix+"queue:{n8n}:executions").Val())
+}
