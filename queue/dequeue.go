@@ -60,7 +60,7 @@ func (q *Queue[T]) dequeue(ctx context.Context, n int) ([]*Job[T], time.Duration
 func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], time.Duration, error) {
 	const op = "dequeue"
 	readInbox := "0"
-	if inbox {
+	if inbox || q.o.seed { // WithSeedConsumers: the "inbox" is the executions list
 		readInbox = "1"
 	}
 	args := []any{n, unit.MsCeil(q.o.lease), q.o.deadCap, unit.MsCeil(deadTTL), unit.MsCeil(replayWindow), q.o.maxRetries, unit.MsCeil(maxLease), readInbox, q.o.events}
@@ -228,7 +228,20 @@ func (q *Queue[T]) idle(ctx context.Context, wait time.Duration) error {
 	}
 	// BLMOVE with a fractional timeout (Redis >= 6.2); go-redis's BLMove
 	// rounds anything under a second up to one.
-	err := q.run.Client().Do(ctx, "blmove", q.wake, q.inbox, "right", "left", strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)).Err()
+	secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
+	var err error
+	if q.o.seed {
+		// WithSeedConsumers: the token list (the inbox) holds tokens,
+		// popped; anything else there was moved by a consumer without the
+		// option (during a switch) and goes back at once, for the next
+		// dequeue to adopt.
+		var v []any
+		if v, err = q.run.Client().Do(ctx, "brpop", q.wake, secs).Slice(); err == nil && len(v) == 2 && v[1] != "1" {
+			err = q.run.Client().RPush(context.WithoutCancel(ctx), q.wake, v[1]).Err()
+		}
+	} else {
+		err = q.run.Client().Do(ctx, "blmove", q.wake, q.inbox, "right", "left", secs).Err()
+	}
 	switch {
 	case err == nil, errors.Is(err, redis.Nil):
 		return nil

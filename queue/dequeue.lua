@@ -12,6 +12,10 @@
 -- KEYS[8]  dead list      queue:dlq:{q}
 -- KEYS[9]  wake list      queue:{q}:executions
 -- KEYS[10] inbox list     queue:{q}:inbox
+--          (WithSeedConsumers: KEYS[9] is the inbox, which holds the token,
+--          and KEYS[10] the executions list, read at every dequeue
+--          (ARGV[8] "1"), so the token never enters the list that the
+--          seed's consumers pop)
 -- KEYS[11] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[12] flows hash     queue:{q}:flows       flow parents and children
 -- KEYS[13] day prefix     queue:{q}:daily: (the day's counts are this
@@ -151,7 +155,11 @@ local function adopt(raw, k, src)
     id = v.id
   end
   local lvl, prio = 'normal', 0
-  local p = tonumber(v.priority)
+  local p = v.priority
+  if p == 'high' or p == 'low' then
+    p = p == 'high' and 1 or -1
+  end
+  p = tonumber(p)
   if p and p > 0 then
     lvl, prio = 'high', 1
   elseif p and p < 0 then
@@ -163,8 +171,16 @@ local function adopt(raw, k, src)
     deadn = deadn + 1
     return
   end
+  -- created_at: RFC 3339 as written, or Unix ms (JavaScript's
+  -- Date.now(), a number or a string of digits) as RFC 3339; else now.
   local created = v.created_at
-  if type(created) ~= 'string' or not string.match(created, '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.?%d*[Z%+%-]') then
+  local ms = type(created) == 'number' and created or nil
+  if type(created) == 'string' and string.match(created, '^%d+$') then
+    ms = tonumber(created)
+  end
+  if ms then
+    created = ms >= 0 and ms < 253402300800000 and ms % 1 == 0 and rfc3339(ms) or rfc3339(now)
+  elseif type(created) ~= 'string' or not string.match(created, '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.?%d*[Z%+%-]') then
     created = rfc3339(now)
   end
   local retry = to_int(v.retry_count, 0, 1000000) or 0

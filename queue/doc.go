@@ -51,7 +51,7 @@
 //	queue:{{queue_name}}:flows               HASH     none (bounded: one field per parent waiting for its children and one per child of such a parent, deleted as the children finish (or are deleted or purged))      flows (EnqueueFlow): p:{parent_id} -> children left, dead-child policy, parent's priority; c:{child_id} -> parent ID
 //	queue:{{queue_name}}:gactive:{group}     ZSET     24h (the longest lease) after the group's last lease; members no longer in the active set are dropped by the next dequeue of the group                           group concurrency (WithGroupLimits): job IDs of the group leased, scored by lease deadline at lease time; a member counts while it is in the active set
 //	queue:{{queue_name}}:grate:{group}       STRING   one period past the end of its rate window (the group's rate period; the value names its window)                                                                 group rate (WithGroupLimits): "window,count": the current fixed window (Unix ms / period) and the group's jobs leased in it
-//	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait)                                           wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost
+//	queue:{{queue_name}}:inbox               LIST     none (bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait (WithSeedConsumers: one wake-up token))    wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost; with WithSeedConsumers, the wake-up token idle consumers block on, kept off the executions list
 //	queue:{{queue_name}}:jobs                HASH     none (bounded: one field per live job, deleted on ack, dead letter or delete)                                                                                    job ID -> job JSON in the AI platform's item format
 //	queue:{{queue_name}}:priority:{level}    ZSET     none (bounded: one member per pending or scheduled job; empty sets vanish)                                                                                       job IDs of one priority (high|normal|low) scored by ready time: pending, delayed, retrying
 //	queue:{{queue_name}}:progress            HASH     none (bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled)                                           job ID -> delivery and the progress JSON its handler reported (SetProgress)
@@ -66,6 +66,16 @@
 // queue:{n8n}:jobs. With keys.Namespace.NoHashTags the keys are
 // byte-identical to the AI platform's job queues (standalone server only;
 // docs/ai-platform.md).
+//
+// # Sharing the list with Node
+//
+// With WithSeedConsumers the executions list holds only the AI
+// platform's items (the wake-up token moves to the inbox,
+// queue:{queue_name}:inbox):
+// every dequeue adopts the items a Node producer LPUSHed, and Handoff
+// LPUSHes a job in the item's format, the payload's fields at its top
+// level, for a Node consumer that RPOPs it ("Sharing the list with Node"
+// in docs/queue.md).
 //
 // The long form (every guarantee in full, design, failover figures, how
 // the AI platform's layout maps, limits) is

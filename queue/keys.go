@@ -34,9 +34,9 @@ var (
 	})
 	inboxKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:inbox", Type: keys.List,
-		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait",
+		Persistent: "bounded: what blocked consumers took from the wake list, emptied by the dequeue a consumer makes after its wait (WithSeedConsumers: one wake-up token)",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
-		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost",
+		Purpose: "wake list elements a blocked consumer moved out (BLMOVE), so a job pushed in the AI platform's format is never popped and lost; with WithSeedConsumers, the wake-up token idle consumers block on, kept off the executions list",
 	})
 	replyKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:reply:{request_id}", Type: keys.String, TTL: replayWindow,

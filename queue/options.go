@@ -84,6 +84,7 @@ type options struct {
 	middleware []any // func(Handler[T]) Handler[T], checked by New[T]
 	events     int
 	noMemo     bool
+	seed       bool // WithSeedConsumers
 	// global limits (WithGlobalConcurrency, WithRateLimit,
 	// WithGroupLimits, WithGroupLimit); zero: none
 	concurrency int
@@ -302,6 +303,28 @@ func WithEvents(n int) Option { return func(o *options) { o.events = n } }
 //
 // Default: off (the memo is written).
 func WithoutReplayMemo() Option { return func(o *options) { o.noMemo = true } }
+
+// WithSeedConsumers says that consumers of the AI platform's own code
+// (docs/ai-platform.md) still pop the queue's executions list
+// (queue:{queue_name}:executions: an RPOP of the item JSON), so that Go
+// and Node share the list during a migration:
+//
+//   - the wake-up token moves off that list to queue:{queue_name}:inbox,
+//     which idle consumers of this package block on, so no consumer of the
+//     AI platform ever pops the token as a job;
+//   - every dequeue reads the executions list and adopts the items there
+//     (each item goes to one consumer, Go or Node); an idle consumer finds
+//     an item pushed there within 250 ms, its longest wait;
+//   - Handoff is allowed: it pushes a job onto that list in the AI
+//     platform's item format, for a consumer of either side.
+//
+// Every instance of the queue that writes (producers, workers,
+// schedulers, admin tools) must then have the option; what instances
+// without it left in the inbox is adopted. See "Sharing the list with
+// Node" in docs/queue.md.
+//
+// Default: off (the token is kept in the executions list).
+func WithSeedConsumers() Option { return func(o *options) { o.seed = true } }
 
 // WithGlobalConcurrency caps the jobs of the queue leased at once, across
 // every consumer and process, at n (1 to 1,000,000): the dequeue script

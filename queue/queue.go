@@ -23,6 +23,7 @@ type Queue[T any] struct {
 	isJSON bool // payloads are JSON: decode a job in one pass
 	// keys of this queue; all share the hash tag {name}
 	jobs, state, active, stats, dead, wake, inbox, schedules string
+	execs                                                    string // the executions list (Handoff); wake and inbox, see New
 	progress, done, doneAt, cancel, cancels, events, flows   string
 	errors                                                   string
 	levels                                                   [3]string // high, normal, low
@@ -86,6 +87,14 @@ func New[T any](rdb redis.UniversalClient, name string, opts ...Option) (*Queue[
 	q.dead = build(deadKey, name)
 	q.wake = build(wakeKey, name)
 	q.inbox = build(inboxKey, name)
+	q.execs = q.wake
+	if o.seed {
+		// The token goes to the inbox, and the executions list, which
+		// consumers of the AI platform pop, takes the inbox's place in
+		// the dequeue script: every dequeue adopts what it holds (and
+		// what a consumer without the option left in the inbox).
+		q.wake, q.inbox = q.inbox, q.execs
+	}
 	q.schedules = build(scheduleKey, name)
 	q.progress = build(progressKey, name)
 	q.done = build(doneKey, name)
