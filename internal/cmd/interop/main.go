@@ -122,8 +122,7 @@ func allFlows() [][]flow {
 		lockFlows(),
 		metricsFlows(),
 		sensorFlows(),
-		// queueFlows(): listed here once
-		// their flow files exist (the lead wires them in at merge).
+		queueFlows(),
 	}
 }
 
