@@ -12,6 +12,7 @@ import (
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
+	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
 	"github.com/redschema/redschema/sensor"
 )
@@ -38,6 +39,7 @@ type options struct {
 	intervals    map[string]time.Duration
 	presenceOpts []presence.Option
 	chatOpts     []chat.Option
+	queueOpts    []queue.Option
 	sensorOpts   []sensor.Option
 	memoryOpts   []aimemory.Option
 	metricDefs   []metrics.Definition
@@ -132,6 +134,18 @@ func WithPresence(opts ...presence.Option) Option {
 // Default: none (chat's defaults).
 func WithChat(opts ...chat.Option) Option {
 	return func(o *options) { o.chatOpts = append(o.chatOpts, opts...) }
+}
+
+// WithQueue passes the application's queue options to the queues the
+// dashboard's actions open (requeue, delete, pause, ...): those that
+// decide what a write does, such as queue.WithSeedConsumers (no wake-up
+// token on a list the AI platform's Node consumers pop) or
+// queue.WithMaxRetries. The namespace is the dashboard's and payloads stay
+// JSON (leave queue.WithCodec out: the pages read payloads as JSON).
+//
+// Default: none (queue's defaults).
+func WithQueue(opts ...queue.Option) Option {
+	return func(o *options) { o.queueOpts = append(o.queueOpts, opts...) }
 }
 
 // WithInterval tells the locks page that the interval job named job runs

@@ -33,7 +33,8 @@ func (h *Handler) queue(name string) (*rawQueue, error) {
 		v.used = now
 		return v.q, nil
 	}
-	q, err := queue.New[json.RawMessage](h.cs.For(keys.Queues), name, queue.WithNamespace(h.opt.ns), queue.WithPipelining(0))
+	opts := append([]queue.Option{queue.WithNamespace(h.opt.ns), queue.WithPipelining(0)}, h.opt.queueOpts...)
+	q, err := queue.New[json.RawMessage](h.cs.For(keys.Queues), name, opts...)
 	if err != nil {
 		if errors.Is(err, queue.ErrInvalid) {
 			return nil, badRequest("%v", err)

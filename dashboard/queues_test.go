@@ -15,6 +15,7 @@ import (
 	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/dashboard/internal/demo"
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/queue"
 )
 
 // queueRow is one row of /api/queues as the UI reads it.
@@ -238,4 +239,30 @@ func TestUnknownQueueNamesBounded(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, do("POST", "/api/queue/run-now", url.Values{"queue": {name}, "id": {"x"}}))
 	}
 	require.Equal(t, 64, open())
+}
+
+// WithQueue's options reach the queues the actions open: with
+// queue.WithSeedConsumers a requeue leaves no wake-up token on the
+// executions list that the AI platform's Node consumers pop; without it,
+// it does (what the option is for).
+func TestWithQueueReachesActions(t *testing.T) {
+	for _, seed := range []bool{false, true} {
+		opts := []dashboard.Option{dashboard.WithToken(testToken), dashboard.WithWrites()}
+		if seed {
+			opts = append(opts, dashboard.WithQueue(queue.WithSeedConsumers()))
+		}
+		f := setup(t, opts...)
+		ctx := f.env.Ctx()
+		list := f.env.NS.Prefix + "queue:{" + demo.Queue + "}:executions"
+		require.NoError(t, f.env.Client.Del(ctx, list).Err())
+		code, body := f.post(t, "/api/queue/requeue", url.Values{"queue": {demo.Queue}, "id": {demo.DeadIDs[0]}}, tokenHdr())
+		require.Equal(t, http.StatusOK, code, body)
+		items, err := f.env.Client.LRange(ctx, list, 0, -1).Result()
+		require.NoError(t, err)
+		if seed {
+			require.Empty(t, items, "WithSeedConsumers: no token on the shared list")
+		} else {
+			require.Equal(t, []string{"1"}, items, "without it the requeue wakes workers through the list")
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
+	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
 )
 
@@ -26,6 +27,7 @@ type appConfig struct {
 	NoHashTags bool                     `json:"no_hash_tags"`
 	Layout     string                   `json:"layout"` // "" or "seed"
 	Chat       *chatConfig              `json:"chat"`
+	Queue      *queueConfig             `json:"queue"`
 	Presence   *presenceConfig          `json:"presence"`
 	Limiters   map[string]limiterConfig `json:"limiters"`
 	Intervals  map[string]duration      `json:"intervals"` // interval job -> its interval
@@ -35,6 +37,12 @@ type chatConfig struct {
 	Tag        string `json:"tag"`         // the deployment hash tag (chat.WithTag)
 	WithoutTag bool   `json:"without_tag"` // the backend's own keys (chat.WithoutTag)
 	Capacity   int    `json:"capacity"`    // an admin's default capacity (chat.WithCapacity)
+}
+
+type queueConfig struct {
+	// SeedConsumers keeps the actions' wake-up token off the executions
+	// list the AI platform's Node consumers pop (queue.WithSeedConsumers).
+	SeedConsumers bool `json:"seed_consumers"`
 }
 
 type presenceConfig struct {
@@ -190,6 +198,9 @@ func (c *appConfig) dashboardOptions(cs *keys.Clients, ns keys.Namespace) (out [
 			co = append(co, chat.WithPresence(po...))
 		}
 		out = append(out, dashboard.WithChat(co...))
+	}
+	if c.Queue != nil && c.Queue.SeedConsumers {
+		out = append(out, dashboard.WithQueue(queue.WithSeedConsumers()))
 	}
 	for _, name := range c.limiterNames() {
 		l := c.Limiters[name]
