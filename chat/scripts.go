@@ -14,6 +14,8 @@ var (
 	libLua string
 	//go:embed open.lua
 	openLua string
+	//go:embed open_fast.lua
+	openFastLua string
 	//go:embed move.lua
 	moveLua string
 	//go:embed unassign.lua
@@ -86,7 +88,7 @@ func reading(name, body string, ts ...*keys.Template) *call.Op {
 }
 
 var (
-	openOp        = conversational("open", openLua)
+	openOp        = conversational("open", openLua, call.Head(openFastLua))
 	moveOp        = conversational("assign", moveLua, call.On(call.None, ErrNotFound))
 	unassignOp    = conversational("unassign", unassignLua, call.On(call.None, ErrNotFound))
 	resolveOp     = conversational("resolve", resolveLua, call.On(call.None, ErrNotFound))
