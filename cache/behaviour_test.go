@@ -307,7 +307,13 @@ func TestLostReplyReportsFirstOutcome(t *testing.T) {
 	})
 	t.Run("set, delete, release", func(t *testing.T) {
 		k := NewKey("/replay-set", "GET", nil)
-		lost(t, writeOp.Script().Hash(), func() { require.NoError(t, c.Set(ctx, k, item{Name: "set"})) })
+		// An untagged Set is one MULTI/EXEC of plain commands: its
+		// reply is lost by the value it carries.
+		lost(t, "replayed-set", func() { require.NoError(t, c.Set(ctx, k, item{Name: "replayed-set"})) })
+		v, err := c.Get(ctx, k, func(context.Context) (item, error) { return item{}, errors.New("no load") })
+		require.NoError(t, err)
+		assert.Equal(t, "replayed-set", v.Name, "the Set stored its value")
+		lost(t, writeOp.Script().Hash(), func() { require.NoError(t, c.Set(ctx, k, item{Name: "set"}, WithTags("replay-set"))) })
 		lost(t, deleteOp.Script().Hash(), func() { require.NoError(t, c.Delete(ctx, k)) })
 		ref, _ := c.ref("t", k)
 		assert.Zero(t, e.Client.Exists(ctx, ref.value, ref.meta).Val())

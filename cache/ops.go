@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/sub"
 	"github.com/redschema/redschema/internal/unit"
@@ -17,8 +19,10 @@ var (
 	tagBumpOp  = pkg.Declare("invalidate tag", tagBumpSrc, []*keys.Template{tagKey, tagGenKey, tagDyingKey})
 )
 
-// Set stores value at ref, with its metadata and tags, in one round trip
-// (one pipeline: the tags' scripts, then the entry's), whatever is there.
+// Set stores value at ref, with its metadata and tags, in one round trip,
+// whatever is there: without tags, one MULTI/EXEC of plain commands
+// (shared with concurrent Sets); with tags, one pipeline of the tags'
+// scripts, then the entry's.
 // A load in flight for ref loses its lease and does not overwrite value;
 // local tiers drop their copies. It fails with ErrInvalid, before any
 // I/O, for a value above the max value size or a bad option. Replayed by
@@ -45,8 +49,48 @@ func (s *Store) set(ctx context.Context, op string, ref Ref, value []byte, cfg *
 	if s.local != nil {
 		s.local.del(ref.value)
 	}
-	_, err := s.writeBack(ctx, ref, s.newID(), value, cfg, 0, nil, "set")
+	id := s.newID()
+	if len(cfg.tagKeys) == 0 {
+		err := s.sets.do(ctx, ref.value, s.setCmds(ctx, ref, id, value, cfg)...)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return pkg.Wrap(ctx, op, ref.value, err)
+		}
+		// A redirect, a failover or a network error: the write script,
+		// which the Runner retries until the deadline, writes the same.
+	}
+	_, err := s.writeBack(ctx, ref, id, value, cfg, 0, nil, "set")
 	return err
+}
+
+// setCmds are an untagged Set's commands, for one MULTI/EXEC: what the
+// write script runs in mode "set", with the same arguments (writeArgs),
+// in the same order. A Set reads nothing before it writes, so it needs
+// no script: the transaction makes it atomic (a load in flight finds its
+// lease gone with the old metadata, and a read sees the old entry or the
+// new one), and sent twice it writes the same twice.
+func (s *Store) setCmds(ctx context.Context, ref Ref, id string, value []byte, cfg *fetchConfig) []*redis.Cmd {
+	w := s.writeArgs(id, value, cfg, 0, "set")
+	life, hint, createdAt, size := w[2], w[3], w[7], w[8]
+	var v, m any = ref.value, ref.meta
+	// One backing array for every command's arguments.
+	a := [...]any{
+		"set", v, value, "px", life, // 0:5
+		"del", m, // 5:7
+		"hset", m, "created_at", createdAt, "hits", "0", "size_bytes", size, "hint", hint, "wid", id, // 7:19
+		"pexpire", m, life, // 19:22
+		"publish", s.channel, "k " + s.origin + " " + ref.value, // 22:25
+	}
+	args := a[:]
+	return []*redis.Cmd{
+		redis.NewCmd(ctx, args[0:5:5]...),
+		redis.NewCmd(ctx, args[5:7:7]...),
+		redis.NewCmd(ctx, args[7:19:19]...),
+		redis.NewCmd(ctx, args[19:22:22]...),
+		redis.NewCmd(ctx, args[22:25:25]...),
+	}
 }
 
 // Delete removes the entry ref (value, metadata and any lease) in one

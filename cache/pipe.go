@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -83,4 +85,158 @@ func (p *readPipe) exec(ctx context.Context, cmds []redis.Cmder) {
 	_ = pipe.BatchProcess(ctx, cmds...)
 	_, _ = pipe.Exec(ctx)
 	p.pipes.Put(pipe)
+}
+
+// txPipe sends the commands of concurrent untagged Sets, each Set's in
+// one MULTI/EXEC (atomic, as the write script would be), as shared
+// pipelines on its own lanes (see readPipe): a Set reads nothing before
+// it writes, and a transaction of plain commands costs Redis about half
+// the write script (bench/README.md, docs/cache.md). On one server (or a
+// Ring shard) a batch is one transaction; on a cluster, whose
+// transactions must stay on one slot, each Set is its own MULTI/EXEC in
+// the master's pipeline. A Set whose transaction failed is sent again
+// through the write script (see Store.set), which the Runner retries
+// through migrations and failovers.
+type txPipe struct {
+	rdb     redis.UniversalClient
+	cluster *redis.ClusterClient // rdb, when it is one
+	q       *autopipe.Queue[txJob]
+}
+
+// maxTxCmds is the most commands one Set sends.
+const maxTxCmds = 5
+
+// txJob is one Set's commands (all on key's slot) and its outcome.
+type txJob struct {
+	key  string
+	cmds [maxTxCmds]*redis.Cmd
+	n    int
+	err  error
+}
+
+func newTxPipe(rdb redis.UniversalClient, lanes int) *txPipe {
+	p := &txPipe{rdb: rdb}
+	p.cluster, _ = rdb.(*redis.ClusterClient)
+	if lanes > 0 {
+		p.q = autopipe.NewQueue[txJob](rdb, lanes, p)
+	}
+	return p
+}
+
+// do sends cmds (at most maxTxCmds, all on key's slot) as one MULTI/EXEC
+// and returns its error: nil when every command ran.
+func (p *txPipe) do(ctx context.Context, key string, cmds ...*redis.Cmd) error {
+	j := txJob{key: key}
+	j.n = copy(j.cmds[:], cmds)
+	if p.q == nil {
+		return p.One(ctx, j).err
+	}
+	j, err := p.q.Do(ctx, key, j)
+	if err != nil {
+		return err
+	}
+	return j.err
+}
+
+// One sends a Set's transaction alone (autopipe.Sender).
+func (p *txPipe) One(ctx context.Context, j txJob) txJob {
+	pipe := p.rdb.TxPipeline()
+	for _, c := range j.cmds[:j.n] {
+		_ = pipe.Process(ctx, c)
+	}
+	_, err := pipe.Exec(ctx)
+	j.err = j.outcome(err)
+	return j
+}
+
+// Many sends Sets' transactions in one round trip (autopipe.Sender).
+func (p *txPipe) Many(ctx context.Context, js []*txJob) {
+	if p.cluster == nil {
+		pipe := p.rdb.TxPipeline()
+		for _, j := range js {
+			for _, c := range j.cmds[:j.n] {
+				_ = pipe.Process(ctx, c)
+			}
+		}
+		_, err := pipe.Exec(ctx)
+		for _, j := range js {
+			j.err = j.outcome(err)
+		}
+		return
+	}
+	// A cluster's transaction must stay on one slot: each Set is its own
+	// MULTI/EXEC, sent to the master of the batch (the Queue batches by
+	// master). A redirect fails the Set's transaction (EXECABORT), and
+	// Store.set sends it again through the write script.
+	node, err := p.cluster.MasterForKey(ctx, js[0].key)
+	if err != nil {
+		for _, j := range js {
+			j.err = err
+		}
+		return
+	}
+	blocks := make([]txBlock, len(js))
+	pipe := node.Pipeline()
+	for i, j := range js {
+		b := &blocks[i]
+		b.queued[0] = redis.NewStatusCmd(ctx, "multi")
+		for k, c := range j.cmds[:j.n] {
+			b.queued[k+1] = redis.NewStatusCmd(ctx, c.Args()...)
+		}
+		for _, q := range b.queued[:j.n+1] {
+			_ = pipe.Process(ctx, q)
+		}
+		b.exec = redis.NewSliceCmd(ctx, "exec")
+		_ = pipe.Process(ctx, b.exec)
+	}
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	for i, j := range js {
+		j.err = blocks[i].outcome(j.n)
+	}
+}
+
+// txBlock is one Set's MULTI/EXEC in a cluster master's pipeline.
+type txBlock struct {
+	queued [maxTxCmds + 1]*redis.StatusCmd // MULTI, then each command
+	exec   *redis.SliceCmd
+}
+
+// outcome is the transaction's error: the first of its queueing, of
+// EXEC, or of a command EXEC ran (n commands).
+func (b *txBlock) outcome(n int) error {
+	for _, q := range b.queued[:n+1] {
+		if err := q.Err(); err != nil {
+			return err
+		}
+	}
+	vals, err := b.exec.Result()
+	if err != nil {
+		return err
+	}
+	if len(vals) != n {
+		return fmt.Errorf("EXEC answered %d replies for %d commands", len(vals), n)
+	}
+	for _, v := range vals {
+		if err, ok := v.(error); ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// outcome is the Set's error after a TxPipeline's Exec returned err: the
+// first of its commands' errors, or err if one of them has no reply.
+func (j *txJob) outcome(err error) error {
+	for _, c := range j.cmds[:j.n] {
+		if cerr := c.Err(); cerr != nil {
+			return cerr
+		}
+		if c.Val() == nil {
+			if err == nil {
+				err = errors.New("no reply in the transaction")
+			}
+			return err
+		}
+	}
+	return nil
 }

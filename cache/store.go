@@ -100,6 +100,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	run     *call.Runner
 	reads   *readPipe
+	sets    *txPipe
 	layout  Layout
 	opt     options
 	origin  string // random ID of this Store: owner IDs and events start with it
@@ -143,7 +144,7 @@ func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store,
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	s := &Store{
-		rdb: rdb, run: call.NewRunner(rdb, o.lanes), reads: newReadPipe(rdb, o.lanes), layout: layout, opt: o,
+		rdb: rdb, run: call.NewRunner(rdb, o.lanes), reads: newReadPipe(rdb, o.lanes), sets: newTxPipe(rdb, o.lanes), layout: layout, opt: o,
 		origin: hex.EncodeToString(b[:]), channel: ch,
 		maxArg: unit.MsFloor(o.maxTTL), leaseArg: unit.MsCeil(o.lease),
 	}
