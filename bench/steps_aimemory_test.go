@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/bench/benchutil"
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
@@ -58,6 +60,7 @@ redis.call('PEXPIRE', KEYS[2], ARGV[8])
 redis.call('ZADD', KEYS[4], ARGV[13], ARGV[7])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[4])
 redis.call('PTTL', KEYS[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[2])
 redis.call('PEXPIRE', KEYS[5], ARGV[2])
 `
 )
@@ -82,7 +85,12 @@ var aimemoryStepKeys = []int{1, 1, 3, 3, 3, 5}
 
 // BenchmarkAIMemoryAppendSteps: aimemory Append's commands, step by step
 // from the naive ones (see aimemorySteps), over BenchmarkAIMemory's 200
-// conversations at their cap of 50, at its concurrency.
+// conversations at their cap of 50, at its concurrency. Each
+// conversation's request memo starts as BenchmarkAIMemory's fill leaves
+// it: the 50 appends that filled it, within the replay window. The
+// memo's cost grows with the appends it holds (a listpack of up to 128
+// members is scanned by ZSCORE and ZADD), so a step row whose memo
+// started empty priced it for 5 appends, not 55.
 func BenchmarkAIMemoryAppendSteps(b *testing.B) {
 	msg, err := json.Marshal(map[string]any{"role": "user", "content": aiContent, "timestamp": "2026-01-16T10:00:00.000Z", "tokens": aiTokens})
 	if err != nil {
@@ -116,6 +124,17 @@ func BenchmarkAIMemoryAppendSteps(b *testing.B) {
 				}
 				ks[c] = all[:aimemoryStepKeys[si]]
 				pipe.RPush(ctx, all[0], fill...)
+				// The memo as the full row's fill leaves it: the 50
+				// appends that filled the conversation, within the
+				// replay window (two members each).
+				memo := make([]redis.Z, 0, 2*aiCap)
+				now := float64(time.Now().UnixMilli())
+				for i := range aiCap {
+					id := strconv.FormatInt(0x2000000000000000+int64(c*aiCap+i), 16)
+					memo = append(memo, redis.Z{Score: now, Member: id}, redis.Z{Score: now, Member: id + "=50,1," + strconv.Itoa((i+1)*aiTokens) + ",0"})
+				}
+				pipe.ZAdd(ctx, all[2], memo...)
+				pipe.PExpire(ctx, all[2], 3*time.Minute)
 			}
 			if _, err := pipe.Exec(ctx); err != nil {
 				b.Fatal(err)
