@@ -137,10 +137,13 @@ func TestMultiAcrossSlotsRollsBack(t *testing.T) {
 	require.NoError(t, m.Release(ctx))
 	require.Empty(t, ownedBy(t, e, "a", rs))
 
-	// A wait that runs out holds nothing either.
+	// A wait that runs out holds nothing either. The wait is long enough
+	// for a first attempt to see the resource held on a loaded machine
+	// (an attempt the deadline meets on the wire before any saw it held
+	// is that attempt's error, not ErrNotObtained).
 	hl, err = b.TryAcquire(ctx, held.Type, held.ID, 5*time.Second)
 	require.NoError(t, err)
-	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	_, err = a.AcquireMulti(wctx, rs, 5*time.Second)
 	require.ErrorIs(t, err, ErrNotObtained)
