@@ -20,6 +20,8 @@ import (
 var (
 	//go:embed channel_join.lua
 	channelJoinLua string
+	//go:embed channel_join_fast.lua
+	channelJoinFastLua string
 	//go:embed channel_leave.lua
 	channelLeaveLua string
 	//go:embed channel_update.lua
@@ -34,7 +36,7 @@ var (
 	channelDueLua string
 
 	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
-	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
+	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Head(channelJoinFastLua), call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
 	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrNotMember), call.Shared())
 	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Head(channelHeartbeatFastLua), call.Uses(libLua, call.Batched, call.JSONStr),
