@@ -24,6 +24,8 @@ var (
 	channelJoinFastLua string
 	//go:embed channel_leave.lua
 	channelLeaveLua string
+	//go:embed channel_leave_fast.lua
+	channelLeaveFastLua string
 	//go:embed channel_update.lua
 	channelUpdateLua string
 	//go:embed channel_heartbeat.lua
@@ -37,7 +39,7 @@ var (
 
 	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
 	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Head(channelJoinFastLua), call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
+	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Head(channelLeaveFastLua), call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrNotMember), call.Shared())
 	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Head(channelHeartbeatFastLua), call.Uses(libLua, call.Batched, call.JSONStr),
 		call.On(call.None, ErrUnknownConnection), call.Shared())
