@@ -20,22 +20,28 @@ import (
 var (
 	//go:embed channel_join.lua
 	channelJoinLua string
+	//go:embed channel_join_fast.lua
+	channelJoinFastLua string
 	//go:embed channel_leave.lua
 	channelLeaveLua string
+	//go:embed channel_leave_fast.lua
+	channelLeaveFastLua string
 	//go:embed channel_update.lua
 	channelUpdateLua string
 	//go:embed channel_heartbeat.lua
 	channelHeartbeatLua string
+	//go:embed channel_heartbeat_fast.lua
+	channelHeartbeatFastLua string
 	//go:embed channel_settle.lua
 	channelSettleLua string
 	//go:embed channel_due.lua
 	channelDueLua string
 
 	chanKeys     = []*keys.Template{chanMembersKey, chanDevicesKey, chanOccKey, chanDueKey, chanRequestsKey}
-	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
-	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
+	chanJoinOp   = pkg.Declare("join", channelJoinLua, chanKeys, call.Head(channelJoinFastLua), call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.Limit, ErrTooManyConnections), call.Shared())
+	chanLeaveOp  = pkg.Declare("leave", channelLeaveLua, chanKeys, call.Head(channelLeaveFastLua), call.Uses(libLua, call.Batched, call.JSONStr), call.Shared())
 	chanUpdateOp = pkg.Declare("update member", channelUpdateLua, chanKeys, call.Uses(libLua, call.Batched, call.JSONStr), call.On(call.None, ErrNotMember), call.Shared())
-	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Uses(libLua, call.Batched, call.JSONStr),
+	chanBeatOp   = pkg.Declare("channel heartbeat", channelHeartbeatLua, chanKeys[:4], call.Head(channelHeartbeatFastLua), call.Uses(libLua, call.Batched, call.JSONStr),
 		call.On(call.None, ErrUnknownConnection), call.Shared())
 	chanSettleOp = pkg.Declare("channel sweep", channelSettleLua, chanKeys[:4], call.Uses(libLua, call.Batched, call.JSONStr))
 	chanDueOp    = pkg.Declare("channel due", channelDueLua, []*keys.Template{chanDueKey})
@@ -248,7 +254,6 @@ func (c *Channels[T]) Heartbeat(ctx context.Context, channel, user, conn string)
 	if err != nil {
 		return err
 	}
-	rep.Int(0)
 	return rep.Err()
 }
 

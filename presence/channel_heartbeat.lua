@@ -12,17 +12,14 @@
 -- also publishes a pending occupancy event whose interval has ended.
 local now = now_ms()
 local dev = dev_member(ARGV[6], ARGV[7])
-local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
-if first[2] and tonumber(first[2]) <= now then
-  preflight()
-  local _, bad = settle_expired(now)
-  if bad then return bad end
-  schedule(now, occupancy(now))
-else
-  -- a pending occupancy event whose interval has ended goes out now, not
-  -- at the next sweep (nothing when none is pending)
-  occupancy(now)
-end
+-- channel_heartbeat_fast.lua, before it, took the case where nothing is
+-- due: here something may be (or the channel's due entry is missing), so
+-- settle, publish a pending occupancy event whose interval has ended, and
+-- reschedule the channel, so that its next heartbeats take the head again.
+preflight()
+local _, bad = settle_expired(now)
+if bad then return bad end
+schedule(now, occupancy(now))
 local ttl = tonumber(ARGV[3])
 if redis.call('ZADD', KEYS[2], 'XX', 'CH', int_str(now + ttl), dev) == 0
     and not redis.call('ZSCORE', KEYS[2], dev) then

@@ -339,3 +339,66 @@ func TestChannelRunSweeper(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
+
+// The heads of Join and Leave (the *_fast.lua twins) keep the channel's
+// due entry: an occupancy event left pending by the leave that empties
+// the channel is published by the sweep, and a channel that emptied
+// takes a Heartbeat as unknown.
+func TestChannelEmptiedKeepsPendingOccupancy(t *testing.T) {
+	e := harness.New(t)
+	e.RequireShortWaits(800 * time.Millisecond)
+	c := newChannels(t, e, presence.WithOccupancyInterval(300*time.Millisecond))
+	ctx := e.Ctx()
+	s := chanSub(t, e, c, "room")
+
+	steps := []struct {
+		join      bool
+		user      string
+		changed   bool
+		devs, mem int
+	}{
+		{true, "a", true, 1, 1},  // an empty channel: count 1 published at once
+		{true, "b", true, 1, 2},  // count 2 waits for the interval
+		{true, "b", false, 1, 2}, // the same device again (the general join)
+		{false, "b", true, 0, 1}, // count 1: nothing pending
+		{false, "a", true, 0, 0}, // the channel empties: count 0 waits
+	}
+	for i, st := range steps {
+		var r presence.JoinResult
+		var err error
+		if st.join {
+			r, err = c.Join(ctx, "room", st.user, "tab", roomData{st.user})
+		} else {
+			r, err = c.Leave(ctx, "room", st.user, "tab")
+		}
+		require.NoError(t, err, i)
+		assert.Equal(t, presence.JoinResult{Changed: st.changed, Devices: st.devs, Members: st.mem}, r, i)
+	}
+	e.Advance(400 * time.Millisecond)
+	n, err := c.Sweep(ctx, c.Shard("room"), 1)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	var got []string
+	for len(got) < 6 {
+		ev, err := s.Next(ctx)
+		require.NoError(t, err)
+		switch ev.Type {
+		case presence.Occupancy:
+			got = append(got, "occupancy "+strconv.Itoa(ev.Count))
+		case presence.Joined:
+			got = append(got, "join "+ev.UserID)
+		case presence.Left:
+			got = append(got, "leave "+ev.UserID)
+		}
+	}
+	assert.Equal(t, []string{"join a", "occupancy 1", "join b", "leave b", "leave a", "occupancy 0"}, got)
+	assert.ErrorIs(t, c.Heartbeat(ctx, "room", "a", "tab"), presence.ErrUnknownConnection)
+	r, err := c.Leave(ctx, "room", "a", "tab")
+	require.NoError(t, err)
+	assert.Equal(t, presence.JoinResult{}, r, "not in the channel any more")
+	n, err = c.Count(ctx, "room")
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	e.RequireTTLs(nil)
+}
