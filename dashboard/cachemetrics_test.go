@@ -9,6 +9,7 @@ import (
 
 	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/dashboard/internal/demo"
+	"github.com/redschema/redschema/metrics"
 )
 
 type cacheReply struct {
@@ -90,4 +91,42 @@ func TestMetrics(t *testing.T) {
 	require.EqualValues(t, demo.Requests, lat.Series[0].Count)
 	require.Len(t, lat.Series[0].Buckets, len(lat.Bounds)+1)
 	require.EqualValues(t, demo.Requests, lat.Series[0].Buckets[len(lat.Bounds)])
+}
+
+// WithMetricsReader's options reach the page's Reader: with
+// metrics.WithSharedKeys an endpoint counter another writer (the
+// home-automation backend's Node service) INCRBYs shows on the page and
+// the endpoints add up to the total; without it, it does not.
+func TestMetricsReaderOptions(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		opts := []dashboard.Option{dashboard.WithToken(testToken)}
+		if shared {
+			opts = append(opts, dashboard.WithMetricsReader(metrics.WithSharedKeys()))
+		}
+		f := setup(t, opts...)
+		ctx := f.env.Ctx()
+		// The Node service's own writes: raw path, INCRBY.
+		require.NoError(t, f.env.Client.IncrBy(ctx, f.env.NS.Prefix+"requests:endpoint:GET /api/forum/questions/123", 3).Err())
+		require.NoError(t, f.env.Client.IncrBy(ctx, f.env.NS.Prefix+"requests:total", 3).Err())
+		var r struct {
+			HTTP struct {
+				Total     int64
+				Endpoints []struct {
+					Endpoint string
+					Requests int64
+				}
+			}
+		}
+		require.Equal(t, http.StatusOK, f.get(t, "/api/metrics", &r))
+		require.EqualValues(t, demo.Requests+3, r.HTTP.Total)
+		sum, node := int64(0), false
+		for _, e := range r.HTTP.Endpoints {
+			sum += e.Requests
+			node = node || e.Endpoint == "GET /api/forum/questions/123"
+		}
+		require.Equal(t, shared, node, "the other writer's endpoint is on the page only WithSharedKeys")
+		if shared {
+			require.Equal(t, r.HTTP.Total, sum, "the endpoints add up to the total")
+		}
+	}
 }

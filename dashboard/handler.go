@@ -183,7 +183,7 @@ func New(opts ...Option) (*Handler, error) {
 			defs = append(defs, d)
 		}
 	}
-	if h.metrics, err = metrics.NewReader(cs.For(keys.Metrics), defs, metrics.WithNamespace(o.ns)); err != nil {
+	if h.metrics, err = metrics.NewReader(cs.For(keys.Metrics), defs, append([]metrics.Option{metrics.WithNamespace(o.ns)}, o.metricOpts...)...); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	cacheOpts := append([]cache.Option{cache.WithNamespace(o.ns)}, o.cacheOpts...)

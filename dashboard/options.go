@@ -43,6 +43,7 @@ type options struct {
 	sensorOpts   []sensor.Option
 	memoryOpts   []aimemory.Option
 	metricDefs   []metrics.Definition
+	metricOpts   []metrics.Option
 	cacheOpts    []cache.Option
 	schemas      []keys.Schema
 }
@@ -187,6 +188,17 @@ func WithMemory(opts ...aimemory.Option) Option {
 // Default: none (metrics.CommonMetrics only).
 func WithMetrics(defs ...metrics.Definition) Option {
 	return func(o *options) { o.metricDefs = append(o.metricDefs, defs...) }
+}
+
+// WithMetricsReader passes reader options to the metrics.Reader the
+// metrics page reads with, such as metrics.WithSharedKeys while the
+// home-automation backend's Node service writes the same counters (its
+// endpoints then count on the page too); the namespace is the
+// dashboard's.
+//
+// Default: none (metrics' defaults).
+func WithMetricsReader(opts ...metrics.Option) Option {
+	return func(o *options) { o.metricOpts = append(o.metricOpts, opts...) }
 }
 
 // WithCache passes the application's cache options to the store the

@@ -12,6 +12,7 @@ import (
 	"github.com/redschema/redschema/chat"
 	"github.com/redschema/redschema/dashboard"
 	"github.com/redschema/redschema/keys"
+	"github.com/redschema/redschema/metrics"
 	"github.com/redschema/redschema/presence"
 	"github.com/redschema/redschema/queue"
 	"github.com/redschema/redschema/ratelimit"
@@ -28,6 +29,7 @@ type appConfig struct {
 	Layout     string                   `json:"layout"` // "" or "seed"
 	Chat       *chatConfig              `json:"chat"`
 	Queue      *queueConfig             `json:"queue"`
+	Metrics    *metricsConfig           `json:"metrics"`
 	Presence   *presenceConfig          `json:"presence"`
 	Limiters   map[string]limiterConfig `json:"limiters"`
 	Intervals  map[string]duration      `json:"intervals"` // interval job -> its interval
@@ -37,6 +39,12 @@ type chatConfig struct {
 	Tag        string `json:"tag"`         // the deployment hash tag (chat.WithTag)
 	WithoutTag bool   `json:"without_tag"` // the backend's own keys (chat.WithoutTag)
 	Capacity   int    `json:"capacity"`    // an admin's default capacity (chat.WithCapacity)
+}
+
+type metricsConfig struct {
+	// SharedKeys reads the counters the home-automation backend's Node
+	// service also writes (metrics.WithSharedKeys).
+	SharedKeys bool `json:"shared_keys"`
 }
 
 type queueConfig struct {
@@ -201,6 +209,9 @@ func (c *appConfig) dashboardOptions(cs *keys.Clients, ns keys.Namespace) (out [
 	}
 	if c.Queue != nil && c.Queue.SeedConsumers {
 		out = append(out, dashboard.WithQueue(queue.WithSeedConsumers()))
+	}
+	if c.Metrics != nil && c.Metrics.SharedKeys {
+		out = append(out, dashboard.WithMetricsReader(metrics.WithSharedKeys()))
 	}
 	for _, name := range c.limiterNames() {
 		l := c.Limiters[name]

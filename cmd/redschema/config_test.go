@@ -45,6 +45,7 @@ func TestServeWithConfig(t *testing.T) {
 		"prefix": "ha:",
 		"chat": {"tag": "support"},
 		"queue": {"seed_consumers": true},
+		"metrics": {"shared_keys": true},
 		"presence": {"profile": "compact", "ttl": "30m"},
 		"limiters": {"api": {"rules": [{"algorithm": "fixed", "rate": 100, "per": "1m"}], "runtime_config": true}},
 		"intervals": {"token-cleanup": "1h"}
