@@ -35,6 +35,25 @@ func newChat(e *env) (*chat.Chat, error) {
 
 var chatIDs = map[string]string{"admin": "123", "conv": "456"}
 
+// chatAssigned is the library's chat with admin 123 online on the roster
+// and conversation 456 opened (and so assigned to it).
+func chatAssigned(ctx context.Context, e *env) (*chat.Chat, error) {
+	c, err := newChat(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Availability().Set(ctx, "123", "online"); err != nil {
+		return nil, err
+	}
+	if err := c.AddAdmin(ctx, "123", 0); err != nil {
+		return nil, err
+	}
+	if _, err := c.Open(ctx, "456", chat.High); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // chatPresenceNodeGo: the backend sets admin 123 online (no TTL through
 // node-redis); the library's routing takes it as available and assigns
 // it a conversation; the backend's workload check then counts it.
@@ -82,17 +101,8 @@ type chatRead struct {
 // conversation, appends a user's message and the admin's reply, computes
 // the dashboard; the backend's reads find each at its keys.
 func chatGoNode(ctx context.Context, e *env) error {
-	c, err := newChat(e)
+	c, err := chatAssigned(ctx, e)
 	if err != nil {
-		return err
-	}
-	if err := c.Availability().Set(ctx, "123", "online"); err != nil {
-		return err
-	}
-	if err := c.AddAdmin(ctx, "123", 0); err != nil {
-		return err
-	}
-	if _, err := c.Open(ctx, "456", chat.High); err != nil {
 		return err
 	}
 	if _, err := c.Append(ctx, "456", chat.Message{Content: "My lights are off", SenderRole: chat.User, SenderID: "u1"}); err != nil {
@@ -227,17 +237,8 @@ func chatMessagesNodeGo(ctx context.Context, e *env) error {
 // message; the backend caches one of its own; the library appends again
 // and reads all three.
 func chatMessagesBoth(ctx context.Context, e *env) error {
-	c, err := newChat(e)
+	c, err := chatAssigned(ctx, e)
 	if err != nil {
-		return err
-	}
-	if err := c.Availability().Set(ctx, "123", "online"); err != nil {
-		return err
-	}
-	if err := c.AddAdmin(ctx, "123", 0); err != nil {
-		return err
-	}
-	if _, err := c.Open(ctx, "456", chat.High); err != nil {
 		return err
 	}
 	if _, err := c.Append(ctx, "456", chat.Message{Content: "My lights are off", SenderRole: chat.User}); err != nil {
