@@ -183,6 +183,9 @@ func compare(ctx context.Context, cfg config, withCluster bool) (*report, error)
 				return nil, err
 			}
 			if b.addr != "" {
+				if err := hostCosts(ctx, cfg.rbench, b.addr, res); err != nil {
+					return nil, err
+				}
 				for _, c := range satClients(rep.rows) {
 					r, err := saturate(ctx, cfg.rbench, b.addr, c, cfg.benchtime)
 					if err != nil {
@@ -448,6 +451,7 @@ func (r *report) write(w io.Writer, continued bool) {
 	}
 	for _, b := range r.backends {
 		fmt.Fprintf(w, "## %s (Redis %s), %s, %d CPUs, %s\n\n", b.name, b.version, r.host, runtime.NumCPU(), when)
+		b.writeHostCosts(w)
 		fmt.Fprintf(w, "| Operation | Peer | Ratio (min–max) | Goal | Ours µs/op | Peer µs/op | Redis µs/op ours | Redis µs/op peer | Client µs/op ours | Client µs/op peer | Trips/op | Allocs/op ours | Allocs/op peer | Met |\n")
 		fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, row := range r.rows {

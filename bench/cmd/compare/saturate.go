@@ -57,25 +57,32 @@ func satRequests(benchtime string) int {
 }
 
 // saturate loads the script on addr, runs redis-benchmark and returns its
-// figures as a benchmark result: ns/op from its calls per second,
-// redis-us/op from the server's CPU time (INFO cpu) over the run,
-// client-us/op from redis-benchmark's own CPU time.
+// figures as a benchmark result (see rbench).
 func saturate(ctx context.Context, bin, addr string, clients int, benchtime string) (result, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
 	sha := strings.TrimSpace(info(addr, "script", "load", satScript))
 	if len(sha) != 40 {
 		return nil, fmt.Errorf("SCRIPT LOAD on %s: %q", addr, sha)
 	}
-	n := satRequests(benchtime)
+	return rbench(ctx, bin, addr, clients, satPipeline, satRequests(benchtime), "evalsha", sha, "1", "bench-saturation:__rand_int__")
+}
+
+// rbench runs redis-benchmark's one command (over satKeys keys) at
+// clients connections, pipeline calls per round trip, n calls, and
+// returns its figures as a benchmark result: ns/op from its calls per
+// second, redis-us/op from the server's CPU time (INFO cpu) over the run,
+// client-us/op from redis-benchmark's own CPU time.
+func rbench(ctx context.Context, bin, addr string, clients, pipeline, n int, command ...string) (result, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
 	cpu0, err := serverCPU(addr)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "-h", host, "-p", port, "-c", strconv.Itoa(clients), "-P", strconv.Itoa(satPipeline),
-		"-n", strconv.Itoa(n), "-r", strconv.Itoa(satKeys), "--csv", "evalsha", sha, "1", "bench-saturation:__rand_int__")
+	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-P", strconv.Itoa(pipeline),
+		"-n", strconv.Itoa(n), "-r", strconv.Itoa(satKeys), "--csv"}
+	cmd := exec.CommandContext(ctx, bin, append(args, command...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -94,7 +101,7 @@ func saturate(ctx context.Context, bin, addr string, clients int, benchtime stri
 		"ns/op":        1e9 / rps,
 		"redis-us/op":  (cpu1 - cpu0) * 1e6 / float64(n),
 		"client-us/op": float64(self.Microseconds()) / float64(n),
-		"trips/op":     1.0 / satPipeline,
+		"trips/op":     1.0 / float64(pipeline),
 	}, nil
 }
 
