@@ -207,8 +207,9 @@ func WithErrorHook(h func(ctx context.Context, key string, err error)) Option {
 
 // WithPipelining sets how many round trips one Store keeps in flight
 // before further calls wait and share a pipeline (0 sends every call on
-// its own), for hits (their plain reads) and for the scripts of loads and writes
-// apart. Each call keeps its own replies; on a cluster the masters share
+// its own): one count for the plain reads of hits and the scripts of
+// loads and writes, which share batches, another for untagged Sets (one
+// MULTI/EXEC each). Each call keeps its own replies; on a cluster the masters share
 // the count, each of which may always have one in flight. Everything
 // shared is harmless to send twice (reads, or scripts that recognise their
 // own ID): a pipeline go-redis resends after a broken connection changes

@@ -98,8 +98,7 @@ func (r Ref) Key() string { return r.value }
 // concurrent use; create one per process and layout, and Close it.
 type Store struct {
 	rdb     redis.UniversalClient
-	run     *call.Runner
-	reads   *readPipe
+	run     *call.Runner // scripts, and the plain reads (Runner.Send)
 	sets    *txPipe
 	layout  Layout
 	opt     options
@@ -144,7 +143,7 @@ func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store,
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	s := &Store{
-		rdb: rdb, run: call.NewRunner(rdb, o.lanes), reads: newReadPipe(rdb, o.lanes), sets: newTxPipe(rdb, o.lanes), layout: layout, opt: o,
+		rdb: rdb, run: call.NewRunner(rdb, o.lanes), sets: newTxPipe(rdb, o.lanes), layout: layout, opt: o,
 		origin: hex.EncodeToString(b[:]), channel: ch,
 		maxArg: unit.MsFloor(o.maxTTL), leaseArg: unit.MsCeil(o.lease),
 	}

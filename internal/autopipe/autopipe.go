@@ -1,5 +1,6 @@
 // Package autopipe runs script calls made concurrently by many goroutines
-// as shared pipelines (auto-pipelining).
+// as shared pipelines (auto-pipelining); a Group's Send puts plain
+// commands in the same pipelines.
 //
 // A Group keeps at most lanes round trips in flight. A call made while
 // nothing is in flight runs at once, alone, exactly as script.Run would
@@ -51,32 +52,55 @@ type Group struct {
 	q *Queue[scriptCall]
 }
 
-// scriptCall is one script call and, once sent, its reply.
+// scriptCall is one script call and, once sent, its reply; or, with no
+// script, plain commands (Send), whose replies land in them.
 type scriptCall struct {
-	s    *script.Script
-	keys []string
-	args []any
-	val  any
-	err  error
+	s     *script.Script
+	keys  []string
+	args  []any
+	plain []redis.Cmder
+	val   any
+	err   error
 }
 
 // scripts sends script calls: alone as script.Run does, together as one
-// script.Pipeline.
+// script.PipelineWith, the plain commands first.
 type scripts struct{ client redis.UniversalClient }
 
 func (x scripts) One(ctx context.Context, c scriptCall) scriptCall {
+	if c.s == nil {
+		pipe := x.client.Pipeline()
+		_ = pipe.BatchProcess(ctx, c.plain...)
+		_, _ = pipe.Exec(ctx) // every command carries its own error
+		return c
+	}
 	c.val, c.err = c.s.Run(ctx, x.client, c.keys, c.args...).Result()
 	return c
 }
 
 func (x scripts) Many(ctx context.Context, cs []*scriptCall) {
-	calls := make([]script.Call, len(cs))
-	for i, c := range cs {
-		calls[i] = script.Call{S: c.s, Keys: c.keys, Args: c.args}
+	var calls []script.Call
+	var plain []redis.Cmder
+	for _, c := range cs {
+		if c.s == nil {
+			if plain == nil {
+				plain = make([]redis.Cmder, 0, len(cs)*len(c.plain))
+			}
+			plain = append(plain, c.plain...)
+			continue
+		}
+		if calls == nil {
+			calls = make([]script.Call, 0, len(cs))
+		}
+		calls = append(calls, script.Call{S: c.s, Keys: c.keys, Args: c.args})
 	}
-	cmds := script.Pipeline(ctx, x.client, calls)
-	for i, c := range cs {
-		c.val, c.err = cmds[i].Result()
+	cmds := script.PipelineWith(ctx, x.client, calls, plain)
+	i := 0
+	for _, c := range cs {
+		if c.s != nil {
+			c.val, c.err = cmds[i].Result()
+			i++
+		}
 	}
 }
 
@@ -85,6 +109,17 @@ func (x scripts) Many(ctx context.Context, cs []*scriptCall) {
 // lanes below 1 count as 1.
 func New(client redis.UniversalClient, lanes int) *Group {
 	return &Group{q: NewQueue[scriptCall](client, lanes, scripts{client})}
+}
+
+// Send sends cmds, plain commands that must all hash to key's slot, in
+// one round trip, alone or in a shared pipeline with concurrent script
+// calls, and returns when each command holds its reply or error (nil),
+// or with ctx's error (commands still queued are then never sent), or
+// with the error of a panic in a shared pipeline. The commands must be
+// harmless to send twice (see the package doc, Faults).
+func (g *Group) Send(ctx context.Context, key string, cmds ...redis.Cmder) error {
+	_, err := g.q.Do(ctx, key, scriptCall{plain: cmds})
+	return err
 }
 
 // Run executes s with keys and args, alone or in a shared pipeline, and

@@ -621,3 +621,70 @@ func TestBatchContext(t *testing.T) {
 	_, ok = ctx.Deadline()
 	assert.False(t, ok, "no deadline when a caller has none")
 }
+
+// Plain commands (Send) queued beside script calls go out in the same
+// pipeline, ahead of the scripts, each with its own reply, and are sent
+// once: the second pipeline after NOSCRIPT carries the scripts only.
+func TestSendSharesThePipelineWithScripts(t *testing.T) {
+	f := newFixture(t, 2)
+	ctx := f.e.Ctx()
+	const n = 40
+	var keys []string
+	for i := 0; i < 7; i++ {
+		keys = append(keys, f.key("k"+strconv.Itoa(i)))
+	}
+	key := func(i int) string { return keys[i%len(keys)] }
+	plainKey := func(i int) string { return key(i) + ":plain" } // same slot as key(i)
+	incrs := make([]*redis.IntCmd, n)
+	scripted := make([]reply, n)
+	nodes := f.queueThenFree(t, keys, n, func(i int) {
+		if i%2 == 0 {
+			scripted[i] = parse(t)(f.g.Run(ctx, f.s, []string{key(i)}, strconv.Itoa(i)))
+			return
+		}
+		incrs[i] = redis.NewIntCmd(ctx, "incr", plainKey(i))
+		ttl := redis.NewDurationCmd(ctx, time.Millisecond, "pttl", plainKey(i))
+		assert.NoError(t, f.g.Send(ctx, key(i), incrs[i], ttl))
+		assert.NoError(t, ttl.Err())
+	})
+	counts := map[string][]int64{}
+	for i, c := range incrs {
+		if c == nil {
+			continue
+		}
+		require.NoError(t, c.Err())
+		counts[plainKey(i)] = append(counts[plainKey(i)], c.Val())
+	}
+	require.Len(t, counts, len(keys))
+	for k, ns := range counts {
+		assert.ElementsMatch(t, seq(len(ns)), ns, "every plain INCR of %s ran exactly once", k)
+	}
+	// Per node: the shared pipeline, and one more for the scripts after
+	// NOSCRIPT; no pipeline of its own for the plain commands.
+	assert.LessOrEqual(t, f.trips.Pipelines(), int64(2*len(nodes)))
+	runs := map[string][]int64{}
+	for i, r := range scripted {
+		if i%2 == 0 {
+			assert.Equal(t, strconv.Itoa(i), r.arg, "each caller gets its own reply")
+			runs[r.key] = append(runs[r.key], r.n)
+		}
+	}
+	for k, ns := range runs {
+		assert.ElementsMatch(t, seq(len(ns)), ns, "every script call on %s ran exactly once", k)
+	}
+}
+
+// Send with nothing in flight goes out at once, alone, as one pipeline.
+func TestSendAlone(t *testing.T) {
+	f := newFixture(t, 4)
+	ctx := f.e.Ctx()
+	k := f.key("a")
+	set := redis.NewStatusCmd(ctx, "set", k, "v")
+	get := redis.NewStringCmd(ctx, "get", k)
+	require.NoError(t, f.g.Send(ctx, k, set, get))
+	assert.NoError(t, set.Err())
+	assert.Equal(t, "v", get.Val())
+	assert.EqualValues(t, 1, f.trips.Pipelines())
+	assert.Zero(t, f.trips.Single())
+	assert.Zero(t, busy(f.g))
+}

@@ -208,6 +208,25 @@ func NewRunner(rdb redis.UniversalClient, lanes int) *Runner {
 	return r
 }
 
+// Send sends cmds, plain commands that must all hash to key's slot, in
+// one round trip: shared with concurrent Shared operations when the
+// Runner pipelines, so that a package's reads and scripts fill the same
+// batches, else alone. Each command holds its own reply or error; Send's
+// error is ctx's when it ended before the commands were sent, or a
+// shared pipeline's panic. Nothing is retried: the commands must be
+// harmless to send twice (go-redis resends a pipeline whose connection
+// broke), and a caller that needs retries through a migration sends a
+// script with Run.
+func (r *Runner) Send(ctx context.Context, key string, cmds ...redis.Cmder) error {
+	if r.pipe != nil {
+		return r.pipe.Send(ctx, key, cmds...)
+	}
+	pipe := r.rdb.Pipeline()
+	_ = pipe.BatchProcess(ctx, cmds...)
+	_, _ = pipe.Exec(ctx) // every command carries its own error
+	return nil
+}
+
 // Client returns the client the Runner uses.
 func (r *Runner) Client() redis.UniversalClient { return r.rdb }
 

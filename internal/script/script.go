@@ -81,8 +81,23 @@ type Call struct {
 // or error. On a cluster client go-redis splits the pipelines per node,
 // and each node's part starts with a lead (see lead).
 func Pipeline(ctx context.Context, c redis.UniversalClient, calls []Call) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(calls))
+	return PipelineWith(ctx, c, calls, nil)
+}
+
+// PipelineWith is Pipeline with plain commands in the first pipeline too,
+// ahead of the calls (and of the lead: a single-key command never answers
+// TRYAGAIN, so a node's part that starts with one is never sent twice).
+// Each plain command gets its own reply or error; none is sent again on
+// NOSCRIPT.
+func PipelineWith(ctx context.Context, c redis.UniversalClient, calls []Call, plain []redis.Cmder) []*redis.Cmd {
+	var cmds []*redis.Cmd
+	if len(calls) > 0 {
+		cmds = make([]*redis.Cmd, len(calls))
+	}
 	pipe := c.Pipeline()
+	if len(plain) > 0 {
+		_ = pipe.BatchProcess(ctx, plain...)
+	}
 	lead(ctx, c, pipe, calls)
 	for i, x := range calls {
 		cmds[i] = x.S.EvalSha(ctx, pipe, x.Keys, x.Args...)
