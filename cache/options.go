@@ -209,11 +209,11 @@ func WithErrorHook(h func(ctx context.Context, key string, err error)) Option {
 // before further calls wait and share a pipeline (0 sends every call on
 // its own): one count for the plain reads of hits and the scripts of
 // loads and writes, which share batches, another for untagged Sets (one
-// MULTI/EXEC each). Each call keeps its own replies; on a cluster the masters share
-// the count, each of which may always have one in flight. Everything
-// shared is harmless to send twice (reads, or scripts that recognise their
-// own ID): a pipeline go-redis resends after a broken connection changes
-// nothing.
+// MULTI/EXEC each). Each call keeps its own replies; on a cluster the
+// masters share the count, each of which may always have one in flight.
+// Everything shared is harmless to send twice (reads, or scripts that
+// recognise their own ID): a pipeline go-redis resends after a broken
+// connection changes nothing.
 //
 // Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }

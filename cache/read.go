@@ -40,10 +40,10 @@ const maxDelta = 86_400_000
 // that cost Redis a fraction of a script: GET and PTTL of the value, and
 // HGET of the metadata's "hint" field ("{grace_ms}:{delta_ms}" for a
 // value, "neg" or "pass" for a marker). A value's freshness is its PTTL
-// less its grace, so no clock but the server's is read; a marker is
-// there while its metadata is (the write gives the metadata the marker's
-// life as its TTL). The three go out in one pipeline (shared with
-// concurrent reads and scripts); they are not one atomic step, and decide treats
+// less its grace, so no clock but the server's is read; a marker is there
+// while its metadata is (the write gives the metadata the marker's life
+// as its TTL). The three go out in one pipeline (shared with concurrent
+// reads and scripts); they are not one atomic step, and decide treats
 // every interleaving with a write as either what the entry was or a miss
 // (see rawEntry.decide).
 type plainRead struct {
@@ -69,11 +69,12 @@ func newPlainRead(ctx context.Context, ref Ref) *plainRead {
 }
 
 // read looks at ref: one round trip, shared with concurrent reads and
-// scripts (Runner.Send) when pipelining is on. An entry whose metadata only the read script knows
-// (an older version's), and a read that failed (a slot migration, a
-// failover, a network error: the Runner retries the first two until the
-// deadline), go through the read script: a second round trip. A key of
-// another type is a "bad" answer, not an error: the caller heals it.
+// scripts (Runner.Send) when pipelining is on. An entry whose metadata
+// only the read script knows (an older version's), and a read that failed
+// (a slot migration, a failover, a network error: the Runner retries the
+// first two until the deadline), go through the read script: a second
+// round trip. A key of another type is a "bad" answer, not an error: the
+// caller heals it.
 func (s *Store) read(ctx context.Context, ref Ref) (readOut, error) {
 	r := newPlainRead(ctx, ref)
 	if err := s.run.Send(ctx, ref.value, r.cmds[:]...); err != nil {

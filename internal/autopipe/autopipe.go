@@ -69,9 +69,7 @@ type scripts struct{ client redis.UniversalClient }
 
 func (x scripts) One(ctx context.Context, c scriptCall) scriptCall {
 	if c.s == nil {
-		pipe := x.client.Pipeline()
-		_ = pipe.BatchProcess(ctx, c.plain...)
-		_, _ = pipe.Exec(ctx) // every command carries its own error
+		script.PipelineWith(ctx, x.client, nil, c.plain)
 		return c
 	}
 	c.val, c.err = c.s.Run(ctx, x.client, c.keys, c.args...).Result()

@@ -221,9 +221,7 @@ func (r *Runner) Send(ctx context.Context, key string, cmds ...redis.Cmder) erro
 	if r.pipe != nil {
 		return r.pipe.Send(ctx, key, cmds...)
 	}
-	pipe := r.rdb.Pipeline()
-	_ = pipe.BatchProcess(ctx, cmds...)
-	_, _ = pipe.Exec(ctx) // every command carries its own error
+	script.PipelineWith(ctx, r.rdb, nil, cmds)
 	return nil
 }
 
