@@ -5,7 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -312,15 +312,18 @@ func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T],
 	if err != nil {
 		return nil, pkg.Wrap(ctx, op, k, err)
 	}
-	out := make([]Member[T], 0, len(all))
+	type field struct{ user, value string }
+	fs := make([]field, 0, len(all))
 	for u, v := range all {
-		m, err := decodeMember[T](k, u, v)
-		if err != nil {
+		fs = append(fs, field{u, v})
+	}
+	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.user, b.user) })
+	out := make([]Member[T], len(fs))
+	for i, f := range fs {
+		if err := decodeMember(&out[i], k, f.user, f.value); err != nil {
 			return nil, pkg.Fail(op, k, nil, err)
 		}
-		out = append(out, m)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UserID < out[j].UserID })
 	return out, nil
 }
 
@@ -334,16 +337,17 @@ func decodeDevice(dev string) (user, conn string, err error) {
 	return rest[:l], rest[l:], nil
 }
 
-// decodeMember decodes one member value "<devices>:<data JSON>".
-func decodeMember[T any](key, user, v string) (Member[T], error) {
+// decodeMember decodes member user's value "<devices>:<data JSON>" into
+// m.
+func decodeMember[T any](m *Member[T], key, user, v string) error {
 	n, data, ok := strings.Cut(v, ":")
 	d, err := strconv.Atoi(n)
 	if !ok || err != nil || d < 1 || n != strconv.Itoa(d) {
-		return Member[T]{}, keys.Corrupt(key, fmt.Errorf("member %q: value is not \"<devices>:<data JSON>\"", user))
+		return keys.Corrupt(key, fmt.Errorf("member %q: value is not \"<devices>:<data JSON>\"", user))
 	}
-	m := Member[T]{UserID: user, Devices: d}
+	m.UserID, m.Devices = user, d
 	if err := json.Unmarshal([]byte(data), &m.Data); err != nil {
-		return Member[T]{}, keys.Corrupt(key, fmt.Errorf("member %q: data: %w", user, err))
+		return keys.Corrupt(key, fmt.Errorf("member %q: data: %w", user, err))
 	}
-	return m, nil
+	return nil
 }

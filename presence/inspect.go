@@ -47,8 +47,8 @@ func decoders() map[*keys.Template]keys.Decoder {
 	set(otherTypingRequestsKey, memo)
 	set(chanRequestsKey, memo)
 	set(chanMembersKey, keys.FieldsDecoder(func(ref keys.Ref, user, v string) (any, error) {
-		m, err := decodeMember[json.RawMessage](ref.Key, user, v)
-		if err != nil {
+		var m Member[json.RawMessage]
+		if err := decodeMember(&m, ref.Key, user, v); err != nil {
 			return nil, err
 		}
 		return map[string]any{"user_id": m.UserID, "devices": m.Devices, "data": m.Data}, nil
