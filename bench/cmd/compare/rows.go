@@ -1,5 +1,7 @@
 package main
 
+import "strconv"
+
 // rows are the summary's pairs: our benchmark, the peer's, and the median
 // ratio (peer ns/op ÷ ours) the issues set as the goal (0: no goal, the
 // row informs). The peers are the best-known library for the job, or,
@@ -101,12 +103,23 @@ var rows = []row{
 	{op: "scaling: lock acquire+release, 1 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=1", their: "BenchmarkScaling/lock/redislock/g=1", goal: 0},
 	{op: "scaling: lock acquire+release, 16 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=16", their: "BenchmarkScaling/lock/redislock/g=16", goal: 0},
 	{op: "scaling: lock acquire+release, 64 goroutines", peer: "redislock", ours: "BenchmarkScaling/lock/redschema/g=64", their: "BenchmarkScaling/lock/redislock/g=64", goal: 0},
-	{op: "saturation: ratelimit FixedWindow, 64 goroutines", peer: "the limit: redis-benchmark EVALSHA INCR+PEXPIRE, -c 64 -P 16", ours: "BenchmarkSaturation/ratelimit-fixed/g=64", their: satName(64), goal: 0.5, sat: 64, noPeer: satNoCluster},
-	{op: "saturation: ratelimit FixedWindow, 256 goroutines", peer: "the limit: redis-benchmark EVALSHA INCR+PEXPIRE, -c 256 -P 16", ours: "BenchmarkSaturation/ratelimit-fixed/g=256", their: satName(256), goal: 0.5, sat: 256, noPeer: satNoCluster},
+	{op: "saturation: ratelimit FixedWindow, 64 goroutines", peer: satPeer(64), ours: "BenchmarkSaturation/ratelimit-fixed/g=64", their: satName(64), goal: 0.5, sat: 64, noPeer: satNoCluster},
+	{op: "saturation steps, 64 goroutines, 1: the limit's script through our call layer", peer: satPeer(64), ours: "BenchmarkSaturationSteps/1-limit-script/g=64", their: satName(64), goal: 0, sat: 64, noPeer: satNoCluster},
+	{op: "saturation steps, 64 goroutines, 2: + the block key's read", peer: satPeer(64), ours: "BenchmarkSaturationSteps/2-block-read/g=64", their: satName(64), goal: 0, sat: 64, noPeer: satNoCluster},
+	{op: "saturation: auto-pipelining the limit's script, 64 goroutines", peer: "go-redis AutoPipeline (blocking face)", ours: "BenchmarkSaturationSteps/1-limit-script/g=64", their: "BenchmarkSaturationSteps/go-redis-autopipeline/g=64", goal: 1.0},
+	{op: "saturation: ratelimit FixedWindow, 256 goroutines", peer: satPeer(256), ours: "BenchmarkSaturation/ratelimit-fixed/g=256", their: satName(256), goal: 0.5, sat: 256, noPeer: satNoCluster},
+	{op: "saturation steps, 256 goroutines, 1: the limit's script through our call layer", peer: satPeer(256), ours: "BenchmarkSaturationSteps/1-limit-script/g=256", their: satName(256), goal: 0, sat: 256, noPeer: satNoCluster},
+	{op: "saturation steps, 256 goroutines, 2: + the block key's read", peer: satPeer(256), ours: "BenchmarkSaturationSteps/2-block-read/g=256", their: satName(256), goal: 0, sat: 256, noPeer: satNoCluster},
+	{op: "saturation: auto-pipelining the limit's script, 256 goroutines", peer: "go-redis AutoPipeline (blocking face)", ours: "BenchmarkSaturationSteps/1-limit-script/g=256", their: "BenchmarkSaturationSteps/go-redis-autopipeline/g=256", goal: 1.0},
 }
 
 // scsNoCluster is why the session rows have no peer figures on a cluster.
 const scsNoCluster = "scs's goredisstore takes a *redis.Client, not a cluster client"
+
+// satPeer names the saturation rows' limit at g goroutines.
+func satPeer(g int) string {
+	return "the limit: redis-benchmark EVALSHA INCR+PEXPIRE, -c " + strconv.Itoa(g) + " -P 16"
+}
 
 // satNoCluster is why the saturation rows have no limit on a cluster.
 const satNoCluster = "the compare command runs redis-benchmark on the standalone server only"
