@@ -281,7 +281,8 @@ func (c *Channels[T]) Update(ctx context.Context, channel, user string, data T) 
 }
 
 // Count returns channel's member count: one HLEN, O(1) however many
-// members and devices. It counts the members the events have announced
+// members and devices, sent in the Channels' shared pipelines with
+// concurrent calls (see WithPipelining). It counts the members the events have announced
 // (joins minus leaves): a member whose devices all stopped silently is
 // counted until their leave is announced (by the next write to the
 // channel or by Sweep).
@@ -291,15 +292,20 @@ func (c *Channels[T]) Count(ctx context.Context, channel string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.run.Client().HLen(ctx, k).Result()
+	cmd := redis.NewIntCmd(ctx, "hlen", k)
+	if err := c.run.Send(ctx, k, cmd); err != nil {
+		return 0, pkg.Wrap(ctx, op, k, err)
+	}
+	n, err := cmd.Result()
 	if err != nil {
 		return 0, pkg.Wrap(ctx, op, k, err)
 	}
 	return int(n), nil
 }
 
-// Members returns channel's members sorted by user ID: one HGETALL. Like
-// Count, it lists the members the events have announced.
+// Members returns channel's members sorted by user ID: one HGETALL,
+// sent as Count's HLEN is. Like Count, it lists the members the events
+// have announced.
 // keys.ErrCorrupt, naming the key, for a member value this package did
 // not write or data that does not decode into T.
 func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T], error) {
@@ -308,7 +314,11 @@ func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T],
 	if err != nil {
 		return nil, err
 	}
-	all, err := c.run.Client().HGetAll(ctx, k).Result()
+	cmd := redis.NewMapStringStringCmd(ctx, "hgetall", k)
+	if err := c.run.Send(ctx, k, cmd); err != nil {
+		return nil, pkg.Wrap(ctx, op, k, err)
+	}
+	all, err := cmd.Result()
 	if err != nil {
 		return nil, pkg.Wrap(ctx, op, k, err)
 	}

@@ -253,35 +253,63 @@ func TestChannelInput(t *testing.T) {
 // Heartbeats of many channels made at once share pipelines
 // (auto-pipelining, WithPipelining): fewer round trips than calls.
 func TestChannelHeartbeatsSharePipelines(t *testing.T) {
+	sharePipelines(t, 1, func(ctx context.Context, c *presence.Channels[roomData], i int) {
+		assert.NoError(t, c.Heartbeat(ctx, "room-"+strconv.Itoa(i), "user-"+strconv.Itoa(i), "tab"))
+	})
+}
+
+// Count and Members of many channels at once share pipelines too, each
+// with its own channel's answer.
+func TestChannelReadsSharePipelines(t *testing.T) {
+	sharePipelines(t, 2, func(ctx context.Context, c *presence.Channels[roomData], i int) {
+		room := "room-" + strconv.Itoa(i)
+		n, err := c.Count(ctx, room)
+		assert.NoError(t, err)
+		assert.Equal(t, 1, n, room)
+		ms, err := c.Members(ctx, room)
+		assert.NoError(t, err)
+		if assert.Len(t, ms, 1, room) {
+			assert.Equal(t, "user-"+strconv.Itoa(i), ms[0].UserID)
+			assert.Equal(t, roomData{"N" + strconv.Itoa(i)}, ms[0].Data)
+		}
+	})
+}
+
+// sharePipelines joins user-i to room-i for 200 rooms, then makes
+// calls(i), which sends perRoom calls, for every room at once on a
+// Channels with one lane over a client of its own, and checks that
+// they went out in shared pipelines: fewer round trips than calls.
+func sharePipelines(t *testing.T, perRoom int, calls func(ctx context.Context, c *presence.Channels[roomData], i int)) {
 	e := harness.New(t)
 	c0 := newChannels(t, e)
 	ctx := e.Ctx()
-	const channels = 200
-	for i := range channels {
-		_, err := c0.Join(ctx, "room-"+strconv.Itoa(i), "ann", "tab", roomData{"Ann"})
+	const rooms = 200
+	for i := range rooms {
+		_, err := c0.Join(ctx, "room-"+strconv.Itoa(i), "user-"+strconv.Itoa(i), "tab", roomData{"N" + strconv.Itoa(i)})
 		require.NoError(t, err)
 	}
 	rdb := e.FreshClient()
 	trips := harness.CountTrips(rdb)
 	c, err := presence.NewChannels[roomData](rdb, presence.WithNamespace(e.NS), presence.WithProfile(short), presence.WithPipelining(1))
 	require.NoError(t, err)
-	require.NoError(t, c.Heartbeat(ctx, "room-0", "ann", "tab")) // loads the script
+	calls(ctx, c, 0) // loads the scripts
 	trips.Reset()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range channels {
+	for i := range rooms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			assert.NoError(t, c.Heartbeat(ctx, "room-"+strconv.Itoa(i), "ann", "tab"))
+			calls(ctx, c, i)
 		}()
 	}
 	close(start)
 	wg.Wait()
-	assert.Positive(t, trips.Pipelines(), "heartbeats went out in shared pipelines")
-	assert.Less(t, trips.Total(), int64(channels), "fewer round trips than heartbeats")
-	t.Logf("%d heartbeats in %d round trips (%d pipelines)", channels, trips.Total(), trips.Pipelines())
+	n := int64(perRoom * rooms)
+	assert.Positive(t, trips.Pipelines(), "calls went out in shared pipelines")
+	assert.Less(t, trips.Total(), n, "fewer round trips than calls")
+	t.Logf("%d calls in %d round trips (%d pipelines)", n, trips.Total(), trips.Pipelines())
 }
 
 // A channel key of a foreign type fails the write before it writes
