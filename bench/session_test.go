@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,6 +57,7 @@ type sessRef struct{ user, id string }
 var (
 	seedSessionKey = keys.MustCompile(keys.Pattern{Template: "session:user:{user_id}:{session_id}", Type: keys.Hash, TTL: time.Hour, Owner: "bench-seed"})
 	seedIndexKey   = keys.MustCompile(keys.Pattern{Template: "session:index:{user_id}", Type: keys.Set, Persistent: "seed: managed by cleanup", Owner: "bench-seed"})
+	seedRevokedKey = keys.MustCompile(keys.Pattern{Template: "session:blacklist:{token_jti}", Type: keys.String, TTLNote: "the token's remaining validity", Owner: "bench-seed"})
 )
 
 // seedCreate writes a session the way seed 001 describes: HSET of the eight
@@ -266,6 +269,48 @@ func BenchmarkSession(b *testing.B) {
 		}
 		runParallel(b, e, sessUsers, func(ctx context.Context, i int) error {
 			_, err := scsCreate(ctx, sm, sessUserID(i))
+			return err
+		})
+	})
+}
+
+// sessTokens is how many JWT IDs BenchmarkSessionIsRevoked checks; one in
+// ten is revoked.
+const sessTokens = 1000
+
+// BenchmarkSessionIsRevoked checks JWT IDs against the blacklist, at
+// BenchmarkSession's concurrency: redschema's IsRevoked against seed
+// 001's own command, a GET of session:blacklist:{token_jti} per check.
+func BenchmarkSessionIsRevoked(b *testing.B) {
+	jti := func(i int) string { return "jti-" + strconv.Itoa(i) }
+	setup := func(b *testing.B) (*benchutil.Env, *session.Store) {
+		e := benchutil.New(b)
+		s := newSessStore(b, e)
+		for i := 0; i < sessTokens; i += 10 {
+			if _, err := s.RevokeToken(context.Background(), jti(i), time.Now().Add(time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return e, s
+	}
+	b.Run("redschema", func(b *testing.B) {
+		e, s := setup(b)
+		runParallel(b, e, sessTokens, func(ctx context.Context, i int) error {
+			_, err := s.IsRevoked(ctx, jti(i))
+			return err
+		})
+	})
+	b.Run("seed-get", func(b *testing.B) {
+		e, _ := setup(b)
+		runParallel(b, e, sessTokens, func(ctx context.Context, i int) error {
+			k, err := seedRevokedKey.Key(e.NS, jti(i))
+			if err != nil {
+				return err
+			}
+			err = e.Client.Get(ctx, k).Err()
+			if errors.Is(err, redis.Nil) {
+				err = nil
+			}
 			return err
 		})
 	})

@@ -293,14 +293,10 @@ func (c *Channels[T]) Count(ctx context.Context, channel string) (int, error) {
 		return 0, err
 	}
 	cmd := redis.NewIntCmd(ctx, "hlen", k)
-	if err := c.run.Send(ctx, k, cmd); err != nil {
+	if err := c.run.Read(ctx, k, cmd); err != nil {
 		return 0, pkg.Wrap(ctx, op, k, err)
 	}
-	n, err := cmd.Result()
-	if err != nil {
-		return 0, pkg.Wrap(ctx, op, k, err)
-	}
-	return int(n), nil
+	return int(cmd.Val()), nil
 }
 
 // Members returns channel's members sorted by user ID: one HGETALL,
@@ -315,13 +311,10 @@ func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T],
 		return nil, err
 	}
 	cmd := redis.NewMapStringStringCmd(ctx, "hgetall", k)
-	if err := c.run.Send(ctx, k, cmd); err != nil {
+	if err := c.run.Read(ctx, k, cmd); err != nil {
 		return nil, pkg.Wrap(ctx, op, k, err)
 	}
-	all, err := cmd.Result()
-	if err != nil {
-		return nil, pkg.Wrap(ctx, op, k, err)
-	}
+	all := cmd.Val()
 	type field struct{ user, value string }
 	fs := make([]field, 0, len(all))
 	for u, v := range all {

@@ -55,21 +55,23 @@ func (s *Store) RevokeToken(ctx context.Context, jti string, expiresAt time.Time
 	return n == 1, nd
 }
 
-// IsRevoked reports whether the JWT jti is blacklisted. One GET; an entry
-// holding anything but "1" is keys.ErrCorrupt.
+// IsRevoked reports whether the JWT jti is blacklisted. One GET, sent in
+// the Store's shared pipelines with concurrent calls (WithPipelining);
+// an entry holding anything but "1" is keys.ErrCorrupt.
 func (s *Store) IsRevoked(ctx context.Context, jti string) (bool, error) {
 	const op = "is revoked"
 	key, err := pkg.Key(op, blacklistKey, s.opt.ns, jti)
 	if err != nil {
 		return false, err
 	}
-	v, err := s.run.Client().Get(ctx, key).Result()
+	cmd := redis.NewStringCmd(ctx, "get", key)
+	err = s.run.Read(ctx, key, cmd)
 	switch {
 	case errors.Is(err, redis.Nil):
 		return false, nil
 	case err != nil:
 		return false, pkg.Wrap(ctx, op, key, err)
-	case v != "1":
+	case cmd.Val() != "1":
 		return false, pkg.Fail(op, key, nil, keys.Corrupt(key, errors.New(`not "1"`)))
 	}
 	return true, nil

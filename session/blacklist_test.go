@@ -1,11 +1,15 @@
 package session
 
 import (
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/internal/harness"
 )
 
 func TestJWTBlacklist(t *testing.T) {
@@ -73,4 +77,38 @@ func TestJWTBlacklist(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, revoked, "gone once the token would have expired")
 	assert.Empty(t, dataKeys(t, e))
+}
+
+// Checks made at once go out in shared pipelines (auto-pipelining),
+// each with its own token's answer.
+func TestIsRevokedSharesPipelines(t *testing.T) {
+	e, s0 := newStore(t)
+	ctx := e.Ctx()
+	const tokens = 200
+	jti := func(i int) string { return "jti-" + strconv.Itoa(i) }
+	for i := 0; i < tokens; i += 2 {
+		_, err := s0.RevokeToken(ctx, jti(i), e.Now().Add(time.Hour))
+		require.NoError(t, err)
+	}
+	c := e.FreshClient()
+	trips := harness.CountTrips(c)
+	s, err := New(c, WithNamespace(e.NS), WithPipelining(1))
+	require.NoError(t, err)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			revoked, err := s.IsRevoked(ctx, jti(i))
+			assert.NoError(t, err)
+			assert.Equal(t, i%2 == 0, revoked, jti(i))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	assert.Positive(t, trips.Pipelines(), "checks went out in shared pipelines")
+	assert.Less(t, trips.Total(), int64(tokens), "fewer round trips than checks")
+	t.Logf("%d checks in %d round trips (%d pipelines)", tokens, trips.Total(), trips.Pipelines())
 }

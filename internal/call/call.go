@@ -225,6 +225,15 @@ func (r *Runner) Send(ctx context.Context, key string, cmds ...redis.Cmder) erro
 	return nil
 }
 
+// Read sends cmd, one plain read of key, as Send does, and returns
+// Send's error or else the command's own (redis.Nil for a missing key).
+func (r *Runner) Read(ctx context.Context, key string, cmd redis.Cmder) error {
+	if err := r.Send(ctx, key, cmd); err != nil {
+		return err
+	}
+	return cmd.Err()
+}
+
 // Client returns the client the Runner uses.
 func (r *Runner) Client() redis.UniversalClient { return r.rdb }
 

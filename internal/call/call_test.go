@@ -437,3 +437,27 @@ return {'ok', n}`, []*keys.Template{strKey})
 	require.Error(t, errs[0])
 	assert.ErrorIs(t, errs[0], context.DeadlineExceeded)
 }
+
+// Read returns a plain read's own outcome, with or without lanes: the
+// value, redis.Nil for a missing key, or the context's error before it
+// was sent.
+func TestRead(t *testing.T) {
+	for _, lanes := range []int{0, 4} {
+		t.Run(fmt.Sprint("lanes=", lanes), func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			r := call.NewRunner(e.Client, lanes)
+			k, err := strKey.Key(e.NS, "read")
+			require.NoError(t, err)
+			get := redis.NewStringCmd(ctx, "get", k)
+			require.ErrorIs(t, r.Read(ctx, k, get), redis.Nil)
+			require.NoError(t, e.Client.Set(ctx, k, "v", time.Minute).Err())
+			get = redis.NewStringCmd(ctx, "get", k)
+			require.NoError(t, r.Read(ctx, k, get))
+			assert.Equal(t, "v", get.Val())
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			require.ErrorIs(t, r.Read(done, k, redis.NewStringCmd(done, "get", k)), context.Canceled)
+		})
+	}
+}

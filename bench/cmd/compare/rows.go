@@ -34,6 +34,7 @@ var rows = []row{
 	{op: "session Create steps, 3: + server time", peer: "scs (goredisstore)", ours: "BenchmarkCreateSteps/3-server-time", their: "BenchmarkSession/Create/scs-goredisstore", goal: 0, noPeer: scsNoCluster},
 	{op: "session Create steps, 4: + the user index", peer: "scs (goredisstore)", ours: "BenchmarkCreateSteps/4-user-index", their: "BenchmarkSession/Create/scs-goredisstore", goal: 0, noPeer: scsNoCluster},
 	{op: "session Get (load + slide)", peer: "scs load + save", ours: "BenchmarkSession/LoadSave/redschema-Get", their: "BenchmarkSession/LoadSave/scs-goredisstore", goal: 1.0, noPeer: scsNoCluster},
+	{op: "session IsRevoked (JWT blacklist)", peer: "seed 001's GET per check", ours: "BenchmarkSessionIsRevoked/redschema", their: "BenchmarkSessionIsRevoked/seed-get", goal: 1.0},
 	{op: "presence Heartbeat", peer: "seed 002 commands, pipelined", ours: "BenchmarkPresenceHeartbeat/redschema", their: "BenchmarkPresenceHeartbeat/seed002", goal: 1.0},
 	{op: "presence Heartbeat, no online index (nor has the seed)", peer: "seed 002 commands, pipelined", ours: "BenchmarkPresenceHeartbeat/redschema-noindex", their: "BenchmarkPresenceHeartbeat/seed002", goal: 1.0},
 	{op: "presence Heartbeat steps, 1: the seed's writes in one script", peer: "seed 002 commands, pipelined", ours: "BenchmarkHeartbeatSteps/1-seed-writes-in-one-script", their: "BenchmarkPresenceHeartbeat/seed002", goal: 0},
