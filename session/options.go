@@ -202,7 +202,7 @@ func WithRotationGrace(d time.Duration) Option { return func(o *options) { o.gra
 func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL = d } }
 
 // WithPipelining sets how many round trips one Store keeps in flight at
-// once for Get and Create (auto-pipelining). A call made while none is in flight is
+// once for Get, Create and IsRevoked (auto-pipelining). A call made while none is in flight is
 // sent at once, on its own; calls made while some are in flight wait and
 // go out together, as one pipeline, when a round trip comes back, or at
 // once in a new round trip (up to n) when as many wait as are in flight.
