@@ -14,8 +14,8 @@ import (
 )
 
 // Chat assign (Open) and append, step by step from seed 000's commands.
-// The chat package sends each call as one script, one round trip,
-// without auto-pipelining, so these steps do too. Every key carries the
+// The chat package sends each call as one script, auto-pipelined on 4
+// lanes (its default), so these steps do too. Every key carries the
 // deployment's tag, as the chat package's do.
 func stepChatKey(name string, typ keys.Type) *keys.Template {
 	return keys.MustCompile(keys.Pattern{Template: "steps:chat:{tag}:" + name, Type: typ, TTL: time.Hour, Tag: "tag", Owner: "bench-steps"})
@@ -168,10 +168,10 @@ func chatEvent(conv, admin string, now int64) string {
 // chosen by the client, round robin (the steps run no Lua logic).
 func BenchmarkChatAssignSteps(b *testing.B) {
 	for si, st := range assignSteps {
-		op := stepsPkg.Declare("chat-assign-"+st.name, st.src, []*keys.Template{stepChatAvail})
+		op := stepsPkg.Declare("chat-assign-"+st.name, st.src, []*keys.Template{stepChatAvail}, call.Shared())
 		b.Run(st.name, func(b *testing.B) {
 			e := benchutil.New(b)
-			run := call.NewRunner(e.Client, 0)
+			run := call.NewRunner(e.Client, stepsLanes)
 			ctx := context.Background()
 			var deps [][][]string // per deployment, per chosen admin
 			for d := range (b.N + chatPerDeployment - 1) / chatPerDeployment {
@@ -264,10 +264,10 @@ var appendStepKeys = []int{3, 3, 4, 4, 5, 7, 8}
 func BenchmarkChatAppendSteps(b *testing.B) {
 	const tag = "main"
 	for si, st := range appendSteps {
-		op := stepsPkg.Declare("chat-append-"+st.name, st.src, []*keys.Template{stepChatMsgs})
+		op := stepsPkg.Declare("chat-append-"+st.name, st.src, []*keys.Template{stepChatMsgs}, call.Shared())
 		b.Run(st.name, func(b *testing.B) {
 			e := benchutil.New(b)
-			run := call.NewRunner(e.Client, 0)
+			run := call.NewRunner(e.Client, stepsLanes)
 			ctx := context.Background()
 			shared := stepKeys(b, e.NS, tag, stepChatActive, stepChatUnread, stepChatState)
 			rest := stepKeys(b, e.NS, tag, stepChatBacklog, stepChatCursor)

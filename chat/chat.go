@@ -66,7 +66,7 @@ func makeChat(op string, rdb redis.UniversalClient, opts []Option) (*Chat, error
 	if err != nil {
 		return nil, pkg.Invalid(op, err)
 	}
-	c := &Chat{run: call.NewRunner(rdb, 0), opt: o, av: tr.Availability(), ty: tr.Typing(), roster: &roster{}}
+	c := &Chat{run: call.NewRunner(rdb, o.lanes), opt: o, av: tr.Availability(), ty: tr.Typing(), roster: &roster{}}
 	for _, t := range []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey} {
 		k, err := o.key(op, t)
 		if err != nil {

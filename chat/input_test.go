@@ -29,6 +29,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"long dashboard":   {WithDashboardTTL(2 * time.Hour)},
 		"cache":            {WithMessageCache(0)},
 		"big cache":        {WithMessageCache(maxMessageCache + 1)},
+		"pipelining":       {WithPipelining(-1)},
+		"many pipelines":   {WithPipelining(maxPipelines + 1)},
 		"namespace":        {WithNamespace(keys.Namespace{Prefix: "a{b"})},
 	} {
 		_, err := New(e.Client, opts...)

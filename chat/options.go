@@ -19,6 +19,7 @@ type options struct {
 	convTTL  time.Duration
 	dashTTL  time.Duration
 	cache    int
+	lanes    int
 	presence []presence.Option
 }
 
@@ -65,6 +66,12 @@ const (
 	defaultMessageCache = 100
 	// maxMessageCache bounds WithMessageCache.
 	maxMessageCache = 1000
+	// defaultPipelines is the number of round trips a Chat keeps in
+	// flight before further calls wait and share a pipeline (see
+	// WithPipelining).
+	defaultPipelines = 4
+	// maxPipelines bounds WithPipelining.
+	maxPipelines = 256
 	// maxContentLen is the longest message content accepted, in bytes.
 	maxContentLen = 16 << 10
 	// maxIDLen is the longest conversation, admin or sender ID (and tag)
@@ -140,6 +147,19 @@ func WithDashboardTTL(d time.Duration) Option { return func(o *options) { o.dash
 // Default: 100. Range: 1 to 1000.
 func WithMessageCache(n int) Option { return func(o *options) { o.cache = n } }
 
+// WithPipelining sets how many round trips one Chat keeps in flight at
+// once (auto-pipelining). A call made while none is in flight is sent at
+// once, on its own; calls made while some are in flight wait and go out
+// together, as one pipeline, when a round trip comes back. Every call is
+// still one atomic script with its own reply. n = 0 turns
+// auto-pipelining off (every call its own round trip). When a connection
+// breaks mid-pipeline, go-redis resends the whole pipeline: each request
+// then reports its first outcome (see "Idempotence under retry" in
+// docs/chat.md).
+//
+// Default: 4. Range: 0 to 256.
+func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
+
 // WithPresence passes options to the presence objects Availability and
 // Typing return (a typing profile, pipelining). Their namespace and
 // availability tag are always the Chat's.
@@ -152,7 +172,7 @@ func WithPresence(opts ...presence.Option) Option {
 // defaults are the options of a Chat built without any.
 func defaults() options {
 	return options{tag: defaultTag, capacity: defaultCapacity, convTTL: defaultConversationTTL,
-		dashTTL: defaultDashboardTTL, cache: defaultMessageCache}
+		dashTTL: defaultDashboardTTL, cache: defaultMessageCache, lanes: defaultPipelines}
 }
 
 // check validates the options for New and NewInspector.
@@ -173,6 +193,8 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, maxDashboardTTL)
 	case o.cache < 1 || o.cache > maxMessageCache:
 		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, maxMessageCache)
+	case o.lanes < 0 || o.lanes > maxPipelines:
+		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
 	}
 	if o.noTag && o.tag != defaultTag {
 		return pkg.Invalidf(op, "WithoutTag and WithTag(%.64q) together", o.tag)

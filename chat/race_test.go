@@ -118,6 +118,55 @@ func TestConcurrentAssignments(t *testing.T) {
 	}
 }
 
+// Appends made at once share pipelines (WithPipelining), or go out one
+// round trip each with WithPipelining(0); either way every conversation
+// numbers its messages 1..n, each once.
+func TestAppendsSharePipelines(t *testing.T) {
+	for _, lanes := range []int{1, 0} {
+		t.Run(fmt.Sprint("lanes=", lanes), func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			rdb := e.FreshClient()
+			c := newChatOn(t, e, rdb, WithPipelining(lanes))
+			const convs, per = 20, 10
+			for i := range convs {
+				_, err := c.Open(ctx, fmt.Sprint("conv-", i), Normal)
+				require.NoError(t, err)
+			}
+			trips := harness.CountTrips(rdb)
+			ids := make([][]int64, convs)
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range convs * per {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					m, err := c.Append(ctx, fmt.Sprint("conv-", i%convs), Message{Content: "hi", SenderRole: User})
+					if assert.NoError(t, err) {
+						mu.Lock()
+						ids[i%convs] = append(ids[i%convs], m.ID)
+						mu.Unlock()
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for i, got := range ids {
+				assert.ElementsMatch(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, got, "conv-%d", i)
+			}
+			t.Logf("%d appends in %d round trips (%d pipelines)", convs*per, trips.Total(), trips.Pipelines())
+			if lanes == 0 {
+				assert.Zero(t, trips.Pipelines())
+				return
+			}
+			assert.Positive(t, trips.Pipelines(), "appends went out in shared pipelines")
+			assert.Less(t, trips.Total(), int64(convs*per), "fewer round trips than appends")
+		})
+	}
+}
+
 // TestConcurrentChurn runs every routing path at once (open, resolve,
 // unassign, assign, transfer, availability going offline and back,
 // reconcile) from 4 instances while a monitor reads the whole routing

@@ -78,13 +78,13 @@ const (
 // checked by the scripts themselves).
 func conversational(name, body string, opts ...call.OpOption) *call.Op {
 	return pkg.Declare(name, body, []*keys.Template{stateKey, activeKey, unreadKey, backlogKey, rosterKey, cursorKey},
-		append(opts, call.Uses(libLua, call.JSONStr, call.ScoreMS))...)
+		append(opts, call.Uses(libLua, call.JSONStr, call.ScoreMS), call.Shared())...)
 }
 
 // reading declares a read-only script of its own layout, with lib.lua's
 // guard.
 func reading(name, body string, ts ...*keys.Template) *call.Op {
-	return pkg.Declare(name, body, ts, call.Uses(libLua, call.JSONStr, call.ScoreMS))
+	return pkg.Declare(name, body, ts, call.Uses(libLua, call.JSONStr, call.ScoreMS), call.Shared())
 }
 
 var (
