@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -294,22 +293,8 @@ func sharePipelines(t *testing.T, perRoom int, calls func(ctx context.Context, c
 	require.NoError(t, err)
 	calls(ctx, c, 0) // loads the scripts
 	trips.Reset()
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range rooms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			calls(ctx, c, i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	n := int64(perRoom * rooms)
-	assert.Positive(t, trips.Pipelines(), "calls went out in shared pipelines")
-	assert.Less(t, trips.Total(), n, "fewer round trips than calls")
-	t.Logf("%d calls in %d round trips (%d pipelines)", n, trips.Total(), trips.Pipelines())
+	harness.AllAtOnce(rooms, func(i int) { calls(ctx, c, i) })
+	trips.CheckShared(t, 1, perRoom*rooms)
 }
 
 // A channel key of a foreign type fails the write before it writes

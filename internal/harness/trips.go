@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -66,5 +68,38 @@ func (t *Trips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 			}
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// AllAtOnce runs f(0), ..., f(n-1), each on a goroutine of its own,
+// released together, and returns when all have returned.
+func AllAtOnce(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			f(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
+// CheckShared fails t unless the calls t counted, made at once, went out
+// in shared pipelines and fewer round trips than calls (lanes > 0), or
+// one round trip each, none in a pipeline (lanes 0: auto-pipelining off).
+func (t *Trips) CheckShared(tb testing.TB, lanes, calls int) {
+	tb.Helper()
+	tb.Logf("%d calls in %d round trips (%d pipelines)", calls, t.Total(), t.Pipelines())
+	switch {
+	case lanes == 0 && t.Pipelines() != 0:
+		tb.Errorf("%d shared pipelines with auto-pipelining off", t.Pipelines())
+	case lanes > 0 && t.Pipelines() == 0:
+		tb.Errorf("no shared pipeline for %d calls made at once", calls)
+	case lanes > 0 && t.Total() >= int64(calls):
+		tb.Errorf("%d round trips for %d calls made at once: want fewer", t.Total(), calls)
 	}
 }
