@@ -17,7 +17,7 @@ var (
 	appendSrc string
 
 	appendOp = pkg.Declare("append", appendSrc, append(convKeys[:4:4], userKey, indexKey),
-		call.Uses(libSrc), call.Needs(call.Batched), call.On(call.Limit, ErrBudgetExceeded))
+		call.Uses(libSrc), call.Needs(call.Batched), call.On(call.Limit, ErrBudgetExceeded), call.Shared())
 )
 
 // Appended is the outcome of an Append.

@@ -208,6 +208,8 @@ func TestInputBounds(t *testing.T) {
 		{WithDailyBudget(maxDailyBudget + 1)},
 		{WithMaxTopics(0)},
 		{WithMaxTopics(maxTopics + 1)},
+		{WithPipelining(-1)},
+		{WithPipelining(maxPipelines + 1)},
 		{WithRAGTTL(0)},
 		{WithResponseTTL(maxCacheTTL + time.Second)},
 		{WithNamespace(keys.Namespace{Prefix: "bad{"})},

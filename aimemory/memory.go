@@ -41,7 +41,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{rdb: rdb, run: call.NewRunner(rdb, 0), opt: o, days: newDays(o.zone), now: time.Now}
+	m := &Memory{rdb: rdb, run: call.NewRunner(rdb, o.lanes), opt: o, days: newDays(o.zone), now: time.Now}
 	copts := append(append([]cache.Option(nil), o.cacheOpts...), cache.WithNamespace(o.ns))
 	if m.rag, err = cache.NewStore(rdb, cache.Layout{Value: ragKey, Meta: ragMetaKey}, copts...); err != nil {
 		return nil, pkg.Invalid(op, err)

@@ -27,6 +27,7 @@ type options struct {
 	cacheOpts   []cache.Option
 	bus         *pubsub.Bus
 	source      string
+	lanes       int
 }
 
 func defaults() options {
@@ -34,6 +35,7 @@ func defaults() options {
 		maxMessages: defaultMessages, convTTL: defaultConversationTTL, userTTL: defaultUserTTL,
 		maxBytes: defaultMessageBytes, counter: ApproxCounter(), zone: time.UTC,
 		maxTopics: defaultTopics, ragTTL: defaultRAGTTL, respTTL: defaultResponseTTL, source: "aimemory",
+		lanes: defaultPipelines,
 	}
 }
 
@@ -132,6 +134,19 @@ func WithBus(b *pubsub.Bus) Option { return func(o *options) { o.bus = b } }
 // Default: "aimemory".
 func WithSource(name string) Option { return func(o *options) { o.source = name } }
 
+// WithPipelining sets how many round trips one Memory keeps in flight at
+// once (auto-pipelining). A call made while none is in flight is sent at
+// once, on its own; calls made while some are in flight wait and go out
+// together, as one pipeline, when a round trip comes back. Every call is
+// still one atomic script with its own reply. n = 0 turns
+// auto-pipelining off (every call its own round trip). When a connection
+// breaks mid-pipeline, go-redis resends the whole pipeline: an Append
+// then reports its first outcome (see "Idempotent under retry" in
+// docs/aimemory.md).
+//
+// Default: 4. Range: 0 to 256.
+func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
+
 // check validates the options for op.
 func (o *options) check(op string) error {
 	switch {
@@ -155,6 +170,8 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "RAG TTL %v outside [1s, %v]", o.ragTTL, maxCacheTTL)
 	case o.respTTL < time.Second || o.respTTL > maxCacheTTL:
 		return pkg.Invalidf(op, "response TTL %v outside [1s, %v]", o.respTTL, maxCacheTTL)
+	case o.lanes < 0 || o.lanes > maxPipelines:
+		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)

@@ -17,9 +17,9 @@ var (
 	//go:embed summary_store.lua
 	summaryStoreSrc string
 
-	summaryReadOp  = pkg.Declare("summarize", summaryReadSrc, []*keys.Template{metaKey, evictedKey})
+	summaryReadOp  = pkg.Declare("summarize", summaryReadSrc, []*keys.Template{metaKey, evictedKey}, call.Shared())
 	summaryStoreOp = pkg.Declare("summarize", summaryStoreSrc, []*keys.Template{convKey, metaKey, evictedKey},
-		call.On(call.Conflict, errSummaryChanged))
+		call.On(call.Conflict, errSummaryChanged), call.Shared())
 
 	// errSummaryChanged is the store script's conflict: another
 	// summarizer stored first. Summarize reads again; callers never see

@@ -21,9 +21,9 @@ var (
 	userSetSrc string
 
 	userKeys   = []*keys.Template{userKey}
-	userReadOp = pkg.Declare("user", userReadSrc, userKeys, call.Uses(libSrc))
-	topicsOp   = pkg.Declare("add topics", topicsSrc, userKeys, call.Needs(call.JSONStr))
-	userSetOp  = pkg.Declare("set preferences", userSetSrc, userKeys)
+	userReadOp = pkg.Declare("user", userReadSrc, userKeys, call.Uses(libSrc), call.Shared())
+	topicsOp   = pkg.Declare("add topics", topicsSrc, userKeys, call.Needs(call.JSONStr), call.Shared())
+	userSetOp  = pkg.Declare("set preferences", userSetSrc, userKeys, call.Shared())
 )
 
 // preferencesField is the user context's field of the preferences.

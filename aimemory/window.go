@@ -20,7 +20,7 @@ var (
 	windowSrc string
 
 	windowOp = pkg.Declare("window", windowSrc, []*keys.Template{convKey, metaKey, evictedKey},
-		call.Uses(libSrc), call.On(call.Limit, ErrBudgetTooSmall))
+		call.Uses(libSrc), call.On(call.Limit, ErrBudgetTooSmall), call.Shared())
 )
 
 // Window is what a prompt can hold of a conversation: the system

@@ -16,8 +16,8 @@ import (
 )
 
 // AI memory append, step by step from the naive RPUSH + LTRIM + EXPIRE.
-// The aimemory package sends each call as one script, one round trip,
-// without auto-pipelining, so these steps do too. A user's keys share
+// The aimemory package sends each call as one script, auto-pipelined on
+// 4 lanes (its default), so these steps do too. A user's keys share
 // the user's tag, as the package's do.
 var (
 	stepAIConv  = keys.MustCompile(keys.Pattern{Template: "steps:ai:conv:{user_id}:{conversation_id}", Type: keys.List, TTL: time.Hour, Tag: "user_id", Owner: "bench-steps"})
@@ -97,10 +97,10 @@ func BenchmarkAIMemoryAppendSteps(b *testing.B) {
 		b.Fatal(err)
 	}
 	for si, st := range aimemorySteps {
-		op := stepsPkg.Declare("aimemory-append-"+st.name, st.src, []*keys.Template{stepAIConv})
+		op := stepsPkg.Declare("aimemory-append-"+st.name, st.src, []*keys.Template{stepAIConv}, call.Shared())
 		b.Run(st.name, func(b *testing.B) {
 			e := benchutil.New(b)
-			run := call.NewRunner(e.Client, 0)
+			run := call.NewRunner(e.Client, stepsLanes)
 			ctx := context.Background()
 			ks := make([][]string, aiConvs)
 			pipe := e.Client.Pipeline()
