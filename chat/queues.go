@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/unit"
 	"github.com/redschema/redschema/keys"
@@ -122,9 +124,9 @@ func decodeList(op, key string, rep *call.Reply) ([]string, []string, error) {
 }
 
 // Assignments returns the IDs of the conversations assigned to admin
-// (SMEMBERS admin:{tag}:{admin_id}:assignments, one round trip), in no
-// particular order. Conversations that expired since the last routing
-// call may still be listed.
+// (SMEMBERS admin:{tag}:{admin_id}:assignments, sharing concurrent
+// calls' round trips), in no particular order. Conversations that
+// expired since the last routing call may still be listed.
 func (c *Chat) Assignments(ctx context.Context, admin string) ([]string, error) {
 	const op = "assignments"
 	q, err := c.adminKeys(op, admin)
@@ -132,6 +134,7 @@ func (c *Chat) Assignments(ctx context.Context, admin string) ([]string, error) 
 		return nil, err
 	}
 	k := q[1]
-	ids, err := c.run.Client().SMembers(ctx, k).Result()
-	return ids, pkg.Wrap(ctx, op, k, err)
+	cmd := redis.NewStringSliceCmd(ctx, "smembers", k)
+	err = c.run.Read(ctx, k, cmd)
+	return cmd.Val(), pkg.Wrap(ctx, op, k, err)
 }

@@ -217,6 +217,10 @@ func NewRunner(rdb redis.UniversalClient, lanes int) *Runner {
 // harmless to send twice (go-redis resends a pipeline whose connection
 // broke), and a caller that needs retries through a migration sends a
 // script with Run.
+//
+// On a cluster client that reads from replicas (ReadOnly, RouteByLatency,
+// RouteRandomly), a read shared with scripts goes to the master, as the
+// whole pipeline does.
 func (r *Runner) Send(ctx context.Context, key string, cmds ...redis.Cmder) error {
 	if r.pipe != nil {
 		return r.pipe.Send(ctx, key, cmds...)

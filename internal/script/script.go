@@ -88,8 +88,13 @@ func Pipeline(ctx context.Context, c redis.UniversalClient, calls []Call) []*red
 // ahead of the calls (and of the lead: a single-key command never answers
 // TRYAGAIN, so a node's part that starts with one is never sent twice).
 // Each plain command gets its own reply or error; none is sent again on
-// NOSCRIPT.
+// NOSCRIPT. One plain command and no call is sent as a command, not a
+// pipeline.
 func PipelineWith(ctx context.Context, c redis.UniversalClient, calls []Call, plain []redis.Cmder) []*redis.Cmd {
+	if len(calls) == 0 && len(plain) == 1 {
+		_ = c.Process(ctx, plain[0]) // the command carries its error
+		return nil
+	}
 	var cmds []*redis.Cmd
 	if len(calls) > 0 {
 		cmds = make([]*redis.Cmd, len(calls))
