@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
@@ -209,7 +210,7 @@ func TestInputBounds(t *testing.T) {
 		{WithMaxTopics(0)},
 		{WithMaxTopics(maxTopics + 1)},
 		{WithPipelining(-1)},
-		{WithPipelining(maxPipelines + 1)},
+		{WithPipelining(call.MaxLanes + 1)},
 		{WithRAGTTL(0)},
 		{WithResponseTTL(maxCacheTTL + time.Second)},
 		{WithNamespace(keys.Namespace{Prefix: "bad{"})},

@@ -41,12 +41,6 @@ const (
 	defaultTopics = 10
 	// maxTopics bounds WithMaxTopics.
 	maxTopics = 100
-	// defaultPipelines is the number of round trips a Memory keeps in
-	// flight before further calls wait and share a pipeline (see
-	// WithPipelining).
-	defaultPipelines = 4
-	// maxPipelines bounds WithPipelining.
-	maxPipelines = 256
 	// maxTopicBytes bounds one topic.
 	maxTopicBytes = 256
 	// maxPreferencesBytes bounds a user's preferences document.

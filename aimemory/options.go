@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/cache"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/pubsub"
 )
@@ -35,7 +36,7 @@ func defaults() options {
 		maxMessages: defaultMessages, convTTL: defaultConversationTTL, userTTL: defaultUserTTL,
 		maxBytes: defaultMessageBytes, counter: ApproxCounter(), zone: time.UTC,
 		maxTopics: defaultTopics, ragTTL: defaultRAGTTL, respTTL: defaultResponseTTL, source: "aimemory",
-		lanes: defaultPipelines,
+		lanes: call.DefaultLanes,
 	}
 }
 
@@ -144,7 +145,7 @@ func WithSource(name string) Option { return func(o *options) { o.source = name 
 // then reports its first outcome (see "Idempotent under retry" in
 // docs/aimemory.md).
 //
-// Default: 4. Range: 0 to 256.
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // check validates the options for op.
@@ -170,8 +171,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "RAG TTL %v outside [1s, %v]", o.ragTTL, maxCacheTTL)
 	case o.respTTL < time.Second || o.respTTL > maxCacheTTL:
 		return pkg.Invalidf(op, "response TTL %v outside [1s, %v]", o.respTTL, maxCacheTTL)
-	case o.lanes < 0 || o.lanes > maxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.lanes); err != nil {
+		return err
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)

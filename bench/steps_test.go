@@ -32,7 +32,7 @@ func (e stepError) Error() string { return string(e) }
 
 const errStepInvalid = stepError("bench-steps: invalid")
 
-// stepsLanes is the packages' DefaultPipelines.
+// stepsLanes is the packages' default lanes (call.DefaultLanes).
 const stepsLanes = 4
 
 // step is one script: its name (the guarantee it adds to the step

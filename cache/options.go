@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redschema/redschema/codec"
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -41,12 +42,6 @@ const (
 	// defaultHitFlush is how often the counted hits are added to the
 	// entries' metadata.
 	defaultHitFlush = time.Second
-	// defaultPipelines is the number of round trips a Store keeps in
-	// flight before further calls wait and share a pipeline (see
-	// WithPipelining).
-	defaultPipelines = 4
-	// maxPipelines bounds WithPipelining.
-	maxPipelines = 1024
 	// maxTags bounds the tags of one entry.
 	maxTags = 32
 	// maxLocalEntries bounds WithLocal's size.
@@ -88,7 +83,7 @@ func defaults() options {
 	return options{
 		beta: defaultBeta, lease: defaultLease, loadTimeout: defaultLoadTimeout,
 		maxValue: defaultMaxValueSize, maxTTL: defaultMaxTTL, hitFlush: defaultHitFlush,
-		lanes: defaultPipelines,
+		lanes: call.DefaultLanes,
 	}
 }
 
@@ -237,12 +232,13 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "max value size %d outside [1, %d]", o.maxValue, maxValueSize)
 	case o.hitFlush < 10*time.Millisecond || o.hitFlush > time.Hour:
 		return pkg.Invalidf(op, "hit flush %v outside [10ms, 1h]", o.hitFlush)
-	case o.lanes < 0 || o.lanes > maxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
 	case o.localSize < 0 || o.localSize > maxLocalEntries:
 		return pkg.Invalidf(op, "local size %d outside [0, %d]", o.localSize, maxLocalEntries)
 	case o.localAge < 0 || o.localAge > time.Hour:
 		return pkg.Invalidf(op, "local max age %v outside [0, 1h]", o.localAge)
+	}
+	if err := pkg.CheckLanes(op, o.lanes); err != nil {
+		return err
 	}
 	if o.localAge == 0 {
 		o.localAge = defaultLocalMaxAge

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
@@ -30,7 +31,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"cache":            {WithMessageCache(0)},
 		"big cache":        {WithMessageCache(maxMessageCache + 1)},
 		"pipelining":       {WithPipelining(-1)},
-		"many pipelines":   {WithPipelining(maxPipelines + 1)},
+		"many pipelines":   {WithPipelining(call.MaxLanes + 1)},
 		"namespace":        {WithNamespace(keys.Namespace{Prefix: "a{b"})},
 	} {
 		_, err := New(e.Client, opts...)

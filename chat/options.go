@@ -3,6 +3,7 @@ package chat
 import (
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 	"github.com/redschema/redschema/presence"
 )
@@ -66,12 +67,6 @@ const (
 	defaultMessageCache = 100
 	// maxMessageCache bounds WithMessageCache.
 	maxMessageCache = 1000
-	// defaultPipelines is the number of round trips a Chat keeps in
-	// flight before further calls wait and share a pipeline (see
-	// WithPipelining).
-	defaultPipelines = 4
-	// maxPipelines bounds WithPipelining.
-	maxPipelines = 256
 	// maxContentLen is the longest message content accepted, in bytes.
 	maxContentLen = 16 << 10
 	// maxIDLen is the longest conversation, admin or sender ID (and tag)
@@ -157,7 +152,7 @@ func WithMessageCache(n int) Option { return func(o *options) { o.cache = n } }
 // then reports its first outcome (see "Idempotence under retry" in
 // docs/chat.md).
 //
-// Default: 4. Range: 0 to 256.
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithPresence passes options to the presence objects Availability and
@@ -172,7 +167,7 @@ func WithPresence(opts ...presence.Option) Option {
 // defaults are the options of a Chat built without any.
 func defaults() options {
 	return options{tag: defaultTag, capacity: defaultCapacity, convTTL: defaultConversationTTL,
-		dashTTL: defaultDashboardTTL, cache: defaultMessageCache, lanes: defaultPipelines}
+		dashTTL: defaultDashboardTTL, cache: defaultMessageCache, lanes: call.DefaultLanes}
 }
 
 // check validates the options for New and NewInspector.
@@ -193,8 +188,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "dashboard TTL %v outside [1ms, %v]", o.dashTTL, maxDashboardTTL)
 	case o.cache < 1 || o.cache > maxMessageCache:
 		return pkg.Invalidf(op, "message cache %d outside [1, %d]", o.cache, maxMessageCache)
-	case o.lanes < 0 || o.lanes > maxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.lanes); err != nil {
+		return err
 	}
 	if o.noTag && o.tag != defaultTag {
 		return pkg.Invalidf(op, "WithoutTag and WithTag(%.64q) together", o.tag)

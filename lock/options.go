@@ -54,13 +54,6 @@ func WithFenceTTL(d time.Duration) Option { return func(o *options) { o.fenceTTL
 // Default: none (owner IDs are 24 random hex digits).
 func WithOwner(label string) Option { return func(o *options) { o.owner = label } }
 
-// defaultPipelines is the number of round trips a Client keeps in flight
-// before further calls wait and share a pipeline (see WithPipelining).
-const defaultPipelines = 4
-
-// maxPipelines bounds WithPipelining.
-const maxPipelines = 1024
-
 // WithPipelining sets how many round trips one Client keeps in flight at
 // once for its lease operations (auto-pipelining): Acquire, TryAcquire,
 // Release, Refresh and TTL of locks and permits, the fair queue, Held,
@@ -145,7 +138,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 
 // defaults are the options of a Client built without any.
 func defaults() options {
-	return options{maxTTL: defaultMaxTTL, fenceTTL: defaultFenceTTL, pipelines: defaultPipelines}
+	return options{maxTTL: defaultMaxTTL, fenceTTL: defaultFenceTTL, pipelines: call.DefaultLanes}
 }
 
 // check validates the options for New and NewInspector.
@@ -158,8 +151,9 @@ func (o *options) check(op string) error {
 	case len(o.owner) > 64 || !utf8.ValidString(o.owner) ||
 		strings.ContainsFunc(o.owner, func(r rune) bool { return r == ':' || r < 0x20 || r == 0x7f }):
 		return pkg.Invalidf(op, "owner label %q", o.owner)
-	case o.pipelines < 0 || o.pipelines > maxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.pipelines); err != nil {
+		return err
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)

@@ -1,5 +1,7 @@
 package presence
 
+import "github.com/redschema/redschema/internal/call"
+
 // The package's bounds, for its external tests.
 const (
 	MaxConnIDLen       = maxConnIDLen
@@ -8,8 +10,8 @@ const (
 	MaxMetadata        = maxMetadata
 	MaxConnections     = maxConnections
 	MaxUsers           = maxUsers
-	DefaultPipelines   = defaultPipelines
-	MaxPipelines       = maxPipelines
+	DefaultPipelines   = call.DefaultLanes
+	MaxPipelines       = call.MaxLanes
 	MaxTTL             = maxTTL
 	MaxRetention       = maxRetention
 	MaxTypingTTL       = maxTypingTTL

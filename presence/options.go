@@ -3,6 +3,7 @@ package presence
 import (
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -44,12 +45,6 @@ const (
 	maxConnections = 1024
 	// maxUsers is the most user IDs one GetMany or Online call takes.
 	maxUsers = 10000
-	// defaultPipelines is the number of round trips a Tracker, its Typing
-	// and Availability, or a Channels keeps in flight before further calls
-	// wait and share a pipeline (see WithPipelining).
-	defaultPipelines = 4
-	// maxPipelines is the highest number WithPipelining accepts.
-	maxPipelines = 256
 	// defaultOccupancyInterval is the default least time between two
 	// occupancy events of one channel (WithOccupancyInterval).
 	defaultOccupancyInterval = time.Second
@@ -114,7 +109,7 @@ func WithLayout(l Layout) Option { return func(o *options) { o.layout = l } }
 // outcome when run again (see "Idempotence under retry" in
 // docs/presence.md).
 //
-// Default: 4. Range: 0 to 256.
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithAvailabilityTag puts admin availability under one hash tag shared by
@@ -163,7 +158,7 @@ func WithOccupancyInterval(d time.Duration) Option {
 
 // defaults are the options of a constructor given none.
 func defaults() options {
-	return options{profile: DetailedProfile(), lanes: defaultPipelines}
+	return options{profile: DetailedProfile(), lanes: call.DefaultLanes}
 }
 
 // check validates the options for every constructor (op names it), after
@@ -192,8 +187,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "connection limit %d outside [1, %d]", o.maxConns, maxConnections)
 	case o.occEvery < -1 || o.occEvery > maxOccupancyInterval:
 		return pkg.Invalidf(op, "occupancy interval %v outside [1ms, 1h]", o.occEvery)
-	case o.lanes < 0 || o.lanes > maxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.lanes); err != nil {
+		return err
 	}
 	if o.availTag != "" {
 		if _, err := pkg.Key(op, availTaggedKey, o.ns, o.availTag, "x"); err != nil {

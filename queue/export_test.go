@@ -1,6 +1,10 @@
 package queue
 
-import "context"
+import (
+	"context"
+
+	"github.com/redschema/redschema/internal/call"
+)
 
 // SchedulePass runs one pass of RunSchedules, for tests that control time.
 func (q *Queue[T]) SchedulePass(ctx context.Context) error {
@@ -25,7 +29,7 @@ const (
 	MaxHeaderBytes    = maxHeaderBytes
 	DeadTTL           = deadTTL
 	MaxRatePeriod     = maxRatePeriod
-	MaxPipelines      = maxPipelines
+	MaxPipelines      = call.MaxLanes
 	MaxProgress       = maxProgress
 	MaxList           = maxList
 )

@@ -47,8 +47,6 @@ const (
 	// flight before further calls wait and share a pipeline
 	// (WithPipelining).
 	defaultPipelines = 2
-	// maxPipelines bounds WithPipelining.
-	maxPipelines = 1024
 	// maxEvents bounds WithEvents.
 	maxEvents = 1 << 24
 	// maxRetention bounds WithRetention.
@@ -499,8 +497,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "retention cap %d outside [1, %d]", o.retainCap, maxRetainCap)
 	case o.events < 0 || o.events > maxEvents:
 		return pkg.Invalidf(op, "events length %d outside [1, %d]", o.events, maxEvents)
-	case o.pipelines < 0 || o.pipelines > maxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.pipelines); err != nil {
+		return err
 	}
 	if err := o.checkLimits(op); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redschema/redschema/internal/call"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -94,13 +95,6 @@ func WithRuntimeConfig() Option { return func(o *options) { o.runtimeCfg = true 
 // Default: off (checks honour blocks).
 func WithoutBlocks() Option { return func(o *options) { o.noBlocks = true } }
 
-// defaultPipelines is the number of round trips a Limiter keeps in flight
-// before further checks wait and share a pipeline (see WithPipelining).
-const defaultPipelines = 4
-
-// maxPipelines bounds WithPipelining.
-const maxPipelines = 1024
-
 // WithPipelining sets how many round trips one Limiter keeps in flight at
 // once for Allow, AllowN and Peek (auto-pipelining). A check made while
 // none is in flight is sent at once, on its own. Checks made while some
@@ -168,7 +162,7 @@ func WithAutoBlock(refusals int, within, block time.Duration) Option {
 }
 
 // defaults are the options of a Limiter or Inspector given none.
-func defaults() options { return options{pipelines: defaultPipelines} }
+func defaults() options { return options{pipelines: call.DefaultLanes} }
 
 // check refuses options New cannot work with (call.Configure runs it
 // after the client check), in this order: the namespace, the key-layout
@@ -182,8 +176,9 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "WithRateLimitKey and WithEndpoint exclude each other")
 	case o.rateLimit && o.noWindow:
 		return pkg.Invalidf(op, "WithRateLimitKey and WithWindowlessLogKey exclude each other")
-	case o.pipelines < 0 || o.pipelines > maxPipelines:
-		return pkg.Invalidf(op, "WithPipelining(%d): want 0..%d", o.pipelines, maxPipelines)
+	}
+	if err := pkg.CheckLanes(op, o.pipelines); err != nil {
+		return err
 	}
 	return o.checkRanges(op)
 }

@@ -48,12 +48,6 @@ const (
 	// maxTokenExpiry bounds how far ahead (by the server's clock) the
 	// expiry given to RevokeToken may lie: 365 days.
 	maxTokenExpiry = 365 * 24 * time.Hour
-	// defaultPipelines is the number of round trips a Store keeps in
-	// flight for Get and Create before further calls wait and share a
-	// pipeline (see WithPipelining).
-	defaultPipelines = 4
-	// maxPipelines bounds WithPipelining.
-	maxPipelines = 256
 	// replayWindow is how long the server remembers the outcome of a
 	// Revoke, RevokeAll, RevokeOthers, Login or Unblock call, or of a
 	// RotateRefresh that found a reused token, so that the
@@ -96,7 +90,7 @@ func newOptions(op string, rdb redis.UniversalClient, opts []Option) (options, e
 
 // defaults are the options of a constructor given none.
 func defaults() options {
-	return options{idle: defaultIdleTimeout, life: defaultLifetime, history: defaultRefreshHistory, grace: defaultRotationGrace, userTTL: defaultUserTTL, lanes: defaultPipelines}
+	return options{idle: defaultIdleTimeout, life: defaultLifetime, history: defaultRefreshHistory, grace: defaultRotationGrace, userTTL: defaultUserTTL, lanes: call.DefaultLanes}
 }
 
 // check validates the options for every constructor.
@@ -114,10 +108,11 @@ func (o *options) check(op string) error {
 		return pkg.Invalidf(op, "rotation grace %v outside 0 or [1ms, %v]", o.grace, maxRotationGrace)
 	case o.userTTL < time.Millisecond || o.userTTL > maxUserTTL:
 		return pkg.Invalidf(op, "user TTL %v outside [1ms, %v]", o.userTTL, maxUserTTL)
-	case o.lanes < 0 || o.lanes > maxPipelines:
-		return pkg.Invalidf(op, "pipelining %d outside [0, %d]", o.lanes, maxPipelines)
 	case o.events < 0 || o.events > maxEvents:
 		return pkg.Invalidf(op, "events length %d outside [0, %d]", o.events, maxEvents)
+	}
+	if err := pkg.CheckLanes(op, o.lanes); err != nil {
+		return err
 	}
 	if err := o.ns.Validate(); err != nil {
 		return pkg.Invalid(op, err)
@@ -216,7 +211,7 @@ func WithUserTTL(d time.Duration) Option { return func(o *options) { o.userTTL =
 // finds its own session and reports it, a resent Get slides the session
 // again (see "Replays" in docs/session.md). Users ignores it.
 //
-// Default: 4. Range: 0 to 256.
+// Default: 4. Range: 0 to 1024.
 func WithPipelining(n int) Option { return func(o *options) { o.lanes = n } }
 
 // WithEvents turns on lifecycle events (see Event): the scripts that

@@ -59,7 +59,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"user ttl above max":  {WithUserTTL(maxUserTTL + time.Millisecond)},
 		"sessions above max":  {WithMaxSessions(maxSessions + 1)},
 		"negative pipelines":  {WithPipelining(-1)},
-		"pipelines above max": {WithPipelining(maxPipelines + 1)},
+		"pipelines above max": {WithPipelining(call.MaxLanes + 1)},
 		"bad namespace (ok)":  nil,
 	}
 	for name, opts := range cases {
@@ -77,7 +77,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		})
 	}
 	_, err := New(e.Client, WithMaxLifetime(maxLifetime), WithIdleTimeout(maxLifetime),
-		WithUserTTL(maxUserTTL), WithMaxSessions(maxSessions), WithRefreshHistory(maxRefreshHistory), WithPipelining(maxPipelines))
+		WithUserTTL(maxUserTTL), WithMaxSessions(maxSessions), WithRefreshHistory(maxRefreshHistory), WithPipelining(call.MaxLanes))
 	require.NoError(t, err, "every bound is allowed")
 	_, err = New(nil)
 	require.ErrorIs(t, err, ErrInvalid)

@@ -197,6 +197,24 @@ type Runner struct {
 	dur  Durability
 }
 
+// DefaultLanes is the round trips a package's Runner keeps in flight for
+// concurrent calls, unless its WithPipelining says otherwise: every
+// package's default but queue's (2, which its Enqueue rows measured
+// best).
+const DefaultLanes = 4
+
+// MaxLanes bounds every package's WithPipelining.
+const MaxLanes = 1024
+
+// CheckLanes returns the package's invalid-input error for op unless n,
+// a WithPipelining value, is 0 (auto-pipelining off) to MaxLanes.
+func (p *Pkg) CheckLanes(op string, n int) error {
+	if n < 0 || n > MaxLanes {
+		return p.Invalidf(op, "WithPipelining(%d): want 0 to %d", n, MaxLanes)
+	}
+	return nil
+}
+
 // NewRunner returns a Runner over rdb. lanes > 0 lets Shared operations
 // share pipelines, with at most lanes round trips in flight (on a cluster:
 // in all, each master always allowed one); 0 sends every call on its own.
