@@ -546,7 +546,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		waitJS(t, ctx, `!!document.getElementById("queue-paused")`)
 		require.Equal(t, []string{"Pause queue " + demo.Queue + "? Workers stop taking its jobs."}, confirms(t, ctx))
 		require.True(t, stats(q).Paused)
-		require.Contains(t, text(t, ctx, `#queue-table tr[data-queue="`+demo.Queue+`"]`), "paused")
+		// The table re-renders after the detail pane: wait for its row.
+		waitJS(t, ctx, `(document.querySelector('#queue-table tr[data-queue="`+demo.Queue+`"]')?.textContent || "").includes("paused")`)
 		click(t, ctx, `button[data-action="resume"]`)
 		waitJS(t, ctx, `!document.getElementById("queue-paused")`)
 		require.False(t, stats(q).Paused)
