@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -315,15 +316,10 @@ func (c *Channels[T]) Members(ctx context.Context, channel string) ([]Member[T],
 		return nil, pkg.Wrap(ctx, op, k, err)
 	}
 	all := cmd.Val()
-	type field struct{ user, value string }
-	fs := make([]field, 0, len(all))
-	for u, v := range all {
-		fs = append(fs, field{u, v})
-	}
-	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.user, b.user) })
-	out := make([]Member[T], len(fs))
-	for i, f := range fs {
-		if err := decodeMember(&out[i], k, f.user, f.value); err != nil {
+	users := slices.Sorted(maps.Keys(all))
+	out := make([]Member[T], len(users))
+	for i, u := range users {
+		if err := decodeMember(&out[i], k, u, all[u]); err != nil {
 			return nil, pkg.Fail(op, k, nil, err)
 		}
 	}
