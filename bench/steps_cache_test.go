@@ -51,8 +51,9 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 // the event that drops other processes' local copies. These are the
 // write script's commands, which a tagged Set runs; the package sends an
 // untagged Set (BenchmarkCacheSet's) as one MULTI/EXEC of the same
-// commands instead, which costs Redis less than step 1 (docs/cache.md,
-// "What a miss and a Set cost").
+// writes instead, which costs Redis less than step 1 (docs/cache.md,
+// "What a miss and a Set cost"), and one set event for all the Sets of a
+// round trip.
 var cacheSetSteps = steps("return {'ok', 0}\n",
 	[]string{"peer-set-in-one-script", caSet},
 	[]string{"metadata-hash", caSet, caMeta},

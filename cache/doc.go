@@ -49,7 +49,7 @@
 //	cache:tag-gen:{{tag_name}}                                STRING   1h (from the tag's last invalidation; outlives any load)                                          tag generation (opaque ID of the last InvalidateTag); a load that saw another one is not stored
 //	cache:tag:user:{{user_id}}                                ZSET     its longest-lived member's expiry                                                                 tag user:{user_id}: one user's entry keys -> expiry (Unix ms), expired ones pruned
 //	cache:tag:{{tag_name}}                                    ZSET     its longest-lived member's expiry                                                                 tag: entry key -> its expiry (Unix ms); the entries to invalidate together, expired ones pruned
-//	cache:events                                              CHANNEL  -                                                                                                 invalidations for local tiers and wake-ups for waiting loaders: "<kind> <origin> <key or tag>"
+//	cache:events                                              CHANNEL  -                                                                                                 invalidations for local tiers and wake-ups for waiting loaders: "<kind> <origin> <key or tag>", newline-separated keys for a round trip of Sets
 //
 // The long form (hits and single loading in detail, early refresh,
 // invalidation, other layouts, HTTP, the local tier, how the AI

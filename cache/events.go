@@ -14,7 +14,9 @@ import (
 
 // event is one message of the events channel: "k {origin} {value key}"
 // (the entry changed or was deleted; a load that others wait for landed,
-// or gave up) or "t {origin} {tag}" (the tag was invalidated).
+// or gave up; the Sets of one round trip name all their keys, separated
+// by newlines, which no key holds) or "t {origin} {tag}" (the tag was
+// invalidated).
 type event struct {
 	kind   byte
 	origin string
@@ -199,17 +201,19 @@ func (e *events) dispatch(ev event) {
 	own := ev.origin == e.s.origin
 	switch ev.kind {
 	case 'k':
-		if e.s.local != nil && !own {
-			e.s.local.del(ev.arg)
-		}
-		e.wmu.Lock()
-		for w := range e.waiters[ev.arg] {
-			select {
-			case w.ch <- struct{}{}:
-			default:
+		for key := range strings.SplitSeq(ev.arg, "\n") {
+			if e.s.local != nil && !own {
+				e.s.local.del(key)
 			}
+			e.wmu.Lock()
+			for w := range e.waiters[key] {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+				}
+			}
+			e.wmu.Unlock()
 		}
-		e.wmu.Unlock()
 	case 't':
 		if e.s.local != nil && !own {
 			e.s.local.delTag(ev.arg)

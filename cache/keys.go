@@ -102,7 +102,7 @@ var (
 		Type:     keys.Channel,
 		Owner:    "cache",
 		Area:     keys.Cache,
-		Purpose:  "invalidations for local tiers and wake-ups for waiting loaders: \"<kind> <origin> <key or tag>\"",
+		Purpose:  "invalidations for local tiers and wake-ups for waiting loaders: \"<kind> <origin> <key or tag>\", newline-separated keys for a round trip of Sets",
 	})
 )
 

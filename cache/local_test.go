@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +80,79 @@ func TestLocalTierIsCoherent(t *testing.T) {
 	st := c.Stats()
 	t.Logf("zipf(1.2) over 500 keys, local tier of 100: local hits %.1f%%, Redis hits %.1f%%, loads %d", 100*float64(st.LocalHits)/5000, 100*float64(st.Hits)/5000, st.Loads)
 	assert.Greater(t, st.LocalHits, int64(2500))
+}
+
+// Concurrent Sets share round trips, and each round trip publishes one set
+// event naming all its keys: every key reaches the other instance's local
+// tier, in fewer messages than Sets.
+func TestSetEventsNameEveryKeyOfARoundTrip(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	a := newCacheOn[item](t, e.FreshClient(), e, WithLocal(1000, time.Minute), WithPolicy(Policy{Default: time.Hour}))
+	b := newCacheOn[item](t, e.FreshClient(), e, WithPolicy(Policy{Default: time.Hour}))
+	const n, workers = 300, 32
+	ks := make([]Key, n)
+	for i := range ks {
+		ks[i] = NewKey("/batch", "GET", map[string][]string{"i": {fmt.Sprint(i)}})
+		v, err := a.Get(ctx, ks[i], func(context.Context) (item, error) { return item{N: 0}, nil })
+		require.NoError(t, err)
+		require.Equal(t, 0, v.N)
+	}
+
+	// Listen as another process would, to count the messages.
+	ps := e.FreshClient().Subscribe(ctx, b.s.channel)
+	defer ps.Close()
+	_, err := ps.Receive(ctx)
+	require.NoError(t, err)
+	msgs := ps.Channel()
+
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				if err := b.Set(ctx, ks[i], item{N: 1}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	want := map[string]bool{}
+	for _, k := range ks {
+		ref, err := b.ref("set", k)
+		require.NoError(t, err)
+		want[ref.Key()] = true
+	}
+	got, messages := map[string]bool{}, 0
+	timeout := time.After(10 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case m := <-msgs:
+			ev, err := decodeEvent(m.Payload)
+			require.NoError(t, err)
+			require.Equal(t, byte('k'), ev.kind)
+			require.Equal(t, b.s.origin, ev.origin)
+			messages++
+			for key := range strings.SplitSeq(ev.arg, "\n") {
+				require.True(t, want[key], "event names %q, which no Set wrote", key)
+				got[key] = true
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d keys announced in %d messages", len(got), len(want), messages)
+		}
+	}
+	t.Logf("%d Sets from %d goroutines: %d set events", n, workers, messages)
+	require.Less(t, messages, n, "concurrent Sets should share set events")
+
+	for _, k := range ks {
+		harness.WaitFor(t, "a's local tier to drop "+k.ParamsHash(), func() bool {
+			v, err := a.Get(ctx, k, func(context.Context) (item, error) { return item{}, fmt.Errorf("unexpected load") })
+			return err == nil && v.N == 1
+		})
+	}
 }

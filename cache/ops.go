@@ -65,12 +65,14 @@ func (s *Store) set(ctx context.Context, op string, ref Ref, value []byte, cfg *
 	return err
 }
 
-// setCmds are an untagged Set's commands, for one MULTI/EXEC: what the
-// write script runs in mode "set", with the same arguments (writeArgs),
-// in the same order. A Set reads nothing before it writes, so it needs
-// no script: the transaction makes it atomic (a load in flight finds its
-// lease gone with the old metadata, and a read sees the old entry or the
-// new one), and sent twice it writes the same twice.
+// setCmds are an untagged Set's commands, for one MULTI/EXEC: the writes
+// the write script runs in mode "set", with the same arguments
+// (writeArgs), in the same order; the set event follows them (txPipe
+// publishes one for all the Sets of a round trip). A Set reads nothing
+// before it writes, so it needs no script: the transaction makes it
+// atomic (a load in flight finds its lease gone with the old metadata,
+// and a read sees the old entry or the new one), and sent twice it
+// writes the same twice.
 func (s *Store) setCmds(ctx context.Context, ref Ref, id string, value []byte, cfg *fetchConfig) []*redis.Cmd {
 	w := s.writeArgs(id, value, cfg, 0, "set")
 	life, hint, createdAt, size := w[2], w[3], w[7], w[8]
@@ -81,7 +83,6 @@ func (s *Store) setCmds(ctx context.Context, ref Ref, id string, value []byte, c
 		"del", m, // 5:7
 		"hset", m, "created_at", createdAt, "hits", "0", "size_bytes", size, "hint", hint, "wid", id, // 7:19
 		"pexpire", m, life, // 19:22
-		"publish", s.channel, "k " + s.origin + " " + ref.value, // 22:25
 	}
 	args := a[:]
 	return []*redis.Cmd{
@@ -89,7 +90,6 @@ func (s *Store) setCmds(ctx context.Context, ref Ref, id string, value []byte, c
 		redis.NewCmd(ctx, args[5:7:7]...),
 		redis.NewCmd(ctx, args[7:19:19]...),
 		redis.NewCmd(ctx, args[19:22:22]...),
-		redis.NewCmd(ctx, args[22:25:25]...),
 	}
 }
 

@@ -142,9 +142,10 @@ func NewStore(rdb redis.UniversalClient, layout Layout, opts ...Option) (*Store,
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
+	origin := hex.EncodeToString(b[:])
 	s := &Store{
-		rdb: rdb, run: call.NewRunner(rdb, o.lanes), sets: newTxPipe(rdb, o.lanes), layout: layout, opt: o,
-		origin: hex.EncodeToString(b[:]), channel: ch,
+		rdb: rdb, run: call.NewRunner(rdb, o.lanes), sets: newTxPipe(rdb, o.lanes, ch, origin), layout: layout, opt: o,
+		origin: origin, channel: ch,
 		maxArg: unit.MsFloor(o.maxTTL), leaseArg: unit.MsCeil(o.lease),
 	}
 	if !o.noHits {
