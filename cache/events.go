@@ -201,19 +201,21 @@ func (e *events) dispatch(ev event) {
 	own := ev.origin == e.s.origin
 	switch ev.kind {
 	case 'k':
-		for key := range strings.SplitSeq(ev.arg, "\n") {
-			if e.s.local != nil && !own {
+		if e.s.local != nil && !own {
+			for key := range strings.SplitSeq(ev.arg, "\n") {
 				e.s.local.del(key)
 			}
-			e.wmu.Lock()
+		}
+		e.wmu.Lock()
+		for key := range strings.SplitSeq(ev.arg, "\n") {
 			for w := range e.waiters[key] {
 				select {
 				case w.ch <- struct{}{}:
 				default:
 				}
 			}
-			e.wmu.Unlock()
 		}
+		e.wmu.Unlock()
 	case 't':
 		if e.s.local != nil && !own {
 			e.s.local.delTag(ev.arg)

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 )
 
 // Two instances with local tiers: a Set, a Delete or an InvalidateTag in
@@ -83,53 +85,86 @@ func TestLocalTierIsCoherent(t *testing.T) {
 }
 
 // Concurrent Sets share round trips, and each round trip publishes one set
-// event naming all its keys: every key reaches the other instance's local
-// tier, in fewer messages than Sets.
+// event naming all its keys, on the server of their writes: every key
+// reaches the other instance's local tier, in fewer messages than Sets.
+// On the test's backend, and on a Ring of two shards, whose batches split
+// per shard.
 func TestSetEventsNameEveryKeyOfARoundTrip(t *testing.T) {
 	e := harness.New(t)
-	ctx := e.Ctx()
-	a := newCacheOn[item](t, e.FreshClient(), e, WithLocal(1000, time.Minute), WithPolicy(Policy{Default: time.Hour}))
-	b := newCacheOn[item](t, e.FreshClient(), e, WithPolicy(Policy{Default: time.Hour}))
+	t.Run("backend", func(t *testing.T) {
+		checkSetEvents(t, e.FreshClient(), e.FreshClient(), e.NS, []redis.UniversalClient{e.FreshClient()})
+	})
+	t.Run("ring", func(t *testing.T) {
+		addrs := ringShards(t, e)
+		ring := func() *redis.Ring {
+			r := redis.NewRing(&redis.RingOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = r.Close() })
+			return r
+		}
+		var shards []redis.UniversalClient
+		for _, c := range ring().GetShardClients() {
+			shards = append(shards, c)
+		}
+		require.Len(t, shards, 2)
+		checkSetEvents(t, ring(), ring(), keys.Namespace{Prefix: "ring-events:"}, shards)
+	})
+}
+
+// checkSetEvents fills a local tier over ca with 300 keys, Sets them from
+// 32 goroutines over cb, and checks the set events heard on subs (every
+// server that publishes) and that the local tier drops every key.
+func checkSetEvents(t *testing.T, ca, cb redis.UniversalClient, ns keys.Namespace, subs []redis.UniversalClient) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	policy := WithPolicy(Policy{Default: time.Hour})
+	a, err := New[item](ca, WithNamespace(ns), WithLocal(1000, time.Minute), policy)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	b, err := New[item](cb, WithNamespace(ns), policy)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
 	const n, workers = 300, 32
 	ks := make([]Key, n)
+	want := map[string]bool{}
 	for i := range ks {
 		ks[i] = NewKey("/batch", "GET", map[string][]string{"i": {fmt.Sprint(i)}})
+		ref, err := b.ref("set", ks[i])
+		require.NoError(t, err)
+		want[ref.Key()] = true
 		v, err := a.Get(ctx, ks[i], func(context.Context) (item, error) { return item{N: 0}, nil })
 		require.NoError(t, err)
 		require.Equal(t, 0, v.N)
 	}
 
 	// Listen as another process would, to count the messages.
-	ps := e.FreshClient().Subscribe(ctx, b.s.channel)
-	defer ps.Close()
-	_, err := ps.Receive(ctx)
-	require.NoError(t, err)
-	msgs := ps.Channel()
+	msgs := make(chan *redis.Message, 2*n)
+	for _, c := range subs {
+		ps := c.Subscribe(ctx, b.s.channel)
+		t.Cleanup(func() { _ = ps.Close() })
+		_, err := ps.Receive(ctx)
+		require.NoError(t, err)
+		go func() {
+			for m := range ps.Channel() {
+				msgs <- m
+			}
+		}()
+	}
 
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				if err := b.Set(ctx, ks[i], item{N: 1}); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 
-	want := map[string]bool{}
-	for _, k := range ks {
-		ref, err := b.ref("set", k)
-		require.NoError(t, err)
-		want[ref.Key()] = true
-	}
 	got, messages := map[string]bool{}, 0
-	timeout := time.After(10 * time.Second)
 	for len(got) < len(want) {
 		select {
 		case m := <-msgs:
@@ -142,7 +177,7 @@ func TestSetEventsNameEveryKeyOfARoundTrip(t *testing.T) {
 				require.True(t, want[key], "event names %q, which no Set wrote", key)
 				got[key] = true
 			}
-		case <-timeout:
+		case <-ctx.Done():
 			t.Fatalf("%d of %d keys announced in %d messages", len(got), len(want), messages)
 		}
 	}

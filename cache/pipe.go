@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -15,22 +16,23 @@ import (
 // one MULTI/EXEC (atomic, as the write script would be), as shared
 // pipelines on its own lanes (see autopipe.Queue): a Set reads nothing before
 // it writes, and a transaction of plain commands costs Redis about half
-// the write script (bench/README.md, docs/cache.md). On one server (or a
-// Ring shard) a batch is one transaction; on a cluster, whose
-// transactions must stay on one slot, each Set is its own MULTI/EXEC in
-// the master's pipeline. A Set whose transaction failed is sent again
-// through the write script (see Store.set), which the Runner retries
-// through migrations and failovers.
+// the write script (bench/README.md, docs/cache.md). On one server a
+// batch is one transaction, and on a Ring one per shard (sent to the
+// shards at once); on a cluster, whose transactions must stay on one
+// slot, each Set is its own MULTI/EXEC in the master's pipeline. A Set
+// whose transaction failed is sent again through the write script (see
+// Store.set), which the Runner retries through migrations and failovers.
 //
-// The set event goes out once per round trip, after the batch's writes
-// and naming all their keys ("k {origin} {key}\n{key}..."), not once per
-// Set: a Cluster forwards every PUBLISH to every master. Bench row
-// "cache Set" on 3 masters, Redis µs/op: 24.4 with a message per Set,
-// 19.3 with one per round trip (about 3 Sets per master's batch), 15.1
-// with none.
+// The set event goes out once per round trip to a server, on that server
+// after the writes, naming all their keys ("k {origin} {key}\n{key}..."),
+// not once per Set: a Cluster forwards every PUBLISH to every master.
+// Bench row "cache Set" on 3 masters, Redis µs/op: 24.4 with a message
+// per Set, 19.3 with one per round trip (about 3 Sets per master's
+// batch), 15.1 with none.
 type txPipe struct {
 	rdb     redis.UniversalClient
 	cluster *redis.ClusterClient // rdb, when it is one
+	ring    *redis.Ring          // rdb, when it is one
 	q       *autopipe.Queue[txJob]
 	channel string // the events channel
 	origin  string // the Store's, which its own local tier ignores
@@ -50,6 +52,7 @@ type txJob struct {
 func newTxPipe(rdb redis.UniversalClient, lanes int, channel, origin string) *txPipe {
 	p := &txPipe{rdb: rdb, channel: channel, origin: origin}
 	p.cluster, _ = rdb.(*redis.ClusterClient)
+	p.ring, _ = rdb.(*redis.Ring)
 	if lanes > 0 {
 		p.q = autopipe.NewQueue[txJob](rdb, lanes, p)
 	}
@@ -90,33 +93,60 @@ func (p *txPipe) event(ctx context.Context, js ...*txJob) *redis.IntCmd {
 
 // One sends a Set's transaction alone, then its event (autopipe.Sender).
 func (p *txPipe) One(ctx context.Context, j txJob) txJob {
-	pipe := p.rdb.TxPipeline()
-	for _, c := range j.cmds[:j.n] {
-		_ = pipe.Process(ctx, c)
+	c := p.rdb
+	if p.ring != nil {
+		var err error
+		if c, err = p.ring.GetShardClientForKey(j.key); err != nil {
+			j.err = err
+			return j
+		}
 	}
-	ev := p.event(ctx, &j)
-	_ = pipe.Process(ctx, ev)
-	_, err := pipe.Exec(ctx)
-	j.err = j.outcome(err, ev)
+	p.tx(ctx, c, []*txJob{&j})
 	return j
 }
 
-// Many sends Sets' transactions in one round trip, then one event for
-// them all (autopipe.Sender).
+// tx sends jobs, all bound for c's server, as one transaction that ends
+// with their event.
+func (p *txPipe) tx(ctx context.Context, c redis.UniversalClient, js []*txJob) {
+	pipe := c.TxPipeline()
+	for _, j := range js {
+		for _, cmd := range j.cmds[:j.n] {
+			_ = pipe.Process(ctx, cmd)
+		}
+	}
+	ev := p.event(ctx, js...)
+	_ = pipe.Process(ctx, ev)
+	_, err := pipe.Exec(ctx)
+	for _, j := range js {
+		j.err = j.outcome(err, ev)
+	}
+}
+
+// Many sends Sets' transactions in one round trip per server, then one
+// event for them all (autopipe.Sender).
 func (p *txPipe) Many(ctx context.Context, js []*txJob) {
-	if p.cluster == nil {
-		pipe := p.rdb.TxPipeline()
+	if p.ring != nil {
+		// A Ring's shards are independent servers: the event of a
+		// shard's writes goes to that shard, after them, as a script's
+		// would (its subscribers listen on every shard, see events).
+		shards := map[*redis.Client][]*txJob{}
 		for _, j := range js {
-			for _, c := range j.cmds[:j.n] {
-				_ = pipe.Process(ctx, c)
+			c, err := p.ring.GetShardClientForKey(j.key)
+			if err != nil {
+				j.err = err
+				continue
 			}
+			shards[c] = append(shards[c], j)
 		}
-		ev := p.event(ctx, js...)
-		_ = pipe.Process(ctx, ev)
-		_, err := pipe.Exec(ctx)
-		for _, j := range js {
-			j.err = j.outcome(err, ev)
+		var wg sync.WaitGroup
+		for c, sjs := range shards {
+			wg.Go(func() { p.tx(ctx, c, sjs) })
 		}
+		wg.Wait()
+		return
+	}
+	if p.cluster == nil {
+		p.tx(ctx, p.rdb, js)
 		return
 	}
 	// A cluster's transaction must stay on one slot: each Set is its own
