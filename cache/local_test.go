@@ -88,11 +88,11 @@ func TestLocalTierIsCoherent(t *testing.T) {
 // event naming all its keys, on the server of their writes: every key
 // reaches the other instance's local tier, in fewer messages than Sets.
 // On the test's backend, and on a Ring of two shards, whose batches split
-// per shard.
+// per shard: each shard's event names only that shard's keys.
 func TestSetEventsNameEveryKeyOfARoundTrip(t *testing.T) {
 	e := harness.New(t)
 	t.Run("backend", func(t *testing.T) {
-		checkSetEvents(t, e.FreshClient(), e.FreshClient(), e.NS, []redis.UniversalClient{e.FreshClient()})
+		checkSetEvents(t, e.FreshClient(), e.FreshClient(), e.NS, map[string]redis.UniversalClient{"": e.FreshClient()}, nil)
 	})
 	t.Run("ring", func(t *testing.T) {
 		addrs := ringShards(t, e)
@@ -101,19 +101,27 @@ func TestSetEventsNameEveryKeyOfARoundTrip(t *testing.T) {
 			t.Cleanup(func() { _ = r.Close() })
 			return r
 		}
-		var shards []redis.UniversalClient
-		for _, c := range ring().GetShardClients() {
-			shards = append(shards, c)
+		r := ring()
+		shards := map[string]redis.UniversalClient{}
+		for _, c := range r.GetShardClients() {
+			shards[c.Options().Addr] = c
 		}
 		require.Len(t, shards, 2)
-		checkSetEvents(t, ring(), ring(), keys.Namespace{Prefix: "ring-events:"}, shards)
+		shardOf := func(key string) string {
+			c, err := r.GetShardClientForKey(key)
+			require.NoError(t, err)
+			return c.Options().Addr
+		}
+		checkSetEvents(t, ring(), ring(), keys.Namespace{Prefix: "ring-events:"}, shards, shardOf)
 	})
 }
 
 // checkSetEvents fills a local tier over ca with 300 keys, Sets them from
 // 32 goroutines over cb, and checks the set events heard on subs (every
-// server that publishes) and that the local tier drops every key.
-func checkSetEvents(t *testing.T, ca, cb redis.UniversalClient, ns keys.Namespace, subs []redis.UniversalClient) {
+// server that publishes, by name) and that the local tier drops every
+// key. With shardOf (a Ring), every key an event names must be on the
+// shard that published it, and the keys must fall on every shard.
+func checkSetEvents(t *testing.T, ca, cb redis.UniversalClient, ns keys.Namespace, subs map[string]redis.UniversalClient, shardOf func(key string) string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	policy := WithPolicy(Policy{Default: time.Hour})
@@ -126,26 +134,38 @@ func checkSetEvents(t *testing.T, ca, cb redis.UniversalClient, ns keys.Namespac
 	const n, workers = 300, 32
 	ks := make([]Key, n)
 	want := map[string]bool{}
+	perShard := map[string]int{}
 	for i := range ks {
 		ks[i] = NewKey("/batch", "GET", map[string][]string{"i": {fmt.Sprint(i)}})
 		ref, err := b.ref("set", ks[i])
 		require.NoError(t, err)
 		want[ref.Key()] = true
+		if shardOf != nil {
+			perShard[shardOf(ref.Key())]++
+		}
 		v, err := a.Get(ctx, ks[i], func(context.Context) (item, error) { return item{N: 0}, nil })
 		require.NoError(t, err)
 		require.Equal(t, 0, v.N)
 	}
+	if shardOf != nil {
+		require.Len(t, perShard, len(subs), "the keys fall on every shard: %v", perShard)
+	}
 
-	// Listen as another process would, to count the messages.
-	msgs := make(chan *redis.Message, 2*n)
-	for _, c := range subs {
+	// Listen as another process would, on every server, to count the
+	// messages and tell which server published each.
+	type heard struct {
+		server string
+		m      *redis.Message
+	}
+	msgs := make(chan heard, 2*n)
+	for server, c := range subs {
 		ps := c.Subscribe(ctx, b.s.channel)
 		t.Cleanup(func() { _ = ps.Close() })
 		_, err := ps.Receive(ctx)
 		require.NoError(t, err)
 		go func() {
 			for m := range ps.Channel() {
-				msgs <- m
+				msgs <- heard{server, m}
 			}
 		}()
 	}
@@ -167,14 +187,17 @@ func checkSetEvents(t *testing.T, ca, cb redis.UniversalClient, ns keys.Namespac
 	got, messages := map[string]bool{}, 0
 	for len(got) < len(want) {
 		select {
-		case m := <-msgs:
-			ev, err := decodeEvent(m.Payload)
+		case h := <-msgs:
+			ev, err := decodeEvent(h.m.Payload)
 			require.NoError(t, err)
 			require.Equal(t, byte('k'), ev.kind)
 			require.Equal(t, b.s.origin, ev.origin)
 			messages++
 			for key := range strings.SplitSeq(ev.arg, "\n") {
 				require.True(t, want[key], "event names %q, which no Set wrote", key)
+				if shardOf != nil {
+					require.Equal(t, shardOf(key), h.server, "%q announced by another shard than its own", key)
+				}
 				got[key] = true
 			}
 		case <-ctx.Done():
