@@ -140,7 +140,7 @@ func (p *txPipe) Many(ctx context.Context, js []*txJob) {
 		}
 		var wg sync.WaitGroup
 		for c, sjs := range shards {
-			wg.Go(func() { p.tx(ctx, c, sjs) })
+			wg.Go(func() { p.shardTx(ctx, c, sjs) })
 		}
 		wg.Wait()
 		return
@@ -184,6 +184,21 @@ func (p *txPipe) Many(ctx context.Context, js []*txJob) {
 			j.err = ev.Err()
 		}
 	}
+}
+
+// shardTx is tx on one of a Ring's shards, on a goroutine of its own: a
+// panic there (in a go-redis hook, say) would end the process, so it
+// becomes the error of the shard's Sets, which Store.set then sends
+// again through the write script, as after any failed transaction.
+func (p *txPipe) shardTx(ctx context.Context, c redis.UniversalClient, js []*txJob) {
+	defer func() {
+		if r := recover(); r != nil {
+			for _, j := range js {
+				j.err = fmt.Errorf("cache: panic in a Ring shard's pipeline: %v", r)
+			}
+		}
+	}()
+	p.tx(ctx, c, js)
 }
 
 // txBlock is one Set's MULTI/EXEC in a cluster master's pipeline.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,4 +133,71 @@ func ringShards(t *testing.T, e *harness.Env) map[string]string {
 		return map[string]string{"s1": miniredis.RunT(t).Addr(), "s2": miniredis.RunT(t).Addr()}
 	}
 	return map[string]string{"s1": harness.PrivateRedis(t), "s2": harness.PrivateRedis(t)}
+}
+
+// panicOnBatchedSets is a go-redis hook that panics in a pipeline
+// carrying two Sets or more: a Ring's batch of Sets, which txPipe sends
+// on a goroutine of its own per shard.
+type panicOnBatchedSets struct{ panics *atomic.Int64 }
+
+func (panicOnBatchedSets) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (panicOnBatchedSets) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h panicOnBatchedSets) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		sets := 0
+		for _, c := range cmds {
+			if c.Name() == "set" {
+				sets++
+			}
+		}
+		if sets >= 2 {
+			h.panics.Add(1)
+			panic("hook refuses batched Sets")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A panic in a Ring shard's pipeline of Sets (a hook's) does not end the
+// process from the goroutine that sent it: those Sets go again through
+// the write script, and every Set lands.
+func TestRingShardPanicFailsOnlyItsSets(t *testing.T) {
+	e := harness.New(t)
+	var panics atomic.Int64
+	r := redis.NewRing(&redis.RingOptions{Addrs: ringShards(t, e), ContextTimeoutEnabled: true,
+		NewClient: func(o *redis.Options) *redis.Client {
+			c := redis.NewClient(o)
+			c.AddHook(panicOnBatchedSets{&panics})
+			return c
+		}})
+	t.Cleanup(func() { _ = r.Close() })
+	c, err := New[item](r, WithNamespace(keys.Namespace{Prefix: "ring-panic:"}), WithPolicy(Policy{Default: time.Hour}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	const goroutines, each = 32, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*each)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				errs <- c.Set(ctx, NewKey("/ring-panic/"+strconv.Itoa(g*each+i), "GET", nil), item{N: g*each + i})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NotZero(t, panics.Load(), "no batch of Sets reached a shard")
+	for n := range goroutines * each {
+		v, err := c.Get(ctx, NewKey("/ring-panic/"+strconv.Itoa(n), "GET", nil), func(context.Context) (item, error) { return item{}, fmt.Errorf("unexpected load") })
+		require.NoError(t, err)
+		require.Equal(t, n, v.N)
+	}
 }
