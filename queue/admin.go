@@ -20,10 +20,10 @@ var (
 	//go:embed promote.lua
 	promoteSrc string
 
-	deleteOp  = pkg.Declare("delete", deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey, errorsKey), call.Uses(lib, call.Batched, call.JSONStr))
+	deleteOp  = pkg.Declare("delete", deleteSrc, with(liveKeys, replyKey, flowsKey, statsKey, wakeKey, errorsKey, progressKey), call.Uses(lib, call.Batched, call.JSONStr))
 	requeueOp = pkg.Declare("requeue", requeueSrc,
 		[]*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey, deadKey, wakeKey, replyKey}, call.Uses(lib, call.Batched, call.JSONStr))
-	purgeOp   = pkg.Declare("purge", purgeSrc, with(liveKeys, replyKey, flowsKey, errorsKey), call.Uses(lib, call.Batched, call.JSONStr))
+	purgeOp   = pkg.Declare("purge", purgeSrc, with(liveKeys, replyKey, flowsKey, errorsKey, progressKey), call.Uses(lib, call.Batched, call.JSONStr))
 	promoteOp = pkg.Declare("promote", promoteSrc,
 		[]*keys.Template{priorityKey, priorityKey, priorityKey, wakeKey, replyKey}, call.Uses(lib, call.Batched, call.JSONStr))
 )
@@ -85,7 +85,7 @@ func (q *Queue[T]) delete(ctx context.Context, ids []string) (int, error) {
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake, q.errors), args...)
+	rep, err := q.run.Run(ctx, deleteOp, with(q.live, q.request(), q.flows, q.stats, q.wake, q.errors, q.progress), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -217,7 +217,7 @@ func (q *Queue[T]) Purge(ctx context.Context, state State, limit int) (int, erro
 	if limit < 1 || limit > maxPurge {
 		return 0, pkg.Invalidf(op, "purge limit %d outside [1, %d]", limit, maxPurge)
 	}
-	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows, q.errors), string(state), limit, unit.MsCeil(replayWindow))
+	rep, err := q.run.Run(ctx, purgeOp, with(q.live, q.request(), q.flows, q.errors, q.progress), string(state), limit, unit.MsCeil(replayWindow))
 	if err != nil {
 		return 0, err
 	}

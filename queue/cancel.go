@@ -18,13 +18,16 @@ var (
 	cancelSrc string
 
 	cancelOp, cancelEvOp = twin("cancel", cancelSrc, []*keys.Template{jobsKey, stateKey, priorityKey, priorityKey, priorityKey,
-		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey, errorsKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
+		activeKey, statsKey, cancelKey, doneKey, doneAtKey, replyKey, errorsKey, flowsKey, deadKey, wakeKey}, call.Uses(lib, call.Batched, call.JSONStr), call.Durable())
 )
 
 // Cancel stops the job with the given ID and reports the state it was in:
 //
-//   - Pending or Scheduled: it leaves the queue now, counted in
-//     Stats.TotalCancelled (and kept as Cancelled with WithRetention);
+//   - Pending, Scheduled or Waiting (a flow's parent): it leaves the
+//     queue now, counted in Stats.TotalCancelled (and kept as Cancelled
+//     with WithRetention). A flow's child counts as dead for its parent
+//     in the same step (EnqueueFlow's dead argument says what that does);
+//     a waiting parent's children run on, as after Delete;
 //   - Active: the handler running it under Run, in any process, has its
 //     context cancelled with cause ErrCancelled at once: Cancel sets a
 //     flag and publishes the ID on the queue's sharded channel
@@ -46,7 +49,8 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 		return "", err
 	}
 	rep, err := q.run.Run(ctx, q.pick(cancelOp, cancelEvOp), q.ev([]string{q.jobs, q.state, q.levels[0], q.levels[1], q.levels[2], q.active, q.stats,
-		q.cancel, q.done, q.doneAt, q.request(), q.errors}), id, q.cancels, unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention), q.o.retainCap, q.o.events)
+		q.cancel, q.done, q.doneAt, q.request(), q.errors, q.flows, q.dead, q.wake}), id, q.cancels, unit.MsCeil(replayWindow), unit.MsCeil(q.o.retention),
+		q.o.retainCap, q.o.events, q.o.deadCap, unit.MsCeil(deadTTL))
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return "", err
@@ -58,7 +62,7 @@ func (q *Queue[T]) Cancel(ctx context.Context, id string) (State, error) {
 	if err := rep.Err(); err != nil {
 		return "", err
 	}
-	if !s.valid() {
+	if !s.valid() && s != Waiting {
 		return "", pkg.Fail(op, q.jobs, nil, fmt.Errorf("unexpected reply: state %q", s))
 	}
 	return s, nd

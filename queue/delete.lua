@@ -14,6 +14,7 @@
 -- KEYS[10] stats hash    queue:stats:{q}
 -- KEYS[11] wake list     queue:{q}:executions
 -- KEYS[12] errors hash   queue:{q}:errors
+-- KEYS[13] progress hash queue:{q}:progress
 -- ARGV[1] reply memo TTL in ms
 -- ARGV[2] dead-letter cap, ARGV[3] dead-letter TTL in ms (a flow's parent
 --         dead-lettered)
@@ -28,7 +29,7 @@ if memo then
 elseif memo == false then
   return {'corrupt', 8, 'reply memo is not a reply'}
 end
-typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}, {'HLEN', 12}})
+typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}, {'HLEN', 12}, {'HLEN', 13}})
 local ids, seen = {}, {}
 for i = 4, #ARGV do
   if not seen[ARGV[i]] then
@@ -49,6 +50,7 @@ local n, gone, kinds, missing = 0, {}, {}, {}
 for _, id in ipairs(ids) do
   local m = redis.call('HDEL', KEYS[1], id) + redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[12], id)
+  redis.call('HDEL', KEYS[13], id)
   for i = 3, 6 do
     m = m + redis.call('ZREM', KEYS[i], id)
   end

@@ -24,7 +24,7 @@ var (
 	//go:embed dequeue.lua
 	dequeueSrc string
 
-	dequeueOp, dequeueEvOp = twin("dequeue", dequeueSrc, with(allKeys, inboxKey, replyKey, flowsKey, dailyKey, errorsKey), call.Uses(lib, call.Batched, call.JSONStr), call.Needs(call.RFC3339), call.Durable())
+	dequeueOp, dequeueEvOp = twin("dequeue", dequeueSrc, with(allKeys, inboxKey, replyKey, flowsKey, dailyKey, errorsKey, progressKey), call.Uses(lib, call.Batched, call.JSONStr), call.Needs(call.RFC3339), call.Durable())
 )
 
 // maxFetch bounds the jobs one dequeue script leases.
@@ -67,7 +67,7 @@ func (q *Queue[T]) fetch(ctx context.Context, n int, inbox bool) ([]*Job[T], tim
 	if q.limits != "" {
 		args = append(args, q.limits)
 	}
-	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(with(q.all, q.inbox, q.request(), q.flows, q.dailyPre, q.errors), q.limitKeys...)), args...)
+	rep, err := q.run.Run(ctx, q.pick(dequeueOp, dequeueEvOp), q.ev(with(with(q.all, q.inbox, q.request(), q.flows, q.dailyPre, q.errors, q.progress), q.limitKeys...)), args...)
 	nd, err := call.NotDurable(err)
 	if err != nil {
 		return nil, 0, err

@@ -21,9 +21,10 @@
 -- KEYS[13] day prefix     queue:{q}:daily: (the day's counts are this
 --          prefix and the server's UTC day, yyyy-mm-dd)
 -- KEYS[14] errors hash    queue:{q}:errors      id -> last attempt errors
--- KEYS[15] rate string    queue:{q}:rate, with limits (ARGV[10]) only
--- KEYS[16] the prefix of a group's lease set, queue:{q}:gactive:, and
--- KEYS[17] the prefix of a group's rate key, queue:{q}:grate:, with
+-- KEYS[15] progress hash  queue:{q}:progress    id -> delivery,progress JSON
+-- KEYS[16] rate string    queue:{q}:rate, with limits (ARGV[10]) only
+-- KEYS[17] the prefix of a group's lease set, queue:{q}:gactive:, and
+-- KEYS[18] the prefix of a group's rate key, queue:{q}:grate:, with
 --          limits only: a group's keys are the prefix and the group
 --          name, which the script learns from a job (declared in keys as
 --          queue:{queue_name}:gactive:{group} and :grate:{group})
@@ -86,6 +87,9 @@ local nowus = now_us()
 local now = math.floor(nowus / 1000)
 local nowc = math.ceil(nowus / 1000)
 local deadline = nowc + tonumber(ARGV[2])
+if evk then
+  redis.call('XLEN', evk) -- a stream of the wrong type fails before any write
+end
 
 if memo then
   -- A resend: the first run's leases, if still held under the same
@@ -113,7 +117,7 @@ local checked = false
 -- hash is not this package's, or nil.
 local function check()
   if not checked then
-    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}, {'HLEN', 14}})
+    typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}, {'HLEN', 14}, {'HLEN', 15}})
     checked = true
     return stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
   end
@@ -131,6 +135,7 @@ local function dead(id, retry, max, lvl, err)
   redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[14], id)
+  redis.call('HDEL', KEYS[15], id) -- its progress: a dead job is never settled
   trimmed = trimmed + push_dead(KEYS[8], dead_entry(id, err, now, retry, max, lvl, body, nil, hist), tonumber(ARGV[3]), ARGV[4])
   deadn = deadn + 1
   emit(evk, evn, 'dead', id, now, nil, retry, err)
@@ -331,7 +336,7 @@ if lim then
   end
   if lim.r then
     qwin = math.floor(now / lim.p)
-    qused = used(KEYS[15], qwin)
+    qused = used(KEYS[16], qwin)
     if lim.r - qused < n then
       n, limited = math.max(lim.r - qused, 0), true
       hold((qwin + 1) * lim.p - now)
@@ -380,7 +385,7 @@ local function gstate(g)
   local l = (lim.o and lim.o[g]) or lim.g or {}
   s = {room = math.huge, taken = 0, l = l}
   if l.c then
-    local k = KEYS[16] .. g
+    local k = KEYS[17] .. g
     local mem = redis.pcall('ZRANGE', k, '0', '-1')
     if mem.err then
       redis.call('DEL', k)
@@ -406,7 +411,7 @@ local function gstate(g)
   end
   if l.r then
     s.win = math.floor(now / l.p)
-    s.used = used(KEYS[17] .. g, s.win)
+    s.used = used(KEYS[18] .. g, s.win)
     if l.r - s.used < s.room then
       s.room = l.r - s.used
     end
@@ -667,7 +672,7 @@ end
 -- the limits count what was leased: the queue's window, each group's
 -- lease set (expiring the longest lease after its last lease) and window
 if lim and lim.r and #leased > 0 then
-  redis.call('SET', KEYS[15], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
+  redis.call('SET', KEYS[16], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
 if grouped then
   local upd = {}
@@ -684,10 +689,10 @@ if grouped then
   for _, b in pairs(jobgroup) do
     if b.lease and not seen[b] then
       seen[b] = true
-      batched('ZADD', KEYS[16] .. b.g, b.lease)
-      redis.call('PEXPIRE', KEYS[16] .. b.g, ARGV[7])
+      batched('ZADD', KEYS[17] .. b.g, b.lease)
+      redis.call('PEXPIRE', KEYS[17] .. b.g, ARGV[7])
       if b.s.l.r then
-        redis.call('SET', KEYS[17] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
+        redis.call('SET', KEYS[18] .. b.g, int_str(b.s.win) .. ',' .. int_str(b.s.used + b.s.taken), 'PX',
           int_str((b.s.win + 2) * b.s.l.p - now))
       end
     end

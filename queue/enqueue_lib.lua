@@ -61,6 +61,9 @@ local function enqueue(memo, ev, evlen)
     end
   end
 
+  if ev then
+    redis.call('XLEN', ev) -- a stream of the wrong type fails before any write
+  end
   if memo then
     local prev = redis.call('SET', KEYS[5], outcome, 'PX', REPLY_TTL_MS, 'NX', 'GET')
     if prev == 'ok' then

@@ -26,7 +26,7 @@ elseif memo == false then
   return {'corrupt', 7, 'reply memo is not a reply'}
 end
 -- reads first: the types of what is written, the counters, free IDs
-typecheck({{'HLEN', 1}, {'ZCARD', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'LLEN', 6}, {'HLEN', 8}})
+typecheck({{'HLEN', 1}, {'ZCARD', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'LLEN', 6}, {'HLEN', 8}, {'XLEN', 9}})
 local bad = stats_bad(KEYS[5], {'enq_seq', 'enq_skipped'})
 if bad then
   return {'corrupt', 5, bad}

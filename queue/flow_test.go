@@ -173,29 +173,18 @@ func TestFlowDeleteAndPurge(t *testing.T) {
 	ctx := e.Ctx()
 	q := newQ(t, e, "flowdel")
 	flows := e.NS.Prefix + "queue:{flowdel}:flows"
-	drain := func() (ran []string) {
-		for {
-			j, err := q.TryDequeue(ctx)
-			if errors.Is(err, queue.ErrEmpty) {
-				return ran
-			}
-			require.NoError(t, err)
-			ran = append(ran, j.ID)
-			require.NoError(t, q.Ack(ctx, j))
-		}
-	}
 	// a deleted child, ignored: the parent runs after the other
 	p, c := flowItems("a", 2)
 	pid, cids, err := q.EnqueueFlow(ctx, p, c, queue.IgnoreDead)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, cids[0]))
-	require.Equal(t, []string{cids[1], pid}, drain())
+	require.Equal(t, []string{cids[1], pid}, drainAck(t, q))
 	// a deleted child fails its parent
 	p, c = flowItems("b", 2)
 	pid, cids, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, cids[1]))
-	require.Equal(t, []string{cids[0]}, drain())
+	require.Equal(t, []string{cids[0]}, drainAck(t, q))
 	dead, err := q.List(ctx, queue.Dead, 0, 10)
 	require.NoError(t, err)
 	require.Equal(t, pid, dead[0].ID)
@@ -207,7 +196,7 @@ func TestFlowDeleteAndPurge(t *testing.T) {
 	pid, cids, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
 	require.NoError(t, err)
 	require.NoError(t, q.Delete(ctx, pid))
-	require.ElementsMatch(t, cids, drain())
+	require.ElementsMatch(t, cids, drainAck(t, q))
 	// a purge of the children takes the parent too
 	p, c = flowItems("d", 3)
 	_, _, err = q.EnqueueFlow(ctx, p, c, queue.FailParent)
@@ -215,11 +204,27 @@ func TestFlowDeleteAndPurge(t *testing.T) {
 	n, err := q.Purge(ctx, queue.Pending, 100)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
-	require.Empty(t, drain())
+	require.Empty(t, drainAck(t, q))
 	x, err := e.Client.Exists(ctx, flows).Result()
 	require.NoError(t, err)
 	require.Zero(t, x, "the flows hash is empty")
 	l, err := e.Client.HLen(ctx, e.NS.Prefix+"queue:{flowdel}:jobs").Result()
 	require.NoError(t, err)
 	require.Zero(t, l)
+}
+
+// drainAck dequeues and acks every ready job of q, returning their IDs in
+// the order they ran.
+func drainAck(t *testing.T, q *queue.Queue[execution]) (ran []string) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		j, err := q.TryDequeue(ctx)
+		if errors.Is(err, queue.ErrEmpty) {
+			return ran
+		}
+		require.NoError(t, err)
+		ran = append(ran, j.ID)
+		require.NoError(t, q.Ack(ctx, j))
+	}
 }

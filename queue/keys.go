@@ -87,7 +87,7 @@ var (
 	})
 	progressKey = keys.MustCompile(keys.Pattern{
 		Template: "queue:{queue_name}:progress", Type: keys.Hash,
-		Persistent: "bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled",
+		Persistent: "bounded: one field per job in flight that reported progress (SetProgress), deleted when its delivery is settled or the job is dead-lettered, deleted or purged",
 		Tag:        "queue_name", Owner: "queue", Area: keys.Queues,
 		Purpose: "job ID -> delivery and the progress JSON its handler reported (SetProgress)",
 	})

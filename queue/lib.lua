@@ -202,11 +202,15 @@ local function wake(list)
 end
 
 -- typecheck reads each KEYS[i] of spec ({cmd, i} pairs, cmd an O(1) read
--- of the key's type: HLEN, ZCARD, LLEN) so that a key of the wrong type
--- fails the script with WRONGTYPE before anything is written.
+-- of the key's type: HLEN, ZCARD, LLEN, XLEN) so that a key of the wrong
+-- type fails the script with WRONGTYPE before anything is written; a key
+-- the call did not pass (the events stream without WithEvents) is
+-- skipped.
 local function typecheck(spec)
   for _, c in ipairs(spec) do
-    redis.call(c[1], KEYS[c[2]])
+    if KEYS[c[2]] then
+      redis.call(c[1], KEYS[c[2]])
+    end
   end
 end
 

@@ -17,6 +17,7 @@ local dlv = parse_state(redis.call('HGET', KEYS[1], ARGV[1]))
 if not dlv or int_str(dlv) ~= ARGV[2] or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return {'ok', 0}
 end
+typecheck({{'HLEN', 3}, {'XLEN', 4}}) -- nothing written when either is not ours
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ',' .. ARGV[3])
 emit(KEYS[4], ARGV[4], 'progress', ARGV[1], now_ms(), dlv, nil, nil, ARGV[3])
 return {'ok', 1}

@@ -10,6 +10,7 @@
 -- KEYS[8] reply memo     queue:{q}:reply:{request_id}
 -- KEYS[9] flows hash     queue:{q}:flows
 -- KEYS[10] errors hash   queue:{q}:errors
+-- KEYS[11] progress hash queue:{q}:progress
 -- ARGV[1] state: pending | scheduled | active | dead
 -- ARGV[2] limit (1 to 10,000)
 -- ARGV[3] reply memo TTL in ms
@@ -25,7 +26,7 @@ if memo then
 elseif memo == false then
   return {'corrupt', 8, 'reply memo is not a reply'}
 end
-typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}, {'HLEN', 10}})
+typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'ZCARD', 6}, {'LLEN', 7}, {'HLEN', 9}, {'HLEN', 10}, {'HLEN', 11}})
 local what, limit = ARGV[1], tonumber(ARGV[2])
 local n = 0
 if what == 'dead' then
@@ -43,6 +44,7 @@ local function forget(ids)
   batched('HDEL', KEYS[1], ids)
   batched('HDEL', KEYS[2], ids)
   batched('HDEL', KEYS[10], ids)
+  batched('HDEL', KEYS[11], ids)
   n = n + #ids
   if not flows or #ids == 0 then
     return

@@ -98,6 +98,7 @@ local out = {}
 local processed, failed, deadn, micros, released, trimmed, cancelled = 0, 0, 0, 0, 0, 0, 0
 local retention = tonumber(ARGV[4])
 local evk, evn = KEYS[18], ARGV[6]
+typecheck({{'XLEN', 18}}) -- before any write, as the events go last
 -- events are written with the other writes (after()), never by a resend
 -- that finds its memo
 local evs = {}
