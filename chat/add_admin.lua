@@ -22,8 +22,12 @@ return guarded(function()
   if redis.call('HEXISTS', KEYS[5], admin) == 0 and redis.call('HLEN', KEYS[5]) >= MAX_ADMINS then
     return {'limit'}
   end
+  -- The roster is checked as it will be (with admin at their new
+  -- capacity) before the admin is written: a stale roster or a corrupt
+  -- capacity, availability or assignments set ends the script without
+  -- the write, so a call that gives up (errRosterChurn) added no one.
+  begin(index[admin], ARGV[XA + 1])
   redis.call('HSET', KEYS[5], admin, ARGV[XA + 1])
-  begin()
   close()
   return {'ok', redis.call('HKEYS', KEYS[5])}
 end)

@@ -45,6 +45,11 @@ return guarded(function()
   end
   local s = nil
   if role == 'admin' and st.w > 0 and i then s = read_stats(kq(i, 3), now) end
+  -- A user message entering the unread queue takes its order stamp now,
+  -- before the first write: a cursor whose stamp does not parse ends the
+  -- script with nothing written (next_stamp's own HSET is its first).
+  local stamp = nil
+  if role == 'user' and not rc(3, 'ZSCORE', conv) then stamp = next_stamp() end
 
   local ts = string.sub(rfc3339(now), 1, -2) .. string.format('.%03dZ', now % 1000)
   local msg = '{"id":' .. int_str(id) .. ',"content":' .. json_str(content) ..
@@ -56,8 +61,8 @@ return guarded(function()
   redis.call('PEXPIRE', KEYS[XK + 1], TTL)
   rc(2, 'ZADD', int_str(now), conv)
   if role == 'user' then
-    if not rc(3, 'ZSCORE', conv) then
-      rc(3, 'ZADD', score(st.b, next_stamp()), conv)
+    if stamp then
+      rc(3, 'ZADD', score(st.b, stamp), conv)
       if i then dirty[i] = true end
     end
     if st.w == 0 then

@@ -104,7 +104,10 @@ repeat
     if type(c) == 'table' then break end
     local last = 0
     if c then
-      last = #c <= 17 and match(c, '^%d+$') and tonumber(c)
+      -- (The match alone first: miniredis's Lua leaves last unchanged
+      -- when a match inside an 'a and b and c' chain finds nothing.)
+      local d = match(c, '^%d+$')
+      last = d and #d <= 17 and tonumber(d)
       if not last or last > (now + SKEW) * 512 then break end
     end
     stamp = now * 512

@@ -87,8 +87,13 @@ end
 -- rc(i, cmd, ...) runs cmd on KEYS[i]; a WRONGTYPE reply (KEYS[i] holds
 -- another type) ends the script with {'corrupt', i, ...}. bad(i, why) ends it
 -- with {'corrupt', i, why}. A script's body runs inside guarded(f), which
--- turns those endings into replies. Scripts check every key's type before
--- their first write, so such an ending leaves nothing half written.
+-- turns those endings into replies. Scripts check every key's type, and
+-- the values their own change is made of (the cursor's stamp, the
+-- roster's capacities and availabilities), before their first write, so
+-- such an ending leaves nothing half written. The helpers that handle
+-- conversations one by one (live's drop of an expired one, prune,
+-- requeue, drain) are the exception: corrupt data they meet ends the
+-- script after the conversations they already dropped or moved.
 
 local CORRUPT, STALE = {}, {}
 
@@ -373,10 +378,19 @@ end
 
 -- survey checks that the roster is the caller's (else the script ends
 -- with {'conflict', 'roster', ...}) and reads each admin's capacity,
--- availability (an expired key is offline) and load.
-local function survey()
-  if rc(5, 'HLEN') ~= N then stale() end
+-- availability (an expired key is offline) and load. With add (an index),
+-- it checks the roster as it will be once admin add has capacity add_cap
+-- (AddAdmin, which writes that only after the survey), whether or not the
+-- roster holds them yet.
+local function survey(add, add_cap)
+  local size = rc(5, 'HLEN')
+  if not add and size ~= N then stale() end
   local caps = N > 0 and redis.call('HMGET', KEYS[5], unpack(admins)) or {}
+  if add then
+    if not caps[add] then size = size + 1 end
+    if size ~= N then stale() end
+    caps[add] = add_cap
+  end
   for i = 1, N do
     local c = caps[i]
     if not c then stale() end
@@ -497,14 +511,14 @@ local function drain(skip_conv, skip_admin)
   end
 end
 
--- begin and close frame the scripts that route: check the roster, drop
--- expired conversations, requeue offline admins' ones; then drain the
--- backlog and finish.
+-- begin and close frame the scripts that route: check the roster (with
+-- add and add_cap, as survey), drop expired conversations, requeue
+-- offline admins' ones; then drain the backlog and finish.
 -- (survey reads the cursor and prune the active set before any write:
 -- their type checks).
-local function begin()
+local function begin(add, add_cap)
   typed(1, 3, 4)
-  survey()
+  survey(add, add_cap)
   prune()
   requeue_offline()
 end

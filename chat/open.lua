@@ -22,8 +22,10 @@ return guarded(function()
   if rep then return {'ok', unpack(rep)} end
   begin()
   if not live(conv) then
-    rc(2, 'ZADD', int_str(now), conv)
+    -- The stamp first: a cursor whose stamp does not parse ends the
+    -- script before this conversation's first write.
     local st = {b = band, s = next_stamp(), w = 0, a = ''}
+    rc(2, 'ZADD', int_str(now), conv)
     all_dirty = true
     -- With nothing else in the backlog (none at the start, none
     -- requeued), drain would take this conversation first: hand it out

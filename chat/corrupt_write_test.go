@@ -1,0 +1,220 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redschema/redschema/keys"
+)
+
+// stored reads the world's keys (the deployment's, a1's and c1's) and
+// extra as a call that must write nothing has to leave them.
+func (w *world) stored(t *testing.T, extra ...string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	rdb := w.e.Client
+	out := map[string]string{}
+	for _, k := range slices.Concat(w.c.global, w.a1, []string{w.msg, w.rep}, extra) {
+		typ, err := rdb.Type(ctx, k).Result()
+		require.NoError(t, err)
+		var v any
+		switch typ {
+		case "none":
+			continue
+		case "string":
+			v, err = rdb.Get(ctx, k).Result()
+		case "hash":
+			v, err = rdb.HGetAll(ctx, k).Result()
+		case "list":
+			v, err = rdb.LRange(ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = rdb.SMembers(ctx, k).Result()
+			slices.Sort(m)
+			v = m
+		case "zset":
+			v, err = rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+		}
+		require.NoError(t, err)
+		out[k] = typ + " " + fmt.Sprint(v)
+	}
+	return out
+}
+
+// corruptAt asserts err matches keys.ErrCorrupt and names k.
+func corruptAt(t *testing.T, err error, k string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, keys.ErrCorrupt, "%v", err)
+	assert.True(t, strings.Contains(err.Error(), fmt.Sprintf("%q", k)), "%v does not name %s", err, k)
+}
+
+// TestAppendCorruptStampWritesNothing: a user message to a conversation
+// that is not unread takes an order stamp from the cursor. A stamp that
+// does not parse, or runs more than SKEW ahead of the clock, fails the
+// Append naming the cursor before anything is written: the message is not
+// cached, the activity, the unread queue, the state and the request memo
+// are as they were, and a retry caches no duplicate. Through the fast
+// path (a Chat that knows the roster) and without it (one that does not).
+func TestAppendCorruptStampWritesNothing(t *testing.T) {
+	for name, stamp := range map[string]func(now time.Time) string{
+		"garbage":       func(time.Time) string { return "abc" },
+		"in the future": func(now time.Time) string { return fmt.Sprint(now.Add(48*time.Hour).UnixMilli() * 512) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, fresh := range []bool{false, true} {
+				w := newWorld(t)
+				ctx := w.e.Ctx()
+				was, err := w.c.MarkRead(ctx, "c1")
+				require.NoError(t, err)
+				require.True(t, was)
+				k := hset(t, w, w.c.global[5], "stamp", stamp(w.e.Now()))
+				before := w.stored(t)
+				c := w.c
+				if fresh {
+					c = newChat(t, w.e)
+				}
+				for try := range 2 {
+					_, err := c.Append(ctx, "c1", Message{Content: "x", SenderRole: User})
+					corruptAt(t, err, k)
+					n, err := w.e.Client.LLen(ctx, w.msg).Result()
+					require.NoError(t, err)
+					assert.EqualValues(t, 1, n, "fresh %v, try %d: the message is not cached", fresh, try)
+					unread, err := w.e.Client.ZScore(ctx, w.c.global[2], "c1").Result()
+					assert.ErrorIs(t, err, redis.Nil, "fresh %v, try %d: c1 is not unread (score %v)", fresh, try, unread)
+					assert.Equal(t, before, w.stored(t), "fresh %v, try %d: nothing written", fresh, try)
+				}
+			}
+		})
+	}
+}
+
+// TestAddAdminCorruptWritesNothing: AddAdmin checks the roster and each
+// roster admin's keys before it writes the new admin: another admin's
+// corrupt capacity, availability or assignments fail the call naming the
+// key, and the roster does not hold the new admin.
+func TestAddAdminCorruptWritesNothing(t *testing.T) {
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, w *world) string
+	}{
+		{"roster: garbage capacity", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[4], "a1", "lots") }},
+		{"roster: capacity 0", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[4], "a1", "0") }},
+		{"availability: garbage", func(t *testing.T, w *world) string {
+			return replace(t, w, w.a1[0], func(ctx context.Context, r redis.UniversalClient) error {
+				return r.Set(ctx, w.a1[0], "sleeping", time.Minute).Err()
+			})
+		}},
+		{"availability: no TTL", func(t *testing.T, w *world) string {
+			return replace(t, w, w.a1[0], func(ctx context.Context, r redis.UniversalClient) error {
+				return r.Set(ctx, w.a1[0], "online", 0).Err()
+			})
+		}},
+		{"assignments: wrong type", func(t *testing.T, w *world) string { return asString(t, w, w.a1[1]) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, fresh := range []bool{false, true} {
+				w := newWorld(t)
+				ctx := w.e.Ctx()
+				a2, err := w.c.adminKeys("test", "a2")
+				require.NoError(t, err)
+				k := tc.plant(t, w)
+				before := w.stored(t, a2...)
+				c := w.c
+				if fresh {
+					c = newChat(t, w.e)
+				}
+				corruptAt(t, c.AddAdmin(ctx, "a2", 5), k)
+				in, err := w.e.Client.HExists(ctx, w.c.global[4], "a2").Result()
+				require.NoError(t, err)
+				assert.False(t, in, "fresh %v: a2 is not in the roster", fresh)
+				assert.Equal(t, before, w.stored(t, a2...), "fresh %v: nothing written", fresh)
+			}
+		})
+	}
+}
+
+// churn adds an admin to the roster (through rdb, another client) before
+// each script its client sends, so that every attempt of a routing call
+// meets a roster other than the one it passes.
+type churn struct {
+	rdb    redis.UniversalClient
+	roster string
+	n      atomic.Int64
+}
+
+func (h *churn) change(ctx context.Context, cmd redis.Cmder) {
+	if name := cmd.Name(); name == "evalsha" || name == "eval" {
+		_ = h.rdb.HSet(ctx, h.roster, fmt.Sprintf("z%d", h.n.Add(1)), "1").Err()
+	}
+}
+
+func (h *churn) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *churn) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.change(ctx, cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *churn) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			h.change(ctx, cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestAddAdminChurnWritesNothing: an AddAdmin that meets another roster
+// on every attempt gives up (errRosterChurn, naming the roster) and
+// leaves the admin out of the roster: no attempt wrote it.
+func TestAddAdminChurnWritesNothing(t *testing.T) {
+	w := newWorld(t)
+	ctx := w.e.Ctx()
+	rdb := w.e.FreshClient()
+	h := &churn{rdb: w.e.Client, roster: w.c.global[4]}
+	rdb.AddHook(h)
+	c := newChatOn(t, w.e, rdb)
+	err := c.AddAdmin(ctx, "a2", 5)
+	require.ErrorIs(t, err, errRosterChurn)
+	assert.True(t, strings.Contains(err.Error(), fmt.Sprintf("%q", w.c.global[4])), "%v does not name the roster", err)
+	assert.GreaterOrEqual(t, h.n.Load(), int64(rosterRetries), "the roster changed before every attempt")
+	roster, err := w.e.Client.HGetAll(ctx, w.c.global[4]).Result()
+	require.NoError(t, err)
+	assert.NotContains(t, roster, "a2", "a2 is not in the roster")
+	assert.Len(t, roster, 1+int(h.n.Load()), "a1 and the churn's admins only")
+}
+
+// TestOpenCorruptStampWritesNothing: opening a conversation takes an
+// order stamp from the cursor; a stamp that does not parse fails the Open
+// naming the cursor before the conversation enters the active set (or
+// anything else is written).
+func TestOpenCorruptStampWritesNothing(t *testing.T) {
+	for _, fresh := range []bool{false, true} {
+		w := newWorld(t)
+		ctx := w.e.Ctx()
+		k := hset(t, w, w.c.global[5], "stamp", "abc")
+		before := w.stored(t)
+		c := w.c
+		if fresh {
+			c = newChat(t, w.e)
+		}
+		_, err := c.Open(ctx, "c9", Normal)
+		corruptAt(t, err, k)
+		_, err = w.e.Client.ZScore(ctx, w.c.global[1], "c9").Result()
+		assert.ErrorIs(t, err, redis.Nil, "fresh %v: c9 is not active", fresh)
+		assert.Equal(t, before, w.stored(t), "fresh %v: nothing written", fresh)
+	}
+}
