@@ -21,8 +21,14 @@
 -- Returns {'ok', length, evicted, tokens of the day, replay 0|1, pending},
 -- {'limit', tokens of the day, budget} when the budget refuses it,
 -- {'none', 'clock', now ms} when the server clock is outside the days passed,
--- {'corrupt', i, why} for a key this package did not write. Every check runs
--- before the first write, so a refused or corrupt call writes nothing.
+-- {'corrupt', i, why} for a key this package did not write (KEYS[2]'s lost
+-- and version must be counts when ARGV[13] > 0). Every check runs before
+-- the first write, so a refused or corrupt call writes nothing.
+--
+-- The first append of a conversation (none in KEYS[1]: a new one, or one
+-- deleted or expired and begun again) sets KEYS[2]'s epoch to its request
+-- ID; summary_store.lua stores a summary only into the conversation whose
+-- epoch it was read with.
 --
 -- The request memo: go-redis resends a call whose reply was lost, so one
 -- append can run twice. Its first run records it in KEYS[3] at its server
@@ -65,10 +71,17 @@ if budget > 0 and total + add > budget then
 end
 redis.call('ZCARD', KEYS[6]) -- a wrong type fails here, before any write
 local keep = tonumber(ARGV[13])
-local pending = 0
-if keep > 0 then
-  pending = redis.call('LLEN', KEYS[4])
-  redis.call('HEXISTS', KEYS[2], 'version')
+local pending, lost, version = 0, 0, 0
+if keep > 0 or n_old == 0 then
+  -- a wrong type fails here, before any write
+  local mf = redis.call('HMGET', KEYS[2], 'lost', 'version')
+  if keep > 0 then
+    pending = redis.call('LLEN', KEYS[4])
+    lost, version = to_int(mf[1] or '0', 0), to_int(mf[2] or '0', 0)
+    if not lost or not version then
+      return {'corrupt', 2, 'lost or version is not a count'}
+    end
+  end
 end
 
 local msgs = {}
@@ -123,6 +136,11 @@ end
 
 -- Writes.
 redis.call('RPUSH', KEYS[1], unpack(msgs))
+if n_old == 0 then
+  -- a new conversation (or one deleted and begun again): a new epoch, so
+  -- that a summary read from an older one is never stored into it
+  redis.call('HSET', KEYS[2], 'epoch', ARGV[8])
+end
 if k > 0 then
   if head then
     redis.call('LTRIM', KEYS[1], k + 1, '-1')
@@ -136,10 +154,9 @@ if k > 0 then
     pending = pending + #gone
     if pending > keep then
       redis.call('LTRIM', KEYS[4], pending - keep, '-1')
-      redis.call('HINCRBY', KEYS[2], 'lost', pending - keep)
       -- a summarizer that read the pending list before this trim must
       -- not trim it by its count: its store sees another version
-      redis.call('HINCRBY', KEYS[2], 'version', '1')
+      redis.call('HSET', KEYS[2], 'lost', int_str(lost + pending - keep), 'version', int_str(version + 1))
       pending = keep
     end
   end

@@ -145,6 +145,8 @@ func TestCorruptionTable(t *testing.T) {
 		{"meta: summary tokens garbage, window script", metaKey, conv, fixed(hash("summary", "s", "summary_tokens", "many")), script, true},
 		{"pending: wrong type, window script", evictedKey, conv, fixed(str("x")), script, true},
 		{"meta: version garbage", metaKey, conv, fixed(hash("version", "v2")), summarize, true},
+		{"meta: lost garbage, append", metaKey, conv, fixed(hash("lost", "x")), appendOne, true},
+		{"meta: version garbage, append", metaKey, conv, fixed(hash("version", "1.5")), appendOne, true},
 		{"request IDs: wrong type", reqsKey, conv, fixed(str("x")), appendOne, true},
 		{"pending: wrong type", evictedKey, conv, fixed(str("x")), window, true},
 		{"pending: garbage", evictedKey, conv, fixed(list("garbage")), summarize, true},
@@ -278,4 +280,53 @@ func TestInputBounds(t *testing.T) {
 	_, err = m.Stream("u", "")
 	require.ErrorIs(t, err, ErrInvalid)
 	assert.Empty(t, e.Keys(), "nothing written")
+}
+
+// An append whose eviction drops pending messages counts them in the
+// summary's lost and version fields; it checks them before its first
+// write, so when one is not a count it fails with keys.ErrCorrupt naming
+// the meta key and writes nothing (before, it wrote half and returned
+// Redis's own error).
+func TestAppendCorruptMetaCountsWriteNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e, WithMaxMessages(2), WithSummarizer(func(_ context.Context, prev string, ev []Message) (string, error) {
+		return prev + "+", nil
+	}))
+	good := `{"role":"user","content":"ok","timestamp":"2026-01-16T10:00:00Z","tokens":1}`
+	for _, field := range []string{"lost", "version"} {
+		t.Run(field, func(t *testing.T) {
+			user := "u-" + field
+			_, err := m.Append(ctx, user, "c", []Message{msg(User, "a", 1), msg(User, "b", 1)})
+			require.NoError(t, err)
+			// A full pending list, so that the next eviction drops one.
+			pk, mk := key(t, e, evictedKey, user, "c"), key(t, e, metaKey, user, "c")
+			pending := make([]any, maxPending)
+			for i := range pending {
+				pending[i] = good
+			}
+			require.NoError(t, e.Client.RPush(ctx, pk, pending...).Err())
+			require.NoError(t, e.Client.Expire(ctx, pk, time.Minute).Err())
+			require.NoError(t, e.Client.HSet(ctx, mk, field, "many").Err())
+			require.NoError(t, e.Client.Expire(ctx, mk, time.Minute).Err())
+			ks := []string{key(t, e, convKey, user, "c"), mk, key(t, e, reqsKey, user, "c"), pk,
+				key(t, e, userKey, user), key(t, e, indexKey, user)}
+			dump := func() map[string]string {
+				out := map[string]string{}
+				for _, k := range ks {
+					if n, err := e.Client.Exists(ctx, k).Result(); err == nil && n == 1 {
+						out[k] = snapshot(t, ctx, e, k)
+					}
+				}
+				return out
+			}
+			before := dump()
+			_, err = m.Append(ctx, user, "c", []Message{msg(User, "c", 1)})
+			require.ErrorIs(t, err, keys.ErrCorrupt)
+			var ce *keys.CorruptError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, mk, ce.Key, "the error names the meta key")
+			assert.Equal(t, before, dump(), "nothing written")
+		})
+	}
 }

@@ -148,3 +148,48 @@ func snapshot(t *testing.T, ctx context.Context, e *harness.Env, k string) strin
 	require.NoError(t, err)
 	return typ + " " + string(b)
 }
+
+// A summary the Summarizer computed from a conversation's messages
+// before the conversation was deleted (DeleteConversation or EraseUser)
+// is not stored into a new conversation of the same ID, although the new
+// one's summary version is 0 again: the new conversation has another
+// epoch.
+func TestStaleSummaryRejectedAfterDelete(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	other := newMemory(t, e, WithMaxMessages(2)) // another process, no summarizer
+	for name, drop := range map[string]func(ctx context.Context, user string) error{
+		"delete": func(ctx context.Context, user string) error { return other.DeleteConversation(ctx, user, "c") },
+		"erase":  func(ctx context.Context, user string) error { _, err := other.EraseUser(ctx, user); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			user := "u-" + name
+			calls := 0
+			m := newMemory(t, e, WithMaxMessages(2), WithSummarizer(func(ctx context.Context, prev string, ev []Message) (string, error) {
+				calls++
+				if calls == 1 {
+					// While this summary is computed, the conversation is
+					// deleted and a new one of the same ID begins.
+					if err := drop(ctx, user); err != nil {
+						return "", err
+					}
+					if _, err := other.Append(ctx, user, "c", []Message{msg(User, "new", 1)}); err != nil {
+						return "", err
+					}
+				}
+				return prev + "summary of " + strings.Join(contents(ev), ","), nil
+			}))
+			_, err := m.Append(ctx, user, "c", []Message{msg(User, "old1", 1), msg(User, "old2", 1)})
+			require.NoError(t, err)
+			res, err := m.Append(ctx, user, "c", []Message{msg(User, "old3", 1)})
+			require.NoError(t, err)
+			require.Equal(t, 1, res.Evicted)
+			require.NoError(t, res.SummaryErr)
+			require.Equal(t, 1, calls)
+			w, err := m.Window(ctx, user, "c")
+			require.NoError(t, err)
+			assert.Equal(t, []string{"new"}, contents(w.Messages))
+			assert.Nil(t, w.Summary, "the deleted conversation's summary is not the new one's")
+		})
+	}
+}

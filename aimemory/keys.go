@@ -87,7 +87,7 @@ var (
 		Tag:      "user_id",
 		Owner:    "aimemory",
 		Area:     keys.AIMemory,
-		Purpose:  "summary of evicted messages: summary, summary_tokens, covered, lost, version, sid",
+		Purpose:  "summary of evicted messages: summary, summary_tokens, covered, lost, version, sid; epoch (the request ID of the append that began the conversation)",
 	})
 	reqsKey = keys.MustCompile(keys.Pattern{
 		Template: "ai:memory:conv-reqs:{user_id}:{conversation_id}",

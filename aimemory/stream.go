@@ -1,9 +1,12 @@
 package aimemory
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/redschema/redschema/pubsub"
@@ -21,6 +24,7 @@ type Stream struct {
 	id         string // the End append's request ID
 	mu         sync.Mutex
 	buf        strings.Builder
+	size       int // the assembled message's encoded size, at most (see Send)
 	ended      bool
 	res        Appended
 	err        error
@@ -32,12 +36,37 @@ func (m *Memory) Stream(userID, convID string) (*Stream, error) {
 	if _, err := m.conv("stream", userID, convID); err != nil {
 		return nil, err
 	}
-	return &Stream{m: m, user: userID, conv: convID, id: newID()}, nil
+	return &Stream{m: m, user: userID, conv: convID, id: newID(), size: envelopeLen()}, nil
 }
 
-// Send publishes chunk (non-empty valid UTF-8; the assembled message must
-// stay within WithMaxMessageBytes) in one round trip and keeps it for the
-// assembled message. Delivery is pub/sub's: at most once, to the
+// envelopeLen is the encoded size of the message End appends, its
+// content's characters aside: role, empty content, a timestamp (always
+// as wide) and the widest token count.
+func envelopeLen() int {
+	m := Message{Role: Assistant, Timestamp: time.Unix(0, 0), Tokens: maxTokens}
+	b, _ := m.encode() // a message without tool calls always encodes
+	return len(b)
+}
+
+// encodedLen is how many bytes s takes in a message's stored JSON: its
+// escapes, without the quotes. Valid UTF-8 is escaped rune by rune, so
+// the encoded size of the chunks' concatenation is the sum of theirs.
+func encodedLen(s string) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as Message.encode
+	_ = enc.Encode(s)        // a string always encodes
+	// less the quotes and Encode's newline
+	return b.Len() - 3
+}
+
+// Send publishes chunk (non-empty valid UTF-8) in one round trip and
+// keeps it for the assembled message. It checks what End will: the
+// assembled message, encoded as End stores it (JSON escapes, timestamp
+// and the widest token count included), must stay within
+// WithMaxMessageBytes; a chunk that would take it past is refused with
+// ErrInvalid, neither published nor kept, and End stores the chunks
+// accepted before it. Delivery is pub/sub's: at most once, to the
 // subscribers connected now. A chunk whose publish fails is still part of
 // the assembled message (the model produced it); the error is returned.
 // After End it fails with ErrStreamEnded.
@@ -46,16 +75,18 @@ func (s *Stream) Send(ctx context.Context, chunk string) error {
 	if chunk == "" || !utf8.ValidString(chunk) {
 		return pkg.Invalidf(op, "chunk: want non-empty valid UTF-8")
 	}
+	n := encodedLen(chunk)
 	s.mu.Lock()
 	switch {
 	case s.ended:
 		s.mu.Unlock()
 		return pkg.Fail(op, "", ErrStreamEnded, nil)
-	case s.buf.Len()+len(chunk) > s.m.opt.maxBytes:
+	case s.size+n > s.m.opt.maxBytes:
 		s.mu.Unlock()
-		return pkg.Invalidf(op, "the stream would exceed %d bytes", s.m.opt.maxBytes)
+		return pkg.Invalidf(op, "the streamed message would take %d bytes encoded, at most %d (WithMaxMessageBytes)", s.size+n, s.m.opt.maxBytes)
 	}
 	s.buf.WriteString(chunk)
+	s.size += n
 	s.mu.Unlock()
 	return s.publish(ctx, chunk)
 }

@@ -3,6 +3,7 @@ package aimemory
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,4 +77,48 @@ func TestStream(t *testing.T) {
 	res, err = empty.End(ctx, 0)
 	require.NoError(t, err)
 	assert.Equal(t, Appended{}, res, "nothing streamed, nothing appended")
+}
+
+// Send checks what End checks: the assembled message's encoded JSON
+// (escapes, the other fields and the widest token count included) within
+// WithMaxMessageBytes. A chunk that would take it past is refused with
+// ErrInvalid, and End stores every chunk Send accepted.
+func TestStreamSendChecksEncodedSize(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e, WithMaxMessageBytes(256))
+	for conv, chunk := range map[string]string{
+		"quote": `"`, "backslash": `\`, "control": "\x01", "newline": "\n",
+		"u2028": "\u2028", "lt": "<", "plain": "a",
+	} {
+		t.Run(conv, func(t *testing.T) {
+			s, err := m.Stream("u", conv)
+			require.NoError(t, err)
+			var sent strings.Builder
+			refused := false
+			for i := 0; i < 256 && !refused; i++ {
+				switch err := s.Send(ctx, chunk); {
+				case err == nil:
+					sent.WriteString(chunk)
+				case errors.Is(err, ErrInvalid):
+					refused = true
+					assert.Contains(t, err.Error(), "encoded")
+				default:
+					require.NoError(t, err)
+				}
+			}
+			require.True(t, refused, "256 chunks of %q do not fit in 256 bytes encoded", chunk)
+			require.NotZero(t, sent.Len())
+			_, err = s.End(ctx, maxTokens)
+			require.NoError(t, err, "End stores what Send accepted")
+			w, err := m.Window(ctx, "u", conv)
+			require.NoError(t, err)
+			require.Len(t, w.Messages, 1)
+			assert.Equal(t, sent.String(), w.Messages[0].Content)
+			b, err := w.Messages[0].encode()
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(b), 256)
+			assert.Greater(t, len(b)+encodedLen(chunk), 256, "the refused chunk would have taken End past the limit")
+		})
+	}
 }

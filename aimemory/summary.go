@@ -62,8 +62,10 @@ const maxSummarizeRounds = 64
 // Summarize folds the evicted messages waiting for the Summarizer into
 // the summary of conversation convID, batch by batch, and returns the
 // summary. Each batch is one read, one Summarizer call and one store
-// that succeeds only if the summary did not change since the read (so no
-// evicted message is summarized twice or skipped when processes race);
+// that succeeds only if the summary did not change since the read and
+// the conversation is the one read, not a new one of the same ID begun
+// after a delete (so no evicted message is summarized twice or skipped
+// when processes race, and no deleted conversation's summary is stored);
 // callers in one process share one run. Append calls it when the cap
 // evicted messages; call it yourself to retry after a failed Summarizer.
 // Without WithSummarizer it fails with ErrInvalid. A pending message
@@ -93,6 +95,7 @@ func (m *Memory) summarize(ctx context.Context, op string, c conv) (Summary, err
 		prev, _ := rep.OptStr(1)
 		s := Summary{Text: prev, Tokens: int(rep.Int(2)), Covered: int(rep.Int(3)), Lost: int(rep.Int(4)), Pending: int(rep.Int(5))}
 		raw := rep.Strs(6)
+		epoch, _ := rep.OptStr(7) // the store refuses another conversation's (deleted, begun again)
 		if err := rep.Err(); err != nil {
 			return Summary{}, err
 		}
@@ -118,7 +121,7 @@ func (m *Memory) summarize(ctx context.Context, op string, c conv) (Summary, err
 			return s, err
 		}
 		rep, err = m.run.Run(ctx, summaryStoreOp, []string{c.keys[0], c.keys[1], c.keys[3]},
-			version, len(raw), text, tokens, newID())
+			version, len(raw), text, tokens, newID(), epoch)
 		switch {
 		case errors.Is(err, errSummaryChanged):
 			continue

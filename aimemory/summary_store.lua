@@ -8,13 +8,16 @@
 -- ARGV[3] the new summary
 -- ARGV[4] its tokens
 -- ARGV[5] request ID, new for each store
+-- ARGV[6] the epoch the summary was read at ('' when there was none)
 -- Returns {'ok', new version, pending left}, {'conflict', version} when the
 -- summary or the pending list changed since it was read (another
--- summarizer stored first, or an append dropped pending messages), {'none'}
+-- summarizer stored first, or an append dropped pending messages) or the
+-- conversation is another one (deleted and begun again: the version
+-- starts at 0 again, the epoch append.lua sets differs), {'none'}
 -- when the conversation is gone (expired or deleted), {'corrupt', i, why}.
 -- A replay finds its request ID and reports ok again. The meta and
 -- pending keys get the conversation's remaining TTL.
-local f = redis.call('HMGET', KEYS[2], 'version', 'sid', 'covered')
+local f = redis.call('HMGET', KEYS[2], 'version', 'sid', 'covered', 'epoch')
 local v, covered = to_int(f[1] or '0', 0), to_int(f[3] or '0', 0)
 if not v or not covered then
   return {'corrupt', 2, 'version or covered is not a count'}
@@ -22,7 +25,7 @@ end
 if f[2] == ARGV[5] then
   return {'ok', v, redis.call('LLEN', KEYS[3])}
 end
-if v ~= tonumber(ARGV[1]) then
+if v ~= tonumber(ARGV[1]) or (f[4] or '') ~= ARGV[6] then
   return {'conflict', v}
 end
 local pttl = redis.call('PTTL', KEYS[1])
