@@ -63,6 +63,7 @@ func TestBadInputIsRefusedBeforeWriting(t *testing.T) {
 		"long unit":           TemperatureReading("kitchen", 20, strings.Repeat("u", maxUnitLen+1), now),
 		"bad ID":              {Type: Temperature, Location: "kitchen", Time: now, ID: "a b"},
 		"data not an object":  {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`[1,2]`)},
+		"huge data value":     {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`{"value":1e308}`)},
 		"data too big":        {Type: "pressure", Location: "kitchen", Time: now, Data: json.RawMessage(`{"x":"` + strings.Repeat("a", maxDataLen) + `"}`)},
 		"negative sequence":   {Type: Motion, Location: "study", Time: now, State: On, Sequence: -1},
 	} {

@@ -243,9 +243,6 @@ func (c *Client) prepare(op string, r Reading, now time.Time) (Reading, error) {
 	case !r.CollectedAt.IsZero() && r.CollectedAt.Before(minTime):
 		return r, pkg.Invalidf(op, "collected_at %v before %v", r.CollectedAt, minTime)
 	}
-	if math.Abs(r.Value) >= 1e21 {
-		return r, pkg.Invalidf(op, "value %v: magnitude at most 1e21", r.Value)
-	}
 	switch familyOf(r.Type) {
 	case famMotion:
 		switch r.State {
@@ -278,6 +275,10 @@ func (c *Client) prepare(op string, r Reading, now time.Time) (Reading, error) {
 		} else {
 			r.HasValue = true
 		}
+	}
+	// After the switch: a generic reading's value comes from its data.
+	if math.Abs(r.Value) >= 1e21 {
+		return r, pkg.Invalidf(op, "value %v: magnitude at most 1e21", r.Value)
 	}
 	if r.ID == "" {
 		r.ID = newID()
