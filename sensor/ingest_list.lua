@@ -1,7 +1,7 @@
 -- ingest_list: store one reading of a generic type in seed 003's list,
 -- newest first, capped and trimmed to the retention, with its meta hash,
 -- discovery index and rollups. Sent after the prelude and lib.lua
--- (call.Uses: parse_iso, str_field, num_field, side_read, side_write,
+-- (call.Uses: parse_iso, str_field, data_value, side_read, side_write,
 -- keep_until).
 -- KEYS[1] sensor:{sensor_type}:{location}
 -- KEYS[2] meta:{sensor_type}:{location}
@@ -48,7 +48,7 @@ for i = 1, #recent do
     if policy == 'first' then return {'ok', 'duplicate'} end
     if policy == 'last' then
       dups[#dups + 1] = m
-      local ov = num_field(m, 'value')
+      local ov = data_value(m)
       if ov and val then dn, ds = dn - 1, ds - ov end
     end
   end

@@ -41,6 +41,24 @@ local function num_field(m, field)
   return to_num(string.match(m, '"' .. field .. '"%s*:%s*(%-?[%d%.]+[eE]?[%+%-]?%d*)'))
 end
 
+-- data_value returns a generic member's value: its data object's
+-- top-level "value" when that is a number, else nil (as the Go side
+-- reads it back). The pattern serves the usual member, which begins
+-- {"data":{"value": and holds no other "value" and no escape; any other
+-- member is decoded, so a nested, repeated or escaped "value" is never
+-- taken for it.
+local function data_value(m)
+  if string.sub(m, 1, 17) == '{"data":{"value":' and not string.find(m, '"value"', 18, true)
+    and not string.find(m, '\\', 18, true) then
+    return num_field(m, 'value')
+  end
+  local ok, t = pcall(cjson.decode, m)
+  if ok and type(t) == 'table' and type(t.data) == 'table' and type(t.data.value) == 'number' then
+    return t.data.value
+  end
+  return nil
+end
+
 -- member_value returns a member's value for the aggregates: a motion
 -- state as 1 or 0, the field of an environmental reading, a generic
 -- reading's data "value"; nil when there is none.
@@ -303,7 +321,7 @@ local function list_items(key, lo, hi)
     local ts = parse_iso(str_field(m, 'timestamp', true))
     if not ts then return nil, 'member has no timestamp: ' .. string.sub(m, 1, 64) end
     if ts >= lo and ts <= hi then
-      out[#out + 1] = {ts, m, num_field(m, 'value'), #out}
+      out[#out + 1] = {ts, m, data_value(m), #out}
     end
   end
   table.sort(out, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[4] < b[4]) end)

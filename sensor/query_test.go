@@ -166,4 +166,37 @@ func TestGenericPayloads(t *testing.T) {
 	s, err := c.Aggregate(ctx, "door", "hall", at, at, time.Minute, RawTier)
 	require.NoError(t, err)
 	assert.Empty(t, s.Buckets)
+
+	// What the scripts aggregate is the value read back: the top-level
+	// "value" when it is a number (the last of repeated ones), never a
+	// nested, quoted or escaped one.
+	for typ, tc := range map[string]struct {
+		data string
+		want float64 // 0: no value
+	}{
+		"gauge":    {`{"calibration":{"offset":1},"value":7,"label":"high"}`, 7},
+		"level":    {`{"value":"high"}`, 0},
+		"nested":   {`{"calibration":{"value":5},"value":7}`, 7},
+		"inner":    {`{"calibration":{"value":5}}`, 0},
+		"quoted":   {`{"x \"value": 5}`, 0},
+		"keyed":    {`{"value":7,"x \"value": 5}`, 7},
+		"reversed": {`{"unit":"hPa","value":7}`, 7},
+		"repeated": {`{"value":5,"value":7}`, 7},
+		"escaped":  {`{"value":5,"\u0076alue":7}`, 7},
+	} {
+		_, err := c.Ingest(ctx, Reading{Type: typ, Location: "hall", Time: at, Data: json.RawMessage(tc.data)})
+		require.NoError(t, err, typ)
+		got, err := c.Current(ctx, typ, "hall")
+		require.NoError(t, err)
+		s, err := c.Aggregate(ctx, typ, "hall", at, at, time.Minute, RawTier)
+		require.NoError(t, err)
+		if tc.want == 0 {
+			assert.False(t, got.HasValue, typ)
+			assert.Empty(t, s.Buckets, typ)
+			continue
+		}
+		assert.Equal(t, tc.want, got.Value, typ)
+		require.Len(t, s.Buckets, 1, typ)
+		assert.Equal(t, tc.want, s.Buckets[0].Max, typ)
+	}
 }
