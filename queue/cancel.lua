@@ -46,19 +46,24 @@ end
 local id = ARGV[1]
 local now = now_ms()
 -- flags of jobs no longer in flight (a worker that crashed, a job
--- deleted) are dropped here, a few at a time
-local some = redis.pcall('HRANDFIELD', KEYS[8], '8')
-if type(some) == 'table' and #some > 0 and not some.err then
-  local leases = mread('ZMSCORE', KEYS[6], some)
-  local gone = {}
-  for x = 1, #some do
-    if not leases[x] and some[x] ~= id then
-      gone[#gone + 1] = some[x]
+-- deleted) are dropped a few at a time, by each Cancel that writes,
+-- after its checks
+local function drop_stale_flags()
+  local some = redis.pcall('HRANDFIELD', KEYS[8], '8')
+  if type(some) == 'table' and #some > 0 and not some.err then
+    local leases = mread('ZMSCORE', KEYS[6], some)
+    local gone = {}
+    for x = 1, #some do
+      if not leases[x] and some[x] ~= id then
+        gone[#gone + 1] = some[x]
+      end
     end
+    batched('HDEL', KEYS[8], gone)
   end
-  batched('HDEL', KEYS[8], gone)
 end
 if redis.call('ZSCORE', KEYS[6], id) then
+  typecheck({{'HLEN', 8}})
+  drop_stale_flags()
   redis.call('HSET', KEYS[8], id, int_str(now))
   redis.pcall('SPUBLISH', ARGV[2], id)
   return remember(KEYS[11], {'ok', 'active'}, ARGV[3])
@@ -79,9 +84,14 @@ end
 if not state then
   return remember(KEYS[11], {'none'}, ARGV[3])
 end
--- reads first: the types of what is written, the counters; a child's
--- flow (flow_plan writes nothing)
-typecheck({{'HLEN', 1}, {'HLEN', 2}, {'HLEN', 12}, {'XLEN', 16}})
+-- reads first: the types of what is written (every level: a flow's
+-- parent may be made ready into another), the counters; a child's flow
+-- (flow_plan writes nothing)
+typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'HLEN', 12}, {'XLEN', 16}})
+local retention = tonumber(ARGV[4])
+if retention > 0 then
+  typecheck({{'HLEN', 9}, {'ZCARD', 10}})
+end
 local bad = stats_bad(KEYS[7], {'total_cancelled', 'total_dead', 'total_dead_trimmed'})
 if bad then
   return {'corrupt', 7, bad}
@@ -93,7 +103,7 @@ if flows then
 end
 local body = redis.call('HGET', KEYS[1], id)
 local dlv, retry = parse_state(redis.call('HGET', KEYS[2], id))
-local retention = tonumber(ARGV[4])
+drop_stale_flags()
 if retention > 0 then
   keep_done(KEYS[9], KEYS[10], {id, done_entry(id, 'cancelled', nil, retry or 0, dlv or 0, nil, body, now)}, now, retention,
     tonumber(ARGV[5]))

@@ -177,3 +177,42 @@ func TestEventsWrongTypeWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, ex)
 }
+
+// TestCancelChildWrongTypedLevelWritesNothing: cancelling a child can make
+// its parent ready at another priority level; a level key of another type
+// fails the Cancel with ErrCorrupt naming it before anything is written
+// (the child stays pending, the flow and the counters as they were).
+func TestCancelChildWrongTypedLevelWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cxllvl")
+	low := e.NS.Prefix + "queue:{cxllvl}:priority:low"
+	flows := e.NS.Prefix + "queue:{cxllvl}:flows"
+	p := queue.Item[execution]{Payload: execution{WorkflowID: "parent"}, Options: []queue.EnqueueOption{queue.WithPriority(queue.Low)}}
+	c := []queue.Item[execution]{{Payload: execution{WorkflowID: "child"}, Options: []queue.EnqueueOption{queue.WithPriority(queue.High)}}}
+	_, cids, err := q.EnqueueFlow(ctx, p, c, queue.IgnoreDead)
+	require.NoError(t, err)
+	require.NoError(t, e.Client.Set(ctx, low, "x", 0).Err())
+	before, err := e.Client.HGetAll(ctx, flows).Result()
+	require.NoError(t, err)
+
+	_, err = q.Cancel(ctx, cids[0])
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	require.Contains(t, err.Error(), low)
+
+	after, err := e.Client.HGetAll(ctx, flows).Result()
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the flow as it was")
+	j, err := q.Peek(ctx, cids[0])
+	require.NoError(t, err)
+	require.Equal(t, queue.Pending, j.State)
+	require.NoError(t, e.Client.Del(ctx, low).Err())
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st.TotalCancelled)
+
+	// repaired, the Cancel goes through and the parent runs
+	_, err = q.Cancel(ctx, cids[0])
+	require.NoError(t, err)
+	require.Len(t, drainAck(t, q), 1)
+}
