@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,40 +14,6 @@ import (
 
 	"github.com/redschema/redschema/keys"
 )
-
-// stored reads the world's keys (the deployment's, a1's and c1's) and
-// extra as a call that must write nothing has to leave them.
-func (w *world) stored(t *testing.T, extra ...string) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	rdb := w.e.Client
-	out := map[string]string{}
-	for _, k := range slices.Concat(w.c.global, w.a1, []string{w.msg, w.rep}, extra) {
-		typ, err := rdb.Type(ctx, k).Result()
-		require.NoError(t, err)
-		var v any
-		switch typ {
-		case "none":
-			continue
-		case "string":
-			v, err = rdb.Get(ctx, k).Result()
-		case "hash":
-			v, err = rdb.HGetAll(ctx, k).Result()
-		case "list":
-			v, err = rdb.LRange(ctx, k, 0, -1).Result()
-		case "set":
-			var m []string
-			m, err = rdb.SMembers(ctx, k).Result()
-			slices.Sort(m)
-			v = m
-		case "zset":
-			v, err = rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
-		}
-		require.NoError(t, err)
-		out[k] = typ + " " + fmt.Sprint(v)
-	}
-	return out
-}
 
 // corruptAt asserts err matches keys.ErrCorrupt and names k.
 func corruptAt(t *testing.T, err error, k string) {
@@ -78,7 +43,7 @@ func TestAppendCorruptStampWritesNothing(t *testing.T) {
 				require.NoError(t, err)
 				require.True(t, was)
 				k := hset(t, w, w.c.global[5], "stamp", stamp(w.e.Now()))
-				before := w.stored(t)
+				before := w.e.Snapshot()
 				c := w.c
 				if fresh {
 					c = newChat(t, w.e)
@@ -91,7 +56,7 @@ func TestAppendCorruptStampWritesNothing(t *testing.T) {
 					assert.EqualValues(t, 1, n, "fresh %v, try %d: the message is not cached", fresh, try)
 					unread, err := w.e.Client.ZScore(ctx, w.c.global[2], "c1").Result()
 					assert.ErrorIs(t, err, redis.Nil, "fresh %v, try %d: c1 is not unread (score %v)", fresh, try, unread)
-					assert.Equal(t, before, w.stored(t), "fresh %v, try %d: nothing written", fresh, try)
+					assert.Equal(t, before, w.e.Snapshot(), "fresh %v, try %d: nothing written", fresh, try)
 				}
 			}
 		})
@@ -126,10 +91,8 @@ func TestAddAdminCorruptWritesNothing(t *testing.T) {
 			for _, fresh := range []bool{false, true} {
 				w := newWorld(t)
 				ctx := w.e.Ctx()
-				a2, err := w.c.adminKeys("test", "a2")
-				require.NoError(t, err)
 				k := tc.plant(t, w)
-				before := w.stored(t, a2...)
+				before := w.e.Snapshot()
 				c := w.c
 				if fresh {
 					c = newChat(t, w.e)
@@ -138,7 +101,7 @@ func TestAddAdminCorruptWritesNothing(t *testing.T) {
 				in, err := w.e.Client.HExists(ctx, w.c.global[4], "a2").Result()
 				require.NoError(t, err)
 				assert.False(t, in, "fresh %v: a2 is not in the roster", fresh)
-				assert.Equal(t, before, w.stored(t, a2...), "fresh %v: nothing written", fresh)
+				assert.Equal(t, before, w.e.Snapshot(), "fresh %v: nothing written", fresh)
 			}
 		})
 	}
@@ -206,7 +169,7 @@ func TestOpenCorruptStampWritesNothing(t *testing.T) {
 		w := newWorld(t)
 		ctx := w.e.Ctx()
 		k := hset(t, w, w.c.global[5], "stamp", "abc")
-		before := w.stored(t)
+		before := w.e.Snapshot()
 		c := w.c
 		if fresh {
 			c = newChat(t, w.e)
@@ -215,6 +178,6 @@ func TestOpenCorruptStampWritesNothing(t *testing.T) {
 		corruptAt(t, err, k)
 		_, err = w.e.Client.ZScore(ctx, w.c.global[1], "c9").Result()
 		assert.ErrorIs(t, err, redis.Nil, "fresh %v: c9 is not active", fresh)
-		assert.Equal(t, before, w.stored(t), "fresh %v: nothing written", fresh)
+		assert.Equal(t, before, w.e.Snapshot(), "fresh %v: nothing written", fresh)
 	}
 }

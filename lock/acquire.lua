@@ -6,7 +6,8 @@
 -- ARGV[2] lease, ms
 -- ARGV[3] fence key keep, ms (the fence TTL plus at least 1/4096 of it)
 -- Returns {'ok', fence token} when acquired, {'conflict', remaining lease ms} when
--- held by someone, {'corrupt', 2, why} when the fence key is not a token,
+-- held by someone, {'corrupt', 2, why} when the fence key is not a token
+-- (another value, or a key of another type),
 -- {'corrupt', 1, why} when the lock key has no TTL (nothing this package writes
 -- lives forever; such a key would block the resource for good).
 -- A replay of a call that already took the lease (go-redis resends a
@@ -15,7 +16,11 @@
 -- have acquired the resource while the caller holds it.
 -- The hot path (a free resource) is TIME, SET NX and the fence's SET:
 -- the lease is set first, and taken back in the same script in the rare
--- case the fence key turns out not to hold a token. It returns table
+-- case the fence key turns out not to hold a token, so a call that
+-- reports it leaves every key as it was. (Checking the fence before the
+-- SET NX would cost every Acquire one more command, a GET.) issue_fence
+-- reports a fence key of another type as nil too, instead of raising
+-- WRONGTYPE past the take-back. It returns table
 -- literals instead of the prelude's {'ok'} and {'conflict'}, whose closures
 -- would be created on every run.
 local t = redis.call('TIME')

@@ -15,6 +15,7 @@
 -- why} when the lock key has no TTL. A waiter whose deadline lies beyond
 -- now + max TTL was not written by this package and is dropped. A replay of
 -- a call that already took the lease reports its token (see acquire.lua).
+-- A corrupt key is reported before anything is written.
 local mine = redis.call('GET', KEYS[1])
 if mine and string.sub(mine, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
   local tok = to_int(redis.call('GET', KEYS[2]), 1)
@@ -22,6 +23,25 @@ if mine and string.sub(mine, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then
     return {'corrupt', 2, FENCE_CORRUPT}
   end
   return {'ok', tok}
+end
+-- Everything read is checked before the first write (pruning the
+-- waiters below writes), so a call that reports a corrupt key writes
+-- nothing: the lease's TTL (a missing lease has none to check: no PTTL),
+-- and, when the lease is free so the caller may take it, the fence by
+-- issue_fence's rule (as multi_acquire.lua does; one GET, paid for by the
+-- PTTL a missing lease no longer needs). The queue and the waiters are
+-- type-checked by their first reads.
+local pttl = -2
+if mine then
+  pttl = redis.call('PTTL', KEYS[1])
+  if pttl == -1 then
+    return {'corrupt', 1, 'lease lock without a TTL'}
+  end
+else
+  local last = redis.call('GET', KEYS[2])
+  if last and not (#last <= 16 and string.find(last, '^%d+$') and tonumber(last) <= 9007199254740990) then
+    return {'corrupt', 2, FENCE_CORRUPT}
+  end
 end
 local t = redis.call('TIME')
 local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -44,15 +64,8 @@ while head and not redis.call('ZSCORE', KEYS[4], head) do
   redis.call('LPOP', KEYS[3])
   head = redis.call('LINDEX', KEYS[3], '0')
 end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl == -1 then
-  return {'corrupt', 1, 'lease lock without a TTL'}
-end
 if pttl == -2 and ((not head) or head == ARGV[1]) then
-  local tok = issue_fence(KEYS[2], t, ARGV[3])
-  if not tok then
-    return {'corrupt', 2, FENCE_CORRUPT}
-  end
+  local tok = issue_fence(KEYS[2], t, ARGV[3]) -- checked above: never nil
   if head then
     redis.call('LPOP', KEYS[3])
   end

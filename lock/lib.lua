@@ -11,8 +11,11 @@
 -- and stores it back; its second result is t's microseconds as six
 -- digits. It returns nil, leaving the key as it was, when the key holds
 -- anything but a decimal below 2^53 - 1 (above it, last + 1 is not exact
--- in Lua's doubles); the caller reports corruption. A key of another type
--- raises WRONGTYPE before anything is written.
+-- in Lua's doubles), or is a key of another type; the caller reports
+-- corruption. The type error is caught (redis.pcall), not raised: SET
+-- checks the type before it writes, and a raised error would end the
+-- script with the caller's earlier writes in place (acquire.lua sets the
+-- lease first and takes it back on nil).
 --
 -- The token is written with SET ... KEEPTTL GET, which returns the last
 -- token in the same command. keep_ms is the fence TTL plus at least
@@ -33,7 +36,13 @@ local function issue_fence(fence_key, t, keep_ms)
   end
   local s = t[1] .. us
   local tok = tonumber(s)
-  local last = redis.call('SET', fence_key, s, 'KEEPTTL', 'GET')
+  local last = redis.pcall('SET', fence_key, s, 'KEEPTTL', 'GET')
+  if type(last) == 'table' then
+    if string.find(last.err, 'WRONGTYPE', 1, true) then
+      return nil -- nothing written
+    end
+    error(last) -- another failure (OOM, ...) ends the script as redis.call would
+  end
   if not last then
     redis.call('PEXPIRE', fence_key, keep_ms)
     return tok, us

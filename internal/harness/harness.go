@@ -10,7 +10,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +230,49 @@ func (e *Env) Keys() []string {
 	})
 	if err != nil {
 		e.T.Fatalf("harness: scan: %v", err)
+	}
+	return out
+}
+
+// Snapshot renders every key under the namespace as "type value
+// ttl=bool" (members of sets sorted, a stream's entries in order), for
+// tests that require a failing call to leave every key as it was.
+func (e *Env) Snapshot() map[string]string {
+	e.T.Helper()
+	ctx := context.Background()
+	c := e.Client
+	out := map[string]string{}
+	for _, k := range e.Keys() {
+		typ, err := c.Type(ctx, k).Result()
+		var v any
+		switch {
+		case err != nil:
+		case typ == "none":
+			continue
+		case typ == "string":
+			v, err = c.Get(ctx, k).Result()
+		case typ == "hash":
+			v, err = c.HGetAll(ctx, k).Result() // fmt prints a map's keys sorted
+		case typ == "list":
+			v, err = c.LRange(ctx, k, 0, -1).Result()
+		case typ == "set":
+			var m []string
+			m, err = c.SMembers(ctx, k).Result()
+			sort.Strings(m)
+			v = m
+		case typ == "zset":
+			v, err = c.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case typ == "stream":
+			v, err = c.XRange(ctx, k, "-", "+").Result()
+		}
+		var ttl time.Duration
+		if err == nil {
+			ttl, err = c.PTTL(ctx, k).Result()
+		}
+		if err != nil {
+			e.T.Fatalf("harness: snapshot %q: %v", k, err)
+		}
+		out[k] = fmt.Sprintf("%s %v ttl=%v", typ, v, ttl > 0)
 	}
 	return out
 }
