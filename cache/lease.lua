@@ -16,6 +16,9 @@
 --   'held'  {'ok', 'held', remaining_ms}: another owner holds it; with
 --           ARGV[4] = '1' the waiter is counted (field waiters), so the
 --           holder's write-back publishes a wake-up
+-- or {'corrupt', 2, why} when the caller would be counted but the field
+-- waiters is not a count (the holder's write-back or release replaces it,
+-- a takeover ignores it); nothing is written then.
 -- A replay (go-redis resends a command whose reply was lost) finds its
 -- own owner and reports 'lease' again. Freshness comes from the TTLs, as
 -- a hit reads it: a value's PTTL less the grace in its metadata's hint, a
@@ -24,18 +27,22 @@
 -- this package did not write is repaired here: a meta key of another
 -- type is deleted, a value of another type too (read reported it), a
 -- lease field that does not parse or lies beyond the longest lease is
--- taken over. The server's clock is read only where a decision needs it
--- (a lease, an older version's fresh_until_ms), never for a hit.
+-- taken over. Every field is read and parsed before the first write, and
+-- the value is deleted only once nothing can fail, so a failing call
+-- writes nothing. The server's clock is read only where a decision needs
+-- it (a lease, an older version's fresh_until_ms), never for a hit.
 local maxf = tonumber(ARGV[5])
-local m = redis.pcall('HMGET', KEYS[2], 'hint', 'lease', 'fresh_until_ms', 'state')
+local m = redis.pcall('HMGET', KEYS[2], 'hint', 'lease', 'fresh_until_ms', 'state', 'waiters')
 if m.err then
   redis.call('DEL', KEYS[2])
-  m = {false, false, false, false}
+  m = {false, false, false, false, false}
 end
+-- A value of another type is deleted only once nothing can fail any more.
+local foreign = false
 if ARGV[3] == '0' then
   local v = redis.pcall('GET', KEYS[1])
   if type(v) == 'table' then
-    redis.call('DEL', KEYS[1])
+    foreign = true
     v = false
   end
   local h = m[1]
@@ -66,6 +73,9 @@ if ARGV[3] == '0' then
         fresh = (to_int(m[3], 0) or now) - now
       end
       if fresh > 0 and fresh <= maxf then
+        if foreign then
+          redis.call('DEL', KEYS[1])
+        end
         return {'ok', kind, false, fresh}
       end
     end
@@ -73,24 +83,37 @@ if ARGV[3] == '0' then
 end
 local now = now_ms()
 local lease = tonumber(ARGV[2])
+local o, dl
 if m[2] then
-  local o, dl = string.match(m[2], '^(.+):(%d+)$')
+  o, dl = string.match(m[2], '^(.+):(%d+)$')
   dl = to_int(dl)
-  if o == ARGV[1] then
-    redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
-    return {'ok', 'lease'}
-  end
-  if o and dl and dl > now and dl - now <= 300000 then
-    if ARGV[4] == '1' then
-      redis.call('HINCRBY', KEYS[2], 'waiters', '1')
+end
+if o and o ~= ARGV[1] and dl and dl > now and dl - now <= 300000 then
+  if ARGV[4] == '1' and m[5] then
+    local w = to_int(m[5], 0)
+    if not w or int_str(w) ~= m[5] then
+      return {'corrupt', 2, 'waiters is not a count'}
     end
-    return {'ok', 'held', dl - now}
   end
+  if foreign then
+    redis.call('DEL', KEYS[1])
+  end
+  if ARGV[4] == '1' then
+    redis.call('HINCRBY', KEYS[2], 'waiters', '1')
+  end
+  return {'ok', 'held', dl - now}
+end
+if foreign then
+  redis.call('DEL', KEYS[1])
 end
 redis.call('HSET', KEYS[2], 'lease', ARGV[1] .. ':' .. int_str(now + lease))
--- Metadata with none of the fields read is new, or holds nothing a load
--- keeps (the write replaces it, a release deletes it): it lives for the
--- lease. Otherwise it keeps a longer TTL (a value's, a marker's).
+if o == ARGV[1] then
+  return {'ok', 'lease'}
+end
+-- Metadata with none of the fields read but waiters is new, or holds
+-- nothing a load keeps (the write replaces it, a release deletes it): it
+-- lives for the lease. Otherwise it keeps a longer TTL (a value's, a
+-- marker's).
 if m[1] or m[2] or m[3] or m[4] then
   if redis.call('PTTL', KEYS[2]) < lease then
     redis.call('PEXPIRE', KEYS[2], ARGV[2])
