@@ -54,7 +54,7 @@ func (s *Store) Authenticate(ctx context.Context, users *Users, userID, sessionI
 		return sess, usr, nil
 	}
 	ks = append(ks, ukey)
-	run, ks, args, err := s.withEvents(authenticateOp, ks[1], userID, ks, []any{sessionID, unit.MsFloor(s.opt.idle), unit.MsFloor(users.opt.userTTL)})
+	run, ks, args, err := s.withEvents(authenticateOp, ks[1], userID, ks, []any{sessionID, unit.MsFloor(s.opt.idle), unit.MsFloor(users.opt.userTTL), userID})
 	if err != nil {
 		return nil, nil, err
 	}

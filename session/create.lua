@@ -32,17 +32,21 @@
 -- anything else, or the index data this package did not write (nothing
 -- is written then).
 --
--- The index is pruned up to the current second (entries that expired in
--- the last second wait for the next script that prunes); one ZCOUNT tells
--- whether the new session is the user's longest-lived (the index TTL is
--- then its own) and whether the index holds deadlines this package never
--- writes.
+-- Everything is read and checked before the first write: the index
+-- (outlived), the hash, and with events the sweep schedule (one ZSCORE,
+-- which also tells whether the user is due no later already, and then
+-- saves the ZADD); with events the first write is then an XADD to the
+-- stream, which fails the call on a stream this package did not write
+-- before anything else is written. The index is then pruned up to the
+-- current second (entries that expired in the last second wait for the
+-- next script that prunes); one ZCOUNT tells whether the new session is
+-- the user's longest-lived (the index TTL is then its own) and whether
+-- the index holds deadlines this package never writes.
 local key, idx = KEYS[1], KEYS[2]
 local sid, idle, rth = ARGV[1], ARGV[2], ARGV[5]
 local life, max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local nargs = events(3)
 local now, secs = clock()
-expire_due(idx, secs .. '000')
 local abs = now + life
 local exp = now + tonumber(idle)
 local ttl = idle
@@ -51,6 +55,8 @@ if exp > abs then
   ttl = ARGV[3]
 end
 local at = int_str(exp)
+-- outlived counts the entries from at (after now) on: the prune below
+-- drops none of them, so it checks what the prune leaves
 local top, bad = outlived(idx, at, now)
 if bad then return {'corrupt', 2, bad} end
 if redis.call('EXISTS', key) == 1 then
@@ -63,11 +69,15 @@ if redis.call('EXISTS', key) == 1 then
   local e = tonumber(redis.call('ZSCORE', idx, sid)) or math.min(created + tonumber(idle), first)
   return {'ok', created, e, first, 0}
 end
+-- with events: the schedule's type, read before the first write (a
+-- string there fails the ZSCORE, with nothing written)
+local due = EV.key and redis.call('ZSCORE', EV.due, EV.user)
+expire_due(idx, secs .. '000')
 if EV.key then
-  -- first, so that a stream or schedule this package did not write fails
-  -- the call before anything is written
   emit('created', sid, int_str(now), 'create')
-  redis.call('ZADD', EV.due, 'LT', at, EV.user)
+  if not due or tonumber(due) > exp then
+    redis.call('ZADD', EV.due, 'LT', at, EV.user)
+  end
   if redis.call('PTTL', EV.due) < abs - now + EV.grace then
     expire_at(EV.due, abs + EV.grace, now)
   end

@@ -32,7 +32,7 @@ func (s *Store) Get(ctx context.Context, userID, sessionID string) (*Session, er
 	if err != nil {
 		return nil, err
 	}
-	op, ks, args, err := s.withEvents(getOp, ks[1], userID, ks, []any{sessionID, s.idleArg})
+	op, ks, args, err := s.withEvents(getOp, ks[1], userID, ks, []any{sessionID, s.idleArg, userID})
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,10 @@
 -- ARGV[1] session ID
 -- ARGV[2] idle timeout, ms (a decimal integer); the session's own
 --         idle_timeout field, when it has one, takes its place
+-- ARGV[3] user ID (the session's user_id must be it)
 -- KEYS[3] events stream   session:events:{slot}, with events only
 -- KEYS[4] sweep schedule  session:due:{slot}, with events only
--- ARGV[3..5], with events only: user ID, events stream
+-- ARGV[4..6], with events only: user ID, events stream
 --         length, index grace (ms) (lib.lua's events)
 --
 -- Returns, for a live session, {'ok', now_ms, expiry_ms, 'fields', value,
@@ -20,8 +21,10 @@
 -- {field, value, ...},
 -- 'pairs'} with the whole hash; {'none'} when the session is missing,
 -- expired, evicted or revoked (its leftovers are deleted); {'corrupt', i, why}
--- when KEYS[i] holds data this package did not write (nothing is written
--- then).
+-- when KEYS[i] holds data this package did not write, a live session's
+-- hash included when the Go side would refuse it (lib.lua's session_bad:
+-- checked from the fields read anyway, before the first write): nothing is
+-- written then.
 --
 -- The hot path: liveness from one ZSCORE and the fields that the reply
 -- needs anyway (lib.lua's live() is the same test), read by name with
@@ -48,11 +51,9 @@ if not (n and n <= now + MAX_AHEAD_MS and n > now and score and tonumber(score) 
   local _, fail = live(key, idx, sid, now)
   return fail or {'none'}
 end
-if v[11] then
-  local own = to_int(v[11], 1, MAX_AHEAD_MS)
-  if not own then return {'corrupt', 1, 'idle_timeout ' .. v[11] .. ' is not a timeout this package writes'} end
-  idle = v[11]
-end
+local why = session_bad(ARGV[3], n, v[1], v[3], v[11])
+if why then return {'corrupt', 1, why} end
+if v[11] then idle = v[11] end
 local exp, ttl = now + tonumber(idle), idle
 if exp > n then
   exp = n

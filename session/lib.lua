@@ -11,11 +11,16 @@
 -- package writes can lie: the longest lifetime a Store accepts
 -- (maxLifetime, 365 days) plus one day for a clock that steps back in
 -- a failover. An index score or an absolute_expiry beyond it is not ours.
+-- MAX_LIFE_MS: that longest lifetime alone, the bound parseSession puts
+-- on an idle_timeout and (plus a second) on absolute_expiry - created_at.
 --
--- prune(idx, now): drops the index entries whose session has expired
--- (score <= now), emitting "expired" for each with events, and checks the entry that expires last; returns nil, or
--- why the index holds data this package did not write (nothing else is
--- written then). Every script that adds to an index or lists it calls it
+-- prune(idx, now[, check_only]): checks the entry that expires last
+-- (recording its deadline, pruned_top), then drops the index entries
+-- whose session has expired (score <= now), emitting "expired" for each
+-- with events; returns nil, or why the index holds data this package did
+-- not write (nothing is written then). With check_only it checks and
+-- writes nothing (the caller calls expire_due(idx, now) once its own
+-- checks pass). Every script that adds to an index or lists it calls it
 -- first (Create prunes to the second, on its own); Get adds nothing, and
 -- checks the index with outlived instead.
 --
@@ -42,21 +47,40 @@
 -- outlived at at the prune (pruned_top), at is the latest expiry and no
 -- second read is needed.
 --
--- live(key, idx, sid, now), with key = KEYS[1] and idx = KEYS[2]: prunes
--- the index, then returns the absolute expiry (ms) of session sid when it
--- is live (listed in the index with a score above now, and its hash
--- present with an absolute_expiry above now); nil when it is not (its
--- leftovers, hash or index entry, are removed: an index entry removed so
--- emits "expired"); or nil and the corrupt
--- reply to return when either key holds data this package did not write
--- (nothing else is written then).
+-- live(key, idx, sid, now[, check]), with key = KEYS[1] and idx =
+-- KEYS[2]: returns the absolute expiry (ms) of session sid when it is
+-- live (listed in the index with a score above now, and its hash present
+-- with an absolute_expiry above now); nil when it is not (its leftovers,
+-- hash or index entry, are removed: an index entry removed so emits
+-- "expired"); or nil and the corrupt reply to return when either key
+-- holds data this package did not write. It reads and checks everything
+-- (prune's check, the hash's absolute_expiry, the entry's score) before it
+-- writes anything, then prunes the index. check, when given, is called
+-- for a live session between the two, with the absolute expiry and the
+-- hash's absolute_expiry, user_id, created_at and idle_timeout (an HMGET
+-- row): a reply it returns (a corrupt hash, a refusal) is returned as
+-- live's second result, and nothing is written then.
+--
+-- session_bad(want, abs, uid, at, own): for a live session of user want
+-- with absolute expiry abs (ms) and the user_id, created_at and
+-- idle_timeout fields uid, at and own (false when missing), why the Go
+-- side (parseSession) would refuse the hash that a script returns after
+-- sliding it: a user_id other than want; a
+-- created_at that is not an RFC 3339 time in the strict form Go's
+-- time.Parse tries first ("2026-01-16T10:00:00Z", with an optional
+-- fraction of a second and Z or a numeric offset: what this package and
+-- the seeds write), or more than the longest lifetime (plus a second)
+-- before abs, or after it; an idle_timeout that is not a timeout this
+-- package writes. nil when it would not. A script that slides a session
+-- and returns its hash checks it so before its first write.
 --
 -- slide(key, idx, sid, now, idle, abs): moves a live session's idle
 -- deadline to now + idle, capped at abs, on the hash (last_activity), its
 -- TTL and its index score; returns the new deadline. A session with its
 -- own idle timeout (the idle_timeout field, ms) slides by that instead;
--- a value that is not one (not this package's) is ignored here and
--- reported as corrupt by the Go side of the call that reads the hash.
+-- a value that is not one (not this package's) is ignored here; the
+-- scripts that return the hash for Go to parse reject it before they
+-- write (session_bad).
 --
 -- clock(): the server's time (one TIME) as whole Unix milliseconds, and
 -- its whole seconds as TIME spells them (a decimal string).
@@ -95,17 +119,23 @@ local function expire_due(idx, upto)
   redis.call('ZREMRANGEBYSCORE', idx, '-inf', upto)
 end
 
+local MAX_LIFE_MS = 365 * 86400000
+
 local pruned_top = nil
 
-local function prune(idx, now)
-  expire_due(idx, now)
+local function prune(idx, now, check_only)
+  pruned_top = nil
   local last = redis.call('ZRANGE', idx, '-1', '-1', 'WITHSCORES')
-  if #last == 2 then
+  -- checked before the prune: the entry that expires last is the one the
+  -- prune keeps when it keeps any; when it is due (score <= now, -inf
+  -- too), the prune empties the index
+  if #last == 2 and not (tonumber(last[2]) and tonumber(last[2]) <= now) then
     pruned_top = score_ms(last[2], now + 1, now + MAX_AHEAD_MS)
     if not pruned_top then
       return 'an entry expires at ' .. last[2] .. ', not a deadline this package writes'
     end
   end
+  if not check_only then expire_due(idx, now) end
   return nil
 end
 
@@ -124,25 +154,82 @@ local function index_added(idx, at, now)
   end
 end
 
-local function live(key, idx, sid, now)
-  local bad = prune(idx, now)
+local function live(key, idx, sid, now, check)
+  -- every read and check first: a call that fails writes nothing
+  local bad = prune(idx, now, true)
   if bad then return nil, {'corrupt', 2, bad} end
-  local score = redis.call('ZSCORE', idx, sid)
-  local abs = redis.call('HGET', key, 'absolute_expiry')
+  local v = redis.call('HMGET', key, 'absolute_expiry', 'user_id', 'created_at', 'idle_timeout')
+  local abs, n = v[1], nil
   if abs then
-    local n = to_int(abs)
+    n = to_int(abs)
     if not n or n > now + MAX_AHEAD_MS then
       return nil, {'corrupt', 1, 'absolute_expiry ' .. abs .. ' is not a deadline this package writes'}
     end
-    if score and n > now then return n end
   elseif redis.call('EXISTS', key) == 1 then
     return nil, {'corrupt', 1, 'no absolute_expiry'}
   end
-  if score then emit('expired', sid, int_str(now), '') end
+  local score = tonumber(redis.call('ZSCORE', idx, sid))
+  local listed = score and score > now
+  if listed and n and n > now then
+    if check then
+      local fail = check(n, v)
+      if fail then return nil, fail end
+    end
+    expire_due(idx, now)
+    return n
+  end
+  -- then the writes: the prune (which drops this session's own entry
+  -- when it is due), and the leftovers of a session that is not live
+  expire_due(idx, now)
+  if listed then emit('expired', sid, int_str(now), '') end
   redis.call('DEL', key)
-  if score then
+  if listed then
     redis.call('ZREM', idx, sid)
     index_ttl(idx, now)
+  end
+  return nil
+end
+
+local function session_bad(want, abs, uid, at, own)
+  if uid ~= want then return 'user_id is not ' .. want end
+  -- created_at as Go's time.Parse(time.RFC3339) reads it first (its
+  -- strict form, which this package and the seeds write): a date, a time,
+  -- an optional fraction of a second, Z or a numeric offset; c is it in
+  -- Unix ms (days from the civil date: rfc3339's algorithm run backwards)
+  local c
+  local y, mo, d, h, mi, sec, rest = string.match(at or '', '^(%d%d%d%d)%-(%d%d)%-(%d%d)T(%d%d):(%d%d):(%d%d)(.*)$')
+  if y then
+    y, mo, d, h, mi, sec = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi), tonumber(sec)
+    local leap = y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)
+    if mo >= 1 and mo <= 12 and d >= 1 and h <= 23 and mi <= 59 and sec <= 59 and
+      (d <= 28 or d <= ({31, leap and 29 or 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31})[mo]) then
+      local frac = string.match(rest, '^%.(%d+)')
+      if frac then rest = string.sub(rest, #frac + 2) end
+      local off = rest == 'Z' and 0
+      local sign, oh, om = string.match(rest, '^([+-])(%d%d):(%d%d)$')
+      if sign and tonumber(oh) <= 23 and tonumber(om) <= 59 then
+        off = (tonumber(oh) * 60 + tonumber(om)) * 60
+        if sign == '-' then off = -off end
+      end
+      if off then
+        if mo <= 2 then y = y - 1 end
+        local era = (y - y % 400) / 400
+        local yoe = y - era * 400
+        local mp = (mo + 9) % 12
+        local doe = yoe * 365 + (yoe - yoe % 4) / 4 - (yoe - yoe % 100) / 100 + (153 * mp + 2 - (153 * mp + 2) % 5) / 5 + d - 1
+        c = ((era * 146097 + doe - 719468) * 86400 + h * 3600 + mi * 60 + sec - off) * 1000
+        if frac then c = c + tonumber('0.' .. frac) * 1000 end
+      end
+    end
+  end
+  if not c then return 'created_at ' .. (at or '(missing)') .. ' is not an RFC 3339 time' end
+  -- parseSession's bound: absolute_expiry no earlier than created_at and
+  -- at most the longest lifetime (and a second) after it
+  if abs < c or abs - c > MAX_LIFE_MS + 1000 then
+    return 'absolute_expiry ' .. int_str(abs) .. ' is not within the longest lifetime after created_at ' .. at
+  end
+  if own and not to_int(own, 1, MAX_LIFE_MS) then
+    return 'idle_timeout ' .. own .. ' is not a timeout this package writes'
   end
   return nil
 end
@@ -218,20 +305,28 @@ local function user_state(key)
   return st or 'login', st, active
 end
 
--- user_touch(key, ttl, now) records a request on a user record
+-- user_touch(key, ttl, now[, st]) records a request on a user record
 -- (user:{user_id}): last_seen = now (Unix ms), TTL = ttl ms. It returns
 -- 'missing' when there is no record; false and why (nothing written) when
 -- the record is not one this package reads (user_state's cases, a
--- login_time or last_seen that is not Unix ms); else the record's
--- field/value list and its state (user_state).
-local function user_touch(key, ttl, now)
-  local st, why = user_state(key)
-  if st == 'missing' or st == false then return st, why end
-  local r = redis.call('HMGET', key, 'login_time', 'last_seen')
-  for i, f in ipairs({'login_time', 'last_seen'}) do
-    if r[i] and not to_int(r[i], 0) then
-      return false, f .. ' is not Unix ms'
+-- login_time or last_seen that is not Unix ms of the years 1970 to
+-- 9999); else the record's
+-- field/value list and its state (user_state). With ttl nil it only reads
+-- and checks, writing nothing, and returns the state in place of the
+-- list; a later call given that state as st skips the reads and writes.
+local function user_touch(key, ttl, now, st)
+  if not st then
+    local why
+    st, why = user_state(key)
+    if st == 'missing' or st == false then return st, why end
+    local r = redis.call('HMGET', key, 'login_time', 'last_seen')
+    for i, f in ipairs({'login_time', 'last_seen'}) do
+      -- Unix ms of the years 1970 to 9999, as parseUser reads it
+      if r[i] and not to_int(r[i], 0, 253402300799999) then
+        return false, f .. ' is not Unix ms of the years 1970 to 9999'
+      end
     end
+    if not ttl then return st end
   end
   redis.call('HSET', key, 'last_seen', int_str(now))
   redis.call('PEXPIRE', key, ttl)

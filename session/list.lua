@@ -11,13 +11,15 @@
 -- first, each expiry in decimal digits (whatever form the server prints
 -- a score in); {'corrupt', 1, why} when an entry is not one this package
 -- writes (a member that is not a session ID, a score that is not a
--- deadline).
+-- deadline; nothing is written then).
 local idx = KEYS[1]
 events(2)
 local now = now_ms()
-local bad = prune(idx, now)
+-- the entries that stay (scored after now) are read and checked before
+-- the prune drops the others: a corrupt index fails with nothing written
+local bad = prune(idx, now, true)
 if bad then return {'corrupt', 1, bad} end
-local all = redis.call('ZRANGE', idx, '0', '-1', 'WITHSCORES')
+local all = redis.call('ZRANGEBYSCORE', idx, '(' .. int_str(now), '+inf', 'WITHSCORES')
 for i = 1, #all, 2 do
   if #all[i] ~= 22 or string.find(all[i], '[^%w_%-]') then
     return {'corrupt', 1, 'entry ' .. ((i + 1) / 2) .. ' is not a session ID'}
@@ -28,4 +30,5 @@ for i = 1, #all, 2 do
   end
   all[i + 1] = int_str(n)
 end
+expire_due(idx, now)
 return {'ok', all}

@@ -59,7 +59,7 @@ func (s *Store) Renew(ctx context.Context, userID, sessionID string) (*Session, 
 	if err != nil {
 		return nil, Tokens{}, err
 	}
-	run, ks, args, err := s.withEvents(renewOp, ks[1], userID, append(ks, nk), []any{sessionID, nsid, s.idleArg, refreshHash, s.opt.history})
+	run, ks, args, err := s.withEvents(renewOp, ks[1], userID, append(ks, nk), []any{sessionID, nsid, s.idleArg, refreshHash, s.opt.history, userID})
 	if err != nil {
 		return nil, Tokens{}, err
 	}

@@ -9,6 +9,7 @@
 -- ARGV[3] idle timeout, ms
 -- ARGV[4] hex SHA-256 of the new refresh token (drawn by this request)
 -- ARGV[5] how many retired refresh hashes to remember
+-- ARGV[6] user ID (the session's user_id must be it)
 -- KEYS[4] events stream   session:events:{slot}, with events only
 -- KEYS[5] sweep schedule  session:due:{slot}, with events only
 -- ARGV[#ARGV-2 .. #ARGV], with events only: user ID, events stream
@@ -17,7 +18,9 @@
 --
 -- Returns {'ok', now_ms, expiry_ms, {field, value, ...}} with the renamed,
 -- slid hash; {'none'} when the old session is not live; {'corrupt', i, why}
--- when KEYS[i] holds data this package did not write (nothing written).
+-- when KEYS[i] holds data this package did not write, the old hash
+-- included when the Go side would refuse it (lib.lua's session_bad):
+-- nothing is written then.
 --
 -- One script: the hash is RENAMEd (its fields, the refresh digest and
 -- history, its absolute_expiry go with it), the old index entry is
@@ -40,21 +43,29 @@ if redis.call('EXISTS', new) == 1 then
   if not score or score <= now then return {'none'} end
   return {'ok', now, score, redis.call('HGETALL', new)}
 end
-local abs, fail = live(old, idx, sid, now)
+-- Every read and check in live's check, before its prune: a hash the Go
+-- side would refuse (session_bad) or refresh digests that are not ours
+-- fail the call with nothing written.
+local cur, list
+local abs, fail = live(old, idx, sid, now, function(n, v)
+  local why = session_bad(ARGV[6], n, v[2], v[3], v[4])
+  if why then return {'corrupt', 1, why} end
+  local h = redis.call('HMGET', old, 'refresh_token_hash', 'refresh_token_used')
+  local used = h[2] or ''
+  cur = h[1] or ''
+  if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
+    return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
+  end
+  list = {}
+  for w in string.gmatch(used, '%S+') do
+    if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
+      return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
+    end
+    list[#list + 1] = w
+  end
+end)
 if fail then return fail end
 if not abs then return {'none'} end
-local h = redis.call('HMGET', old, 'refresh_token_hash', 'refresh_token_used')
-local cur, used = h[1] or '', h[2] or ''
-if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-  return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
-end
-local list = {}
-for w in string.gmatch(used, '%S+') do
-  if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-    return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
-  end
-  list[#list + 1] = w
-end
 if cur ~= '' then list[#list + 1] = cur end
 while #list > keep do table.remove(list, 1) end
 emit('revoked', sid, int_str(now), 'renew')

@@ -54,21 +54,35 @@ local done = replayed(3, 1)
 if done == false then return {'corrupt', 3, 'not a recorded outcome'} end
 if done == 1 then return {'conflict', 'reused'} end
 local now = now_ms()
-local abs, fail = live(key, idx, sid, now)
+-- Every read and check in live's check, before its prune: a corrupt hash
+-- or rotation record fails the call with nothing written.
+local cur, list, rec
+local abs, fail = live(key, idx, sid, now, function()
+  local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
+  local used = h[2] or ''
+  cur = h[1] or ''
+  if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
+    return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
+  end
+  list = {}
+  for w in string.gmatch(used, '%S+') do
+    if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
+      return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
+    end
+    list[#list + 1] = w
+  end
+  if cur ~= '' and (ct_eq(cur, fresh) or ct_eq(cur, presented)) then return end
+  rec = redis.call('GET', rot)
+  if rec then
+    local old, new, box = string.match(rec, '^(%x+) (%x+) (%x+)$')
+    if not old or #old ~= 64 or #new ~= 64 or #box > 1024 or string.find(rec, '[^0-9a-f ]') then
+      return {'corrupt', 4, 'not a rotation record'}
+    end
+    rec = {old, new, box}
+  end
+end)
 if fail then return fail end
 if not abs then return {'none'} end
-local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
-local cur, used = h[1] or '', h[2] or ''
-if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-  return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
-end
-local list = {}
-for w in string.gmatch(used, '%S+') do
-  if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-    return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
-  end
-  list[#list + 1] = w
-end
 if cur ~= '' and ct_eq(cur, fresh) then
   return 'ok'
 end
@@ -83,15 +97,8 @@ if cur ~= '' and ct_eq(cur, presented) then
   end
   return 'ok'
 end
-local rec = redis.call('GET', rot)
-if rec then
-  local old, new, box = string.match(rec, '^(%x+) (%x+) (%x+)$')
-  if not old or #old ~= 64 or #new ~= 64 or #box > 1024 or string.find(rec, '[^0-9a-f ]') then
-    return {'corrupt', 4, 'not a rotation record'}
-  end
-  if cur ~= '' and ct_eq(old, presented) and ct_eq(new, cur) then
-    return {'ok', box}
-  end
+if rec and cur ~= '' and ct_eq(rec[1], presented) and ct_eq(rec[2], cur) then
+  return {'ok', rec[3]}
 end
 local reused = false
 for _, w in ipairs(list) do

@@ -24,9 +24,6 @@
 local key, idx, sid = KEYS[1], KEYS[2], ARGV[1]
 local nargs = events(3)
 local now = now_ms()
-local abs, fail = live(key, idx, sid, now)
-if fail then return fail end
-if not abs then return {'none'} end
 local max, ndel = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- The seed's and this package's own fields (fields.go: reserved); every
 -- other field is a caller extra.
@@ -35,20 +32,26 @@ local reserved = {
   ip_address = true, user_agent = true, device_fingerprint = true,
   refresh_token_hash = true, absolute_expiry = true, refresh_token_used = true, idle_timeout = true,
 }
-local extra, count = {}, 0
-for _, f in ipairs(redis.call('HKEYS', key)) do
-  if not reserved[f] then extra[f] = true; count = count + 1 end
-end
-for i = 5, 4 + ndel do
-  if extra[ARGV[i]] then extra[ARGV[i]] = nil; count = count - 1 end
-end
-for i = 5 + ndel, nargs, 2 do
-  local f = ARGV[i]
-  if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
-end
-if count > max then
-  return {'invalid', 'the session would hold more than ' .. ARGV[3] .. ' extra fields'}
-end
+-- The refusal is live's check: it runs before live() writes anything
+-- (its prune), so a refused call writes nothing.
+local abs, fail = live(key, idx, sid, now, function()
+  local extra, count = {}, 0
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if not reserved[f] then extra[f] = true; count = count + 1 end
+  end
+  for i = 5, 4 + ndel do
+    if extra[ARGV[i]] then extra[ARGV[i]] = nil; count = count - 1 end
+  end
+  for i = 5 + ndel, nargs, 2 do
+    local f = ARGV[i]
+    if not reserved[f] and not extra[f] then extra[f] = true; count = count + 1 end
+  end
+  if count > max then
+    return {'invalid', 'the session would hold more than ' .. ARGV[3] .. ' extra fields'}
+  end
+end)
+if fail then return fail end
+if not abs then return {'none'} end
 if ndel > 0 then
   batched('HDEL', key, ARGV, 5, 4 + ndel)
 end
