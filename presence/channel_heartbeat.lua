@@ -16,8 +16,10 @@ local dev = dev_member(ARGV[6], ARGV[7])
 -- due: here something may be (or the channel's due entry is missing), so
 -- settle, publish a pending occupancy event whose interval has ended, and
 -- reschedule the channel, so that its next heartbeats take the head again.
+-- The settle reads and checks the user's member value with the others
+-- before anything is written.
 preflight()
-local _, bad = settle_expired(now)
+local _, bad, n = settle_expired(now, ARGV[6])
 if bad then return bad end
 schedule(now, occupancy(now))
 local ttl = tonumber(ARGV[3])
@@ -29,6 +31,4 @@ local px = int_str(ttl + tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[1], px)
 redis.call('PEXPIRE', KEYS[2], px)
 if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], px) end
-local n = member_get(ARGV[6])
-if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
 return {'ok', n}

@@ -16,11 +16,11 @@ if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
-local _, bad = settle_expired(now)
-if bad then return bad end
 local user, dev, data = ARGV[6], dev_member(ARGV[6], ARGV[7]), ARGV[10]
-local n, had = member_get(user)
-if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
+-- the user's member value, read and checked with the others before the
+-- settle writes, as it stands after it
+local _, bad, n, had = settle_expired(now, user)
+if bad then return bad end
 local known = redis.call('ZSCORE', KEYS[2], dev)
 if not known and n >= tonumber(ARGV[11]) then
   schedule(now, occupancy(now))

@@ -13,17 +13,16 @@ if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
-local _, bad = settle_expired(now)
-if bad then return bad end
 local user = ARGV[6]
+-- the user's member value, read and checked with the others before the
+-- settle writes, as it stands after it
+local _, bad, n, data = settle_expired(now, user)
+if bad then return bad end
 local left = 0
 local dev = dev_member(user, ARGV[7])
 if redis.call('ZSCORE', KEYS[2], dev) then
-  left = device_gone(user, 'leave', now)
-  if left == false then return {'corrupt', 1, MEMBER_CORRUPT} end
+  n, left = device_gone(user, n, data, 'leave', now)
   redis.call('ZREM', KEYS[2], dev)
 end
-local n = member_get(user)
-if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
 schedule(now, occupancy(now))
 return remember(KEYS[5], ARGV[8], {'ok', left, n, redis.call('HLEN', KEYS[1])}, now, ARGV[9])

@@ -12,11 +12,11 @@ if rec == false then return {'corrupt', 5, REPLAY_CORRUPT} end
 if rec then return rec end
 preflight()
 local now = now_ms()
-local _, bad = settle_expired(now)
-if bad then return bad end
 local user, data = ARGV[6], ARGV[10]
-local n, had = member_get(user)
-if n == false then return {'corrupt', 1, MEMBER_CORRUPT} end
+-- the user's member value, read and checked with the others before the
+-- settle writes, as it stands after it
+local _, bad, n, had = settle_expired(now, user)
+if bad then return bad end
 local changed = 0
 if n > 0 and had ~= data then
   redis.call('HSET', KEYS[1], user, n .. ':' .. data)

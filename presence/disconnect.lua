@@ -17,8 +17,9 @@ if bad then return bad end
 local conn = ARGV[2]
 local seen = maxDead
 if live[conn] then
-  -- with the single-key layout settle() writes the whole value
-  if not single then redis.call('HDEL', KEYS[2], conn) end
+  -- deleted by settle(), after the index (with the single-key layout
+  -- settle() writes the whole value)
+  if not single then conn_dels[#conn_dels + 1] = conn end
   live[conn] = nil
   n = n - 1
   seen = now

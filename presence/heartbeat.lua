@@ -32,11 +32,13 @@ if bad then return bad end
 local conn = ARGV[2]
 local status, activity = current(p)
 if not live[conn] then
+  -- the memo is read (and checked) before settle() writes, its reply
+  -- returned after
+  local rec = replayed(KEYS[4], ARGV[11])
+  if rec == false then return {'corrupt', 4, REPLAY_CORRUPT} end
   local seen = maxDead
   if seen == 0 and p then seen = p.last end
   local st, changed = settle(p, live, vals, '', n, status, activity, seen, now)
-  local rec = replayed(KEYS[4], ARGV[11])
-  if rec == false then return {'corrupt', 4, REPLAY_CORRUPT} end
   if rec then return rec end
   if changed then return remember(KEYS[4], ARGV[11], {'none', n, 1, st}, now, ARGV[10]) end
   return {'none', n, 0, st}

@@ -31,10 +31,13 @@
 -- clock, the same connection count, and (FormatDetailed) the freshest
 -- connection's device and an activity in plain characters. Then nothing
 -- is pruned, nothing changes but the times, no event is due, and no
--- request memo is needed: the script writes the connection's lastSeen, the
+-- request memo is needed: the script writes the user's index score (no
+-- prune: no member is added) and its TTL, the connection's lastSeen, the
 -- presence (the same bytes but lastSeen, and the device of this
--- connection, now the freshest) with its TTL, the hash's TTL and the
--- user's index score (no prune: no member is added) and its TTL.
+-- connection, now the freshest) with its TTL and the hash's TTL. The index
+-- comes first: its ZADD fails the script on a shard of a foreign type
+-- (WRONGTYPE) before anything is written, and the reads before it checked
+-- the other keys.
 --
 -- Why a twin: its bench row, BenchmarkPresenceHeartbeat/redschema, costs
 -- the server 153k instructions per heartbeat with this head and 337k
@@ -84,9 +87,6 @@ if ARGV[8] ~= 'single' then
     end
   end
   if value then
-    redis.call('HSET', KEYS[2], conn, sub(mine, 1, at + 11) .. nows .. sub(mine, at + 12 + #digits))
-    redis.call('SET', KEYS[1], value, 'PX', TTL_PX)
-    redis.call('PEXPIRE', KEYS[2], TTL_PX)
     if ARGV[7] == '1' then
       local score = string.format('%d', now + TTL)
       local window = tonumber(ARGV[5]) -- the sweep window: the retention, or the TTL
@@ -99,6 +99,9 @@ if ARGV[8] ~= 'single' then
         redis.call('PEXPIRE', KEYS[3], string.format('%d', TTL + window + 1))
       end
     end
+    redis.call('HSET', KEYS[2], conn, sub(mine, 1, at + 11) .. nows .. sub(mine, at + 12 + #digits))
+    redis.call('SET', KEYS[1], value, 'PX', TTL_PX)
+    redis.call('PEXPIRE', KEYS[2], TTL_PX)
     return 'ok ' .. n .. ' 0 ' .. st -- {'ok', n, 0, st} as words: no table to build (n is a small count)
   end
 end

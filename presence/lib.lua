@@ -217,10 +217,18 @@ local function conn_device(v)
   return ''
 end
 
+-- The hash layout's connection writes wait for settle(): the deletions
+-- of stale connections prune decides on (and a Disconnect's, in
+-- conn_dels) and put_conn's write. settle() makes them after its first
+-- command on the online index shard (ZADD or ZREM), which fails the script
+-- on a shard of a foreign type (WRONGTYPE) before anything is written.
+-- With the single-key layout settle() writes the whole value.
+local conn_dels, conn_put = {}, nil
+
 -- prune loads the user's connections (p is the presence read_presence
 -- returned, used with the single-key layout) and drops those whose lastSeen
--- is ttl old: with write and the hash layout it deletes them; with the
--- single-key layout settle() rewrites the value without them. It returns a
+-- is ttl old: with write and the hash layout settle() deletes them; with
+-- the single-key layout it rewrites the value without them. It returns a
 -- table of live connection ID -> lastSeen, their count, the latest lastSeen
 -- among pruned ones (0 if none) and a table of live connection ID -> value;
 -- or nil and the ID of a connection without a valid lastSeen.
@@ -248,14 +256,22 @@ local function prune(p, now, ttl, write)
       n = n + 1
     end
   end
-  if write and not single and #dead > 0 then batched('HDEL', KEYS[2], dead) end
+  if write and not single then
+    for i = 1, #dead do conn_dels[#conn_dels + 1] = dead[i] end
+  end
   return live, n, maxDead, vals
 end
 
--- put_conn writes one connection with the hash layout; with the
--- single-key layout settle() writes the whole value.
+-- put_conn writes one connection with the hash layout, at settle(); with
+-- the single-key layout settle() writes the whole value.
 local function put_conn(conn, v)
-  if not single then redis.call('HSET', KEYS[2], conn, v) end
+  if not single then conn_put = {conn, v} end
+end
+
+-- write_conns makes the connection writes that wait for settle().
+local function write_conns()
+  if #conn_dels > 0 then batched('HDEL', KEYS[2], conn_dels) end
+  if conn_put then redis.call('HSET', KEYS[2], conn_put[1], conn_put[2]) end
 end
 
 -- freshest returns the live connection with the latest lastSeen (prefer
@@ -358,17 +374,18 @@ end
 -- freshest takes them); seen the lastSeen to record if the user goes
 -- offline now. It returns the resulting status and whether online-ness
 -- changed.
+--
+-- The index comes first: the load before it read the presence and the
+-- connections (so their types are checked), and its ZADD or ZREM fails
+-- the script on a shard of a foreign type before anything is written;
+-- then the connection writes that waited for it, the presence, the event.
 local function settle(p, live, vals, prefer, n, status, activity, seen, now)
   local fmt, ttl, retention, user = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1]
   local was = 'offline'
   if p and p.status ~= 'offline' then was = p.status end
   if n > 0 then
-    local device = freshest(live, vals, prefer)
     local last = 0
     for _, l in pairs(live) do if l > last then last = l end end
-    local px = math.max(1, last + ttl - now)
-    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', int_str(px))
-    if not single then redis.call('PEXPIRE', KEYS[2], int_str(px)) end
     if status == 'invisible' then
       -- coming back invisible after a silent expiry nobody announced yet:
       -- others still see the user online, so announce it now
@@ -377,13 +394,22 @@ local function settle(p, live, vals, prefer, n, status, activity, seen, now)
     else
       index(KEYS[3], user, last + ttl + status_frac[status], now)
     end
+    write_conns()
+    local device = freshest(live, vals, prefer)
+    local px = math.max(1, last + ttl - now)
+    redis.call('SET', KEYS[1], presence_json(fmt, user, status, last, n, device, activity, conns_json(live, vals)), 'PX', int_str(px))
+    if not single then redis.call('PEXPIRE', KEYS[2], int_str(px)) end
     publish(ARGV[6], user, was, status, now)
     return status, was == 'offline'
   end
   -- already offline: the index member, if any, is a silent expiry (pending
   -- for the sweeper, or announced and keeping last seen) and stays
-  if was == 'offline' then return 'offline', false end
+  if was == 'offline' then
+    write_conns()
+    return 'offline', false
+  end
   index(KEYS[3], user, nil, now)
+  write_conns()
   if retention > 0 then
     redis.call('SET', KEYS[1], presence_json(fmt, user, 'offline', seen, 0, p.device, '', ''), 'PX', int_str(retention))
   else
@@ -517,22 +543,19 @@ local function ch_event(kind, user, tail, now)
 end
 
 -- device_gone accounts for one removed device of user (reason "leave" or
--- "timeout"): the last one ends the membership, with its leave event.
--- It returns 1 if the user left, 0 if not, or false, having written
--- nothing, if the member value is corrupt.
-local function device_gone(user, reason, now)
-  local n, data = member_get(user)
-  if n == false then return false end
-  if n <= 1 then
+-- "timeout"), whose member value member_get read as n devices and data:
+-- the last one ends the membership, with its leave event. It returns the
+-- devices left and 1 if the user left, else 0 (a non-member stays one:
+-- nothing to write).
+local function device_gone(user, n, data, reason, now)
+  if n == 0 then return 0, 0 end
+  if n == 1 then
     redis.call('HDEL', KEYS[1], user)
-    if n == 1 then
-      ch_event('leave', user, ',"reason":"' .. reason .. '"', now)
-      return 1
-    end
-    return 0
+    ch_event('leave', user, ',"reason":"' .. reason .. '"', now)
+    return 0, 1
   end
   redis.call('HSET', KEYS[1], user, (n - 1) .. ':' .. data)
-  return 0
+  return n - 1, 0
 end
 
 -- preflight reads the keys a script writes only after other writes (the
@@ -544,20 +567,42 @@ local function preflight()
 end
 
 -- settle_expired removes devices whose expiry has passed (at most
--- SETTLE_LIMIT), announcing the silent leaves it completes. It returns the
--- number of users who left, or nil and a corrupt reply.
-local function settle_expired(now)
+-- SETTLE_LIMIT), announcing the silent leaves it completes. user (nil for
+-- none) is the member the calling script reads next. One pass reads and
+-- checks the member value of every user it touches, and user's, before
+-- the first write, so that a corrupt one fails the script having written
+-- nothing; a second makes the writes, device by device. It returns the
+-- number of users who left, nil, and user's devices and data as the settle
+-- leaves them (0 and nil for a non-member); or nil and a corrupt reply.
+local function settle_expired(now, user)
   local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', int_str(now), 'LIMIT', '0', SETTLE_LIMIT)
+  -- who[i] is the user of due[i] (false for a member that names none),
+  -- who[#due + 1] the caller's
+  local who = {}
+  for i = 1, #due do who[i] = dev_user(due[i]) or false end
+  who[#due + 1] = user or false
+  -- the reads: each member value once (cnt and dat as member_get gives them)
+  local cnt, dat = {}, {}
+  for _, u in ipairs(who) do
+    if u and cnt[u] == nil then
+      local n, data = member_get(u)
+      if n == false then return nil, {'corrupt', 1, MEMBER_CORRUPT} end
+      cnt[u], dat[u] = n, data
+    end
+  end
+  -- the writes, in the order of the devices' expiries
   local left = 0
   for i = 1, #due do
-    local user = dev_user(due[i])
-    if user then
-      local l = device_gone(user, 'timeout', now)
-      if l == false then return nil, {'corrupt', 1, MEMBER_CORRUPT} end
+    local u = who[i]
+    if u then
+      local l
+      cnt[u], l = device_gone(u, cnt[u], dat[u], 'timeout', now)
+      if cnt[u] == 0 then dat[u] = nil end
       left = left + l
     end
     redis.call('ZREM', KEYS[2], due[i])
   end
+  if user then return left, nil, cnt[user], dat[user] end
   return left
 end
 
