@@ -22,6 +22,8 @@
 -- Returns {'ok', 1} once done, {'ok', 0} when the marker says this request was
 -- done already (a resend after a lost reply: nothing more changes),
 -- {'corrupt', i, why} when KEYS[i] holds what the limiter does not write.
+-- Every key is read and checked before the first write (the marker's
+-- included), so a corrupt reply comes with nothing written.
 --
 -- A refund never takes a rule below empty (a counter below 0, a GCRA time
 -- before now) and leaves state of an earlier window alone; a penalty
@@ -51,8 +53,11 @@ for i = 1, n do
   end
 end
 
-if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return {'ok', 0} end
-
+-- First every key this call reads is read and checked (the config hash,
+-- each rule's state, the log's type), then the marker and the rules are
+-- written: a call that finds a key corrupt writes nothing, not even its
+-- marker (so a resend is checked again). A resend reads as much as the
+-- first call did before its marker says it is done.
 local cfg = {}
 if ci > 0 then
   local v = pcall_('HMGET', KEYS[ci], 'per_minute', 'per_hour', 'per_day', 'burst')
@@ -60,8 +65,41 @@ if ci > 0 then
   for f = 1, 4 do cfg[f] = v[f] and match(v[f], '^[1-9]%d*$') and tonumber(v[f]) end
 end
 
-local now = now_us()
+-- V[i], rule i's stored value as read (false for none; the log's is read
+-- after the loop, by type)
+local V = {}
 local logmax, loghit = 0, false
+for i = 1, n do
+  local a, k = Q[1 + 4 * i], K[i]
+  if a == 'sliding' then
+    local p = Q[3 + 4 * i] * 1000
+    if p > logmax then logmax = p end
+    loghit = true
+  else
+    local v = pcall_('GET', KEYS[k])
+    local wt = type(v) == 'table' -- another type than a string
+    if a == 'fixed' then
+      -- a counter as INCRBY writes it, of at most 15 digits as allow.lua
+      -- reads it (so the INCRBY below cannot fail)
+      if wt or (v and (#v > 15 or not match(v, '^%d+$'))) then return {'corrupt', k, 'not a non-negative integer counter'} end
+    elseif a == 'swc' then
+      if wt then return {'corrupt', k, 'not a string (wrong type)'} end
+      if v and not match(v, '^%d+:%d+:%d+$') then return {'corrupt', k, 'not bucket:count:previous'} end
+    elseif wt or (v and not match(v, '^%d+$')) then -- 'gcra'
+      return {'corrupt', k, 'not a time in µs'}
+    end
+    V[i] = v or false
+  end
+end
+if loghit then
+  local t = call('TYPE', KEYS[LOG]).ok
+  if t ~= 'zset' and t ~= 'none' then return {'corrupt', LOG, 'not a sorted set (wrong type)'} end
+end
+
+-- every key checked: now the marker (a resend stops here), then the writes
+if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return {'ok', 0} end
+
+local now = now_us()
 for i = 1, n do
   local b = 4 * i
   local a, k, r, p, bu = Q[b + 1], K[i], Q[b + 2], Q[b + 3] * 1000, Q[b + 4]
@@ -69,11 +107,9 @@ for i = 1, n do
   if f and cfg[f] then r = cfg[f] end
   if a == 'gcra' and cfg[4] then bu = cfg[4] end
   if bu == 0 then bu = r end
-  local key = KEYS[k]
+  local key, v = KEYS[k], V[i]
 
   if a == 'fixed' then
-    local v = pcall_('GET', key)
-    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return {'corrupt', k, 'not a non-negative integer counter'} end
     if refund then
       if v and tonumber(v) > 0 then call('DECRBY', key, math.min(cost, tonumber(v))) end
     else
@@ -81,18 +117,11 @@ for i = 1, n do
       if call('PTTL', key) < 0 then call('PEXPIRE', key, p / 1000) end
     end
 
-  elseif a == 'sliding' then
-    if p > logmax then logmax = p end
-    loghit = true
-
   elseif a == 'swc' then
-    local v = pcall_('GET', key)
-    if type(v) == 'table' then return {'corrupt', k, 'not a string (wrong type)'} end
     local idx = floor(now / p)
     local w, cur, prev = idx, 0, 0
     if v then
       local w1, c1, p1 = match(v, '^(%d+):(%d+):(%d+)$')
-      if not w1 then return {'corrupt', k, 'not bucket:count:previous'} end
       w1, c1, p1 = tonumber(w1), tonumber(c1), tonumber(p1)
       if w1 >= idx then w, cur, prev = w1, c1, p1
       elseif w1 == idx - 1 then prev = c1 end
@@ -105,9 +134,7 @@ for i = 1, n do
       call('SET', key, string.format('%.0f:%.0f:%.0f', w, cur, prev), 'PX', ttl)
     end
 
-  else -- 'gcra'
-    local v = pcall_('GET', key)
-    if type(v) == 'table' or (v and not match(v, '^%d+$')) then return {'corrupt', k, 'not a time in µs'} end
+  elseif a == 'gcra' then
     local T = p / r
     local tat = tonumber(v) or now
     if tat < now then tat = now end
@@ -124,8 +151,6 @@ end
 
 if loghit then
   local key = KEYS[LOG]
-  local t = call('TYPE', key).ok
-  if t ~= 'zset' and t ~= 'none' then return {'corrupt', LOG, 'not a sorted set (wrong type)'} end
   if refund then
     if ARGV[3] == '' then
       call('ZPOPMAX', key, cost)

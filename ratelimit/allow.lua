@@ -54,8 +54,11 @@
 --   {'corrupt', i, why}       KEYS[i] holds what this package does not write,
 --                         or a config field out of range
 -- Nothing is written unless every rule admits the request, except that a
--- refused check gives a fixed-window counter found without a TTL its TTL
--- back (a repair; the count is unchanged). Peek writes nothing at all.
+-- refused check counts the refusal (WithAutoBlock) and gives a
+-- fixed-window counter found without a TTL its TTL back (a repair; the
+-- count is unchanged). Peek writes nothing at all. Every key is read and
+-- checked before the first write: a corrupt reply comes with nothing
+-- written.
 --
 -- The reply vocabulary is spelled as table literals (a prelude helper is a
 -- closure made on every call).
@@ -309,6 +312,21 @@ if admit and atmost then
 end
 
 local commit = admit and not peek
+if not commit then
+  -- refused or peeking: a sliding rule's reset is until its newest entry
+  -- leaves the window. Read here, before the refused path's writes below,
+  -- so that a log scored in the future is reported with nothing written.
+  for i = 1, n do
+    local o = (i - 1) * 11
+    if S[o + 7] < 0 then
+      local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
+      local res = (tonumber(e[2]) or 1 / 0) * 1000 + S[o + 3] - now
+      if not (res <= 2 * S[o + 3]) then return {'corrupt', S[o + 2], 'entry scored in the future'} end
+      if res < 0 then res = 0 end
+      S[o + 7] = res
+    end
+  end
+end
 if commit then
   for i = 1, n do
     local o = (i - 1) * 11
@@ -339,20 +357,28 @@ if commit then
     if not Q[2] or call('PTTL', key) < logmax / 1000 + 1 then call('PEXPIRE', key, logmax / 1000 + 1) end
   end
 elseif not peek then
+  -- refused. WithAutoBlock counts the refusal in KEYS[#KEYS] first: that
+  -- INCR is the last check (a value it cannot count is reported corrupt,
+  -- and INCR then wrote nothing) and the first write
+  local auto = Q[3]
+  local rk, c = KEYS[#KEYS], 0
+  if auto then
+    c = pcall_('INCR', rk)
+    if type(c) == 'table' then return {'corrupt', #KEYS, 'not a refusal count'} end
+  end
+  -- a fixed-window counter found without a TTL gets it back (a repair)
   for i = 1, n do
     local o = (i - 1) * 11
     if S[o + 1] == 'fixed' and S[o + 9] == -1 then call('PEXPIRE', KEYS[S[o + 2]], S[o + 3] / 1000) end
   end
-  local auto = Q[3]
   if auto then
-    -- WithAutoBlock: count the refusal in KEYS[#KEYS]; at the n-th within
-    -- the window, block (only ever lengthening a block) and start over
-    local rk = KEYS[#KEYS]
-    local c = pcall_('INCR', rk)
-    if type(c) == 'table' then return {'corrupt', #KEYS, 'not a refusal count'} end
+    -- WithAutoBlock: at the n-th refusal within the window, block (only
+    -- ever lengthening a block) and start over
     if c == 1 or call('PTTL', rk) < 0 then call('PEXPIRE', rk, int_str(auto[2])) end
     if c >= auto[1] then
       call('DEL', rk)
+      -- the block key was read and checked on entry (WithAutoBlock
+      -- excludes WithoutBlocks, so Q[1] is set): this check cannot fail
       local b, why = block_ttl(KEYS[1])
       if not b then return {'corrupt', 1, why} end
       if b < auto[3] then
@@ -384,14 +410,7 @@ local never = false
 for i = 1, n do
   local o = (i - 1) * 11
   local rem, res = S[o + 5], S[o + 7]
-  if commit then
-    rem = rem - cost; res = S[o + 8]
-  elseif res < 0 then -- a sliding log: until its newest entry leaves the window
-    local e = call('ZRANGE', KEYS[S[o + 2]], -1, -1, 'WITHSCORES')
-    res = (tonumber(e[2]) or 1 / 0) * 1000 + S[o + 3] - now
-    if not (res <= 2 * S[o + 3]) then return {'corrupt', S[o + 2], 'entry scored in the future'} end
-    if res < 0 then res = 0 end
-  end
+  if commit then rem = rem - cost; res = S[o + 8] end
   if rem < 0 then rem = 0 end
   if brem < 0 or rem < brem or (rem == brem and res > bres) then bi, brem, bres = i, rem, res end
   if not admit and S[o + 5] < cost then
