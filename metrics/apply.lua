@@ -42,17 +42,23 @@
 --                            script's x operation left it (the count minus
 --                            this instance's), else others ("" = 0)
 --   c  i n sec count ...     per-second counts: HINCRBY KEYS[i] sec count
---                            for n pairs; fields older than 60s trimmed
+--                            for n pairs (none if a field of the n is not
+--                            an integer); fields older than 60s trimmed
 --   v  i persec lag mode     speed from KEYS[persec]: the count of the
 --                            second now - lag -> SET KEYS[i] (mode speed),
 --                            or the highest count of a second up to then
 --                            if greater than KEYS[i] (mode max)
+-- Every operation is checked (its code, KEYS indexes, TTLs and the values
+-- the script parses) before the first write: a batch refused as invalid
+-- applies nothing and records no ledger entry. An operation whose key
+-- holds foreign data is skipped after reading it and before writing.
 -- Returns {'ok', 'applied', {i...}, now, shared} with the KEYS indexes whose
 -- data this package did not write (their operations were skipped) and the
--- other writers' part of the count an x operation left ("" without one), {'ok', 'dup', {}, now, ''} for
--- a batch applied before, {'corrupt', 1, why} when the ledger is not
--- a hash; now is the server clock (Unix ms), from which the recorder
--- learns its offset to stamp Latest gauges' Sets.
+-- other writers' part of the count an x operation left ("" without one),
+-- {'ok', 'dup', {}, now, ''} for a batch applied before, {'corrupt', 1,
+-- why} when the ledger is not a hash, {'invalid', why} for a malformed
+-- batch (nothing written); now is the server clock (Unix ms), from which
+-- the recorder learns its offset to stamp Latest gauges' Sets.
 -- Sent after the prelude and parts.lua, the package library (call.Uses:
 -- live_parts).
 local inst = ARGV[1]
@@ -73,6 +79,80 @@ if prev then
     return {'ok', 'dup', {}, int_str(now), ''}
   end
 end
+
+-- First pass: check every operation before anything is written. An
+-- invalid operation in the middle of the batch must not leave the ones
+-- before it applied without the ledger entry: the recorder resends a
+-- failed batch, and would apply them again at every flush. Checked: the
+-- code, the KEYS indexes (never the ledger's), the TTLs, and the values
+-- the second pass parses; deltas and fields go to Redis as they are (a
+-- bad one fails its command, which skips that key). Cost: Lua work only,
+-- no Redis command; TTLs are memoized, as a batch repeats a few.
+local nargs, nkeys = #ARGV, #KEYS
+-- (tonumber raises on nil: an ARGV past the end)
+local function num(s)
+  return s ~= nil and tonumber(s)
+end
+local function key_ok(s)
+  local i = num(s)
+  return i and i >= 2 and i <= nkeys and i % 1 == 0
+end
+local ms_ok = {}
+local function ttl_ok(s)
+  if s == nil then return false end
+  local v = ms_ok[s]
+  if v == nil then
+    v = to_int(s, 0) ~= nil
+    ms_ok[s] = v
+  end
+  return v
+end
+local a = 5
+while a <= nargs do
+  local op, ok, w = ARGV[a], false, 0
+  if op == 'i' or op == 'f' or op == 'p' then
+    w = 4
+    ok = key_ok(ARGV[a + 1]) and (op == 'p' or ttl_ok(ARGV[a + 3]))
+  elseif op == 'h' or op == 'g' then
+    w = 5
+    ok = key_ok(ARGV[a + 1]) and ttl_ok(ARGV[a + 4])
+  elseif op == 's' then
+    w = 7
+    ok = key_ok(ARGV[a + 1]) and key_ok(ARGV[a + 2]) and num(ARGV[a + 5]) and ttl_ok(ARGV[a + 6])
+  elseif op == 'l' then
+    w = 7
+    ok = key_ok(ARGV[a + 1]) and key_ok(ARGV[a + 2]) and to_int(ARGV[a + 4]) ~= nil
+      and to_int(ARGV[a + 5], 0) ~= nil and ttl_ok(ARGV[a + 6])
+  elseif op == 'x' then
+    w = 5
+    ok = key_ok(ARGV[a + 1]) and key_ok(ARGV[a + 2]) and (ARGV[a + 3] == '' or to_int(ARGV[a + 3]) ~= nil)
+      and ttl_ok(ARGV[a + 4])
+  elseif op == 'm' then
+    w = 4
+    ok = key_ok(ARGV[a + 1]) and to_int(ARGV[a + 2]) ~= nil and (ARGV[a + 3] == '' or to_int(ARGV[a + 3]) ~= nil)
+  elseif op == 'c' then
+    -- c i n sec count ...: n >= 1 pairs of integers
+    local n = to_int(ARGV[a + 2], 1, nargs)
+    ok = n ~= nil and key_ok(ARGV[a + 1])
+    if ok then
+      w = 3 + 2 * n
+      for j = a + 3, a + w - 1 do
+        if not to_int(ARGV[j]) then ok = false end
+      end
+    end
+  elseif op == 'v' then
+    w = 5
+    ok = key_ok(ARGV[a + 1]) and key_ok(ARGV[a + 2]) and num(ARGV[a + 3])
+  else
+    return {'invalid', 'unknown operation ' .. tostring(op)}
+  end
+  if not ok or a + w - 1 > nargs then
+    return {'invalid', 'bad arguments of operation ' .. op .. ' at ARGV[' .. a .. ']'}
+  end
+  a = a + w
+end
+
+-- Second pass: apply the operations.
 local bad, seen = {}, {}
 local function failed(i, r)
   if type(r) == 'table' and r.err then
@@ -165,8 +245,10 @@ while a <= #ARGV do
     a = a + 4
   elseif op == 's' then
     local p, dim, mode, extra, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4], tonumber(ARGV[a + 5]), ARGV[a + 6]
-    local sm = summary(p)
+    -- the target first: summary() deletes dead contributions, which
+    -- waits until the operation is known to apply
     local old = current(i, mode)
+    local sm = old and summary(p)
     if sm and old then
       local s = sm[dim] or { 0, -1, 0 }
       if mode == 'max' then
@@ -182,10 +264,8 @@ while a <= #ARGV do
     end
     a = a + 7
   elseif op == 'l' then
+    -- value and stamp were checked by the first pass
     local t, dim, v, st, ttl = tonumber(ARGV[a + 2]), ARGV[a + 3], to_int(ARGV[a + 4]), to_int(ARGV[a + 5], 0), ARGV[a + 6]
-    if not v or not st then
-      return {'invalid', 'bad latest gauge value or stamp'}
-    end
     local r = redis.pcall('HGET', KEYS[t], dim)
     if not failed(t, r) and not failed(i, redis.pcall('GET', k)) then
       local ov, os
@@ -232,8 +312,7 @@ while a <= #ARGV do
           end
         end
         local nv = 0
-        if v ~= '' then nv = to_int(v) end
-        if not nv then return {'invalid', 'bad shared count'} end
+        if v ~= '' then nv = to_int(v) end -- checked by the first pass
         delta = delta + nv - mine
         if #dead > 0 then batched('HDEL', KEYS[p], dead) end
         if v == '' then
@@ -256,15 +335,27 @@ while a <= #ARGV do
     end
     a = a + 4
   elseif op == 'c' then
+    -- every field is read and checked before the first HINCRBY, so a
+    -- foreign field skips the whole operation (nothing added), as the
+    -- recorder reports it
     local n = tonumber(ARGV[a + 2])
-    local okk = true
-    for j = 0, n - 1 do
-      if failed(i, redis.pcall('HINCRBY', k, ARGV[a + 3 + 2 * j], ARGV[a + 4 + 2 * j])) then
-        okk = false
-        break
+    local fs = {}
+    for j = 0, n - 1 do fs[j + 1] = ARGV[a + 3 + 2 * j] end
+    local r = redis.pcall('HMGET', k, unpack(fs))
+    local okk = not failed(i, r)
+    if okk then
+      for j = 1, n do
+        if r[j] and not to_int(r[j]) then
+          okk = false
+          failed(i, { err = 'not an integer' })
+          break
+        end
       end
     end
     if okk then
+      for j = 0, n - 1 do
+        redis.call('HINCRBY', k, ARGV[a + 3 + 2 * j], ARGV[a + 4 + 2 * j])
+      end
       local old = {}
       for _, f in ipairs(redis.call('HKEYS', k)) do
         local s = to_int(f)
@@ -296,8 +387,6 @@ while a <= #ARGV do
       end
     end
     a = a + 5
-  else
-    return {'invalid', 'unknown operation ' .. tostring(op)}
   end
 end
 redis.call('HSET', KEYS[1], inst, int_str(seq) .. ':' .. int_str(now))

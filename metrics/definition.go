@@ -45,6 +45,7 @@ const (
 	// A Set is stamped in memory with the server clock the recorder
 	// learned at its last flush; the value outlives the instance that set
 	// it, until 60s (the gauge keys' TTL) after the last flush of an instance holding it.
+	// A value beyond ±(2^53 - 1) is ignored when recorded.
 	Latest
 )
 

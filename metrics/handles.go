@@ -54,11 +54,13 @@ func (g *Gauge) With(values ...string) *GaugeSeries { return &GaugeSeries{g.f.ge
 func (g *Gauge) Add(n int64, values ...string) { g.With(values...).Add(n) }
 
 // Set sets this instance's contribution; for a Latest gauge, the value
-// stamped with the server time of the call (see Latest).
+// stamped with the server time of the call (see Latest), ignored beyond
+// ±(2^53 - 1).
 func (g *Gauge) Set(v int64, values ...string) { g.With(values...).Set(v) }
 
 // Add adds n (which may be negative) to this instance's contribution; for
-// a Latest gauge, it sets this instance's last value plus n.
+// a Latest gauge, it sets this instance's last value plus n (ignored if
+// that is beyond ±(2^53 - 1)).
 func (s *GaugeSeries) Add(n int64) {
 	if s.f.def.Mode == Latest {
 		s.f.rec.setLatest(s.s, n, true)
@@ -69,7 +71,8 @@ func (s *GaugeSeries) Add(n int64) {
 }
 
 // Set sets this instance's contribution; for a Latest gauge, the value
-// stamped with the server time of the call (see Latest).
+// stamped with the server time of the call (see Latest), ignored beyond
+// ±(2^53 - 1).
 func (s *GaugeSeries) Set(v int64) {
 	if s.f.def.Mode == Latest {
 		s.f.rec.setLatest(s.s, v, false)

@@ -273,14 +273,30 @@ func (r *Recorder) learnOffset(srv int64, t0, t1 time.Time) {
 	r.offset.Store(srv - mid)
 }
 
+// maxLatest bounds a Latest gauge's value in magnitude: 2^53 - 1, the
+// largest integer the flush script (Lua's doubles) holds exactly.
+const maxLatest = 1<<53 - 1
+
 // setLatest sets (or, with add, adds to) the value of a Latest gauge's
 // series and stamps it with the server time, later than the series'
-// previous stamp so that this instance's own Sets keep their order.
+// previous stamp so that this instance's own Sets keep their order. A
+// value (or sum) beyond ±maxLatest is ignored, as Counter.Add ignores
+// n <= 0: the handles return no error, and the flush script would refuse
+// the batch carrying it.
 func (r *Recorder) setLatest(s *series, v int64, add bool) {
+	if !add && (v > maxLatest || v < -maxLatest) {
+		return
+	}
 	st := r.serverMs()
 	s.mu.Lock()
 	if add {
-		v += s.n.Load()
+		// |old| <= maxLatest, so the bounds below do not overflow
+		old := s.n.Load()
+		if v > maxLatest-old || v < -maxLatest-old {
+			s.mu.Unlock()
+			return
+		}
+		v += old
 	}
 	s.stamp = max(st, s.stamp+1)
 	s.n.Store(v)

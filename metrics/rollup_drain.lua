@@ -15,6 +15,11 @@
 -- Returns {'ok', minute entries, hour entries, day entries} as XRANGE gives
 -- them (a bucket starting at s is the entries s-0, s-1, ...), {'conflict'} when another owner holds the lease, {'corrupt', i, why}.
 -- A resent drain finds its minute closed and only returns the entries.
+-- Everything read is checked before the first write (the lease): key
+-- types, closed:minute, the open buckets' sums, and the last entry ID of
+-- every stream this drain appends to (an entry at or after the bucket's
+-- ID would make XADD fail midway), so a {'corrupt', ...} reply writes
+-- nothing.
 local now = now_ms()
 local function hget(f)
   local r = redis.pcall('HGET', KEYS[2], f)
@@ -28,7 +33,6 @@ if not exp then return {'corrupt', 2, 'lease expiry is not an integer'} end
 if holder and holder ~= ARGV[1] and exp > now then
   return {'conflict'}
 end
-redis.call('HSET', KEYS[2], 'lease', ARGV[1], 'lease_exp', int_str(now + tonumber(ARGV[2])))
 local tiers = { { 60000, 'minute' }, { 3600000, 'hour' }, { 86400000, 'day' } }
 for t = 1, 3 do
   local ty = redis.pcall('TYPE', KEYS[3 + t])
@@ -38,6 +42,13 @@ local pty = redis.pcall('TYPE', KEYS[1])
 if pty.ok ~= 'none' and pty.ok ~= 'hash' then return {'corrupt', 1, 'not a hash'} end
 local oty = redis.pcall('TYPE', KEYS[3])
 if oty.ok ~= 'none' and oty.ok ~= 'hash' then return {'corrupt', 3, 'not a hash'} end
+
+-- last_ms returns the ms part of stream k's last entry ID (-1 when empty).
+local function last_ms(k)
+  local e = redis.call('XREVRANGE', k, '+', '-', 'COUNT', 1)[1]
+  if not e then return -1 end
+  return to_int(string.match(e[1], '^(%d+)%-')) or math.huge
+end
 
 -- xadd appends fields (name, value, ...) to stream k as the entries
 -- s-0, s-1, ... of at most 500 fields each (Lua's stack bounds unpack).
@@ -52,10 +63,10 @@ local function xadd(k, s, fields)
 end
 
 -- close a bucket of tier t (2 hour, 3 day) that started at s: its open
--- fields "tier|field" become one stream entry with ID s.
-local function close_open(t, s)
+-- fields "tier|field" (in r, the open hash as read) become one stream
+-- entry with ID s.
+local function close_open(t, s, r)
   local name = tiers[t][2]
-  local r = redis.call('HGETALL', KEYS[3])
   local fields, gone = {}, {}
   local pre = name .. '|'
   for j = 1, #r, 2 do
@@ -74,16 +85,36 @@ end
 local m = math.floor(now / 60000) * 60000 - 60000
 local closed = to_int(hget('closed:minute') or '0', 0)
 if not closed then return {'corrupt', 2, 'closed minute is not an integer'} end
+local r, open_r, starts, closing
 if m > closed then
-  local r = redis.call('HGETALL', KEYS[1])
+  -- Checks before the first write: the open sums must parse, or
+  -- HINCRBYFLOAT fails midway; each stream appended to must end before
+  -- the new entry's ID, or XADD does (three XREVRANGE at most, once a
+  -- minute).
+  r = redis.call('HGETALL', KEYS[1])
+  open_r = redis.call('HGETALL', KEYS[3])
+  for j = 2, #open_r, 2 do
+    if not to_num(open_r[j]) then return {'corrupt', 3, 'open sum ' .. open_r[j - 1] .. ' is not a number'} end
+  end
+  starts, closing = {}, {}
   for t = 2, 3 do
     local size = tiers[t][1]
-    local start = math.floor(m / size) * size
+    starts[t] = math.floor(m / size) * size
     local open = to_int(hget('open:' .. tiers[t][2]) or '-1', -1)
-    if open and open >= 0 and open < start then
-      close_open(t, open)
+    if open and open >= 0 and open < starts[t] then
+      closing[t] = open
+      if last_ms(KEYS[3 + t]) >= open then return {'corrupt', 3 + t, 'entry at or after the bucket to close'} end
     end
-    redis.call('HSET', KEYS[2], 'open:' .. tiers[t][2], int_str(start))
+  end
+  if #r > 0 and last_ms(KEYS[4]) >= m then return {'corrupt', 4, 'entry at or after the minute to close'} end
+end
+
+-- The first write: take or renew the lease.
+redis.call('HSET', KEYS[2], 'lease', ARGV[1], 'lease_exp', int_str(now + tonumber(ARGV[2])))
+if m > closed then
+  for t = 2, 3 do
+    if closing[t] then close_open(t, closing[t], open_r) end
+    redis.call('HSET', KEYS[2], 'open:' .. tiers[t][2], int_str(starts[t]))
   end
   if #r > 0 then
     local fields = {}
