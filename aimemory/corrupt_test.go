@@ -330,3 +330,24 @@ func TestAppendCorruptMetaCountsWriteNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryStoreWrongTypedPendingWritesNothing: a summary store whose
+// pending list is of another type (a foreign writer between the read and
+// the store) fails with ErrCorrupt naming it before it rewrites the meta
+// hash.
+func TestSummaryStoreWrongTypedPendingWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e)
+	_, err := m.Append(ctx, "u", "c", []Message{msg(User, "a", 1)})
+	require.NoError(t, err)
+	ck, mk, pk := key(t, e, convKey, "u", "c"), key(t, e, metaKey, "u", "c"), key(t, e, evictedKey, "u", "c")
+	epoch, err := e.Client.HGet(ctx, mk, "epoch").Result()
+	require.NoError(t, err)
+	require.NoError(t, e.Client.Set(ctx, pk, "x", time.Minute).Err())
+	before := e.Snapshot()
+	_, err = m.run.Run(ctx, summaryStoreOp, []string{ck, mk, pk}, 0, 1, "S", 1, "rid", epoch)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	require.Contains(t, err.Error(), pk)
+	require.Equal(t, before, e.Snapshot(), "nothing written")
+}

@@ -36,9 +36,10 @@ if pttl < 0 then
   return {'none'}
 end
 local consumed = tonumber(ARGV[2])
+local pending = redis.call('LLEN', KEYS[3]) -- a wrong type fails here, before any write
 redis.call('HSET', KEYS[2], 'summary', ARGV[3], 'summary_tokens', ARGV[4],
   'covered', int_str(covered + consumed), 'version', int_str(v + 1), 'sid', ARGV[5])
 redis.call('LTRIM', KEYS[3], consumed, '-1')
 redis.call('PEXPIRE', KEYS[2], pttl)
 redis.call('PEXPIRE', KEYS[3], pttl)
-return {'ok', v + 1, redis.call('LLEN', KEYS[3])}
+return {'ok', v + 1, math.max(pending - consumed, 0)}
