@@ -91,7 +91,10 @@ type Result struct {
 // ErrInvalid); a timestamp further ahead of the server clock than
 // WithMaxFuture is ErrInvalid from the script, with nothing written.
 // Foreign data at one of the reading's keys is keys.ErrCorrupt naming
-// that key, with nothing written. A failure of the locations index alone
+// that key, with nothing of the reading written (the locations index's
+// script, in the same round trip, still lists the location, which
+// Locations then shows for the retention). A failure of the locations
+// index alone
 // (foreign data at its key) does not fail the write: the next write of
 // the location records it again.
 //
