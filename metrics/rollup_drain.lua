@@ -45,7 +45,7 @@ if oty.ok ~= 'none' and oty.ok ~= 'hash' then return {'corrupt', 3, 'not a hash'
 
 -- last_ms returns the ms part of stream k's last entry ID (-1 when empty).
 local function last_ms(k)
-  local e = redis.call('XREVRANGE', k, '+', '-', 'COUNT', 1)[1]
+  local e = redis.call('XREVRANGE', k, '+', '-', 'COUNT', '1')[1]
   if not e then return -1 end
   return to_int(string.match(e[1], '^(%d+)%-')) or math.huge
 end
