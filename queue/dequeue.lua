@@ -197,6 +197,11 @@ local function adopt(raw, k, src)
 end
 local inbox = ARGV[8] == '1' and redis.call('LRANGE', KEYS[10], '-1000', '-1') or {}
 local tail = redis.call('LRANGE', KEYS[9], '-1000', '-1')
+-- step 1's reads of the active set come before step 0's first write (an
+-- adopted job never has a lease), so an active set of the wrong type
+-- fails the script before anything is adopted
+local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. int_str(nowc), 'LIMIT', '0', '100')
+local far = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. int_str(nowc + tonumber(ARGV[7])), '+inf', 'LIMIT', '0', '100')
 local function holds_jobs(list)
   for _, e in ipairs(list) do
     if e ~= '1' then
@@ -234,9 +239,8 @@ end
 
 -- 1. expired leases come back (a crashed worker counts as a failed
 -- attempt); a deadline further than the longest lease was not written by
--- this package: recovered too, and reported.
-local expired = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. int_str(nowc), 'LIMIT', '0', '100')
-local far = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. int_str(nowc + tonumber(ARGV[7])), '+inf', 'LIMIT', '0', '100')
+-- this package: recovered too, and reported. (expired and far were read
+-- before step 0.)
 for _, id in ipairs(far) do
   expired[#expired + 1] = id
   note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
@@ -375,8 +379,11 @@ if seen0 then
 end
 local seen, seenset, whole = {}, {}, grouped
 -- gstate reads group g's room: its limits less its live leases (members
--- of its lease set still in the active set; the others are dropped) and
--- its starts in the current window.
+-- of its lease set still in the active set; the others, s.gone, are
+-- dropped with the leases' writes at the end) and its starts in the
+-- current window. A group without a concurrency cap still gets its
+-- leases added to its lease set: the set's type is read here (one ZCARD
+-- per group and call), before any lease is written.
 local function gstate(g)
   local s = gs[g]
   if s then
@@ -384,14 +391,19 @@ local function gstate(g)
   end
   local l = (lim.o and lim.o[g]) or lim.g or {}
   s = {room = math.huge, taken = 0, l = l}
+  local k = KEYS[17] .. g
+  local mem
   if l.c then
-    local k = KEYS[17] .. g
-    local mem = redis.pcall('ZRANGE', k, '0', '-1')
-    if mem.err then
-      redis.call('DEL', k)
-      knote(k, 'not a sorted set (WRONGTYPE); deleted')
-      mem = {}
-    end
+    mem = redis.pcall('ZRANGE', k, '0', '-1')
+  else
+    mem = redis.pcall('ZCARD', k)
+  end
+  if type(mem) == 'table' and mem.err then
+    redis.call('DEL', k)
+    knote(k, 'not a sorted set (WRONGTYPE); deleted')
+    mem = {}
+  end
+  if l.c then
     local live, gone = 0, {}
     if #mem > 0 then
       local sc = mread('ZMSCORE', KEYS[6], mem)
@@ -402,8 +414,8 @@ local function gstate(g)
           gone[#gone + 1] = mem[x]
         end
       end
-      batched('ZREM', k, gone)
     end
+    s.gone = gone
     s.room = l.c - live
     if s.room <= 0 then
       hold(nil)
@@ -543,6 +555,7 @@ local function pick(key, m)
   return out
 end
 
+local lvchecked = false -- the types of the levels below the first leased from
 for i = 3, 5 do
   if #leased >= n then
     whole = false
@@ -561,20 +574,33 @@ for i = 3, 5 do
     local lvl0 = i == 3 and 'high' or (i == 4 and 'normal' or 'low')
     local sts = mread('HMGET', KEYS[2], ids)
     local bodies = mread('HMGET', KEYS[1], ids)
-    local fresh = {}
+    local fresh, good = {}, 0
     for j = 1, #ids do
       local body = bodies[j]
       if body then
         if not sts[j] then
           fresh[j] = fresh_max(body)
         end
-        if not fresh[j] and not parse_state(sts[j]) then
+        if fresh[j] or parse_state(sts[j]) then
+          good = good + 1
+        else
           local bad = check()
           if bad then
             return {'corrupt', 7, bad}
           end
         end
       end
+    end
+    -- the levels below this one are read only when it leaves the request
+    -- short: then their types are read before its first write (once a
+    -- call; no read at all when the first level with ready jobs fills n)
+    if not lvchecked and i < 5 and #leased + good < n then
+      lvchecked = true
+      local spec = {}
+      for x = i + 1, 5 do
+        spec[#spec + 1] = {'ZCARD', x}
+      end
+      typecheck(spec)
     end
     -- the first write: the delivery sequence, a count in [1, 2^53)
     local top = redis.pcall('HINCRBY', KEYS[7], 'delivery_seq', #ids)
@@ -684,6 +710,11 @@ if grouped then
   end
   if #upd > 0 then
     redis.call('HSET', KEYS[7], unpack(upd))
+  end
+  for g, s in pairs(gs) do
+    if s.gone then
+      batched('ZREM', KEYS[17] .. g, s.gone)
+    end
   end
   local seen = {}
   for _, b in pairs(jobgroup) do

@@ -33,3 +33,10 @@ const (
 	MaxProgress       = maxProgress
 	MaxList           = maxList
 )
+
+// DequeueN leases up to n jobs in one script call, as a worker's prefetch
+// does, returning the error the script's notes make.
+func (q *Queue[T]) DequeueN(ctx context.Context, n int) ([]*Job[T], error) {
+	jobs, _, err := q.dequeue(ctx, n)
+	return jobs, err
+}

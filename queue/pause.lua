@@ -11,8 +11,11 @@
 if ARGV[1] == '1' then
   return {'ok', redis.call('HSETNX', KEYS[1], 'paused', int_str(now_ms()))}
 end
+-- the wake list is read before the first write, so a list of the wrong
+-- type fails the resume before the flag goes
+local empty = redis.call('LLEN', KEYS[2]) == 0
 local n = redis.call('HDEL', KEYS[1], 'paused')
-if redis.call('LLEN', KEYS[2]) == 0 then
+if empty then
   redis.call('RPUSH', KEYS[2], '1')
 end
 return {'ok', n}
