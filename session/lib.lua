@@ -82,6 +82,11 @@
 -- scripts that return the hash for Go to parse reject it before they
 -- write (session_bad).
 --
+-- refresh_state(key): a session's refresh_token_hash ('' when none) and
+-- refresh_token_used as a list, oldest first; or nil, nil and the
+-- corrupt reply when either is not what this package writes (a hex
+-- SHA-256; at most 64 of them).
+--
 -- clock(): the server's time (one TIME) as whole Unix milliseconds, and
 -- its whole seconds as TIME spells them (a decimal string).
 --
@@ -244,6 +249,22 @@ local function slide(key, idx, sid, now, idle, abs)
   redis.call('ZADD', idx, int_str(exp), sid)
   index_added(idx, exp, now)
   return exp
+end
+
+local function refresh_state(key)
+  local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
+  local cur = h[1] or ''
+  if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
+    return nil, nil, {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
+  end
+  local list = {}
+  for w in string.gmatch(h[2] or '', '%S+') do
+    if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
+      return nil, nil, {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
+    end
+    list[#list + 1] = w
+  end
+  return cur, list
 end
 
 local function clock()

@@ -50,19 +50,9 @@ local cur, list
 local abs, fail = live(old, idx, sid, now, function(n, v)
   local why = session_bad(ARGV[6], n, v[2], v[3], v[4])
   if why then return {'corrupt', 1, why} end
-  local h = redis.call('HMGET', old, 'refresh_token_hash', 'refresh_token_used')
-  local used = h[2] or ''
-  cur = h[1] or ''
-  if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-    return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
-  end
-  list = {}
-  for w in string.gmatch(used, '%S+') do
-    if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-      return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
-    end
-    list[#list + 1] = w
-  end
+  local bad
+  cur, list, bad = refresh_state(old)
+  if bad then return bad end
 end)
 if fail then return fail end
 if not abs then return {'none'} end

@@ -58,19 +58,9 @@ local now = now_ms()
 -- or rotation record fails the call with nothing written.
 local cur, list, rec
 local abs, fail = live(key, idx, sid, now, function()
-  local h = redis.call('HMGET', key, 'refresh_token_hash', 'refresh_token_used')
-  local used = h[2] or ''
-  cur = h[1] or ''
-  if cur ~= '' and (#cur ~= 64 or string.find(cur, '[^0-9a-f]')) then
-    return {'corrupt', 1, 'refresh_token_hash is not a hex SHA-256'}
-  end
-  list = {}
-  for w in string.gmatch(used, '%S+') do
-    if #w ~= 64 or string.find(w, '[^0-9a-f]') or #list >= 64 then
-      return {'corrupt', 1, 'refresh_token_used is not a list of at most 64 hex SHA-256'}
-    end
-    list[#list + 1] = w
-  end
+  local bad
+  cur, list, bad = refresh_state(key)
+  if bad then return bad end
   if cur ~= '' and (ct_eq(cur, fresh) or ct_eq(cur, presented)) then return end
   rec = redis.call('GET', rot)
   if rec then
