@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -458,4 +459,29 @@ func TestAuditHint(t *testing.T) {
 	_, out, err = cli(t, "audit", "-url", "redis://"+m3.Addr())
 	require.NoError(t, err)
 	assert.Contains(t, out, "nor would they under a longer prefix or the other hash-tag setting")
+}
+
+// A key name is data any client may write: stats and inspect print one
+// that holds a control character or invalid UTF-8 Go-quoted, so that a
+// terminal escape sequence in it is shown, never obeyed by the
+// operator's terminal.
+func TestKeyNamesPrintedInert(t *testing.T) {
+	m := miniredis.RunT(t)
+	hostile := []string{"presence:\x1b]0;owned\x07", "session:\x1b[2J", "sensor:\xff\xfe"}
+	for _, k := range hostile {
+		require.NoError(t, m.Set(k, "x"))
+	}
+	require.NoError(t, m.Set("plain:key", "x"))
+	code, out, err := cli(t, "stats", "-url", "redis://"+m.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, out, "\x1b")
+	assert.NotContains(t, out, "\xff")
+	for _, k := range hostile {
+		assert.Contains(t, out, "- "+strconv.Quote(k)+"\n")
+	}
+	assert.Contains(t, out, "- plain:key\n", "a printable key is printed as it is")
+
+	assert.Equal(t, "`a\\|b`", shownCode("a|b"))
+	assert.Equal(t, "`\"q:\\x1b\"`", shownCode("q:\x1b"))
 }

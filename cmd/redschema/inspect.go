@@ -94,7 +94,7 @@ func printInspection(out io.Writer, j inspection) error {
 		args = append(args, fmt.Sprintf("%s=%q", k, v))
 	}
 	sort.Strings(args)
-	fmt.Fprintf(out, "key:      %s\npattern:  %s (package %s, area %s, DB %d)\n", j.Key, j.Pattern, j.Owner, j.Area, j.DB)
+	fmt.Fprintf(out, "key:      %s\npattern:  %s (package %s, area %s, DB %d)\n", shown(j.Key), j.Pattern, j.Owner, j.Area, j.DB)
 	if len(args) > 0 {
 		fmt.Fprintf(out, "args:     %s\n", strings.Join(args, " "))
 	}

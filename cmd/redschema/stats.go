@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redschema/redschema/keys"
 )
@@ -47,7 +51,7 @@ func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditO
 		if len(r.UnmatchedKeys) > 0 {
 			fmt.Fprintf(out, "\nkeys matching no pattern (first %d):\n", len(r.UnmatchedKeys))
 			for _, k := range r.UnmatchedKeys {
-				fmt.Fprintf(out, "- %s\n", k)
+				fmt.Fprintf(out, "- %s\n", shown(k))
 			}
 		}
 		if h := hint(r, opt.Namespace); h != "" {
@@ -59,7 +63,7 @@ func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditO
 				if owner != "" && k.Template.Pattern().Owner != owner {
 					continue
 				}
-				fmt.Fprintf(out, "| `%s` | `%s` | %d |\n", k.Key, k.Template, k.Bytes)
+				fmt.Fprintf(out, "| %s | `%s` | %d |\n", shownCode(k.Key), k.Template, k.Bytes)
 			}
 		}
 		if p := r.Problems(); len(p) > 0 {
@@ -71,6 +75,24 @@ func stats(ctx context.Context, out io.Writer, cs *keys.Clients, opt keys.AuditO
 		fmt.Fprintln(out)
 	}
 	return 0, nil
+}
+
+// shown is key as the text output prints it: as it is when every rune
+// is printable, Go-quoted otherwise, so that a key holding a terminal's
+// escape sequence (any client may write one) is printed, never obeyed.
+func shown(key string) string {
+	for _, r := range key {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return strconv.Quote(key)
+		}
+	}
+	return key
+}
+
+// shownCode is key as a Markdown table cell: shown, in backticks, with
+// a pipe (which would end the cell) escaped.
+func shownCode(key string) string {
+	return "`" + strings.ReplaceAll(shown(key), "|", `\|`) + "`"
 }
 
 // human formats a byte count: 512 B, 1.5 KiB, 2.0 MiB.
