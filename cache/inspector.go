@@ -89,7 +89,8 @@ type Overview struct {
 // of one of them: on every master of a cluster, the SCANs of the metadata
 // and tag patterns advance together in one pipeline per step (one step on
 // a keyspace of up to about a thousand keys per node), then one pipeline
-// reads the hashes and the tags' sizes: two round trips per node.
+// reads the hashes and the tags' sizes: two round trips per node. A key
+// of another type fails it with keys.ErrCorrupt naming that key.
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	return in.read(ctx, "overview", true, true)
 }
@@ -150,8 +151,8 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		for i, k := range tagKeys {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail(op, append(metas, tagKeys...)[0], nil, err)
+		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return pkg.WrapPipe(ctx, op, cmds)
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -47,7 +47,8 @@ func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error)
 // cluster, the three patterns' SCANs advance together in one pipeline per
 // step (one step on a keyspace of up to about a thousand keys per node),
 // then one pipeline reads everything found: two round trips per master
-// on such a keyspace.
+// on such a keyspace. A key of another type fails it with
+// keys.ErrCorrupt naming that key.
 func (in *Inspector) Overview(ctx context.Context, limit int) (Overview, error) {
 	return in.read(ctx, "overview", partHeld|partSems|partRuns, limit)
 }
@@ -225,8 +226,8 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				it.get = pipe.Get(ctx, it.key)
 			}
 		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail(op, items[0].key, nil, err)
+		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return pkg.WrapPipe(ctx, op, cmds)
 		}
 		nowMs := now.Val().UnixMilli()
 		mu.Lock()

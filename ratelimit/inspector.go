@@ -130,8 +130,8 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 			for i, k := range bks {
 				ttls[i] = pipe.PTTL(ctx, k)
 			}
-			if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-				return pkg.Fail(op, bks[0], nil, err)
+			if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+				return pkg.WrapPipe(ctx, op, cmds)
 			}
 		}
 		mu.Lock()

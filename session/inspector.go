@@ -46,7 +46,8 @@ type IndexedUser struct {
 // and counts the indexes in one pipeline per master: the SCAN's round
 // trips (one per step of the cursor), then one per master; for admin
 // tools, never for a hot path. A limit outside 1..10000 is
-// ErrInvalid before anything is sent.
+// ErrInvalid before anything is sent; an index of another type fails it
+// with keys.ErrCorrupt naming that key.
 func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser, error) {
 	if limit < 1 || limit > maxAdminList {
 		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, maxAdminList)
@@ -75,8 +76,8 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 		for i, k := range found {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.Fail("indexed users", found[0], nil, err)
+		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return pkg.WrapPipe(ctx, "indexed users", cmds)
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redschema/redschema/keys"
 )
 
@@ -142,4 +144,31 @@ func (p *Pkg) Wrap(ctx context.Context, op, key string, err error) error {
 		err = keys.Corrupt(key, err)
 	}
 	return p.Fail(op, key, nil, withCtx(ctx, err))
+}
+
+// WrapPipe returns the error of a pipeline of plain commands, as Exec
+// returned them, as Wrap reports it on the key of the command at fault:
+// the first that failed with more than redis.Nil and names a key (its
+// first argument), so that one key of another type among many is the one
+// named. It is nil when no command failed.
+func (p *Pkg) WrapPipe(ctx context.Context, op string, cmds []redis.Cmder) error {
+	var first error
+	for _, c := range cmds {
+		err := c.Err()
+		if err == nil || errors.Is(err, redis.Nil) {
+			continue
+		}
+		if args := c.Args(); len(args) > 1 {
+			if k, ok := args[1].(string); ok {
+				return p.Wrap(ctx, op, k, err)
+			}
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return p.Wrap(ctx, op, "", first)
 }
