@@ -11,10 +11,12 @@
 -- ARGV[5..] operations, each a code, a KEYS index i, then its arguments:
 --   i  i delta ttl           INCRBY KEYS[i] (then PEXPIRE ttl unless 0)
 --   f  i delta ttl           INCRBYFLOAT
---   h  i field delta ttl     HINCRBY
+--   h  i field delta ttl     HINCRBY (a field that is not a number skips
+--                            this operation alone: see the reply)
 --   g  i field delta ttl     HINCRBYFLOAT
 --   p  i field value         gauge contribution: HSET KEYS[i] field
---                            "value:expires_ms:written_ms" ("" deletes it)
+--                            "value:expires_ms:written_ms" ("" deletes it;
+--                            value within ±(2^53 - 1), as parts are read)
 --   s  i parts dim mode extra ttl
 --                            gauge value from the live contributions of dim
 --                            in KEYS[parts]: mode sum or last -> SET KEYS[i];
@@ -26,7 +28,9 @@
 --                            as "value:stamp" and to KEYS[i] unless that
 --                            field holds a later Set (on equal stamps the
 --                            greater value wins, so flush order never
---                            matters); both keys' TTLs refreshed
+--                            matters); both keys' TTLs refreshed (a
+--                            field dim that is not value:stamp skips this
+--                            operation alone: see the reply)
 --   x  i parts value pttl    shared count (WithSharedKeys): this instance's
 --                            contribution to KEYS[i] becomes value (""
 --                            withdraws it): INCRBY KEYS[i] by value minus
@@ -52,10 +56,15 @@
 -- the script parses) before the first write: a batch refused as invalid
 -- applies nothing and records no ledger entry. An operation whose key
 -- holds foreign data is skipped after reading it and before writing.
--- Returns {'ok', 'applied', {i...}, now, shared} with the KEYS indexes whose
--- data this package did not write (their operations were skipped) and the
--- other writers' part of the count an x operation left ("" without one),
--- {'ok', 'dup', {}, now, ''} for a batch applied before, {'corrupt', 1,
+-- Returns {'ok', 'applied', {i...}, now, shared, {i, field, why, ...}}
+-- with the KEYS indexes whose data this package did not write (their
+-- operations were skipped), the other writers' part of the count an x
+-- operation left ("" without one), and the hash fields whose data this
+-- package did not write where the key is a hash of ours (a totals hash's
+-- field that is not a number or not value:stamp): KEYS index (a string),
+-- field and Redis's reason, for each h, g or l operation skipped alone,
+-- the key's other fields applied; {'ok', 'dup', {}, now, ''} for a batch
+-- applied before, {'corrupt', 1,
 -- why} when the ledger is not a hash, {'invalid', why} for a malformed
 -- batch (nothing written); now is the server clock (Unix ms), from which
 -- the recorder learns its offset to stamp Latest gauges' Sets.
@@ -86,8 +95,8 @@ end
 -- failed batch, and would apply them again at every flush. Checked: the
 -- code, the KEYS indexes (never the ledger's), the TTLs, and the values
 -- the second pass parses; deltas and fields go to Redis as they are (a
--- bad one fails its command, which skips that key). Cost: Lua work only,
--- no Redis command; TTLs are memoized, as a batch repeats a few.
+-- bad one fails its command, which skips that operation). Cost: Lua work
+-- only, no Redis command; TTLs are memoized, as a batch repeats a few.
 local nargs, nkeys = #ARGV, #KEYS
 -- (tonumber raises on nil: an ARGV past the end)
 local function num(s)
@@ -110,9 +119,14 @@ end
 local a = 5
 while a <= nargs do
   local op, ok, w = ARGV[a], false, 0
-  if op == 'i' or op == 'f' or op == 'p' then
+  if op == 'i' or op == 'f' then
     w = 4
-    ok = key_ok(ARGV[a + 1]) and (op == 'p' or ttl_ok(ARGV[a + 3]))
+    ok = key_ok(ARGV[a + 1]) and ttl_ok(ARGV[a + 3])
+  elseif op == 'p' then
+    -- a value beyond ±(2^53 - 1) would be written, then dropped as a
+    -- dead part by live_parts
+    w = 4
+    ok = key_ok(ARGV[a + 1]) and (ARGV[a + 3] == '' or to_int(ARGV[a + 3]) ~= nil)
   elseif op == 'h' or op == 'g' then
     w = 5
     ok = key_ok(ARGV[a + 1]) and ttl_ok(ARGV[a + 4])
@@ -154,6 +168,15 @@ end
 
 -- Second pass: apply the operations.
 local bad, seen = {}, {}
+-- bad_fields: KEYS index, field, why of each operation skipped because
+-- one field of a hash of ours holds foreign data (the key's other
+-- operations apply, so the key is not in bad)
+local bad_fields = {}
+local function field_failed(i, f, why)
+  bad_fields[#bad_fields + 1] = int_str(i)
+  bad_fields[#bad_fields + 1] = f
+  bad_fields[#bad_fields + 1] = why
+end
 local function failed(i, r)
   if type(r) == 'table' and r.err then
     if not seen[i] then
@@ -227,7 +250,13 @@ while a <= #ARGV do
   elseif op == 'h' or op == 'g' then
     local cmd = 'HINCRBY'
     if op == 'g' then cmd = 'HINCRBYFLOAT' end
-    if not failed(i, redis.pcall(cmd, k, ARGV[a + 2], ARGV[a + 3])) then
+    local r = redis.pcall(cmd, k, ARGV[a + 2], ARGV[a + 3])
+    if type(r) == 'table' and r.err and not string.find(r.err, 'WRONGTYPE', 1, true) then
+      -- the field's value does not add up (not a number, or would
+      -- overflow): Redis left the hash as it was; only this field's
+      -- delta is dropped
+      field_failed(i, ARGV[a + 2], r.err)
+    elseif not failed(i, r) then
       expire(k, ARGV[a + 4])
     end
     a = a + 5
@@ -269,14 +298,17 @@ while a <= #ARGV do
     local r = redis.pcall('HGET', KEYS[t], dim)
     if not failed(t, r) and not failed(i, redis.pcall('GET', k)) then
       local ov, os
+      local good = true
       if r then
         ov, os = string.match(r, '^(%-?%d+):(%d+)$')
         ov, os = to_int(ov), to_int(os)
         if not ov or not os then
-          failed(t, { err = 'not value:stamp' })
+          -- this dimension's field only: the other dimensions apply
+          field_failed(t, dim, 'not value:stamp')
+          good = false
         end
       end
-      if not seen[t] then
+      if good then
         if not r or st > os or (st == os and v > ov) then
           redis.call('SET', k, int_str(v))
           redis.call('HSET', KEYS[t], dim, int_str(v) .. ':' .. int_str(st))
@@ -402,4 +434,4 @@ if redis.call('HLEN', KEYS[1]) > 64 then
 end
 local sv = ''
 if shared_others then sv = int_str(shared_others) end
-return {'ok', 'applied', bad, int_str(now), sv}
+return {'ok', 'applied', bad, int_str(now), sv, bad_fields}

@@ -226,9 +226,33 @@ func (r *Recorder) send(ctx context.Context, b *batch) error {
 				r.report(pkg.Fail("flush", key, nil, keys.Corrupt(key, errors.New("holds data this package did not write; its delta was dropped"))))
 			}
 		}
+		// One field of a hash of ours that the script skipped alone: the
+		// report names it, the key's other fields were applied.
+		if rep.Len() > 4 {
+			fs := rep.Strs(4)
+			for j := 0; j+2 < len(fs); j += 3 {
+				k, err := strconv.Atoi(fs[j])
+				if err != nil || k < 1 || k > len(g.keys) {
+					continue
+				}
+				r.corrupt.Add(1)
+				key := g.keys[k-1]
+				r.report(pkg.Fail("flush", key, nil, keys.Corrupt(key, fmt.Errorf(
+					"field %q holds data this package did not write (%s); its update was dropped, the key's other fields were applied",
+					truncate(fs[j+1], 256), truncate(fs[j+2], 128)))))
+			}
+		}
 		if err := rep.Err(); err != nil {
 			r.report(err)
 		}
 	}
 	return first
+}
+
+// truncate cuts s to at most n bytes, for an error message.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }

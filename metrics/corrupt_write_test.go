@@ -91,10 +91,10 @@ func TestCorruptWriteLatestOutOfRangeRefusedAtRecord(t *testing.T) {
 	assert.Equal(t, int64(0), e.Client.Exists(ctx, mustKey(t, e.NS, gaugeKey, "queue_depth", "emails")).Val(), "the value was refused")
 
 	// The bound itself is a value; an Add past it is ignored.
-	q.Set(maxLatest, "emails")
+	q.Set(maxGauge, "emails")
 	q.Add(1, "emails")
 	require.NoError(t, rec.Flush(ctx))
-	assert.Equal(t, int64(maxLatest), getInt(t, e, mustKey(t, e.NS, gaugeKey, "queue_depth", "emails")))
+	assert.Equal(t, int64(maxGauge), getInt(t, e, mustKey(t, e.NS, gaugeKey, "queue_depth", "emails")))
 }
 
 // Finding 4, script side: an invalid operation after valid ones refuses
@@ -221,4 +221,70 @@ func TestCorruptWriteRollupFutureEntryAddsNothing(t *testing.T) {
 		assert.Contains(t, err.Error(), minute)
 		assert.Equal(t, before, e.Snapshot())
 	}
+}
+
+// A totals hash field that is not a number skips that field's operation
+// alone (HINCRBY or HINCRBYFLOAT fails on it, the hash unchanged): the
+// recorder reports that field, not the whole key's delta, and the key's
+// other fields and the series keys are applied.
+func TestCorruptWriteTotalsFieldReportsThatField(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rec, reported := reportingRecorder(t, e)
+	c, err := rec.Counter("ai_tokens_used", "model", "type")
+	require.NoError(t, err)
+	h, err := rec.Histogram("api_latency_ms", []float64{10}, "endpoint")
+	require.NoError(t, err)
+	ct := mustKey(t, e.NS, totalsKey, "ai_tokens_used")
+	ht := mustKey(t, e.NS, totalsKey, "api_latency_ms")
+	require.NoError(t, e.Client.HSet(ctx, ct, "m|prompt", "many").Err())
+	require.NoError(t, e.Client.HSet(ctx, ht, "/a|sum", "lots").Err())
+	c.Add(3, "m", "prompt")
+	c.Add(4, "n", "prompt")
+	h.Observe(5, "/a")
+	require.NoError(t, rec.Flush(ctx), "the rest of the batch applies")
+
+	assert.Equal(t, int64(3), getInt(t, e, mustKey(t, e.NS, counterKey, "ai_tokens_used", "m|prompt")))
+	assert.Equal(t, int64(4), getInt(t, e, mustKey(t, e.NS, counterKey, "ai_tokens_used", "n|prompt")))
+	assert.Equal(t, map[string]string{"m|prompt": "many", "n|prompt": "4"}, e.Client.HGetAll(ctx, ct).Val())
+	assert.Equal(t, map[string]string{"/a|sum": "lots", "/a|10": "1", "/a|count": "1"}, e.Client.HGetAll(ctx, ht).Val())
+
+	got := reported()
+	require.ErrorIs(t, got, keys.ErrCorrupt)
+	msg := got.Error()
+	assert.Contains(t, msg, ct)
+	assert.Contains(t, msg, strconv.Quote("m|prompt"), "the report names the skipped field")
+	assert.Contains(t, msg, strconv.Quote("/a|sum"), "the report names the skipped field")
+	for _, applied := range []string{"n|prompt", "/a|10", "/a|count"} {
+		assert.NotContains(t, msg, strconv.Quote(applied), "%s was applied", applied)
+	}
+	assert.NotContains(t, msg, "did not write; its delta was dropped", "not the whole key's delta")
+	assert.Equal(t, int64(2), rec.Stats().Corrupt, "one per skipped field")
+}
+
+// A Latest gauge's totals field that is not value:stamp skips that
+// dimension's Set alone: a later dimension of the same totals hash in
+// the same batch applies, and only the bad field is reported.
+func TestCorruptWriteLatestFieldSkipsThatDimension(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rec, reported := reportingRecorder(t, e)
+	emails := mustKey(t, e.NS, gaugeKey, "queue_depth", "emails")
+	sms := mustKey(t, e.NS, gaugeKey, "queue_depth", "sms")
+	totals := mustKey(t, e.NS, totalsKey, "queue_depth")
+	require.NoError(t, e.Client.HSet(ctx, totals, "emails", "lots").Err())
+	_, err := sendOps(t, rec, 1, emails, func(g *group) {
+		g.args = append(g.args, "l", g.key(emails), g.key(totals), "emails", "4", "1000", gaugePX)
+		g.args = append(g.args, "l", g.key(sms), g.key(totals), "sms", "5", "1000", gaugePX)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"emails": "lots", "sms": "5:1000"}, e.Client.HGetAll(ctx, totals).Val())
+	assert.Equal(t, int64(5), getInt(t, e, sms), "the other dimension applies")
+	assert.Zero(t, e.Client.Exists(ctx, emails).Val(), "the bad field's Set was skipped")
+	got := reported()
+	require.ErrorIs(t, got, keys.ErrCorrupt)
+	assert.Contains(t, got.Error(), totals)
+	assert.Contains(t, got.Error(), strconv.Quote("emails"))
+	assert.NotContains(t, got.Error(), strconv.Quote("sms"))
+	assert.Equal(t, int64(1), rec.Stats().Corrupt)
 }

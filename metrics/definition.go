@@ -37,7 +37,9 @@ type GaugeMode uint8
 const (
 	// Sum adds the contributions of the live instances: each instance
 	// holds its own part (its sessions, its connections), and a dead
-	// instance's part stops counting after the heartbeat TTL.
+	// instance's part stops counting after the heartbeat TTL. A
+	// contribution beyond ±(2^53 - 1) (a Set, or an Add's result) is
+	// ignored when recorded.
 	Sum GaugeMode = iota
 	// Latest takes the latest Set by server time, whatever the order in
 	// which instances flush: for a value that several instances observe

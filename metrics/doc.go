@@ -36,7 +36,8 @@
 //   - A failover can lose the last acknowledged flushes.
 //   - Errors: ErrInvalid (before anything is written), ErrClosed;
 //     keys.ErrCorrupt names a key this package did not write (a flush
-//     skips it and applies the rest); network errors as they are.
+//     skips it, or one foreign field of a hash of ours, and applies the
+//     rest); network errors as they are.
 //   - Deadlines: New refuses a go-redis client without
 //     ContextTimeoutEnabled, and refuses Ring clients.
 //

@@ -50,37 +50,35 @@ type GaugeSeries struct {
 // With returns the series of the label values (see Counter.With).
 func (g *Gauge) With(values ...string) *GaugeSeries { return &GaugeSeries{g.f.get(values), g.f} }
 
-// Add adds n (which may be negative) to this instance's contribution.
+// Add adds n (which may be negative) to this instance's contribution (see
+// GaugeSeries.Add).
 func (g *Gauge) Add(n int64, values ...string) { g.With(values...).Add(n) }
 
-// Set sets this instance's contribution; for a Latest gauge, the value
-// stamped with the server time of the call (see Latest), ignored beyond
-// ±(2^53 - 1).
+// Set sets this instance's contribution (ignored beyond ±(2^53 - 1)); for
+// a Latest gauge, the value stamped with the server time of the call (see
+// Latest).
 func (g *Gauge) Set(v int64, values ...string) { g.With(values...).Set(v) }
 
-// Add adds n (which may be negative) to this instance's contribution; for
-// a Latest gauge, it sets this instance's last value plus n (ignored if
-// that is beyond ±(2^53 - 1)).
+// Add adds n (which may be negative) to this instance's contribution,
+// ignored if the result is beyond ±(2^53 - 1); for a Latest gauge, it sets
+// this instance's last value plus n (ignored likewise).
 func (s *GaugeSeries) Add(n int64) {
 	if s.f.def.Mode == Latest {
 		s.f.rec.setLatest(s.s, n, true)
 		return
 	}
-	s.s.set.Store(true)
-	storeMax(&s.s.peak, s.s.n.Add(n))
+	addSum(s.s, n)
 }
 
-// Set sets this instance's contribution; for a Latest gauge, the value
-// stamped with the server time of the call (see Latest), ignored beyond
-// ±(2^53 - 1).
+// Set sets this instance's contribution (ignored beyond ±(2^53 - 1)); for
+// a Latest gauge, the value stamped with the server time of the call (see
+// Latest).
 func (s *GaugeSeries) Set(v int64) {
 	if s.f.def.Mode == Latest {
 		s.f.rec.setLatest(s.s, v, false)
 		return
 	}
-	s.s.set.Store(true)
-	s.s.n.Store(v)
-	storeMax(&s.s.peak, v)
+	setSum(s.s, v)
 }
 
 // Value returns this instance's contribution.

@@ -164,7 +164,7 @@ func (r *Recorder) Definitions() []Definition {
 type Stats struct {
 	Flushes  int64 // flushes that delivered a batch
 	Failures int64 // flush attempts that failed (their deltas were kept and resent)
-	Corrupt  int64 // keys found holding data this package did not write (their deltas dropped)
+	Corrupt  int64 // keys, or fields of its hashes, found holding data this package did not write (their deltas dropped)
 	Overflow int64 // values recorded in overflow series (cardinality cap)
 	Series   int64 // series held in memory, overflow series excluded
 	Pending  bool  // a batch is waiting to be resent
@@ -273,26 +273,60 @@ func (r *Recorder) learnOffset(srv int64, t0, t1 time.Time) {
 	r.offset.Store(srv - mid)
 }
 
-// maxLatest bounds a Latest gauge's value in magnitude: 2^53 - 1, the
-// largest integer the flush script (Lua's doubles) holds exactly.
-const maxLatest = 1<<53 - 1
+// maxGauge bounds a gauge's value (a Latest gauge's Set, a Sum gauge's
+// contribution) in magnitude: 2^53 - 1, the largest integer the flush
+// script (Lua's doubles) holds exactly.
+const maxGauge = 1<<53 - 1
+
+// addSum adds n to a Sum gauge's contribution, unless the result would be
+// beyond ±maxGauge: then the Add is ignored, as setLatest ignores one, so
+// that the flush never writes a contribution the script cannot parse (it
+// would drop it as a dead part, and the value would be lost). A compare
+// and swap instead of one atomic add: as cheap uncontended, retried when
+// another goroutine changed the value in between.
+func addSum(s *series, n int64) {
+	for {
+		// |old| <= maxGauge (every write is bounded), so the bounds
+		// below do not overflow
+		old := s.n.Load()
+		if n > maxGauge-old || n < -maxGauge-old {
+			return
+		}
+		s.set.Store(true)
+		if s.n.CompareAndSwap(old, old+n) {
+			storeMax(&s.peak, old+n)
+			return
+		}
+	}
+}
+
+// setSum sets a Sum gauge's contribution, ignored beyond ±maxGauge (see
+// addSum).
+func setSum(s *series, v int64) {
+	if v > maxGauge || v < -maxGauge {
+		return
+	}
+	s.set.Store(true)
+	s.n.Store(v)
+	storeMax(&s.peak, v)
+}
 
 // setLatest sets (or, with add, adds to) the value of a Latest gauge's
 // series and stamps it with the server time, later than the series'
 // previous stamp so that this instance's own Sets keep their order. A
-// value (or sum) beyond ±maxLatest is ignored, as Counter.Add ignores
+// value (or sum) beyond ±maxGauge is ignored, as Counter.Add ignores
 // n <= 0: the handles return no error, and the flush script would refuse
 // the batch carrying it.
 func (r *Recorder) setLatest(s *series, v int64, add bool) {
-	if !add && (v > maxLatest || v < -maxLatest) {
+	if !add && (v > maxGauge || v < -maxGauge) {
 		return
 	}
 	st := r.serverMs()
 	s.mu.Lock()
 	if add {
-		// |old| <= maxLatest, so the bounds below do not overflow
+		// |old| <= maxGauge, so the bounds below do not overflow
 		old := s.n.Load()
-		if v > maxLatest-old || v < -maxLatest-old {
+		if v > maxGauge-old || v < -maxGauge-old {
 			s.mu.Unlock()
 			return
 		}

@@ -1,12 +1,15 @@
 package metrics
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 )
 
 // A Sum gauge may go below zero (more closes than opens counted by this
@@ -28,4 +31,92 @@ func TestSumGaugeBelowZero(t *testing.T) {
 	g.Add(5)
 	require.NoError(t, rec.Flush(ctx))
 	assert.Equal(t, int64(2), getInt(t, e, gk))
+}
+
+// A Sum gauge's contribution beyond ±(2^53 - 1) (a Set, or an Add's
+// result) is ignored when recorded, as a Latest gauge's is: the flush
+// never writes a part the script would then drop as dead (the value was
+// lost after being stored), nothing is reported, nothing is left pending.
+func TestSumGaugeOutOfRangeIgnoredAtRecord(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rec, reported := reportingRecorder(t, e)
+	g, err := rec.Gauge("active_sessions", Sum, "pool")
+	require.NoError(t, err)
+	g.Set(5, "a")
+	g.Set(1<<60, "a") // ignored: a keeps 5
+	g.Set(-(1 << 60), "b")
+	g.Add(-(1 << 62), "b") // ignored: b never set
+	g.Set(maxGauge, "c")   // the bound itself is a value
+	g.Add(1, "c")          // past it: ignored
+	g.Set(-maxGauge, "d")
+	g.Add(-1, "d")
+	s := g.With("e")
+	s.Set(maxGauge - 1)
+	s.Add(1)
+	s.Add(1) // ignored
+	assert.Equal(t, int64(maxGauge), s.Value())
+	for range 2 {
+		require.NoError(t, rec.Flush(ctx))
+	}
+	require.NoError(t, reported())
+	assert.False(t, rec.Stats().Pending)
+	key := func(dim string) string { return mustKey(t, e.NS, gaugeKey, "active_sessions", dim) }
+	assert.Equal(t, int64(5), getInt(t, e, key("a")))
+	assert.Zero(t, e.Client.Exists(ctx, key("b")).Val(), "b was never set")
+	assert.Equal(t, int64(maxGauge), getInt(t, e, key("c")))
+	assert.Equal(t, int64(-maxGauge), getInt(t, e, key("d")))
+	assert.Equal(t, int64(maxGauge), getInt(t, e, key("e")))
+
+	// Every part written is one the script reads back as live.
+	parts := mustKey(t, e.NS, partsKey, slotTag(keys.Slot(key("a"))), "active_sessions")
+	fields, err := e.Client.HGetAll(ctx, parts).Result()
+	require.NoError(t, err)
+	assert.Len(t, fields, 4, "a, c, d, e: %v", fields)
+	for f, v := range fields {
+		n, err := strconv.ParseInt(strings.SplitN(v, ":", 2)[0], 10, 64)
+		require.NoError(t, err, f)
+		assert.LessOrEqual(t, n, int64(maxGauge), f)
+		assert.GreaterOrEqual(t, n, int64(-maxGauge), f)
+	}
+
+	rd, err := NewReader(e.Client, rec.Definitions(), WithNamespace(e.NS))
+	require.NoError(t, err)
+	snap, err := rd.Read(ctx)
+	require.NoError(t, err)
+	require.Len(t, snap.Metrics, 1)
+	assert.ElementsMatch(t, []SeriesValues{
+		{Labels: []string{"a"}, Value: 5},
+		{Labels: []string{"c"}, Value: maxGauge},
+		{Labels: []string{"d"}, Value: -maxGauge},
+		{Labels: []string{"e"}, Value: maxGauge},
+	}, snap.Metrics[0].Series)
+}
+
+// Script side: a gauge contribution (p) beyond ±(2^53 - 1) refuses the
+// batch before anything is written, as a Latest gauge's value (l) does,
+// instead of storing a part that the next read of the parts drops.
+func TestSumGaugeApplyRefusesOutOfRangePart(t *testing.T) {
+	e := harness.New(t)
+	rec, _ := reportingRecorder(t, e)
+	target := mustKey(t, e.NS, gaugeKey, "active_sessions", "-")
+	parts := mustKey(t, e.NS, partsKey, slotTag(keys.Slot(target)), "active_sessions")
+	totals := mustKey(t, e.NS, totalsKey, "active_sessions")
+	before := e.Snapshot()
+	for i, v := range []string{"9007199254740992", "-9007199254740992", "1152921504606846976", "1.5", "x"} {
+		_, err := sendOps(t, rec, int64(10+i), target, func(g *group) {
+			g.args = append(g.args, "h", g.key(totals), "other", 1, counterPX) // valid, first
+			g.args = append(g.args, "p", g.key(parts), "-|"+rec.Instance(), v)
+			g.args = append(g.args, "s", g.key(target), g.key(parts), "-", "sum", 0, gaugePX)
+		})
+		require.ErrorIs(t, err, ErrInvalid, v)
+		assert.Equal(t, before, e.Snapshot(), v)
+	}
+	// The bound itself applies.
+	_, err := sendOps(t, rec, 20, target, func(g *group) {
+		g.args = append(g.args, "p", g.key(parts), "-|"+rec.Instance(), "-9007199254740991")
+		g.args = append(g.args, "s", g.key(target), g.key(parts), "-", "sum", 0, gaugePX)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(-maxGauge), getInt(t, e, target))
 }
