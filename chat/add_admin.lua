@@ -27,6 +27,7 @@ return guarded(function()
   -- capacity, availability or assignments set ends the script without
   -- the write, so a call that gives up (errRosterChurn) added no one.
   begin(index[admin], ARGV[XA + 1])
+  tidy()
   redis.call('HSET', KEYS[5], admin, ARGV[XA + 1])
   close()
   return {'ok', redis.call('HKEYS', KEYS[5])}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redschema/redschema/internal/harness"
 	"github.com/redschema/redschema/keys"
 )
 
@@ -180,4 +181,123 @@ func TestOpenCorruptStampWritesNothing(t *testing.T) {
 		assert.ErrorIs(t, err, redis.Nil, "fresh %v: c9 is not active", fresh)
 		assert.Equal(t, before, w.e.Snapshot(), "fresh %v: nothing written", fresh)
 	}
+}
+
+// expire opens conversation id (handed to a1) and makes its last activity
+// older than the conversation TTL: the next routing call prunes it.
+func expire(t *testing.T, w *world, id string) {
+	t.Helper()
+	_, err := w.c.Open(w.e.Ctx(), id, Normal)
+	require.NoError(t, err)
+	zadd(t, w, w.c.global[1], float64(w.e.Now().Add(-2*time.Hour).UnixMilli()), id)
+}
+
+// TestRoutingCorruptAfterTidyWritesNothing: a routing call reads and
+// checks what its own change depends on (the conversation's state and
+// activity, Open's order stamp, Resolve's stats of the admin) before it
+// drops expired conversations or requeues an offline admin's ones: with
+// such work waiting (c2 expired), a corrupt value fails the call naming
+// its key and leaves every key as it was.
+func TestRoutingCorruptAfterTidyWritesNothing(t *testing.T) {
+	farFuture := float64(time.Now().Add(48*time.Hour).UnixMilli()) * 10
+	opOpenC1 := func(ctx context.Context, c *Chat) error { _, err := c.Open(ctx, "c1", Normal); return err }
+	opUnassign := func(ctx context.Context, c *Chat) error { _, err := c.Unassign(ctx, "c1"); return err }
+	opTransfer := func(ctx context.Context, c *Chat) error { _, err := c.Transfer(ctx, "c1", "a1", "a1"); return err }
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, w *world) string
+		ops   map[string]op
+	}{
+		{"cursor: garbage stamp", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[5], "stamp", "abc") },
+			map[string]op{"open": opOpen}},
+		{"state: garbage", func(t *testing.T, w *world) string { return hset(t, w, w.c.global[0], "c1", "garbage") },
+			map[string]op{"open c1": opOpenC1, "assign": opAssign, "transfer": opTransfer, "unassign": opUnassign, "resolve": opResolve}},
+		{"active: time in the future", func(t *testing.T, w *world) string { return zadd(t, w, w.c.global[1], farFuture, "c1") },
+			map[string]op{"open c1": opOpenC1, "assign": opAssign, "unassign": opUnassign, "resolve": opResolve}},
+		{"stats: garbage day", func(t *testing.T, w *world) string { return hset(t, w, w.a1[2], "day", "monday") },
+			map[string]op{"resolve": opResolve}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, f := range tc.ops {
+				for _, fresh := range []bool{false, true} {
+					w := newWorld(t)
+					expire(t, w, "c2")
+					k := tc.plant(t, w)
+					before := w.e.Snapshot()
+					c := w.c
+					if fresh {
+						c = newChat(t, w.e)
+					}
+					corruptAt(t, f(w.e.Ctx(), c), k)
+					assert.Equal(t, before, w.e.Snapshot(), "%s, fresh %v: nothing written (c2 not dropped)", name, fresh)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenCorruptStampOfflineWritesNothing: with a1 offline holding c1
+// (requeued by the next routing call), an Open meeting a cursor whose
+// stamp does not parse fails naming the cursor before c1 is requeued.
+func TestOpenCorruptStampOfflineWritesNothing(t *testing.T) {
+	w := newWorld(t)
+	ctx := w.e.Ctx()
+	require.NoError(t, w.c.Availability().Set(ctx, "a1", "offline"))
+	k := hset(t, w, w.c.global[5], "stamp", "abc")
+	before := w.e.Snapshot()
+	corruptAt(t, opOpen(ctx, w.c), k)
+	assert.Equal(t, before, w.e.Snapshot(), "nothing written (c1 not requeued)")
+}
+
+// TestDropCorruptBacklogWritesNothing: Append and MarkRead check the
+// backlog's type only when they meet a conversation to drop (expired) or
+// a member without a state to remove from the queues; a backlog of
+// another type then fails the call naming it before the conversation's
+// state, activity, unread place or assignment are touched.
+func TestDropCorruptBacklogWritesNothing(t *testing.T) {
+	for name, plant := range map[string]func(t *testing.T, w *world){
+		"expired": func(t *testing.T, w *world) {
+			zadd(t, w, w.c.global[1], float64(w.e.Now().Add(-2*time.Hour).UnixMilli()), "c1")
+		},
+		"no state": func(t *testing.T, w *world) {
+			require.NoError(t, w.e.Client.HDel(context.Background(), w.c.global[0], "c1").Err())
+		},
+	} {
+		for opName, f := range map[string]op{"append": opAppend, "reply": opReply, "read": opRead} {
+			t.Run(name+"/"+opName, func(t *testing.T) {
+				w := newWorld(t)
+				plant(t, w)
+				k := asString(t, w, w.c.global[3])
+				before := w.e.Snapshot()
+				corruptAt(t, f(w.e.Ctx(), w.c), k)
+				assert.Equal(t, before, w.e.Snapshot(), "nothing written")
+			})
+		}
+	}
+}
+
+// TestDashboardTheirCacheCorruptWritesNothing: WithoutTag, a dashboard
+// cache the backend wrote (no computed_at) is computed again and
+// replaced; when a key it is computed from is corrupt, the call fails
+// naming it and the backend's cache stays.
+func TestDashboardTheirCacheCorruptWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend == harness.Cluster {
+		t.Skip("WithoutTag is standalone-only")
+	}
+	ctx := e.Ctx()
+	p := e.NS.Prefix
+	c, err := New(e.Client, WithNamespace(keys.Namespace{Prefix: p, NoHashTags: true}), WithoutTag())
+	require.NoError(t, err)
+	require.NoError(t, c.Availability().Set(ctx, "123", "online"))
+	require.NoError(t, c.AddAdmin(ctx, "123", 0))
+	require.NoError(t, e.Client.HSet(ctx, p+"chat:admin:dashboard:123",
+		"total_active", "45", "assigned_to_me", "12", "unread_count", "5", "avg_response_time", "4.2").Err())
+	stats := p + "chat:admin:stats:123"
+	require.NoError(t, e.Client.HSet(ctx, stats, "day", "monday").Err())
+	before := e.Snapshot()
+	_, err = c.Dashboard(ctx, "123")
+	corruptAt(t, err, stats)
+	assert.Equal(t, before, e.Snapshot(), "the backend's cache is not deleted")
 }

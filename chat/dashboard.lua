@@ -30,7 +30,6 @@ return guarded(function()
       return {'ok', 1, unpack(h)}
     end
   end
-  if theirs then rc(1, 'DEL') end
   local now = now_ms()
   local floor = now - tonumber(ARGV[1])
   local total = rc(2, 'ZCOUNT', '(' .. int_str(floor), '+inf')
@@ -47,6 +46,9 @@ return guarded(function()
   local s = read_stats(5, now)
   local avg = '0.0'
   if s.rt_n > 0 then avg = string.format('%.1f', s.rt_sum / s.rt_n / 60000) end
+  -- The other writer's cache is replaced only now, after every read
+  -- and check: a corrupt key ends the script with it as it was.
+  if theirs then rc(1, 'DEL') end
   rc(1, 'HSET', 'total_active', int_str(total), 'assigned_to_me', int_str(mine), 'unread_count', int_str(unread),
     'avg_response_time', avg, 'resolved_today', int_str(s.resolved), 'computed_at', int_str(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])

@@ -89,11 +89,13 @@ end
 -- with {'corrupt', i, why}. A script's body runs inside guarded(f), which
 -- turns those endings into replies. Scripts check every key's type, and
 -- the values their own change is made of (the cursor's stamp, the
--- roster's capacities and availabilities), before their first write, so
--- such an ending leaves nothing half written. The helpers that handle
--- conversations one by one (live's drop of an expired one, prune,
--- requeue, drain) are the exception: corrupt data they meet ends the
--- script after the conversations they already dropped or moved.
+-- roster's capacities and availabilities, the conversation's state and
+-- activity, the admin's stats), before their first write, so such an
+-- ending leaves nothing half written: a routing script reads them between
+-- begin and tidy (below). The helpers that handle conversations one by
+-- one (live's drop of an expired one, prune, requeue, drain) are the
+-- exception: corrupt data they meet in a conversation ends the script
+-- after the conversations they already dropped or moved.
 
 local CORRUPT, STALE = {}, {}
 
@@ -198,19 +200,26 @@ end
 -- within a band, for older.
 local function score(b, s) return int_str(b * BAND + (BAND - 1 - s)) end
 
+-- read_stamp reads and checks the cursor's last order stamp, once
+-- (survey reads the field with the last admin: stamp_raw, false when
+-- there is none), so that a script can check it before its first write.
+local stamp_last, stamp_raw = nil, nil
+local function read_stamp()
+  if stamp_last ~= nil then return end
+  local v = stamp_raw
+  if v == nil then v = rc(6, 'HGET', 'stamp') end
+  stamp_last = 0
+  if v then
+    stamp_last = to_int(v, 0, (now + SKEW) * 512)
+    if not stamp_last then bad(6, 'stamp is not an order stamp (ms x 512 + n)') end
+  end
+end
+
 -- next_stamp issues an order stamp: max(last + 1, now x 512), so stamps
 -- strictly increase (FIFO) even within one millisecond, and keep
 -- increasing after the cursor expired as long as server time does.
-local stamp_last = nil
 local function next_stamp()
-  if stamp_last == nil then
-    stamp_last = 0
-    local v = rc(6, 'HGET', 'stamp')
-    if v then
-      stamp_last = to_int(v, 0, (now + SKEW) * 512)
-      if not stamp_last then bad(6, 'stamp is not an order stamp (ms x 512 + n)') end
-    end
-  end
+  read_stamp()
   local s = now * 512
   if stamp_last + 1 > s then s = stamp_last + 1 end
   if s >= BAND then bad(6, 'order stamps exhausted') end
@@ -243,8 +252,12 @@ end
 -- that has not checked the roster asks for it first (the conversation
 -- would stay counted in that admin's set); after the check, an admin
 -- outside the roster is foreign data, and only the state is dropped.
+-- The backlog's type is checked first where the script has not (append
+-- and read, which otherwise only keep its TTL): release's SREM is then
+-- the first write, and the first command on a key not yet checked.
 local function drop(conv, st, reason)
   if st.a ~= '' and not index[st.a] and not surveyed then stale() end
+  if not card[4] then typed(4) end
   local prev = st.a
   release(conv, st)
   rc(1, 'HDEL', conv)
@@ -257,15 +270,16 @@ end
 
 -- live returns conv's state and last activity while it is open; an
 -- expired conversation is dropped, and queue members without a state
--- are removed.
+-- are removed (the backlog first: append and read have not checked its
+-- type, and a WRONGTYPE there ends the script before the other two).
 local function live(conv)
   local st = get_state(conv)
   local act = rc(2, 'ZSCORE', conv)
   if not st then
     if act then
+      rc(4, 'ZREM', conv)
       rc(2, 'ZREM', conv)
       rc(3, 'ZREM', conv)
-      rc(4, 'ZREM', conv)
     end
     return nil
   end
@@ -357,14 +371,19 @@ end
 
 -- enter starts a script about one open conversation, conv: it returns
 -- the replay of a request that already ran (its first reply), or runs
--- prologue (begin, or a type check) and returns {'none'} after done
--- (close, or finish) when conv is not open; otherwise nil and conv's
--- state.
-local function enter(conv, prologue, done)
+-- prologue (begin, or a type check), reads conv (live) and, while it is
+-- open, check(st) (the script's own reads), all before any write but
+-- live's drop of conv; a routing script (prologue begin) then tidies.
+-- It returns {'none'} after done (close, or finish) when conv is not
+-- open; otherwise nil and conv's state.
+local tidy
+local function enter(conv, prologue, done, check)
   local rep = replayed(XK)
   if rep then return {'ok', unpack(rep)} end
   prologue()
   local st = live(conv)
+  if st and check then check(st) end
+  if surveyed then tidy(conv, st) end
   if not st then
     done()
     return {'none'}
@@ -411,8 +430,9 @@ local function survey(add, add_cap)
     load[i] = rc(kq(i, 2), 'SCARD')
     if load[i] > MAX_CAPACITY then bad(kq(i, 2), 'more members than any capacity') end
   end
-  local l = rc(6, 'HGET', 'last')
-  if l then last = index[l] end
+  local cur = rc(6, 'HMGET', 'last', 'stamp')
+  if cur[1] then last = index[cur[1]] end
+  stamp_raw = cur[2]
   surveyed = true
 end
 
@@ -446,7 +466,9 @@ local function prune()
   end
 end
 
--- requeue moves every conversation of admin i back to the backlog.
+-- requeue moves every conversation of admin i back to the backlog
+-- (noted in requeued).
+local requeued = {}
 local function requeue(i, reason)
   local k = kq(i, 2)
   for _, conv in ipairs(rc(k, 'SMEMBERS')) do
@@ -454,6 +476,7 @@ local function requeue(i, reason)
     if st and st.a == admins[i] then
       st.a = ''
       enqueue(conv, st, admins[i], reason)
+      requeued[conv] = true
       requeued_n = requeued_n + 1
     end
   end
@@ -511,16 +534,23 @@ local function drain(skip_conv, skip_admin)
   end
 end
 
--- begin and close frame the scripts that route: check the roster (with
--- add and add_cap, as survey), drop expired conversations, requeue
--- offline admins' ones; then drain the backlog and finish.
--- (survey reads the cursor and prune the active set before any write:
--- their type checks).
+-- begin, tidy and close frame the scripts that route. begin checks the
+-- keys' types and the roster (with add and add_cap, as survey) and
+-- writes nothing (survey reads the cursor, live or prune the active set:
+-- their type checks); the script then reads and checks what its own
+-- change depends on (enter: the conversation's state and activity), and
+-- tidy drops expired conversations and requeues offline admins' ones
+-- (conv's state st, if given, follows); close drains the backlog and
+-- finishes.
 local function begin(add, add_cap)
   typed(1, 3, 4)
   survey(add, add_cap)
+end
+
+tidy = function(conv, st)
   prune()
   requeue_offline()
+  if st and requeued[conv] then st.a = '' end
 end
 
 local function close(skip_conv, skip_admin)

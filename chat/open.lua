@@ -21,9 +21,14 @@ return guarded(function()
   local rep = replayed(XK)
   if rep then return {'ok', unpack(rep)} end
   begin()
-  if not live(conv) then
-    -- The stamp first: a cursor whose stamp does not parse ends the
-    -- script before this conversation's first write.
+  -- The stamp and this conversation before any write: a cursor whose
+  -- stamp does not parse, or a state or activity of conv that does not,
+  -- ends the script before tidy drops or requeues anything (an Open of
+  -- an open conversation checks the stamp too).
+  read_stamp()
+  local open = live(conv)
+  tidy()
+  if not open then
     local st = {b = band, s = next_stamp(), w = 0, a = ''}
     rc(2, 'ZADD', int_str(now), conv)
     all_dirty = true

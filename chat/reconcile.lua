@@ -16,6 +16,7 @@
 setup()
 return guarded(function()
   begin()
+  tidy()
   close()
   return {'ok', expired_n, requeued_n, assigned_n}
 end)

@@ -17,6 +17,7 @@
 setup()
 return guarded(function()
   begin()
+  tidy()
   local i = index[ARGV[XA]]
   if i then
     requeue(i, 'removed')

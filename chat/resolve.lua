@@ -18,12 +18,15 @@
 setup()
 return guarded(function()
   local conv = ARGV[XA]
-  local out, st = enter(conv, begin, close)
+  -- The admin's stats are read and checked before tidy's first write.
+  local s = nil
+  local out, st = enter(conv, begin, close, function(st)
+    local pi = index[st.a] -- nil for '', or for a foreign admin (dropped below)
+    if pi then s = read_stats(kq(pi, 3), now) end
+  end)
   if out then return out end
   local prev = st.a
-  local s = nil
-  local pi = index[prev] -- nil for '', or for a foreign admin (dropped below)
-  if pi then s = read_stats(kq(pi, 3), now) end
+  if prev == '' then s = nil end -- requeued by tidy: no admin counts it
   drop(conv, st, 'resolved')
   if s then
     s.resolved = s.resolved + 1
