@@ -3,9 +3,11 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
@@ -150,4 +152,149 @@ func TestResumeWakeWrongTypeWritesNothing(t *testing.T) {
 	st, err := q.Stats(context.Background())
 	require.NoError(t, err)
 	require.True(t, st.Paused)
+}
+
+// TestDequeueInboxTokenKeptOnFailure: a dequeue reads the stats hash, the
+// state and jobs hashes and every level it reaches before it drops the
+// wake-up tokens it read from the inbox, so a failing call leaves them.
+func TestDequeueInboxTokenKeptOnFailure(t *testing.T) {
+	cases := []struct {
+		name, key string
+		setup     func(e *harness.Env, q *queue.Queue[execution], k string)
+	}{
+		{"stats wrong type", "queue:stats:{q}", func(e *harness.Env, _ *queue.Queue[execution], k string) {
+			require.NoError(t, e.Client.Del(e.Ctx(), k).Err())
+			set(e, k)
+		}},
+		{"delivery sequence not a count", "queue:stats:{q}", func(e *harness.Env, q *queue.Queue[execution], k string) {
+			_, err := q.Enqueue(e.Ctx(), execution{WorkflowID: "w"})
+			require.NoError(t, err)
+			require.NoError(t, e.Client.HSet(e.Ctx(), k, "delivery_seq", "many").Err())
+		}},
+		{"skip counter not a count, idle", "queue:stats:{q}", func(e *harness.Env, _ *queue.Queue[execution], k string) {
+			// enq_seq ahead of the clock: the idle step moves it back
+			require.NoError(t, e.Client.HSet(e.Ctx(), k, "enq_seq", "9000000000000000", "enq_skipped", "many").Err())
+		}},
+		{"state wrong type", "queue:{q}:state", func(e *harness.Env, q *queue.Queue[execution], k string) {
+			_, err := q.Enqueue(e.Ctx(), execution{WorkflowID: "w"})
+			require.NoError(t, err)
+			require.NoError(t, e.Client.Del(e.Ctx(), k).Err())
+			set(e, k)
+		}},
+	}
+	e := harness.New(t)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			name := "cwtok" + string(rune('a'+i))
+			q := newQ(t, e, name)
+			c.setup(e, q, e.NS.Prefix+replaceTag(c.key, name))
+			require.NoError(t, e.Client.RPush(e.Ctx(), e.NS.Prefix+replaceTag("queue:{q}:inbox", name), "1").Err())
+			requireCorruptNoWrite(t, e, e.NS.Prefix+replaceTag(c.key, name), func() error {
+				_, err := q.TryDequeue(e.Ctx())
+				return err
+			})
+		})
+	}
+}
+
+// TestDequeueLowerLevelDeadLetterWritesNothing: a dequeue of 2 that leases
+// a High job and must dead-letter a Normal one (its state does not parse)
+// checks the stats counters dead-lettering adds to before it leases.
+func TestDequeueLowerLevelDeadLetterWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cwlower")
+	_, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithPriority(queue.High))
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithID("bad"))
+	require.NoError(t, err)
+	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"queue:{cwlower}:state", "bad", "garbage").Err())
+	stats := e.NS.Prefix + "queue:stats:{cwlower}"
+	require.NoError(t, e.Client.HSet(ctx, stats, "total_dead", "many").Err())
+	requireCorruptNoWrite(t, e, stats, func() error {
+		_, err := q.DequeueN(ctx, 2)
+		return err
+	})
+}
+
+// TestDequeueGroupHeldLowerLevelWritesNothing: a High job held back by
+// its group's concurrency cap sends the dequeue on to the Normal set; a
+// Normal set of the wrong type fails it before the group's corrupt rate
+// key is repaired (deleted).
+func TestDequeueGroupHeldLowerLevelWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cwheld", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1, Rate: queue.Rate{N: 5, Per: time.Hour}}))
+	for range 2 {
+		_, err := q.Enqueue(ctx, execution{WorkflowID: "w"}, queue.WithGroup("a"), queue.WithPriority(queue.High))
+		require.NoError(t, err)
+	}
+	_, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+"queue:{cwheld}:grate:a", "garbage", time.Hour).Err())
+	normal := e.NS.Prefix + "queue:{cwheld}:priority:normal"
+	set(e, normal)
+	requireCorruptNoWrite(t, e, normal, func() error {
+		_, err := q.DequeueN(ctx, 1)
+		return err
+	})
+}
+
+// TestDequeueRateKeyRepairDeferred: a queue rate key that is not
+// window,count is deleted (and reported) only by a dequeue that
+// succeeds: one that fails on the state hash leaves it.
+func TestDequeueRateKeyRepairDeferred(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cwqrate", queue.WithRateLimit(5, time.Hour))
+	_, err := q.Enqueue(ctx, execution{WorkflowID: "w"})
+	require.NoError(t, err)
+	require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+"queue:{cwqrate}:rate", "garbage", time.Hour).Err())
+	state := e.NS.Prefix + "queue:{cwqrate}:state"
+	require.NoError(t, e.Client.Del(ctx, state).Err())
+	set(e, state)
+	requireCorruptNoWrite(t, e, state, func() error {
+		_, err := q.TryDequeue(ctx)
+		return err
+	})
+}
+
+// TestDequeueGroupScanUnreadLevelWritesNothing: a group-limited dequeue
+// whose pick reads its most ready jobs (1,000) in the levels above, none
+// leasable (IDs without their job), reads the type of the level it left
+// unread before it drops them, since the idle step reads every level.
+func TestDequeueGroupScanUnreadLevelWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cwscan", queue.WithGroupLimits(queue.GroupLimit{Concurrency: 1}))
+	for lvl, n := range map[string]int{"high": 600, "normal": 400} {
+		zs := make([]redis.Z, n)
+		for i := range zs {
+			zs[i] = zmember(1000, fmt.Sprintf("%s-%d", lvl, i))
+		}
+		require.NoError(t, e.Client.ZAdd(ctx, e.NS.Prefix+"queue:{cwscan}:priority:"+lvl, zs...).Err())
+	}
+	low := e.NS.Prefix + "queue:{cwscan}:priority:low"
+	set(e, low)
+	requireCorruptNoWrite(t, e, low, func() error {
+		_, err := q.DequeueN(ctx, 512)
+		return err
+	})
+}
+
+// TestDequeueAdoptSequenceAtEndWritesNothing: a delivery sequence too
+// close to 2^53 to number the call's deliveries fails a dequeue that
+// adopts a seed-format job before it adopts.
+func TestDequeueAdoptSequenceAtEndWritesNothing(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "cwseqend")
+	wake := e.NS.Prefix + "queue:{cwseqend}:executions"
+	require.NoError(t, e.Client.LPush(ctx, wake, `{"id":"seed1","workflow_id":"w"}`).Err())
+	stats := e.NS.Prefix + "queue:stats:{cwseqend}"
+	require.NoError(t, e.Client.HSet(ctx, stats, "delivery_seq", "9007199254740990").Err())
+	requireCorruptNoWrite(t, e, stats, func() error {
+		_, err := q.TryDequeue(ctx)
+		return err
+	})
 }

@@ -66,12 +66,16 @@
 -- (key index 0: a limit key, named before a newline in the text). {'corrupt', i, why} when a
 -- stats field or the memo is not this package's.
 --
--- A key of the wrong type fails the script before anything is written:
--- each step reads the keys it writes before its first write, and a step
--- that writes keys it has not read (adopting, recovering, dead-lettering)
--- first reads their types (typecheck), so the common path pays for no
--- extra reads. Steps that completed before a failing one leave whole
--- jobs, never half-written ones.
+-- A call that fails (a key of the wrong type, or {'corrupt', i, why})
+-- writes nothing. The stats hash's fields are read once, up front. Steps
+-- 0 and 1 (adopting, recovering), which write keys they have not read,
+-- first read the types of every key a later step may write and the
+-- counters they add to (check), so nothing after their first write can
+-- fail. Else the first write is step 2c's: 2b first reads every level the
+-- request reaches, its jobs' states and bodies, what dead-lettering one
+-- needs (check), and checks delivery_seq (and, idle, enq_skipped); the
+-- inbox's wake-up tokens are dropped, and a corrupt limit key deleted,
+-- only in 2c. The common path pays for no extra reads.
 --
 -- Leases are rounded toward safety: a deadline is the server time in ms
 -- rounded up plus the lease, and a lease is recovered only once the
@@ -110,16 +114,29 @@ if memo then
   return {'ok', -1, rows, {}}
 end
 
+-- The stats hash's fields the call depends on, read before any write (a
+-- stats key of the wrong type fails here): paused (Pause), delivery_seq
+-- (checked in step 2b before it is written) and pick's group_rr and
+-- group_seen.
+local sv = redis.call('HMGET', KEYS[7], 'paused', 'delivery_seq', 'group_rr', 'group_seen')
+-- MAX_SEQ: delivery_seq stays a count Lua's doubles hold exactly
+local MAX_SEQ = 9007199254740991
 local checked = false
 -- check reads the type of every key a rare step may write without
 -- reading it first (jobs, state, priorities, dead letters), and the
 -- stats counters those steps add to, once; it returns why the stats
--- hash is not this package's, or nil.
+-- hash is not this package's, or nil. A delivery_seq within 3n of
+-- MAX_SEQ (the most a call may add) is not a count either, so that a
+-- call that adopts or recovers cannot fail on it in step 2b.
 local function check()
   if not checked then
     typecheck({{'HLEN', 1}, {'HLEN', 2}, {'ZCARD', 3}, {'ZCARD', 4}, {'ZCARD', 5}, {'LLEN', 8}, {'HLEN', 12}, {'HLEN', 14}, {'HLEN', 15}})
     checked = true
-    return stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
+    local bad = stats_bad(KEYS[7], {'enq_seq', 'enq_skipped', 'delivery_seq', 'total_failed', 'total_dead', 'total_dead_trimmed'})
+    if not bad and sv[2] and to_int(sv[2]) > MAX_SEQ - 3 * tonumber(ARGV[1]) then
+      bad = 'field delivery_seq is not a count: ' .. sv[2]
+    end
+    return bad
   end
 end
 local notes = {}
@@ -210,16 +227,20 @@ local function holds_jobs(list)
   end
   return false
 end
+-- step 1's leases to recover: the expired ones, and those ending further
+-- away than the longest lease (not written by this package: reported)
+for _, id in ipairs(far) do
+  expired[#expired + 1] = id
+  note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
+end
 local foreign = holds_jobs(tail)
-if foreign or holds_jobs(inbox) then
+if foreign or holds_jobs(inbox) or #expired > 0 then
   local bad = check()
   if bad then
     return {'corrupt', 7, bad}
   end
 end
-if #inbox > 0 then
-  redis.call('LTRIM', KEYS[10], '0', -(#inbox + 1))
-end
+-- (the inbox, read whole, is emptied with step 2's writes)
 -- the wake list, when its tail was read and left alone, is known to hold
 -- something exactly when the tail did: a wake-up then needs no LLEN.
 local awake = #tail > 0
@@ -239,18 +260,8 @@ end
 
 -- 1. expired leases come back (a crashed worker counts as a failed
 -- attempt); a deadline further than the longest lease was not written by
--- this package: recovered too, and reported. (expired and far were read
--- before step 0.)
-for _, id in ipairs(far) do
-  expired[#expired + 1] = id
-  note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
-end
-if #expired > 0 then
-  local bad = check()
-  if bad then
-    return {'corrupt', 7, bad}
-  end
-end
+-- this package: recovered too, and reported. (expired and far were read,
+-- and check run, before step 0.)
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[6], id)
   local st = redis.call('HGET', KEYS[2], id)
@@ -284,9 +295,9 @@ for _, id in ipairs(expired) do
 end
 
 -- 2. lease ready jobs, unless the queue is paused: the stats hash's
--- paused field (Pause) is read here, so jobs in flight finish and
+-- paused field (Pause, read up front), so jobs in flight finish and
 -- expired leases still come back, but nothing new is delivered.
-local paused = redis.call('HGET', KEYS[7], 'paused')
+local paused = sv[1]
 -- The ready jobs of a level are the lowest scores, so
 -- the first k of ZRANGEBYSCORE are ranks 0..k-1; every write is batched.
 local n = paused and 0 or tonumber(ARGV[1])
@@ -307,8 +318,12 @@ local function hold(wait)
 end
 -- knote reports a limit key (named, not in KEYS) found corrupt and
 -- repaired: the note's index is 0 and its text the key, a newline, why.
+-- The key is deleted with step 2's writes (repairs), so that a call that
+-- fails leaves it.
+local repairs = {}
 local function knote(key, why)
   note(0, key .. '\n' .. why)
+  repairs[#repairs + 1] = key
 end
 -- used reads a rate key ("window,count"): the jobs leased in window win.
 -- A key of another type or value is not this package's: it is deleted
@@ -316,13 +331,11 @@ end
 local function used(key, win)
   local v = redis.pcall('GET', key)
   if type(v) == 'table' then
-    redis.call('DEL', key)
     knote(key, 'not a string (WRONGTYPE); deleted')
     return 0
   end
   local w, c = string.match(v or '', '^(%d+),(%d+)$')
   if v and not w then
-    redis.call('DEL', key)
     knote(key, 'rate window ' .. string.sub(v, 1, 32) .. ' is not window,count; deleted')
   end
   if w and tonumber(w) == win then
@@ -356,8 +369,7 @@ end
 local gs, jobgroup, scanned = {}, {}, 0
 local rr0, seen0 = '', nil
 if grouped then
-  local v = redis.call('HMGET', KEYS[7], 'group_rr', 'group_seen')
-  rr0, seen0 = v[1] or '', v[2]
+  rr0, seen0 = sv[3] or '', sv[4]
 end
 local rr = rr0
 -- The groups the last whole read of the ready sets found (the stats
@@ -399,7 +411,6 @@ local function gstate(g)
     mem = redis.pcall('ZCARD', k)
   end
   if type(mem) == 'table' and mem.err then
-    redis.call('DEL', k)
     knote(k, 'not a sorted set (WRONGTYPE); deleted')
     mem = {}
   end
@@ -555,23 +566,27 @@ local function pick(key, m)
   return out
 end
 
-local lvchecked = false -- the types of the levels below the first leased from
+-- 2b. plan: read every level the request reaches (while the levels above
+-- leave it short), the states and bodies of its jobs, and, when a job
+-- must be dead-lettered, the keys and counters that needs (check), all
+-- before the first write. A job never delivered has no state entry
+-- yet: its state is fresh_state's.
+local plan, want, total, unread = {}, n, 0, {}
 for i = 3, 5 do
-  if #leased >= n then
+  if want <= 0 then
     whole = false
     break
   end
+  if grouped and scanned >= GROUP_SCAN then
+    unread[#unread + 1] = {'ZCARD', i} -- pick reads no more
+  end
   local ids
   if grouped then
-    ids = pick(KEYS[i], n - #leased)
+    ids = pick(KEYS[i], want)
   else
-    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', '0', n - #leased)
+    ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', maxscore, 'LIMIT', '0', want)
   end
   if #ids > 0 then
-    -- reads first: the states and bodies, and the dead-letter list's type
-    -- when a job must go there. A job never delivered has no state
-    -- entry yet: its state is fresh_state's.
-    local lvl0 = i == 3 and 'high' or (i == 4 and 'normal' or 'low')
     local sts = mread('HMGET', KEYS[2], ids)
     local bodies = mread('HMGET', KEYS[1], ids)
     local fresh, good = {}, 0
@@ -591,90 +606,113 @@ for i = 3, 5 do
         end
       end
     end
-    -- the levels below this one are read only when it leaves the request
-    -- short: then their types are read before its first write (once a
-    -- call; no read at all when the first level with ready jobs fills n)
-    if not lvchecked and i < 5 and #leased + good < n then
-      lvchecked = true
-      local spec = {}
-      for x = i + 1, 5 do
-        spec[#spec + 1] = {'ZCARD', x}
+    plan[#plan + 1] = {i = i, ids = ids, sts = sts, bodies = bodies, fresh = fresh}
+    want, total = want - good, total + good
+  end
+end
+if total == 0 then
+  -- step 4 reads every level: one pick left unread (it had read
+  -- GROUP_SCAN jobs, none leased) has its type read now
+  typecheck(unread)
+end
+-- the delivery sequence, a count in [0, MAX_SEQ]: each level's jobs take
+-- the next #ids values. It lags the server clock (µs) only after data
+-- loss (a restart that lost the stats hash, an older snapshot, a
+-- failover): then it moves there, so that a token is not given again,
+-- and a stale holder cannot settle the new delivery.
+local dseq = 0
+if #plan > 0 and sv[2] then
+  dseq = to_int(sv[2], 0)
+  if not dseq then
+    return {'corrupt', 7, 'field delivery_seq is not a count'}
+  end
+end
+for _, p in ipairs(plan) do
+  p.seq = math.max(dseq, nowus)
+  dseq = p.seq + #p.ids
+  if dseq > MAX_SEQ then
+    return {'corrupt', 7, 'field delivery_seq is not a count'}
+  end
+end
+-- step 3's read: an idle call moves enq_seq back (see 3 below)
+local eseq, eskip
+if not paused and total == 0 then
+  local v = redis.call('HMGET', KEYS[7], 'enq_seq', 'enq_skipped')
+  eseq = v[1] and to_int(v[1])
+  if eseq and eseq >= now * 1000 - 1 then
+    eskip = to_int(v[2] or '0')
+    if not eskip then
+      return {'corrupt', 7, 'field enq_skipped is not a count'}
+    end
+  end
+end
+
+-- 2c. the writes: the inbox's tokens (and the jobs adopted from it) go,
+-- the limit keys found corrupt are deleted, and each level's jobs are
+-- leased (or dead-lettered, or dropped when their JSON is gone).
+if #inbox > 0 then
+  redis.call('LTRIM', KEYS[10], '0', -(#inbox + 1))
+end
+for _, k in ipairs(repairs) do
+  redis.call('DEL', k)
+end
+for _, p in ipairs(plan) do
+  local ids, sts, bodies, fresh = p.ids, p.sts, p.bodies, p.fresh
+  local lvl0 = p.i == 3 and 'high' or (p.i == 4 and 'normal' or 'low')
+  if grouped then
+    batched('ZREM', KEYS[p.i], ids)
+  else
+    redis.call('ZREMRANGEBYRANK', KEYS[p.i], '0', #ids - 1)
+  end
+  local hset, zadd, orphans = {}, {}, {}
+  local seq = p.seq
+  for j, id in ipairs(ids) do
+    local body, retry, max, lvl, lasterr = bodies[j], 0, fresh[j], lvl0, ''
+    if not max then
+      local _
+      _, retry, max, lvl, lasterr = parse_state(sts[j])
+    end
+    if body and max then
+      seq = seq + 1
+      local sseq = string.format('%d', seq)
+      hset[#hset + 1] = id
+      hset[#hset + 1] = sseq .. ',' .. string.format('%d', retry) .. ',' .. max .. ',' .. lvl .. ',' .. lasterr
+      zadd[#zadd + 1] = sdeadline
+      zadd[#zadd + 1] = id
+      rows[#rows + 1] = id
+      rows[#rows + 1] = seq
+      rows[#rows + 1] = retry
+      rows[#rows + 1] = tonumber(max)
+      rows[#rows + 1] = lvl
+      rows[#rows + 1] = body
+      rows[#rows + 1] = deadline
+      rows[#rows + 1] = lasterr
+      leased[#leased + 1] = id
+      dlvs[#dlvs + 1] = sseq
+      emit(evk, evn, 'started', id, now, seq, retry)
+      local b = grouped and jobgroup[id]
+      if b and b.g ~= '' then
+        b.s.taken = b.s.taken + 1
+        b.lease = b.lease or {}
+        b.lease[#b.lease + 1] = sdeadline
+        b.lease[#b.lease + 1] = id
       end
-      typecheck(spec)
-    end
-    -- the first write: the delivery sequence, a count in [1, 2^53)
-    local top = redis.pcall('HINCRBY', KEYS[7], 'delivery_seq', #ids)
-    if type(top) ~= 'number' or top - #ids < 0 or top > 9007199254740991 then
-      if type(top) == 'number' then
-        redis.call('HINCRBY', KEYS[7], 'delivery_seq', -#ids)
-      elseif string.find(top.err or '', 'WRONGTYPE', 1, true) then
-        return {'corrupt', 7, 'not a hash (WRONGTYPE)'}
-      end
-      return {'corrupt', 7, 'field delivery_seq is not a count'}
-    end
-    if top - #ids < nowus then
-      -- The sequence lags the server clock (µs): it moves there, so that
-      -- after data loss (a restart that lost the stats hash, an older
-      -- snapshot, a failover) a token is not given again, and a stale
-      -- holder cannot settle the new delivery.
-      top = nowus + #ids
-      redis.call('HSET', KEYS[7], 'delivery_seq', int_str(top))
-    end
-    if grouped then
-      batched('ZREM', KEYS[i], ids)
+    elseif body and not sts[j] then
+      dead(id, 0, 0, lvl0, 'corrupt job: no state and no max_retries')
+      note(1, 'job ' .. id .. ' has no state and its JSON does not end with max_retries; dead-lettered')
+    elseif body then
+      dead(id, 0, 0, lvl0, 'corrupt job state')
+      note(2, 'state of ' .. id .. ' does not parse; job dead-lettered')
     else
-      redis.call('ZREMRANGEBYRANK', KEYS[i], '0', #ids - 1)
+      orphans[#orphans + 1] = id
+      note(1, 'job ' .. id .. ' was queued without its JSON; dropped')
     end
-    local hset, zadd, orphans = {}, {}, {}
-    local seq = top - #ids
-    for j, id in ipairs(ids) do
-      local body, retry, max, lvl, lasterr = bodies[j], 0, fresh[j], lvl0, ''
-      if not max then
-        local _
-        _, retry, max, lvl, lasterr = parse_state(sts[j])
-      end
-      if body and max then
-        seq = seq + 1
-        local sseq = string.format('%d', seq)
-        hset[#hset + 1] = id
-        hset[#hset + 1] = sseq .. ',' .. string.format('%d', retry) .. ',' .. max .. ',' .. lvl .. ',' .. lasterr
-        zadd[#zadd + 1] = sdeadline
-        zadd[#zadd + 1] = id
-        rows[#rows + 1] = id
-        rows[#rows + 1] = seq
-        rows[#rows + 1] = retry
-        rows[#rows + 1] = tonumber(max)
-        rows[#rows + 1] = lvl
-        rows[#rows + 1] = body
-        rows[#rows + 1] = deadline
-        rows[#rows + 1] = lasterr
-        leased[#leased + 1] = id
-        dlvs[#dlvs + 1] = sseq
-        emit(evk, evn, 'started', id, now, seq, retry)
-        local b = grouped and jobgroup[id]
-        if b and b.g ~= '' then
-          b.s.taken = b.s.taken + 1
-          b.lease = b.lease or {}
-          b.lease[#b.lease + 1] = sdeadline
-          b.lease[#b.lease + 1] = id
-        end
-      elseif body and not sts[j] then
-        dead(id, 0, 0, lvl0, 'corrupt job: no state and no max_retries')
-        note(1, 'job ' .. id .. ' has no state and its JSON does not end with max_retries; dead-lettered')
-      elseif body then
-        dead(id, 0, 0, lvl0, 'corrupt job state')
-        note(2, 'state of ' .. id .. ' does not parse; job dead-lettered')
-      else
-        orphans[#orphans + 1] = id
-        note(1, 'job ' .. id .. ' was queued without its JSON; dropped')
-      end
-    end
-    batched('HSET', KEYS[2], hset)
-    batched('ZADD', KEYS[6], zadd)
-    batched('HDEL', KEYS[2], orphans)
-    if #orphans > 0 and redis.call('TYPE', KEYS[14]).ok == 'hash' then
-      batched('HDEL', KEYS[14], orphans)
-    end
+  end
+  batched('HSET', KEYS[2], hset)
+  batched('ZADD', KEYS[6], zadd)
+  batched('HDEL', KEYS[2], orphans)
+  if #orphans > 0 and redis.call('TYPE', KEYS[14]).ok == 'hash' then
+    batched('HDEL', KEYS[14], orphans)
   end
 end
 if #fids > 0 then
@@ -684,9 +722,9 @@ if #fids > 0 then
   for x = 1, #fids do
     kinds[x] = 'dead'
   end
-  local plan = flow_plan(KEYS[12], fids, kinds)
-  if plan then
-    local d, tr = flow_apply(plan, KEYS[12], {jobs = KEYS[1], state = KEYS[2], levels = lvkeys, dlq = KEYS[8], wake = KEYS[9]},
+  local fplan = flow_plan(KEYS[12], fids, kinds)
+  if fplan then
+    local d, tr = flow_apply(fplan, KEYS[12], {jobs = KEYS[1], state = KEYS[2], levels = lvkeys, dlq = KEYS[8], wake = KEYS[9]},
       now, tonumber(ARGV[3]), ARGV[4], evk, evn)
     deadn, trimmed = deadn + d, trimmed + tr
   end
@@ -700,17 +738,22 @@ end
 if lim and lim.r and #leased > 0 then
   redis.call('SET', KEYS[16], int_str(qwin) .. ',' .. int_str(qused + #leased), 'PX', int_str((qwin + 2) * lim.p - now))
 end
+-- the stats hash: the delivery sequence (2b), pick's round-robin and
+-- the groups a whole read found, in one HSET
+local upd = {}
+if #plan > 0 then
+  upd[#upd + 1], upd[#upd + 2] = 'delivery_seq', int_str(dseq)
+end
+if grouped and rr ~= rr0 then
+  upd[#upd + 1], upd[#upd + 2] = 'group_rr', rr
+end
+if grouped and whole and #seen <= GROUP_SEEN_MAX then
+  upd[#upd + 1], upd[#upd + 2] = 'group_seen', int_str(now) .. '|' .. table.concat(seen, ',')
+end
+if #upd > 0 then
+  redis.call('HSET', KEYS[7], unpack(upd))
+end
 if grouped then
-  local upd = {}
-  if rr ~= rr0 then
-    upd[#upd + 1], upd[#upd + 2] = 'group_rr', rr
-  end
-  if whole and #seen <= GROUP_SEEN_MAX then
-    upd[#upd + 1], upd[#upd + 2] = 'group_seen', int_str(now) .. '|' .. table.concat(seen, ',')
-  end
-  if #upd > 0 then
-    redis.call('HSET', KEYS[7], unpack(upd))
-  end
   for g, s in pairs(gs) do
     if s.gone then
       batched('ZREM', KEYS[17] .. g, s.gone)
@@ -753,16 +796,11 @@ end
 -- to it); if a job was enqueued in this one, move enq_seq (and
 -- enq_skipped, keeping their difference) back before it, so that the
 -- next enqueue of this millisecond checks too. Nothing is ready, so no
--- job of this millisecond is left to be ordered against it.
-local seq = redis.call('HGET', KEYS[7], 'enq_seq')
-seq = seq and to_int(seq)
-if seq and seq >= now * 1000 - 1 then
-  local d = seq - now * 1000 + 2
-  local r = redis.pcall('HINCRBY', KEYS[7], 'enq_skipped', -d)
-  if type(r) ~= 'number' then
-    return {'corrupt', 7, 'field enq_skipped is not a count'}
-  end
-  redis.call('HINCRBY', KEYS[7], 'enq_seq', -d)
+-- job of this millisecond is left to be ordered against it. (Both were
+-- read, and enq_skipped checked, in 2b.)
+if eskip then
+  local d = eseq - now * 1000 + 2
+  redis.call('HSET', KEYS[7], 'enq_skipped', int_str(eskip - d), 'enq_seq', int_str(eseq - d))
 end
 
 if limited or gheld then
