@@ -151,8 +151,9 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		for i, k := range tagKeys {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.WrapPipe(ctx, op, cmds)
+		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
+		if err := pkg.WrapPipe(ctx, op, cmds); err != nil {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -226,8 +226,9 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				it.get = pipe.Get(ctx, it.key)
 			}
 		}
-		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.WrapPipe(ctx, op, cmds)
+		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
+		if err := pkg.WrapPipe(ctx, op, cmds); err != nil {
+			return err
 		}
 		nowMs := now.Val().UnixMilli()
 		mu.Lock()

@@ -1,11 +1,13 @@
 package lock
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +20,13 @@ import (
 // whichever key the SCAN returned first.
 func TestOverviewNamesTheWrongTypedKey(t *testing.T) {
 	e := harness.New(t)
+	bad := leasesAndOneHash(t, e)
+	requireOverviewNames(t, e, e.Client, bad)
+}
+
+// leasesAndOneHash writes 30 leases and, among them, a lock key holding
+// a hash, which it returns.
+func leasesAndOneHash(t *testing.T, e *harness.Env) string {
 	ctx := e.Ctx()
 	for i := range 30 {
 		k, err := lockKey.Key(e.NS, "report", fmt.Sprint(i))
@@ -27,10 +36,71 @@ func TestOverviewNamesTheWrongTypedKey(t *testing.T) {
 	bad, err := lockKey.Key(e.NS, "report", "bad")
 	require.NoError(t, err)
 	require.NoError(t, e.Client.HSet(ctx, bad, "f", "v").Err())
-	in, err := NewInspector(e.Client, WithNamespace(e.NS))
+	return bad
+}
+
+// requireOverviewNames requires Overview through c to fail with
+// keys.ErrCorrupt naming bad.
+func requireOverviewNames(t *testing.T, e *harness.Env, c redis.UniversalClient, bad string) {
+	in, err := NewInspector(c, WithNamespace(e.NS))
 	require.NoError(t, err)
-	_, err = in.Overview(ctx, 100)
+	_, err = in.Overview(e.Ctx(), 100)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, keys.ErrCorrupt)
 	assert.True(t, strings.Contains(err.Error(), fmt.Sprintf("%q", bad)), "%v does not name %s", err, bad)
+}
+
+// vanishHook makes a lease run out between Overview's SCAN and its
+// reads: before the pipeline that reads bad is sent it deletes the key of
+// its first other GET, and sends bad's GET last, so the nil reply comes
+// first.
+type vanishHook struct {
+	bad  string
+	del  func(key string)
+	gone *string
+}
+
+func (vanishHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (vanishHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h vanishHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var sent, last []redis.Cmder
+		for _, c := range cmds {
+			if args := c.Args(); len(args) == 2 && args[0] == "get" && args[1] == h.bad {
+				last = append(last, c)
+			} else {
+				sent = append(sent, c)
+			}
+		}
+		if len(last) == 0 { // another node's pipeline
+			return next(ctx, cmds)
+		}
+		for _, c := range sent {
+			if args := c.Args(); len(args) == 2 && args[0] == "get" {
+				*h.gone = args[1].(string)
+				h.del(*h.gone)
+				break
+			}
+		}
+		return next(ctx, append(sent, last...))
+	}
+}
+
+// TestOverviewWrongTypedKeyAfterVanishedLease: a lease gone since the SCAN
+// reads as nil, which go-redis's Exec returns as the pipeline's first
+// error; a wrong-typed key after it still fails Overview naming that key.
+func TestOverviewWrongTypedKeyAfterVanishedLease(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	bad := leasesAndOneHash(t, e)
+	c := e.FreshClient()
+	var gone string
+	hook := vanishHook{bad: bad, gone: &gone, del: func(k string) { require.NoError(t, e.Client.Del(ctx, k).Err()) }}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		cc.OnNewNode(func(n *redis.Client) { n.AddHook(hook) }) // Overview pipelines on each master's own client
+	} else {
+		c.AddHook(hook)
+	}
+	requireOverviewNames(t, e, c, bad)
+	require.NotEmpty(t, gone, "no lease's GET was sent")
 }

@@ -130,8 +130,9 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 			for i, k := range bks {
 				ttls[i] = pipe.PTTL(ctx, k)
 			}
-			if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-				return pkg.WrapPipe(ctx, op, cmds)
+			cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
+			if err := pkg.WrapPipe(ctx, op, cmds); err != nil {
+				return err
 			}
 		}
 		mu.Lock()

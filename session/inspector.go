@@ -76,8 +76,9 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 		for i, k := range found {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		if cmds, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return pkg.WrapPipe(ctx, "indexed users", cmds)
+		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
+		if err := pkg.WrapPipe(ctx, "indexed users", cmds); err != nil {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
