@@ -95,8 +95,9 @@ end
 -- failed batch, and would apply them again at every flush. Checked: the
 -- code, the KEYS indexes (never the ledger's), the TTLs, and the values
 -- the second pass parses; deltas and fields go to Redis as they are (a
--- bad one fails its command, which skips that operation). Cost: Lua work
--- only, no Redis command; TTLs are memoized, as a batch repeats a few.
+-- bad one fails its command, which skips that operation and is
+-- reported). Cost: Lua work only, no Redis command; TTLs are memoized,
+-- as a batch repeats a few.
 local nargs, nkeys = #ARGV, #KEYS
 -- (tonumber raises on nil: an ARGV past the end)
 local function num(s)
@@ -252,10 +253,14 @@ while a <= #ARGV do
     if op == 'g' then cmd = 'HINCRBYFLOAT' end
     local r = redis.pcall(cmd, k, ARGV[a + 2], ARGV[a + 3])
     if type(r) == 'table' and r.err and not string.find(r.err, 'WRONGTYPE', 1, true) then
-      -- the field's value does not add up (not a number, or would
-      -- overflow): Redis left the hash as it was; only this field's
-      -- delta is dropped
-      field_failed(i, ARGV[a + 2], r.err)
+      -- Redis left the hash as it was: only this field's delta is
+      -- dropped, and reported with why (the field is not a number, or
+      -- the sum would leave the range Redis keeps)
+      local why = r.err
+      if string.find(why, 'hash value is not', 1, true) then
+        why = 'holds data this package did not write (' .. why .. ')'
+      end
+      field_failed(i, ARGV[a + 2], why)
     elseif not failed(i, r) then
       expire(k, ARGV[a + 4])
     end
@@ -304,7 +309,7 @@ while a <= #ARGV do
         ov, os = to_int(ov), to_int(os)
         if not ov or not os then
           -- this dimension's field only: the other dimensions apply
-          field_failed(t, dim, 'not value:stamp')
+          field_failed(t, dim, 'holds data this package did not write (not value:stamp)')
           good = false
         end
       end

@@ -238,7 +238,7 @@ func (r *Recorder) send(ctx context.Context, b *batch) error {
 				r.corrupt.Add(1)
 				key := g.keys[k-1]
 				r.report(pkg.Fail("flush", key, nil, keys.Corrupt(key, fmt.Errorf(
-					"field %q holds data this package did not write (%s); its update was dropped, the key's other fields were applied",
+					"field %q: %s; its update was dropped, the key's other fields were applied",
 					truncate(fs[j+1], 256), truncate(fs[j+2], 128)))))
 			}
 		}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"testing"
@@ -230,11 +231,7 @@ func TestCorruptWriteRollupFutureEntryAddsNothing(t *testing.T) {
 func TestCorruptWriteTotalsFieldReportsThatField(t *testing.T) {
 	e := harness.New(t)
 	ctx := e.Ctx()
-	rec, reported := reportingRecorder(t, e)
-	c, err := rec.Counter("ai_tokens_used", "model", "type")
-	require.NoError(t, err)
-	h, err := rec.Histogram("api_latency_ms", []float64{10}, "endpoint")
-	require.NoError(t, err)
+	rec, reported, c, h := tokensAndLatency(t, e)
 	ct := mustKey(t, e.NS, totalsKey, "ai_tokens_used")
 	ht := mustKey(t, e.NS, totalsKey, "api_latency_ms")
 	require.NoError(t, e.Client.HSet(ctx, ct, "m|prompt", "many").Err())
@@ -286,5 +283,49 @@ func TestCorruptWriteLatestFieldSkipsThatDimension(t *testing.T) {
 	assert.Contains(t, got.Error(), totals)
 	assert.Contains(t, got.Error(), strconv.Quote("emails"))
 	assert.NotContains(t, got.Error(), strconv.Quote("sms"))
+	assert.Equal(t, int64(1), rec.Stats().Corrupt)
+}
+
+// tokensAndLatency returns a recorder whose flush errors reported()
+// joins, with a counter ai_tokens_used{model,type} and a histogram
+// api_latency_ms{endpoint} of one bound, 10.
+func tokensAndLatency(t *testing.T, e *harness.Env) (*Recorder, func() error, *Counter, *Histogram) {
+	rec, reported := reportingRecorder(t, e)
+	c, err := rec.Counter("ai_tokens_used", "model", "type")
+	require.NoError(t, err)
+	h, err := rec.Histogram("api_latency_ms", []float64{10}, "endpoint")
+	require.NoError(t, err)
+	return rec, reported, c, h
+}
+
+// A totals field whose sum would overflow skips that field alone, and the
+// report gives Redis's reason rather than calling the data foreign; an
+// observation of ±Inf is ignored at record time (Redis cannot add it to
+// a sum), so it reports nothing.
+func TestCorruptWriteOverflowFieldReportsWhy(t *testing.T) {
+	e := harness.New(t)
+	if !e.Real() {
+		t.Skip("miniredis's HINCRBY wraps around instead of refusing an overflow")
+	}
+	ctx := e.Ctx()
+	rec, reported, c, h := tokensAndLatency(t, e)
+	ct := mustKey(t, e.NS, totalsKey, "ai_tokens_used")
+	require.NoError(t, e.Client.HSet(ctx, ct, "m|prompt", "9223372036854775807").Err())
+	c.Add(1, "m", "prompt")
+	c.Add(4, "n", "prompt")
+	h.Observe(math.Inf(1), "/a")
+	h.Observe(math.Inf(-1), "/a")
+	h.Observe(5, "/a")
+	require.NoError(t, rec.Flush(ctx))
+
+	assert.Equal(t, map[string]string{"m|prompt": "9223372036854775807", "n|prompt": "4"}, e.Client.HGetAll(ctx, ct).Val())
+	ht := mustKey(t, e.NS, totalsKey, "api_latency_ms")
+	assert.Equal(t, map[string]string{"/a|sum": "5", "/a|10": "1", "/a|count": "1"}, e.Client.HGetAll(ctx, ht).Val())
+	got := reported()
+	require.ErrorIs(t, got, keys.ErrCorrupt)
+	assert.Contains(t, got.Error(), strconv.Quote("m|prompt"))
+	assert.Contains(t, got.Error(), "overflow")
+	assert.NotContains(t, got.Error(), "did not write")
+	assert.NotContains(t, got.Error(), ht, "the infinite observations were ignored")
 	assert.Equal(t, int64(1), rec.Stats().Corrupt)
 }

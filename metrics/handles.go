@@ -99,16 +99,17 @@ func (h *Histogram) With(values ...string) *HistogramSeries {
 	return &HistogramSeries{h.f.get(values), h.f.def.Buckets}
 }
 
-// Observe records v (NaN is ignored) in the series of the label values.
+// Observe records v in the series of the label values. NaN and ±Inf
+// are ignored: Redis cannot add them to the series' sum.
 func (h *Histogram) Observe(v float64, values ...string) {
 	observe(h.f.get(values), h.f.def.Buckets, v)
 }
 
-// Observe records v (NaN is ignored).
+// Observe records v (NaN and ±Inf are ignored, as by Histogram.Observe).
 func (s *HistogramSeries) Observe(v float64) { observe(s.s, s.b, v) }
 
 func observe(s *series, bounds []float64, v float64) {
-	if math.IsNaN(v) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
 	i := 0
