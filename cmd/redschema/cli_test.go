@@ -484,4 +484,10 @@ func TestKeyNamesPrintedInert(t *testing.T) {
 
 	assert.Equal(t, "`a\\|b`", shownCode("a|b"))
 	assert.Equal(t, "`\"q:\\x1b\"`", shownCode("q:\x1b"))
+	assert.Equal(t, "`` a`b ``", shownCode("a`b"))
+
+	// a guessed prefix is a piece of a key name: a hint quotes it too
+	assert.Equal(t, `-prefix "\x1bc:"`, change(keys.Namespace{}, keys.Namespace{Prefix: "\x1bc:"}))
+	assert.Equal(t, `-prefix "\u009b2J:"`, change(keys.Namespace{}, keys.Namespace{Prefix: "\u009b2J:"}))
+	assert.Equal(t, "-prefix ha:", change(keys.Namespace{}, keys.Namespace{Prefix: "ha:"}))
 }

@@ -89,10 +89,15 @@ func shown(key string) string {
 	return key
 }
 
-// shownCode is key as a Markdown table cell: shown, in backticks, with
-// a pipe (which would end the cell) escaped.
+// shownCode is key as a Markdown table cell: shown, in a code span, with
+// a pipe (which would end the cell) escaped; a key holding a backtick
+// gets the span's double-backtick form.
 func shownCode(key string) string {
-	return "`" + strings.ReplaceAll(shown(key), "|", `\|`) + "`"
+	s := strings.ReplaceAll(shown(key), "|", `\|`)
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }
 
 // human formats a byte count: 512 B, 1.5 KiB, 2.0 MiB.
