@@ -73,9 +73,10 @@
 -- counters they add to (check), so nothing after their first write can
 -- fail. Else the first write is step 2c's: 2b first reads every level the
 -- request reaches, its jobs' states and bodies, what dead-lettering one
--- needs (check), and checks delivery_seq (and, idle, enq_skipped); the
--- inbox's wake-up tokens are dropped, and a corrupt limit key deleted,
--- only in 2c. The common path pays for no extra reads.
+-- needs (check), and checks delivery_seq (and, idle, enq_skipped); an
+-- inbox of wake-up tokens is emptied, and a corrupt limit key deleted,
+-- only in 2c (an inbox holding jobs is emptied as step 0 adopts them).
+-- The common path pays for no extra reads.
 --
 -- Leases are rounded toward safety: a deadline is the server time in ms
 -- rounded up plus the lease, and a lease is recovered only once the
@@ -234,13 +235,19 @@ for _, id in ipairs(far) do
   note(6, 'lease of ' .. id .. ' ends further away than the longest lease; recovered')
 end
 local foreign = holds_jobs(tail)
-if foreign or holds_jobs(inbox) or #expired > 0 then
+local adopting = holds_jobs(inbox)
+if foreign or adopting or #expired > 0 then
   local bad = check()
   if bad then
     return {'corrupt', 7, bad}
   end
 end
--- (the inbox, read whole, is emptied with step 2's writes)
+-- the inbox, read whole, is emptied with the jobs adopted from it (so
+-- that no later step can leave them to be adopted again), or, holding
+-- only wake-up tokens, with step 2's writes
+if adopting then
+  redis.call('LTRIM', KEYS[10], '0', -(#inbox + 1))
+end
 -- the wake list, when its tail was read and left alone, is known to hold
 -- something exactly when the tail did: a wake-up then needs no LLEN.
 local awake = #tail > 0
@@ -647,10 +654,10 @@ if not paused and total == 0 then
   end
 end
 
--- 2c. the writes: the inbox's tokens (and the jobs adopted from it) go,
+-- 2c. the writes: the inbox's tokens go (unless step 0 emptied it),
 -- the limit keys found corrupt are deleted, and each level's jobs are
 -- leased (or dead-lettered, or dropped when their JSON is gone).
-if #inbox > 0 then
+if #inbox > 0 and not adopting then
   redis.call('LTRIM', KEYS[10], '0', -(#inbox + 1))
 end
 for _, k in ipairs(repairs) do
