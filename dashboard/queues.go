@@ -79,6 +79,7 @@ type queueStats struct {
 	OldestReadyMs  int64            `json:"oldest_ready_ms"`
 	LastProcessed  *time.Time       `json:"last_processed_at,omitempty"`
 	Daily          daily            `json:"daily"`
+	Error          string           `json:"error,omitempty"` // why the queue's stats or daily counts did not read (the rest of the row is what did)
 }
 
 func byLevel(m map[queue.Priority]int64) map[string]int64 {
@@ -110,7 +111,10 @@ func row(name string, st queue.Stats, days []queue.DayStats) queueStats {
 
 // queueList lists every queue (queue.Inspector.Names, a SCAN) with its
 // stats and daily counts, read in one pipeline for all queues
-// (queue.Inspector.Summaries): two round trips per node.
+// (queue.Inspector.Summaries): two round trips per node. When a queue's
+// data does not parse (keys.ErrCorrupt), each queue is read again alone,
+// one round trip each, so that the others still show and the bad one's
+// row says why.
 func (h *Handler) queueList(r *http.Request) (any, error) {
 	ctx := r.Context()
 	names, err := h.queueInspector().Names(ctx)
@@ -119,6 +123,20 @@ func (h *Handler) queueList(r *http.Request) (any, error) {
 	}
 	out := []queueStats{}
 	ss, err := h.queueInspector().Summaries(ctx, names)
+	if errors.Is(err, keys.ErrCorrupt) {
+		for _, n := range names {
+			one, err := h.queueInspector().Summaries(ctx, []string{n})
+			if err != nil && !errors.Is(err, keys.ErrCorrupt) {
+				return nil, err
+			}
+			q := row(n, one[0].Stats, one[0].Daily)
+			if err != nil {
+				q.Error = err.Error()
+			}
+			out = append(out, q)
+		}
+		return map[string]any{"queues": out}, nil
+	}
 	if err != nil {
 		return nil, queueReadErr(err)
 	}

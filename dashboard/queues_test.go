@@ -266,3 +266,39 @@ func TestWithQueueReachesActions(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuesOneCorruptQueue: a queue whose stats hash holds a field this
+// library did not write gets its own row, with the reason naming the
+// key; every other queue still shows in full (the page is not a 500).
+func TestQueuesOneCorruptQueue(t *testing.T) {
+	f := setup(t, dashboard.WithToken(testToken))
+	e := f.env
+	q, err := queue.New[string](e.Client, "broken", queue.WithNamespace(e.NS))
+	require.NoError(t, err)
+	_, err = q.Enqueue(e.Ctx(), "x")
+	require.NoError(t, err)
+	stats := e.NS.Prefix + "queue:stats:{broken}"
+	require.NoError(t, e.Client.HSet(e.Ctx(), stats, "total_processed", "many").Err())
+
+	var list struct {
+		Queues []struct {
+			queueRow
+			Error string
+		}
+	}
+	require.Equal(t, http.StatusOK, f.get(t, "/api/queues", &list))
+	require.Len(t, list.Queues, 2)
+	for _, r := range list.Queues {
+		switch r.Name {
+		case "broken":
+			require.Contains(t, r.Error, fmt.Sprintf("%q", stats), "the reason names the key")
+		case demo.Queue:
+			require.Empty(t, r.Error)
+			require.EqualValues(t, demo.Processed, r.TotalProcessed)
+			require.Equal(t, map[string]int64{"high": demo.ReadyHigh, "normal": demo.ReadyNormal, "low": demo.ReadyLow}, r.Ready)
+			require.Len(t, r.Daily.Days, 90)
+		default:
+			t.Fatalf("unexpected queue %q", r.Name)
+		}
+	}
+}

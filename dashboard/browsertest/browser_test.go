@@ -709,6 +709,21 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Zero(t, st.Dead)
 		require.EqualValues(t, 3, st.Ready[queue.High])
 		noErrors("queues")
+
+		// A queue whose stats hash holds a field this library did not
+		// write gets its own row with the reason, naming the key; the
+		// others still show, and no error banner hides the page.
+		broken, err := queue.New[string](env.Client, "broken", queue.WithNamespace(env.NS))
+		require.NoError(t, err)
+		_, err = broken.Enqueue(env.Ctx(), "x")
+		require.NoError(t, err)
+		brokenStats := env.NS.Prefix + "queue:stats:{broken}"
+		require.NoError(t, env.Client.HSet(env.Ctx(), brokenStats, "total_processed", "many").Err())
+		open(t, ctx, srv.URL+"/#queues/"+demo.Queue, "queues")
+		waitJS(t, ctx, `!!document.querySelector('#queue-table tr.corrupt[data-queue="broken"]')`)
+		require.Contains(t, text(t, ctx, `#queue-table tr[data-queue="broken"] td.bad`), brokenStats)
+		require.Equal(t, demo.Queue, text(t, ctx, `#queue-table tr[data-queue="`+demo.Queue+`"] td`))
+		noErrors("queues")
 	})
 
 	t.Run("sessions", func(t *testing.T) {

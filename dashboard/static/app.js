@@ -320,7 +320,11 @@ function sumLevels(m) { return (m.high || 0) + (m.normal || 0) + (m.low || 0); }
 
 async function loadQueues() {
   const r = await api("/api/queues");
-  const rows = r.queues.map(q => el("tr", { "data-queue": q.name, class: q.paused ? "paused" : "" },
+  // A queue whose data does not parse gets its row and its reason; the
+  // other queues show as usual.
+  const rows = r.queues.map(q => q.error ? el("tr", { "data-queue": q.name, class: "corrupt" },
+    td(el("a", { href: "#queues/" + encodeURIComponent(q.name) }, q.name)), el("td", { colspan: "11", class: "bad" }, q.error)) :
+    el("tr", { "data-queue": q.name, class: q.paused ? "paused" : "" },
     td(el("a", { href: "#queues/" + encodeURIComponent(q.name) }, q.name)),
     tn(q.ready.high), tn(q.ready.normal), tn(q.ready.low),
     tn(sumLevels(q.scheduled)), tn(q.in_flight), tn(q.dead, true),
@@ -328,7 +332,7 @@ async function loadQueues() {
     td(sumLevels(q.ready) ? msText(q.oldest_ready_ms) : "—", "n"), td(q.paused ? el("span", { class: "badge paused" }, "paused") : "running")));
   document.getElementById("queue-list").replaceChildren(table("queue-table",
     ["Queue", "High#", "Normal#", "Low#", "Scheduled#", "In flight#", "Dead#", "Processed#", "Failed#", "Avg time#", "Latency#", "State"], rows));
-  if (!state.queue && r.queues.length) state.queue = r.queues[0].name;
+  if (!state.queue && r.queues.length) state.queue = (r.queues.find(q => !q.error) || r.queues[0]).name;
   if (state.queue) await loadQueue(state.queue);
   else document.getElementById("queue-detail").replaceChildren(el("p", { class: "muted" }, "No queues."));
 }
