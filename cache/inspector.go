@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"sync"
@@ -90,7 +91,9 @@ type Overview struct {
 // and tag patterns advance together in one pipeline per step (one step on
 // a keyspace of up to about a thousand keys per node), then one pipeline
 // reads the hashes and the tags' sizes: two round trips per node. A key
-// of another type fails it with keys.ErrCorrupt naming that key.
+// of another type is left out: the Overview holds what was read, with an
+// error matching keys.ErrCorrupt that names the key (of the first master
+// that met one, in a cluster).
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	return in.read(ctx, "overview", true, true)
 }
@@ -151,13 +154,16 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		for i, k := range tagKeys {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
-		if err := pkg.WrapPipe(ctx, op, cmds); err != nil {
-			return err
-		}
+		_, _ = pipe.Exec(ctx) // every command carries its own error
 		mu.Lock()
 		defer mu.Unlock()
+		var corrupt []error // keys of another type, left out
 		for i, c := range hm {
+			if skip, err := pkg.Skip(ctx, op, &corrupt, c); err != nil {
+				return err
+			} else if skip {
+				continue
+			}
 			v := c.Val()
 			if len(v) != 3 || v[0] == nil { // a lease or marker without an entry
 				continue
@@ -173,11 +179,16 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 			s.Bytes += num(v[2])
 		}
 		for i, c := range cards {
+			if skip, err := pkg.Skip(ctx, op, &corrupt, c); err != nil {
+				return err
+			} else if skip {
+				continue
+			}
 			out.Tags = append(out.Tags, TagStat{Tag: tagNames[i], Members: c.Val()})
 		}
-		return nil
+		return errors.Join(corrupt...)
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, keys.ErrCorrupt) {
 		return Overview{}, err
 	}
 	if endpoints {
@@ -194,7 +205,7 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		return a.Method < b.Method
 	})
 	sort.Slice(out.Tags, func(i, j int) bool { return out.Tags[i].Tag < out.Tags[j].Tag })
-	return out, nil
+	return out, err
 }
 
 func num(v any) int64 {

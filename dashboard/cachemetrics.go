@@ -25,6 +25,7 @@ type tagRow struct {
 type cacheReply struct {
 	Endpoints []endpointRow `json:"endpoints"`
 	Tags      []tagRow      `json:"tags"`
+	Corrupt   []string      `json:"corrupt,omitempty"` // keys of another type, left out (see leftOut)
 }
 
 // historyLen is how many samples the cache and metrics pages' in-memory
@@ -34,13 +35,13 @@ const historyLen = 120
 // cacheStats answers the cache page: the API cache's live entries, hits
 // and hit rate per endpoint and its invalidation tags, from
 // cache.Inspector.Overview (one SCAN pipeline and one read pipeline
-// per node).
+// per node). A key of another type is left out, and listed in corrupt.
 func (h *Handler) cacheStats(r *http.Request) (any, error) {
 	ov, err := h.cacheInsp.Overview(r.Context())
-	if err != nil {
+	out := cacheReply{Endpoints: []endpointRow{}, Tags: []tagRow{}}
+	if out.Corrupt, err = leftOut(err); err != nil {
 		return nil, err
 	}
-	out := cacheReply{Endpoints: []endpointRow{}, Tags: []tagRow{}}
 	for _, e := range ov.Endpoints {
 		out.Endpoints = append(out.Endpoints, endpointRow{Endpoint: e.Endpoint, Method: e.Method, Entries: e.Entries,
 			Hits: e.Hits, HitRate: e.HitRate(), Bytes: e.Bytes})

@@ -36,18 +36,19 @@ type locksReply struct {
 	Locks      []lockRow `json:"locks"`
 	Semaphores []semRow  `json:"semaphores"`
 	Jobs       []jobRun  `json:"jobs"`
+	Corrupt    []string  `json:"corrupt,omitempty"` // keys of another type, left out (see leftOut)
 }
 
 // locks answers the locks page: held lease locks with their owner label
 // and remaining TTL, semaphores with their permits, and interval jobs
 // with their last run and, for the jobs given WithInterval, the next, all
 // from lock.Inspector.Overview (one SCAN pipeline and one read pipeline
-// per node).
+// per node). A key of another type is left out, and listed in corrupt.
 func (h *Handler) locks(r *http.Request) (any, error) {
 	ctx := r.Context()
 	out := locksReply{Locks: []lockRow{}, Semaphores: []semRow{}, Jobs: []jobRun{}}
 	ov, err := h.lockInsp.Overview(ctx, maxRateRows)
-	if err != nil {
+	if out.Corrupt, err = leftOut(err); err != nil {
 		return nil, err
 	}
 	for _, l := range ov.Held {

@@ -30,7 +30,8 @@ type userRow struct {
 }
 
 type sessionsReply struct {
-	Users    []userRow    `json:"users"` // the users with the most sessions (session.Inspector.IndexedUsers)
+	Users    []userRow    `json:"users"`             // the users with the most sessions (session.Inspector.IndexedUsers)
+	Corrupt  []string     `json:"corrupt,omitempty"` // indexes of another type, left out of users (see leftOut)
 	User     string       `json:"user"`
 	Record   any          `json:"record"` // the user:{user_id} hash as the session package decodes it; nil if none
 	Status   string       `json:"status"`
@@ -57,6 +58,7 @@ func sessionTemplate(s string) *keys.Template {
 func (h *Handler) userSessions(r *http.Request) (any, error) {
 	ctx := r.Context()
 	indexed, err := h.sessInsp.IndexedUsers(ctx, maxListed)
+	corrupt, err := leftOut(err)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 	}
 	user := r.URL.Query().Get("user")
 	if user == "" {
-		return sessionsReply{Users: users, Sessions: []sessionRow{}, Status: "none"}, nil
+		return sessionsReply{Users: users, Corrupt: corrupt, Sessions: []sessionRow{}, Status: "none"}, nil
 	}
 	entries, err := h.sessions.List(ctx, user)
 	if err != nil {
@@ -75,7 +77,7 @@ func (h *Handler) userSessions(r *http.Request) (any, error) {
 		}
 		return nil, err
 	}
-	out := sessionsReply{Users: users, User: user, Sessions: []sessionRow{}, Status: "none"}
+	out := sessionsReply{Users: users, Corrupt: corrupt, User: user, Sessions: []sessionRow{}, Status: "none"}
 	st := sessionTemplate("session:user:{user_id}:{session_id}")
 	for _, e := range entries {
 		key, err := st.Key(h.opt.ns, user, e.ID)

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,8 +48,9 @@ func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error)
 // cluster, the three patterns' SCANs advance together in one pipeline per
 // step (one step on a keyspace of up to about a thousand keys per node),
 // then one pipeline reads everything found: two round trips per master
-// on such a keyspace. A key of another type fails it with
-// keys.ErrCorrupt naming that key.
+// on such a keyspace. A key of another type is left out: the Overview
+// holds what was read, with an error matching keys.ErrCorrupt that names
+// the key (of the first master that met one, in a cluster).
 func (in *Inspector) Overview(ctx context.Context, limit int) (Overview, error) {
 	return in.read(ctx, "overview", partHeld|partSems|partRuns, limit)
 }
@@ -87,11 +89,11 @@ func (in *Inspector) read(ctx context.Context, op string, parts, limit int) (Ove
 		return Overview{}, pkg.Invalidf(op, "limit %d is not in 1..%d", limit, maxAdminList)
 	}
 	o, err := readOverview(ctx, in.rdb, in.ns, op, parts)
-	if err != nil {
+	if err != nil && !errors.Is(err, keys.ErrCorrupt) {
 		return Overview{}, err
 	}
 	o.sortLimit(limit)
-	return o, nil
+	return o, err
 }
 
 // maxAdminList bounds the limit of the Inspector's reads.
@@ -194,19 +196,11 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 		if err != nil {
 			return pkg.Fail(op, matches[0], nil, err)
 		}
-		type item struct {
-			t    *keys.Template
-			key  string
-			args []string
-			get  *redis.StringCmd
-			ttl  *redis.DurationCmd
-			z    *redis.ZSliceCmd
-		}
-		var items []item
+		var items []overviewItem
 		for i, ks := range found {
 			for _, k := range ks {
 				if a, ok := matchArgs(ns, tmpls[i], k); ok {
-					items = append(items, item{t: tmpls[i], key: k, args: a})
+					items = append(items, overviewItem{t: tmpls[i], key: k, args: a})
 				}
 			}
 		}
@@ -226,14 +220,22 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				it.get = pipe.Get(ctx, it.key)
 			}
 		}
-		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
-		if err := pkg.WrapPipe(ctx, op, cmds); err != nil {
-			return err
+		_, _ = pipe.Exec(ctx) // every command carries its own error
+		if err := now.Err(); err != nil {
+			return pkg.Wrap(ctx, op, "", err)
 		}
 		nowMs := now.Val().UnixMilli()
 		mu.Lock()
 		defer mu.Unlock()
+		var corrupt []error
 		for _, it := range items {
+			// a key gone since the SCAN reads as redis.Nil, and is
+			// left out; one of another type is left out and reported
+			if skip, err := pkg.Skip(ctx, op, &corrupt, it.cmds()...); err != nil {
+				return err
+			} else if skip {
+				continue
+			}
 			switch it.t {
 			case lockKey:
 				if h, ok := heldLock(it.args, it.get.Val(), it.ttl.Val()); ok {
@@ -250,9 +252,35 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				}
 			}
 		}
-		return nil
+		return errors.Join(corrupt...)
 	})
 	return out, err
+}
+
+// overviewItem is one key readOverview found, with the commands that
+// read it.
+type overviewItem struct {
+	t    *keys.Template
+	key  string
+	args []string
+	get  *redis.StringCmd
+	ttl  *redis.DurationCmd
+	z    *redis.ZSliceCmd
+}
+
+// cmds returns the commands queued for the item.
+func (it *overviewItem) cmds() []redis.Cmder {
+	var cs []redis.Cmder
+	if it.get != nil {
+		cs = append(cs, it.get)
+	}
+	if it.ttl != nil {
+		cs = append(cs, it.ttl)
+	}
+	if it.z != nil {
+		cs = append(cs, it.z)
+	}
+	return cs
 }
 
 // heldLock decodes a lease lock's value and TTL; false for a value that

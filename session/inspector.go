@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
@@ -46,8 +47,10 @@ type IndexedUser struct {
 // and counts the indexes in one pipeline per master: the SCAN's round
 // trips (one per step of the cursor), then one per master; for admin
 // tools, never for a hot path. A limit outside 1..10000 is
-// ErrInvalid before anything is sent; an index of another type fails it
-// with keys.ErrCorrupt naming that key.
+// ErrInvalid before anything is sent. An index of another type is left
+// out: the list holds the other users, with an error matching
+// keys.ErrCorrupt that names the key (of the first master that met one,
+// in a cluster).
 func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser, error) {
 	if limit < 1 || limit > maxAdminList {
 		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, maxAdminList)
@@ -76,20 +79,20 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 		for i, k := range found {
 			cards[i] = pipe.ZCard(ctx, k)
 		}
-		cmds, _ := pipe.Exec(ctx) // a key gone since the SCAN is a redis.Nil: WrapPipe skips it, not the rest
-		if err := pkg.WrapPipe(ctx, "indexed users", cmds); err != nil {
-			return err
-		}
+		_, _ = pipe.Exec(ctx) // every command carries its own error
 		mu.Lock()
 		defer mu.Unlock()
+		var corrupt []error // indexes of another type, left out
 		for i, c := range cards {
-			if c.Val() > 0 {
+			if skip, err := pkg.Skip(ctx, "indexed users", &corrupt, c); err != nil {
+				return err
+			} else if !skip && c.Val() > 0 {
 				out = append(out, IndexedUser{ID: users[i], Entries: c.Val()})
 			}
 		}
-		return nil
+		return errors.Join(corrupt...)
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, keys.ErrCorrupt) {
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -101,5 +104,5 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out, err
 }

@@ -814,6 +814,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Contains(t, job[3], "in ")
 		noErrors("locks")
 		atBothWidths(t, ctx, dir, "locks", "locks")
+
+		// A lock key of another type is left out and listed above the
+		// tables, naming the key; the locks read still show.
+		badLock := env.NS.Prefix + "lock:file:{broken}"
+		require.NoError(t, env.Client.HSet(env.Ctx(), badLock, "f", "v").Err())
+		open(t, ctx, srv.URL+"/#locks", "locks")
+		require.Contains(t, text(t, ctx, "#lk-detail .corrupt"), badLock)
+		require.Equal(t, 1, count(t, ctx, `#lk-locks tr[data-lock="file/`+demo.LockedFile+`"]`))
+		noErrors("locks")
+		require.NoError(t, env.Client.Del(env.Ctx(), badLock).Err())
 	})
 
 	t.Run("sensors", func(t *testing.T) {
@@ -844,6 +854,17 @@ func TestDashboardInBrowser(t *testing.T) {
 		require.Equal(t, fmt.Sprint(demo.CacheEntries), eval[string](t, ctx, `document.querySelector('#ca-tags tr[data-tag="`+demo.CacheTag+`"] td:nth-child(2)').textContent`))
 		noErrors("cache")
 		atBothWidths(t, ctx, dir, "cache", "cache")
+
+		// An entry's metadata key of another type is left out and listed
+		// above the tables, naming the key; the endpoint's other entries
+		// still count.
+		badMeta := env.NS.Prefix + "cache:meta:cache:api:" + demo.CachedEndpoint + ":GET:{broken}"
+		require.NoError(t, env.Client.Set(env.Ctx(), badMeta, "x", time.Hour).Err())
+		open(t, ctx, srv.URL+"/#cache", "cache")
+		require.Contains(t, text(t, ctx, "#ca-detail .corrupt"), badMeta)
+		require.Equal(t, fmt.Sprint(demo.CacheEntries), eval[string](t, ctx, `document.querySelector('#ca-endpoints tr[data-endpoint="GET `+demo.CachedEndpoint+`"] td:nth-child(3)').textContent`))
+		noErrors("cache")
+		require.NoError(t, env.Client.Del(env.Ctx(), badMeta).Err())
 	})
 
 	t.Run("metrics", func(t *testing.T) {

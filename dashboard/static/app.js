@@ -451,7 +451,7 @@ async function loadUser() {
   const d = document.getElementById("user-detail");
   const q = state.user ? "?user=" + encodeURIComponent(state.user) : "";
   const r = await api("/api/sessions" + q);
-  const list = [el("h3", {}, "Users with sessions (" + r.users.length + (r.users.length >= 50 ? "+" : "") + ")"),
+  const list = [...leftOut(r), el("h3", {}, "Users with sessions (" + r.users.length + (r.users.length >= 50 ? "+" : "") + ")"),
     table("user-table", ["User", "Sessions#"], r.users.map(u => el("tr", { "data-user": u.id },
       td(el("a", { href: "#sessions/" + encodeURIComponent(u.id) }, u.id)), tn(u.sessions))))];
   if (!state.user) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID or pick one."), ...list); return; }
@@ -556,6 +556,10 @@ async function loadPresence() {
 
 // --- Locks ----------------------------------------------------------------
 
+// leftOut draws the keys of another type that a page's overview left
+// out (its reply's corrupt list), one card each, above what was read.
+function leftOut(r) { return (r.corrupt || []).map(e => el("div", { class: "card bad corrupt" }, e)); }
+
 async function loadLocks() {
   const r = await api("/api/locks");
   const secs = ms => (ms / 1000).toFixed(1) + "s";
@@ -564,7 +568,7 @@ async function loadLocks() {
     bar.style.width = Math.round(120 * Math.min(1, l.lease_ms ? l.remaining_ms / l.lease_ms : 0)) + "px";
     return bar;
   };
-  document.getElementById("lk-detail").replaceChildren(
+  document.getElementById("lk-detail").replaceChildren(...leftOut(r),
     el("h3", {}, "Held locks (" + r.locks.length + ")"),
     table("lk-locks", ["Resource type", "Resource", "Owner", "Acquired", "Lease#", "Remaining#", "Lease left"], r.locks.map(l =>
       el("tr", { "data-lock": l.resource_type + "/" + l.resource_id }, td(l.resource_type), td(el("code", {}, l.resource_id)),
@@ -656,7 +660,7 @@ async function loadCache() {
     if (!confirm("Invalidate every entry tagged " + tag + "?")) return;
     try { await api("/api/cache/invalidate", { tag: tag }); showError(null); refresh(); } catch (e) { showError(e); }
   } }, "invalidate");
-  document.getElementById("ca-detail").replaceChildren(
+  document.getElementById("ca-detail").replaceChildren(...leftOut(r),
     el("h3", {}, "API cache by endpoint"),
     table("ca-endpoints", ["Endpoint", "Method", "Entries#", "Hits#", "Hit rate#", "", "Size#"], r.endpoints.map(e =>
       el("tr", { "data-endpoint": e.method + " " + e.endpoint }, td(el("code", {}, e.endpoint)), td(e.method), tn(e.entries), tn(e.hits),

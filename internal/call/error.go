@@ -172,3 +172,20 @@ func (p *Pkg) WrapPipe(ctx context.Context, op string, cmds []redis.Cmder) error
 	}
 	return p.Wrap(ctx, op, "", first)
 }
+
+// Skip sorts the replies of one key's reads for an Inspector that leaves
+// a bad key out and reads on: false and nil when none failed with more
+// than redis.Nil; true and nil for a key of another type, whose error
+// (keys.ErrCorrupt naming it, as WrapPipe reports it) is appended to
+// *bad; any other failure is returned, to fail the whole read.
+func (p *Pkg) Skip(ctx context.Context, op string, bad *[]error, cmds ...redis.Cmder) (bool, error) {
+	err := p.WrapPipe(ctx, op, cmds)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, keys.ErrCorrupt):
+		*bad = append(*bad, err)
+		return true, nil
+	}
+	return true, err
+}

@@ -45,4 +45,23 @@ func TestWrapPipe(t *testing.T) {
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, bad, ce.Key, "%v", err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("%q", bad))
+
+	// Skip: one key's replies at a time; a key of another type is kept
+	// aside, any other failure returned
+	var corrupt []error
+	for i, want := range []bool{false, false, true} {
+		skip, err := p.Skip(ctx, "read", &corrupt, cmds[i])
+		require.NoError(t, err, i)
+		assert.Equal(t, want, skip, i)
+	}
+	require.Len(t, corrupt, 1)
+	assert.ErrorIs(t, corrupt[0], keys.ErrCorrupt)
+	assert.Contains(t, corrupt[0].Error(), fmt.Sprintf("%q", bad))
+	down := redis.NewStringCmd(ctx, "get", good)
+	down.SetErr(errors.New("connection refused"))
+	skip, err := p.Skip(ctx, "read", &corrupt, cmds[0], down)
+	assert.True(t, skip)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, keys.ErrCorrupt)
+	assert.Len(t, corrupt, 1, "only a key of another type is kept aside")
 }
