@@ -107,6 +107,7 @@ type metricsReply struct {
 	HTTP    httpTotals  `json:"http"`
 	Metrics []metricRow `json:"metrics"`
 	History httpHistory `json:"history"`
+	Corrupt []string    `json:"corrupt,omitempty"` // keys holding data the metrics package did not write, left out (see leftOut)
 }
 
 // httpHistory is the request total sampled at each refresh.
@@ -119,15 +120,18 @@ type httpHistory struct {
 // metricsSnapshot answers the metrics page: the HTTP request totals and
 // every series of the metrics defined (metrics.CommonMetrics and those of
 // WithMetrics), read with metrics.Reader.Read in one pipeline, plus the
-// request totals sampled at each refresh for the throughput chart.
+// request totals sampled at each refresh for the throughput chart. Data
+// the metrics package did not write is left out, and listed in corrupt.
 func (h *Handler) metricsSnapshot(r *http.Request) (any, error) {
 	snap, err := h.metrics.Read(r.Context())
+	corrupt, err := leftOut(err)
 	if err != nil {
 		return nil, err
 	}
 	t := snap.HTTP
 	out := metricsReply{HTTP: httpTotals{Total: t.Total, Accepted: t.Accepted, Errors: t.Errors, Connections: t.Connections,
-		MaxConnections: t.MaxConnections, Speed: t.Speed, MaxSpeed: t.MaxSpeed, Endpoints: []endpointHit{}}, Metrics: []metricRow{}}
+		MaxConnections: t.MaxConnections, Speed: t.Speed, MaxSpeed: t.MaxSpeed, Endpoints: []endpointHit{}}, Metrics: []metricRow{},
+		Corrupt: corrupt}
 	for _, e := range t.Endpoints {
 		out.HTTP.Endpoints = append(out.HTTP.Endpoints, endpointHit{Endpoint: e.Endpoint, Requests: e.Requests, Errors: e.Errors})
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/redschema/redschema/dashboard/internal/demo"
 )
 
-// TestOverviewPagesLeaveCorruptKeysOut: on the locks, cache and sessions
-// pages, a
+// TestOverviewPagesLeaveCorruptKeysOut: on the locks, cache, sessions and
+// metrics pages, a
 // key of another type among those the page reads is left out and listed
 // in the reply's corrupt list, naming the key; what else was read still
 // shows (the page is not a 500).
@@ -24,6 +24,8 @@ func TestOverviewPagesLeaveCorruptKeysOut(t *testing.T) {
 	badMeta := f.env.NS.Prefix + "cache:meta:cache:api:" + demo.CachedEndpoint + ":GET:{broken}"
 	badIndex := f.env.NS.Prefix + "session:index:{broken}"
 	require.NoError(t, f.env.Client.RPush(ctx, badIndex, "x").Err())
+	badTotal := f.env.NS.Prefix + "requests:total"
+	require.NoError(t, f.env.Client.Set(ctx, badTotal, "lots", 0).Err())
 	require.NoError(t, f.env.Client.HSet(ctx, badLock, "f", "v").Err())
 	require.NoError(t, f.env.Client.Set(ctx, badMeta, "x", time.Hour).Err())
 
@@ -53,6 +55,14 @@ func TestOverviewPagesLeaveCorruptKeysOut(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.get(t, "/api/sessions", &sessions))
 	requireLeftOut(t, sessions.Corrupt, badIndex)
 	require.NotEmpty(t, sessions.Users, "the other users are listed")
+
+	var metrics struct {
+		Metrics []struct{ Name string }
+		Corrupt []string
+	}
+	require.Equal(t, http.StatusOK, f.get(t, "/api/metrics", &metrics))
+	requireLeftOut(t, metrics.Corrupt, badTotal)
+	require.NotEmpty(t, metrics.Metrics, "the metrics are read")
 }
 
 // requireLeftOut requires a page's corrupt list to name key alone.

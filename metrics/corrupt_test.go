@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -156,5 +157,50 @@ func TestCorruptionTable(t *testing.T) {
 				assert.Equal(t, int64(1), getInt(t, e, other))
 			}
 		})
+	}
+}
+
+// TestReadLeavesCorruptPartsOut: Read leaves out what holds data this
+// package did not write (a total, a metric's totals hash) and returns
+// the rest of the Snapshot, with an error matching keys.ErrCorrupt naming
+// each such key; the Snapshot keeps one MetricValues per definition.
+func TestReadLeavesCorruptPartsOut(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	rec, err := New(e.Client, testOptions(e, WithoutFlusher())...)
+	require.NoError(t, err)
+	defer func() { _ = rec.Close(ctx) }()
+	require.NoError(t, rec.Declare(CommonMetrics()...))
+	h := rec.HTTP()
+	h.Start()
+	h.Record(Request{Method: "GET", Route: "/a", Status: 200})
+	tok, _ := rec.Counter("ai_tokens_used", "model", "type")
+	tok.Add(3, "m", "prompt")
+	s, _ := rec.Gauge("active_sessions", Sum)
+	s.Add(2)
+	require.NoError(t, rec.Flush(ctx))
+
+	k := func(tm *keys.Template, args ...string) string { return mustKey(t, e.NS, tm, args...) }
+	total, tokens := k(totalKey), k(totalsKey, "ai_tokens_used")
+	require.NoError(t, e.Client.Set(ctx, total, "lots", 0).Err())
+	require.NoError(t, e.Client.HSet(ctx, tokens, "n|prompt", "many").Err())
+	rd, err := NewReader(e.Client, rec.Definitions(), WithNamespace(e.NS))
+	require.NoError(t, err)
+	snap, err := rd.Read(ctx)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q", total))
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q", tokens))
+	require.NotNil(t, snap)
+	assert.Zero(t, snap.HTTP.Total, "left out")
+	assert.Equal(t, int64(1), snap.HTTP.Accepted)
+	require.Len(t, snap.Metrics, len(rec.Definitions()))
+	for _, m := range snap.Metrics {
+		switch m.Name {
+		case "ai_tokens_used":
+			assert.Empty(t, m.Series, "left out")
+		case "active_sessions":
+			require.Len(t, m.Series, 1)
+			assert.Equal(t, int64(2), m.Series[0].Value)
+		}
 	}
 }

@@ -112,9 +112,11 @@ type SeriesValues struct {
 
 // Read reads everything in one pipeline (one round trip per cluster
 // master; a second one only right after a server lost its scripts). Data
-// this package did not write is an error matching keys.ErrCorrupt naming
-// the key. WithSharedKeys, a SCAN of the keyspace (every master) comes
-// first, to find the endpoint keys.
+// this package did not write is left out (a value stays 0, a metric has
+// no series): the Snapshot holds the rest, with an error matching
+// keys.ErrCorrupt naming each such key; any other error fails Read.
+// WithSharedKeys, a SCAN of the keyspace (every master) comes first, to
+// find the endpoint keys.
 func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	const op = "read"
 	key := func(t *keys.Template, args ...string) string {
@@ -185,17 +187,31 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error
 	r.retryNoScript(ctx, evals)
+	// leftOut keeps aside the error of a part whose data this package did
+	// not write (the part is left out); any other error is returned.
+	var corrupt []error
+	leftOut := func(err error) error {
+		if errors.Is(err, keys.ErrCorrupt) {
+			corrupt = append(corrupt, err)
+			return nil
+		}
+		return err
+	}
 	for _, g := range gets {
 		v, err := g.cmd.Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		if err != nil {
-			return nil, pkg.Wrap(ctx, op, g.key, err)
+			if err := leftOut(pkg.Wrap(ctx, op, g.key, err)); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
-			return nil, pkg.Fail(op, g.key, nil, keys.Corrupt(g.key, fmt.Errorf("%.32q is not an integer", v)))
+			corrupt = append(corrupt, pkg.Fail(op, g.key, nil, keys.Corrupt(g.key, fmt.Errorf("%.32q is not an integer", v))))
+			continue
 		}
 		*g.dst = n
 	}
@@ -217,12 +233,16 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		}
 		m, err := x.cmd.Result()
 		if err != nil {
-			return nil, pkg.Wrap(ctx, op, x.key, err)
+			if err := leftOut(pkg.Wrap(ctx, op, x.key, err)); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		for ep, v := range m {
 			n, perr := strconv.ParseInt(v, 10, 64)
 			if perr != nil {
-				return nil, pkg.Fail(op, x.key, nil, keys.Corrupt(x.key, fmt.Errorf("field %.64q: %.32q is not an integer", ep, v)))
+				corrupt = append(corrupt, pkg.Fail(op, x.key, nil, keys.Corrupt(x.key, fmt.Errorf("field %.64q: %.32q is not an integer", ep, v))))
+				continue
 			}
 			e := byEp[ep]
 			if e == nil {
@@ -238,7 +258,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 	sort.Slice(h.Endpoints, func(i, j int) bool { return h.Endpoints[i].Endpoint < h.Endpoints[j].Endpoint })
 	if conns != nil {
 		cm, err := conns.values(ctx, op)
-		if err != nil {
+		if err := leftOut(err); err != nil {
 			return nil, err
 		}
 		h.Connections = cm["-"]
@@ -252,11 +272,14 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 			err = hashValues(ctx, op, d, key(totalsKey, d.Name), hashes[i], &mv)
 		}
 		if err != nil {
-			return nil, err
+			if err := leftOut(err); err != nil {
+				return nil, err
+			}
+			mv.Series = nil // what was decoded before the fault is left out too
 		}
 		snap.Metrics = append(snap.Metrics, mv)
 	}
-	return &snap, nil
+	return &snap, errors.Join(corrupt...)
 }
 
 // eval is one read script call of the pipeline.

@@ -720,7 +720,7 @@ function histogram(m, s) {
 
 async function loadMetrics() {
   const r = await api("/api/metrics");
-  const kids = [el("div", { class: "cards" }, card("Requests", r.http.total, "mt-total"), card("Accepted", r.http.accepted, "mt-accepted"),
+  const kids = [...leftOut(r), el("div", { class: "cards" }, card("Requests", r.http.total, "mt-total"), card("Accepted", r.http.accepted, "mt-accepted"),
       card("Errors", r.http.errors, "mt-errors"), card("Connections", r.http.connections, "mt-conns"), card("Speed /s", r.http.speed, "mt-speed")),
     el("div", { class: "card" }, el("h3", {}, "Throughput (requests and errors per refresh)"),
       lineChart("mt-throughput", [{ vals: r.history.total, color: "#2f4fb5" }, { vals: r.history.errors, color: "#b3261e" }])),
