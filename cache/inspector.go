@@ -92,8 +92,7 @@ type Overview struct {
 // a keyspace of up to about a thousand keys per node), then one pipeline
 // reads the hashes and the tags' sizes: two round trips per node. A key
 // of another type is left out: the Overview holds what was read, with an
-// error matching keys.ErrCorrupt that names the key (of the first master
-// that met one, in a cluster).
+// error matching keys.ErrCorrupt that names each such key.
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	return in.read(ctx, "overview", true, true)
 }
@@ -115,6 +114,7 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 	var mu sync.Mutex
 	sums := map[[2]string]*EndpointStat{}
 	var out Overview
+	var corrupt []error // every master's keys of another type, left out (under mu)
 	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
 		found, err := scanmany.Keys(ctx, node, matches)
 		if err != nil {
@@ -157,7 +157,6 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		_, _ = pipe.Exec(ctx) // every command carries its own error
 		mu.Lock()
 		defer mu.Unlock()
-		var corrupt []error // keys of another type, left out
 		for i, c := range hm {
 			if skip, err := pkg.Skip(ctx, op, &corrupt, c); err != nil {
 				return err
@@ -186,11 +185,12 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 			}
 			out.Tags = append(out.Tags, TagStat{Tag: tagNames[i], Members: c.Val()})
 		}
-		return errors.Join(corrupt...)
+		return nil
 	})
-	if err != nil && !errors.Is(err, keys.ErrCorrupt) {
+	if err != nil { // a master that failed outright fails the read
 		return Overview{}, err
 	}
+	err = errors.Join(corrupt...)
 	if endpoints {
 		out.Endpoints = make([]EndpointStat, 0, len(sums))
 	}

@@ -123,10 +123,13 @@ type httpHistory struct {
 // request totals sampled at each refresh for the throughput chart. Data
 // the metrics package did not write is left out, and listed in corrupt.
 func (h *Handler) metricsSnapshot(r *http.Request) (any, error) {
-	snap, err := h.metrics.Read(r.Context())
-	corrupt, err := leftOut(err)
+	snap, rerr := h.metrics.Read(r.Context())
+	corrupt, err := leftOut(rerr)
 	if err != nil {
 		return nil, err
+	}
+	if snap == nil {
+		return nil, rerr // nothing read: never the case for metrics.Reader, whose Snapshot holds the rest
 	}
 	t := snap.HTTP
 	out := metricsReply{HTTP: httpTotals{Total: t.Total, Accepted: t.Accepted, Errors: t.Errors, Connections: t.Connections,
@@ -145,7 +148,10 @@ func (h *Handler) metricsSnapshot(r *http.Request) (any, error) {
 	h.mu.Lock()
 	hh := &h.httpHist
 	ms := time.Now().UnixMilli()
-	if n := len(hh.At); n > 0 && ms-hh.At[n-1] < (h.opt.refresh/2).Milliseconds() {
+	if len(corrupt) > 0 {
+		// a total left out reads 0: no sample, so the chart does not
+		// drop to 0 and jump back
+	} else if n := len(hh.At); n > 0 && ms-hh.At[n-1] < (h.opt.refresh/2).Milliseconds() {
 		hh.Total[n-1], hh.Errors[n-1] = snap.HTTP.Total, snap.HTTP.Errors
 	} else {
 		hh.At, hh.Total, hh.Errors = append(hh.At, ms), append(hh.Total, snap.HTTP.Total), append(hh.Errors, snap.HTTP.Errors)

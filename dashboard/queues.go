@@ -127,7 +127,7 @@ func (h *Handler) queueList(r *http.Request) (any, error) {
 		for _, n := range names {
 			one, err := h.queueInspector().Summaries(ctx, []string{n})
 			if err != nil && !errors.Is(err, keys.ErrCorrupt) {
-				return nil, err
+				return nil, queueReadErr(err)
 			}
 			q := row(n, one[0].Stats, one[0].Daily)
 			if err != nil {

@@ -50,7 +50,7 @@ func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error)
 // then one pipeline reads everything found: two round trips per master
 // on such a keyspace. A key of another type is left out: the Overview
 // holds what was read, with an error matching keys.ErrCorrupt that names
-// the key (of the first master that met one, in a cluster).
+// each such key.
 func (in *Inspector) Overview(ctx context.Context, limit int) (Overview, error) {
 	return in.read(ctx, "overview", partHeld|partSems|partRuns, limit)
 }
@@ -191,6 +191,7 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 	}
 	var mu sync.Mutex
 	var out Overview
+	var corrupt []error // every master's keys of another type, left out (under mu)
 	err := keys.ForEachNode(ctx, rdb, func(ctx context.Context, node redis.UniversalClient) error {
 		found, err := scanmany.Keys(ctx, node, matches)
 		if err != nil {
@@ -227,7 +228,6 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 		nowMs := now.Val().UnixMilli()
 		mu.Lock()
 		defer mu.Unlock()
-		var corrupt []error
 		for _, it := range items {
 			// a key gone since the SCAN reads as redis.Nil, and is
 			// left out; one of another type is left out and reported
@@ -252,8 +252,11 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				}
 			}
 		}
-		return errors.Join(corrupt...)
+		return nil
 	})
+	if err == nil { // a master that failed outright fails the read, whatever the others left out
+		err = errors.Join(corrupt...)
+	}
 	return out, err
 }
 

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -106,4 +107,45 @@ func TestOverviewWrongTypedKeyAfterVanishedLease(t *testing.T) {
 	}
 	requireOverviewNames(t, e, c, bad, 29)
 	require.NotEmpty(t, gone, "no lease's GET was sent")
+}
+
+// failHook fails every pipeline of a node after a pause: a master that is
+// down, answering after another master has met a key of another type.
+type failHook struct{}
+
+func (failHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (failHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (failHook) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		time.Sleep(50 * time.Millisecond)
+		err := errors.New("node down")
+		for _, c := range cmds {
+			c.SetErr(err)
+		}
+		return err
+	}
+}
+
+// TestOverviewMasterDownIsNotHiddenByCorrupt: on a cluster, a master that
+// fails outright fails Overview even when another master met a key of
+// another type first (go-redis's ForEachMaster keeps one error).
+func TestOverviewMasterDownIsNotHiddenByCorrupt(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend != harness.Cluster {
+		t.Skip("a cluster's masters")
+	}
+	bad := leasesAndOneHash(t, e)
+	badNode, err := e.Client.(*redis.ClusterClient).MasterForKey(e.Ctx(), bad)
+	require.NoError(t, err)
+	c := e.FreshClient().(*redis.ClusterClient)
+	c.OnNewNode(func(n *redis.Client) {
+		if n.Options().Addr != badNode.Options().Addr {
+			n.AddHook(failHook{})
+		}
+	})
+	in, err := NewInspector(c, WithNamespace(e.NS))
+	require.NoError(t, err)
+	_, err = in.Overview(e.Ctx(), 100)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "node down", "the master that failed is reported")
 }

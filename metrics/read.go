@@ -216,7 +216,7 @@ func (r *Reader) Read(ctx context.Context) (*Snapshot, error) {
 		*g.dst = n
 	}
 	if r.shared {
-		eps, err := r.sharedTotals(ctx, shared)
+		eps, err := r.sharedTotals(ctx, shared, &corrupt)
 		if err != nil {
 			return nil, err
 		}

@@ -85,8 +85,9 @@ func (r *Reader) scanEndpoints(ctx context.Context) ([]sharedEndpoint, error) {
 // sharedTotals turns the GETs of the keys scanEndpoints found into
 // endpoint rows: at most the Reader's cap, the endpoints with the most
 // requests, the others summed into the Overflow row so that the rows
-// still add up to every key's count.
-func (r *Reader) sharedTotals(ctx context.Context, found []sharedEndpoint) ([]EndpointTotals, error) {
+// still add up to every key's count. A key holding data this package did
+// not write is left out, its error appended to corrupt.
+func (r *Reader) sharedTotals(ctx context.Context, found []sharedEndpoint, corrupt *[]error) ([]EndpointTotals, error) {
 	const op = "read"
 	byEp := map[string]*EndpointTotals{}
 	for _, e := range found {
@@ -95,14 +96,16 @@ func (r *Reader) sharedTotals(ctx context.Context, found []sharedEndpoint) ([]En
 			continue // deleted since the SCAN
 		}
 		if redis.HasErrorPrefix(err, "WRONGTYPE") {
-			return nil, pkg.Fail(op, e.key, nil, keys.Corrupt(e.key, errors.New("not a string")))
+			*corrupt = append(*corrupt, pkg.Fail(op, e.key, nil, keys.Corrupt(e.key, errors.New("not a string"))))
+			continue
 		}
 		if err != nil {
 			return nil, pkg.Wrap(ctx, op, e.key, err)
 		}
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
-			return nil, pkg.Fail(op, e.key, nil, keys.Corrupt(e.key, fmt.Errorf("%.32q is not an integer", v)))
+			*corrupt = append(*corrupt, pkg.Fail(op, e.key, nil, keys.Corrupt(e.key, fmt.Errorf("%.32q is not an integer", v))))
+			continue
 		}
 		t := byEp[e.name]
 		if t == nil {

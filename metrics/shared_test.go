@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -412,4 +413,26 @@ func TestSharedKeysReaderBound(t *testing.T) {
 	_, err = sharedReader(t, e, ns).Read(ctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more than 100000 endpoint keys")
+}
+
+// TestSharedReadLeavesCorruptEndpointOut: WithSharedKeys, an endpoint key
+// of another type or value is left out of the endpoint rows, and Read
+// returns the rest with keys.ErrCorrupt naming it (it returned no
+// Snapshot).
+func TestSharedReadLeavesCorruptEndpointOut(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	ns := sharedNS(e)
+	require.NoError(t, e.Client.Set(ctx, ns.Prefix+"requests:endpoint:GET /a", "3", 0).Err())
+	require.NoError(t, e.Client.Set(ctx, ns.Prefix+"requests:total", "5", 0).Err())
+	hashed, garbage := ns.Prefix+"errors:endpoint:GET /b", ns.Prefix+"requests:endpoint:GET /c"
+	require.NoError(t, e.Client.HSet(ctx, hashed, "x", "y").Err())
+	require.NoError(t, e.Client.Set(ctx, garbage, "lots", 0).Err())
+	snap, err := sharedReader(t, e, ns).Read(ctx)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q", hashed))
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q", garbage))
+	require.NotNil(t, snap)
+	assert.Equal(t, int64(5), snap.HTTP.Total)
+	assert.Equal(t, []EndpointTotals{{Endpoint: "GET /a", Requests: 3}}, snap.HTTP.Endpoints)
 }

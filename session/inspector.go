@@ -49,8 +49,7 @@ type IndexedUser struct {
 // tools, never for a hot path. A limit outside 1..10000 is
 // ErrInvalid before anything is sent. An index of another type is left
 // out: the list holds the other users, with an error matching
-// keys.ErrCorrupt that names the key (of the first master that met one,
-// in a cluster).
+// keys.ErrCorrupt that names each such key.
 func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser, error) {
 	if limit < 1 || limit > maxAdminList {
 		return nil, pkg.Invalidf("indexed users", "limit %d is not in 1..%d", limit, maxAdminList)
@@ -58,6 +57,7 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 	ns := in.ns
 	var mu sync.Mutex
 	var out []IndexedUser
+	var corrupt []error // every master's indexes of another type, left out (under mu)
 	err := keys.ForEachNode(ctx, in.rdb, func(ctx context.Context, node redis.UniversalClient) error {
 		var found, users []string
 		ks, err := scanmany.Keys(ctx, node, []string{indexKey.Match(ns, nil)}) // each key once
@@ -82,7 +82,6 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 		_, _ = pipe.Exec(ctx) // every command carries its own error
 		mu.Lock()
 		defer mu.Unlock()
-		var corrupt []error // indexes of another type, left out
 		for i, c := range cards {
 			if skip, err := pkg.Skip(ctx, "indexed users", &corrupt, c); err != nil {
 				return err
@@ -90,11 +89,12 @@ func (in *Inspector) IndexedUsers(ctx context.Context, limit int) ([]IndexedUser
 				out = append(out, IndexedUser{ID: users[i], Entries: c.Val()})
 			}
 		}
-		return errors.Join(corrupt...)
+		return nil
 	})
-	if err != nil && !errors.Is(err, keys.ErrCorrupt) {
+	if err != nil { // a master that failed outright fails the read
 		return nil, err
 	}
+	err = errors.Join(corrupt...)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Entries != out[j].Entries {
 			return out[i].Entries > out[j].Entries

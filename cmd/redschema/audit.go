@@ -94,9 +94,10 @@ func change(from, to keys.Namespace) string {
 	return strings.Join(parts, " ")
 }
 
-// quoteArg quotes a flag value that a shell would not take as it is, or
-// that a terminal would not print as it is (see shown): a guessed prefix
-// is a piece of a key name.
+// quoteArg Go-quotes a flag value that a shell would not take as it is,
+// or that a terminal would not print as it is (see shown): a guessed
+// prefix is a piece of a key name. The quoted form is safe to print, not
+// always to paste: a shell reads neither \x1b nor $ as Go does.
 func quoteArg(s string) string {
 	if s == "" || strings.ContainsAny(s, " \t'\"\\$`*?[]{}|&;<>()#~!") || shown(s) != s {
 		return strconv.Quote(s)

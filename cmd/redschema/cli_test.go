@@ -485,6 +485,7 @@ func TestKeyNamesPrintedInert(t *testing.T) {
 	assert.Equal(t, "`a\\|b`", shownCode("a|b"))
 	assert.Equal(t, "`\"q:\\x1b\"`", shownCode("q:\x1b"))
 	assert.Equal(t, "`` a`b ``", shownCode("a`b"))
+	assert.Equal(t, "``` a``b`c ```", shownCode("a``b`c"))
 
 	// a guessed prefix is a piece of a key name: a hint quotes it too
 	assert.Equal(t, `-prefix "\x1bc:"`, change(keys.Namespace{}, keys.Namespace{Prefix: "\x1bc:"}))

@@ -90,14 +90,24 @@ func shown(key string) string {
 }
 
 // shownCode is key as a Markdown table cell: shown, in a code span, with
-// a pipe (which would end the cell) escaped; a key holding a backtick
-// gets the span's double-backtick form.
+// a pipe (which would end the cell) escaped; a key holding backticks is
+// fenced by one more backtick than its longest run of them, with spaces.
 func shownCode(key string) string {
 	s := strings.ReplaceAll(shown(key), "|", `\|`)
-	if strings.Contains(s, "`") {
-		return "`` " + s + " ``"
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
 	}
-	return "`" + s + "`"
+	if longest == 0 {
+		return "`" + s + "`"
+	}
+	fence := strings.Repeat("`", longest+1)
+	return fence + " " + s + " " + fence
 }
 
 // human formats a byte count: 512 B, 1.5 KiB, 2.0 MiB.

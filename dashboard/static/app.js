@@ -451,10 +451,10 @@ async function loadUser() {
   const d = document.getElementById("user-detail");
   const q = state.user ? "?user=" + encodeURIComponent(state.user) : "";
   const r = await api("/api/sessions" + q);
-  const list = [...leftOut(r), el("h3", {}, "Users with sessions (" + r.users.length + (r.users.length >= 50 ? "+" : "") + ")"),
+  const list = [el("h3", {}, "Users with sessions (" + r.users.length + (r.users.length >= 50 ? "+" : "") + ")"),
     table("user-table", ["User", "Sessions#"], r.users.map(u => el("tr", { "data-user": u.id },
       td(el("a", { href: "#sessions/" + encodeURIComponent(u.id) }, u.id)), tn(u.sessions))))];
-  if (!state.user) { d.replaceChildren(el("p", { class: "muted" }, "Enter a user ID or pick one."), ...list); return; }
+  if (!state.user) { d.replaceChildren(...leftOut(r), el("p", { class: "muted" }, "Enter a user ID or pick one."), ...list); return; }
   const u = state.user;
   const w = state.config.writable;
   const post = (label, path, form, cls) => el("button", { class: cls || "", "data-action": label, onclick: async () => {
@@ -466,7 +466,7 @@ async function loadUser() {
   const actions = w ? [act("revoke all", "/api/session/revoke-all", { user: u }, { danger: true, confirm: "Revoke every session of " + u + "?" }), " ",
     r.status === "blocked" ? act("unblock", "/api/user/unblock", { user: u }) :
       act("block", "/api/user/block", { user: u }, { danger: true, confirm: "Block " + u + "? Their sessions stop validating and they cannot log in." })] : [];
-  d.replaceChildren(
+  d.replaceChildren(...leftOut(r),
     el("div", { class: "cards" },
       el("div", { class: "card" }, el("div", { class: "muted" }, "User"), el("div", { class: "num" }, u)),
       el("div", { class: "card" }, el("div", { class: "muted" }, "Status"), el("div", { class: "num", id: "user-status" }, r.status)),
