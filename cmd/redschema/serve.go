@@ -103,17 +103,21 @@ func serve(ctx context.Context, out io.Writer, cs *keys.Clients, ns keys.Namespa
 	if cfg.write {
 		mode = "writes enabled"
 	}
+	// the startup line and its warning in one write, so that a reader of
+	// the first line (a test, a supervisor's log) has the warning too
+	var msg string
 	switch {
 	case generated:
-		fmt.Fprintf(out, "redschema dashboard (%s) on %s#token=%s\n", mode, url, cfg.token)
+		msg = fmt.Sprintf("redschema dashboard (%s) on %s#token=%s\n", mode, url, cfg.token)
 	case cfg.token != "":
-		fmt.Fprintf(out, "redschema dashboard (%s) on %s (token from %s, fingerprint %s)\n", mode, url, cfg.from, dashboard.Fingerprint(cfg.token))
+		msg = fmt.Sprintf("redschema dashboard (%s) on %s (token from %s, fingerprint %s)\n", mode, url, cfg.from, dashboard.Fingerprint(cfg.token))
 	default:
-		fmt.Fprintf(out, "redschema dashboard (%s) on %s\n", mode, url)
+		msg = fmt.Sprintf("redschema dashboard (%s) on %s\n", mode, url)
 	}
 	if public && certs == nil {
-		fmt.Fprintln(out, "warning: plain HTTP on a non-loopback address: the token crosses the network in clear; give -tls-cert and -tls-key")
+		msg += "warning: plain HTTP on a non-loopback address: the token crosses the network in clear; give -tls-cert and -tls-key\n"
 	}
+	fmt.Fprint(out, msg)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
