@@ -351,12 +351,19 @@ func TestSeedConsumersNeverPopAToken(t *testing.T) {
 				}
 				// some jobs are given back once: a settle that wakes a
 				// consumer (the queue has a limit)
+				// the test cancels ctx once the last job is recorded,
+				// which may be this one, before its Ack
+				settled := func(err error) {
+					if !errors.Is(err, context.Canceled) {
+						assert.NoError(t, err)
+					}
+				}
 				if _, again := released.LoadOrStore(j.ID, true); !again && strings.HasSuffix(j.ID, "7") {
-					assert.NoError(t, q.Release(ctx, j))
+					settled(q.Release(ctx, j))
 					continue
 				}
 				record(j.ID)
-				assert.NoError(t, q.Ack(ctx, j))
+				settled(q.Ack(ctx, j))
 			}
 		}()
 	}
