@@ -49,6 +49,8 @@ func main() {
 func read(in io.Reader, out io.Writer) (*result, error) {
 	r := &result{}
 	outputs := map[string]*strings.Builder{} // package/test -> its output
+	running := map[string]map[string]bool{}  // package -> tests started, not ended
+	failed := map[string]bool{}              // packages with a failed test
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -60,6 +62,17 @@ func read(in io.Reader, out io.Writer) (*result, error) {
 			continue
 		}
 		id := ev.Package + " " + ev.Test
+		if ev.Test != "" {
+			switch ev.Action {
+			case "run":
+				if running[ev.Package] == nil {
+					running[ev.Package] = map[string]bool{}
+				}
+				running[ev.Package][ev.Test] = true
+			case "pass", "fail", "skip":
+				delete(running[ev.Package], ev.Test)
+			}
+		}
 		switch ev.Action {
 		case "output":
 			b := outputs[id]
@@ -72,11 +85,15 @@ func read(in io.Reader, out io.Writer) (*result, error) {
 			if ev.Test == "" {
 				r.pkgFails = append(r.pkgFails, ev.Package)
 				fmt.Fprintf(out, "FAIL\t%s\t%.3fs\n", ev.Package, ev.Elapsed)
-				if b := outputs[id]; b != nil && !strings.Contains(b.String(), "--- FAIL") {
-					fmt.Fprint(out, b.String()) // a build failure or a panic outside tests
+				if !failed[ev.Package] {
+					// No test failed: a build failure, a panic, a timeout or a
+					// crash. Show the package's output and that of every test
+					// that never ended, or the failure has no reason.
+					printUnended(out, outputs, ev.Package, running[ev.Package])
 				}
 				continue
 			}
+			failed[ev.Package] = true
 			r.fails = append(r.fails, id)
 			if b := outputs[id]; b != nil {
 				fmt.Fprint(out, b.String())
@@ -97,6 +114,25 @@ func read(in io.Reader, out io.Writer) (*result, error) {
 		}
 	}
 	return r, sc.Err()
+}
+
+// printUnended prints a failed package's own output, then the output of
+// each test in it that started and never ended, in name order.
+func printUnended(out io.Writer, outputs map[string]*strings.Builder, pkg string, unended map[string]bool) {
+	if b := outputs[pkg+" "]; b != nil {
+		fmt.Fprint(out, b.String())
+	}
+	names := make([]string, 0, len(unended))
+	for name := range unended {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(out, "--- %s never ended; its output:\n", name)
+		if b := outputs[pkg+" "+name]; b != nil {
+			fmt.Fprint(out, b.String())
+		}
+	}
 }
 
 // skipReason finds the message of t.Skip in a skipped test's output.

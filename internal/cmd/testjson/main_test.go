@@ -43,3 +43,35 @@ func TestReport(t *testing.T) {
 		t.Errorf("above the ceiling: got %d", code)
 	}
 }
+
+// TestPackageFailureWithoutFailedTest: a package that fails while no test
+// failed (a panic, a timeout) shows its output and the unended test's.
+func TestPackageFailureWithoutFailedTest(t *testing.T) {
+	const crash = `{"Action":"run","Package":"p","Test":"TestDone"}
+{"Action":"output","Package":"p","Test":"TestDone","Output":"quiet pass\n"}
+{"Action":"pass","Package":"p","Test":"TestDone"}
+{"Action":"run","Package":"p","Test":"TestHang"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"=== RUN   TestHang\n"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"goroutine 7 [chan receive]:\n"}
+{"Action":"output","Package":"p","Output":"panic: test timed out after 10m0s\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t600.0s\n"}
+{"Action":"fail","Package":"p","Elapsed":600}
+`
+	var out strings.Builder
+	r, err := read(strings.NewReader(crash), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"test timed out", "TestHang never ended", "chan receive"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "quiet pass") {
+		t.Errorf("a passed test's output is shown:\n%s", got)
+	}
+	if len(r.pkgFails) != 1 || len(r.fails) != 0 {
+		t.Errorf("fails %q %q", r.fails, r.pkgFails)
+	}
+}
