@@ -55,7 +55,9 @@
 -- Every operation is checked (its code, KEYS indexes, TTLs and the values
 -- the script parses) before the first write: a batch refused as invalid
 -- applies nothing and records no ledger entry. An operation whose key
--- holds foreign data is skipped after reading it and before writing.
+-- holds foreign data is skipped after reading it and before writing. A
+-- write the server refuses (OOM, MISCONF) fails the batch: nothing was
+-- written, and the recorder resends it.
 -- Returns {'ok', 'applied', {i...}, now, shared, {i, field, why, ...}}
 -- with the KEYS indexes whose data this package did not write (their
 -- operations were skipped), the other writers' part of the count an x
@@ -178,8 +180,19 @@ local function field_failed(i, f, why)
   bad_fields[#bad_fields + 1] = f
   bad_fields[#bad_fields + 1] = why
 end
+-- refused raises an error reply whose code is neither ERR nor WRONGTYPE
+-- (OOM, MISCONF, NOREPLICAS: the server refused the script's first write,
+-- so nothing was written) as redis.call would: the batch fails and the
+-- recorder resends it, where calling it foreign data would drop deltas.
+local function refused(r)
+  local code = string.match(r.err, '^(%u+) ')
+  if code and code ~= 'ERR' and code ~= 'WRONGTYPE' then
+    error(r)
+  end
+end
 local function failed(i, r)
   if type(r) == 'table' and r.err then
+    refused(r)
     if not seen[i] then
       seen[i] = true
       bad[#bad + 1] = i
@@ -252,6 +265,7 @@ while a <= #ARGV do
     local cmd = 'HINCRBY'
     if op == 'g' then cmd = 'HINCRBYFLOAT' end
     local r = redis.pcall(cmd, k, ARGV[a + 2], ARGV[a + 3])
+    if type(r) == 'table' and r.err then refused(r) end
     if type(r) == 'table' and r.err and not string.find(r.err, 'WRONGTYPE', 1, true) then
       -- Redis left the hash as it was: only this field's delta is
       -- dropped, and reported with why (the field is not a number, or

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 )
 
 // nopWriter is a ResponseWriter that keeps nothing.
@@ -71,6 +73,49 @@ func TestFailedFlushKeepsDeltas(t *testing.T) {
 	assert.Equal(t, int64(7), getInt(t, e, mustKey(t, e.NS, totalKey)))
 	assert.Equal(t, int64(5), getInt(t, e, mustKey(t, e.NS, errorsKey)))
 	assert.Equal(t, int64(7), getInt(t, e, mustKey(t, e.NS, endpointKey, "GET /a")))
+}
+
+// A write the server refuses inside the flush script (OOM past
+// maxmemory) fails the batch before anything is written, and is never
+// reported as a key holding foreign data: here the batch's first
+// operation, an INCRBY, is refused, and its second, a gauge part's HDEL,
+// would be allowed (a delete may run past maxmemory, and after it the
+// script may write on), so taking the refusal for foreign data would
+// record the batch as applied with its count dropped. Once the server
+// has room the same batch applies in full.
+func TestRefusedWriteFailsTheBatch(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend != harness.Server {
+		t.Skip("runs once, on the standalone tier: it sets maxmemory on a private redis-server")
+	}
+	ctx := e.Ctx()
+	pc := redis.NewClient(&redis.Options{Addr: harness.PrivateRedis(t), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = pc.Close() })
+	rec, reported := reportingRecorder(t, &harness.Env{T: t, Client: pc, NS: e.NS, Backend: e.Backend})
+	counter := mustKey(t, e.NS, counterKey, "jobs_total", "mail")
+	parts := mustKey(t, e.NS, partsKey, slotTag(keys.Slot(counter)), "workers")
+	part := "-|" + rec.Instance()
+	require.NoError(t, pc.HSet(ctx, parts, part, "4:1:1").Err())
+	fill := func(g *group) {
+		g.args = append(g.args, "i", g.key(counter), 5, counterPX)
+		g.args = append(g.args, "p", g.key(parts), part, "")
+	}
+
+	require.NoError(t, pc.ConfigSet(ctx, "maxmemory", "1").Err())
+	ledger, err := sendOps(t, rec, 1, counter, fill)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "OOM")
+	require.NoError(t, pc.ConfigSet(ctx, "maxmemory", "0").Err())
+	require.NoError(t, reported(), "no key is called foreign")
+	assert.Zero(t, rec.Stats().Corrupt)
+	assert.Zero(t, pc.Exists(ctx, counter, ledger).Val(), "nothing written: no count, no ledger entry")
+	assert.Equal(t, "4:1:1", pc.HGet(ctx, parts, part).Val(), "nothing deleted")
+
+	_, err = sendOps(t, rec, 1, counter, fill)
+	require.NoError(t, err, "the resent batch")
+	require.NoError(t, reported())
+	assert.Equal(t, "5", pc.Get(ctx, counter).Val())
+	assert.False(t, pc.HExists(ctx, parts, part).Val())
 }
 
 // The proof: 8 recorders (separate instances, each with its own
