@@ -71,7 +71,7 @@
 -- batch (nothing written); now is the server clock (Unix ms), from which
 -- the recorder learns its offset to stamp Latest gauges' Sets.
 -- Sent after the prelude and parts.lua, the package library (call.Uses:
--- live_parts).
+-- bounded, live_parts).
 local inst = ARGV[1]
 local seq = to_int(ARGV[2], 1)
 local ledger_ttl = to_int(ARGV[3], 1)
@@ -300,8 +300,9 @@ while a <= #ARGV do
     if sm and old then
       local s = sm[dim] or { 0, -1, 0 }
       if mode == 'max' then
-        if s[1] + extra > old then
-          redis.call('SET', k, int_str(s[1] + extra))
+        local m = bounded(s[1] + extra)
+        if m > old then
+          redis.call('SET', k, int_str(m))
         end
       else
         local v = s[1]

@@ -39,7 +39,7 @@ const (
 	// holds its own part (its sessions, its connections), and a dead
 	// instance's part stops counting after the heartbeat TTL. A
 	// contribution beyond ±(2^53 - 1) (a Set, or an Add's result) is
-	// ignored when recorded.
+	// ignored when recorded; a sum beyond it is held at the bound.
 	Sum GaugeMode = iota
 	// Latest takes the latest Set by server time, whatever the order in
 	// which instances flush: for a value that several instances observe

@@ -120,3 +120,44 @@ func TestSumGaugeApplyRefusesOutOfRangePart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(-maxGauge), getInt(t, e, target))
 }
+
+// Two instances' contributions that add up past ±(2^53 - 1) give a value
+// held at the bound: an integer that the next flush and the Reader read
+// back, never reported as data this package did not write.
+func TestSumGaugeTotalHeldAtTheBound(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	var flushes []func()
+	var gauges []*Gauge
+	var reports []func() error
+	var recDefs []Definition
+	for range 2 {
+		rec, reported := reportingRecorder(t, e)
+		g, err := rec.Gauge("active_sessions", Sum, "pool")
+		require.NoError(t, err)
+		g.Set(maxGauge, "a")
+		g.Set(-maxGauge, "b")
+		recDefs = rec.Definitions()
+		gauges = append(gauges, g)
+		reports = append(reports, reported)
+		flushes = append(flushes, func() { require.NoError(t, rec.Flush(ctx)) })
+	}
+	flushes[0]()
+	flushes[1]()
+	gauges[0].Set(maxGauge-1, "a") // the next flush reads the total back
+	gauges[0].Set(1-maxGauge, "b")
+	flushes[0]()
+	for _, r := range reports {
+		require.NoError(t, r())
+	}
+	key := func(dim string) string { return mustKey(t, e.NS, gaugeKey, "active_sessions", dim) }
+	assert.Equal(t, int64(maxGauge), getInt(t, e, key("a")))
+	assert.Equal(t, int64(-maxGauge), getInt(t, e, key("b")))
+
+	rd, err := NewReader(e.Client, recDefs, WithNamespace(e.NS))
+	require.NoError(t, err)
+	snap, err := rd.Read(ctx)
+	require.NoError(t, err)
+	require.Len(t, snap.Metrics, 1)
+	assert.ElementsMatch(t, []SeriesValues{{Labels: []string{"a"}, Value: maxGauge}, {Labels: []string{"b"}, Value: -maxGauge}}, snap.Metrics[0].Series)
+}
