@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,18 +49,20 @@ func NewInspector(rdb redis.UniversalClient, opts ...Option) (*Inspector, error)
 // cluster, the three patterns' SCANs advance together in one pipeline per
 // step (one step on a keyspace of up to about a thousand keys per node),
 // then one pipeline reads everything found: two round trips per master
-// on such a keyspace. A key of another type is left out: the Overview
-// holds what was read, with an error matching keys.ErrCorrupt that names
-// each such key.
+// on such a keyspace. A key of another type, or a value this package
+// does not write (see Held and LastRuns), is left out: the Overview holds
+// what was read, with an error matching keys.ErrCorrupt that names each
+// such key.
 func (in *Inspector) Overview(ctx context.Context, limit int) (Overview, error) {
 	return in.read(ctx, "overview", partHeld|partSems|partRuns, limit)
 }
 
 // Held returns up to limit (1..10000) lease locks held under the
 // namespace, soonest expiry first. Per master, the SCAN (one pipeline per
-// step) and one pipeline that reads the leases. A value that is not a
-// lease this package writes is skipped, and so is an interval job's claim
-// record that holds no lease.
+// step) and one pipeline that reads the leases. An interval job's claim
+// record that holds no lease is skipped; a value that is not a lease
+// ({owner_id}:{timestamp}:{ttl}) or a lock without a TTL is left out and
+// named, as Overview names a key of another type.
 func (in *Inspector) Held(ctx context.Context, limit int) ([]HeldLock, error) {
 	o, err := in.read(ctx, "held", partHeld, limit)
 	return o.Held, err
@@ -77,7 +80,8 @@ func (in *Inspector) Semaphores(ctx context.Context, limit int) ([]SemaphoreStat
 // LastRuns returns up to limit (1..10000) interval jobs under the
 // namespace with the start of their last run (Interval.LastRun), sorted
 // by job. Per master, the SCAN (one pipeline per step) and one pipeline
-// that reads the last runs.
+// that reads the last runs. A last run that is not Unix ms is left out
+// and named, as Overview names a key of another type.
 func (in *Inspector) LastRuns(ctx context.Context, limit int) ([]LastRun, error) {
 	o, err := in.read(ctx, "last runs", partRuns, limit)
 	return o.LastRuns, err
@@ -236,9 +240,12 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 			} else if skip {
 				continue
 			}
+			var why string
 			switch it.t {
 			case lockKey:
-				if h, ok := heldLock(it.args, it.get.Val(), it.ttl.Val()); ok {
+				var h HeldLock
+				var ok bool
+				if h, ok, why = heldLock(it.args, it.get.Val(), it.ttl.Val()); ok {
 					out.Held = append(out.Held, h)
 				}
 			case semKey:
@@ -247,9 +254,14 @@ func readOverview(ctx context.Context, rdb redis.UniversalClient, ns keys.Namesp
 				}
 			case cronKey:
 				ms, err := strconv.ParseInt(it.get.Val(), 10, 64)
-				if err == nil && ms >= 0 && len(it.args) == 1 {
+				if err != nil || ms < 0 {
+					why = fmt.Sprintf("last run %.64q is not Unix ms", it.get.Val())
+				} else if len(it.args) == 1 {
 					out.LastRuns = append(out.LastRuns, LastRun{Job: it.args[0], LastRun: time.UnixMilli(ms).UTC()})
 				}
+			}
+			if why != "" {
+				corrupt = append(corrupt, pkg.Fail(op, it.key, nil, keys.Corrupt(it.key, errors.New(why))))
 			}
 		}
 		return nil
@@ -286,21 +298,31 @@ func (it *overviewItem) cmds() []redis.Cmder {
 	return cs
 }
 
-// heldLock decodes a lease lock's value and TTL; false for a value that
-// is not a lease this package writes, or an interval job's claim record
-// that holds no lease.
-func heldLock(args []string, v string, remaining time.Duration) (HeldLock, bool) {
-	parts := strings.Split(v, ":")
-	if len(parts) < 3 || len(parts) > 4 || len(args) != 2 {
-		return HeldLock{}, false
+// heldLock decodes a lease lock's value and TTL (PTTL's: -1 ns for none,
+// -2 ns for a key gone). Not ok, with why "", for an interval job's claim
+// record that holds no lease or a key gone since its GET; not ok, with
+// why, for a value this package does not write or a lock without a TTL.
+func heldLock(args []string, v string, remaining time.Duration) (h HeldLock, ok bool, why string) {
+	if len(args) != 2 || remaining == -2 {
+		return HeldLock{}, false, ""
 	}
-	at, err1 := strconv.ParseInt(parts[1], 10, 64)
-	ttl, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err1 != nil || err2 != nil || remaining < 0 || (len(parts) == 4 && ttl == 0) {
-		return HeldLock{}, false
+	parts := strings.Split(v, ":")
+	var at, ttl int64
+	var err1, err2 error
+	if len(parts) == 3 || len(parts) == 4 {
+		at, err1 = strconv.ParseInt(parts[1], 10, 64)
+		ttl, err2 = strconv.ParseInt(parts[2], 10, 64)
+	}
+	switch {
+	case len(parts) < 3 || len(parts) > 4 || err1 != nil || err2 != nil:
+		return HeldLock{}, false, fmt.Sprintf("value %.64q is not {owner_id}:{timestamp}:{ttl}", v)
+	case len(parts) == 4 && ttl == 0:
+		return HeldLock{}, false, "" // a claim record without a lease
+	case remaining < 0:
+		return HeldLock{}, false, "a lock without a TTL"
 	}
 	return HeldLock{ResourceType: args[0], ResourceID: args[1], OwnerLabel: ownerLabel(parts[0]),
-		AcquiredAt: time.UnixMilli(at).UTC(), Lease: time.Duration(ttl) * time.Millisecond, Remaining: remaining}, true
+		AcquiredAt: time.UnixMilli(at).UTC(), Lease: time.Duration(ttl) * time.Millisecond, Remaining: remaining}, true, ""
 }
 
 // semaphoreState keeps a semaphore's unexpired permits (by the server's

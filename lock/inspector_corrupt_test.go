@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +149,90 @@ func TestOverviewMasterDownIsNotHiddenByCorrupt(t *testing.T) {
 	_, err = in.Overview(e.Ctx(), 100)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "node down", "the master that failed is reported")
+}
+
+// Everything the package writes under lock:* reads back without an
+// error; a lock value that is not a lease, a lock without a TTL and a
+// last run that is not Unix ms are each left out and named, beside the
+// locks that are read.
+func TestOverviewNamesForeignValues(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c, err := New(e.Client, WithNamespace(e.NS), WithOwner("w"))
+	require.NoError(t, err)
+	_, err = c.TryAcquire(ctx, File, "a.pdf", time.Minute)
+	require.NoError(t, err)
+	_, err = c.TryAcquire(ctx, "report", "fair", time.Minute, WithFairness(time.Minute))
+	require.NoError(t, err)
+	rw, err := c.RWMutex("doc", "1")
+	require.NoError(t, err)
+	_, err = rw.TryRLock(ctx, time.Minute)
+	require.NoError(t, err)
+	rw2, err := c.RWMutex("doc", "2")
+	require.NoError(t, err)
+	_, err = rw2.TryLock(ctx, time.Minute)
+	require.NoError(t, err)
+	sem, err := c.Semaphore("gpu", "pool", 2)
+	require.NoError(t, err)
+	_, err = sem.TryAcquire(ctx, time.Minute)
+	require.NoError(t, err)
+	el, err := c.Election("leader", time.Minute)
+	require.NoError(t, err)
+	_, err = el.Campaign(ctx)
+	require.NoError(t, err)
+	leased, err := c.Interval("hourly", time.Hour, time.Minute)
+	require.NoError(t, err)
+	run, err := leased.Claim(ctx)
+	require.NoError(t, err)
+	require.True(t, run.Claimed)
+	bare, err := c.Interval("nightly", time.Hour, 0) // a claim record without a lease
+	require.NoError(t, err)
+	ran, err := bare.Do(ctx, func(context.Context) error { return nil })
+	require.NoError(t, err)
+	require.True(t, ran)
+
+	in, err := NewInspector(e.Client, WithNamespace(e.NS))
+	require.NoError(t, err)
+	clean, err := in.Overview(ctx, 100)
+	require.NoError(t, err, "all of it this package's")
+	require.NotEmpty(t, clean.Held)
+	require.Len(t, clean.LastRuns, 2)
+
+	key := func(tp *keys.Template, a ...string) string {
+		k, err := tp.Key(e.NS, a...)
+		require.NoError(t, err)
+		return k
+	}
+	notLease := key(lockKey, "report", "token")
+	noTTL := key(lockKey, "report", "forever")
+	badRun := key(cronKey, "weekly")
+	require.NoError(t, e.Client.Set(ctx, notLease, "5f2c1e", time.Minute).Err())
+	require.NoError(t, e.Client.Set(ctx, noTTL, fmt.Sprintf("w.%024x:%d:60000", 1, time.Now().UnixMilli()), 0).Err())
+	require.NoError(t, e.Client.Set(ctx, badRun, "yesterday", 0).Err())
+
+	ov, err := in.Overview(ctx, 100)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	for _, k := range []string{notLease, noTTL, badRun} {
+		assert.Contains(t, err.Error(), fmt.Sprintf("%q", k))
+	}
+	assert.Equal(t, timeless(clean.Held), timeless(ov.Held), "the rest as before")
+	assert.Equal(t, clean.Semaphores, ov.Semaphores)
+	assert.Equal(t, clean.LastRuns, ov.LastRuns)
+	held, err := in.Held(ctx, 100)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Equal(t, timeless(clean.Held), timeless(held))
+}
+
+// timeless returns the held locks sorted by resource, without their
+// remaining TTLs, which run down between two reads.
+func timeless(hs []HeldLock) []HeldLock {
+	out := make([]HeldLock, len(hs))
+	for i, h := range hs {
+		h.Remaining = 0
+		out[i] = h
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].ResourceType+":"+out[i].ResourceID < out[j].ResourceType+":"+out[j].ResourceID
+	})
+	return out
 }
