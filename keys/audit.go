@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -293,15 +294,34 @@ func (r *Registry) Audit(ctx context.Context, c redis.UniversalClient, opt Audit
 
 // ForEachNode calls fn once per node that holds keys: every master of a
 // *redis.ClusterClient, every shard of a *redis.Ring, or c itself. Admin
-// paths (audit, test clean-up) use it to SCAN a whole keyspace.
+// paths (audit, test clean-up) use it to SCAN a whole keyspace. It
+// returns the errors of every node that failed, joined (go-redis's own
+// ForEachMaster and ForEachShard keep one).
 func ForEachNode(ctx context.Context, c redis.UniversalClient, fn func(ctx context.Context, node redis.UniversalClient) error) error {
+	var mu sync.Mutex
+	var errs []error
+	each := func(ctx context.Context, n *redis.Client) error {
+		err := fn(ctx, n)
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return err
+	}
+	var err error
 	switch cc := c.(type) {
 	case *redis.ClusterClient:
-		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) })
+		err = cc.ForEachMaster(ctx, each)
 	case *redis.Ring:
-		return cc.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) })
+		err = cc.ForEachShard(ctx, each)
+	default:
+		return fn(ctx, c)
 	}
-	return fn(ctx, c)
+	if len(errs) > 0 { // fn's own errors, one of which err is
+		return errors.Join(errs...)
+	}
+	return err // the nodes could not be listed
 }
 
 type auditor struct {

@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -250,6 +251,11 @@ func TestForEachNode(t *testing.T) {
 	n, err := visit(ring)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "both shards of the ring")
+	err = keys.ForEachNode(ctx, ring, func(ctx context.Context, node redis.UniversalClient) error {
+		return fmt.Errorf("node %s failed", node.(*redis.Client).Options().Addr)
+	})
+	assert.ErrorContains(t, err, "node "+a.Addr()+" failed", "every node's error")
+	assert.ErrorContains(t, err, "node "+b.Addr()+" failed")
 
 	one := redis.NewClient(&redis.Options{Addr: a.Addr()})
 	defer one.Close()
@@ -261,9 +267,22 @@ func TestForEachNode(t *testing.T) {
 	if e.Backend != harness.Cluster {
 		return
 	}
+	var mu sync.Mutex
 	masters, err := e.Client.(*redis.ClusterClient).ClusterShards(ctx).Result()
 	require.NoError(t, err)
 	n, err = visit(e.Client)
 	require.NoError(t, err)
 	assert.Equal(t, len(masters), n, "every master of the cluster")
+	var failed []string
+	err = keys.ForEachNode(ctx, e.Client, func(ctx context.Context, node redis.UniversalClient) error {
+		addr := node.(*redis.Client).Options().Addr
+		mu.Lock()
+		failed = append(failed, addr)
+		mu.Unlock()
+		return fmt.Errorf("node %s failed", addr)
+	})
+	require.Len(t, failed, len(masters))
+	for _, addr := range failed {
+		assert.ErrorContains(t, err, "node "+addr+" failed", "every master's error")
+	}
 }
