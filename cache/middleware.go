@@ -195,6 +195,16 @@ func (m *mw) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	if err == nil {
 		resp, res, err = m.c.decode(ctx, op, ref, cfg, load)
 	}
+	if err == nil && !httpStatus(resp.Status) {
+		// another writer's value that decodes as a Response (a Cache[T]
+		// of the same Key, JSON without a status): WriteHeader would
+		// panic on its status, so it is reported and loaded again
+		m.c.s.corrupt(ctx, ref.value, fmt.Errorf("status %d is not an HTTP status", resp.Status))
+		resp, res, err = m.c.reload(ctx, op, ref, cfg, load)
+		if err == nil && !httpStatus(resp.Status) {
+			err = pkg.Fail(op, ref.value, nil, fmt.Errorf("the handler's status %d is not an HTTP status", resp.Status))
+		}
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return // the client went away
@@ -292,6 +302,9 @@ func (m *mw) write(w http.ResponseWriter, r *http.Request, resp Response, res Re
 		_, _ = w.Write(resp.Body)
 	}
 }
+
+// httpStatus reports whether code is one WriteHeader takes (100..999).
+func httpStatus(code int) bool { return code >= 100 && code <= 999 }
 
 func cacheStatus(res Result, status int, revalidated bool) string {
 	ttl := int64(res.TTL.Seconds())

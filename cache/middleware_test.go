@@ -222,3 +222,24 @@ func TestMiddlewarePattern(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"status":200,"body":"eA==","body_base64":true}`), &back))
 	assert.Equal(t, "", back.Pattern, "an entry written before the field")
 }
+
+// A value of another writer that decodes as a Response without an HTTP
+// status (a Cache of another type on the same Key: its JSON has no
+// status) is reported as foreign data and loaded again, where
+// WriteHeader would panic on status 0.
+func TestMiddlewareForeignValueWithoutStatus(t *testing.T) {
+	e := harness.New(t)
+	f := newMW(t, e)
+	other := newCache[map[string][]string](t, e, WithPolicy(SeedPolicy()))
+	key := Key{Endpoint: "/api/v1/files/list", Method: http.MethodGet}
+	require.NoError(t, other.Set(e.Ctx(), key, map[string][]string{"files": {"x"}}))
+
+	res, body := f.get(t, "/api/v1/files/list")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, `"call":1`, "the handler's response")
+	assert.EqualValues(t, 1, f.c.Stats().Corrupt)
+	res, body = f.get(t, "/api/v1/files/list")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, `"call":1`, "the response loaded again is cached")
+	assert.EqualValues(t, 1, f.calls.Load())
+}
