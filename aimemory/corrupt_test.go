@@ -191,6 +191,23 @@ func TestCorruptionTable(t *testing.T) {
 	}
 }
 
+// The timestamps at the bounds of RFC 3339's years are stored and read
+// back (TestInputBounds refuses the ones beyond).
+func TestTimestampBounds(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e)
+	for _, ts := range []time.Time{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+		_, err := m.Append(ctx, "u", "edge", []Message{{Role: User, Content: "x", Tokens: 1, Timestamp: ts}})
+		require.NoError(t, err, ts)
+	}
+	w, err := m.Window(ctx, "u", "edge")
+	require.NoError(t, err)
+	require.Len(t, w.Messages, 2)
+	assert.Equal(t, 0, w.Messages[0].Timestamp.Year())
+	assert.Equal(t, 9999, w.Messages[1].Timestamp.Year())
+}
+
 // Every duration, size and count input has a bound and a clear
 // ErrInvalid beyond it, before anything is written.
 func TestInputBounds(t *testing.T) {
@@ -241,10 +258,15 @@ func TestInputBounds(t *testing.T) {
 		"tool calls on a user": {{Role: User, Content: "x", ToolCalls: []ToolCall{{ID: "a", Name: "f"}}, Tokens: 1}},
 		"tool call without ID": {{Role: Assistant, ToolCalls: []ToolCall{{Name: "f"}}, Tokens: 1}},
 		"counter out of range": {{Role: User, Content: "x"}},
+		// the reads parse RFC 3339, whose years are 0-9999: such a
+		// message would make the whole conversation unreadable
+		"ms taken for seconds": {{Role: User, Content: "x", Tokens: 1, Timestamp: time.Unix(1_700_000_000_000, 0)}},
+		"negative year":        {{Role: User, Content: "x", Tokens: 1, Timestamp: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	} {
 		_, err := m.Append(ctx, "u", "c", msgs)
 		require.ErrorIs(t, err, ErrInvalid, name)
 	}
+	require.Empty(t, e.Keys(), "nothing written")
 	_, err = m.Append(ctx, "", "c", []Message{msg(User, "x", 1)})
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorIs(t, err, keys.ErrInvalid)

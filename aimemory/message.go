@@ -42,7 +42,8 @@ type Message struct {
 	Role    Role
 	Content string
 	// Timestamp is when the message was written; Append sets the local
-	// clock's time, in UTC, when it is zero.
+	// clock's time, in UTC, when it is zero, and refuses one outside the
+	// years 0-9999 (stored as RFC 3339) with ErrInvalid.
 	Timestamp time.Time
 	// ToolCalls are the tool calls of an assistant message.
 	ToolCalls []ToolCall
@@ -71,7 +72,8 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // check validates m for op: a known role, content or (for an assistant)
 // tool calls, a tool message's call ID, tokens in [0, 2^24], valid
-// UTF-8.
+// UTF-8, a timestamp in the years 0-9999 (RFC 3339's, which the reads
+// parse).
 func (m *Message) check(op string, i int) error {
 	bad := func(format string, args ...any) error {
 		return pkg.Invalidf(op, "message %d: %s", i, fmt.Sprintf(format, args...))
@@ -85,6 +87,8 @@ func (m *Message) check(op string, i int) error {
 		return bad("content is not valid UTF-8")
 	case m.Tokens < 0 || m.Tokens > maxTokens:
 		return bad("tokens %d outside [0, %d]", m.Tokens, maxTokens)
+	case m.Timestamp.UTC().Year() < 0 || m.Timestamp.UTC().Year() > 9999:
+		return bad("timestamp %s outside the years 0-9999", m.Timestamp.UTC().Format(time.RFC3339))
 	case len(m.ToolCalls) > 0 && m.Role != Assistant:
 		return bad("tool calls on a %s message", m.Role)
 	case m.Role == Tool && m.ToolCallID == "":
