@@ -1,5 +1,6 @@
 -- ingest_compact: store one reading in the compact encoding: chunks of
--- up to CHUNK_MAX readings in a sorted set scored by each chunk's start,
+-- CHUNK_MAX readings in time order (more when late readings joined one)
+-- in a sorted set scored by each chunk's start,
 -- every reading of a chunk at or after its start and before the next
 -- chunk's; with the motion meta hash, the discovery index and the
 -- rollups, as ingest_zset.lua. Sent after the prelude and lib.lua
@@ -24,7 +25,7 @@
 -- anything is written. A reading of the same time and short ID is this
 -- write sent again: "stored", counted once.
 
--- CHUNK_MAX is the most readings a chunk holds.
+-- CHUNK_MAX is the most readings a chunk takes in time order.
 local CHUNK_MAX = 64
 
 -- chunk_text renders a chunk.
@@ -53,10 +54,11 @@ if old then
   if not start then return {'corrupt', 1, 'member is not a chunk: ' .. string.sub(old, 1, 64)} end
 end
 local off = ts - start
-local kept, dn, ds, removed = {}, 1, val, false
+local kept, dn, ds, removed, last = {}, 1, val, false, 0
 for i = 1, #es do
   local e = es[i]
   if e[1] == off and e[3] == rid then return {'ok', 'stored'} end
+  if e[1] > last then last = e[1] end
 end
 for i = 1, #es do
   local e = es[i]
@@ -69,9 +71,12 @@ for i = 1, #es do
     kept[#kept + 1] = e
   end
 end
-if old and not removed and #kept >= CHUNK_MAX and ts > start and
+if old and not removed and #kept >= CHUNK_MAX and off > last and
     #redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf', 'LIMIT', '0', '1') == 0 then
-  -- the newest chunk is full: start another
+  -- the newest chunk is full and the reading is later than all of its
+  -- readings: start another (a late reading joins the chunk of its time,
+  -- which then holds more than CHUNK_MAX, so that no chunk starts before
+  -- a reading of the chunk ahead of it)
   old, start, unit, entity, kept, off = nil, ts, ARGV[5], ARGV[6], {}, 0
 end
 kept[#kept + 1] = {off, ARGV[3], rid}

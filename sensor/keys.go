@@ -126,7 +126,7 @@ var (
 		Tag:      "location",
 		Owner:    "sensor",
 		Area:     keys.Sensors,
-		Purpose:  "WithCompactEncoding: chunks of up to 64 readings (time, value, id) scored by their first reading's Unix ms",
+		Purpose:  "WithCompactEncoding: chunks of 64 readings (time, value, id) in time order, a late reading in the chunk of its time, scored by their first reading's Unix ms",
 	})
 )
 

@@ -200,3 +200,41 @@ func TestGenericPayloads(t *testing.T) {
 		assert.Equal(t, tc.want, s.Buckets[0].Max, typ)
 	}
 }
+
+// A reading older than the newest, arriving when the newest compact
+// chunk is full, joins the chunk of its time: a chunk never starts before
+// readings that an earlier chunk holds, so the queries still see every
+// reading in order (the seed encoding, which has no chunks, alike).
+func TestLateReadingIntoAFullChunk(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc.name, func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			c := newClient(t, e, enc.opts...)
+			base := e.Now().Add(-time.Hour).Truncate(time.Millisecond)
+			at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+			for i := range 64 { // one full chunk
+				res, err := c.Ingest(ctx, TemperatureReading("hall", float64(i), "°C", at(10*i)))
+				require.NoError(t, err)
+				require.Equal(t, Stored, res.Outcome)
+			}
+			res, err := c.Ingest(ctx, TemperatureReading("hall", 99, "°C", at(305)))
+			require.NoError(t, err)
+			require.Equal(t, Stored, res.Outcome)
+
+			cur, err := c.Current(ctx, Temperature, "hall")
+			require.NoError(t, err)
+			assert.Equal(t, at(630).UTC(), cur.Time, "the newest reading, not the late one")
+			rs, err := c.Range(ctx, Temperature, "hall", at(310), at(1000), 100)
+			require.NoError(t, err)
+			assert.Len(t, rs, 33, "310 ms to 630 ms")
+			rs, err = c.Range(ctx, Temperature, "hall", at(0), at(1000), 100)
+			require.NoError(t, err)
+			require.Len(t, rs, 65)
+			for i := 1; i < len(rs); i++ {
+				assert.False(t, rs[i].Time.Before(rs[i-1].Time), "in time order")
+			}
+			assert.Equal(t, 99.0, rs[31].Value, "the late reading in its place")
+		})
+	}
+}
