@@ -159,3 +159,41 @@ func TestRollupRetentionPerTier(t *testing.T) {
 	_, err = c.Aggregate(ctx, Temperature, "lab", start, now, time.Minute, HourTier)
 	require.ErrorIs(t, err, ErrInvalid, "minute buckets from the hour tier")
 }
+
+// A LastWins write that replaces readings stored without rollups (by the
+// collector, or a WithoutRollups client) takes out of the rollups only
+// what they can have counted: the bucket counts the new reading, and
+// never holds a count below it (a negative count, which roll_parse takes
+// for foreign data, failed every later write of the bucket).
+func TestLastWinsOverUncountedReadings(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc.name, func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			raw := newClient(t, e, append([]Option{WithoutRollups()}, enc.opts...)...)
+			c := newClient(t, e, append([]Option{WithDuplicates(LastWins)}, enc.opts...)...)
+			minute := e.Now().Add(-time.Hour).Truncate(time.Minute)
+			at := minute.Add(10 * time.Second)
+			for _, v := range []float64{5, 6} {
+				res, err := raw.Ingest(ctx, TemperatureReading("hall", v, "°C", at))
+				require.NoError(t, err)
+				require.Equal(t, Stored, res.Outcome)
+			}
+			res, err := c.Ingest(ctx, TemperatureReading("hall", 20, "°C", at)) // replaces both
+			require.NoError(t, err)
+			require.Equal(t, Stored, res.Outcome)
+			res, err = c.Ingest(ctx, TemperatureReading("hall", 22, "°C", at.Add(time.Second)))
+			require.NoError(t, err, "the bucket still parses")
+			require.Equal(t, Stored, res.Outcome)
+
+			for _, tier := range []Tier{RawTier, MinuteTier} {
+				s, err := c.Aggregate(ctx, Temperature, "hall", minute, minute.Add(time.Minute), time.Minute, tier)
+				require.NoError(t, err, tier)
+				require.Len(t, s.Buckets, 1, tier)
+				b := s.Buckets[0]
+				assert.Equal(t, int64(2), b.Count, tier)
+				assert.Equal(t, 42.0, b.Sum, tier)
+			}
+		})
+	}
+}

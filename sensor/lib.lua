@@ -139,9 +139,13 @@ end
 -- retention and sets the key's TTL (to the newest bucket's end of
 -- retention, never shorter). An update adds the new member before it
 -- removes the old one: removing a key's only member deletes the key, and
--- the ZADD after it would make a key without a TTL.
+-- the ZADD after it would make a key without a TTL. Replaced readings
+-- that the bucket cannot have counted (it is new, or would keep fewer
+-- than the new reading: they were written without rollups, by the
+-- collector or a WithoutRollups client) are not taken out of it.
 local function roll_write(key, bk, keep, ts, tss, v, vs, dn, ds, now)
   local p, r = bk[3], bk[4]
+  if p and p[2] + dn < 1 then dn, ds = 1, v end
   if p then
     local f = {r[1], tostring(p[2] + dn), fmt_num(p[3] + ds), r[4], r[5], r[6], r[7], r[8], r[9]}
     if v < p[4] then f[4] = vs end
@@ -155,7 +159,7 @@ local function roll_write(key, bk, keep, ts, tss, v, vs, dn, ds, now)
     end
     return
   end
-  redis.call('ZADD', key, bk[5], table.concat({bk[5], tostring(dn), fmt_num(ds), vs, vs, vs, tss, vs, tss}, ':'))
+  redis.call('ZADD', key, bk[5], table.concat({bk[5], '1', vs, vs, vs, vs, tss, vs, tss}, ':'))
   redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. int_str(now - keep))
   keep_until(key, math.max(now, bk[1]) + keep, now)
 end
