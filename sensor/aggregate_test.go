@@ -1,6 +1,7 @@
 package sensor
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -193,6 +194,32 @@ func TestLastWinsOverUncountedReadings(t *testing.T) {
 				b := s.Buckets[0]
 				assert.Equal(t, int64(2), b.Count, tier)
 				assert.Equal(t, 42.0, b.Sum, tier)
+			}
+		})
+	}
+}
+
+// A generic reading whose data "value" is null has no value, on the way
+// in and the way out, as the scripts read it: the rollups and the raw
+// readings agree that it counts for nothing.
+func TestNullDataValueIsNoValue(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc.name, func(t *testing.T) {
+			e := harness.New(t)
+			ctx := e.Ctx()
+			c := newClient(t, e, enc.opts...)
+			minute := e.Now().Add(-time.Hour).Truncate(time.Minute)
+			at := minute.Add(10 * time.Second)
+			res, err := c.Ingest(ctx, Reading{Type: "pressure", Location: "hall", Time: at, Data: json.RawMessage(`{"value":null,"unit":"hPa"}`)})
+			require.NoError(t, err)
+			require.Equal(t, Stored, res.Outcome)
+			cur, err := c.Current(ctx, "pressure", "hall")
+			require.NoError(t, err)
+			assert.False(t, cur.HasValue, "null is no value")
+			for _, tier := range []Tier{RawTier, MinuteTier} {
+				s, err := c.Aggregate(ctx, "pressure", "hall", minute, minute.Add(time.Minute), time.Minute, tier)
+				require.NoError(t, err, tier)
+				assert.Empty(t, s.Buckets, tier)
 			}
 		})
 	}

@@ -302,11 +302,11 @@ func dataValue(data json.RawMessage) (float64, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	var v float64
-	if json.Unmarshal(raw, &v) != nil {
+	var v *float64 // nil for JSON null: no value, as the scripts read it
+	if json.Unmarshal(raw, &v) != nil || v == nil {
 		return 0, false, nil
 	}
-	return v, true, nil
+	return *v, true, nil
 }
 
 var errNotObject = jsonError("not a JSON object")

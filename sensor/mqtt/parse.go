@@ -88,20 +88,20 @@ func parseObject(op string, r sensor.Reading, topic string, p []byte) (sensor.Re
 		return s
 	}
 	num := func(k string) (float64, bool) {
-		var f float64
-		if err := json.Unmarshal(obj[k], &f); err != nil {
+		var f *float64 // nil for JSON null: no value, not 0
+		if err := json.Unmarshal(obj[k], &f); err != nil || f == nil {
 			return 0, false
 		}
-		return f, true
+		return *f, true
 	}
 	r.EntityID = str("entity_id")
 	switch r.Type {
 	case sensor.Motion:
-		var b bool
+		var b *bool // nil for JSON null: no state, not "off"
 		switch {
-		case json.Unmarshal(obj["state"], &b) == nil:
+		case json.Unmarshal(obj["state"], &b) == nil && b != nil:
 			r.State = sensor.Off
-			if b {
+			if *b {
 				r.State = sensor.On
 			}
 		default:

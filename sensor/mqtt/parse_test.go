@@ -24,6 +24,8 @@ func TestParseSaysWhetherValueIsKnown(t *testing.T) {
 		{"automation/raw/pressure/kitchen", `{"value":0,"unit":"hPa"}`, 0, true},
 		{"automation/raw/pressure/kitchen", `{"unit":"hPa","trend":"stable"}`, 0, false},
 		{"automation/raw/pressure/kitchen", `{"value":"high"}`, 0, false},
+		{"automation/raw/pressure/kitchen", `{"value":null,"unit":"hPa"}`, 0, false},
+		{"automation/raw/motion/hall", `{"state":null}`, 0, false},
 		{"automation/raw/pressure/kitchen", `1013.25`, 1013.25, true},
 		{"automation/raw/temperature/hall", `21.75`, 21.75, true},
 		{"automation/raw/temperature/hall", `{"temperature":21.75}`, 21.75, true},
@@ -37,6 +39,17 @@ func TestParseSaysWhetherValueIsKnown(t *testing.T) {
 		assert.Equal(t, tc.has, r.HasValue, "%s %s", tc.topic, tc.payload)
 		assert.Equal(t, tc.value, r.Value, "%s %s", tc.topic, tc.payload)
 	}
+}
+
+// A null value is no value: a temperature without one is refused, as
+// one without the field is, never stored as 0.
+func TestParseNullIsNoValue(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	_, err := Parse("automation/raw/temperature/hall", []byte(`{"value":null,"unit":"°C"}`), now)
+	require.ErrorIs(t, err, ErrInvalid)
+	r, err := Parse("automation/raw/motion/hall", []byte(`{"state":null}`), now)
+	require.NoError(t, err)
+	assert.Empty(t, r.State, "not off")
 }
 
 // A bare payload knows no unit, entity ID or sequence: Parse leaves them
