@@ -96,6 +96,15 @@ func TestCorruptionTable(t *testing.T) {
 				var ce *keys.CorruptError
 				require.True(t, errors.As(err, &ce))
 				assert.Equal(t, k, ce.Key, "the error names the key")
+				if tc.key == tagGenKey {
+					meta, err := metaKey.Key(e.NS, entry(id)...)
+					require.NoError(t, err)
+					assert.False(t, e.Client.HExists(ctx, meta, "lease").Val(), "the lease granted beside the failed read is given back")
+					_, err = c.GetMany(ctx, []Key{NewKey("/c/"+id, "GET", nil), NewKey("/c/"+id+"-2", "GET", nil)},
+						func(_ context.Context, missing []Key) (map[Key]item, error) { return nil, nil }, WithTags("t-"+id))
+					require.ErrorIs(t, err, keys.ErrCorrupt)
+					assert.False(t, e.Client.HExists(ctx, meta, "lease").Val(), "GetMany gives its leases back too")
+				}
 				return
 			}
 			require.NoError(t, err)

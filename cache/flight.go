@@ -59,17 +59,12 @@ func (s *Store) lease(ctx context.Context, ref Ref, owner string, force, wait bo
 			calls = append(calls, call.Call{Op: tagGenOp, Keys: []string{t.gen}})
 		}
 		reps, errs := s.run.RunMany(ctx, calls)
+		gens = tagGens(reps[1:], errs[1:])
 		if err := errors.Join(errs...); err != nil {
+			s.releaseGranted(ctx, []Ref{ref}, reps, errs, owner)
 			return leaseOut{}, nil, err
 		}
 		rep = reps[0]
-		gens = make([]string, len(cfg.tagKeys))
-		for i := range gens {
-			gens[i], _ = reps[i+1].OptStr(0)
-			if err := reps[i+1].Err(); err != nil {
-				return leaseOut{}, nil, err
-			}
-		}
 	}
 	out, err := s.leaseReply(rep, ref)
 	return out, gens, err
@@ -279,6 +274,43 @@ func (s *Store) writeArgs(id string, value []byte, cfg *fetchConfig, delta time.
 	}
 	return []any{id, value, unit.MsFloor(cfg.ttl) + unit.MsFloor(cfg.grace), hint, mode, s.channel, s.origin,
 		time.Now().UTC().Format(time.RFC3339), len(value)}
+}
+
+// tagGens returns the generations that tag_gen calls read, and sets the
+// error of each call whose reply holds one.
+func tagGens(reps []call.Reply, errs []error) []string {
+	gens := make([]string, len(reps))
+	for i, rep := range reps {
+		if errs[i] == nil {
+			gens[i], _ = rep.OptStr(0)
+			errs[i] = rep.Err()
+		}
+	}
+	return gens
+}
+
+// releaseGranted gives back, in one pipeline, the leases that the lease
+// calls for refs (the first replies of a round) granted in a round that
+// failed: nobody will load them, and every other process would wait
+// each one out.
+func (s *Store) releaseGranted(ctx context.Context, refs []Ref, reps []call.Reply, errs []error, owner string) {
+	var calls []call.Call
+	var keys []string
+	for j, ref := range refs {
+		if errs[j] == nil && reps[j].Str(0) == "lease" {
+			calls = append(calls, call.Call{Op: releaseOp, Keys: []string{ref.meta}, Args: []any{owner, s.channel, s.origin, ref.value}})
+			keys = append(keys, ref.value)
+		}
+	}
+	if len(calls) == 0 {
+		return
+	}
+	_, rerrs := s.run.RunMany(ctx, calls)
+	for j, err := range rerrs {
+		if err != nil {
+			s.report(ctx, keys[j], err)
+		}
+	}
 }
 
 // release gives up owner's lease on ref, waking the waiters to take over.

@@ -137,19 +137,21 @@ func (s *Store) manyFlight(ctx context.Context, op string, refs []Ref, todo []in
 			calls = append(calls, call.Call{Op: tagGenOp, Keys: []string{t.gen}})
 		}
 		reps, errs := s.run.RunMany(ctx, calls)
-		if err := errors.Join(errs...); err != nil {
-			return err
+		gens := tagGens(reps[len(todo):], errs[len(todo):])
+		leased := make([]Ref, len(todo))
+		for j, i := range todo {
+			leased[j] = refs[i]
 		}
-		var gens []string
-		for _, rep := range reps[len(todo):] {
-			g, _ := rep.OptStr(0)
-			gens = append(gens, g)
+		if err := errors.Join(errs...); err != nil {
+			s.releaseGranted(ctx, leased, reps, errs, owner)
+			return err
 		}
 		var mine, held []int
 		var remaining time.Duration
 		for j, i := range todo {
 			st, err := s.leaseReply(reps[j], refs[i])
 			if err != nil {
+				s.releaseGranted(ctx, leased, reps, errs, owner)
 				return err
 			}
 			switch st.state {
