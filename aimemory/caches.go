@@ -157,9 +157,11 @@ type RAGResult struct {
 // (the others wait for its value). A response scoped to req.User is
 // tagged to the user; EraseUser deletes it. generate's errors are
 // returned and never cached. Bad input (an empty model, an invalid
-// message, parameters that do not encode) is ErrInvalid; a cached value
-// that is not valid UTF-8 is an error matching keys.ErrCorrupt naming
-// the key, and the entry is deleted so that the next call reloads it.
+// message, parameters that do not encode) is ErrInvalid, and so is a
+// text from generate that is not valid UTF-8 (never cached); a cached
+// value that is not valid UTF-8 is an error matching keys.ErrCorrupt
+// naming the key, and the entry is deleted so that the next call
+// reloads it.
 func (m *Memory) Response(ctx context.Context, req Request, generate func(ctx context.Context) (string, error), opts ...CacheOption) (ResponseResult, error) {
 	const op = "response"
 	if generate == nil {
@@ -242,6 +244,21 @@ func scopable(tag, user string) bool {
 	return err == nil
 }
 
+// checked returns load refusing, with ErrInvalid, a value that check
+// refuses: the caller's own value is never stored, nor reported as data
+// in Redis.
+func checked(op string, load cache.Loader, check func([]byte) error) cache.Loader {
+	return func(ctx context.Context) ([]byte, error) {
+		v, err := load(ctx)
+		if err == nil {
+			if cerr := check(v); cerr != nil {
+				return nil, pkg.Invalid(op, cerr)
+			}
+		}
+		return v, err
+	}
+}
+
 // fetch is Response's and RAG's flow over store s: args are the entry's
 // key arguments, load produces the value, check validates a value read
 // or loaded.
@@ -268,12 +285,13 @@ func (m *Memory) fetch(ctx context.Context, op string, s *cache.Store, ttl time.
 	if err != nil {
 		return nil, Cached{}, pkg.Invalid(op, err)
 	}
+	load = checked(op, load, check)
 	if cfg.bypass {
 		v, err := load(ctx)
 		if err != nil {
 			return nil, Cached{}, err
 		}
-		return v, Cached{Status: cache.Loaded}, check(v)
+		return v, Cached{Status: cache.Loaded}, nil
 	}
 	fo := []cache.FetchOption{cache.WithTTL(cfg.ttl)}
 	if user != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redschema/redschema/cache"
 	"github.com/redschema/redschema/internal/harness"
+	"github.com/redschema/redschema/keys"
 )
 
 func TestResponseCache(t *testing.T) {
@@ -69,6 +70,18 @@ func TestResponseCache(t *testing.T) {
 		func(context.Context) (string, error) { return "", boom })
 	require.ErrorIs(t, err, boom, "generate's error, never cached")
 	e.RequireTTLs(nil)
+
+	// generate's own text that is not UTF-8 is refused as its input,
+	// never stored, never reported as data in Redis
+	bad := Request{Model: "m", Messages: []Message{msg(User, "cut mid-character", 1)}}
+	hb, err := bad.Hash()
+	require.NoError(t, err)
+	for _, opts := range [][]CacheOption{nil, {WithoutCache()}} {
+		_, err = m.Response(ctx, bad, func(context.Context) (string, error) { return "caf\xc3", nil }, opts...)
+		require.ErrorIs(t, err, ErrInvalid)
+		assert.NotErrorIs(t, err, keys.ErrCorrupt)
+		assert.Zero(t, e.Client.Exists(ctx, key(t, e, responseKey, "m", hb)).Val())
+	}
 }
 
 func TestRAGCache(t *testing.T) {
