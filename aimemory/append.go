@@ -113,7 +113,9 @@ func (m *Memory) append(ctx context.Context, op, userID, convID string, msgs []M
 	}
 	if out.Evicted > 0 && m.opt.summarizer != nil {
 		s, err := m.Summarize(ctx, userID, convID)
-		out.Pending, out.SummaryErr = s.Pending, err
+		if out.SummaryErr = err; err == nil {
+			out.Pending = s.Pending // else the append's count stands: they still wait
+		}
 	}
 	return out, nil
 }

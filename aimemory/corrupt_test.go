@@ -373,3 +373,26 @@ func TestSummaryStoreWrongTypedPendingWritesNothing(t *testing.T) {
 	require.Contains(t, err.Error(), pk)
 	require.Equal(t, before, e.Snapshot(), "nothing written")
 }
+
+// When Append's summarizer call fails before it summarizes (here the
+// summary's metadata holds foreign data), Pending keeps the append's own
+// count: the evicted messages still wait, and a caller that retries on
+// Pending > 0 retries.
+func TestAppendPendingWhenSummarizeFails(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	m := newMemory(t, e, WithMaxMessages(2), WithSummarizer(func(_ context.Context, prev string, ev []Message) (string, error) {
+		return prev + "+", nil
+	}))
+	for _, text := range []string{"a", "b"} {
+		_, err := m.Append(ctx, "u", "c", []Message{msg(User, text, 1)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, e.Client.HSet(ctx, key(t, e, metaKey, "u", "c"), "covered", "x").Err())
+	res, err := m.Append(ctx, "u", "c", []Message{msg(User, "c", 1)})
+	require.NoError(t, err, "appended all the same")
+	require.ErrorIs(t, res.SummaryErr, keys.ErrCorrupt)
+	waiting := e.Client.LLen(ctx, key(t, e, evictedKey, "u", "c")).Val()
+	require.Positive(t, waiting)
+	assert.Equal(t, int(waiting), res.Pending)
+}
