@@ -255,12 +255,7 @@ func (s *Store) resume(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 		s.stats.negative.Add(1)
 		return Result{}, pkg.Fail(op, ref.value, ErrNotFound, nil)
 	case "pass":
-		cctx, _ := s.loaderContext(ctx)
-		v, _, err := callLoader(cctx, load)
-		if err != nil {
-			return Result{}, pkg.Fail(op, ref.value, nil, err)
-		}
-		return Result{Value: v, Status: Loaded, noStore: true}, nil
+		return s.loadUnstored(ctx, op, ref, load)
 	case "bad":
 		s.corrupt(ctx, r.badKey(ref), errors.New(r.why))
 		force = true

@@ -123,14 +123,8 @@ func (s *Store) flight(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 			s.stats.negative.Add(1)
 			return flightOut{err: pkg.Fail(op, ref.value, ErrNotFound, nil)}
 		case "pass":
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.loadTimeout)
-			cctx, _ := s.loaderContext(lctx)
-			v, _, err := callLoader(cctx, load)
-			cancel()
-			if err != nil {
-				return flightOut{err: pkg.Fail(op, ref.value, nil, err)}
-			}
-			return flightOut{res: Result{Value: v, Status: Loaded, noStore: true}}
+			res, err := s.loadUnstored(ctx, op, ref, load)
+			return flightOut{res: res, err: err}
 		case "lease":
 			return s.loadAndStore(ctx, op, ref, cfg, load, owner, gens, stale)
 		}
@@ -152,6 +146,20 @@ func (s *Store) flight(ctx context.Context, op string, ref Ref, cfg *fetchConfig
 		}
 		t.Stop()
 	}
+}
+
+// loadUnstored runs load for an entry whose values are not stored (a
+// "pass" marker: its last load declined with NoStore), under the load
+// timeout and not the caller's context, as every load runs.
+func (s *Store) loadUnstored(ctx context.Context, op string, ref Ref, load loadFn) (Result, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.loadTimeout)
+	defer cancel()
+	cctx, _ := s.loaderContext(lctx)
+	v, _, err := callLoader(cctx, load)
+	if err != nil {
+		return Result{}, pkg.Fail(op, ref.value, nil, err)
+	}
+	return Result{Value: v, Status: Loaded, noStore: true}, nil
 }
 
 // loadAndStore runs the loader while owner holds ref's lease, then writes

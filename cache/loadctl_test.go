@@ -49,11 +49,13 @@ func TestLoaderSetsTTLOrDeclinesStorage(t *testing.T) {
 	n := 0
 	decline := func(ctx context.Context) (item, error) {
 		n++
+		_, bounded := ctx.Deadline()
+		assert.True(t, bounded, "load %d runs under the load timeout", n)
 		require.NoError(t, NoStore(ctx))
 		return item{N: n}, nil
 	}
-	for i := 1; i <= 2; i++ {
-		v, res, err := c.get(ctx, "get", nk, decline, nil)
+	for i := 1; i <= 2; i++ { // a caller's context without a deadline
+		v, res, err := c.get(context.Background(), "get", nk, decline, nil)
 		require.NoError(t, err)
 		assert.Equal(t, i, v.N)
 		assert.False(t, res.Stored)
