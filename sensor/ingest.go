@@ -12,7 +12,9 @@ import (
 
 // DuplicatePolicy says what a write does when a reading of the same
 // sensor (type, location and entity ID) with the same timestamp (to the
-// millisecond) is stored already.
+// millisecond) is stored already. WithCompactEncoding keeps no entity ID
+// per reading, so there a duplicate is any reading of the type and
+// location at that millisecond.
 type DuplicatePolicy uint8
 
 const (
