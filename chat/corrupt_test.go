@@ -210,6 +210,10 @@ func TestCorruption(t *testing.T) {
 			cached(t, w)
 			return hset(t, w, w.a1[3], "avg_response_time", "-1")
 		}, []op{opDash}},
+		{"dashboard: average past time.Duration", func(t *testing.T, w *world) string {
+			cached(t, w)
+			return hset(t, w, w.a1[3], "avg_response_time", "200000000") // minutes: 380 years
+		}, []op{opDash}},
 		{"dashboard: partial", func(t *testing.T, w *world) string {
 			return replace(t, w, w.a1[3], func(ctx context.Context, r redis.UniversalClient) error {
 				return r.HSet(ctx, w.a1[3], "unread_count", "3").Err()

@@ -69,7 +69,8 @@ func (c *Chat) Dashboard(ctx context.Context, admin string) (Dashboard, error) {
 	}
 	d := Dashboard{Cached: cached, TotalActive: count(0), AssignedToMe: count(1), UnreadCount: count(2), ResolvedToday: count(4)}
 	avg, err := strconv.ParseFloat(f[3], 64)
-	if err != nil || avg < 0 || math.IsInf(avg, 0) || math.IsNaN(avg) || avg > 1e9 {
+	// within what a time.Duration holds (about 292 years)
+	if err != nil || avg < 0 || math.IsNaN(avg) || avg > float64(math.MaxInt64/int64(time.Minute)) {
 		ok[3] = false
 	}
 	d.AvgResponse = time.Duration(math.Round(avg * float64(time.Minute)))
