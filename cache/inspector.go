@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -91,8 +92,9 @@ type Overview struct {
 // and tag patterns advance together in one pipeline per step (one step on
 // a keyspace of up to about a thousand keys per node), then one pipeline
 // reads the hashes and the tags' sizes: two round trips per node. A key
-// of another type is left out: the Overview holds what was read, with an
-// error matching keys.ErrCorrupt that names each such key.
+// of another type, or metadata whose hits or size is not a count, is left
+// out: the Overview holds what was read, with an error matching
+// keys.ErrCorrupt that names each such key.
 func (in *Inspector) Overview(ctx context.Context) (Overview, error) {
 	return in.read(ctx, "overview", true, true)
 }
@@ -148,7 +150,7 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 		pipe := node.Pipeline()
 		hm := make([]*redis.SliceCmd, len(metas))
 		for i, k := range metas {
-			hm[i] = pipe.HMGet(ctx, k, "created_at", "hits", "size_bytes")
+			hm[i] = pipe.HMGet(ctx, k, "created_at", "hits", "size_bytes", "hint")
 		}
 		cards := make([]*redis.IntCmd, len(tagKeys))
 		for i, k := range tagKeys {
@@ -164,7 +166,14 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 				continue
 			}
 			v := c.Val()
-			if len(v) != 3 || v[0] == nil { // a lease or marker without an entry
+			if len(v) != 4 || v[0] == nil || v[3] == "neg" || v[3] == "pass" {
+				continue // a lease, or the marker of a load that found nothing or declined to store
+			}
+			hits, ok1 := count(v[1])
+			size, ok2 := count(v[2])
+			if !ok1 || !ok2 {
+				corrupt = append(corrupt, pkg.Fail(op, metas[i], nil, keys.Corrupt(metas[i],
+					fmt.Errorf("hits %.32q or size_bytes %.32q is not a count", v[1], v[2]))))
 				continue
 			}
 			k := [2]string{args[i][0], args[i][1]}
@@ -174,8 +183,8 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 				sums[k] = s
 			}
 			s.Entries++
-			s.Hits += num(v[1])
-			s.Bytes += num(v[2])
+			s.Hits += hits
+			s.Bytes += size
 		}
 		for i, c := range cards {
 			if skip, err := pkg.Skip(ctx, op, &corrupt, c); err != nil {
@@ -208,8 +217,9 @@ func (in *Inspector) read(ctx context.Context, op string, endpoints, tags bool) 
 	return out, err
 }
 
-func num(v any) int64 {
-	s, _ := v.(string)
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
+// count reads a metadata count: a decimal of at least 0.
+func count(v any) (int64, bool) {
+	s, ok := v.(string)
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, ok && err == nil && n >= 0
 }

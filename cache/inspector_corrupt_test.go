@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -36,4 +38,35 @@ func TestOverviewNamesTheWrongTypedKey(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, keys.ErrCorrupt)
 	assert.True(t, strings.Contains(err.Error(), fmt.Sprintf("%q", bad)), "%v does not name %s", err, bad)
+}
+
+// A "not found" or "uncacheable" marker is no entry, and metadata whose
+// hits or size is not a count is left out and named, never counted as 0.
+func TestEndpointStatsMarkersAndBadCounts(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := newCache[item](t, e, WithNegativeTTL(time.Minute))
+	_, err := c.Get(ctx, NewKey("/users", "GET", nil), func(context.Context) (item, error) { return item{}, ErrNotFound })
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = c.Get(ctx, NewKey("/users", "GET", url.Values{"p": {"1"}}), func(ctx context.Context) (item, error) {
+		return item{Name: "x"}, NoStore(ctx)
+	})
+	require.NoError(t, err)
+	_, err = c.Get(ctx, NewKey("/users", "GET", url.Values{"p": {"2"}}), func(context.Context) (item, error) { return item{Name: "y"}, nil })
+	require.NoError(t, err)
+	in, err := NewInspector(e.Client, WithNamespace(e.NS))
+	require.NoError(t, err)
+	stats, err := in.EndpointStats(ctx)
+	require.NoError(t, err)
+	require.Len(t, stats, 1)
+	assert.EqualValues(t, 1, stats[0].Entries, "the markers are no entries")
+
+	k := NewKey("/users", "GET", url.Values{"p": {"2"}})
+	meta, err := metaKey.Key(e.NS, k.Endpoint, k.Method, k.ParamsHash())
+	require.NoError(t, err)
+	require.NoError(t, e.Client.HSet(ctx, meta, "hits", "abc").Err())
+	stats, err = in.EndpointStats(ctx)
+	require.ErrorIs(t, err, keys.ErrCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q", meta))
+	assert.Empty(t, stats)
 }
