@@ -383,9 +383,10 @@ func TestMaxima(t *testing.T) {
 	got, err = c.GetMany(ctx, ks, func(context.Context, []Key) (map[Key]item, error) { return nil, errors.New("no load") })
 	require.NoError(t, err)
 	assert.Len(t, got, 1000)
+	require.NoError(t, c.Delete(ctx, ks[0]))
 	n, err = c.InvalidateTag(ctx, "bulk")
 	require.NoError(t, err)
-	assert.Equal(t, 1000, n)
+	assert.Equal(t, 999, n, "what it deleted: not the entry deleted before")
 }
 
 // Close waits for the work a Store runs in the background, here a

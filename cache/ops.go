@@ -116,7 +116,8 @@ func (s *Store) Delete(ctx context.Context, ref Ref) error {
 const invalidateBatch = 512
 
 // InvalidateTag deletes every entry recorded under tag and returns how
-// many it deleted. One script on the tag's slot gives the tag a new
+// many it deleted (markers of a load that found nothing included; not
+// the members whose entry was gone already). One script on the tag's slot gives the tag a new
 // generation, so that no load that started before stores its value under
 // the tag, and renames the tag to its dying set (O(1)); new entries go to
 // a fresh tag meanwhile. Then it drains the dying set: ZRANGE of 512
@@ -178,17 +179,16 @@ func (s *Store) drain(ctx context.Context, op string, t tagPair) (int, error) {
 			return n, nil
 		}
 		pipe := s.rdb.Pipeline()
-		queued := 0
+		var unlinks []*redis.IntCmd
 		for _, m := range members {
 			ref, ok := s.refOf(m)
 			if !ok {
 				s.report(ctx, t.dying, pkg.Fail(op, t.dying, nil, keys.Corrupt(t.dying, fmt.Errorf("member %q is not a key of this store's layout: dropped", m))))
 				continue
 			}
-			pipe.Unlink(ctx, ref.value, ref.meta)
-			queued++
+			unlinks = append(unlinks, pipe.Unlink(ctx, ref.value, ref.meta))
 		}
-		if queued > 0 {
+		if len(unlinks) > 0 {
 			if _, err := pipe.Exec(ctx); err != nil {
 				return n, pkg.Wrap(ctx, op, t.dying, err)
 			}
@@ -196,7 +196,11 @@ func (s *Store) drain(ctx context.Context, op string, t tagPair) (int, error) {
 		if err := s.rdb.ZRem(ctx, t.dying, toAny(members)...).Err(); err != nil {
 			return n, pkg.Wrap(ctx, op, t.dying, err)
 		}
-		n += queued
+		for _, u := range unlinks {
+			if u.Val() > 0 { // else gone already (deleted, expired)
+				n++
+			}
+		}
 	}
 }
 
