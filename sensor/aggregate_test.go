@@ -224,3 +224,21 @@ func TestNullDataValueIsNoValue(t *testing.T) {
 		})
 	}
 }
+
+// A generic reading's entity ID for the duplicate policies is its own,
+// never an "entity_id" inside its data: two readings without one, at the
+// same time, are duplicates whatever their data holds.
+func TestDuplicateIgnoresTheDataEntityID(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	c := newClient(t, e, WithDuplicates(FirstWins))
+	at := e.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	r := Reading{Type: "pressure", Location: "hall", Time: at, Data: json.RawMessage(`{"entity_id":"x","value":1}`)}
+	res, err := c.Ingest(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, Stored, res.Outcome)
+	r.Data = json.RawMessage(`{"entity_id":"x","value":2}`)
+	res, err = c.Ingest(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, Duplicate, res.Outcome)
+}

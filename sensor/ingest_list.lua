@@ -41,10 +41,20 @@ local recent = redis.call('LRANGE', KEYS[1], '0', tonumber(ARGV[14]) - 1)
 for i = 1, #recent do
   if recent[i] == member or (id ~= '' and str_field(recent[i], 'id', true) == id) then return {'ok', 'stored'} end
 end
+-- entity_of returns a member's top-level entity ID ('' for none), never
+-- one inside its data object (decoded: only members at the reading's
+-- time get here).
+local function entity_of(m)
+  local ok, t = pcall(cjson.decode, m)
+  if ok and type(t) == 'table' then
+    return type(t.entity_id) == 'string' and t.entity_id or ''
+  end
+  return str_field(m, 'entity_id', true) or ''
+end
 local dups, dn, ds = {}, 1, val
 for i = 1, #recent do
   local m = recent[i]
-  if parse_iso(str_field(m, 'timestamp', true)) == ts and (str_field(m, 'entity_id', true) or '') == entity then
+  if parse_iso(str_field(m, 'timestamp', true)) == ts and entity_of(m) == entity then
     if policy == 'first' then return {'ok', 'duplicate'} end
     if policy == 'last' then
       dups[#dups + 1] = m
