@@ -364,7 +364,12 @@ elseif not peek then
   local rk, c = KEYS[#KEYS], 0
   if auto then
     c = pcall_('INCR', rk)
-    if type(c) == 'table' then return {'corrupt', #KEYS, 'not a refusal count'} end
+    if type(c) == 'table' then
+      -- a refusal of the server (OOM) is its error, not the count's
+      local code = string.match(c.err, '^(%u+) ')
+      if code ~= 'ERR' and code ~= 'WRONGTYPE' then return c end
+      return {'corrupt', #KEYS, 'not a refusal count'}
+    end
   end
   -- a fixed-window counter found without a TTL gets it back (a repair)
   for i = 1, n do

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
@@ -106,4 +107,39 @@ func TestAutoBlockCorruptRefusalsWritesNothing(t *testing.T) {
 	require.NoError(t, e.Client.Set(ctx, e.NS.Prefix+"ratelimit:api:{c}:minute", "1", 0).Err())
 	require.NoError(t, e.Client.HSet(ctx, e.NS.Prefix+"ratelimit:refusals:{c}", "a", "b").Err())
 	failsWritingNothing(t, e, "ratelimit:refusals:{c}", func() error { _, err := l.Allow(ctx, "c"); return err })
+}
+
+// A first write the server refuses (OOM past maxmemory) is the server's
+// error, returned as such: never keys.ErrCorrupt naming a sound counter
+// (the lean FixedWindow script's INCRBY), nor a sound refusal count
+// (WithAutoBlock's INCR of a refused check).
+func TestServerRefusalIsNotCorruption(t *testing.T) {
+	e := harness.New(t)
+	if e.Backend != harness.Server {
+		t.Skip("runs once, on the standalone tier: it sets maxmemory on a private redis-server")
+	}
+	ctx := e.Ctx()
+	pc := redis.NewClient(&redis.Options{Addr: harness.PrivateRedis(t), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = pc.Close() })
+	lean, err := ratelimit.New(pc, one(ratelimit.FixedWindow, ratelimit.PerMinute(10)), ratelimit.WithNamespace(e.NS))
+	require.NoError(t, err)
+	auto, err := ratelimit.New(pc, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)), ratelimit.WithNamespace(e.NS),
+		ratelimit.WithAutoBlock(3, time.Minute, time.Minute))
+	require.NoError(t, err)
+	_, err = auto.Allow(ctx, "b") // fills b's window: its next check is refused
+	require.NoError(t, err)
+	_, err = lean.Allow(ctx, "warm") // loads the scripts before memory runs out
+	require.NoError(t, err)
+
+	require.NoError(t, pc.ConfigSet(ctx, "maxmemory", "1").Err())
+	defer func() { require.NoError(t, pc.ConfigSet(ctx, "maxmemory", "0").Err()) }()
+	for name, check := range map[string]func() error{
+		"lean counter":  func() error { _, err := lean.Allow(ctx, "a"); return err },
+		"refusal count": func() error { _, err := auto.Allow(ctx, "b"); return err },
+	} {
+		err := check()
+		require.Error(t, err, name)
+		assert.NotErrorIs(t, err, keys.ErrCorrupt, name)
+		assert.Contains(t, err.Error(), "OOM", name)
+	}
 }

@@ -69,7 +69,13 @@ if KI == 2 then
 end
 
 local n = pcall_('INCRBY', key, ARGV[1])
-if type(n) == 'table' then return {'corrupt', KI, 'not an integer counter'} end
+if type(n) == 'table' then
+  -- the first write: a refusal of the server (OOM past maxmemory) is
+  -- its error, not the counter's; the counter's are ERR and WRONGTYPE
+  local code = string.match(n.err, '^(%u+) ')
+  if code ~= 'ERR' and code ~= 'WRONGTYPE' then return n end
+  return {'corrupt', KI, 'not an integer counter'}
+end
 if n < cost or n - cost > MAX_COUNT then
   call('DECRBY', key, ARGV[1])
   return {'corrupt', KI, 'counter out of range'}
