@@ -14,7 +14,7 @@ import (
 // channel, so deny caches (WithDenyCache) drop id at once.
 //
 // One round trip (a script, server time). The call's request ID is kept
-// for a minute under ratelimit:adjust:{id}:{request}, so a call that
+// for 3 minutes under ratelimit:adjust:{id}:{request}, so a call that
 // go-redis resends after losing its reply refunds nothing more. Errors:
 // ErrInvalid for a cost below 1 or above the most a rule could ever
 // admit, or an unusable id

@@ -97,7 +97,7 @@ if loghit then
 end
 
 -- every key checked: now the marker (a resend stops here), then the writes
-if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 60000) then return {'ok', 0} end
+if not call('SET', KEYS[#KEYS], cost, 'NX', 'PX', 180000) then return {'ok', 0} end
 
 local now = now_us()
 for i = 1, n do

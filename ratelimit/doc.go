@@ -46,7 +46,7 @@
 //
 //	Key pattern                                           Type     TTL                                                                           Purpose
 //	rate_limit:{{identifier}}                             ZSET     longest Sliding period of the policy, + 1 ms                                  sliding log WithRateLimitKey: member per admitted request, score = Unix ms (rounded up)
-//	ratelimit:adjust:{{identifier}}:{request_id}          STRING   1 minute (longer than go-redis resends a command)                             marks a Refund or Penalize as done; value: the cost it moved
+//	ratelimit:adjust:{{identifier}}:{request_id}          STRING   3 minutes (longer than go-redis resends a command)                            marks a Refund or Penalize as done; value: the cost it moved
 //	ratelimit:api:{{api_key_id}}:{window}                 STRING   window duration                                                               FixedWindow counter; window = minute, hour, day, ...
 //	ratelimit:block:{{identifier}}                        STRING   the block's duration (at most 366 days)                                       present while the identifier is blocked in every limiter of the namespace; value: the request ID of the Block that set it ("auto" for WithAutoBlock)
 //	ratelimit:config:{{api_key_id}}                       HASH     none (operator-managed, one small hash per API key; DeleteConfig removes it)  per-key overrides: per_minute, per_hour, per_day, burst

@@ -2,12 +2,14 @@ package ratelimit_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redschema/redschema/internal/harness"
@@ -96,6 +98,17 @@ func TestRefundPenalize(t *testing.T) {
 			require.ErrorIs(t, l.Refund(ctx, "u", 0), ratelimit.ErrInvalid)
 			require.ErrorIs(t, l.Penalize(ctx, "", 1), ratelimit.ErrInvalid)
 			e.RequireTTLs(nil)
+			// each call's request ID is kept past go-redis's whole retry
+			// schedule (about 2 min 8 s at worst), so a late resend of a
+			// Refund or Penalize is still recognised
+			marks := 0
+			for _, k := range e.Keys() {
+				if strings.Contains(k, "ratelimit:adjust:") {
+					marks++
+					assert.Greater(t, e.Client.PTTL(ctx, k).Val(), 150*time.Second, k)
+				}
+			}
+			assert.Equal(t, 5, marks, "3 refunds, 2 penalties")
 		})
 	}
 }

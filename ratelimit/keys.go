@@ -111,7 +111,7 @@ var (
 	// changes nothing more.
 	adjustKey = keys.MustCompile(keys.Pattern{
 		Template: "ratelimit:adjust:{identifier}:{request_id}", Type: keys.String, Tag: "identifier",
-		TTLNote: "1 minute (longer than go-redis resends a command)",
+		TTLNote: "3 minutes (longer than go-redis resends a command)",
 		Owner:   "ratelimit", Area: keys.RateLimits,
 		Purpose: "marks a Refund or Penalize as done; value: the cost it moved",
 	})
