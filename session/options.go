@@ -52,9 +52,9 @@ const (
 	// Revoke, RevokeAll, RevokeOthers, Login or Unblock call, or of a
 	// RotateRefresh that found a reused token, so that the
 	// same call resent by go-redis after a lost reply reports its first
-	// outcome: 1 minute, far more than go-redis's retries take (MaxRetries
-	// times the read timeout and backoff).
-	replayWindow = time.Minute
+	// outcome: 3 minutes, longer than go-redis v9's whole default retry
+	// schedule (at worst about 2 min 8 s; see docs/queue.md).
+	replayWindow = 3 * time.Minute
 )
 
 // Option configures a Store or Users; New and NewUsers check every option

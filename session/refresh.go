@@ -92,7 +92,7 @@ func (s *Store) VerifyRefresh(ctx context.Context, userID, sessionID, token stri
 // changes. For that the script keeps, at the session's rotation key for
 // the grace, the new token sealed (AES-256-GCM) under a key derived from
 // the old token, which Redis never holds: only the old token opens it.
-// A call that finds a reuse records that outcome for the replay window (1 minute) under a
+// A call that finds a reuse records that outcome for the replay window (3 minutes) under a
 // request ID of its own (as Revoke does), so its resend reports
 // ErrTokenReused again, not ErrNotFound.
 func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token string) (string, error) {

@@ -360,3 +360,22 @@ func TestReplayedPipeline(t *testing.T) {
 		assert.True(t, back.CreatedAt.Equal(sess.CreatedAt), "the first run's session")
 	}
 }
+
+// A revoke's request key outlives go-redis's whole retry schedule (about
+// 2 min 8 s at worst), so a late resend still reports the first outcome.
+func TestRequestKeyOutlivesTheRetrySchedule(t *testing.T) {
+	e, s := newStore(t)
+	ctx := e.Ctx()
+	sess, _ := mustCreate(t, e, s, "42")
+	ok, err := s.Revoke(ctx, "42", sess.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	n := 0
+	for _, k := range e.Keys() {
+		if _, err := requestKey.Parse(e.NS, k); err == nil {
+			n++
+			assert.Greater(t, e.Client.PTTL(ctx, k).Val(), 150*time.Second, k)
+		}
+	}
+	assert.Equal(t, 1, n, "the revoke's request key")
+}

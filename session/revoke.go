@@ -28,7 +28,7 @@ var (
 // Entry.ID, or the second result of ParseHandle). It reports whether a
 // live session ended; revoking a missing session is not an error. The same
 // call resent by go-redis after a lost reply reports its first outcome
-// (within the replay window, 1 minute).
+// (within the replay window, 3 minutes).
 func (s *Store) Revoke(ctx context.Context, userID, sessionID string) (bool, error) {
 	const op = "revoke"
 	ks, err := s.keyPair(op, userID, sessionID)

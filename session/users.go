@@ -88,7 +88,7 @@ type LoginInfo struct {
 // (status blocked, or active 'false') stays blocked: ErrBlocked, nothing
 // written. A record holding a status or active flag this package does not
 // read is keys.ErrCorrupt. The same call resent by go-redis after a lost reply
-// reports its first login (within the replay window, 1 minute).
+// reports its first login (within the replay window, 3 minutes).
 func (u *Users) Login(ctx context.Context, userID string, in LoginInfo) (*User, error) {
 	const op = "login"
 	key, err := u.key(op, userID)
@@ -168,7 +168,7 @@ func (u *Users) Block(ctx context.Context, userID string) error {
 // user without one is deleted. ErrNotFound when there is no record;
 // unblocking a user who is not blocked is a no-op. The same call resent by
 // go-redis after a lost reply reports its first outcome (within
-// the replay window, 1 minute).
+// the replay window, 3 minutes).
 func (u *Users) Unblock(ctx context.Context, userID string) error {
 	const op = "unblock"
 	rk, err := newRequestKey(op, u.opt.ns, userID)
