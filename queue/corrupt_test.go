@@ -75,6 +75,13 @@ func TestCorruptionAtEveryKeyPattern(t *testing.T) {
 			ready(v)
 			require.NoError(v.e.T, v.e.Client.HSet(v.ctx, k, "ready", "{garbage").Err())
 		}, dequeue, false},
+		{"jobs: timeout past a Duration", "queue:{q}:jobs", func(v env, k string) {
+			ready(v)
+			body := v.e.Client.HGet(v.ctx, k, "ready").Val()
+			require.True(v.e.T, strings.HasPrefix(body, `{"id":"ready",`), body)
+			body = `{"timeout_ms":18446744073710,` + body[1:] // 448 µs once wrapped
+			require.NoError(v.e.T, v.e.Client.HSet(v.ctx, k, "ready", body).Err())
+		}, dequeue, false},
 		{"jobs: missing for a queued ID", "queue:{q}:jobs", func(v env, k string) {
 			ready(v)
 			require.NoError(v.e.T, v.e.Client.HDel(v.ctx, k, "ready").Err())
@@ -146,6 +153,9 @@ func TestCorruptionAtEveryKeyPattern(t *testing.T) {
 		}, stillReady(dequeue), false},
 		{"stats: garbage read by Stats", "queue:stats:{q}", func(v env, k string) {
 			require.NoError(v.e.T, v.e.Client.HSet(v.ctx, k, "avg_process_time_ms", "-3").Err())
+		}, stats, false},
+		{"stats: NaN read by Stats", "queue:stats:{q}", func(v env, k string) {
+			require.NoError(v.e.T, v.e.Client.HSet(v.ctx, k, "avg_process_time_ms", "NaN").Err())
 		}, stats, false},
 		{"dlq: wrong type", "queue:dlq:{q}", func(v env, k string) {
 			_, err := v.q.Enqueue(v.ctx, execution{}, queue.WithID("doomed"), queue.WithJobMaxRetries(0))

@@ -82,7 +82,7 @@ func decoders() map[*keys.Template]keys.Decoder {
 			switch f {
 			case "avg_process_time_ms":
 				x, err := strconv.ParseFloat(v, 64)
-				if err != nil || x < 0 {
+				if err != nil || !(x >= 0 && x <= float64(maxDelay/time.Millisecond)) { // NaN too
 					return nil, fmt.Errorf("field %s is %.64q", f, v)
 				}
 				out["avg_process_time"] = time.Duration(x * float64(time.Millisecond)).String()

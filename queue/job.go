@@ -171,8 +171,8 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 			return keys.Corrupt(key, err)
 		}
 		j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
-		j.Headers, j.Timeout, j.Group = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond, w.Group
-		return nil
+		j.Headers, j.Group = w.Headers, w.Group
+		return timeoutOf(key, w.TimeoutMS, &j.Timeout)
 	}
 	var w wireJob
 	if err := json.Unmarshal([]byte(body), &w); err != nil {
@@ -186,7 +186,18 @@ func (q *Queue[T]) decodeBody(key, body string, j *Job[T]) error {
 		return err
 	}
 	j.ID, j.CreatedAt, j.Priority, j.MaxRetries = w.ID, w.CreatedAt, Priority(w.Priority), w.MaxRetries
-	j.Headers, j.Timeout, j.Group = w.Headers, time.Duration(max(w.TimeoutMS, 0))*time.Millisecond, w.Group
+	j.Headers, j.Group = w.Headers, w.Group
+	return timeoutOf(key, w.TimeoutMS, &j.Timeout)
+}
+
+// timeoutOf sets *d to a stored timeout_ms (none at or below 0): one
+// past what Enqueue takes (maxTimeout) is foreign data, where it would
+// overflow a time.Duration or run a job longer than any lease.
+func timeoutOf(key string, ms int64, d *time.Duration) error {
+	if ms > maxTimeout.Milliseconds() {
+		return keys.Corrupt(key, fmt.Errorf("timeout_ms %d beyond %v", ms, maxTimeout))
+	}
+	*d = time.Duration(max(ms, 0)) * time.Millisecond
 	return nil
 }
 

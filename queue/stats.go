@@ -127,7 +127,7 @@ func (q *Queue[T]) decodeStats(rep *call.Reply) (Stats, error) {
 			continue
 		case "avg_process_time_ms":
 			x, err := strconv.ParseFloat(val, 64)
-			if err != nil || x < 0 || x > float64(maxDelay/time.Millisecond) {
+			if err != nil || !(x >= 0 && x <= float64(maxDelay/time.Millisecond)) { // NaN too
 				return Stats{}, corrupt(f, val)
 			}
 			s.AvgProcessTime = time.Duration(x * float64(time.Millisecond))
