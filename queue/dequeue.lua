@@ -641,9 +641,11 @@ for _, p in ipairs(plan) do
     return {'corrupt', 7, 'field delivery_seq is not a count'}
   end
 end
--- step 3's read: an idle call moves enq_seq back (see 3 below)
+-- step 3's read: an idle call moves enq_seq back (see 3 below); not one
+-- that the queue's limits held to no job at all, as jobs may be ready
+-- (and this call can take none: no enqueue needs to wake it)
 local eseq, eskip
-if not paused and total == 0 then
+if not paused and total == 0 and not (limited and n == 0) then
   local v = redis.call('HMGET', KEYS[7], 'enq_seq', 'enq_skipped')
   eseq = v[1] and to_int(v[1])
   if eseq and eseq >= now * 1000 - 1 then

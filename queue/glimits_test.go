@@ -560,3 +560,30 @@ func TestGroupSeenList(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^\d{13}\|a$`, v)
 }
+
+// Within one millisecond, a dequeue that the global cap holds to no job
+// does not reorder the jobs enqueued around it: FIFO within a priority
+// holds (the idle step moves the enqueue sequence back only when a job
+// could be taken).
+func TestFIFOAcrossAHeldDequeue(t *testing.T) {
+	e := harness.New(t)
+	if e.Mini == nil {
+		t.Skip("needs one frozen millisecond: the miniredis tier")
+	}
+	ctx := e.Ctx()
+	q := newQ(t, e, "held", queue.WithGlobalConcurrency(1))
+	_, err := q.Enqueue(ctx, execution{}, queue.WithID("x"))
+	require.NoError(t, err)
+	x, err := q.TryDequeue(ctx) // in flight: the cap is reached
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("a"))
+	require.NoError(t, err)
+	_, err = q.TryDequeue(ctx)
+	require.ErrorIs(t, err, queue.ErrEmpty, "held back by the cap")
+	_, err = q.Enqueue(ctx, execution{}, queue.WithID("b"))
+	require.NoError(t, err)
+	require.NoError(t, q.Ack(ctx, x))
+	j, err := q.TryDequeue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "a", j.ID, "first in, first out")
+}
