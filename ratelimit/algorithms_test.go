@@ -345,6 +345,15 @@ func TestSingleRuleScriptsMatchGeneral(t *testing.T) {
 						step(c)
 					}
 				}
+				// refunded to empty within a window: the window keeps
+				// its end (a counter at 0 still has its TTL)
+				e.Advance(10 * time.Minute)
+				for range 2 { // refunds never go below empty
+					require.NoError(t, lean.Refund(ctx, idL, 4))
+					require.NoError(t, general.Refund(ctx, idG, 4))
+				}
+				step(1)
+				step(2)
 			}
 			require.NoError(t, lean.Block(ctx, idL, time.Minute))
 			require.NoError(t, general.Block(ctx, idG, time.Minute))

@@ -81,9 +81,9 @@ if n < cost or n - cost > MAX_COUNT then
   return {'corrupt', KI, 'counter out of range'}
 end
 local ttl
-if n == cost then
+if n == cost and call('PEXPIRE', key, PMS_S, 'NX') == 1 then
+  -- a new window (not one refunded to empty, which keeps its end)
   ttl = PMS
-  call('PEXPIRE', key, PMS_S)
 else
   ttl = call('PTTL', key)
   if ttl < 0 then
