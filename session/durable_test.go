@@ -129,3 +129,23 @@ func TestOutagesAreNotOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// The revocation of a session on a reused refresh token is a write like
+// any other: with WithDurability it waits for the replicas, and reports
+// ErrNotDurable beside ErrTokenReused when they do not have it (here:
+// the test servers have none).
+func TestReuseRevocationIsDurable(t *testing.T) {
+	e, s := newStore(t, WithDurability(1, 20*time.Millisecond))
+	ctx := e.Ctx()
+	sess, toks, err := s.Create(ctx, Info{UserID: "u1"})
+	require.ErrorIs(t, err, ErrNotDurable)
+	fresh, err := s.RotateRefresh(ctx, "u1", sess.ID, toks.Refresh)
+	require.ErrorIs(t, err, ErrNotDurable)
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, fresh)
+	require.ErrorIs(t, err, ErrNotDurable)
+	_, err = s.RotateRefresh(ctx, "u1", sess.ID, toks.Refresh) // rotated away twice: reuse
+	require.ErrorIs(t, err, ErrTokenReused)
+	require.ErrorIs(t, err, ErrNotDurable, "the revocation waited for the replicas")
+	_, err = s.Get(ctx, "u1", sess.ID)
+	require.ErrorIs(t, err, ErrNotFound, "revoked")
+}

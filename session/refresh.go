@@ -133,14 +133,13 @@ func (s *Store) RotateRefresh(ctx context.Context, userID, sessionID, token stri
 		return "", err
 	}
 	if rep.Status == call.Conflict {
-		why := rep.Str(0)
+		return "", pkg.Fail(op, ks[0], ErrInvalidToken, nil)
+	}
+	if rep.Len() > 1 && rep.Str(1) == "reused" { // the session revoked: a write
 		if err := rep.Err(); err != nil {
 			return "", err
 		}
-		if why == "reused" {
-			return "", pkg.Fail(op, ks[0], ErrTokenReused, nil)
-		}
-		return "", pkg.Fail(op, ks[0], ErrInvalidToken, nil)
+		return "", errors.Join(pkg.Fail(op, ks[0], ErrTokenReused, nil), nd)
 	}
 	if rep.Len() > 0 { // a retry within the grace: the last rotation's token
 		box := rep.Str(0)

@@ -26,8 +26,9 @@
 -- within its grace, and the token it made is still current: a retry by a
 -- client that never saw that rotation's reply; sealed opens, with the
 -- presented token, to that same new token; nothing changes),
--- {'conflict', 'reused'} (the presented token was already rotated away: the
--- session is revoked), {'conflict', 'mismatch'} (no match; nothing changed),
+-- {'ok', '', 'reused'} (the presented token was already rotated away: the
+-- session is revoked; status ok, as a write that WithDurability waits
+-- for), {'conflict', 'mismatch'} (no match; nothing changed),
 -- {'none'} when the session is not live, or {'corrupt', i, why}. When the
 -- current hash is already ARGV[3], this same request was sent twice (its
 -- first reply lost): only it knows the new token, so it reports {'ok'} again
@@ -52,7 +53,7 @@ local presented, fresh, keep = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local sealed, grace = ARGV[6], tonumber(ARGV[7])
 local done = replayed(3, 1)
 if done == false then return {'corrupt', 3, 'not a recorded outcome'} end
-if done == 1 then return {'conflict', 'reused'} end
+if done == 1 then return {'ok', '', 'reused'} end
 local now = now_ms()
 -- Every read and check in live's check, before its prune: a corrupt hash
 -- or rotation record fails the call with nothing written.
@@ -100,6 +101,6 @@ if reused then
   redis.call('ZREM', idx, sid)
   index_ttl(idx, now)
   remember(3, 1, ARGV[5])
-  return {'conflict', 'reused'}
+  return {'ok', '', 'reused'}
 end
 return {'conflict', 'mismatch'}
