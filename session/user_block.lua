@@ -31,6 +31,9 @@ elseif st and st ~= 'missing' and not field then
 end
 if before then
   redis.call('HSET', key, 'status_before_block', before)
+elseif st == false then
+  -- a record this package does not read: Unblock deletes it
+  redis.call('HSET', key, 'status_before_block', 'none')
 elseif field ~= 'blocked' then
   redis.call('HDEL', key, 'status_before_block')
 end

@@ -10,7 +10,8 @@
 -- Restores status_before_block ('login' or 'anonymous'), and sets an
 -- active flag the record has (or any, with ARGV[2]) to 'true': a block by
 -- either field is lifted. A record that Block created for a user without
--- one is deleted. Returns {'ok', 1} when a block was lifted (the same
+-- one is deleted; one that another writer blocked (no status before the
+-- block, other fields) comes back as login. Returns {'ok', 1} when a block was lifted (the same
 -- request sent again within the window reports {'ok', 1} again and writes
 -- nothing), {'ok', 0} when the user was not blocked, {'none'} when there
 -- is no record, {'corrupt', i, why} when KEYS[i] holds data this package
@@ -28,9 +29,16 @@ if field == 'blocked' then
   if prev == 'login' or prev == 'anonymous' then
     redis.call('HSET', key, 'status', prev)
     redis.call('HDEL', key, 'status_before_block')
-  elseif prev then
-    return {'corrupt', 1, 'status_before_block is not login or anonymous'}
+  elseif prev and prev ~= 'none' then
+    return {'corrupt', 1, 'status_before_block is not login, anonymous or none'}
+  elseif not prev and redis.call('HEXISTS', key, 'login_time') == 1 then
+    -- blocked by another writer (the backend's own code): a logged-in
+    -- user's record (Block's own holds no login_time), which comes back
+    -- as login, as Block reads one without a status
+    redis.call('HSET', key, 'status', 'login')
   else
+    -- the record Block created (no login_time: Login is refused while
+    -- it lives), or one it overwrote (status_before_block 'none': not one this package reads)
     redis.call('DEL', key)
     remember(2, 1, ARGV[1])
     return {'ok', 1}

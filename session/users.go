@@ -165,7 +165,8 @@ func (u *Users) Block(ctx context.Context, userID string) error {
 // Unblock lifts a block at once, in one script: the status before the
 // block (login or anonymous) comes back, and an active flag the record has
 // (any, with WithActiveField) becomes 'true'. A record that Block created for a
-// user without one is deleted. ErrNotFound when there is no record;
+// user without one is deleted; a user's record that another writer
+// blocked (no status before the block) comes back as login. ErrNotFound when there is no record;
 // unblocking a user who is not blocked is a no-op. The same call resent by
 // go-redis after a lost reply reports its first outcome (within
 // the replay window, 3 minutes).

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -137,4 +138,30 @@ func TestUsersCorrupt(t *testing.T) {
 	require.NoError(t, e.Client.HSet(ctx, key, "status", "login", "login_time", "1", "active", "1").Err())
 	_, err = u.Validate(ctx, "5")
 	require.ErrorIs(t, err, keys.ErrCorrupt, "active is 'true' or 'false'")
+}
+
+// A user's record that another writer blocked (the backend's own code:
+// status blocked, no status_before_block) comes back as a logged-in user
+// on Unblock, its other fields kept; one with a status this package does
+// not read, which Block overwrote, is still deleted.
+func TestUnblockOfAForeignBlock(t *testing.T) {
+	e, u := newUsers(t, WithUserTTL(time.Hour))
+	ctx := e.Ctx()
+	key, _ := userKey.Key(e.NS, "42")
+	now := fmt.Sprint(time.Now().UnixMilli())
+	require.NoError(t, e.Client.HSet(ctx, key, "device_id", "d", "login_time", now, "status", "blocked").Err())
+	require.NoError(t, e.Client.Expire(ctx, key, time.Hour).Err())
+	require.NoError(t, u.Unblock(ctx, "42"))
+	got, err := u.Validate(ctx, "42")
+	require.NoError(t, err)
+	assert.Equal(t, StatusLogin, got.Status)
+	assert.Equal(t, "d", e.Client.HGet(ctx, key, "device_id").Val(), "the record kept")
+
+	other, _ := userKey.Key(e.NS, "43")
+	require.NoError(t, e.Client.HSet(ctx, other, "device_id", "d", "status", "superuser").Err())
+	require.NoError(t, e.Client.Expire(ctx, other, time.Hour).Err())
+	require.NoError(t, u.Block(ctx, "43"))
+	require.NoError(t, u.Unblock(ctx, "43"))
+	_, err = u.Validate(ctx, "43")
+	require.ErrorIs(t, err, ErrNotFound, "overwritten by Block: deleted by Unblock")
 }
