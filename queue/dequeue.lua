@@ -164,6 +164,24 @@ end
 -- jobs pushed in the seed's format (an LPUSH of the job's JSON), oldest
 -- first. A job becomes a ready job of its priority; anything else is
 -- dead-lettered with the reason, never dropped.
+-- rfc3339_ok reports whether s is a time that Go's time.Time reads back
+-- from JSON (RFC 3339: a real date, hours, minutes and seconds in range,
+-- an optional fraction, Z or a +hh:mm offset), so that an adopted job's
+-- created_at never fails its decode.
+local function rfc3339_ok(s)
+  local y, mo, d, h, mi, sec, rest = string.match(s, '^(%d%d%d%d)%-(%d%d)%-(%d%d)T(%d%d):(%d%d):(%d%d)(.*)$')
+  if not y then return false end
+  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
+  local dim = {31, (y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)) and 29 or 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+  if mo < 1 or mo > 12 or d < 1 or d > dim[mo] or tonumber(h) > 23 or tonumber(mi) > 59 or tonumber(sec) > 59 then
+    return false
+  end
+  rest = string.gsub(rest, '^%.%d+', '', 1)
+  if rest == 'Z' then return true end
+  local oh, om = string.match(rest, '^[%+%-](%d%d):(%d%d)$')
+  return oh ~= nil and tonumber(oh) < 24 and tonumber(om) < 60
+end
+
 local function adopt(raw, k, src)
   local good, v = pcall(cjson.decode, raw)
   local id = 'adopted-' .. int_str(nowus) .. '-' .. k
@@ -194,7 +212,7 @@ local function adopt(raw, k, src)
     deadn = deadn + 1
     return
   end
-  -- created_at: RFC 3339 as written, or Unix ms (JavaScript's
+  -- created_at: RFC 3339 as written (rfc3339_ok), or Unix ms (JavaScript's
   -- Date.now(), a number or a string of digits) as RFC 3339; else now.
   local created = v.created_at
   local ms = type(created) == 'number' and created or nil
@@ -203,7 +221,7 @@ local function adopt(raw, k, src)
   end
   if ms then
     created = ms >= 0 and ms < 253402300800000 and ms % 1 == 0 and rfc3339(ms) or rfc3339(now)
-  elseif type(created) ~= 'string' or not string.match(created, '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.?%d*[Z%+%-]') then
+  elseif type(created) ~= 'string' or not rfc3339_ok(created) then
     created = rfc3339(now)
   end
   local retry = to_int(v.retry_count, 0, 1000000) or 0

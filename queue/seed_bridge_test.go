@@ -142,6 +142,51 @@ func TestSeedItemsFIFOAndFields(t *testing.T) {
 	}
 }
 
+// A seed item whose created_at Go's time.Time cannot read back (an
+// offset without its colon, trailing text, a day the month lacks, an
+// hour past 23) is delivered with the adoption's time, as the script
+// promises ("else now"), never dead-lettered unrun; the offsets and
+// fractions Go reads are kept.
+func TestSeedItemsOddCreatedAt(t *testing.T) {
+	e := harness.New(t)
+	ctx := e.Ctx()
+	q := newQ(t, e, "n8n")
+	list := e.NS.Prefix + "queue:{n8n}:executions"
+	item := func(id, created string) string {
+		return `{"id":"` + id + `","workflow_id":"w","trigger_type":"manual","trigger_data":{},"priority":0,"created_at":"` + created + `","retry_count":0}`
+	}
+	odd := map[string]string{"nocolon": "2026-01-16T10:00:00+0000", "junk": "2026-01-16T10:00:00Zjunk",
+		"feb30": "2026-02-30T10:00:00Z", "hour24": "2026-01-16T24:00:00Z"}
+	kept := map[string]time.Time{"offset": time.Date(2026, 1, 16, 9, 0, 0, 0, time.UTC), "fraction": time.Date(2026, 1, 16, 10, 0, 0, 500000000, time.UTC),
+		"leapday": time.Date(2024, 2, 29, 10, 0, 0, 0, time.UTC)}
+	raw := map[string]string{"offset": "2026-01-16T10:00:00+01:00", "fraction": "2026-01-16T10:00:00.5Z", "leapday": "2024-02-29T10:00:00Z"}
+	for id, c := range odd {
+		require.NoError(t, e.Client.LPush(ctx, list, item(id, c)).Err())
+	}
+	for id, c := range raw {
+		require.NoError(t, e.Client.LPush(ctx, list, item(id, c)).Err())
+	}
+	seen := 0
+	for {
+		j, err := q.TryDequeue(ctx)
+		if errors.Is(err, queue.ErrEmpty) {
+			break
+		}
+		require.NoError(t, err)
+		seen++
+		if want, ok := kept[j.ID]; ok {
+			assert.True(t, want.Equal(j.CreatedAt), "%s: %v", j.ID, j.CreatedAt)
+		} else {
+			assert.WithinDuration(t, e.Now(), j.CreatedAt, time.Minute, j.ID)
+		}
+		require.NoError(t, q.Ack(ctx, j))
+	}
+	assert.Equal(t, len(odd)+len(raw), seen, "every item delivered")
+	d, err := q.List(ctx, queue.Dead, 0, 10)
+	require.NoError(t, err)
+	assert.Empty(t, d)
+}
+
 // Whatever a producer pushes that is not a job the queue can run is
 // dead-lettered with the reason, never dropped, and the dead letters and
 // the stats hash stay readable as JSON objects and counts.
