@@ -19,8 +19,8 @@ var (
 )
 
 // List returns the live sessions of userID, soonest expiry first, in one
-// round trip; the same script prunes expired entries from the index and
-// resets its TTL. It does not slide any session. The IDs can revoke a
+// round trip; the same script prunes expired entries from the index (its
+// TTL is the writes' to set). It does not slide any session. The IDs can revoke a
 // session (Revoke, RevokeOthers) but not authenticate it: show them to
 // the user, never a handle. Devices adds each session's client details
 // and timestamps, also without sliding. An index entry this package did not write (a
