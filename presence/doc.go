@@ -17,8 +17,10 @@
 //
 //   - One round trip per operation: one script on one slot, one command, or
 //     one pipeline (split per node on a cluster, never cross-slot).
-//   - Atomicity: no reader ever sees a user online with no live connection,
-//     offline with one, or an activeConnections that is not the live count.
+//   - Atomicity: every write leaves a user online with a live connection,
+//     offline without one, and activeConnections at the live count; a
+//     connection that stops heartbeating stays counted until the user's
+//     next write or the Sweep (Connections leaves it out at once).
 //   - Server time decides staleness, expiry, throttles and event times.
 //   - Idempotent under retry: a write that go-redis resends after a lost
 //     reply, within the replay window (3 min), returns its first outcome and
