@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -85,12 +84,8 @@ func TestFailedFlushKeepsDeltas(t *testing.T) {
 // has room the same batch applies in full.
 func TestRefusedWriteFailsTheBatch(t *testing.T) {
 	e := harness.New(t)
-	if e.Backend != harness.Server {
-		t.Skip("runs once, on the standalone tier: it sets maxmemory on a private redis-server")
-	}
+	pc := e.PrivateClient() // it sets maxmemory
 	ctx := e.Ctx()
-	pc := redis.NewClient(&redis.Options{Addr: harness.PrivateRedis(t), ContextTimeoutEnabled: true, MaxRetries: -1})
-	t.Cleanup(func() { _ = pc.Close() })
 	rec, reported := reportingRecorder(t, &harness.Env{T: t, Client: pc, NS: e.NS, Backend: e.Backend})
 	counter := mustKey(t, e.NS, counterKey, "jobs_total", "mail")
 	parts := mustKey(t, e.NS, partsKey, slotTag(keys.Slot(counter)), "workers")

@@ -115,12 +115,8 @@ func TestAutoBlockCorruptRefusalsWritesNothing(t *testing.T) {
 // (WithAutoBlock's INCR of a refused check).
 func TestServerRefusalIsNotCorruption(t *testing.T) {
 	e := harness.New(t)
-	if e.Backend != harness.Server {
-		t.Skip("runs once, on the standalone tier: it sets maxmemory on a private redis-server")
-	}
+	pc := e.PrivateClient() // it sets maxmemory
 	ctx := e.Ctx()
-	pc := redis.NewClient(&redis.Options{Addr: harness.PrivateRedis(t), ContextTimeoutEnabled: true, MaxRetries: -1})
-	t.Cleanup(func() { _ = pc.Close() })
 	lean, err := ratelimit.New(pc, one(ratelimit.FixedWindow, ratelimit.PerMinute(10)), ratelimit.WithNamespace(e.NS))
 	require.NoError(t, err)
 	auto, err := ratelimit.New(pc, one(ratelimit.FixedWindow, ratelimit.PerMinute(1)), ratelimit.WithNamespace(e.NS),
