@@ -39,15 +39,11 @@ func PrivateRedis(t testing.TB) string {
 	return addr
 }
 
-// PrivateClient skips the test except on the standalone tier (so that it
-// runs once) and returns a client, without retries, of a redis-server of
-// the test's own (PrivateRedis), closed when the test ends: for a test
-// that sets what would disturb the shared server (maxmemory).
+// PrivateClient returns a client, without retries, of a redis-server of
+// the test's own (PrivateRedis), closed when the test ends, on every tier:
+// for a test that sets what would disturb the shared server (maxmemory).
 func (e *Env) PrivateClient() *redis.Client {
 	e.T.Helper()
-	if e.Backend != Server {
-		e.T.Skip("runs once, on the standalone tier, on a private redis-server")
-	}
 	c := redis.NewClient(&redis.Options{Addr: PrivateRedis(e.T), ContextTimeoutEnabled: true, MaxRetries: -1})
 	e.T.Cleanup(func() { _ = c.Close() })
 	return c
